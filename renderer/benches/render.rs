@@ -1,0 +1,2 @@
+//! Rendering benchmark (filled in with the CPU backend).
+fn main() {}

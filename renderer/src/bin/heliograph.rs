@@ -1,0 +1,5 @@
+//! The `heliograph` command-line tool.
+
+fn main() {
+    println!("heliograph {}", heliograph::VERSION);
+}

@@ -1,0 +1,70 @@
+//! `diffuse`: the ideal Lambertian reflector.
+//!
+//! | parameter | type | default | meaning |
+//! |---|---|---|---|
+//! | `reflectance` | rgb, float or texture | 0.5 | albedo |
+//!
+//! ```xml
+//! <bsdf type="diffuse"><rgb name="reflectance" value="0.2, 0.25, 0.7"/></bsdf>
+//! ```
+
+use super::{BsdfCtx, BsdfSample};
+use crate::error::Result;
+use crate::math::warp::{cosine_hemisphere_pdf, square_to_cosine_hemisphere};
+use crate::math::{Color, Vec2, Vec3, INV_PI};
+use crate::scene::builder::BuildCtx;
+use crate::scene::props::Props;
+use crate::textures::TexRef;
+
+/// The Lambertian BSDF record.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct Diffuse {
+    /// Albedo texture.
+    pub reflectance: TexRef,
+}
+
+impl Diffuse {
+    /// Reads the plugin's parameters.
+    pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
+        Ok(Diffuse {
+            reflectance: ctx.texture(p, "reflectance", Some(Color::splat(0.5)))?,
+        })
+    }
+
+    /// Cosine-weighted sampling; the weight is the albedo.
+    pub fn sample(&self, ctx: &BsdfCtx, wi: Vec3, _u1: f32, u2: Vec2) -> Option<BsdfSample> {
+        if wi.z <= 0.0 {
+            return None;
+        }
+        let wo = square_to_cosine_hemisphere(u2);
+        let pdf = cosine_hemisphere_pdf(wo);
+        if pdf <= 0.0 {
+            return None;
+        }
+        let weight = ctx.tex.eval(self.reflectance, ctx.uv);
+        Some(BsdfSample {
+            wo,
+            pdf,
+            weight,
+            eta: 1.0,
+            delta: false,
+        })
+    }
+
+    /// `albedo / π · cos θo` on the upper hemisphere.
+    pub fn eval(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> Color {
+        if wi.z <= 0.0 || wo.z <= 0.0 {
+            return Color::ZERO;
+        }
+        ctx.tex.eval(self.reflectance, ctx.uv) * (INV_PI * wo.z)
+    }
+
+    /// Cosine density on the upper hemisphere.
+    pub fn pdf(&self, _ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> f32 {
+        if wi.z <= 0.0 || wo.z <= 0.0 {
+            return 0.0;
+        }
+        cosine_hemisphere_pdf(wo)
+    }
+}

@@ -1,0 +1,104 @@
+//! BSDFs. One file per plugin (the file stem is the scene `type`), dispatched
+//! through the closed enum [`AnyBsdf`] (DESIGN.md §2).
+//!
+//! Conventions (as Mitsuba): directions are in the local shading frame (normal
+//! = +z); `wi` points towards where the light path came from (the camera side),
+//! `wo` is the sampled/queried direction; `eval` returns `f(wi, wo) · |cos θo|`;
+//! one-sided BSDFs are black when `wi.z <= 0`.
+
+pub mod diffuse;
+
+use crate::error::{Error, Result};
+use crate::math::{Color, Vec2, Vec3};
+use crate::scene::builder::BuildCtx;
+use crate::scene::desc::ObjectDesc;
+use crate::textures::TextureStore;
+
+pub use diffuse::Diffuse;
+
+/// What a BSDF needs besides its own record: the texture store, the other
+/// BSDFs (for `twosided`) and the surface coordinates of the hit.
+#[derive(Clone, Copy)]
+pub struct BsdfCtx<'a> {
+    /// All BSDFs of the scene.
+    pub bsdfs: &'a [AnyBsdf],
+    /// All textures of the scene.
+    pub tex: &'a TextureStore,
+    /// Texture coordinates of the shading point.
+    pub uv: Vec2,
+}
+
+/// The result of sampling a BSDF.
+#[derive(Clone, Copy, Debug)]
+pub struct BsdfSample {
+    /// Sampled direction (local frame).
+    pub wo: Vec3,
+    /// Its density (solid angle); for a delta lobe the discrete probability of the lobe.
+    pub pdf: f32,
+    /// `eval(wi, wo) / pdf` (for delta lobes: the lobe's weight).
+    pub weight: Color,
+    /// Relative index of refraction along the sampled path (1 unless transmitted).
+    pub eta: f32,
+    /// Whether the sampled lobe is a Dirac delta (no MIS with emitter sampling).
+    pub delta: bool,
+}
+
+/// Every BSDF plugin.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, u32)]
+pub enum AnyBsdf {
+    /// `diffuse`.
+    Diffuse(Diffuse),
+}
+
+impl AnyBsdf {
+    /// Samples `wo` given `wi`; `u1` picks a lobe, `u2` the direction.
+    pub fn sample(&self, ctx: &BsdfCtx, wi: Vec3, u1: f32, u2: Vec2) -> Option<BsdfSample> {
+        match self {
+            AnyBsdf::Diffuse(b) => b.sample(ctx, wi, u1, u2),
+        }
+    }
+
+    /// `f(wi, wo) · |cos θo|` (zero for delta lobes).
+    pub fn eval(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> Color {
+        match self {
+            AnyBsdf::Diffuse(b) => b.eval(ctx, wi, wo),
+        }
+    }
+
+    /// Density of [`Self::sample`] producing `wo` (solid angle; zero for delta lobes).
+    pub fn pdf(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> f32 {
+        match self {
+            AnyBsdf::Diffuse(b) => b.pdf(ctx, wi, wo),
+        }
+    }
+
+    /// Whether every lobe is a delta, so emitter sampling is pointless.
+    pub fn is_delta(&self, _ctx: &BsdfCtx) -> bool {
+        match self {
+            AnyBsdf::Diffuse(_) => false,
+        }
+    }
+}
+
+/// Names of the BSDF plugins, for error messages.
+pub const KNOWN: &[&str] = &["diffuse"];
+
+/// Builds a `<bsdf>` object into an [`AnyBsdf`]. Nested BSDFs (twosided) are
+/// added to the context and referred to by handle.
+pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<AnyBsdf> {
+    let p = &obj.props;
+    let b = match obj.kind.as_str() {
+        "diffuse" => AnyBsdf::Diffuse(Diffuse::build(p, ctx)?),
+        _ => {
+            return Err(Error::UnknownPlugin {
+                loc: obj.loc.clone(),
+                category: "bsdf",
+                name: obj.kind.clone(),
+                known: KNOWN.join(", "),
+            })
+        }
+    };
+    p.check_unused(&obj.kind)?;
+    Ok(b)
+}

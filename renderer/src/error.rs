@@ -1,0 +1,114 @@
+//! The one error type of the core. Every variant says what went wrong and where
+//! (file:line for scene files, the parameter key, expected vs given).
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A position in a scene file, for error messages.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Loc {
+    /// The scene file (or a pseudo-name such as `<string>` or `<dict>`).
+    pub file: Arc<str>,
+    /// 1-based line; 0 when unknown.
+    pub line: u32,
+    /// 1-based column; 0 when unknown.
+    pub col: u32,
+}
+
+impl Loc {
+    /// A location in `file` at `line:col`.
+    pub fn new(file: &str, line: u32, col: u32) -> Self {
+        Loc {
+            file: file.into(),
+            line,
+            col,
+        }
+    }
+
+    /// A location that only names its source, e.g. `<dict>`.
+    pub fn unknown(file: &str) -> Self {
+        Loc {
+            file: file.into(),
+            line: 0,
+            col: 0,
+        }
+    }
+}
+
+impl fmt::Display for Loc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.line, self.col) {
+            (0, _) => write!(f, "{}", self.file),
+            (l, 0) => write!(f, "{}:{}", self.file, l),
+            (l, c) => write!(f, "{}:{}:{}", self.file, l, c),
+        }
+    }
+}
+
+/// Everything that can go wrong in heliograph's core.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Malformed scene syntax (XML or dict).
+    #[error("{loc}: {msg}")]
+    Parse { loc: Loc, msg: String },
+
+    /// A `type` that names no plugin of its category.
+    #[error("{loc}: unknown {category} plugin \"{name}\" (known: {known})")]
+    UnknownPlugin {
+        loc: Loc,
+        category: &'static str,
+        name: String,
+        known: String,
+    },
+
+    /// A parameter that is missing, unread, of the wrong type or out of range.
+    #[error("{loc}: parameter \"{key}\": {msg}")]
+    Param { loc: Loc, key: String, msg: String },
+
+    /// A file that could not be read or written.
+    #[error("{}: {msg}", path.display())]
+    Io { path: PathBuf, msg: String },
+
+    /// A render request that cannot be served (zero spp, zero-size film, ...).
+    #[error("{0}")]
+    Render(String),
+
+    /// The render was cancelled before it finished.
+    #[error("render cancelled")]
+    Cancelled,
+
+    /// CUDA was asked for but is not usable on this machine or build.
+    #[error("CUDA unavailable: {0}")]
+    CudaUnavailable(String),
+}
+
+/// The core's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// A parse error at `loc`.
+    pub fn parse(loc: &Loc, msg: impl Into<String>) -> Self {
+        Error::Parse {
+            loc: loc.clone(),
+            msg: msg.into(),
+        }
+    }
+
+    /// A parameter error for `key` at `loc`.
+    pub fn param(loc: &Loc, key: &str, msg: impl Into<String>) -> Self {
+        Error::Param {
+            loc: loc.clone(),
+            key: key.to_string(),
+            msg: msg.into(),
+        }
+    }
+
+    /// An I/O error for `path`.
+    pub fn io(path: impl Into<PathBuf>, msg: impl fmt::Display) -> Self {
+        Error::Io {
+            path: path.into(),
+            msg: msg.to_string(),
+        }
+    }
+}

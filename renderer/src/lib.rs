@@ -1,0 +1,27 @@
+//! heliograph: a physically based path tracer that reads Mitsuba 3 scene files.
+//!
+//! Data flow (DESIGN.md §2): a scene file or dict becomes a [`scene::SceneDesc`]
+//! (a tree of [`scene::Props`] with file:line), the builder turns it into a
+//! [`scene::Scene`] of plain-data plugin records indexed by `u32` handles, and a
+//! backend renders it into a film.
+
+pub mod accel;
+pub mod backend;
+pub mod bsdfs;
+pub mod emitters;
+pub mod error;
+pub mod films;
+pub mod integrators;
+pub mod io;
+pub mod math;
+pub mod rfilters;
+pub mod samplers;
+pub mod scene;
+pub mod sensors;
+pub mod shapes;
+pub mod textures;
+
+pub use error::{Error, Loc, Result};
+
+/// The crate version, as reported by the CLI and the Python package.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

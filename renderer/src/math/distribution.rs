@@ -1,0 +1,196 @@
+//! Piecewise-constant 1D and 2D distributions, for importance sampling emitters
+//! (triangle areas, environment maps).
+
+use super::Vec2;
+
+/// A discrete distribution over `n` bins proportional to non-negative weights;
+/// also usable as a piecewise-constant density on `[0, 1)`.
+#[derive(Clone, Debug, Default)]
+pub struct Distribution1D {
+    /// Unnormalised weights.
+    pub func: Vec<f32>,
+    /// Normalised CDF with `n + 1` entries, `cdf[0] = 0`, `cdf[n] = 1`.
+    pub cdf: Vec<f32>,
+    /// Sum of the weights.
+    pub sum: f32,
+}
+
+impl Distribution1D {
+    /// Builds from weights; `None` when empty, negative, non-finite or all zero.
+    pub fn new(func: &[f32]) -> Option<Self> {
+        if func.is_empty() || func.iter().any(|&f| !(f >= 0.0) || !f.is_finite()) {
+            return None;
+        }
+        let mut cdf = Vec::with_capacity(func.len() + 1);
+        let mut acc = 0.0f64;
+        cdf.push(0.0f32);
+        for &f in func {
+            acc += f as f64;
+            cdf.push(acc as f32);
+        }
+        if !(acc > 0.0) {
+            return None;
+        }
+        for c in cdf.iter_mut() {
+            *c = (*c as f64 / acc) as f32;
+        }
+        *cdf.last_mut().expect("non-empty") = 1.0;
+        Some(Distribution1D {
+            func: func.to_vec(),
+            cdf,
+            sum: acc as f32,
+        })
+    }
+
+    /// Number of bins.
+    pub fn len(&self) -> usize {
+        self.func.len()
+    }
+
+    /// Whether there are no bins.
+    pub fn is_empty(&self) -> bool {
+        self.func.is_empty()
+    }
+
+    /// Probability of picking bin `i`.
+    pub fn pmf(&self, i: usize) -> f32 {
+        self.func[i] / self.sum
+    }
+
+    /// Picks a bin for `u ∈ [0,1)`: returns (bin, its probability, `u` rescaled to `[0,1)` within the bin).
+    pub fn sample(&self, u: f32) -> (usize, f32, f32) {
+        // first index with cdf[i+1] > u
+        let n = self.func.len();
+        let mut lo = 0usize;
+        let mut hi = n;
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.cdf[mid + 1] <= u {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let i = lo.min(n - 1);
+        // skip zero-probability bins that rounding could select
+        let i = if self.func[i] > 0.0 {
+            i
+        } else {
+            (0..n)
+                .rev()
+                .find(|&k| self.func[k] > 0.0 && self.cdf[k] <= u)
+                .unwrap_or(i)
+        };
+        let (c0, c1) = (self.cdf[i], self.cdf[i + 1]);
+        let du = if c1 > c0 {
+            ((u - c0) / (c1 - c0)).clamp(0.0, 1.0 - f32::EPSILON / 2.0)
+        } else {
+            0.5
+        };
+        (i, self.pmf(i), du)
+    }
+
+    /// Samples a continuous position in `[0,1)`: returns (x, density at x, bin).
+    pub fn sample_continuous(&self, u: f32) -> (f32, f32, usize) {
+        let (i, p, du) = self.sample(u);
+        let n = self.func.len() as f32;
+        ((i as f32 + du) / n, p * n, i)
+    }
+
+    /// Density of [`Self::sample_continuous`] at `x ∈ [0,1)`.
+    pub fn pdf_continuous(&self, x: f32) -> f32 {
+        let n = self.func.len();
+        let i = ((x * n as f32) as usize).min(n - 1);
+        self.pmf(i) * n as f32
+    }
+}
+
+/// A piecewise-constant density on `[0,1)²` over a `w × h` grid (rows = v).
+#[derive(Clone, Debug, Default)]
+pub struct Distribution2D {
+    /// One conditional distribution over u per row.
+    pub rows: Vec<Distribution1D>,
+    /// Marginal distribution over rows (v).
+    pub marginal: Distribution1D,
+}
+
+impl Distribution2D {
+    /// Builds from `w * h` row-major weights; `None` if all are zero or invalid.
+    pub fn new(func: &[f32], w: usize, h: usize) -> Option<Self> {
+        if w == 0 || h == 0 || func.len() != w * h {
+            return None;
+        }
+        let mut rows = Vec::with_capacity(h);
+        let mut row_sums = Vec::with_capacity(h);
+        for r in 0..h {
+            let row = &func[r * w..(r + 1) * w];
+            let s: f64 = row.iter().map(|&x| x as f64).sum();
+            row_sums.push(s as f32);
+            // a zero row still needs a valid conditional; it is never picked
+            rows.push(
+                Distribution1D::new(row)
+                    .unwrap_or_else(|| Distribution1D::new(&vec![1.0; w]).expect("uniform")),
+            );
+        }
+        let marginal = Distribution1D::new(&row_sums)?;
+        Some(Distribution2D { rows, marginal })
+    }
+
+    /// Samples `(u, v)` in `[0,1)²`; returns the point and its density.
+    pub fn sample(&self, u: Vec2) -> (Vec2, f32) {
+        let (v, pdf_v, row) = self.marginal.sample_continuous(u.y);
+        let (x, pdf_u, _) = self.rows[row].sample_continuous(u.x);
+        (Vec2::new(x, v), pdf_v * pdf_u)
+    }
+
+    /// Density of [`Self::sample`] at `p`.
+    pub fn pdf(&self, p: Vec2) -> f32 {
+        let h = self.rows.len();
+        let row = ((p.y * h as f32) as usize).min(h - 1);
+        self.marginal.pdf_continuous(p.y) * self.rows[row].pdf_continuous(p.x)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discrete_sampling_matches_pmf() {
+        let d = Distribution1D::new(&[1.0, 0.0, 3.0, 4.0]).unwrap();
+        let n = 80_000;
+        let mut counts = [0usize; 4];
+        for k in 0..n {
+            let (i, p, du) = d.sample((k as f32 + 0.5) / n as f32);
+            assert!((p - d.pmf(i)).abs() < 1e-6 && (0.0..1.0).contains(&du));
+            counts[i] += 1;
+        }
+        assert_eq!(counts[1], 0, "zero-weight bin never picked");
+        for (i, &c) in counts.iter().enumerate() {
+            assert!((c as f32 / n as f32 - d.pmf(i)).abs() < 1e-3);
+        }
+        assert!(Distribution1D::new(&[0.0, 0.0]).is_none());
+        assert!(Distribution1D::new(&[1.0, f32::NAN]).is_none());
+    }
+
+    #[test]
+    fn pdf2d_integrates_to_one_and_matches_sample() {
+        let f: Vec<f32> = (0..12).map(|i| (i % 5) as f32).collect();
+        let d = Distribution2D::new(&f, 4, 3).unwrap();
+        let mut integral = 0.0;
+        let m = 64;
+        for i in 0..m {
+            for j in 0..m {
+                let p = Vec2::new((i as f32 + 0.5) / m as f32, (j as f32 + 0.5) / m as f32);
+                integral += d.pdf(p) / (m * m) as f32;
+                let (q, pdf) = d.sample(p);
+                assert!(
+                    (pdf - d.pdf(q)).abs() <= 1e-4 * pdf.max(1.0),
+                    "{pdf} vs {}",
+                    d.pdf(q)
+                );
+            }
+        }
+        assert!((integral - 1.0).abs() < 1e-4);
+    }
+}

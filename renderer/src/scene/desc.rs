@@ -1,0 +1,93 @@
+//! The scene description tree: what the XML parser (and later the Python dict
+//! loader) produce and what the builder consumes. Nothing here is typed by
+//! plugin; each object is a category, a plugin name and a [`Props`] bag.
+
+use std::sync::Arc;
+
+use super::props::Props;
+use crate::error::Loc;
+
+/// The object categories of a scene, named as Mitsuba's XML tags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Category {
+    /// `<scene>`, the root.
+    Scene,
+    /// `<shape>`.
+    Shape,
+    /// `<bsdf>`.
+    Bsdf,
+    /// `<texture>`.
+    Texture,
+    /// `<emitter>`.
+    Emitter,
+    /// `<integrator>`.
+    Integrator,
+    /// `<sensor>`.
+    Sensor,
+    /// `<film>`.
+    Film,
+    /// `<rfilter>`.
+    Rfilter,
+    /// `<sampler>`.
+    Sampler,
+}
+
+impl Category {
+    /// Every category that may appear as an object tag.
+    pub const ALL: [Category; 10] = [
+        Category::Scene,
+        Category::Shape,
+        Category::Bsdf,
+        Category::Texture,
+        Category::Emitter,
+        Category::Integrator,
+        Category::Sensor,
+        Category::Film,
+        Category::Rfilter,
+        Category::Sampler,
+    ];
+
+    /// The XML tag / dict category name.
+    pub fn tag(self) -> &'static str {
+        match self {
+            Category::Scene => "scene",
+            Category::Shape => "shape",
+            Category::Bsdf => "bsdf",
+            Category::Texture => "texture",
+            Category::Emitter => "emitter",
+            Category::Integrator => "integrator",
+            Category::Sensor => "sensor",
+            Category::Film => "film",
+            Category::Rfilter => "rfilter",
+            Category::Sampler => "sampler",
+        }
+    }
+
+    /// The category for an XML tag, if it is an object tag.
+    pub fn from_tag(tag: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.tag() == tag)
+    }
+}
+
+/// One object of the scene: `<bsdf type="diffuse" id="x"> ... </bsdf>`.
+#[derive(Clone, Debug)]
+pub struct ObjectDesc {
+    /// Its category (tag).
+    pub category: Category,
+    /// The plugin name (`type` attribute); `"scene"` for the root.
+    pub kind: String,
+    /// The `id` attribute, if any.
+    pub id: Option<String>,
+    /// Properties and nested objects, in file order.
+    pub props: Props,
+    /// Where the object's tag starts.
+    pub loc: Loc,
+}
+
+/// A parsed scene: the root object plus every object that declared an `id`,
+/// so references can be resolved by the builder.
+#[derive(Clone, Debug)]
+pub struct SceneDesc {
+    /// The `<scene>` object; its props hold the top-level objects.
+    pub root: Arc<ObjectDesc>,
+}
