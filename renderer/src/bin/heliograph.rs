@@ -1,5 +1,229 @@
-//! The `heliograph` command-line tool.
+//! The `heliograph` command-line tool: `render` a Mitsuba 3 scene file, or show
+//! its objects and parameters with `info`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use heliograph::backend::{cpu, RenderOptions};
+use heliograph::scene::{self, ObjectDesc, Value};
+
+#[derive(Parser)]
+#[command(
+    name = "heliograph",
+    version,
+    about = "A physically based path tracer for Mitsuba 3 scene files"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Backend {
+    /// CUDA when a usable GPU is present, otherwise the CPU
+    Auto,
+    /// All CPU cores (rayon)
+    Cpu,
+    /// An NVIDIA GPU
+    Cuda,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Render a scene file to an image (.exr: linear float; .png: sRGB 8-bit)
+    Render {
+        /// The scene file (Mitsuba 3 XML)
+        scene: PathBuf,
+        /// Output image; defaults to the scene's name with .exr in the current directory
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Samples per pixel (overrides the scene's sampler)
+        #[arg(long)]
+        spp: Option<u32>,
+        /// Random seed
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Where to render
+        #[arg(long, value_enum, default_value_t = Backend::Auto)]
+        backend: Backend,
+        /// Override a scene parameter declared with <default name=... value=...>
+        #[arg(short = 'D', value_name = "NAME=VALUE")]
+        define: Vec<String>,
+        /// No progress bar
+        #[arg(short, long)]
+        quiet: bool,
+    },
+    /// List the objects of a scene file and their parameters
+    Info {
+        /// The scene file (Mitsuba 3 XML)
+        scene: PathBuf,
+        /// Override a scene parameter declared with <default name=... value=...>
+        #[arg(short = 'D', value_name = "NAME=VALUE")]
+        define: Vec<String>,
+    },
+}
+
+fn parse_defines(defs: &[String]) -> Result<Vec<(String, String)>> {
+    defs.iter()
+        .map(|d| match d.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+            _ => bail!("-D expects NAME=VALUE, got \"{d}\""),
+        })
+        .collect()
+}
 
 fn main() {
-    println!("heliograph {}", heliograph::VERSION);
+    let cli = Cli::parse();
+    let res = match cli.command {
+        Command::Render {
+            scene,
+            output,
+            spp,
+            seed,
+            backend,
+            define,
+            quiet,
+        } => render(
+            &scene,
+            output,
+            RenderOptions { spp, seed },
+            backend,
+            &define,
+            quiet,
+        ),
+        Command::Info { scene, define } => info(&scene, &define),
+    };
+    if let Err(e) = res {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn render(
+    path: &Path,
+    output: Option<PathBuf>,
+    opts: RenderOptions,
+    backend: Backend,
+    define: &[String],
+    quiet: bool,
+) -> Result<()> {
+    match backend {
+        Backend::Cuda => bail!(
+            "{}",
+            heliograph::Error::CudaUnavailable(
+                "the CUDA backend is not available yet in this build; use --backend cpu".into()
+            )
+        ),
+        Backend::Auto if !quiet => {
+            eprintln!("backend: cpu (auto: the CUDA backend is not available yet in this build)")
+        }
+        _ => {}
+    }
+    let out = output.unwrap_or_else(|| {
+        PathBuf::from(path.file_stem().unwrap_or_default()).with_extension("exr")
+    });
+    let defines = parse_defines(define)?;
+    let desc = scene::xml::load_file(path, &defines)?;
+    let scene = Arc::new(scene::build_scene(&desc)?);
+    let spp = opts.resolve_spp(&scene)?;
+    let [w, h] = scene.sensor.film.crop_size;
+    let start = Instant::now();
+    let job = cpu::render_async(scene.clone(), opts)?;
+    let bar = (!quiet).then(|| progress_bar(w as u64 * h as u64 * spp as u64));
+    while !job.is_finished() {
+        if let Some(b) = &bar {
+            b.set_position(job.progress().samples().0);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let image = job.wait()?;
+    let secs = start.elapsed().as_secs_f64();
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    heliograph::io::write_image(&out, &image).with_context(|| "writing the output image")?;
+    let samples = w as f64 * h as f64 * spp as f64;
+    println!(
+        "rendered {w}x{h} at {spp} spp in {secs:.3} s ({:.2} Msamples/s, cpu, {} threads) -> {}",
+        samples / secs / 1e6,
+        rayon::current_num_threads(),
+        out.display()
+    );
+    Ok(())
+}
+
+fn progress_bar(total: u64) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(total);
+    let style = indicatif::ProgressStyle::with_template(
+        "{spinner} rendering [{bar:40}] {percent:>3}% {elapsed}/{duration}",
+    )
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    bar.set_style(style.progress_chars("=> "));
+    bar
+}
+
+fn info(path: &Path, define: &[String]) -> Result<()> {
+    let defines = parse_defines(define)?;
+    let desc = scene::xml::load_file(path, &defines)?;
+    // building validates every plugin and parameter; report the result
+    let scene = scene::build_scene(&desc)?;
+    print_object(&desc.root, "", 0);
+    let f = &scene.sensor.film;
+    println!(
+        "\n{} shapes, {} triangles, {} BSDFs, {} emitters; film {}x{} (crop {}x{}), {} spp by default",
+        scene.geom.shapes.len(),
+        scene.geom.mesh.tris.len(),
+        scene.bsdfs.len(),
+        scene.emitters.len(),
+        f.width,
+        f.height,
+        f.crop_size[0],
+        f.crop_size[1],
+        scene.sensor.sampler.sample_count
+    );
+    Ok(())
+}
+
+fn print_object(obj: &ObjectDesc, name: &str, indent: usize) {
+    let pad = "  ".repeat(indent);
+    let id = obj
+        .id
+        .as_deref()
+        .map(|i| format!(" id=\"{i}\""))
+        .unwrap_or_default();
+    let label = if name.is_empty() || name.starts_with("_arg_") {
+        String::new()
+    } else {
+        format!(" ({name})")
+    };
+    println!(
+        "{pad}{} \"{}\"{id}{label}  [{}]",
+        obj.category.tag(),
+        obj.kind,
+        obj.loc
+    );
+    for e in obj.props.entries() {
+        match &e.value {
+            Value::Object(child) => print_object(child, &e.name, indent + 1),
+            v => println!("{pad}  {} = {}", e.name, describe(v)),
+        }
+    }
+}
+
+fn describe(v: &Value) -> String {
+    match v {
+        Value::Float(x) => format!("{x}"),
+        Value::Int(x) => format!("{x}"),
+        Value::Bool(x) => format!("{x}"),
+        Value::String(s) => format!("\"{s}\""),
+        Value::Rgb(c) => format!("rgb({}, {}, {})", c.x, c.y, c.z),
+        Value::Point(p) | Value::Vector(p) => format!("({}, {}, {})", p.x, p.y, p.z),
+        Value::Transform(t) => format!("{:?}", t.to_rows()),
+        Value::Ref(id) => format!("ref \"{id}\""),
+        Value::Pixels(p) => format!("{}x{}x{} array", p.height, p.width, p.channels),
+        Value::Object(o) => format!("{} \"{}\"", o.category.tag(), o.kind),
+    }
 }

@@ -15,6 +15,8 @@
 //!   <string name="pixel_format" value="rgb"/><rfilter type="box"/></film>
 //! ```
 
+pub mod block;
+
 use crate::error::{Error, Result};
 use crate::rfilters::{self, AnyFilter};
 use crate::scene::builder::BuildCtx;

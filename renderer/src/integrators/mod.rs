@@ -1,29 +1,50 @@
-//! Integrators: `direct`, `path`, `depth`.
+//! Integrators: `direct`, `path`, `depth`. Each computes the radiance (and
+//! alpha) carried by one camera ray; the backend drives them per sample.
+//!
+//! Shared pieces live here: emitter selection for next-event estimation,
+//! emission seen by a ray (surface or environment), and the power heuristic.
+
+pub mod depth;
+pub mod direct;
+pub mod path;
 
 use crate::error::{Error, Result};
+use crate::math::{offset_origin, Color, Frame, Ray, Vec2, Vec3};
+use crate::samplers::SampleRng;
 use crate::scene::desc::ObjectDesc;
+use crate::scene::Scene;
+use crate::shapes::{Hit, NO_EMITTER};
+
+pub use depth::Depth;
+pub use direct::Direct;
+pub use path::Path;
 
 /// Every integrator.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C, u32)]
 pub enum AnyIntegrator {
+    /// `direct`.
+    Direct(Direct),
     /// `path`.
-    Path {
-        /// Longest path depth (-1 = unbounded).
-        max_depth: i32,
-        /// Depth at which Russian roulette starts.
-        rr_depth: u32,
-        /// Whether directly visible emitters are hidden.
-        hide_emitters: bool,
-    },
+    Path(Path),
+    /// `depth`.
+    Depth(Depth),
 }
 
 impl Default for AnyIntegrator {
     fn default() -> Self {
-        AnyIntegrator::Path {
-            max_depth: -1,
-            rr_depth: 5,
-            hide_emitters: false,
+        AnyIntegrator::Path(Path::default())
+    }
+}
+
+impl AnyIntegrator {
+    /// Radiance and alpha along camera ray `ray`.
+    #[inline]
+    pub fn sample(&self, scene: &Scene, ray: &Ray, rng: &mut SampleRng) -> (Color, f32) {
+        match self {
+            AnyIntegrator::Direct(i) => i.sample(scene, ray, rng),
+            AnyIntegrator::Path(i) => i.sample(scene, ray, rng),
+            AnyIntegrator::Depth(i) => i.sample(scene, ray),
         }
     }
 }
@@ -33,10 +54,121 @@ pub const KNOWN: &[&str] = &["direct", "path", "depth"];
 
 /// Builds an `<integrator>`.
 pub fn build(obj: &ObjectDesc) -> Result<AnyIntegrator> {
-    Err(Error::UnknownPlugin {
-        loc: obj.loc.clone(),
-        category: "integrator",
-        name: obj.kind.clone(),
-        known: KNOWN.join(", "),
+    let p = &obj.props;
+    let i = match obj.kind.as_str() {
+        "direct" => AnyIntegrator::Direct(Direct::build(p)?),
+        "path" => AnyIntegrator::Path(Path::build(p)?),
+        "depth" => AnyIntegrator::Depth(Depth),
+        _ => {
+            return Err(Error::UnknownPlugin {
+                loc: obj.loc.clone(),
+                category: "integrator",
+                name: obj.kind.clone(),
+                known: KNOWN.join(", "),
+            })
+        }
+    };
+    p.check_unused(&obj.kind)?;
+    Ok(i)
+}
+
+/// The power heuristic (β = 2) weight of a strategy with density `a` against one with `b`.
+#[inline]
+pub fn mis_weight(a: f32, b: f32) -> f32 {
+    let (a2, b2) = (a * a, b * b);
+    let w = a2 / (a2 + b2);
+    if w.is_finite() {
+        w
+    } else if a > 0.0 {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+/// The shading frame at a hit (shading normal, tangent along dp/du).
+#[inline]
+pub fn shading_frame(hit: &Hit) -> Frame {
+    Frame::from_normal_tangent(hit.n, hit.dpdu)
+}
+
+/// A ray leaving `hit` in direction `d`.
+#[inline]
+pub fn spawn_ray(hit: &Hit, d: Vec3) -> Ray {
+    Ray::new(offset_origin(hit.p, hit.ng, d), d)
+}
+
+/// One emitter-sampling (next-event) result: unoccluded incident radiance
+/// divided by the selection and direction density.
+pub struct EmitterSampleResult {
+    /// World direction towards the light.
+    pub d: Vec3,
+    /// `radiance / pdf` (zero when occluded).
+    pub weight: Color,
+    /// Solid-angle density including the emitter selection probability.
+    pub pdf: f32,
+    /// Whether the sampled emitter is a delta light.
+    pub delta: bool,
+}
+
+/// Picks an emitter uniformly (as Mitsuba without sampling weights), samples a
+/// direction towards it from `hit`, and tests visibility.
+pub fn sample_emitter(scene: &Scene, hit: &Hit, u: Vec2) -> Option<EmitterSampleResult> {
+    let n = scene.emitters.len();
+    if n == 0 {
+        return None;
+    }
+    let scaled = u.x * n as f32;
+    let idx = (scaled as usize).min(n - 1);
+    let u = Vec2::new((scaled - idx as f32).min(1.0 - f32::EPSILON / 2.0), u.y);
+    let ctx = scene.emitter_ctx();
+    let s = scene.emitters[idx].sample_direction(&ctx, hit.p, u)?;
+    if !(s.pdf > 0.0) || s.radiance == Color::ZERO {
+        return None;
+    }
+    let mut shadow = spawn_ray(hit, s.d);
+    if s.dist.is_finite() {
+        // stop just short of the light's surface so it does not occlude itself
+        shadow.tmax = s.dist * (1.0 - 1e-3);
+    }
+    if scene.occluded(&shadow) {
+        return None;
+    }
+    let pdf = s.pdf / n as f32;
+    Some(EmitterSampleResult {
+        d: s.d,
+        weight: s.radiance / pdf,
+        pdf,
+        delta: s.delta,
     })
+}
+
+/// Radiance emitted by the surface at `hit` towards the ray's origin, and the
+/// density with which emitter sampling from `from` would have produced it.
+#[inline]
+pub fn surface_emission(scene: &Scene, hit: &Hit, ray_d: Vec3, from: Vec3) -> Option<(Color, f32)> {
+    let e = scene.geom.shapes[hit.shape as usize].emitter;
+    if e == NO_EMITTER {
+        return None;
+    }
+    let em = &scene.emitters[e as usize];
+    let ctx = scene.emitter_ctx();
+    let le = em.eval_hit(&ctx, hit, ray_d);
+    let pdf = em.pdf_hit(&ctx, from, hit) / scene.emitters.len() as f32;
+    Some((le, pdf))
+}
+
+/// Radiance from environment emitters along an escaping ray direction `d`, and
+/// the emitter-sampling density of that direction.
+#[inline]
+pub fn environment_emission(scene: &Scene, d: Vec3) -> (Color, f32) {
+    let ctx = scene.emitter_ctx();
+    let n = scene.emitters.len() as f32;
+    scene
+        .env_emitters
+        .iter()
+        .fold((Color::ZERO, 0.0), |(l, p), &e| {
+            let em = &scene.emitters[e as usize];
+            (l + em.eval_env(&ctx, d), p + em.pdf_env(&ctx, d) / n)
+        })
 }

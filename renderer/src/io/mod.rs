@@ -1,1 +1,250 @@
-//! Image output: OpenEXR (linear float) and PNG (sRGB 8-bit), by file extension.
+//! Image output and input: OpenEXR (linear float32) and PNG (sRGB-encoded
+//! 8-bit), chosen by the file extension. Writes go to a temporary file that is
+//! renamed into place, so a failed write never leaves a partial image.
+
+use std::path::Path;
+
+use image::{DynamicImage, ImageBuffer, ImageFormat, Rgb, Rgba};
+
+use crate::error::{Error, Result};
+
+/// A linear float image, row-major `height × width × channels` (row 0 = top).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Image {
+    /// Width in pixels.
+    pub width: usize,
+    /// Height in pixels.
+    pub height: usize,
+    /// Channels per pixel (1, 3 or 4).
+    pub channels: usize,
+    /// Pixel values.
+    pub data: Vec<f32>,
+}
+
+impl Image {
+    /// A zero image.
+    pub fn new(width: usize, height: usize, channels: usize) -> Self {
+        Image {
+            width,
+            height,
+            channels,
+            data: vec![0.0; width * height * channels],
+        }
+    }
+
+    /// The value of channel `c` at pixel (x, y).
+    pub fn at(&self, x: usize, y: usize, c: usize) -> f32 {
+        self.data[(y * self.width + x) * self.channels + c]
+    }
+}
+
+/// Linear → sRGB transfer function (IEC 61966-2-1).
+pub fn linear_to_srgb(x: f32) -> f32 {
+    if x <= 0.0031308 {
+        12.92 * x.max(0.0)
+    } else {
+        1.055 * x.min(1.0).powf(1.0 / 2.4) - 0.055
+    }
+}
+
+/// sRGB → linear transfer function (IEC 61966-2-1).
+pub fn srgb_to_linear(x: f32) -> f32 {
+    if x <= 0.04045 {
+        x / 12.92
+    } else {
+        ((x + 0.055) / 1.055).powf(2.4)
+    }
+}
+
+fn format_of(path: &Path) -> Result<ImageFormat> {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase())
+        .as_deref()
+    {
+        Some("exr") => Ok(ImageFormat::OpenExr),
+        Some("png") => Ok(ImageFormat::Png),
+        other => Err(Error::io(
+            path,
+            format!(
+                "unsupported output format {:?}: use .exr (linear float) or .png (sRGB 8-bit)",
+                other.unwrap_or("")
+            ),
+        )),
+    }
+}
+
+/// Converts to an `image` crate buffer: float for EXR, sRGB 8-bit for PNG.
+fn to_dynamic(img: &Image, format: ImageFormat) -> Result<DynamicImage> {
+    let (w, h) = (img.width as u32, img.height as u32);
+    let rgba: Vec<[f32; 4]> = img
+        .data
+        .chunks_exact(img.channels)
+        .map(|p| match img.channels {
+            1 => [p[0], p[0], p[0], 1.0],
+            3 => [p[0], p[1], p[2], 1.0],
+            _ => [p[0], p[1], p[2], p[3]],
+        })
+        .collect();
+    let alpha = img.channels == 4;
+    let bad = || Error::Render("image buffer size does not match its dimensions".into());
+    Ok(match (format, alpha) {
+        (ImageFormat::OpenExr, false) => {
+            let v = rgba.iter().flat_map(|p| [p[0], p[1], p[2]]).collect();
+            DynamicImage::ImageRgb32F(
+                ImageBuffer::<Rgb<f32>, _>::from_raw(w, h, v).ok_or_else(bad)?,
+            )
+        }
+        (ImageFormat::OpenExr, true) => {
+            let v = rgba.iter().flatten().copied().collect();
+            DynamicImage::ImageRgba32F(
+                ImageBuffer::<Rgba<f32>, _>::from_raw(w, h, v).ok_or_else(bad)?,
+            )
+        }
+        (_, alpha) => {
+            let q = |x: f32| (linear_to_srgb(x) * 255.0 + 0.5).clamp(0.0, 255.0) as u8;
+            let qa = |x: f32| (x * 255.0 + 0.5).clamp(0.0, 255.0) as u8;
+            if alpha {
+                let v = rgba
+                    .iter()
+                    .flat_map(|p| [q(p[0]), q(p[1]), q(p[2]), qa(p[3])])
+                    .collect();
+                DynamicImage::ImageRgba8(ImageBuffer::from_raw(w, h, v).ok_or_else(bad)?)
+            } else {
+                let v = rgba
+                    .iter()
+                    .flat_map(|p| [q(p[0]), q(p[1]), q(p[2])])
+                    .collect();
+                DynamicImage::ImageRgb8(ImageBuffer::from_raw(w, h, v).ok_or_else(bad)?)
+            }
+        }
+    })
+}
+
+/// Writes `img` to `path` (.exr or .png), atomically.
+pub fn write_image(path: &Path, img: &Image) -> Result<()> {
+    let format = format_of(path)?;
+    let dynimg = to_dynamic(img, format)?;
+    let file_name = path
+        .file_name()
+        .ok_or_else(|| Error::io(path, "not a file path"))?;
+    let tmp = path.with_file_name(format!(".{}.partial", file_name.to_string_lossy()));
+    let res = dynimg
+        .save_with_format(&tmp, format)
+        .map_err(|e| Error::io(path, e));
+    if let Err(e) = res {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::io(path, e)
+    })
+}
+
+/// Reads an EXR (linear) or 8-bit image (decoded from sRGB unless `raw`) as
+/// linear floats, keeping 1, 3 or 4 channels.
+pub fn read_image_with(path: &Path, raw: bool) -> Result<Image> {
+    let img = image::ImageReader::open(path)
+        .map_err(|e| Error::io(path, e))?
+        .with_guessed_format()
+        .map_err(|e| Error::io(path, e))?
+        .decode()
+        .map_err(|e| Error::io(path, format!("cannot decode image: {e}")))?;
+    let is_float = matches!(
+        img,
+        DynamicImage::ImageRgb32F(_) | DynamicImage::ImageRgba32F(_)
+    );
+    let decode = |x: f32| {
+        if is_float || raw {
+            x
+        } else {
+            srgb_to_linear(x)
+        }
+    };
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    let channels = if img.color().has_alpha() {
+        4
+    } else if img.color().channel_count() == 1 {
+        1
+    } else {
+        3
+    };
+    let data: Vec<f32> = match channels {
+        1 => img
+            .to_luma32f()
+            .into_raw()
+            .into_iter()
+            .map(decode)
+            .collect(),
+        3 => img.to_rgb32f().into_raw().into_iter().map(decode).collect(),
+        _ => img
+            .to_rgba32f()
+            .into_raw()
+            .chunks_exact(4)
+            .flat_map(|p| [decode(p[0]), decode(p[1]), decode(p[2]), p[3]])
+            .collect(),
+    };
+    Ok(Image {
+        width: w,
+        height: h,
+        channels,
+        data,
+    })
+}
+
+/// Reads an image as linear floats (8-bit files decoded from sRGB).
+pub fn read_image(path: &Path) -> Result<Image> {
+    read_image_with(path, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn srgb_round_trip_and_known_value() {
+        assert!((srgb_to_linear(128.0 / 255.0) - 0.2158605).abs() < 1e-6);
+        for i in 0..=255 {
+            let x = i as f32 / 255.0;
+            assert!((linear_to_srgb(srgb_to_linear(x)) - x).abs() < 1e-5);
+        }
+    }
+
+    #[test]
+    fn exr_round_trip_is_exact_and_png_is_srgb() {
+        let dir = std::env::temp_dir().join(format!("hg-io-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut img = Image::new(3, 2, 3);
+        for (i, v) in img.data.iter_mut().enumerate() {
+            *v = i as f32 * 0.37;
+        }
+        let exr = dir.join("a.exr");
+        write_image(&exr, &img).unwrap();
+        assert_eq!(read_image(&exr).unwrap(), img);
+        let png = dir.join("a.png");
+        let grey = Image {
+            width: 1,
+            height: 1,
+            channels: 3,
+            data: vec![0.2158605; 3],
+        };
+        write_image(&png, &grey).unwrap();
+        let back = read_image_with(&png, true).unwrap();
+        assert!(
+            (back.data[0] - 128.0 / 255.0).abs() < 1e-6,
+            "{:?}",
+            back.data
+        );
+        let err = write_image(&dir.join("a.bmp"), &img)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unsupported output format"), "{err}");
+        let err = write_image(&dir.join("missing/dir/a.exr"), &img)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("missing/dir/a.exr"), "{err}");
+        assert!(!dir.join("missing/dir/.a.exr.partial").exists());
+    }
+}

@@ -77,6 +77,9 @@ impl AnyFilter {
     }
 }
 
+/// Largest supported filter radius in pixels (the film's splat footprint is bounded).
+pub const MAX_RADIUS: f32 = 15.0;
+
 /// Names of the filter plugins.
 pub const KNOWN: &[&str] = &["box", "tent", "gaussian"];
 
@@ -106,6 +109,21 @@ pub fn build(obj: &ObjectDesc) -> Result<AnyFilter> {
             })
         }
     };
+    if f.radius() > MAX_RADIUS {
+        let key = if obj.kind == "gaussian" {
+            "stddev"
+        } else {
+            "radius"
+        };
+        return Err(Error::param(
+            &p.entry_loc(key),
+            key,
+            format!(
+                "filter radius {} exceeds the supported maximum of {MAX_RADIUS} pixels",
+                f.radius()
+            ),
+        ));
+    }
     p.check_unused(&obj.kind)?;
     Ok(f)
 }

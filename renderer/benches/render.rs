@@ -1,2 +1,0 @@
-//! Rendering benchmark (filled in with the CPU backend).
-fn main() {}
