@@ -18,6 +18,8 @@ pub(super) struct Source<'input> {
     pub file: Arc<str>,
     /// The directory relative `<include>` paths resolve against.
     pub dir: PathBuf,
+    /// The file declares a version before 2.0 (Mitsuba 0.x): upgrade names as Mitsuba 3 does.
+    pub legacy: bool,
     text: &'input str,
     line_starts: Vec<usize>,
 }
@@ -39,12 +41,18 @@ impl<'input> Source<'input> {
                 format!("malformed XML: {msg}"),
             )
         })?;
+        let legacy = doc
+            .root_element()
+            .attribute("version")
+            .and_then(|v| v.trim().split('.').next()?.parse::<u32>().ok())
+            .is_some_and(|major| major < 2);
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         Ok(Source {
             doc,
             file: file.into(),
             dir,
+            legacy,
             text,
             line_starts,
         })
@@ -99,10 +107,18 @@ impl<'a, 'input> Elem<'a, 'input> {
         node: Node<'a, 'input>,
         params: &HashMap<String, String>,
     ) -> Result<Self> {
+        let mut tag = node.tag_name().name();
+        if src.legacy && tag == "lookAt" {
+            tag = "lookat";
+        }
         let mut attrs = Vec::new();
         for a in node.attributes() {
             let loc = src.loc(a.range().start);
-            let value = substitute(a.value(), params).map_err(|name| {
+            let raw = match src.legacy {
+                true => upgrade_legacy(node, tag, a.name(), a.value()),
+                false => a.value().to_string(),
+            };
+            let value = substitute(&raw, params).map_err(|name| {
                 Error::parse(
                     &loc,
                     format!(
@@ -121,7 +137,7 @@ impl<'a, 'input> Elem<'a, 'input> {
         }
         Ok(Elem {
             node,
-            tag: node.tag_name().name(),
+            tag,
             loc: src.node_loc(node),
             attrs,
         })
@@ -151,7 +167,11 @@ impl<'a, 'input> Elem<'a, 'input> {
 
     /// Errors on any attribute not in `allowed` (typo protection, as Mitsuba's check).
     pub fn allow(&self, allowed: &[&str]) -> Result<()> {
-        match self.attrs.iter().find(|a| !allowed.contains(&a.name.as_str())) {
+        match self
+            .attrs
+            .iter()
+            .find(|a| !allowed.contains(&a.name.as_str()))
+        {
             None => Ok(()),
             Some(a) => Err(Error::parse(
                 &a.loc,
@@ -181,6 +201,49 @@ pub(super) fn check_identifier(a: &Attr, what: &str) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Mitsuba 3's in-memory upgrade of pre-2.0 files: camelCase names become
+/// snake_case (`toWorld` → `to_world`), reserved `_id`s are renamed, and the
+/// diffuse BSDF's `diffuseReflectance` becomes `reflectance`.
+fn upgrade_legacy(node: Node, tag: &str, attr: &str, value: &str) -> String {
+    match attr {
+        "name" if tag != "default" => {
+            let name = snake_case(value);
+            let parent_is_diffuse = node
+                .parent_element()
+                .is_some_and(|p| p.has_tag_name("bsdf") && p.attribute("type") == Some("diffuse"));
+            if parent_is_diffuse && name == "diffuse_reflectance" {
+                "reflectance".to_string()
+            } else {
+                name
+            }
+        }
+        "id" if value.starts_with('_') => format!("ID{value}__UPGR"),
+        _ => value.to_string(),
+    }
+}
+
+/// `maxDepth` → `max_depth`, `intIOR` → `int_ior` (a run of capitals after a
+/// lower-case letter becomes one lower-case word).
+fn snake_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    let mut prev_lower = false;
+    let mut in_caps = false;
+    for c in name.chars() {
+        if c.is_ascii_uppercase() && (prev_lower || in_caps) {
+            if prev_lower {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+            in_caps = true;
+        } else {
+            out.push(c);
+            in_caps = false;
+        }
+        prev_lower = c.is_ascii_lowercase();
+    }
+    out
 }
 
 /// Replaces every `$name` in `value` by its parameter. Where several names match
@@ -243,6 +306,21 @@ mod tests {
     }
 
     #[test]
+    fn legacy_names_become_snake_case() {
+        for (a, b) in [
+            ("maxDepth", "max_depth"),
+            ("toWorld", "to_world"),
+            ("intIOR", "int_ior"),
+            ("fovAxis", "fov_axis"),
+            ("sRGB", "s_rgb"),
+            ("already_snake", "already_snake"),
+            ("HDRFilm", "HDRFilm"),
+        ] {
+            assert_eq!(snake_case(a), b);
+        }
+    }
+
+    #[test]
     fn substitution_names_the_undefined_parameter() {
         let p = params(&[("spp", "16")]);
         assert_eq!(substitute("x $width y", &p).unwrap_err(), "width");
@@ -253,11 +331,7 @@ mod tests {
     fn locations_count_lines_and_characters() {
         let text = "<a>\n  <b/>\n\t<é/><c/>\n</a>";
         let src = Source::parse(text, "f.xml", PathBuf::new()).unwrap();
-        let c = src
-            .doc
-            .descendants()
-            .find(|n| n.has_tag_name("c"))
-            .unwrap();
+        let c = src.doc.descendants().find(|n| n.has_tag_name("c")).unwrap();
         let l = src.node_loc(c);
         assert_eq!((l.line, l.col), (3, 6)); // tab, "<é/>" is 4 characters
         assert_eq!(src.loc(0), Loc::new("f.xml", 1, 1));

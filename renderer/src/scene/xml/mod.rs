@@ -15,7 +15,11 @@
 //! | `<default>` | `name`, `value` | declares `$name` (a `-D` define overrides it) |
 //! | `<include>` | `filename` (relative to the including file) | splices the file's `<scene>` children |
 //!
-//! `$name` is substituted in every attribute value; an undefined one is an error.
+//! `$name` is substituted in every attribute value (the longest defined name wins);
+//! an undefined one is an error. Names and ids may not start with `_` (reserved for
+//! the generated `_arg_N` keys). Unknown attributes are errors. `<spectrum type="...">`
+//! is a texture object. Files with `version` < 2.0 are upgraded in memory as Mitsuba 3
+//! does (camelCase names → snake_case, `<lookAt>`, `_id`s, `diffuseReflectance`).
 //! Every error carries `file:line:col`.
 //!
 //! ```xml
@@ -100,7 +104,13 @@ impl Parser {
     }
 
     /// Parses the element children of `node` into `props`.
-    fn children(&mut self, src: &Source, node: Node, props: &mut Props, depth: usize) -> Result<()> {
+    fn children(
+        &mut self,
+        src: &Source,
+        node: Node,
+        props: &mut Props,
+        depth: usize,
+    ) -> Result<()> {
         if depth > MAX_DEPTH {
             return Err(Error::parse(
                 &src.node_loc(node),
@@ -131,6 +141,10 @@ impl Parser {
             "transform" => {
                 let (name, t) = transform::parse_transform(src, &el, &self.params)?;
                 props.insert(&name, Value::Transform(t), el.loc)
+            }
+            // As in Mitsuba, a <spectrum> with a type is a texture plugin (e.g. "blackbody").
+            "spectrum" if el.get("type").is_some() => {
+                self.object(src, &el, Category::Texture, props, depth, false)
             }
             tag if values::PROPERTY_TAGS.contains(&tag) => {
                 let (name, value) = values::parse_property(&el)?;
@@ -165,7 +179,10 @@ impl Parser {
         el.allow(allowed)?;
         let kind = el.req("type")?;
         if kind.value.trim().is_empty() {
-            return Err(Error::parse(&kind.loc, format!("<{}>: empty \"type\"", el.tag)));
+            return Err(Error::parse(
+                &kind.loc,
+                format!("<{}>: empty \"type\"", el.tag),
+            ));
         }
         let id = match el.get("id") {
             Some(a) => {
@@ -237,8 +254,12 @@ impl Parser {
                 format!("include cycle: {}", chain.join(" -> ")),
             ));
         }
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| Error::parse(&fname.loc, format!("cannot read \"{}\": {e}", path.display())))?;
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            Error::parse(
+                &fname.loc,
+                format!("cannot read \"{}\": {e}", path.display()),
+            )
+        })?;
         self.includes.push(key);
         let r = self.include_text(&text, &path, props, depth);
         self.includes.pop();
@@ -246,7 +267,13 @@ impl Parser {
     }
 
     /// The included file's `<scene>` children, or its single root object.
-    fn include_text(&mut self, text: &str, path: &Path, props: &mut Props, depth: usize) -> Result<()> {
+    fn include_text(
+        &mut self,
+        text: &str,
+        path: &Path,
+        props: &mut Props,
+        depth: usize,
+    ) -> Result<()> {
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let src = Source::parse(text, &path.display().to_string(), dir)?;
         let root = Elem::new(&src, src.doc.root_element(), &self.params)?;
@@ -277,7 +304,11 @@ fn reference(el: &Elem, props: &mut Props) -> Result<()> {
     let id = el.req("id")?;
     check_identifier(id, "id")?;
     match el.get("name") {
-        Some(_) => props.insert(el.name_attr()?, Value::Ref(id.value.clone()), el.loc.clone()),
+        Some(_) => props.insert(
+            el.name_attr()?,
+            Value::Ref(id.value.clone()),
+            el.loc.clone(),
+        ),
         None => {
             props.push_ref(&id.value, el.loc.clone());
             Ok(())

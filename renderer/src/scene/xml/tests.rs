@@ -30,7 +30,10 @@ fn err_at(xml: &str, line: u32) -> String {
         Ok(_) => panic!("expected an error for:\n{xml}"),
         Err(e) => e.to_string(),
     };
-    assert!(e.starts_with(&format!("<string>:{line}:")), "wrong line {line}: {e}");
+    assert!(
+        e.starts_with(&format!("<string>:{line}:")),
+        "wrong line {line}: {e}"
+    );
     e
 }
 
@@ -56,7 +59,9 @@ fn transform(o: &ObjectDesc, name: &str) -> Transform {
 }
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/xml").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/xml")
+        .join(name)
 }
 
 /// A 4×4 matrix from rows, built without `Transform`.
@@ -65,11 +70,21 @@ fn rows(r: [[f32; 4]; 4]) -> Mat4 {
 }
 
 fn translation(x: f32, y: f32, z: f32) -> Mat4 {
-    rows([[1., 0., 0., x], [0., 1., 0., y], [0., 0., 1., z], [0., 0., 0., 1.]])
+    rows([
+        [1., 0., 0., x],
+        [0., 1., 0., y],
+        [0., 0., 1., z],
+        [0., 0., 0., 1.],
+    ])
 }
 
 fn scaling(x: f32, y: f32, z: f32) -> Mat4 {
-    rows([[x, 0., 0., 0.], [0., y, 0., 0.], [0., 0., z, 0.], [0., 0., 0., 1.]])
+    rows([
+        [x, 0., 0., 0.],
+        [0., y, 0., 0.],
+        [0., 0., z, 0.],
+        [0., 0., 0., 1.],
+    ])
 }
 
 /// Rodrigues' rotation matrix (right-handed) about unit `(x, y, z)` by `deg` degrees.
@@ -117,7 +132,10 @@ fn property_values() {
         </shape>"#,
     ));
     let s = object(&d.root, "_arg_0");
-    assert_eq!((s.category, s.kind.as_str(), s.loc.line), (Category::Shape, "sphere", 2));
+    assert_eq!(
+        (s.category, s.kind.as_str(), s.loc.line),
+        (Category::Shape, "sphere", 2)
+    );
     let f = |n: &str| entry(s, n).value.clone();
     assert!(matches!(f("f1"), Value::Float(v) if v == 1e-3));
     assert!(matches!(f("f2"), Value::Float(v) if v == -0.5));
@@ -177,7 +195,12 @@ fn transform_op_forms() {
     assert_mat(&transform(s, "d"), translation(1., 2., 3.));
     assert_mat(&transform(s, "e"), rotation([0., 0., 1.], 90.));
     // Mitsuba's look_at: columns (up x dir, dir x left, dir, origin), worked by hand.
-    let want = rows([[-1., 0., 0., 0.], [0., 1., 0., 0.], [0., 0., -1., 5.], [0., 0., 0., 1.]]);
+    let want = rows([
+        [-1., 0., 0., 0.],
+        [0., 1., 0., 0.],
+        [0., 0., -1., 5.],
+        [0., 0., 0., 1.],
+    ]);
     assert_mat(&transform(s, "f"), want);
     assert_mat(&transform(s, "g"), Mat4::IDENTITY);
     // -90 degrees about x maps +y to -z (right-handed).
@@ -198,7 +221,11 @@ fn lookat_without_up_picks_a_perpendicular_one() {
         };
         let (origin, target) = (v(o), v(t));
         let dir = (target - origin).normalize();
-        let (x, y, z) = (m.x_axis.truncate(), m.y_axis.truncate(), m.z_axis.truncate());
+        let (x, y, z) = (
+            m.x_axis.truncate(),
+            m.y_axis.truncate(),
+            m.z_axis.truncate(),
+        );
         assert!((z - dir).length() < 1e-5, "z axis {z} != {dir}");
         assert!((m.w_axis.truncate() - origin).length() < 1e-5);
         for (a, b) in [(x, y), (y, z), (x, z)] {
@@ -225,13 +252,27 @@ fn nested_objects_names_and_refs() {
         <float name="top_level_is_the_builders_business" value="1"/>"#,
     ));
     let root = &d.root;
-    assert_eq!((root.category, root.kind.as_str(), root.loc.line), (Category::Scene, "scene", 1));
-    let names: Vec<&str> = root.props.entries().iter().map(|e| e.name.as_str()).collect();
-    assert_eq!(names, ["_arg_0", "_arg_1", "top_level_is_the_builders_business"]);
+    assert_eq!(
+        (root.category, root.kind.as_str(), root.loc.line),
+        (Category::Scene, "scene", 1)
+    );
+    let names: Vec<&str> = root
+        .props
+        .entries()
+        .iter()
+        .map(|e| e.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["_arg_0", "_arg_1", "top_level_is_the_builders_business"]
+    );
     let bsdf = object(root, "_arg_0");
     assert_eq!(bsdf.id.as_deref(), Some("mat"));
     let tex = object(bsdf, "reflectance");
-    assert_eq!((tex.category, tex.kind.as_str(), tex.loc.line), (Category::Texture, "bitmap", 3));
+    assert_eq!(
+        (tex.category, tex.kind.as_str(), tex.loc.line),
+        (Category::Texture, "bitmap", 3)
+    );
     assert!(tex.id.is_none());
     let shape = object(root, "_arg_1");
     assert_eq!(shape.id.as_deref(), Some("ball"));
@@ -239,6 +280,16 @@ fn nested_objects_names_and_refs() {
     assert!(matches!(&entry(shape, "interior").value, Value::Ref(id) if id == "mat"));
     assert_eq!(entry(shape, "interior").loc.line, 9);
     assert_eq!(object(shape, "_arg_2").category, Category::Emitter);
+    // A typed <spectrum> is a texture object, as in Mitsuba.
+    let d = parse(&scene(
+        r#"<emitter type="area"><spectrum type="blackbody" name="radiance">
+            <float name="temperature" value="5000"/></spectrum></emitter>"#,
+    ));
+    let sp = object(object(&d.root, "_arg_0"), "radiance");
+    assert_eq!(
+        (sp.category, sp.kind.as_str()),
+        (Category::Texture, "blackbody")
+    );
 }
 
 #[test]
@@ -259,7 +310,10 @@ fn parameters_defaults_and_defines() {
     assert!(matches!(&entry(film, "label").value, Value::String(s) if s == "16-spp_64"));
     // Defines override defaults (and the defaults derived from them); extra ones are fine.
     let defs = [("res", "8"), ("spp", "2"), ("unused", "1")];
-    let defs: Vec<(String, String)> = defs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+    let defs: Vec<(String, String)> = defs
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
     let d = load_string(&xml, &defs).unwrap();
     let film = object(&d.root, "film_8");
     assert!(matches!(entry(film, "width").value, Value::Int(8)));
@@ -279,41 +333,82 @@ fn version_comments_and_whitespace() {
 fn includes_splice_in_order_and_resolve_relative_paths() {
     let d = load_file(&fixture("include_main.xml"), &[]).unwrap();
     let root = &d.root;
-    let names: Vec<&str> = root.props.entries().iter().map(|e| e.name.as_str()).collect();
+    let names: Vec<&str> = root
+        .props
+        .entries()
+        .iter()
+        .map(|e| e.name.as_str())
+        .collect();
     assert_eq!(names, ["before", "_arg_1", "_arg_2", "after", "_arg_4"]);
     let red = object(root, "_arg_1");
     assert_eq!(red.id.as_deref(), Some("red"));
     // The default declared in the including file is visible in the included one.
-    assert!(matches!(entry(red, "reflectance").value, Value::Rgb(c) if c == Vec3::new(0.25, 0.0, 0.0)));
+    assert!(
+        matches!(entry(red, "reflectance").value, Value::Rgb(c) if c == Vec3::new(0.25, 0.0, 0.0))
+    );
     let rl = &entry(red, "reflectance").loc;
-    assert!(rl.file.ends_with("parts/materials.xml") && rl.line == 5, "{rl}");
+    assert!(
+        rl.file.ends_with("parts/materials.xml") && rl.line == 5,
+        "{rl}"
+    );
     // parts/materials.xml includes "shapes.xml" from its own directory.
     let floor = object(root, "_arg_2");
     assert_eq!(floor.id.as_deref(), Some("floor"));
-    assert!(floor.loc.file.ends_with("parts/shapes.xml"), "{}", floor.loc);
+    assert!(
+        floor.loc.file.ends_with("parts/shapes.xml"),
+        "{}",
+        floor.loc
+    );
     // An included file whose root is an object adds that object (here under its name).
     let sphere = object(root, "_arg_4");
     let inner = object(sphere, "inner_bsdf");
-    assert_eq!((inner.category, inner.kind.as_str()), (Category::Bsdf, "conductor"));
+    assert_eq!(
+        (inner.category, inner.kind.as_str()),
+        (Category::Bsdf, "conductor")
+    );
     assert!(inner.loc.file.ends_with("single_bsdf.xml") && inner.loc.line == 1);
 }
 
 #[test]
 fn include_errors_name_the_right_file_and_line() {
-    let e = load_file(&fixture("include_bad_value.xml"), &[]).unwrap_err().to_string();
-    assert!(e.contains("parts/bad_value.xml:4:") && e.contains("\"abc\""), "{e}");
-    let e = load_file(&fixture("include_bad_xml.xml"), &[]).unwrap_err().to_string();
-    assert!(e.contains("parts/malformed.xml:3:") && e.contains("malformed XML"), "{e}");
-    let e = load_file(&fixture("include_missing.xml"), &[]).unwrap_err().to_string();
+    let e = load_file(&fixture("include_bad_value.xml"), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("parts/bad_value.xml:4:") && e.contains("\"abc\""),
+        "{e}"
+    );
+    let e = load_file(&fixture("include_bad_xml.xml"), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("parts/malformed.xml:3:") && e.contains("malformed XML"),
+        "{e}"
+    );
+    let e = load_file(&fixture("include_missing.xml"), &[])
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("include_missing.xml:3:") && e.contains("\"does_not_exist.xml\" not found"),
         "{e}"
     );
-    let e = load_file(&fixture("cycle_a.xml"), &[]).unwrap_err().to_string();
-    assert!(e.contains("include cycle") && e.contains("cycle_b.xml:3:"), "{e}");
-    let e = load_file(&fixture("self_include.xml"), &[]).unwrap_err().to_string();
-    assert!(e.contains("include cycle") && e.contains("self_include.xml:2:"), "{e}");
-    let e = load_file(&fixture("no_such_scene.xml"), &[]).unwrap_err().to_string();
+    let e = load_file(&fixture("cycle_a.xml"), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("include cycle") && e.contains("cycle_b.xml:3:"),
+        "{e}"
+    );
+    let e = load_file(&fixture("self_include.xml"), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("include cycle") && e.contains("self_include.xml:2:"),
+        "{e}"
+    );
+    let e = load_file(&fixture("no_such_scene.xml"), &[])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("no_such_scene.xml"), "{e}");
 }
 
@@ -334,7 +429,10 @@ fn cornell_box_fixture_parses() {
     let count = |c: Category| objs.iter().filter(|o| o.category == c).count();
     assert_eq!(objs.len(), root.props.entries().len());
     assert_eq!((count(Category::Shape), count(Category::Bsdf)), (8, 4));
-    assert_eq!((count(Category::Sensor), count(Category::Integrator)), (1, 1));
+    assert_eq!(
+        (count(Category::Sensor), count(Category::Integrator)),
+        (1, 1)
+    );
     assert_eq!(objs[0].kind, "path"); // type='$integrator'
     assert!(matches!(entry(objs[0], "max_depth").value, Value::Int(6)));
     let sensor = objs[1];
@@ -342,24 +440,47 @@ fn cornell_box_fixture_parses() {
     assert!(matches!(entry(film, "width").value, Value::Int(64)));
     assert_eq!(object(film, "_arg_2").kind, "tent");
     let sampler = object(sensor, "_arg_5");
-    assert!(matches!(entry(sampler, "sample_count").value, Value::Int(128)));
-    let cam = rows([[-1., 0., 0., 0.], [0., 1., 0., 0.], [0., 0., -1., 4.], [0., 0., 0., 1.]]);
+    assert!(matches!(
+        entry(sampler, "sample_count").value,
+        Value::Int(128)
+    ));
+    let cam = rows([
+        [-1., 0., 0., 0.],
+        [0., 1., 0., 0.],
+        [0., 0., -1., 4.],
+        [0., 0., 0., 1.],
+    ]);
     assert_mat(&transform(sensor, "to_world"), cam);
-    let small = objs.iter().find(|o| o.id.as_deref() == Some("smallbox")).unwrap();
-    let want = translation(0.335, -0.7, 0.38) * rotation([0., 1., 0.], -17.) * scaling(0.3, 0.3, 0.3);
+    let small = objs
+        .iter()
+        .find(|o| o.id.as_deref() == Some("smallbox"))
+        .unwrap();
+    let want =
+        translation(0.335, -0.7, 0.38) * rotation([0., 1., 0.], -17.) * scaling(0.3, 0.3, 0.3);
     assert_mat(&transform(small, "to_world"), want);
     assert!(matches!(&entry(small, "_arg_1").value, Value::Ref(id) if id == "gray"));
-    let light = objs.iter().find(|o| o.id.as_deref() == Some("light")).unwrap();
+    let light = objs
+        .iter()
+        .find(|o| o.id.as_deref() == Some("light"))
+        .unwrap();
     let em = object(light, "_arg_2");
-    assert!(matches!(entry(em, "radiance").value, Value::Rgb(c) if c == Vec3::new(18.387, 13.9873, 6.75357)));
+    assert!(
+        matches!(entry(em, "radiance").value, Value::Rgb(c) if c == Vec3::new(18.387, 13.9873, 6.75357))
+    );
     assert_eq!(em.loc.line, 58);
 }
 
 #[test]
 fn malformed_xml_reports_its_position() {
-    let e = err_at("<scene version=\"3.0.0\">\n  <bsdf type=\"diffuse\">\n  </bdsf>\n</scene>", 3);
+    let e = err_at(
+        "<scene version=\"3.0.0\">\n  <bsdf type=\"diffuse\">\n  </bdsf>\n</scene>",
+        3,
+    );
     assert!(e.contains("malformed XML"), "{e}");
-    let e = err_at("<scene>\n<float name=\"a\" value=\"1\" value=\"2\"/>\n</scene>", 2);
+    let e = err_at(
+        "<scene>\n<float name=\"a\" value=\"1\" value=\"2\"/>\n</scene>",
+        2,
+    );
     assert!(e.contains("malformed XML"), "{e}");
     err_at("", 1);
 }
@@ -367,21 +488,39 @@ fn malformed_xml_reports_its_position() {
 #[test]
 fn structural_errors() {
     let e = err_at(&scene("\n  <shap type=\"sphere\"/>"), 3);
-    assert!(e.contains("unknown tag <shap>") && e.contains("shape, bsdf") && e.contains("rgb"), "{e}");
+    assert!(
+        e.contains("unknown tag <shap>") && e.contains("shape, bsdf") && e.contains("rgb"),
+        "{e}"
+    );
     let e = err_at("<bsdf type=\"diffuse\"/>", 1);
     assert!(e.contains("root element must be <scene>"), "{e}");
     let e = err_at(&scene("<shape type=\"cube\"><scene/></shape>"), 2);
     assert!(e.contains("only be the root"), "{e}");
-    let e = err_at(&scene("<shape type=\"cube\">\n<translate x=\"1\"/></shape>"), 3);
+    let e = err_at(
+        &scene("<shape type=\"cube\">\n<translate x=\"1\"/></shape>"),
+        3,
+    );
     assert!(e.contains("only allowed inside <transform>"), "{e}");
-    let e = err_at(&scene("<transform name=\"t\">\n\n<float name=\"a\" value=\"1\"/></transform>"), 4);
-    assert!(e.contains("not allowed inside <transform>") && e.contains("lookat"), "{e}");
+    let e = err_at(
+        &scene("<transform name=\"t\">\n\n<float name=\"a\" value=\"1\"/></transform>"),
+        4,
+    );
+    assert!(
+        e.contains("not allowed inside <transform>") && e.contains("lookat"),
+        "{e}"
+    );
     let e = err_at(&scene("<shape type=\"cube\">\n  stray words\n</shape>"), 3);
     assert!(e.contains("unexpected text \"stray words\""), "{e}");
     let e = err_at(&scene("<float name=\"a\" value=\"1\" vlaue=\"2\"/>"), 2);
-    assert!(e.contains("unexpected attribute \"vlaue\"") && e.contains("allowed: name, value"), "{e}");
+    assert!(
+        e.contains("unexpected attribute \"vlaue\"") && e.contains("allowed: name, value"),
+        "{e}"
+    );
     let e = err_at(&scene("\n<shape id=\"x\"/>"), 3);
-    assert!(e.contains("<shape> is missing the \"type\" attribute"), "{e}");
+    assert!(
+        e.contains("<shape> is missing the \"type\" attribute"),
+        "{e}"
+    );
     let e = err_at(&scene("<ref name=\"bsdf\"/>"), 2);
     assert!(e.contains("<ref> is missing the \"id\""), "{e}");
     let e = err_at(&scene("<bsdf type=\"diffuse\" id=\"_x\"/>"), 2);
@@ -394,44 +533,92 @@ fn structural_errors() {
 
 #[test]
 fn missing_attributes_and_duplicates() {
-    let e = err_at(&scene("<shape type=\"cube\">\n  <float value=\"1\"/>\n</shape>"), 3);
-    assert!(e.contains("<float> is missing the \"name\" attribute"), "{e}");
+    let e = err_at(
+        &scene("<shape type=\"cube\">\n  <float value=\"1\"/>\n</shape>"),
+        3,
+    );
+    assert!(
+        e.contains("<float> is missing the \"name\" attribute"),
+        "{e}"
+    );
     let e = err_at(&scene("\n\n<integer name=\"n\"/>"), 4);
-    assert!(e.contains("<integer> is missing the \"value\" attribute"), "{e}");
+    assert!(
+        e.contains("<integer> is missing the \"value\" attribute"),
+        "{e}"
+    );
     let e = err_at(&scene("<float name=\"_arg_0\" value=\"1\"/>"), 2);
     assert!(e.contains("leading underscore"), "{e}");
     let e = err_at(
         &scene("<shape type=\"cube\">\n<float name=\"r\" value=\"1\"/>\n<rgb name=\"r\" value=\"1\"/></shape>"),
         4,
     );
-    assert!(e.contains("\"r\"") && e.contains("twice") && e.contains("<string>:3:"), "{e}");
+    assert!(
+        e.contains("\"r\"") && e.contains("twice") && e.contains("<string>:3:"),
+        "{e}"
+    );
 }
 
 #[test]
 fn unparsable_values_say_what_is_accepted() {
     let cases = [
-        ("<float name=\"a\" value=\"abc\"/>", "could not parse \"abc\" as a number"),
-        ("<integer name=\"a\" value=\"1.5\"/>", "\"1.5\" as an integer (expected a whole number"),
-        ("<boolean name=\"a\" value=\"yes\"/>", "accepted: \"true\" or \"false\""),
-        ("<rgb name=\"a\" value=\"0.1, x, 0.3\"/>", "\"x\" as a number"),
-        ("<point name=\"a\" x=\"1\" y=\"two\"/>", "\"two\" as a number"),
+        (
+            "<float name=\"a\" value=\"abc\"/>",
+            "could not parse \"abc\" as a number",
+        ),
+        (
+            "<integer name=\"a\" value=\"1.5\"/>",
+            "\"1.5\" as an integer (expected a whole number",
+        ),
+        (
+            "<boolean name=\"a\" value=\"yes\"/>",
+            "accepted: \"true\" or \"false\"",
+        ),
+        (
+            "<rgb name=\"a\" value=\"0.1, x, 0.3\"/>",
+            "\"x\" as a number",
+        ),
+        (
+            "<point name=\"a\" x=\"1\" y=\"two\"/>",
+            "\"two\" as a number",
+        ),
     ];
     for (body, msg) in cases {
         let e = err_at(&scene(&format!("\n{body}")), 3);
-        assert!(e.contains(msg) && e.contains("parameter \"a\""), "{body}: {e}");
+        assert!(
+            e.contains(msg) && e.contains("parameter \"a\""),
+            "{body}: {e}"
+        );
     }
 }
 
 #[test]
 fn wrong_component_counts() {
     let cases = [
-        ("<rgb name=\"a\" value=\"1, 2\"/>", "expected 1 or 3 numbers, got 2"),
-        ("<point name=\"a\" value=\"1 2 3 4\"/>", "expected 1 or 3 numbers, got 4"),
+        (
+            "<rgb name=\"a\" value=\"1, 2\"/>",
+            "expected 1 or 3 numbers, got 2",
+        ),
+        (
+            "<point name=\"a\" value=\"1 2 3 4\"/>",
+            "expected 1 or 3 numbers, got 4",
+        ),
         ("<vector name=\"a\" value=\"1\" x=\"2\"/>", "cannot combine"),
-        ("<spectrum name=\"a\" value=\"1 2\"/>", "expected a single value, got 2"),
-        ("<transform name=\"a\"><matrix value=\"1 2 3\"/></transform>", "expected 16 or 9 numbers, got 3"),
-        ("<transform name=\"a\"><lookat origin=\"1 2\" target=\"0 0 0\"/></transform>", "\"origin\": expected 3 numbers"),
-        ("<transform name=\"a\"><rotate x=\"1\"/></transform>", "missing the \"angle\""),
+        (
+            "<spectrum name=\"a\" value=\"1 2\"/>",
+            "expected a single value, got 2",
+        ),
+        (
+            "<transform name=\"a\"><matrix value=\"1 2 3\"/></transform>",
+            "expected 16 or 9 numbers, got 3",
+        ),
+        (
+            "<transform name=\"a\"><lookat origin=\"1 2\" target=\"0 0 0\"/></transform>",
+            "\"origin\": expected 3 numbers",
+        ),
+        (
+            "<transform name=\"a\"><rotate x=\"1\"/></transform>",
+            "missing the \"angle\"",
+        ),
     ];
     for (body, msg) in cases {
         let e = err_at(&scene(&format!("\n{body}")), 3);
@@ -453,31 +640,49 @@ fn non_finite_numbers_are_rejected() {
         "<transform name=\"a\"><rotate z=\"1\" angle=\"inf\"/></transform>",
     ] {
         let e = err_at(&scene(&format!("\n{body}")), 3);
-        assert!(e.contains("not a finite number") && e.contains("\"a\""), "{body}: {e}");
+        assert!(
+            e.contains("not a finite number") && e.contains("\"a\""),
+            "{body}: {e}"
+        );
     }
 }
 
 #[test]
 fn degenerate_transforms_are_rejected() {
     let cases = [
-        ("<matrix value=\"1 0 0 0  0 1 0 0  0 0 0 0  0 0 0 1\"/>", "singular"),
+        (
+            "<matrix value=\"1 0 0 0  0 1 0 0  0 0 0 0  0 0 0 1\"/>",
+            "singular",
+        ),
         ("<matrix value=\"1 2 3  2 4 6  0 0 1\"/>", "singular"),
         ("<scale y=\"0\"/>", "must be non-zero"),
         ("<rotate angle=\"30\"/>", "axis must be non-zero"),
         ("<lookat origin=\"1,1,1\" target=\"1,1,1\"/>", "same point"),
-        ("<lookat origin=\"0,0,0\" target=\"0,0,1\" up=\"0,0,2\"/>", "parallel"),
-        ("<translate x=\"1e30\"/><scale value=\"1e10\"/>", "overflows"),
+        (
+            "<lookat origin=\"0,0,0\" target=\"0,0,1\" up=\"0,0,2\"/>",
+            "parallel",
+        ),
+        (
+            "<translate x=\"1e30\"/><scale value=\"1e10\"/>",
+            "overflows",
+        ),
         ("<translate w=\"1\"/>", "unexpected attribute \"w\""),
     ];
     for (ops, msg) in cases {
-        let e = err_at(&scene(&format!("<transform name=\"to_world\">\n{ops}</transform>")), 3);
+        let e = err_at(
+            &scene(&format!("<transform name=\"to_world\">\n{ops}</transform>")),
+            3,
+        );
         assert!(e.contains(msg), "{ops}: {e}");
     }
 }
 
 #[test]
 fn spectra_other_than_uniform_are_rejected_clearly() {
-    let e = err_at(&scene("<spectrum name=\"eta\" value=\"400:1.5, 700:1.4\"/>"), 2);
+    let e = err_at(
+        &scene("<spectrum name=\"eta\" value=\"400:1.5, 700:1.4\"/>"),
+        2,
+    );
     assert!(e.contains("only uniform spectra are supported"), "{e}");
     let e = err_at(&scene("<spectrum name=\"eta\" filename=\"au.spd\"/>"), 2);
     assert!(e.contains("spectrum files are not supported"), "{e}");
@@ -485,14 +690,25 @@ fn spectra_other_than_uniform_are_rejected_clearly() {
 
 #[test]
 fn undefined_parameter_names_it_and_its_line() {
-    let e = err_at(&scene("<default name=\"spp\" value=\"4\"/>\n<integer name=\"n\" value=\"$sp\"/>"), 3);
-    assert!(e.contains("undefined parameter \"$sp\"") && e.contains("-D sp="), "{e}");
+    let e = err_at(
+        &scene("<default name=\"spp\" value=\"4\"/>\n<integer name=\"n\" value=\"$sp\"/>"),
+        3,
+    );
+    assert!(
+        e.contains("undefined parameter \"$sp\"") && e.contains("-D sp="),
+        "{e}"
+    );
     // A default is only visible after its declaration, as in Mitsuba.
-    let e = err_at(&scene("<integer name=\"n\" value=\"$late\"/>\n<default name=\"late\" value=\"1\"/>"), 2);
+    let e = err_at(
+        &scene("<integer name=\"n\" value=\"$late\"/>\n<default name=\"late\" value=\"1\"/>"),
+        2,
+    );
     assert!(e.contains("\"$late\""), "{e}");
     // Parameters are substituted in any attribute, before the value is parsed.
     let defs = vec![("v".to_string(), "abc".to_string())];
-    let e = load_string(&scene("<float name=\"x\" value=\"$v\"/>"), &defs).unwrap_err().to_string();
+    let e = load_string(&scene("<float name=\"x\" value=\"$v\"/>"), &defs)
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("<string>:2:") && e.contains("\"abc\""), "{e}");
 }
 
@@ -506,4 +722,44 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
     );
     let e = load_string(&xml, &[]).unwrap_err().to_string();
     assert!(e.contains("nested more than"), "{e}");
+}
+
+#[test]
+fn legacy_files_are_upgraded_like_mitsuba_3() {
+    let d = parse(
+        r#"<scene version="0.5.0">
+            <default name="maxDepth" value="8"/>
+            <integrator type="path"><integer name="maxDepth" value="$maxDepth"/></integrator>
+            <sensor type="perspective">
+                <transform name="toWorld"><lookAt origin="0,0,5" target="0,0,0" up="0,1,0"/></transform>
+            </sensor>
+            <bsdf type="diffuse" id="_white"><rgb name="diffuseReflectance" value="0.5"/></bsdf>
+            <shape type="sphere"><ref id="_white"/><float name="intIOR" value="1.5"/></shape>
+        </scene>"#,
+    );
+    let root = &d.root;
+    assert!(matches!(
+        entry(object(root, "_arg_0"), "max_depth").value,
+        Value::Int(8)
+    ));
+    let cam = rows([
+        [-1., 0., 0., 0.],
+        [0., 1., 0., 0.],
+        [0., 0., -1., 5.],
+        [0., 0., 0., 1.],
+    ]);
+    assert_mat(&transform(object(root, "_arg_1"), "to_world"), cam);
+    let bsdf = object(root, "_arg_2");
+    assert_eq!(bsdf.id.as_deref(), Some("ID_white__UPGR"));
+    assert!(matches!(entry(bsdf, "reflectance").value, Value::Rgb(c) if c == Vec3::splat(0.5)));
+    let shape = object(root, "_arg_3");
+    assert!(matches!(&entry(shape, "_arg_0").value, Value::Ref(id) if id == "ID_white__UPGR"));
+    assert!(matches!(entry(shape, "int_ior").value, Value::Float(v) if v == 1.5));
+    // Current files are left alone: camelCase stays (and the builder will flag it).
+    let d = parse("<scene version=\"3.0.0\"><integer name=\"maxDepth\" value=\"1\"/></scene>");
+    entry(&d.root, "maxDepth");
+    err_at(
+        "<scene version=\"3.0.0\">\n<transform name=\"t\"><lookAt/></transform></scene>",
+        2,
+    );
 }

@@ -41,9 +41,8 @@ pub(super) fn parse_transform(
                 ),
             ));
         }
-        let t = parse_op(&op).map_err(|(loc, m)| {
-            Error::param(&loc, &name, format!("<{}>: {m}", op.tag))
-        })?;
+        let t = parse_op(&op)
+            .map_err(|(loc, m)| Error::param(&loc, &name, format!("<{}>: {m}", op.tag)))?;
         acc = t.then_after(&acc);
         if !(acc.m.is_finite() && acc.inv.is_finite()) {
             return Err(Error::param(
@@ -78,7 +77,10 @@ fn parse_op(op: &Elem) -> OpResult<Transform> {
         "scale" => {
             let s = vec(1.0)?;
             Transform::scale(s).ok_or_else(|| {
-                (op.loc.clone(), format!("degenerate scale {s} (factors must be non-zero)"))
+                (
+                    op.loc.clone(),
+                    format!("degenerate scale {s} (factors must be non-zero)"),
+                )
             })
         }
         "rotate" => rotate(op, vec(0.0)?),

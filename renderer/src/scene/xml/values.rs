@@ -22,9 +22,9 @@ pub(super) fn tokens(s: &str) -> Vec<&str> {
 /// A finite floating-point number (also finite in single precision, as rendered).
 pub(super) fn parse_f64(s: &str) -> std::result::Result<f64, String> {
     let t = s.trim();
-    let v: f64 = t
-        .parse()
-        .map_err(|_| format!("could not parse \"{t}\" as a number (expected e.g. 0.5, -2, 1e-3)"))?;
+    let v: f64 = t.parse().map_err(|_| {
+        format!("could not parse \"{t}\" as a number (expected e.g. 0.5, -2, 1e-3)")
+    })?;
     if !v.is_finite() || !(v as f32).is_finite() {
         return Err(format!(
             "\"{t}\" is not a finite number (NaN and infinities are not allowed)"
@@ -180,7 +180,11 @@ fn spectrum(el: &Elem, name: &str) -> Result<Value> {
          wavelength:value lists are not — use <rgb> instead"
             .to_string()
     } else if t.len() != 1 {
-        format!("expected a single value, got {} in \"{}\"", t.len(), a.value.trim())
+        format!(
+            "expected a single value, got {} in \"{}\"",
+            t.len(),
+            a.value.trim()
+        )
     } else {
         match parse_f32(t[0]) {
             Ok(v) => return Ok(Value::Rgb(Vec3::splat(v))),
@@ -199,7 +203,9 @@ mod tests {
         assert_eq!(parse_f64("1e-3").unwrap(), 1e-3);
         assert_eq!(parse_f64(" -0.5 ").unwrap(), -0.5);
         assert_eq!(parse_f64("+2").unwrap(), 2.0);
-        for bad in ["nan", "NaN", "inf", "-inf", "infinity", "1e40", "abc", "", "1.0.0"] {
+        for bad in [
+            "nan", "NaN", "inf", "-inf", "infinity", "1e40", "abc", "", "1.0.0",
+        ] {
             assert!(parse_f64(bad).is_err(), "{bad} accepted");
         }
         assert!(parse_f64("inf").unwrap_err().contains("finite"));
@@ -207,7 +213,9 @@ mod tests {
         assert!(parse_int("1.5").unwrap_err().contains("whole number"));
         assert!(parse_bool("TRUE").unwrap());
         assert!(!parse_bool("false").unwrap());
-        assert!(parse_bool("yes").unwrap_err().contains("\"true\" or \"false\""));
+        assert!(parse_bool("yes")
+            .unwrap_err()
+            .contains("\"true\" or \"false\""));
     }
 
     #[test]
@@ -220,7 +228,9 @@ mod tests {
         assert_eq!(parse_vec3_or_splat("0.5").unwrap(), Vec3::splat(0.5));
         let e = parse_vec3_or_splat("1, 2").unwrap_err();
         assert!(e.contains("expected 1 or 3 numbers, got 2"), "{e}");
-        assert!(parse_vec3("1").unwrap_err().contains("expected 3 numbers, got 1"));
+        assert!(parse_vec3("1")
+            .unwrap_err()
+            .contains("expected 3 numbers, got 1"));
         assert!(parse_vec3("1, nan, 2").is_err());
     }
 }
