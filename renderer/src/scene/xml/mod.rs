@@ -371,4 +371,6 @@ fn canonical(path: &Path) -> PathBuf {
 }
 
 #[cfg(test)]
+mod error_tests;
+#[cfg(test)]
 mod tests;
