@@ -143,10 +143,19 @@ impl Props {
 
     /// Adds a nested object without a name under a generated `_arg_N` key.
     pub fn push_object(&mut self, obj: Arc<ObjectDesc>, loc: Loc) {
+        self.push_unnamed(Value::Object(obj), loc);
+    }
+
+    /// Adds an unnamed `<ref id="..."/>` under a generated `_arg_N` key.
+    pub fn push_ref(&mut self, id: &str, loc: Loc) {
+        self.push_unnamed(Value::Ref(id.to_string()), loc);
+    }
+
+    fn push_unnamed(&mut self, value: Value, loc: Loc) {
         let name = format!("_arg_{}", self.entries.len());
         self.entries.push(Entry {
             name,
-            value: Value::Object(obj),
+            value,
             loc,
             used: AtomicBool::new(false),
         });

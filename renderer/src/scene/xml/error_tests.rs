@@ -1,0 +1,301 @@
+//! Every error path of the XML parser, each with the line it must report.
+
+use super::tests::{err_at, fixture, scene};
+use super::{load_file, load_string};
+
+#[test]
+fn include_errors_name_the_right_file_and_line() {
+    let e = load_file(&fixture("include_bad_value.xml"), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("parts/bad_value.xml:4:") && e.contains("\"abc\""),
+        "{e}"
+    );
+    let e = load_file(&fixture("include_bad_xml.xml"), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("parts/malformed.xml:3:") && e.contains("malformed XML"),
+        "{e}"
+    );
+    let e = load_file(&fixture("include_missing.xml"), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("include_missing.xml:3:") && e.contains("\"does_not_exist.xml\" not found"),
+        "{e}"
+    );
+    let e = load_file(&fixture("cycle_a.xml"), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("include cycle") && e.contains("cycle_b.xml:3:"),
+        "{e}"
+    );
+    let e = load_file(&fixture("self_include.xml"), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("include cycle") && e.contains("self_include.xml:2:"),
+        "{e}"
+    );
+    let e = load_file(&fixture("no_such_scene.xml"), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no_such_scene.xml"), "{e}");
+}
+
+#[test]
+fn malformed_xml_reports_its_position() {
+    let e = err_at(
+        "<scene version=\"3.0.0\">\n  <bsdf type=\"diffuse\">\n  </bdsf>\n</scene>",
+        3,
+    );
+    assert!(e.contains("malformed XML"), "{e}");
+    let e = err_at(
+        "<scene>\n<float name=\"a\" value=\"1\" value=\"2\"/>\n</scene>",
+        2,
+    );
+    assert!(e.contains("malformed XML"), "{e}");
+    err_at("", 1);
+}
+
+#[test]
+fn structural_errors() {
+    let e = err_at(&scene("\n  <shap type=\"sphere\"/>"), 3);
+    assert!(
+        e.contains("unknown tag <shap>") && e.contains("shape, bsdf") && e.contains("rgb"),
+        "{e}"
+    );
+    let e = err_at("<bsdf type=\"diffuse\"/>", 1);
+    assert!(e.contains("root element must be <scene>"), "{e}");
+    let e = err_at(&scene("<shape type=\"cube\"><scene/></shape>"), 2);
+    assert!(e.contains("only be the root"), "{e}");
+    let e = err_at(
+        &scene("<shape type=\"cube\">\n<translate x=\"1\"/></shape>"),
+        3,
+    );
+    assert!(e.contains("only allowed inside <transform>"), "{e}");
+    let e = err_at(
+        &scene("<transform name=\"t\">\n\n<float name=\"a\" value=\"1\"/></transform>"),
+        4,
+    );
+    assert!(
+        e.contains("not allowed inside <transform>") && e.contains("lookat"),
+        "{e}"
+    );
+    let e = err_at(&scene("<shape type=\"cube\">\n  stray words\n</shape>"), 3);
+    assert!(e.contains("unexpected text \"stray words\""), "{e}");
+    let e = err_at(&scene("<float name=\"a\" value=\"1\" vlaue=\"2\"/>"), 2);
+    assert!(
+        e.contains("unexpected attribute \"vlaue\"") && e.contains("allowed: name, value"),
+        "{e}"
+    );
+    let e = err_at(&scene("\n<shape id=\"x\"/>"), 3);
+    assert!(
+        e.contains("<shape> is missing the \"type\" attribute"),
+        "{e}"
+    );
+    let e = err_at(&scene("<ref name=\"bsdf\"/>"), 2);
+    assert!(e.contains("<ref> is missing the \"id\""), "{e}");
+    let e = err_at(&scene("<bsdf type=\"diffuse\" id=\"_x\"/>"), 2);
+    assert!(e.contains("leading underscore"), "{e}");
+    let e = err_at(&scene("<include/>"), 2);
+    assert!(e.contains("missing the \"filename\""), "{e}");
+    let e = err_at(&scene("<default name=\"spp\"/>"), 2);
+    assert!(e.contains("<default> is missing the \"value\""), "{e}");
+}
+
+#[test]
+fn missing_attributes_and_duplicates() {
+    let e = err_at(
+        &scene("<shape type=\"cube\">\n  <float value=\"1\"/>\n</shape>"),
+        3,
+    );
+    assert!(
+        e.contains("<float> is missing the \"name\" attribute"),
+        "{e}"
+    );
+    let e = err_at(&scene("\n\n<integer name=\"n\"/>"), 4);
+    assert!(
+        e.contains("<integer> is missing the \"value\" attribute"),
+        "{e}"
+    );
+    let e = err_at(&scene("<float name=\"_arg_0\" value=\"1\"/>"), 2);
+    assert!(e.contains("leading underscore"), "{e}");
+    let e = err_at(
+        &scene("<shape type=\"cube\">\n<float name=\"r\" value=\"1\"/>\n<rgb name=\"r\" value=\"1\"/></shape>"),
+        4,
+    );
+    assert!(
+        e.contains("\"r\"") && e.contains("twice") && e.contains("<string>:3:"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unparsable_values_say_what_is_accepted() {
+    let cases = [
+        (
+            "<float name=\"a\" value=\"abc\"/>",
+            "could not parse \"abc\" as a number",
+        ),
+        (
+            "<integer name=\"a\" value=\"1.5\"/>",
+            "\"1.5\" as an integer (expected a whole number",
+        ),
+        (
+            "<boolean name=\"a\" value=\"yes\"/>",
+            "accepted: \"true\" or \"false\"",
+        ),
+        (
+            "<rgb name=\"a\" value=\"0.1, x, 0.3\"/>",
+            "\"x\" as a number",
+        ),
+        (
+            "<point name=\"a\" x=\"1\" y=\"two\"/>",
+            "\"two\" as a number",
+        ),
+    ];
+    for (body, msg) in cases {
+        let e = err_at(&scene(&format!("\n{body}")), 3);
+        assert!(
+            e.contains(msg) && e.contains("parameter \"a\""),
+            "{body}: {e}"
+        );
+    }
+}
+
+#[test]
+fn wrong_component_counts() {
+    let cases = [
+        (
+            "<rgb name=\"a\" value=\"1, 2\"/>",
+            "expected 1 or 3 numbers, got 2",
+        ),
+        (
+            "<point name=\"a\" value=\"1 2 3 4\"/>",
+            "expected 1 or 3 numbers, got 4",
+        ),
+        ("<vector name=\"a\" value=\"1\" x=\"2\"/>", "cannot combine"),
+        (
+            "<spectrum name=\"a\" value=\"1 2\"/>",
+            "expected a single value, got 2",
+        ),
+        (
+            "<transform name=\"a\"><matrix value=\"1 2 3\"/></transform>",
+            "expected 16 or 9 numbers, got 3",
+        ),
+        (
+            "<transform name=\"a\"><lookat origin=\"1 2\" target=\"0 0 0\"/></transform>",
+            "\"origin\": expected 3 numbers",
+        ),
+        (
+            "<transform name=\"a\"><rotate x=\"1\"/></transform>",
+            "missing the \"angle\"",
+        ),
+    ];
+    for (body, msg) in cases {
+        let e = err_at(&scene(&format!("\n{body}")), 3);
+        assert!(e.contains(msg), "{body}: {e}");
+    }
+}
+
+#[test]
+fn non_finite_numbers_are_rejected() {
+    for body in [
+        "<float name=\"a\" value=\"nan\"/>",
+        "<float name=\"a\" value=\"inf\"/>",
+        "<float name=\"a\" value=\"1e300\"/>",
+        "<rgb name=\"a\" value=\"0.5, NaN, 0.5\"/>",
+        "<point name=\"a\" value=\"-inf, 0, 0\"/>",
+        "<vector name=\"a\" z=\"infinity\"/>",
+        "<spectrum name=\"a\" value=\"nan\"/>",
+        "<transform name=\"a\"><translate x=\"nan\"/></transform>",
+        "<transform name=\"a\"><rotate z=\"1\" angle=\"inf\"/></transform>",
+    ] {
+        let e = err_at(&scene(&format!("\n{body}")), 3);
+        assert!(
+            e.contains("not a finite number") && e.contains("\"a\""),
+            "{body}: {e}"
+        );
+    }
+}
+
+#[test]
+fn degenerate_transforms_are_rejected() {
+    let cases = [
+        (
+            "<matrix value=\"1 0 0 0  0 1 0 0  0 0 0 0  0 0 0 1\"/>",
+            "singular",
+        ),
+        ("<matrix value=\"1 2 3  2 4 6  0 0 1\"/>", "singular"),
+        ("<scale y=\"0\"/>", "must be non-zero"),
+        ("<rotate angle=\"30\"/>", "axis must be non-zero"),
+        ("<lookat origin=\"1,1,1\" target=\"1,1,1\"/>", "same point"),
+        (
+            "<lookat origin=\"0,0,0\" target=\"0,0,1\" up=\"0,0,2\"/>",
+            "parallel",
+        ),
+        (
+            "<translate x=\"1e30\"/><scale value=\"1e10\"/>",
+            "overflows",
+        ),
+        ("<translate w=\"1\"/>", "unexpected attribute \"w\""),
+    ];
+    for (ops, msg) in cases {
+        let e = err_at(
+            &scene(&format!("<transform name=\"to_world\">\n{ops}</transform>")),
+            3,
+        );
+        assert!(e.contains(msg), "{ops}: {e}");
+    }
+}
+
+#[test]
+fn spectra_other_than_uniform_are_rejected_clearly() {
+    let e = err_at(
+        &scene("<spectrum name=\"eta\" value=\"400:1.5, 700:1.4\"/>"),
+        2,
+    );
+    assert!(e.contains("only uniform spectra are supported"), "{e}");
+    let e = err_at(&scene("<spectrum name=\"eta\" filename=\"au.spd\"/>"), 2);
+    assert!(e.contains("spectrum files are not supported"), "{e}");
+}
+
+#[test]
+fn undefined_parameter_names_it_and_its_line() {
+    let e = err_at(
+        &scene("<default name=\"spp\" value=\"4\"/>\n<integer name=\"n\" value=\"$sp\"/>"),
+        3,
+    );
+    assert!(
+        e.contains("undefined parameter \"$sp\"") && e.contains("-D sp="),
+        "{e}"
+    );
+    // A default is only visible after its declaration, as in Mitsuba.
+    let e = err_at(
+        &scene("<integer name=\"n\" value=\"$late\"/>\n<default name=\"late\" value=\"1\"/>"),
+        2,
+    );
+    assert!(e.contains("\"$late\""), "{e}");
+    // Parameters are substituted in any attribute, before the value is parsed.
+    let defs = vec![("v".to_string(), "abc".to_string())];
+    let e = load_string(&scene("<float name=\"x\" value=\"$v\"/>"), &defs)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("<string>:2:") && e.contains("\"abc\""), "{e}");
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    let n = 5000;
+    let xml = format!(
+        "<scene>{}{}</scene>",
+        "<bsdf type=\"blend\">".repeat(n),
+        "</bsdf>".repeat(n)
+    );
+    let e = load_string(&xml, &[]).unwrap_err().to_string();
+    assert!(e.contains("nested more than"), "{e}");
+}
