@@ -3,6 +3,7 @@
 
 pub mod builder;
 pub mod desc;
+pub mod params;
 pub mod props;
 pub mod xml;
 
@@ -17,6 +18,7 @@ use crate::textures::TextureStore;
 
 pub use builder::build_scene;
 pub use desc::{Category, ObjectDesc, SceneDesc};
+pub use params::{ParamValue, SceneParams};
 pub use props::{PixelArray, Props, Value};
 
 /// A render-ready scene: plain-data plugin records indexed by `u32` handles.

@@ -172,6 +172,18 @@ impl Props {
         });
     }
 
+    /// The value of `name` for in-place edits (parameter updates), keeping its position.
+    pub fn value_mut(&mut self, name: &str) -> Option<&mut Value> {
+        let e = self.entries.iter_mut().find(|e| e.name == name)?;
+        Some(&mut e.value)
+    }
+
+    /// Removes `name`, returning its value (parameter updates that replace a key).
+    pub fn remove(&mut self, name: &str) -> Option<Value> {
+        let i = self.entries.iter().position(|e| e.name == name)?;
+        Some(self.entries.remove(i).value)
+    }
+
     /// All entries, in insertion order.
     pub fn entries(&self) -> &[Entry] {
         &self.entries
