@@ -1,1 +1,95 @@
+//! heliograph's Python bindings, compiled by maturin into the private module
+//! `heliograph._native` and re-exported by the `heliograph` package
+//! (`python/heliograph/__init__.py`). The files mirror the core's modules:
+//! `scene` (variants, loaders, render), `dict` (Mitsuba dicts), `params`
+//! (traverse/update), `tensor` (asynchronous TensorXf) and `dlpack` (export/import).
 
+pub mod dict;
+pub mod dlpack;
+pub mod errors;
+pub mod params;
+pub mod scene;
+pub mod tensor;
+
+use std::sync::atomic::Ordering;
+
+use heliograph::io::{read_image, write_image, Image};
+use heliograph::Loc;
+use pyo3::prelude::*;
+
+use crate::errors::to_py;
+use crate::tensor::{to_host_array, TensorXf};
+
+/// Turns the progress line shown while waiting for long renders on or off.
+#[pyfunction]
+fn set_progress(enabled: bool) {
+    tensor::PROGRESS.store(enabled, Ordering::Relaxed);
+}
+
+/// Whether the progress line is on.
+#[pyfunction]
+fn progress() -> bool {
+    tensor::PROGRESS.load(Ordering::Relaxed)
+}
+
+/// Validates an image array for a `Bitmap` (rank, channels, dtype, finite) and
+/// returns it as a float32 (H, W, C) tensor; uint8 data is decoded from sRGB.
+#[pyfunction]
+fn _pixels(py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<TensorXf> {
+    let a = to_host_array(py, array)?;
+    let p = dict::pixels(a, &Loc::unknown("Bitmap"))?;
+    Ok(TensorXf::from_data(vec![p.height, p.width, p.channels], &p.data))
+}
+
+/// Reads an image file (EXR linear; PNG/JPEG decoded from sRGB) as an (H, W, C) tensor.
+#[pyfunction]
+fn _read_image(py: Python<'_>, path: std::path::PathBuf) -> PyResult<TensorXf> {
+    let img = py.detach(|| read_image(&path)).map_err(to_py)?;
+    Ok(TensorXf::from_data(vec![img.height, img.width, img.channels], &img.data))
+}
+
+/// Writes an (H, W, C) or (H, W) image (EXR linear float; PNG sRGB 8-bit) by extension.
+#[pyfunction]
+fn _write_image(py: Python<'_>, path: std::path::PathBuf, image: &Bound<'_, PyAny>) -> PyResult<()> {
+    let a = to_host_array(py, image)?;
+    let (h, w, c) = match a.shape[..] {
+        [h, w] => (h, w, 1),
+        [h, w, c] if matches!(c, 1 | 3 | 4) => (h, w, c),
+        _ => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "write_bitmap: expected an image of shape (H, W) or (H, W, 1|3|4), got {}",
+                heliograph::scene::params::shape_str(&a.shape)
+            )))
+        }
+    };
+    let img = Image {
+        width: w,
+        height: h,
+        channels: c,
+        data: a.data,
+    };
+    py.detach(|| write_image(&path, &img)).map_err(to_py)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", heliograph::VERSION)?;
+    errors::register(m)?;
+    m.add_class::<TensorXf>()?;
+    m.add_class::<scene::PyScene>()?;
+    m.add_class::<params::SceneParameters>()?;
+    m.add_function(wrap_pyfunction!(scene::set_variant, m)?)?;
+    m.add_function(wrap_pyfunction!(scene::variant, m)?)?;
+    m.add_function(wrap_pyfunction!(scene::variants, m)?)?;
+    m.add_function(wrap_pyfunction!(scene::load_dict, m)?)?;
+    m.add_function(wrap_pyfunction!(scene::load_file, m)?)?;
+    m.add_function(wrap_pyfunction!(scene::load_string, m)?)?;
+    m.add_function(wrap_pyfunction!(scene::render, m)?)?;
+    m.add_function(wrap_pyfunction!(params::traverse, m)?)?;
+    m.add_function(wrap_pyfunction!(set_progress, m)?)?;
+    m.add_function(wrap_pyfunction!(progress, m)?)?;
+    m.add_function(wrap_pyfunction!(_pixels, m)?)?;
+    m.add_function(wrap_pyfunction!(_read_image, m)?)?;
+    m.add_function(wrap_pyfunction!(_write_image, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,65 @@
+"""heliograph: a physically based path tracer with a Mitsuba 3 style Python API.
+
+``import heliograph as mi`` runs most Mitsuba 3 scripts that use the CPU variants::
+
+    mi.set_variant("scalar_rgb")            # alias of heliograph's cpu_rgb
+    scene = mi.load_dict(mi.cornell_box())
+    image = mi.render(scene, spp=16)        # returns at once; reading waits
+    mi.util.write_bitmap("cbox.png", image)
+
+The compiled core lives in the private module ``heliograph._native``.
+"""
+
+from __future__ import annotations
+
+from . import util
+from ._native import (
+    CudaUnavailableError,
+    RenderError,
+    Scene,
+    SceneError,
+    SceneFileError,
+    SceneParameters,
+    TensorXf,
+    VariantError,
+    __version__,
+    load_dict,
+    load_file,
+    load_string,
+    progress,
+    render,
+    set_progress,
+    set_variant,
+    traverse,
+    variant,
+    variants,
+)
+from ._bitmap import Bitmap
+from ._cbox import cornell_box
+from ._transform import ScalarTransform4f
+
+__all__ = [
+    "Bitmap",
+    "CudaUnavailableError",
+    "RenderError",
+    "ScalarTransform4f",
+    "Scene",
+    "SceneError",
+    "SceneFileError",
+    "SceneParameters",
+    "TensorXf",
+    "VariantError",
+    "__version__",
+    "cornell_box",
+    "load_dict",
+    "load_file",
+    "load_string",
+    "progress",
+    "render",
+    "set_progress",
+    "set_variant",
+    "traverse",
+    "util",
+    "variant",
+    "variants",
+]

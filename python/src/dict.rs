@@ -1,0 +1,318 @@
+//! Mitsuba's dict scene format → [`SceneDesc`], built directly from the Python
+//! objects (no XML round trip).
+//!
+//! - `{'type': 'scene', key: {...}, ...}` is the root; each nested dict with a
+//!   `'type'` is an object whose category comes from the plugin registries.
+//! - Top-level objects get their key as `id` (so `{'type': 'ref', 'id': key}`
+//!   finds them); an explicit `'id'` wins. Keys may not contain `.` (reserved as
+//!   the separator of parameter paths, as in Mitsuba).
+//! - Values: `bool`, `int`, `float`, `str`; `{'type': 'rgb', 'value': v}` and
+//!   `{'type': 'spectrum', 'value': v}` (uniform); lists/arrays of 3 numbers are
+//!   vectors; `ScalarTransform4f` is a transform; `Bitmap`s, NumPy arrays and
+//!   tensors of rank 2 or 3 are in-memory pixels under the key the dict used.
+//! - Errors name the key path, e.g. `<dict>[shape.bsdf]: parameter "reflectance": ...`.
+
+use std::sync::Arc;
+
+use heliograph::math::{Color, Transform, Vec3};
+use heliograph::scene::{Category, ObjectDesc, PixelArray, Props, SceneDesc, Value};
+use heliograph::Loc;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use crate::errors::SceneError;
+use crate::tensor::to_host_array;
+
+/// Every plugin category with the names it knows, for `type` → category.
+fn registries() -> [(Category, &'static [&'static str]); 9] {
+    use heliograph::*;
+    [
+        (Category::Shape, shapes::KNOWN),
+        (Category::Bsdf, bsdfs::KNOWN),
+        (Category::Texture, textures::KNOWN),
+        (Category::Emitter, emitters::KNOWN),
+        (Category::Integrator, integrators::KNOWN),
+        (Category::Sensor, sensors::KNOWN),
+        (Category::Film, films::KNOWN),
+        (Category::Rfilter, rfilters::KNOWN),
+        (Category::Sampler, samplers::KNOWN),
+    ]
+}
+
+fn category_of(kind: &str, loc: &Loc) -> PyResult<Category> {
+    for (cat, names) in registries() {
+        if names.contains(&kind) {
+            return Ok(cat);
+        }
+    }
+    let mut known: Vec<&str> = registries().iter().flat_map(|r| r.1.iter().copied()).collect();
+    known.sort();
+    Err(SceneError::new_err(format!(
+        "{loc}: unknown plugin type \"{kind}\" (known: {})",
+        known.join(", ")
+    )))
+}
+
+fn loc_of(path: &str) -> Loc {
+    if path.is_empty() {
+        Loc::unknown("<dict>")
+    } else {
+        Loc::unknown(&format!("<dict>[{path}]"))
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// Converts a scene dict.
+pub fn load_dict(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<SceneDesc> {
+    let kind = type_of(d, "")?;
+    if kind != "scene" {
+        return Err(SceneError::new_err(format!(
+            "<dict>: load_dict() takes a scene dict ('type': 'scene'), got type \"{kind}\""
+        )));
+    }
+    let root = object(py, d, Category::Scene, "scene", "", true)?;
+    Ok(SceneDesc {
+        root: Arc::new(root),
+    })
+}
+
+fn type_of(d: &Bound<'_, PyDict>, path: &str) -> PyResult<String> {
+    let Some(t) = d.get_item("type")? else {
+        return Err(SceneError::new_err(format!(
+            "{}: the dict has no 'type' entry",
+            loc_of(path)
+        )));
+    };
+    t.extract::<String>().map_err(|_| {
+        SceneError::new_err(format!("{}: 'type' must be a string", loc_of(path)))
+    })
+}
+
+/// Builds one object from its dict.
+fn object(
+    py: Python<'_>,
+    d: &Bound<'_, PyDict>,
+    category: Category,
+    kind: &str,
+    path: &str,
+    top: bool,
+) -> PyResult<ObjectDesc> {
+    let loc = loc_of(path);
+    let mut props = Props::new(loc.clone());
+    let mut id = None;
+    for (k, v) in d.iter() {
+        let key: String = k.extract().map_err(|_| {
+            SceneError::new_err(format!("{loc}: dict keys must be strings, got {}", k.repr().map(|r| r.to_string()).unwrap_or_default()))
+        })?;
+        match key.as_str() {
+            "type" => continue,
+            "id" if category != Category::Scene => {
+                id = Some(v.extract::<String>().map_err(|_| {
+                    SceneError::new_err(format!("{loc}: 'id' must be a string"))
+                })?);
+                continue;
+            }
+            _ => {}
+        }
+        if key.contains('.') {
+            return Err(SceneError::new_err(format!(
+                "{loc}: the key \"{key}\" contains a '.', which separates parameter paths; use '_' instead"
+            )));
+        }
+        if key.starts_with("_arg_") {
+            return Err(SceneError::new_err(format!(
+                "{loc}: the key \"{key}\" is reserved (names starting with \"_arg_\" are generated)"
+            )));
+        }
+        let child_path = join(path, &key);
+        let value = value(py, &v, &child_path, top && category == Category::Scene)?;
+        props
+            .insert(&key, value, loc_of(&child_path))
+            .map_err(crate::errors::to_py)?;
+    }
+    Ok(ObjectDesc {
+        category,
+        kind: kind.to_string(),
+        id,
+        props,
+        loc,
+    })
+}
+
+/// Converts one dict value at `path`; `top` marks the scene's direct children.
+fn value(py: Python<'_>, v: &Bound<'_, PyAny>, path: &str, top: bool) -> PyResult<Value> {
+    let loc = loc_of(path);
+    if let Ok(d) = v.cast::<PyDict>() {
+        return dict_value(py, d, path, top);
+    }
+    if v.is_instance_of::<PyBool>() {
+        return Ok(Value::Bool(v.extract()?));
+    }
+    if v.is_instance_of::<PyInt>() {
+        return Ok(Value::Int(v.extract().map_err(|_| {
+            SceneError::new_err(format!("{loc}: integer out of range"))
+        })?));
+    }
+    if v.is_instance_of::<PyFloat>() {
+        return Ok(Value::Float(v.extract()?));
+    }
+    if v.is_instance_of::<PyString>() {
+        return Ok(Value::String(v.extract()?));
+    }
+    if let Some(t) = transform_of(v)? {
+        return Ok(Value::Transform(t));
+    }
+    if let Ok(px) = v.getattr("__heliograph_pixels__") {
+        // a Bitmap: validated when it was made
+        let a = to_host_array(py, &px)?;
+        return Ok(Value::Pixels(Arc::new(pixels(a, &loc)?)));
+    }
+    let array_like = v.is_instance_of::<PyList>()
+        || v.is_instance_of::<PyTuple>()
+        || v.hasattr("__dlpack__")?
+        || v.hasattr("__array__")?;
+    if array_like {
+        let a = to_host_array(py, v).map_err(|e| SceneError::new_err(format!("{loc}: {e}")))?;
+        return match a.shape.len() {
+            1 if a.shape[0] == 3 => {
+                let c = &a.data;
+                Ok(Value::Vector(Vec3::new(c[0], c[1], c[2])))
+            }
+            2 | 3 => Ok(Value::Pixels(Arc::new(pixels(a, &loc)?))),
+            _ => Err(SceneError::new_err(format!(
+                "{loc}: an array of shape {} is neither a 3-vector nor an image (H, W[, C])",
+                heliograph::scene::params::shape_str(&a.shape)
+            ))),
+        };
+    }
+    let ty = v.get_type().name()?;
+    Err(SceneError::new_err(format!(
+        "{loc}: unsupported value of type {ty} (expected a dict, number, bool, string, list of 3 numbers, ScalarTransform4f, Bitmap or array)"
+    )))
+}
+
+/// A nested dict: an object, a reference or a colour.
+fn dict_value(py: Python<'_>, d: &Bound<'_, PyDict>, path: &str, top: bool) -> PyResult<Value> {
+    let loc = loc_of(path);
+    let kind = type_of(d, path)?;
+    let only = |allowed: &[&str]| -> PyResult<()> {
+        for k in d.keys() {
+            let k: String = k.extract().unwrap_or_default();
+            if !allowed.contains(&k.as_str()) {
+                return Err(SceneError::new_err(format!(
+                    "{loc}: unexpected key \"{k}\" in a '{kind}' dict (allowed: {})",
+                    allowed.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    };
+    match kind.as_str() {
+        "ref" => {
+            only(&["type", "id"])?;
+            let id = d.get_item("id")?.and_then(|i| i.extract::<String>().ok());
+            let id = id.ok_or_else(|| SceneError::new_err(format!("{loc}: a 'ref' needs a string 'id'")))?;
+            Ok(Value::Ref(id))
+        }
+        "rgb" | "spectrum" => {
+            only(&["type", "value"])?;
+            let v = d
+                .get_item("value")?
+                .ok_or_else(|| SceneError::new_err(format!("{loc}: a '{kind}' needs a 'value'")))?;
+            Ok(Value::Rgb(color(py, &v, &loc, &kind)?))
+        }
+        "scene" => Err(SceneError::new_err(format!("{loc}: a scene cannot be nested"))),
+        _ => {
+            let cat = category_of(&kind, &loc)?;
+            let mut obj = object(py, d, cat, &kind, path, false)?;
+            if top && obj.id.is_none() {
+                obj.id = path.rsplit('.').next().map(str::to_string);
+            }
+            Ok(Value::Object(Arc::new(obj)))
+        }
+    }
+}
+
+fn color(py: Python<'_>, v: &Bound<'_, PyAny>, loc: &Loc, kind: &str) -> PyResult<Color> {
+    if let Ok(x) = v.extract::<f64>() {
+        return Ok(Color::splat(x as f32));
+    }
+    let a = to_host_array(py, v).map_err(|e| SceneError::new_err(format!("{loc}: {e}")))?;
+    if a.shape != [3] {
+        return Err(SceneError::new_err(format!(
+            "{loc}: a '{kind}' value must be a number or 3 numbers, got shape {}",
+            heliograph::scene::params::shape_str(&a.shape)
+        )));
+    }
+    if kind == "spectrum" {
+        return Err(SceneError::new_err(format!(
+            "{loc}: only uniform spectra (a single number) are supported"
+        )));
+    }
+    Ok(Color::new(a.data[0], a.data[1], a.data[2]))
+}
+
+/// A `ScalarTransform4f` (anything with a `__heliograph_matrix__` of 4×4 rows).
+pub fn transform_of(v: &Bound<'_, PyAny>) -> PyResult<Option<Transform>> {
+    let Ok(m) = v.getattr("__heliograph_matrix__") else {
+        return Ok(None);
+    };
+    let rows: [[f32; 4]; 4] = m.extract().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err("__heliograph_matrix__ must be 4 rows of 4 floats")
+    })?;
+    Transform::from_rows(rows)
+        .map(Some)
+        .ok_or_else(|| SceneError::new_err("the transform matrix is singular or not finite"))
+}
+
+/// Validates an image array: rank 2 or 3, 1/3/4 channels, float or uint8, finite.
+/// uint8 data is 8-bit sRGB (decoded to linear, as Mitsuba does for 8-bit bitmaps).
+pub fn pixels(a: crate::dlpack::HostArray, loc: &Loc) -> PyResult<PixelArray> {
+    let (h, w, c) = match a.shape[..] {
+        [h, w] => (h, w, 1),
+        [h, w, c] => (h, w, c),
+        _ => {
+            return Err(SceneError::new_err(format!(
+                "{loc}: a bitmap array must have shape (H, W) or (H, W, C), got {}",
+                heliograph::scene::params::shape_str(&a.shape)
+            )))
+        }
+    };
+    if !matches!(c, 1 | 3 | 4) || h == 0 || w == 0 {
+        return Err(SceneError::new_err(format!(
+            "{loc}: a bitmap needs a non-empty image with 1, 3 or 4 channels, got shape {}",
+            heliograph::scene::params::shape_str(&a.shape)
+        )));
+    }
+    let mut data = a.data.clone();
+    if a.is_u8() {
+        for (i, v) in data.iter_mut().enumerate() {
+            let alpha = c == 4 && i % 4 == 3;
+            let x = *v / 255.0;
+            *v = if alpha { x } else { heliograph::io::srgb_to_linear(x) };
+        }
+    } else if !a.is_float() {
+        return Err(SceneError::new_err(format!(
+            "{loc}: bitmap arrays must be float16/32/64 or uint8, got {}",
+            a.dtype_name()
+        )));
+    }
+    if let Some(i) = data.iter().position(|v| !v.is_finite()) {
+        return Err(SceneError::new_err(format!(
+            "{loc}: the bitmap array contains NaN or infinite values (first at flat index {i})"
+        )));
+    }
+    Ok(PixelArray {
+        width: w,
+        height: h,
+        channels: c,
+        data,
+    })
+}

@@ -1,0 +1,247 @@
+//! `Scene`, variants, the loaders and `render`.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use heliograph::backend::cpu::render_async;
+use heliograph::backend::RenderOptions;
+use heliograph::scene::{build_scene, xml, Scene, SceneDesc};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyString};
+
+use crate::errors::{to_py, CudaUnavailableError, VariantError};
+use crate::params::SceneParameters;
+use crate::tensor::TensorXf;
+
+/// The variant set by `set_variant` (`cpu_rgb` until then).
+static VARIANT: Mutex<Option<&'static str>> = Mutex::new(None);
+
+/// Variants this build can run.
+const VARIANTS: &[&str] = &["cpu_rgb"];
+
+/// Mitsuba's names and heliograph's: the canonical name, or None if unknown.
+fn canonical(name: &str) -> Option<&'static str> {
+    match name {
+        "cpu_rgb" | "scalar_rgb" | "llvm_ad_rgb" | "llvm_rgb" | "scalar_ad_rgb" => Some("cpu_rgb"),
+        "cuda_rgb" | "cuda_ad_rgb" => Some("cuda_rgb"),
+        _ => None,
+    }
+}
+
+fn set_one(name: &str) -> PyResult<&'static str> {
+    match canonical(name) {
+        Some("cuda_rgb") => Err(CudaUnavailableError::new_err(format!(
+            "variant \"{name}\" needs the CUDA backend, which is not available in this build (use \"cpu_rgb\")"
+        ))),
+        Some(v) => Ok(v),
+        None => Err(VariantError::new_err(format!(
+            "unknown variant \"{name}\" (available: {}; Mitsuba aliases scalar_rgb and llvm_ad_rgb mean cpu_rgb, cuda_ad_rgb means cuda_rgb)",
+            VARIANTS.join(", ")
+        ))),
+    }
+}
+
+/// `set_variant(*names)`: the first name that works is selected (as Mitsuba).
+#[pyfunction]
+#[pyo3(signature = (*names))]
+pub fn set_variant(names: Vec<String>) -> PyResult<()> {
+    let mut last = VariantError::new_err("set_variant() needs at least one variant name");
+    for n in &names {
+        match set_one(n) {
+            Ok(v) => {
+                *VARIANT.lock().unwrap_or_else(|p| p.into_inner()) = Some(v);
+                return Ok(());
+            }
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// The current variant, or None before `set_variant`.
+#[pyfunction]
+pub fn variant() -> Option<&'static str> {
+    *VARIANT.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The variants this build can run.
+#[pyfunction]
+pub fn variants() -> Vec<&'static str> {
+    VARIANTS.to_vec()
+}
+
+/// A loaded scene: its description and the render-ready scene built from it.
+#[pyclass(module = "heliograph", name = "Scene", frozen)]
+pub struct PyScene {
+    state: Mutex<SceneState>,
+}
+
+/// The description and the scene built from it, replaced together by updates.
+pub struct SceneState {
+    /// What the scene was built from (parameters are written here).
+    pub desc: SceneDesc,
+    /// The built scene; renders hold their own `Arc`, so updates never race them.
+    pub scene: Arc<Scene>,
+}
+
+impl PyScene {
+    fn build(py: Python<'_>, desc: SceneDesc) -> PyResult<PyScene> {
+        let scene = py.detach(|| build_scene(&desc)).map_err(to_py)?;
+        Ok(PyScene {
+            state: Mutex::new(SceneState {
+                desc,
+                scene: Arc::new(scene),
+            }),
+        })
+    }
+
+    /// The state, for traversal and updates.
+    pub fn lock(&self) -> MutexGuard<'_, SceneState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[pymethods]
+impl PyScene {
+    fn __repr__(&self) -> String {
+        let st = self.lock();
+        let s = &st.scene;
+        let f = &s.sensor.film;
+        format!(
+            "Scene(shapes={}, emitters={}, bsdfs={}, film={}x{})",
+            s.geom.shapes.len(),
+            s.emitters.len(),
+            s.bsdfs.len(),
+            f.width,
+            f.height
+        )
+    }
+}
+
+fn defines(params: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    if let Some(p) = params {
+        for (k, v) in p.iter() {
+            let k: String = k.extract()?;
+            let s = if v.is_instance_of::<PyBool>() {
+                if v.extract::<bool>()? { "true" } else { "false" }.to_string()
+            } else if v.is_instance_of::<PyString>() {
+                v.extract()?
+            } else {
+                v.str()?.to_string()
+            };
+            out.push((k, s));
+        }
+    }
+    Ok(out)
+}
+
+/// `load_file(path, **params)`: a Mitsuba XML file; `params` override its `<default>`s.
+#[pyfunction]
+#[pyo3(signature = (path, **params))]
+pub fn load_file(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    params: Option<&Bound<'_, PyDict>>,
+) -> PyResult<PyScene> {
+    let defs = defines(params)?;
+    let desc = py.detach(|| xml::load_file(&path, &defs)).map_err(to_py)?;
+    PyScene::build(py, desc)
+}
+
+/// `load_string(xml, **params)`: a Mitsuba XML document in a string.
+#[pyfunction]
+#[pyo3(signature = (string, **params))]
+pub fn load_string(
+    py: Python<'_>,
+    string: &str,
+    params: Option<&Bound<'_, PyDict>>,
+) -> PyResult<PyScene> {
+    let defs = defines(params)?;
+    let desc = xml::load_string(string, &defs).map_err(to_py)?;
+    PyScene::build(py, desc)
+}
+
+/// `load_dict(dict)`: Mitsuba's dict format.
+#[pyfunction]
+pub fn load_dict(py: Python<'_>, dict: &Bound<'_, PyAny>) -> PyResult<PyScene> {
+    let d = dict.cast::<PyDict>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "load_dict() takes a dict, got {}",
+            dict.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        ))
+    })?;
+    let desc = crate::dict::load_dict(py, d)?;
+    PyScene::build(py, desc)
+}
+
+/// `render(scene, params=None, spp=None, seed=0, sensor=0)`: starts the render
+/// and returns its `TensorXf` at once; reading the tensor waits for it.
+#[pyfunction]
+#[pyo3(signature = (scene, params=None, spp=None, seed=None, sensor=None))]
+pub fn render(
+    scene: &Bound<'_, PyAny>,
+    params: Option<&Bound<'_, PyAny>>,
+    spp: Option<&Bound<'_, PyAny>>,
+    seed: Option<&Bound<'_, PyAny>>,
+    sensor: Option<&Bound<'_, PyAny>>,
+) -> PyResult<TensorXf> {
+    let scene = scene.cast::<PyScene>().map_err(|_| {
+        PyTypeError::new_err("render(): 'scene' must be a heliograph Scene (from load_dict/load_file/load_string)")
+    })?;
+    if let Some(p) = params.filter(|p| !p.is_none()) {
+        if p.cast::<SceneParameters>().is_err() {
+            return Err(PyTypeError::new_err("render(): 'params' must be None or the SceneParameters of traverse()"));
+        }
+    }
+    let spp = match spp.filter(|s| !s.is_none()) {
+        None => None,
+        Some(s) => Some(positive_int(s, "spp")?),
+    };
+    let seed = match seed {
+        Some(s) => non_negative_int(s, "seed")?,
+        None => 0,
+    };
+    let sensor = match sensor {
+        Some(s) => non_negative_int(s, "sensor")?,
+        None => 0,
+    };
+    if sensor != 0 {
+        return Err(PyValueError::new_err("render(): the scene has one sensor; 'sensor' must be 0"));
+    }
+    let scene_arc = scene.get().lock().scene.clone();
+    let f = &scene_arc.sensor.film;
+    let shape = vec![f.crop_size[1] as usize, f.crop_size[0] as usize, f.channels()];
+    let job = render_async(scene_arc, RenderOptions { spp, seed }).map_err(to_py)?;
+    Ok(TensorXf::pending(shape, job))
+}
+
+fn int_arg(v: &Bound<'_, PyAny>, name: &str) -> PyResult<i128> {
+    if v.is_instance_of::<PyBool>() {
+        return Err(PyTypeError::new_err(format!("render(): '{name}' must be an int, got bool")));
+    }
+    v.extract::<i128>().map_err(|_| {
+        let ty = v.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+        PyTypeError::new_err(format!("render(): '{name}' must be an int, got {ty}"))
+    })
+}
+
+fn positive_int(v: &Bound<'_, PyAny>, name: &str) -> PyResult<u32> {
+    let x = int_arg(v, name)?;
+    if !(1..=u32::MAX as i128).contains(&x) {
+        return Err(PyValueError::new_err(format!(
+            "render(): '{name}' must be a positive integer, got {x}"
+        )));
+    }
+    Ok(x as u32)
+}
+
+fn non_negative_int(v: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
+    let x = int_arg(v, name)?;
+    if !(0..=u64::MAX as i128).contains(&x) {
+        return Err(PyValueError::new_err(format!(
+            "render(): '{name}' must be a non-negative integer, got {x}"
+        )));
+    }
+    Ok(x as u64)
+}

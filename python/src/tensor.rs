@@ -1,0 +1,398 @@
+//! `TensorXf`: a float32 host tensor that may still be rendering (DESIGN.md §4).
+//!
+//! `render()` returns a tensor holding the background [`RenderJob`]; every read
+//! (`numpy()`, `__array__`, `__repr__`, `__dlpack__`, `_repr_png_`, file writes)
+//! waits for exactly that render with the GIL released, polling for Ctrl-C
+//! (which cancels the render) and drawing the progress line.
+
+use std::io::Cursor;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use heliograph::backend::cpu::RenderJob;
+use heliograph::io::{linear_to_srgb, Image};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyCapsule, PyTuple};
+
+use crate::dlpack::{self, Buffer, HostArray};
+use crate::errors::{self, RenderError};
+
+/// Whether waits draw a progress line (`set_progress`).
+pub static PROGRESS: AtomicBool = AtomicBool::new(true);
+/// Renders shorter than this draw no progress line.
+const PROGRESS_DELAY: Duration = Duration::from_millis(500);
+
+enum State {
+    Pending(RenderJob),
+    Ready(Arc<Buffer>),
+    Failed(String),
+}
+
+/// A float32 tensor on the host (`shape`, C order).
+#[pyclass(module = "heliograph", frozen)]
+pub struct TensorXf {
+    shape: Vec<usize>,
+    state: Mutex<State>,
+}
+
+impl TensorXf {
+    /// A finished tensor.
+    pub fn from_data(shape: Vec<usize>, data: &[f32]) -> TensorXf {
+        TensorXf {
+            shape,
+            state: Mutex::new(State::Ready(Buffer::from_slice(data))),
+        }
+    }
+
+    /// A tensor that a background render will fill.
+    pub fn pending(shape: Vec<usize>, job: RenderJob) -> TensorXf {
+        TensorXf {
+            shape,
+            state: Mutex::new(State::Pending(job)),
+        }
+    }
+
+    /// The shape.
+    pub fn dims(&self) -> &[usize] {
+        &self.shape
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes a finished job's image; `None` while it still runs.
+    fn try_finish(&self) -> Option<PyResult<Arc<Buffer>>> {
+        let mut st = self.lock();
+        let job = match &*st {
+            State::Ready(b) => return Some(Ok(b.clone())),
+            State::Failed(m) => return Some(Err(RenderError::new_err(m.clone()))),
+            State::Pending(j) if !j.is_finished() => return None,
+            State::Pending(_) => match std::mem::replace(&mut *st, State::Failed(String::new())) {
+                State::Pending(j) => j,
+                _ => unreachable!("checked above"),
+            },
+        };
+        let res = job.wait().and_then(|img| self.check_image(img));
+        Some(match res {
+            Ok(buf) => {
+                *st = State::Ready(buf.clone());
+                Ok(buf)
+            }
+            Err(e) => {
+                let err = errors::to_py(e);
+                *st = State::Failed(err.to_string());
+                Err(err)
+            }
+        })
+    }
+
+    fn check_image(&self, img: Image) -> heliograph::Result<Arc<Buffer>> {
+        if [img.height, img.width, img.channels] != self.shape[..] {
+            return Err(heliograph::Error::Render(format!(
+                "the film developed a {}x{}x{} image, expected {:?}",
+                img.height, img.width, img.channels, self.shape
+            )));
+        }
+        Ok(Buffer::from_slice(&img.data))
+    }
+
+    /// Waits (GIL released) for the data; Ctrl-C cancels the render.
+    pub fn wait(&self, py: Python<'_>) -> PyResult<Arc<Buffer>> {
+        let start = Instant::now();
+        let mut bar = ProgressLine::default();
+        let mut poll = Duration::from_micros(200);
+        loop {
+            if let Some(r) = self.try_finish() {
+                bar.finish(py);
+                return r;
+            }
+            py.detach(|| std::thread::sleep(poll));
+            poll = (poll * 2).min(Duration::from_millis(20));
+            if let Err(e) = py.check_signals() {
+                self.cancel(py);
+                bar.finish(py);
+                return Err(e);
+            }
+            if PROGRESS.load(Ordering::Relaxed) && start.elapsed() > PROGRESS_DELAY {
+                let (done, total) = match &*self.lock() {
+                    State::Pending(j) => j.progress().samples(),
+                    _ => continue,
+                };
+                bar.draw(py, done, total, start.elapsed());
+            }
+        }
+    }
+
+    /// Cancels a running render and waits for its threads to stop.
+    fn cancel(&self, py: Python<'_>) {
+        let job = {
+            let mut st = self.lock();
+            match std::mem::replace(&mut *st, State::Failed("render cancelled by KeyboardInterrupt".into())) {
+                State::Pending(j) => Some(j),
+                other => {
+                    *st = other;
+                    None
+                }
+            }
+        };
+        if let Some(j) = job {
+            j.progress().cancel();
+            py.detach(move || drop(j.wait()));
+        }
+    }
+
+    /// A NumPy view of the (finished) data.
+    fn numpy_view<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let np = slf.py().import("numpy")?;
+        np.call_method1("from_dlpack", (slf,))
+    }
+}
+
+#[pymethods]
+impl TensorXf {
+    /// `TensorXf(array)`: copies a NumPy array, any DLPack producer, a nested list or a TensorXf.
+    #[new]
+    fn py_new(py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<TensorXf> {
+        let a = to_host_array(py, array)?;
+        if !(a.is_float() || a.dtype.code <= 1) {
+            return Err(PyTypeError::new_err(format!(
+                "TensorXf: cannot convert an array of {} to float32",
+                a.dtype_name()
+            )));
+        }
+        Ok(TensorXf::from_data(a.shape, &a.data))
+    }
+
+    /// The shape, as a tuple.
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.shape)
+    }
+
+    /// Always `numpy.float32`.
+    #[getter]
+    fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("numpy")?.getattr("dtype")?.call1(("float32",))
+    }
+
+    /// Number of dimensions.
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// Whether the data is available without waiting.
+    #[getter]
+    fn ready(&self) -> bool {
+        match &*self.lock() {
+            State::Pending(j) => j.is_finished(),
+            _ => true,
+        }
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        self.shape
+            .first()
+            .copied()
+            .ok_or_else(|| PyTypeError::new_err("len() of a 0-d tensor"))
+    }
+
+    /// A NumPy view of the data (waits for the render).
+    fn numpy<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        Self::numpy_view(slf)
+    }
+
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__<'py>(
+        slf: &Bound<'py, Self>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut a = Self::numpy_view(slf)?;
+        if let Some(dt) = dtype.filter(|d| !d.is_none()) {
+            let same: bool = a.getattr("dtype")?.eq(dt)?;
+            if !same && copy == Some(false) {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "TensorXf.__array__: a dtype conversion needs a copy, but copy=False",
+                ));
+            }
+            a = a.call_method1("astype", (dt,))?;
+            return Ok(a);
+        }
+        if copy == Some(true) {
+            a = a.call_method0("copy")?;
+        }
+        Ok(a)
+    }
+
+    fn __getitem__<'py>(
+        slf: &Bound<'py, Self>,
+        index: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        Self::numpy_view(slf)?.get_item(index)
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let view = Self::numpy_view(slf)?;
+        let body = view.repr()?.to_string();
+        let body = body.strip_prefix("array(").unwrap_or(&body);
+        let body = body.rsplit_once(", dtype=").map(|b| b.0).unwrap_or(body);
+        let body = body.strip_suffix(')').unwrap_or(body);
+        Ok(format!("TensorXf({body}, shape={:?})", slf.get().shape))
+    }
+
+    /// PNG of the tonemapped (clamped, sRGB-encoded) image, for notebooks.
+    fn _repr_png_<'py>(slf: &Bound<'py, Self>) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let t = slf.get();
+        let (h, w, c) = match t.shape[..] {
+            [h, w, c] if (1..=4).contains(&c) => (h, w, c),
+            [h, w] => (h, w, 1),
+            _ => return Ok(None),
+        };
+        let buf = t.wait(slf.py())?;
+        let png = encode_png(buf.as_slice(), w, h, c).map_err(PyRuntimeError::new_err)?;
+        Ok(Some(PyBytes::new(slf.py(), &png)))
+    }
+
+    /// DLPack export (CPU rows of DLPACK.md): waits for the render, only `stream=None`.
+    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
+    fn __dlpack__<'py>(
+        slf: &Bound<'py, Self>,
+        stream: Option<&Bound<'py, PyAny>>,
+        max_version: Option<&Bound<'py, PyAny>>,
+        dl_device: Option<&Bound<'py, PyAny>>,
+        copy: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let (versioned, copied) = dlpack::check_export_args(stream, max_version, dl_device, copy)?;
+        let t = slf.get();
+        let mut buf = t.wait(slf.py())?;
+        if copied {
+            buf = Buffer::from_slice(buf.as_slice());
+        }
+        dlpack::export(slf.py(), buf, &t.shape, versioned, copied)
+    }
+
+    /// `(1, 0)`: a CPU tensor.
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        (dlpack::DEVICE_CPU, 0)
+    }
+
+    /// A PyTorch tensor sharing this memory (`torch.from_dlpack`).
+    fn torch<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        slf.py().import("torch")?.call_method1("from_dlpack", (slf,))
+    }
+
+    /// A JAX array (`jax.dlpack.from_dlpack`; JAX copies host data it cannot alias).
+    fn jax<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let dl = slf.py().import("jax.dlpack")?;
+        dl.call_method1("from_dlpack", (slf,))
+    }
+
+    /// A TensorFlow tensor, from a legacy capsule made with `stream=None`.
+    fn tf<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let dl = slf.py().import("tensorflow.experimental.dlpack")?;
+        let cap = Self::__dlpack__(slf, None, None, None, None)?;
+        dl.call_method1("from_dlpack", (cap,))
+    }
+}
+
+/// Converts anything array-like to a host array: a TensorXf (waits), a DLPack
+/// producer, or (through `numpy.asarray`) nested sequences.
+pub fn to_host_array(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArray> {
+    if let Ok(t) = obj.cast::<TensorXf>() {
+        let t = t.get();
+        let buf = t.wait(py)?;
+        return Ok(HostArray {
+            shape: t.shape.clone(),
+            data: buf.as_slice().to_vec(),
+            dtype: dlpack::DLDataType {
+                code: 2,
+                bits: 32,
+                lanes: 1,
+            },
+        });
+    }
+    if obj.hasattr("__dlpack__")? && !obj.is_instance_of::<pyo3::types::PyType>() {
+        return dlpack::import(py, obj);
+    }
+    let np = py.import("numpy")?;
+    let arr = np.call_method1("asarray", (obj,)).map_err(|e| {
+        PyTypeError::new_err(format!("cannot convert to an array: {e}"))
+    })?;
+    let kind: String = arr.getattr("dtype")?.getattr("kind")?.extract()?;
+    if !"biuf".contains(kind.as_str()) || kind.is_empty() {
+        let ty = obj.get_type().name()?;
+        return Err(PyTypeError::new_err(format!(
+            "expected a number, a sequence of numbers or an array, got {ty} (array kind '{kind}')"
+        )));
+    }
+    dlpack::import(py, &arr)
+}
+
+/// Encodes linear float pixels as an 8-bit sRGB PNG.
+fn encode_png(data: &[f32], w: usize, h: usize, c: usize) -> Result<Vec<u8>, String> {
+    let bytes: Vec<u8> = data
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let v = if c == 4 && i % 4 == 3 { v.clamp(0.0, 1.0) } else { linear_to_srgb(v) };
+            (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8
+        })
+        .collect();
+    let color = match c {
+        1 => image::ExtendedColorType::L8,
+        2 => image::ExtendedColorType::La8,
+        3 => image::ExtendedColorType::Rgb8,
+        _ => image::ExtendedColorType::Rgba8,
+    };
+    let mut out = Vec::new();
+    let enc = image::codecs::png::PngEncoder::new(Cursor::new(&mut out));
+    image::ImageEncoder::write_image(enc, &bytes, w as u32, h as u32, color)
+        .map_err(|e| format!("PNG encoding failed: {e}"))?;
+    Ok(out)
+}
+
+/// A one-line progress bar on `sys.stderr` (terminals and notebooks both honour `\r`).
+#[derive(Default)]
+struct ProgressLine {
+    drawn: bool,
+    last: Option<Instant>,
+}
+
+impl ProgressLine {
+    fn draw(&mut self, py: Python<'_>, done: u64, total: u64, elapsed: Duration) {
+        if self.last.is_some_and(|t| t.elapsed() < Duration::from_millis(100)) {
+            return;
+        }
+        self.last = Some(Instant::now());
+        let frac = if total > 0 { done as f64 / total as f64 } else { 0.0 };
+        let n = (frac * 30.0) as usize;
+        let line = format!(
+            "\rRendering [{}{}] {:5.1}% ({:.1} s)",
+            "#".repeat(n),
+            " ".repeat(30 - n.min(30)),
+            frac * 100.0,
+            elapsed.as_secs_f64()
+        );
+        self.drawn |= write_stderr(py, &line);
+    }
+
+    fn finish(&mut self, py: Python<'_>) {
+        if self.drawn {
+            write_stderr(py, "\n");
+            self.drawn = false;
+        }
+    }
+}
+
+fn write_stderr(py: Python<'_>, s: &str) -> bool {
+    let Ok(err) = py.import("sys").and_then(|m| m.getattr("stderr")) else {
+        return false;
+    };
+    let ok = err.call_method1("write", (s,)).is_ok();
+    let _ = err.call_method0("flush");
+    ok
+}
