@@ -1,0 +1,200 @@
+//! BVH tests: exact agreement with brute force over every primitive.
+
+use super::*;
+use crate::math::warp::square_to_uniform_sphere;
+use crate::math::{Pcg32, Transform};
+use crate::shapes::rectangle::Planar;
+use crate::shapes::{AnyShape, Disk, Rectangle, Sphere, TriMesh};
+use glam::Affine3A;
+
+fn v3(rng: &mut Pcg32) -> Vec3 {
+    Vec3::new(rng.next_f32(), rng.next_f32(), rng.next_f32())
+}
+
+/// A triangle soup in the unit cube (with a few identical triangles and
+/// axis-aligned ones), plus analytic shapes.
+fn soup(n_tris: usize, seed: u64) -> Geometry {
+    let mut rng = Pcg32::new(seed, 1);
+    let mut m = TriMesh::default();
+    for i in 0..n_tris {
+        let c = v3(&mut rng);
+        let size = 0.02 + 0.1 * rng.next_f32();
+        let base = m.positions.len() as u32;
+        for _ in 0..3 {
+            let mut p = c + (v3(&mut rng) - Vec3::splat(0.5)) * size;
+            if i % 17 == 0 {
+                p.z = c.z; // axis-aligned (flat in z) triangles
+            }
+            m.positions.push(p);
+        }
+        m.tris.push([base, base + 1, base + 2]);
+        if i % 101 == 0 {
+            m.tris.push([base, base + 1, base + 2]); // exact duplicate
+        }
+    }
+    let mut g = Geometry::default();
+    m.add_to(&mut g, false, 0);
+    let sphere = Sphere::new(
+        Affine3A::from_translation(Vec3::new(0.3, 0.6, 0.5).into()) * Affine3A::from_scale(Vec3::splat(0.1).into()),
+        false,
+    )
+    .unwrap();
+    g.add_analytic(AnyShape::Sphere(sphere), 0);
+    let tw = Transform::translate(Vec3::new(0.7, 0.2, 0.4))
+        .then_after(&Transform::rotate(Vec3::new(1.0, 1.0, 0.0), 30.0).unwrap())
+        .then_after(&Transform::scale(Vec3::splat(0.15)).unwrap());
+    let plane = Planar::new(&tw, false).unwrap();
+    g.add_analytic(AnyShape::Rectangle(Rectangle { plane, area: 0.09 }), 0);
+    g.add_analytic(AnyShape::Disk(Disk { plane, area: 0.07 }), 0);
+    g
+}
+
+fn brute_closest(g: &Geometry, ray: &Ray) -> Option<(u32, f32)> {
+    let mut r = *ray;
+    let mut best = None;
+    for p in 0..g.prims.len() as u32 {
+        if let Some((t, _)) = g.intersect_prim(p, &r) {
+            r.tmax = t;
+            best = Some((p, t));
+        }
+    }
+    best
+}
+
+fn random_ray(rng: &mut Pcg32, k: usize) -> Ray {
+    let o = v3(rng) * 2.0 - Vec3::splat(0.5);
+    let d = match k % 7 {
+        // axis-aligned directions exercise zero components
+        0 => [Vec3::X, -Vec3::Y, Vec3::Z][k % 3],
+        1 => Vec3::new(rng.next_f32() - 0.5, 0.0, rng.next_f32() - 0.5).normalize(),
+        _ => square_to_uniform_sphere(Vec2::new(rng.next_f32(), rng.next_f32())),
+    };
+    let mut r = Ray::new(o, d);
+    if k % 5 == 0 {
+        r.tmax = 0.3 + rng.next_f32();
+    }
+    r
+}
+
+#[test]
+fn node_layout_is_32_bytes_with_fixed_offsets() {
+    assert_eq!(std::mem::size_of::<BvhNode>(), 32);
+    assert_eq!(std::mem::offset_of!(BvhNode, min), 0);
+    assert_eq!(std::mem::offset_of!(BvhNode, left_first), 12);
+    assert_eq!(std::mem::offset_of!(BvhNode, max), 16);
+    assert_eq!(std::mem::offset_of!(BvhNode, count), 28);
+}
+
+#[test]
+fn closest_hits_and_occlusion_match_brute_force() {
+    let g = soup(3000, 42);
+    let bvh = Bvh::build(&g);
+    check_structure(&g, &bvh);
+    let mut rng = Pcg32::new(9, 2);
+    let mut hits = 0;
+    for k in 0..6000 {
+        let ray = random_ray(&mut rng, k);
+        let want = brute_closest(&g, &ray);
+        let got = bvh.intersect(&g, &ray);
+        match (want, got) {
+            (None, None) => {}
+            (Some((wp, wt)), Some((gp, gt, _))) => {
+                hits += 1;
+                assert_eq!(wt, gt, "ray {k}: t differs");
+                if wp != gp {
+                    // only a tie may pick another primitive
+                    let t_other = g.intersect_prim(wp, &ray).map(|h| h.0);
+                    assert_eq!(t_other, Some(gt), "ray {k}: prim {gp} vs {wp}");
+                }
+            }
+            _ => panic!("ray {k}: brute force {want:?}, bvh {got:?}"),
+        }
+        assert_eq!(bvh.occluded(&g, &ray), want.is_some(), "ray {k}: occlusion");
+    }
+    assert!(hits > 500, "the test rays should mostly hit ({hits})");
+}
+
+/// Every primitive appears once; every box contains its children / prims; leaves are small.
+fn check_structure(g: &Geometry, bvh: &Bvh) {
+    let mut seen = vec![0u32; g.prims.len()];
+    let mut stack = vec![(0usize, 0usize)];
+    let mut max_depth = 0;
+    while let Some((i, depth)) = stack.pop() {
+        max_depth = max_depth.max(depth);
+        let n = bvh.nodes[i];
+        let b = n.bounds();
+        let inside = |c: Aabb| c.min.cmpge(b.min).all() && c.max.cmple(b.max).all();
+        if n.is_leaf() {
+            assert!(n.count as usize <= super::build::MAX_LEAF || depth > 60);
+            for s in n.left_first..n.left_first + n.count {
+                let p = bvh.prim_indices[s as usize];
+                seen[p as usize] += 1;
+                assert!(inside(g.prim_bounds(p)));
+            }
+        } else {
+            for c in [n.left_first as usize, n.left_first as usize + 1] {
+                assert!(inside(bvh.nodes[c].bounds()));
+                stack.push((c, depth + 1));
+            }
+        }
+    }
+    assert!(seen.iter().all(|&c| c == 1));
+    assert!(max_depth < STACK_SIZE - 8, "depth {max_depth}");
+}
+
+#[test]
+fn empty_and_single_prim_scenes() {
+    let g = Geometry::default();
+    let bvh = Bvh::build(&g);
+    assert!(bvh.nodes.is_empty() && bvh.bounds().is_empty());
+    let ray = Ray::new(Vec3::ZERO, Vec3::Z);
+    assert!(bvh.intersect(&g, &ray).is_none() && !bvh.occluded(&g, &ray));
+    let mut g = Geometry::default();
+    let s = Sphere::new(Affine3A::from_translation(Vec3::new(0.0, 0.0, 5.0).into()), false).unwrap();
+    g.add_analytic(AnyShape::Sphere(s), 0);
+    let bvh = Bvh::build(&g);
+    let (p, t, _) = bvh.intersect(&g, &ray).unwrap();
+    assert_eq!((p, t), (0, 4.0));
+    let mut short = ray;
+    short.tmax = 3.9;
+    assert!(!bvh.occluded(&g, &short));
+}
+
+#[test]
+fn many_identical_prims_build_and_traverse() {
+    // 1000 copies of one triangle: centroid bounds are a point, the build must
+    // still terminate with bounded depth and find the hit.
+    let mut m = TriMesh {
+        positions: vec![Vec3::ZERO, Vec3::X, Vec3::Y],
+        ..Default::default()
+    };
+    m.tris = vec![[0, 1, 2]; 1000];
+    let mut g = Geometry::default();
+    m.add_to(&mut g, false, 0);
+    let bvh = Bvh::build(&g);
+    check_structure(&g, &bvh);
+    let ray = Ray::new(Vec3::new(0.2, 0.2, 1.0), -Vec3::Z);
+    assert_eq!(bvh.intersect(&g, &ray).map(|h| h.1), Some(1.0));
+}
+
+/// Build time and traversal rate for a large soup; run with `--ignored --nocapture`.
+#[test]
+#[ignore]
+fn bench_build_and_trace() {
+    let g = soup(1_000_000, 5);
+    let t0 = std::time::Instant::now();
+    let bvh = Bvh::build(&g);
+    let build = t0.elapsed();
+    let mut rng = Pcg32::new(1, 1);
+    let rays: Vec<Ray> = (0..1_000_000).map(|k| random_ray(&mut rng, k)).collect();
+    let t0 = std::time::Instant::now();
+    let hits = rays.iter().filter(|r| bvh.intersect(&g, r).is_some()).count();
+    let trace = t0.elapsed();
+    println!(
+        "1M tris: build {:.2} s, {} nodes; 1M rays {:.2} s ({:.2} Mrays/s, {hits} hits)",
+        build.as_secs_f64(),
+        bvh.nodes.len(),
+        trace.as_secs_f64(),
+        1.0 / trace.as_secs_f64()
+    );
+}
