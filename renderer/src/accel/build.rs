@@ -4,8 +4,9 @@
 
 use glam::Vec3A;
 
-use super::{Bvh, BvhNode};
-use crate::shapes::Geometry;
+use super::{Bvh, BvhNode, LeafPrim};
+use crate::shapes::mesh::tri_vertices;
+use crate::shapes::{AnyShape, Geometry};
 
 /// SAH bins per axis.
 const BINS: usize = 16;
@@ -15,7 +16,7 @@ pub const MAX_LEAF: usize = 4;
 /// which bounds the depth by `SAH_DEPTH + 32` (< the traversal stack size).
 const SAH_DEPTH: u32 = 64;
 /// Cost of a traversal step relative to one primitive test.
-const TRAVERSAL_COST: f32 = 1.0;
+const TRAVERSAL_COST: f32 = 3.0;
 
 /// A primitive during the build.
 #[derive(Clone, Copy)]
@@ -72,14 +73,46 @@ pub fn build(geom: &Geometry) -> Bvh {
     nodes.push(BvhNode::default());
     let len = refs.len();
     build_node(&mut nodes, &mut refs, 0, 0, len, 0);
+    let prim_indices: Vec<u32> = refs.iter().map(|r| r.prim).collect();
+    let leaf_prims = prim_indices.iter().map(|&p| leaf_prim(geom, p)).collect();
     Bvh {
         nodes,
-        prim_indices: refs.iter().map(|r| r.prim).collect(),
+        prim_indices,
+        leaf_prims,
+    }
+}
+
+/// The leaf record of primitive `prim` (triangles inlined).
+fn leaf_prim(geom: &Geometry, prim: u32) -> LeafPrim {
+    let pr = geom.prims[prim as usize];
+    match geom.shapes[pr.shape as usize].geom {
+        AnyShape::Mesh(_) => {
+            let (_, p) = tri_vertices(&geom.mesh, pr.index);
+            LeafPrim {
+                p0: p[0].into(),
+                prim,
+                e1: (p[1] - p[0]).into(),
+                is_tri: 1,
+                e2: (p[2] - p[0]).into(),
+                pad: 0,
+            }
+        }
+        _ => LeafPrim {
+            prim,
+            ..Default::default()
+        },
     }
 }
 
 /// Fills `nodes[idx]` for `refs[start..end]`, splitting recursively.
-fn build_node(nodes: &mut Vec<BvhNode>, refs: &mut [Ref], idx: usize, start: usize, end: usize, depth: u32) {
+fn build_node(
+    nodes: &mut Vec<BvhNode>,
+    refs: &mut [Ref],
+    idx: usize,
+    start: usize,
+    end: usize,
+    depth: u32,
+) {
     let (bounds, cbounds) = node_bounds(&refs[start..end]);
     nodes[idx].min = bounds.min.into();
     nodes[idx].max = bounds.max.into();
@@ -138,7 +171,7 @@ fn sah_split(refs: &mut [Ref], start: usize, end: usize, b: &Bounds, cb: &Bounds
     let extent = cb.max - cb.min;
     let mut best: Option<(f32, usize, usize)> = None; // (cost, axis, last bin of the left side)
     for axis in 0..3 {
-        if !(extent[axis] > 0.0) {
+        if extent[axis].is_nan() || extent[axis] <= 0.0 {
             continue;
         }
         let costs = bin_costs(&refs[start..end], axis, cb.min[axis], extent[axis]);
@@ -186,13 +219,21 @@ fn bin_costs(refs: &[Ref], axis: usize, min: f32, extent: f32) -> [f32; BINS - 1
     for i in 0..BINS - 1 {
         acc.grow(bins[i].min, bins[i].max);
         cnt += counts[i];
-        costs[i] = if cnt > 0 { acc.half_area() * cnt as f32 } else { f32::INFINITY };
+        costs[i] = if cnt > 0 {
+            acc.half_area() * cnt as f32
+        } else {
+            f32::INFINITY
+        };
     }
     let (mut acc, mut cnt) = (Bounds::EMPTY, 0u32);
     for i in (1..BINS).rev() {
         acc.grow(bins[i].min, bins[i].max);
         cnt += counts[i];
-        let right = if cnt > 0 { acc.half_area() * cnt as f32 } else { f32::INFINITY };
+        let right = if cnt > 0 {
+            acc.half_area() * cnt as f32
+        } else {
+            f32::INFINITY
+        };
         costs[i - 1] += right;
     }
     costs

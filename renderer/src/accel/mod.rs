@@ -11,6 +11,7 @@ mod build;
 use glam::Vec3A;
 
 use crate::math::{Aabb, Ray, Vec2, Vec3};
+use crate::shapes::mesh::intersect_tri_edges;
 use crate::shapes::Geometry;
 
 /// One node: 32 bytes, `#[repr(C)]`, mirrored by the CUDA backend.
@@ -53,6 +54,27 @@ pub const STACK_SIZE: usize = 128;
 /// rounding never culls a primitive that the exact test would hit.
 const ROBUST: f32 = 1.0 + 2.0 * (3.0 * f32::EPSILON * 0.5) / (1.0 - 3.0 * f32::EPSILON * 0.5);
 
+/// A primitive in leaf order, with triangle data inlined so that the CPU
+/// traversal tests a leaf from contiguous memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
+pub struct LeafPrim {
+    /// First vertex (triangles).
+    pub p0: [f32; 3],
+    /// The primitive (index into `Geometry::prims`).
+    pub prim: u32,
+    /// `p1 - p0` (triangles).
+    pub e1: [f32; 3],
+    /// 1 for triangles; 0 for analytic shapes (tested through `Geometry`).
+    pub is_tri: u32,
+    /// `p2 - p0` (triangles).
+    pub e2: [f32; 3],
+    /// Padding to 48 bytes.
+    pub pad: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<LeafPrim>() == 48);
+
 /// The BVH.
 #[derive(Clone, Debug, Default)]
 pub struct Bvh {
@@ -60,6 +82,8 @@ pub struct Bvh {
     pub nodes: Vec<BvhNode>,
     /// Primitive indices in leaf order.
     pub prim_indices: Vec<u32>,
+    /// The same primitives in leaf order with their triangles inlined (CPU traversal).
+    pub leaf_prims: Vec<LeafPrim>,
 }
 
 /// A ray prepared for box tests.
@@ -74,10 +98,20 @@ impl RayBox {
     fn new(ray: &Ray) -> Self {
         // Zero (or tiny) components get a huge finite reciprocal of the same sign,
         // so the slab test never computes 0 · ∞.
-        let safe = |d: f32| if d.abs() < 1e-30 { 1e-30f32.copysign(d) } else { d };
+        let safe = |d: f32| {
+            if d.abs() < 1e-30 {
+                1e-30f32.copysign(d)
+            } else {
+                d
+            }
+        };
         RayBox {
             o: Vec3A::from(ray.o),
-            inv: Vec3A::new(1.0 / safe(ray.d.x), 1.0 / safe(ray.d.y), 1.0 / safe(ray.d.z)),
+            inv: Vec3A::new(
+                1.0 / safe(ray.d.x),
+                1.0 / safe(ray.d.y),
+                1.0 / safe(ray.d.z),
+            ),
         }
     }
 
@@ -107,15 +141,28 @@ impl Bvh {
         self.nodes.first().map_or(Aabb::EMPTY, BvhNode::bounds)
     }
 
+    /// Tests leaf slot `slot` against `ray`.
+    #[inline(always)]
+    fn test_slot(&self, geom: &Geometry, slot: usize, ray: &Ray) -> Option<(u32, f32, Vec2)> {
+        let lp = &self.leaf_prims[slot];
+        let hit = if lp.is_tri != 0 {
+            let (p0, e1, e2) = (Vec3::from(lp.p0), Vec3::from(lp.e1), Vec3::from(lp.e2));
+            intersect_tri_edges(p0, e1, e2, ray)
+        } else {
+            geom.intersect_prim(lp.prim, ray)
+        };
+        hit.map(|(t, c)| (lp.prim, t, c))
+    }
+
     /// Closest hit: `(prim, t, prim coordinates)`.
     pub fn intersect(&self, geom: &Geometry, ray: &Ray) -> Option<(u32, f32, Vec2)> {
         let mut best = None;
         let mut r = *ray;
-        self.traverse(ray, |p, r_tmax| {
-            r.tmax = r_tmax;
-            if let Some((t, c)) = geom.intersect_prim(p, &r) {
-                best = Some((p, t, c));
-                return Visit::Shrink(t);
+        self.traverse(ray, |slot, tmax| {
+            r.tmax = tmax;
+            if let Some(h) = self.test_slot(geom, slot, &r) {
+                best = Some(h);
+                return Visit::Shrink(h.1);
             }
             Visit::Continue
         });
@@ -125,8 +172,8 @@ impl Bvh {
     /// Whether anything blocks `ray` before `ray.tmax`.
     pub fn occluded(&self, geom: &Geometry, ray: &Ray) -> bool {
         let mut hit = false;
-        self.traverse(ray, |p, _| {
-            if geom.intersect_prim(p, ray).is_some() {
+        self.traverse(ray, |slot, _| {
+            if self.test_slot(geom, slot, ray).is_some() {
                 hit = true;
                 return Visit::Stop;
             }
@@ -135,11 +182,13 @@ impl Bvh {
         hit
     }
 
-    /// Visits the leaf primitives whose boxes the ray enters, near to far;
-    /// `visit(prim, current tmax)` may shrink `tmax` or stop the walk.
+    /// Visits the leaf slots whose boxes the ray enters, near to far;
+    /// `visit(slot, current tmax)` may shrink `tmax` or stop the walk.
     #[inline(always)]
-    fn traverse(&self, ray: &Ray, mut visit: impl FnMut(u32, f32) -> Visit) {
-        let Some(root) = self.nodes.first() else { return };
+    fn traverse(&self, ray: &Ray, mut visit: impl FnMut(usize, f32) -> Visit) {
+        let Some(root) = self.nodes.first() else {
+            return;
+        };
         let rb = RayBox::new(ray);
         let mut tmax = ray.tmax;
         let mut stack = [(0u32, 0f32); STACK_SIZE];
@@ -152,8 +201,8 @@ impl Bvh {
             let n = &self.nodes[node as usize];
             if n.is_leaf() {
                 let first = n.left_first as usize;
-                for &p in &self.prim_indices[first..first + n.count as usize] {
-                    match visit(p, tmax) {
+                for slot in first..first + n.count as usize {
+                    match visit(slot, tmax) {
                         Visit::Continue => {}
                         Visit::Shrink(t) => tmax = t,
                         Visit::Stop => return,
@@ -163,7 +212,11 @@ impl Bvh {
                 let (a, b) = (n.left_first, n.left_first + 1);
                 let ta = rb.enter(&self.nodes[a as usize], tmax);
                 let tb = rb.enter(&self.nodes[b as usize], tmax);
-                let (near, t_near, far, t_far) = if ta <= tb { (a, ta, b, tb) } else { (b, tb, a, ta) };
+                let (near, t_near, far, t_far) = if ta <= tb {
+                    (a, ta, b, tb)
+                } else {
+                    (b, tb, a, ta)
+                };
                 if t_near != f32::INFINITY {
                     if t_far != f32::INFINITY {
                         stack[sp] = (far, t_far);

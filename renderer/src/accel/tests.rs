@@ -14,11 +14,16 @@ fn v3(rng: &mut Pcg32) -> Vec3 {
 /// A triangle soup in the unit cube (with a few identical triangles and
 /// axis-aligned ones), plus analytic shapes.
 fn soup(n_tris: usize, seed: u64) -> Geometry {
+    soup_sized(n_tris, seed, 1.0)
+}
+
+/// [`soup`] with triangle sizes scaled by `scale`.
+fn soup_sized(n_tris: usize, seed: u64, scale: f32) -> Geometry {
     let mut rng = Pcg32::new(seed, 1);
     let mut m = TriMesh::default();
     for i in 0..n_tris {
         let c = v3(&mut rng);
-        let size = 0.02 + 0.1 * rng.next_f32();
+        let size = (0.02 + 0.1 * rng.next_f32()) * scale;
         let base = m.positions.len() as u32;
         for _ in 0..3 {
             let mut p = c + (v3(&mut rng) - Vec3::splat(0.5)) * size;
@@ -35,7 +40,8 @@ fn soup(n_tris: usize, seed: u64) -> Geometry {
     let mut g = Geometry::default();
     m.add_to(&mut g, false, 0);
     let sphere = Sphere::new(
-        Affine3A::from_translation(Vec3::new(0.3, 0.6, 0.5).into()) * Affine3A::from_scale(Vec3::splat(0.1).into()),
+        Affine3A::from_translation(Vec3::new(0.3, 0.6, 0.5))
+            * Affine3A::from_scale(Vec3::splat(0.1)),
         false,
     )
     .unwrap();
@@ -150,7 +156,7 @@ fn empty_and_single_prim_scenes() {
     let ray = Ray::new(Vec3::ZERO, Vec3::Z);
     assert!(bvh.intersect(&g, &ray).is_none() && !bvh.occluded(&g, &ray));
     let mut g = Geometry::default();
-    let s = Sphere::new(Affine3A::from_translation(Vec3::new(0.0, 0.0, 5.0).into()), false).unwrap();
+    let s = Sphere::new(Affine3A::from_translation(Vec3::new(0.0, 0.0, 5.0)), false).unwrap();
     g.add_analytic(AnyShape::Sphere(s), 0);
     let bvh = Bvh::build(&g);
     let (p, t, _) = bvh.intersect(&g, &ray).unwrap();
@@ -177,24 +183,96 @@ fn many_identical_prims_build_and_traverse() {
     assert_eq!(bvh.intersect(&g, &ray).map(|h| h.1), Some(1.0));
 }
 
-/// Build time and traversal rate for a large soup; run with `--ignored --nocapture`.
+/// Build time and traversal rate for small and large soups; run with
+/// `cargo test -p heliograph --lib bench_build_and_trace -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn bench_build_and_trace() {
-    let g = soup(1_000_000, 5);
-    let t0 = std::time::Instant::now();
-    let bvh = Bvh::build(&g);
-    let build = t0.elapsed();
-    let mut rng = Pcg32::new(1, 1);
-    let rays: Vec<Ray> = (0..1_000_000).map(|k| random_ray(&mut rng, k)).collect();
-    let t0 = std::time::Instant::now();
-    let hits = rays.iter().filter(|r| bvh.intersect(&g, r).is_some()).count();
-    let trace = t0.elapsed();
-    println!(
-        "1M tris: build {:.2} s, {} nodes; 1M rays {:.2} s ({:.2} Mrays/s, {hits} hits)",
-        build.as_secs_f64(),
-        bvh.nodes.len(),
-        trace.as_secs_f64(),
-        1.0 / trace.as_secs_f64()
-    );
+    for (n, scale) in [(10_000usize, 1.0f32), (1_000_000, 0.1)] {
+        let g = soup_sized(n, 5, scale);
+        let t0 = std::time::Instant::now();
+        let bvh = Bvh::build(&g);
+        let build = t0.elapsed();
+        let mut rng = Pcg32::new(1, 1);
+        let rays: Vec<Ray> = (0..1_000_000).map(|k| random_ray(&mut rng, k)).collect();
+        let c0 = cpu_seconds();
+        let hits = rays
+            .iter()
+            .filter(|r| bvh.intersect(&g, r).is_some())
+            .count();
+        let trace = cpu_seconds() - c0;
+        let (nodes, prims) = traversal_stats(&g, &bvh, &rays[..100_000]);
+        println!(
+            "{n} tris: build {:.2} s, {} nodes; 1M rays {trace:.2} CPU s ({:.2} Mrays/s, \
+             {hits} hits, {nodes:.1} nodes and {prims:.1} prims per ray)",
+            build.as_secs_f64(),
+            bvh.nodes.len(),
+            1.0 / trace
+        );
+    }
+}
+
+/// CPU time of this process (user + system), from /proc (Linux); 0 elsewhere.
+/// The bench uses it instead of wall time because the build machine is shared.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // after the command name: state is field 0, utime 11, stime 12; 100 ticks/s
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Average node visits and primitive tests per ray (diagnostics for the bench).
+fn traversal_stats(g: &Geometry, bvh: &Bvh, rays: &[Ray]) -> (f64, f64) {
+    let (mut nodes, mut prims) = (0usize, 0usize);
+    for ray in rays {
+        let rb = RayBox::new(ray);
+        let mut tmax = ray.tmax;
+        let mut stack = vec![(0u32, rb.enter(&bvh.nodes[0], tmax))];
+        while let Some((i, te)) = stack.pop() {
+            if te > tmax {
+                continue;
+            }
+            nodes += 1;
+            let n = bvh.nodes[i as usize];
+            if n.is_leaf() {
+                for s in n.left_first..n.left_first + n.count {
+                    prims += 1;
+                    let mut r = *ray;
+                    r.tmax = tmax;
+                    if let Some((t, _)) = g.intersect_prim(bvh.prim_indices[s as usize], &r) {
+                        tmax = t;
+                    }
+                }
+            } else {
+                let (a, b) = (n.left_first, n.left_first + 1);
+                let ta = rb.enter(&bvh.nodes[a as usize], tmax);
+                let tb = rb.enter(&bvh.nodes[b as usize], tmax);
+                let mut push = |x: u32, t: f32| {
+                    if t != f32::INFINITY {
+                        stack.push((x, t))
+                    }
+                };
+                if ta <= tb {
+                    push(b, tb);
+                    push(a, ta);
+                } else {
+                    push(a, ta);
+                    push(b, tb);
+                }
+            }
+        }
+    }
+    let n = rays.len() as f64;
+    (nodes as f64 / n, prims as f64 / n)
 }

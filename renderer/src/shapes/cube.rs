@@ -24,12 +24,12 @@ use crate::scene::props::Props;
 /// Per face: the corner at uv (0, 0) and the edge vectors along u and v.
 /// Winding (0,1)→(1,1)→(1,0) is counter-clockwise seen from outside.
 const FACES: [([f32; 3], [f32; 3], [f32; 3]); 6] = [
-    ([-1., -1., -1.], [0., 0., 2.], [2., 0., 0.]),  // -y
-    ([1., 1., 1.], [-2., 0., 0.], [0., 0., -2.]),   // +y
-    ([1., -1., 1.], [0., 2., 0.], [0., 0., -2.]),   // +x
-    ([-1., -1., 1.], [0., 2., 0.], [2., 0., 0.]),   // +z
-    ([-1., -1., -1.], [0., 2., 0.], [0., 0., 2.]),  // -x
-    ([-1., 1., -1.], [0., -2., 0.], [2., 0., 0.]),  // -z
+    ([-1., -1., -1.], [0., 0., 2.], [2., 0., 0.]), // -y
+    ([1., 1., 1.], [-2., 0., 0.], [0., 0., -2.]),  // +y
+    ([1., -1., 1.], [0., 2., 0.], [0., 0., -2.]),  // +x
+    ([-1., -1., 1.], [0., 2., 0.], [2., 0., 0.]),  // +z
+    ([-1., -1., -1.], [0., 2., 0.], [0., 0., 2.]), // -x
+    ([-1., 1., -1.], [0., -2., 0.], [2., 0., 0.]), // -z
 ];
 
 /// The corners' uvs in vertex order, and the two triangles of each face.
@@ -81,7 +81,10 @@ mod tests {
             let target = axis + side * 0.3;
             let h = closest(&g, &Ray::new(target + axis * 4.0, -axis)).unwrap();
             assert!((h.t - 4.0).abs() < 1e-5, "{axis}: t = {}", h.t);
-            assert!((h.ng - axis).length() < 1e-6 && (h.n - axis).length() < 1e-6, "{axis}");
+            assert!(
+                (h.ng - axis).length() < 1e-6 && (h.n - axis).length() < 1e-6,
+                "{axis}"
+            );
             assert!(h.uv.min_element() >= 0.0 && h.uv.max_element() <= 1.0);
             // from inside (off the diagonal): same outward normal
             let h = closest(&g, &Ray::new(side * 0.1, axis)).unwrap();

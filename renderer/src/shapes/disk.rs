@@ -60,7 +60,11 @@ impl Disk {
         if v < 0.0 {
             v += 1.0;
         }
-        let (c, s) = if r > 0.0 { (xy.x / r, xy.y / r) } else { (1.0, 0.0) };
+        let (c, s) = if r > 0.0 {
+            (xy.x / r, xy.y / r)
+        } else {
+            (1.0, 0.0)
+        };
         let dpdu = self.plane.to_world.transform_vector3(Vec3::new(c, s, 0.0));
         (Vec2::new(r, v), dpdu)
     }
@@ -108,7 +112,10 @@ mod tests {
         let h = down(-0.6, -0.0001).unwrap();
         assert!((h.uv.x - 0.6).abs() < 1e-4 && h.uv.y > 0.49 && h.uv.y < 0.51);
         assert!(down(0.0, -0.999).unwrap().uv.y > 0.74);
-        assert!(down(0.71, 0.71).is_none(), "outside the disk but inside its square");
+        assert!(
+            down(0.71, 0.71).is_none(),
+            "outside the disk but inside its square"
+        );
         assert!(down(0.70, 0.70).is_some());
         let c = down(0.0, 0.0).unwrap();
         assert!(c.uv.x == 0.0 && c.dpdu.is_finite());

@@ -48,7 +48,12 @@ impl TriMesh {
         if self.tris.is_empty() {
             return Err(Error::io(path, "the mesh has no faces"));
         }
-        if let Some((i, p)) = self.positions.iter().enumerate().find(|(_, p)| !p.is_finite()) {
+        if let Some((i, p)) = self
+            .positions
+            .iter()
+            .enumerate()
+            .find(|(_, p)| !p.is_finite())
+        {
             return Err(Error::io(
                 path,
                 format!("vertex {i} has a non-finite position {p}"),
@@ -62,9 +67,8 @@ impl TriMesh {
                 ));
             }
         }
-        let bad_len = |what: &str, len: usize| {
-            Error::io(path, format!("{len} {what} for {n} vertices"))
-        };
+        let bad_len =
+            |what: &str, len: usize| Error::io(path, format!("{len} {what} for {n} vertices"));
         if let Some(nr) = &self.normals {
             if nr.len() != n {
                 return Err(bad_len("normals", nr.len()));
@@ -75,7 +79,10 @@ impl TriMesh {
                 return Err(bad_len("texture coordinates", uv.len()));
             }
             if let Some(i) = uv.iter().position(|t| !t.is_finite()) {
-                return Err(Error::io(path, format!("vertex {i} has non-finite texture coordinates")));
+                return Err(Error::io(
+                    path,
+                    format!("vertex {i} has non-finite texture coordinates"),
+                ));
             }
         }
         Ok(())
@@ -190,8 +197,9 @@ fn append_attr<T: Copy + Default>(dst: &mut Vec<T>, src: Option<Vec<T>>, v0: usi
     }
 }
 
+/// Vertex indices and positions of triangle `tri`.
 #[inline(always)]
-fn tri_vertices(store: &MeshStore, tri: u32) -> ([u32; 3], [Vec3; 3]) {
+pub fn tri_vertices(store: &MeshStore, tri: u32) -> ([u32; 3], [Vec3; 3]) {
     let t = store.tris[tri as usize];
     let p = [
         store.positions[t[0] as usize],
@@ -222,16 +230,21 @@ pub fn tri_bounds(store: &MeshStore, tri: u32) -> Aabb {
     }
 }
 
-/// Möller–Trumbore: `(t, (b1, b2))` for `RAY_TMIN < t < ray.tmax`. Comparisons
-/// are written so that NaN (parallel or degenerate triangles) rejects.
+/// Möller–Trumbore: `(t, (b1, b2))` for `RAY_TMIN < t < ray.tmax`.
 #[inline]
 pub fn intersect_tri(store: &MeshStore, tri: u32, ray: &Ray) -> Option<(f32, Vec2)> {
     let (_, p) = tri_vertices(store, tri);
-    let e1 = p[1] - p[0];
-    let e2 = p[2] - p[0];
+    intersect_tri_edges(p[0], p[1] - p[0], p[2] - p[0], ray)
+}
+
+/// Möller–Trumbore on a triangle given as `p0` and edges `e1 = p1 - p0`,
+/// `e2 = p2 - p0`. Comparisons are written so that NaN (parallel rays,
+/// degenerate triangles) rejects.
+#[inline(always)]
+pub fn intersect_tri_edges(p0: Vec3, e1: Vec3, e2: Vec3, ray: &Ray) -> Option<(f32, Vec2)> {
     let pv = ray.d.cross(e2);
     let inv_det = 1.0 / e1.dot(pv);
-    let tv = ray.o - p[0];
+    let tv = ray.o - p0;
     let b1 = tv.dot(pv) * inv_det;
     let qv = tv.cross(e1);
     let b2 = ray.d.dot(qv) * inv_det;
@@ -294,8 +307,13 @@ impl Mesh {
     }
 
     /// Uniform-by-area point: a triangle by area (`u.y`, reused), then uniform barycentrics.
-    pub fn sample_position(&self, store: &MeshStore, dist: &Distribution1D, u: Vec2) -> PositionSample {
-        if dist.is_empty() || !(self.area > 0.0) {
+    pub fn sample_position(
+        &self,
+        store: &MeshStore,
+        dist: &Distribution1D,
+        u: Vec2,
+    ) -> PositionSample {
+        if dist.is_empty() || self.area.is_nan() || self.area <= 0.0 {
             return PositionSample {
                 p: Vec3::ZERO,
                 n: Vec3::Z,
@@ -342,12 +360,16 @@ mod tests {
         // without uvs the uv is the barycentric (b1, b2) = (x, y) for this triangle
         assert!((h.uv - Vec2::new(0.25, 0.5)).length() < 1e-6);
         // edges and misses
-        assert!(g.intersect_prim(0, &Ray::new(Vec3::new(0.6, 0.6, 1.0), -Vec3::Z)).is_none());
+        assert!(g
+            .intersect_prim(0, &Ray::new(Vec3::new(0.6, 0.6, 1.0), -Vec3::Z))
+            .is_none());
         let mut short = ray;
         short.tmax = 1.5;
         assert!(g.intersect_prim(0, &short).is_none());
         // parallel ray: no hit, no NaN
-        assert!(g.intersect_prim(0, &Ray::new(Vec3::new(-1.0, 0.2, 0.0), Vec3::X)).is_none());
+        assert!(g
+            .intersect_prim(0, &Ray::new(Vec3::new(-1.0, 0.2, 0.0), Vec3::X))
+            .is_none());
         let f = one_tri(true, None, None);
         let h = f.surface_interaction(0, &ray, t, c);
         assert!((h.ng + Vec3::Z).length() < 1e-6 && (h.n + Vec3::Z).length() < 1e-6);
@@ -356,7 +378,11 @@ mod tests {
     #[test]
     fn shading_normals_and_uvs_interpolate() {
         let n = vec![Vec3::Z, Vec3::new(1.0, 0.0, 1.0).normalize(), Vec3::Z];
-        let uv = vec![Vec2::new(0.0, 0.0), Vec2::new(2.0, 0.0), Vec2::new(0.0, 4.0)];
+        let uv = vec![
+            Vec2::new(0.0, 0.0),
+            Vec2::new(2.0, 0.0),
+            Vec2::new(0.0, 4.0),
+        ];
         let g = one_tri(false, Some(n.clone()), Some(uv));
         let ray = Ray::new(Vec3::new(0.5, 0.25, 1.0), -Vec3::Z);
         let (t, c) = g.intersect_prim(0, &ray).unwrap();
@@ -366,7 +392,11 @@ mod tests {
         assert!((h.n - want).length() < 1e-5);
         assert!((h.ng - Vec3::Z).length() < 1e-6);
         // u grows along x at rate 2 → dp/du = (0.5, 0, 0)
-        assert!((h.dpdu - Vec3::new(0.5, 0.0, 0.0)).length() < 1e-5, "{:?}", h.dpdu);
+        assert!(
+            (h.dpdu - Vec3::new(0.5, 0.0, 0.0)).length() < 1e-5,
+            "{:?}",
+            h.dpdu
+        );
     }
 
     #[test]

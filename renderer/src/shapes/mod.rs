@@ -385,7 +385,84 @@ pub(crate) mod test_util {
             assert!(hit.n.dot(ps.n) > 0.999, "{:?} vs {:?}", hit.n, ps.n);
         }
         let mean = (sum / n as f64) as f32;
-        assert!((mean - area).abs() < 1e-3 * area, "E[1/pdf] = {mean}, area {area}");
+        assert!(
+            (mean - area).abs() < 1e-3 * area,
+            "E[1/pdf] = {mean}, area {area}"
+        );
         assert!((g.surface_area(shape) - area).abs() < 1e-3 * area);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::test_util::{shape_desc, try_build};
+    use super::*;
+    use crate::error::Loc;
+    use crate::scene::props::Value;
+
+    fn nested(category: Category, kind: &str) -> Value {
+        Value::Object(Arc::new(ObjectDesc {
+            category,
+            kind: kind.into(),
+            id: None,
+            props: Props::new(Loc::new("test.xml", 20, 9)),
+            loc: Loc::new("test.xml", 20, 9),
+        }))
+    }
+
+    #[test]
+    fn bsdfs_default_is_shared_and_nested_one_is_used() {
+        let ctx = try_build(&[
+            shape_desc("sphere", vec![]),
+            shape_desc(
+                "rectangle",
+                vec![("mat", nested(Category::Bsdf, "diffuse"))],
+            ),
+            shape_desc("cube", vec![]),
+        ])
+        .unwrap();
+        let s = &ctx.geom.shapes;
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[0].bsdf, s[2].bsdf, "one shared default BSDF");
+        assert_ne!(s[0].bsdf, s[1].bsdf);
+        assert!(s.iter().all(|s| s.emitter == NO_EMITTER));
+        assert_eq!(ctx.geom.area_dists.len(), 3);
+        // prims: sphere, rectangle, then the cube's 12 triangles
+        assert_eq!(ctx.geom.prims.len(), 14);
+        assert_eq!(ctx.geom.prims[2], Prim { shape: 2, index: 0 });
+    }
+
+    #[test]
+    fn unknown_plugins_wrong_emitters_and_leftover_keys_are_errors() {
+        let e = try_build(&[shape_desc("teapot", vec![])])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("teapot") && e.contains("sphere") && e.contains("test.xml:3"),
+            "{e}"
+        );
+        let point = nested(Category::Emitter, "point");
+        let e = try_build(&[shape_desc("disk", vec![("light", point)])])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("area") && e.contains("point") && e.contains("test.xml:20"),
+            "{e}"
+        );
+        let tex = nested(Category::Texture, "bitmap");
+        let e = try_build(&[shape_desc("disk", vec![("t", tex)])])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("nested texture") && e.contains("disk"), "{e}");
+        let e = try_build(&[shape_desc("cube", vec![("flip_normals", Value::Int(1))])])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("flip_normals") && e.contains("boolean"), "{e}");
     }
 }

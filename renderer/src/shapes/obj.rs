@@ -45,10 +45,9 @@ pub fn load(path: &Path, flip_tex_coords: bool) -> Result<TriMesh> {
         triangulate: true,
         ignore_points: true,
         ignore_lines: true,
-        ..Default::default()
     };
-    let (models, _materials) =
-        tobj::load_obj(path, &opts).map_err(|e| Error::io(path, format!("invalid OBJ file: {e}")))?;
+    let (models, _materials) = tobj::load_obj(path, &opts)
+        .map_err(|e| Error::io(path, format!("invalid OBJ file: {e}")))?;
     let meshes: Vec<&tobj::Mesh> = models.iter().map(|m| &m.mesh).collect();
     let nverts = |m: &tobj::Mesh| m.positions.len() / 3;
     let has_n = meshes.iter().all(|m| m.normals.len() == 3 * nverts(m));
@@ -60,17 +59,21 @@ pub fn load(path: &Path, flip_tex_coords: bool) -> Result<TriMesh> {
     };
     for m in meshes {
         let base = out.positions.len() as u32;
-        out.positions.extend(m.positions.chunks_exact(3).map(Vec3::from_slice));
+        out.positions
+            .extend(m.positions.chunks_exact(3).map(Vec3::from_slice));
         if let Some(n) = &mut out.normals {
             n.extend(m.normals.chunks_exact(3).map(Vec3::from_slice));
         }
         if let Some(uv) = &mut out.uvs {
-            uv.extend(m.texcoords.chunks_exact(2).map(|t| {
-                Vec2::new(t[0], if flip_tex_coords { 1.0 - t[1] } else { t[1] })
-            }));
+            uv.extend(
+                m.texcoords
+                    .chunks_exact(2)
+                    .map(|t| Vec2::new(t[0], if flip_tex_coords { 1.0 - t[1] } else { t[1] })),
+            );
         }
         let tris = m.indices.chunks_exact(3);
-        out.tris.extend(tris.map(|t| [t[0] + base, t[1] + base, t[2] + base]));
+        out.tris
+            .extend(tris.map(|t| [t[0] + base, t[1] + base, t[2] + base]));
     }
     Ok(out)
 }
@@ -83,7 +86,10 @@ mod tests {
     use crate::scene::props::Value;
 
     fn fixture(name: &str) -> String {
-        format!("{}/tests/fixtures/meshes/{name}", env!("CARGO_MANIFEST_DIR"))
+        format!(
+            "{}/tests/fixtures/meshes/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        )
     }
 
     fn obj(props: Vec<(&str, Value)>) -> Result<crate::shapes::Geometry> {
@@ -101,7 +107,11 @@ mod tests {
         let h = down(&g, 0.5, -0.5);
         assert!((h.t - 1.0).abs() < 1e-6 && (h.ng - Vec3::Z).length() < 1e-6);
         // file normals are tilted (0, 0.6, 0.8); uv v is flipped by default
-        assert!((h.n - Vec3::new(0.0, 0.6, 0.8)).length() < 1e-5, "{:?}", h.n);
+        assert!(
+            (h.n - Vec3::new(0.0, 0.6, 0.8)).length() < 1e-5,
+            "{:?}",
+            h.n
+        );
         assert!((h.uv - Vec2::new(0.75, 0.75)).length() < 1e-5, "{:?}", h.uv);
         let g = obj(vec![
             ("filename", Value::String(fixture("quad.obj"))),
@@ -112,6 +122,28 @@ mod tests {
         let h = down(&g, 0.5, -0.5);
         assert!((h.n - Vec3::Z).length() < 1e-6);
         assert!((h.uv - Vec2::new(0.75, 0.25)).length() < 1e-5, "{:?}", h.uv);
+    }
+
+    #[test]
+    fn mirroring_to_world_flips_winding_like_mitsuba() {
+        // x → -x reverses the winding: the face normal (cross product of the
+        // world edges) flips; the file normal, transformed by the inverse
+        // transpose, does not.
+        let tw = Transform::scale(Vec3::new(-1.0, 1.0, 1.0)).unwrap();
+        let g = obj(vec![
+            ("filename", Value::String(fixture("quad.obj"))),
+            ("to_world", Value::Transform(tw)),
+        ])
+        .unwrap();
+        let h = down(&g, 0.5, -0.5);
+        assert!((h.ng + Vec3::Z).length() < 1e-6, "{:?}", h.ng);
+        assert!(
+            (h.n - Vec3::new(0.0, 0.6, 0.8)).length() < 1e-5,
+            "{:?}",
+            h.n
+        );
+        // the mirrored point x = 0.5 came from x = -0.5: u = 0.25
+        assert!((h.uv - Vec2::new(0.25, 0.75)).length() < 1e-5, "{:?}", h.uv);
     }
 
     #[test]
@@ -133,7 +165,10 @@ mod tests {
         let e = obj(vec![("filename", Value::String("no/such/file.obj".into()))])
             .unwrap_err()
             .to_string();
-        assert!(e.contains("no/such/file.obj") && e.contains("test.xml:10"), "{e}");
+        assert!(
+            e.contains("no/such/file.obj") && e.contains("test.xml:10"),
+            "{e}"
+        );
         let dir = std::env::temp_dir().join(format!("hg_obj_{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let cases = [
@@ -145,7 +180,10 @@ mod tests {
         for (name, text) in cases {
             let path = dir.join(name);
             std::fs::write(&path, text).unwrap();
-            let e = obj(vec![("filename", Value::String(path.display().to_string()))]);
+            let e = obj(vec![(
+                "filename",
+                Value::String(path.display().to_string()),
+            )]);
             let e = e.unwrap_err().to_string();
             assert!(e.contains(name), "{name}: {e}");
         }

@@ -70,9 +70,12 @@ fn pick<'a>(def: &ElementDef, pairs: &[(&'a str, &'a str)]) -> Option<(&'a str, 
 }
 
 fn scalar(path: &Path, v: &DefaultElement, i: usize, key: &str) -> Result<f32> {
-    v.get(key)
-        .and_then(Property::to_f32_lossy)
-        .ok_or_else(|| Error::io(path, format!("vertex {i}: property \"{key}\" missing or not a number")))
+    v.get(key).and_then(Property::to_f32_lossy).ok_or_else(|| {
+        Error::io(
+            path,
+            format!("vertex {i}: property \"{key}\" missing or not a number"),
+        )
+    })
 }
 
 fn read_vertices(
@@ -81,7 +84,9 @@ fn read_vertices(
     verts: &[DefaultElement],
     flip_tex_coords: bool,
 ) -> Result<TriMesh> {
-    let has_n = ["nx", "ny", "nz"].iter().all(|k| def.properties.contains_key(*k));
+    let has_n = ["nx", "ny", "nz"]
+        .iter()
+        .all(|k| def.properties.contains_key(*k));
     let uv_keys = pick(def, &[("u", "v"), ("s", "t"), ("texture_u", "texture_v")]);
     let mut m = TriMesh {
         normals: has_n.then(Vec::new),
@@ -110,7 +115,10 @@ fn read_faces(path: &Path, faces: &[DefaultElement]) -> Result<Vec<[u32; 3]>> {
             .or_else(|| f.get("vertex_index"))
             .ok_or_else(|| Error::io(path, format!("face {i}: no vertex_indices list")))?;
         let idx = list.to_u32_list().ok_or_else(|| {
-            Error::io(path, format!("face {i}: vertex indices must be non-negative integers"))
+            Error::io(
+                path,
+                format!("face {i}: vertex indices must be non-negative integers"),
+            )
         })?;
         // a fan around the first vertex; faces with fewer than 3 vertices add nothing
         for k in 1..idx.len().saturating_sub(1) {
@@ -142,7 +150,11 @@ mod tests {
     /// A binary PLY of the square [-1,1]² (z = 0) as one quad, with normals (0,0,1)
     /// and `s t` texture coordinates (x+1)/2, (y+1)/2; `int` indices.
     fn binary_quad(big_endian: bool) -> Vec<u8> {
-        let fmt = if big_endian { "binary_big_endian" } else { "binary_little_endian" };
+        let fmt = if big_endian {
+            "binary_big_endian"
+        } else {
+            "binary_little_endian"
+        };
         let header = format!(
             "ply\nformat {fmt} 1.0\ncomment test quad\nelement vertex 4\n\
              property float x\nproperty float y\nproperty float z\n\
@@ -152,7 +164,11 @@ mod tests {
         );
         let mut out = header.into_bytes();
         let f = |out: &mut Vec<u8>, v: f32| {
-            out.extend(if big_endian { v.to_be_bytes() } else { v.to_le_bytes() })
+            out.extend(if big_endian {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            })
         };
         for (x, y) in [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
             for v in [x, y, 0.0, 0.0, 0.0, 1.0, (x + 1.0) / 2.0, (y + 1.0) / 2.0] {
@@ -161,7 +177,11 @@ mod tests {
         }
         out.push(4);
         for i in [0i32, 1, 2, 3] {
-            out.extend(if big_endian { i.to_be_bytes() } else { i.to_le_bytes() });
+            out.extend(if big_endian {
+                i.to_be_bytes()
+            } else {
+                i.to_le_bytes()
+            });
         }
         out
     }
@@ -183,7 +203,10 @@ mod tests {
 
     #[test]
     fn ascii_fixture_with_uv_and_flip() {
-        let path = format!("{}/tests/fixtures/meshes/quad_ascii.ply", env!("CARGO_MANIFEST_DIR"));
+        let path = format!(
+            "{}/tests/fixtures/meshes/quad_ascii.ply",
+            env!("CARGO_MANIFEST_DIR")
+        );
         check_quad(&ply(vec![("filename", Value::String(path.clone()))]).unwrap());
         let g = ply(vec![
             ("filename", Value::String(path)),
@@ -221,7 +244,9 @@ mod tests {
         ];
         for (name, bytes) in cases {
             let path = tmp(name, bytes);
-            let e = ply(vec![("filename", Value::String(path))]).unwrap_err().to_string();
+            let e = ply(vec![("filename", Value::String(path))])
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(name), "{name}: {e}");
         }
     }

@@ -89,10 +89,17 @@ pub struct Rectangle {
 /// Reads a `rectangle`'s parameters.
 pub fn build(p: &Props, to_world: &Transform, flip: bool) -> Result<Built> {
     let plane = Planar::new(to_world, flip).ok_or_else(|| {
-        Error::param(&p.entry_loc("to_world"), "to_world", "flattens the rectangle")
+        Error::param(
+            &p.entry_loc("to_world"),
+            "to_world",
+            "flattens the rectangle",
+        )
     })?;
     let area = 4.0 * plane.area_scale();
-    Ok(Built::Analytic(AnyShape::Rectangle(Rectangle { plane, area })))
+    Ok(Built::Analytic(AnyShape::Rectangle(Rectangle {
+        plane,
+        area,
+    })))
 }
 
 impl Rectangle {
@@ -147,7 +154,10 @@ mod tests {
         let h = down(0.5, -0.5).unwrap();
         assert!((h.t - 2.0).abs() < 1e-6 && h.ng == Vec3::Z);
         assert!((h.uv - Vec2::new(0.75, 0.25)).length() < 1e-6);
-        assert!((down(1.0, 1.0).unwrap().uv - Vec2::ONE).length() < 1e-6, "corner counts");
+        assert!(
+            (down(1.0, 1.0).unwrap().uv - Vec2::ONE).length() < 1e-6,
+            "corner counts"
+        );
         assert!((down(-1.0, -1.0).unwrap().uv - Vec2::ZERO).length() < 1e-6);
         assert!(down(1.001, 0.0).is_none() && down(0.0, -1.001).is_none());
         // from below: hit, same normal (the BSDF decides about one-sidedness)
@@ -174,7 +184,10 @@ mod tests {
         // object (x, y) = (0.5, 0): uv (0.75, 0.5)
         assert!((h.uv - Vec2::new(0.75, 0.5)).length() < 1e-5, "{:?}", h.uv);
         let b = g.bounds();
-        assert!((b.min - Vec3::new(-2.0, 1.0, -3.0)).length() < 1e-5, "{b:?}");
+        assert!(
+            (b.min - Vec3::new(-2.0, 1.0, -3.0)).length() < 1e-5,
+            "{b:?}"
+        );
         check_sampling(&g, 0, 24.0);
         let f = geom_of(&[shape_desc(
             "rectangle",

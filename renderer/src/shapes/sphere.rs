@@ -50,12 +50,22 @@ pub fn build(p: &Props, to_world: &Transform, flip: bool) -> Result<Built> {
     let center = p.vec3_opt("center")?.unwrap_or(Vec3::ZERO);
     if !center.is_finite() {
         let loc = p.entry_loc("center");
-        return Err(Error::param(&loc, "center", format!("must be finite, got {center}")));
+        return Err(Error::param(
+            &loc,
+            "center",
+            format!("must be finite, got {center}"),
+        ));
     }
     let full = to_world.m * Mat4::from_translation(center) * Mat4::from_scale(Vec3::splat(radius));
     Sphere::new(Affine3A::from_mat4(full), flip)
         .map(|s| Built::Analytic(AnyShape::Sphere(s)))
-        .ok_or_else(|| Error::param(&p.entry_loc("to_world"), "to_world", "gives a degenerate sphere"))
+        .ok_or_else(|| {
+            Error::param(
+                &p.entry_loc("to_world"),
+                "to_world",
+                "gives a degenerate sphere",
+            )
+        })
 }
 
 impl Sphere {
@@ -97,7 +107,7 @@ impl Sphere {
         let c = oc.length_squared() - self.radius * self.radius;
         let l = oc - (b / a) * ray.d;
         let disc = a * (self.radius * self.radius - l.length_squared());
-        if !(disc >= 0.0) {
+        if disc.is_nan() || disc < 0.0 {
             return None;
         }
         let q = -(b + disc.sqrt().copysign(b));
@@ -122,7 +132,10 @@ impl Sphere {
         }
         let theta = local.z.clamp(-1.0, 1.0).acos();
         let uv = Vec2::new(phi * INV_TWO_PI, theta * INV_PI);
-        let dpdu = self.to_world.transform_vector3(Vec3::new(-local.y, local.x, 0.0)) * (2.0 * PI);
+        let dpdu = self
+            .to_world
+            .transform_vector3(Vec3::new(-local.y, local.x, 0.0))
+            * (2.0 * PI);
         let n = if self.flip { -dir } else { dir };
         (n, uv, dpdu)
     }
@@ -202,7 +215,9 @@ mod tests {
             ("radius", Value::Float(0.5)),
             ("to_world", Value::Transform(tw)),
         ]);
-        let crate::shapes::AnyShape::Sphere(s) = g.shapes[0].geom else { panic!() };
+        let crate::shapes::AnyShape::Sphere(s) = g.shapes[0].geom else {
+            panic!()
+        };
         assert!((s.center - Vec3::new(2.0, 0.0, 5.0)).length() < 1e-6);
         assert!((s.radius - 1.0).abs() < 1e-6);
     }
