@@ -25,7 +25,7 @@ use std::io::BufReader;
 use std::path::Path;
 
 use ply_rs_bw::parser::Parser;
-use ply_rs_bw::ply::{DefaultElement, ElementDef, Property};
+use ply_rs_bw::ply::{ElementDef, Property, PropertyAccess, PropertyAccessResult};
 
 use super::{Built, TriMesh};
 use crate::error::{Error, Result};
@@ -45,7 +45,7 @@ pub fn build(p: &Props, ctx: &BuildCtx, to_world: &Transform) -> Result<Built> {
 /// Loads a PLY file into an object-space mesh.
 pub fn load(path: &Path, flip_tex_coords: bool) -> Result<TriMesh> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let ply = Parser::<DefaultElement>::new()
+    let ply = Parser::<Record>::new()
         .read_ply(&mut BufReader::new(file))
         .map_err(|e| Error::io(path, format!("invalid PLY file: {e}")))?;
     let vdef = ply
@@ -53,74 +53,107 @@ pub fn load(path: &Path, flip_tex_coords: bool) -> Result<TriMesh> {
         .elements
         .get("vertex")
         .ok_or_else(|| Error::io(path, "no \"vertex\" element"))?;
+    if let Some(k) = ["x", "y", "z"]
+        .iter()
+        .find(|k| !vdef.properties.contains_key(**k))
+    {
+        return Err(Error::io(
+            path,
+            format!("vertices have no \"{k}\" property"),
+        ));
+    }
     let empty = Vec::new();
     let verts = ply.payload.get("vertex").unwrap_or(&empty);
     let faces = ply.payload.get("face").unwrap_or(&empty);
-    let mut mesh = read_vertices(path, vdef, verts, flip_tex_coords)?;
+    let mut mesh = read_vertices(vdef, verts, flip_tex_coords);
     mesh.tris = read_faces(path, faces)?;
     Ok(mesh)
 }
 
-/// The first pair of property names that `def` has both of.
-fn pick<'a>(def: &ElementDef, pairs: &[(&'a str, &'a str)]) -> Option<(&'a str, &'a str)> {
-    pairs
-        .iter()
-        .copied()
-        .find(|(a, b)| def.properties.contains_key(*a) && def.properties.contains_key(*b))
+/// Vertex properties we read, by slot in [`Record::vals`].
+const SLOTS: [&str; 12] = [
+    "x",
+    "y",
+    "z",
+    "nx",
+    "ny",
+    "nz",
+    "u",
+    "v",
+    "s",
+    "t",
+    "texture_u",
+    "texture_v",
+];
+
+/// One PLY element (vertex or face) holding only what meshes need, so large
+/// files load without a map per element.
+#[derive(Clone, Debug, Default)]
+struct Record {
+    /// Scalar properties by [`SLOTS`] index.
+    vals: [f32; 12],
+    /// A face's vertex indices.
+    indices: Vec<u32>,
+    /// Whether an index list held negative or non-integer values.
+    bad_indices: bool,
 }
 
-fn scalar(path: &Path, v: &DefaultElement, i: usize, key: &str) -> Result<f32> {
-    v.get(key).and_then(Property::to_f32_lossy).ok_or_else(|| {
-        Error::io(
-            path,
-            format!("vertex {i}: property \"{key}\" missing or not a number"),
-        )
+impl PropertyAccess for Record {
+    fn new() -> Self {
+        Record::default()
+    }
+
+    fn set_property(&mut self, name: &str, p: Property) -> PropertyAccessResult {
+        if name == "vertex_indices" || name == "vertex_index" {
+            match p.to_u32_list() {
+                Some(v) => self.indices = v,
+                None => self.bad_indices = true,
+            }
+        } else if let (Some(slot), Some(v)) =
+            (SLOTS.iter().position(|s| *s == name), p.to_f32_lossy())
+        {
+            self.vals[slot] = v;
+        }
+        PropertyAccessResult::Set
+    }
+}
+
+/// Slots of the first texture-coordinate pair the vertex element declares.
+fn uv_slots(def: &ElementDef) -> Option<(usize, usize)> {
+    [(6, 7), (10, 11), (8, 9)].into_iter().find(|(a, b)| {
+        def.properties.contains_key(SLOTS[*a]) && def.properties.contains_key(SLOTS[*b])
     })
 }
 
-fn read_vertices(
-    path: &Path,
-    def: &ElementDef,
-    verts: &[DefaultElement],
-    flip_tex_coords: bool,
-) -> Result<TriMesh> {
+fn read_vertices(def: &ElementDef, verts: &[Record], flip_tex_coords: bool) -> TriMesh {
     let has_n = ["nx", "ny", "nz"]
         .iter()
         .all(|k| def.properties.contains_key(*k));
-    let uv_keys = pick(def, &[("u", "v"), ("s", "t"), ("texture_u", "texture_v")]);
-    let mut m = TriMesh {
-        normals: has_n.then(Vec::new),
-        uvs: uv_keys.map(|_| Vec::new()),
-        ..Default::default()
-    };
-    for (i, v) in verts.iter().enumerate() {
-        let f = |k: &str| scalar(path, v, i, k);
-        m.positions.push(Vec3::new(f("x")?, f("y")?, f("z")?));
-        if let Some(n) = &mut m.normals {
-            n.push(Vec3::new(f("nx")?, f("ny")?, f("nz")?));
-        }
-        if let (Some(uv), Some((ku, kv))) = (&mut m.uvs, uv_keys) {
-            let (u, t) = (f(ku)?, f(kv)?);
-            uv.push(Vec2::new(u, if flip_tex_coords { 1.0 - t } else { t }));
-        }
+    let uv = uv_slots(def);
+    let v3 = |r: &Record, i: usize| Vec3::new(r.vals[i], r.vals[i + 1], r.vals[i + 2]);
+    TriMesh {
+        positions: verts.iter().map(|r| v3(r, 0)).collect(),
+        normals: has_n.then(|| verts.iter().map(|r| v3(r, 3)).collect()),
+        uvs: uv.map(|(a, b)| {
+            let flip = |t: f32| if flip_tex_coords { 1.0 - t } else { t };
+            verts
+                .iter()
+                .map(|r| Vec2::new(r.vals[a], flip(r.vals[b])))
+                .collect()
+        }),
+        tris: Vec::new(),
     }
-    Ok(m)
 }
 
-fn read_faces(path: &Path, faces: &[DefaultElement]) -> Result<Vec<[u32; 3]>> {
+fn read_faces(path: &Path, faces: &[Record]) -> Result<Vec<[u32; 3]>> {
     let mut tris = Vec::with_capacity(faces.len());
     for (i, f) in faces.iter().enumerate() {
-        let list = f
-            .get("vertex_indices")
-            .or_else(|| f.get("vertex_index"))
-            .ok_or_else(|| Error::io(path, format!("face {i}: no vertex_indices list")))?;
-        let idx = list.to_u32_list().ok_or_else(|| {
-            Error::io(
-                path,
-                format!("face {i}: vertex indices must be non-negative integers"),
-            )
-        })?;
+        if f.bad_indices {
+            let msg = format!("face {i}: vertex indices must be non-negative integers");
+            return Err(Error::io(path, msg));
+        }
         // a fan around the first vertex; faces with fewer than 3 vertices add nothing
+        let idx = &f.indices;
         for k in 1..idx.len().saturating_sub(1) {
             tris.push([idx[0], idx[k], idx[k + 1]]);
         }
@@ -221,7 +254,13 @@ mod tests {
     fn bad_files_are_errors_naming_the_path() {
         let mut truncated = binary_quad(false);
         truncated.truncate(truncated.len() - 6);
-        let cases: [(&str, &[u8]); 5] = [
+        let cases: [(&str, &[u8]); 6] = [
+            (
+                "noz.ply",
+                b"ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n\
+                  element face 1\nproperty list uchar int vertex_indices\n\
+                  end_header\n0 0\n1 0\n0 1\n3 0 1 2\n",
+            ),
             ("garbage.ply", b"this is not a ply file\n"),
             ("truncated.ply", &truncated),
             (
