@@ -112,4 +112,19 @@ mod tests {
         assert!((h.n + Vec3::X).length() < 1e-6);
         check_sampling(&g, 0, 28.0);
     }
+
+    #[test]
+    fn faces_are_picked_by_area() {
+        let tw = Transform::scale(Vec3::new(2.0, 1.0, 0.5)).unwrap();
+        let g = geom_of(&[shape_desc("cube", vec![("to_world", Value::Transform(tw))])]);
+        // face of a sample: the axis where |p| reaches the half-extent
+        let bin = |p: Vec3| {
+            let q = p / Vec3::new(2.0, 1.0, 0.5);
+            let a = q.abs().max_position();
+            2 * a + usize::from(q[a] > 0.0)
+        };
+        // areas: x faces 2, y faces 4, z faces 8 (total 28)
+        let e = [2.0, 2.0, 4.0, 4.0, 8.0, 8.0].map(|a: f64| a / 28.0);
+        super::super::test_util::check_bins(&g, 0, bin, &e);
+    }
 }

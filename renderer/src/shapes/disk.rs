@@ -138,4 +138,15 @@ mod tests {
         assert!(closest(&g, &Ray::new(Vec3::new(0.0, 0.6, 5.0), -Vec3::Z)).is_none());
         check_sampling(&g, 0, PI);
     }
+
+    #[test]
+    fn samples_are_uniform_in_area() {
+        // annuli of equal area: r² uniform; plus quadrants (angle uniform)
+        let g = geom_of(&[shape_desc("disk", vec![])]);
+        let bin = |p: Vec3| {
+            let ring = ((p.x * p.x + p.y * p.y) * 4.0) as usize;
+            ring.min(3) * 2 + usize::from(p.y > 0.0)
+        };
+        super::super::test_util::check_bins(&g, 0, bin, &[0.125; 8]);
+    }
 }

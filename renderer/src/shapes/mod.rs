@@ -364,6 +364,29 @@ pub(crate) mod test_util {
         best.map(|(i, t, c)| g.surface_interaction(i, ray, t, c))
     }
 
+    /// Chi-square test that `sample_position` lands in the bins given by `bin`
+    /// with the probabilities `expected` (independent truth: area ratios).
+    pub fn check_bins(g: &Geometry, shape: u32, bin: impl Fn(Vec3) -> usize, expected: &[f64]) {
+        let mut rng = crate::math::Pcg32::new(11, 5);
+        let n = 20_000;
+        let mut counts = vec![0f64; expected.len()];
+        for _ in 0..n {
+            let ps = g.sample_position(shape, Vec2::new(rng.next_f32(), rng.next_f32()));
+            counts[bin(ps.p)] += 1.0;
+        }
+        let chi2: f64 = counts
+            .iter()
+            .zip(expected)
+            .map(|(c, p)| (c - p * n as f64).powi(2) / (p * n as f64))
+            .sum();
+        let dof = (expected.len() - 1) as f64;
+        // mean dof, sd sqrt(2 dof): 6 sd is a ~1e-6 false alarm rate
+        assert!(
+            chi2 < dof + 6.0 * (2.0 * dof).sqrt(),
+            "chi2 {chi2} (dof {dof}): {counts:?}"
+        );
+    }
+
     /// Checks `E[1/pdf] = area` and that samples lie on the surface (hit from outside).
     pub fn check_sampling(g: &Geometry, shape: u32, area: f32) {
         let mut rng = crate::math::Pcg32::new(7, 3);

@@ -268,4 +268,12 @@ mod tests {
             .to_string();
         assert!(e.contains("radiuss") && e.contains("sphere"), "{e}");
     }
+
+    #[test]
+    fn samples_are_uniform_in_height() {
+        // Archimedes: on a sphere, z is uniform over [-r, r]
+        let g = sphere(vec![("radius", Value::Float(2.0))]);
+        let bin = |p: Vec3| (((p.z / 2.0 + 1.0) * 5.0) as usize).min(9);
+        super::super::test_util::check_bins(&g, 0, bin, &[0.1; 10]);
+    }
 }
