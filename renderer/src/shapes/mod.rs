@@ -488,4 +488,47 @@ mod tests {
             .to_string();
         assert!(e.contains("flip_normals") && e.contains("boolean"), "{e}");
     }
+
+    #[test]
+    fn built_scene_intersects_through_the_bvh() {
+        use crate::scene::desc::SceneDesc;
+        let tw = Transform::translate(Vec3::new(0.0, 0.0, -5.0));
+        let shapes = [
+            shape_desc(
+                "sphere",
+                vec![("center", Value::Point(Vec3::new(3.0, 0.0, 0.0)))],
+            ),
+            shape_desc("cube", vec![("to_world", Value::Transform(tw))]),
+        ];
+        let mut root = Props::new(Loc::new("test.xml", 1, 1));
+        for s in &shapes {
+            root.push_object(s.clone(), s.loc.clone());
+        }
+        let root = Arc::new(ObjectDesc {
+            category: Category::Scene,
+            kind: "scene".into(),
+            id: None,
+            props: root,
+            loc: Loc::new("test.xml", 1, 1),
+        });
+        let scene = crate::scene::build_scene(&SceneDesc { root }).unwrap();
+        let h = scene
+            .intersect(&Ray::new(Vec3::new(3.0, 0.0, 10.0), -Vec3::Z))
+            .unwrap();
+        assert!((h.t - 9.0).abs() < 1e-5 && h.shape == 0);
+        let h = scene
+            .intersect(&Ray::new(Vec3::new(0.2, 0.1, 10.0), -Vec3::Z))
+            .unwrap();
+        assert!((h.t - 14.0).abs() < 1e-5 && h.shape == 1 && (h.ng - Vec3::Z).length() < 1e-6);
+        assert!(scene
+            .intersect(&Ray::new(Vec3::new(1.5, 0.0, 10.0), -Vec3::Z))
+            .is_none());
+        let mut r = Ray::new(Vec3::new(0.2, 0.1, 10.0), -Vec3::Z);
+        r.tmax = 13.9;
+        assert!(!scene.occluded(&r));
+        r.tmax = 14.1;
+        assert!(scene.occluded(&r));
+        let (c, radius) = scene.bsphere;
+        assert!(radius > 4.0 && c.is_finite());
+    }
 }
