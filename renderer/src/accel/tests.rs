@@ -212,6 +212,68 @@ fn bench_build_and_trace() {
     }
 }
 
+/// A closed, finely tessellated unit sphere (`2 m²` triangles): a realistic
+/// surface without the overlap of a random soup.
+fn tessellated_sphere(m: usize) -> Geometry {
+    let mut mesh = TriMesh::default();
+    for i in 0..=m {
+        for j in 0..=2 * m {
+            let theta = std::f32::consts::PI * i as f32 / m as f32;
+            let phi = std::f32::consts::PI * j as f32 / m as f32;
+            let (st, ct) = theta.sin_cos();
+            mesh.positions
+                .push(Vec3::new(st * phi.cos(), st * phi.sin(), ct));
+        }
+    }
+    let row = (2 * m + 1) as u32;
+    for i in 0..m as u32 {
+        for j in 0..2 * m as u32 {
+            let a = i * row + j;
+            mesh.tris.push([a, a + row, a + row + 1]);
+            mesh.tris.push([a, a + row + 1, a + 1]);
+        }
+    }
+    let mut g = Geometry::default();
+    mesh.add_to(&mut g, false, 0);
+    g
+}
+
+/// Build time and traversal rate on a tessellated sphere hit by rays from a
+/// surrounding shell towards random interior points (every ray hits);
+/// run with `--ignored --nocapture`.
+#[test]
+#[ignore]
+fn bench_tessellated_sphere() {
+    for m in [70usize, 700] {
+        let g = tessellated_sphere(m);
+        let t0 = std::time::Instant::now();
+        let bvh = Bvh::build(&g);
+        let build = t0.elapsed().as_secs_f64();
+        let mut rng = Pcg32::new(3, 3);
+        let u2 = |rng: &mut Pcg32| Vec2::new(rng.next_f32(), rng.next_f32());
+        let rays: Vec<Ray> = (0..1_000_000)
+            .map(|_| {
+                let o = square_to_uniform_sphere(u2(&mut rng)) * 3.0;
+                let target = square_to_uniform_sphere(u2(&mut rng)) * 0.5;
+                Ray::new(o, (target - o).normalize())
+            })
+            .collect();
+        let c0 = cpu_seconds();
+        let hits = rays
+            .iter()
+            .filter(|r| bvh.intersect(&g, r).is_some())
+            .count();
+        let trace = cpu_seconds() - c0;
+        let (nodes, prims) = traversal_stats(&g, &bvh, &rays[..100_000]);
+        println!(
+            "sphere {} tris: build {build:.2} s; 1M rays {trace:.2} CPU s ({:.2} Mrays/s, \
+             {hits} hits, {nodes:.1} nodes and {prims:.1} prims per ray)",
+            g.prims.len(),
+            1.0 / trace
+        );
+    }
+}
+
 /// CPU time of this process (user + system), from /proc (Linux); 0 elsewhere.
 /// The bench uses it instead of wall time because the build machine is shared.
 fn cpu_seconds() -> f64 {
