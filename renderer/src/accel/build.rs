@@ -91,9 +91,9 @@ fn leaf_prim(geom: &Geometry, prim: u32) -> LeafPrim {
             LeafPrim {
                 p0: p[0].into(),
                 prim,
-                e1: (p[1] - p[0]).into(),
+                p1: p[1].into(),
                 is_tri: 1,
-                e2: (p[2] - p[0]).into(),
+                p2: p[2].into(),
                 pad: 0,
             }
         }

@@ -11,7 +11,7 @@ mod build;
 use glam::Vec3A;
 
 use crate::math::{Aabb, Ray, Vec2, Vec3};
-use crate::shapes::mesh::intersect_tri_edges;
+use crate::shapes::mesh::{intersect_tri_watertight, TriRay};
 use crate::shapes::Geometry;
 
 /// One node: 32 bytes, `#[repr(C)]`, mirrored by the CUDA backend.
@@ -63,12 +63,12 @@ pub struct LeafPrim {
     pub p0: [f32; 3],
     /// The primitive (index into `Geometry::prims`).
     pub prim: u32,
-    /// `p1 - p0` (triangles).
-    pub e1: [f32; 3],
+    /// Second vertex (triangles).
+    pub p1: [f32; 3],
     /// 1 for triangles; 0 for analytic shapes (tested through `Geometry`).
     pub is_tri: u32,
-    /// `p2 - p0` (triangles).
-    pub e2: [f32; 3],
+    /// Third vertex (triangles).
+    pub p2: [f32; 3],
     /// Padding to 48 bytes.
     pub pad: u32,
 }
@@ -143,11 +143,17 @@ impl Bvh {
 
     /// Tests leaf slot `slot` against `ray`.
     #[inline(always)]
-    fn test_slot(&self, geom: &Geometry, slot: usize, ray: &Ray) -> Option<(u32, f32, Vec2)> {
+    fn test_slot(
+        &self,
+        geom: &Geometry,
+        slot: usize,
+        ray: &Ray,
+        tr: &TriRay,
+    ) -> Option<(u32, f32, Vec2)> {
         let lp = &self.leaf_prims[slot];
         let hit = if lp.is_tri != 0 {
-            let (p0, e1, e2) = (Vec3::from(lp.p0), Vec3::from(lp.e1), Vec3::from(lp.e2));
-            intersect_tri_edges(p0, e1, e2, ray)
+            let p = [Vec3::from(lp.p0), Vec3::from(lp.p1), Vec3::from(lp.p2)];
+            intersect_tri_watertight(p, tr, ray.tmax)
         } else {
             geom.intersect_prim(lp.prim, ray)
         };
@@ -158,9 +164,10 @@ impl Bvh {
     pub fn intersect(&self, geom: &Geometry, ray: &Ray) -> Option<(u32, f32, Vec2)> {
         let mut best = None;
         let mut r = *ray;
+        let tr = TriRay::new(ray);
         self.traverse(ray, |slot, tmax| {
             r.tmax = tmax;
-            if let Some(h) = self.test_slot(geom, slot, &r) {
+            if let Some(h) = self.test_slot(geom, slot, &r, &tr) {
                 best = Some(h);
                 return Visit::Shrink(h.1);
             }
@@ -172,8 +179,9 @@ impl Bvh {
     /// Whether anything blocks `ray` before `ray.tmax`.
     pub fn occluded(&self, geom: &Geometry, ray: &Ray) -> bool {
         let mut hit = false;
+        let tr = TriRay::new(ray);
         self.traverse(ray, |slot, _| {
-            if self.test_slot(geom, slot, ray).is_some() {
+            if self.test_slot(geom, slot, ray, &tr).is_some() {
                 hit = true;
                 return Visit::Stop;
             }

@@ -338,3 +338,35 @@ fn traversal_stats(g: &Geometry, bvh: &Bvh, rays: &[Ray]) -> (f64, f64) {
     let n = rays.len() as f64;
     (nodes as f64 / n, prims as f64 / n)
 }
+
+#[test]
+fn closed_mesh_has_no_cracks_at_edges_and_vertices() {
+    // Rays from inside through every vertex and every edge midpoint of a closed
+    // mesh hit exactly where two or more triangles meet: a non-watertight test
+    // lets some of them through.
+    let g = tessellated_sphere(24);
+    let bvh = Bvh::build(&g);
+    let mut targets: Vec<Vec3> = g.mesh.positions.clone();
+    for t in &g.mesh.tris {
+        for k in 0..3 {
+            let (a, b) = (t[k] as usize, t[(k + 1) % 3] as usize);
+            targets.push(0.5 * (g.mesh.positions[a] + g.mesh.positions[b]));
+        }
+    }
+    let mut rng = Pcg32::new(8, 8);
+    for o in [Vec3::ZERO, Vec3::new(0.1, -0.2, 0.05)] {
+        for &p in &targets {
+            let ray = Ray::new(o, (p - o).normalize());
+            assert!(
+                bvh.intersect(&g, &ray).is_some(),
+                "ray from {o} through {p} escaped"
+            );
+            assert!(bvh.occluded(&g, &ray));
+        }
+    }
+    for _ in 0..100_000 {
+        let o = (v3(&mut rng) - Vec3::splat(0.5)) * 0.5;
+        let d = square_to_uniform_sphere(Vec2::new(rng.next_f32(), rng.next_f32()));
+        assert!(bvh.intersect(&g, &Ray::new(o, d)).is_some());
+    }
+}
