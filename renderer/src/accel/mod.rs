@@ -3,8 +3,12 @@
 //!
 //! Layout: one `Vec<BvhNode>`; node 0 is the root. An interior node's two
 //! children are adjacent (`left_first`, `left_first + 1`); a leaf covers
-//! `prim_indices[left_first .. left_first + count]`. Traversal is a stack loop
-//! that visits the nearer child first and skips nodes beyond the closest hit.
+//! `prim_indices[left_first .. left_first + count]` (and the same slots of
+//! `leaf_prims`, which inline the triangles' vertices so that a leaf is tested
+//! from contiguous memory). Traversal is a stack loop that visits the nearer
+//! child first and skips nodes beyond the closest hit; triangles use the
+//! watertight test of [`crate::shapes::mesh`], exactly as
+//! [`Geometry::intersect_prim`] does, so BVH and brute force agree bit for bit.
 
 mod build;
 

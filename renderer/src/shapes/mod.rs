@@ -14,7 +14,8 @@
 //! Conventions follow Mitsuba 3: triangles are front-facing when counter-clockwise
 //! (the geometric normal is the normalised cross product of the world-space edges,
 //! so a mirroring `to_world` flips it), shading normals are flipped together with
-//! the geometric normal by `flip_normals`.
+//! the geometric normal by `flip_normals`. Triangles are intersected with a
+//! watertight test (no rays slip between triangles that share an edge).
 
 pub mod cube;
 pub mod disk;
