@@ -232,3 +232,267 @@ fn sampling_distribution(texels: &[f32], w: usize, h: usize) -> Option<Distribut
     }
     Distribution2D::new(&func, w, h - 1)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_util::{build_err, build_one, ectx};
+    use super::*;
+    use crate::emitters::AnyEmitter;
+    use crate::math::chi2::{chi2_test, Chi2Config};
+    use crate::math::{Pcg32, Transform};
+    use crate::scene::props::{PixelArray, Value};
+    use std::sync::Arc;
+
+    /// A w×h RGB array from a per-pixel function.
+    fn pixels(w: usize, h: usize, f: impl Fn(usize, usize) -> [f32; 3]) -> Value {
+        let f = &f;
+        let data = (0..h)
+            .flat_map(|y| (0..w).flat_map(move |x| f(x, y)))
+            .collect();
+        Value::Pixels(Arc::new(PixelArray {
+            width: w,
+            height: h,
+            channels: 3,
+            data,
+        }))
+    }
+
+    /// Mitsuba's documented lat-long mapping, written out independently.
+    fn mitsuba_dir(u: f32, v: f32) -> Vec3 {
+        let (theta, phi) = (std::f32::consts::PI * v, 2.0 * std::f32::consts::PI * u);
+        Vec3::new(
+            phi.sin() * theta.sin(),
+            theta.cos(),
+            -phi.cos() * theta.sin(),
+        )
+    }
+
+    /// A smooth but strongly non-uniform map: a bright blob plus a dim gradient.
+    fn blobby(w: usize, h: usize) -> Value {
+        pixels(w, h, |x, y| {
+            let (u, v) = ((x as f32 + 0.5) / w as f32, y as f32 / (h - 1) as f32);
+            let blob = 40.0 * (-((u - 0.3).powi(2) + (v - 0.4).powi(2)) / 0.01).exp();
+            let base = 0.05 + 0.5 * u;
+            [base + blob, base + 0.5 * blob, 0.2 * base]
+        })
+    }
+
+    #[test]
+    fn pixels_sit_where_mitsuba_puts_them() {
+        // 4x3 map, pixel (x, y) = (x + 1, y + 1, 10 x + y) except a constant top/bottom row
+        let map = pixels(4, 3, |x, y| match y {
+            0 => [7.0; 3],
+            2 => [3.0; 3],
+            _ => [x as f32 + 1.0, y as f32 + 1.0, 10.0 * x as f32 + y as f32],
+        });
+        let (e, ctx) =
+            build_one("envmap", &[("bitmap", map), ("scale", Value::Float(2.0))]).unwrap();
+        let c = ectx(&ctx);
+        let ev = |d: Vec3| e.eval_env(&c, d) / 2.0;
+        assert_eq!(ev(Vec3::Y), Vec3::splat(7.0), "+y is the top row");
+        assert_eq!(ev(-Vec3::Y), Vec3::splat(3.0), "-y is the bottom row");
+        // each middle pixel centre (u = (x + 1/2) / 4, v = 1/2) returns that pixel
+        for x in 0..4 {
+            let d = mitsuba_dir((x as f32 + 0.5) / 4.0, 0.5);
+            let want = Vec3::new(x as f32 + 1.0, 2.0, 10.0 * x as f32 + 1.0);
+            assert!(
+                (ev(d) - want).length() < 1e-4,
+                "pixel {x}: {} vs {want}",
+                ev(d)
+            );
+        }
+        // u = 1/4 is +x: halfway between pixel centres 0 and 1; u = 0 (-z) wraps 3 <-> 0
+        let mid = |a: f32, b: f32| Vec3::new((a + b) / 2.0 + 1.0, 2.0, 10.0 * (a + b) / 2.0 + 1.0);
+        assert!(
+            (ev(Vec3::X) - mid(0.0, 1.0)).length() < 1e-4,
+            "{}",
+            ev(Vec3::X)
+        );
+        assert!((ev(Vec3::Z) - mid(1.0, 2.0)).length() < 1e-4);
+        assert!((ev(-Vec3::X) - mid(2.0, 3.0)).length() < 1e-4);
+        let wrap = ev(-Vec3::Z);
+        assert!((wrap - Vec3::new(2.5, 2.0, 16.0)).length() < 1e-4, "{wrap}");
+        // halfway between the middle and top rows at pixel column 1
+        let d = mitsuba_dir(0.375, 0.25);
+        assert!((ev(d) - (Vec3::splat(7.0) + Vec3::new(2.0, 2.0, 11.0)) / 2.0).length() < 1e-4);
+    }
+
+    #[test]
+    fn to_world_rotates_the_map() {
+        // rotating +90 deg about y takes map +z to world +x
+        let t = Transform::rotate(Vec3::Y, 90.0).unwrap();
+        let (plain, c0) = build_one("envmap", &[("bitmap", blobby(16, 9))]).unwrap();
+        let (rot, c1) = build_one(
+            "envmap",
+            &[("bitmap", blobby(16, 9)), ("to_world", Value::Transform(t))],
+        )
+        .unwrap();
+        for d in [Vec3::Z, Vec3::X, Vec3::new(0.3, -0.5, 0.8).normalize()] {
+            let want = plain.eval_env(&ectx(&c0), d);
+            let got = rot.eval_env(&ectx(&c1), t.vector(d));
+            assert!(
+                (got - want).length() < 1e-4 * want.length(),
+                "{got} vs {want}"
+            );
+        }
+        let skew = Transform::scale(Vec3::new(1.0, 2.0, 1.0)).unwrap();
+        let err = build_err(
+            "envmap",
+            &[
+                ("bitmap", blobby(4, 3)),
+                ("to_world", Value::Transform(skew)),
+            ],
+        );
+        assert!(err.contains("e.xml:3") && err.contains("rotation"), "{err}");
+    }
+
+    fn rotated_blobby() -> (AnyEmitter, crate::scene::builder::BuildCtx) {
+        let t = Transform::rotate(Vec3::new(1.0, 2.0, -0.5), 63.0).unwrap();
+        build_one(
+            "envmap",
+            &[
+                ("bitmap", blobby(32, 17)),
+                ("to_world", Value::Transform(t)),
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn sampling_passes_chi2_with_a_rotated_map() {
+        let (e, ctx) = rotated_blobby();
+        let c = ectx(&ctx);
+        let cfg = Chi2Config {
+            theta_bins: 20,
+            phi_bins: 40,
+            ..Chi2Config::default()
+        };
+        let res = chi2_test(
+            &cfg,
+            |_, u| e.sample_direction(&c, Vec3::ZERO, u).map(|s| s.d),
+            |d| e.pdf_env(&c, d),
+        );
+        assert!(res.is_ok(), "{res:?}");
+    }
+
+    #[test]
+    fn samples_agree_with_eval_and_pdf_and_integrate_the_map() {
+        let (e, ctx) = rotated_blobby();
+        let c = ectx(&ctx);
+        let mut rng = Pcg32::new(11, 2);
+        let n = 200_000;
+        let (mut est, mut est2) = (Vec3::ZERO.as_dvec3(), Vec3::ZERO.as_dvec3());
+        let mut off_pdf = 0;
+        for _ in 0..n {
+            let u = Vec2::new(rng.next_f32(), rng.next_f32());
+            let Some(s) = e.sample_direction(&c, Vec3::ONE, u) else {
+                continue;
+            };
+            assert!(s.dist.is_infinite() && !s.delta);
+            let (l, p) = (e.eval_env(&c, s.d), e.pdf_env(&c, s.d));
+            assert!(
+                (l - s.radiance).length() <= 1e-3 * l.length().max(1e-3),
+                "{l} vs {}",
+                s.radiance
+            );
+            // a sample within rounding of a cell edge may read the neighbour's density
+            if (p - s.pdf).abs() > 1e-3 * p {
+                off_pdf += 1;
+            }
+            let f = (s.radiance / s.pdf).as_dvec3();
+            est += f;
+            est2 += f * f;
+        }
+        assert!(
+            off_pdf <= n / 10_000,
+            "{off_pdf} samples disagree with pdf_env"
+        );
+        let est = est / n as f64;
+        let sigma = ((est2 / n as f64 - est * est) / n as f64).powf(0.5);
+        // brute force: midpoint rule of the radiance over (cos θ, φ) in world space
+        let m = 400;
+        let mut reference = Vec3::ZERO.as_dvec3();
+        for i in 0..m {
+            let z = -1.0 + (i as f32 + 0.5) * 2.0 / m as f32;
+            let r = (1.0 - z * z).sqrt();
+            for j in 0..2 * m {
+                let phi = (j as f32 + 0.5) * PI / m as f32;
+                let d = Vec3::new(r * phi.cos(), r * phi.sin(), z);
+                reference += e.eval_env(&c, d).as_dvec3();
+            }
+        }
+        let reference = reference * (4.0 * std::f64::consts::PI / (2 * m * m) as f64);
+        // within 4 standard errors plus the quadrature's own error
+        let tol = 4.0 * sigma + 1e-3 * reference;
+        assert!(
+            (est - reference).abs().cmple(tol).all(),
+            "{est} vs {reference} (tolerance {tol})"
+        );
+    }
+
+    #[test]
+    fn pdf_integrates_to_one() {
+        let (e, ctx) = rotated_blobby();
+        let c = ectx(&ctx);
+        let m = 400;
+        let mut total = 0.0f64;
+        for i in 0..m {
+            let z = -1.0 + (i as f32 + 0.5) * 2.0 / m as f32;
+            let r = (1.0 - z * z).sqrt();
+            for j in 0..2 * m {
+                let phi = (j as f32 + 0.5) * PI / m as f32;
+                total += e.pdf_env(&c, Vec3::new(r * phi.cos(), r * phi.sin(), z)) as f64;
+            }
+        }
+        let total = total * 4.0 * std::f64::consts::PI / (2 * m * m) as f64;
+        assert!((total - 1.0).abs() < 5e-3, "{total}");
+    }
+
+    #[test]
+    fn bad_inputs_are_rejected_with_their_location() {
+        let err = build_err("envmap", &[("bitmap", blobby(4, 2))]);
+        assert!(err.contains("2x3") && err.contains("4x2"), "{err}");
+        let err = build_err("envmap", &[]);
+        assert!(
+            err.contains("filename") && err.contains("required"),
+            "{err}"
+        );
+        let err = build_err(
+            "envmap",
+            &[("filename", Value::String("nope/sky.exr".into()))],
+        );
+        assert!(
+            err.contains("e.xml:2") && err.contains("nope/sky.exr"),
+            "{err}"
+        );
+        let err = build_err(
+            "envmap",
+            &[("bitmap", blobby(4, 3)), ("scale", Value::Float(-1.0))],
+        );
+        assert!(err.contains("scale"), "{err}");
+        // a black map is valid: it emits and samples nothing
+        let (e, ctx) = build_one("envmap", &[("bitmap", pixels(4, 3, |_, _| [0.0; 3]))]).unwrap();
+        let c = ectx(&ctx);
+        assert!(e
+            .sample_direction(&c, Vec3::ZERO, Vec2::splat(0.5))
+            .is_none());
+        assert_eq!(
+            (e.pdf_env(&c, Vec3::X), e.eval_env(&c, Vec3::X)),
+            (0.0, Vec3::ZERO)
+        );
+        assert!(e.is_environment());
+    }
+
+    #[test]
+    fn loads_an_exr_file() {
+        let dir = crate::textures::image_file::tests::scratch("envmap_exr");
+        let path = dir.join("sky.exr");
+        let data: Vec<f32> = (0..4 * 3).flat_map(|i| [i as f32, 1.0, 0.5]).collect();
+        let buf = image::Rgb32FImage::from_raw(4, 3, data).unwrap();
+        image::DynamicImage::ImageRgb32F(buf).save(&path).unwrap();
+        let fname = Value::String(path.to_str().unwrap().into());
+        let (e, ctx) = build_one("envmap", &[("filename", fname)]).unwrap();
+        // +y is the top row, whose centre u = 1/2 lies between pixels 1 and 2
+        assert!((e.eval_env(&ectx(&ctx), Vec3::Y) - Vec3::new(1.5, 1.0, 0.5)).length() < 1e-5);
+    }
+}

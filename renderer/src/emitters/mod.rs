@@ -6,6 +6,9 @@
 //! `sample_direction` returns `None` when the sample carries no light (zero
 //! density, or the back of an area light): the contribution is zero then.
 
+// `!(x > 0.0)` is deliberate throughout: it also rejects NaN.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
 pub mod area;
 pub mod constant;
 pub mod directional;
