@@ -136,6 +136,14 @@ impl AnyEmitter {
     }
 }
 
+// Record layouts shared with the CUDA twins (Vec3/Mat3 are plain f32 arrays).
+const _: () = assert!(std::mem::size_of::<AreaEmitter>() == 8);
+const _: () = assert!(std::mem::size_of::<PointEmitter>() == 16);
+const _: () = assert!(std::mem::size_of::<DirectionalEmitter>() == 16);
+const _: () = assert!(std::mem::size_of::<ConstantEmitter>() == 4);
+const _: () = assert!(std::mem::size_of::<EnvmapEmitter>() == 92);
+const _: () = assert!(std::mem::size_of::<AnyEmitter>() == 96);
+
 /// Names of the emitter plugins, for error messages.
 pub const KNOWN: &[&str] = &["area", "point", "directional", "constant", "envmap"];
 
@@ -207,6 +215,53 @@ pub(crate) fn exclusive(p: &Props, a: &str, b: &str) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_util::{build_err, desc};
+    use super::*;
+    use crate::scene::props::Value;
+
+    #[test]
+    fn registry_checks_nesting_and_names() {
+        let mut ctx = BuildCtx::default();
+        let area = desc("area", &[("radiance", Value::Float(5.0))]);
+        let e = build(&area, Some(3), &mut ctx).unwrap();
+        let AnyEmitter::Area(a) = e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(a.shape, 3);
+        assert_eq!(ctx.textures.constant(a.radiance), Some(Color::splat(5.0)));
+        assert!(!e.is_environment() && !e.is_delta());
+        let err = build(&area, None, &mut ctx).unwrap_err().to_string();
+        assert!(
+            err.contains("e.xml:1") && err.contains("nested in a <shape>"),
+            "{err}"
+        );
+        let err = build(&desc("point", &[]), Some(0), &mut ctx)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("only \"area\""), "{err}");
+        let err = build_err("spot", &[]);
+        assert!(
+            err.contains("unknown emitter") && err.contains("envmap"),
+            "{err}"
+        );
+        let tw = Value::Transform(crate::math::Transform::IDENTITY);
+        let err = build(&desc("area", &[("to_world", tw)]), Some(0), &mut ctx)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("e.xml:2") && err.contains("to_world"), "{err}");
+        let err = build(
+            &desc("area", &[("radiance", Value::Float(-2.0))]),
+            Some(0),
+            &mut ctx,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("non-negative"), "{err}");
+    }
 }
 
 #[cfg(test)]

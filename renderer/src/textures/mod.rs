@@ -141,6 +141,11 @@ impl TextureStore {
     }
 }
 
+// Record layouts shared with the CUDA twins.
+const _: () = assert!(std::mem::size_of::<BitmapTex>() == 48);
+const _: () = assert!(std::mem::size_of::<Checkerboard>() == 32);
+const _: () = assert!(std::mem::size_of::<AnyTexture>() == 52);
+
 /// Names of the texture plugins, for error messages.
 pub const KNOWN: &[&str] = &["bitmap", "checkerboard"];
 
@@ -161,4 +166,38 @@ pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<TexRef> {
     };
     p.check_unused(&obj.kind)?;
     Ok(ctx.textures.add(t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Loc;
+    use crate::scene::desc::Category;
+
+    #[test]
+    fn unknown_plugins_list_the_known_ones() {
+        let obj = ObjectDesc {
+            category: Category::Texture,
+            kind: "noise".into(),
+            id: None,
+            props: Props::new(Loc::new("t.xml", 4, 2)),
+            loc: Loc::new("t.xml", 4, 2),
+        };
+        let e = build(&obj, &mut BuildCtx::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("t.xml:4") && e.contains("bitmap, checkerboard"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn scalar_lookup_is_the_value_or_the_luminance() {
+        let mut st = TextureStore::default();
+        let g = st.add_constant(Color::splat(0.3));
+        let c = st.add_constant(Color::new(1.0, 0.0, 0.0));
+        assert_eq!(st.eval_1(g, Vec2::ZERO), 0.3);
+        assert!((st.eval_1(c, Vec2::ZERO) - 0.212671).abs() < 1e-6);
+    }
 }
