@@ -123,16 +123,29 @@ mod tests {
     fn none_is_a_perfect_mirror_and_gold_matches_normal_incidence() {
         let s = Setup::new("conductor", &[]);
         for wi in incident_dirs() {
-            let bs = s.sample(wi, 0.3, Vec2::new(0.2, 0.9)).expect("front side reflects");
+            let bs = s
+                .sample(wi, 0.3, Vec2::new(0.2, 0.9))
+                .expect("front side reflects");
             assert!(bs.delta && bs.pdf == 1.0);
             assert!((bs.wo - Vec3::new(-wi.x, -wi.y, wi.z)).length() < 1e-6);
-            assert!((bs.weight - Color::ONE).abs().max_element() < 1e-5, "{}", bs.weight);
+            assert!(
+                (bs.weight - Color::ONE).abs().max_element() < 1e-5,
+                "{}",
+                bs.weight
+            );
         }
         let s = Setup::new("conductor", &[("material", Value::String("Au".into()))]);
         let bs = s.sample(Vec3::Z, 0.5, Vec2::splat(0.5)).unwrap();
-        let (n, k) = (Color::new(0.143119, 0.374957, 1.44248), Color::new(3.98316, 2.38572, 1.60322));
+        let (n, k) = (
+            Color::new(0.143119, 0.374957, 1.44248),
+            Color::new(3.98316, 2.38572, 1.60322),
+        );
         let want = ((n - 1.0) * (n - 1.0) + k * k) / ((n + 1.0) * (n + 1.0) + k * k);
-        assert!((bs.weight - want).abs().max_element() < 2e-3, "{} vs {want}", bs.weight);
+        assert!(
+            (bs.weight - want).abs().max_element() < 2e-3,
+            "{} vs {want}",
+            bs.weight
+        );
         // gold is yellow: red reflects more than blue
         assert!(bs.weight.x > 0.9 && bs.weight.z < 0.45, "{}", bs.weight);
     }
@@ -140,7 +153,9 @@ mod tests {
     #[test]
     fn one_sided_and_delta_eval() {
         let s = Setup::new("conductor", &[("material", Value::String("Cu".into()))]);
-        assert!(s.sample(Vec3::new(0.3, 0.0, -0.9).normalize(), 0.5, Vec2::splat(0.5)).is_none());
+        assert!(s
+            .sample(Vec3::new(0.3, 0.0, -0.9).normalize(), 0.5, Vec2::splat(0.5))
+            .is_none());
         assert_eq!(s.eval(Vec3::Z, Vec3::Z), Color::ZERO);
         assert!(s.is_delta());
     }
@@ -148,10 +163,16 @@ mod tests {
     #[test]
     fn parameter_errors() {
         let e = build_err("conductor", &[("material", Value::String("Gold".into()))]);
-        assert!(e.contains("Gold") && e.contains("Au") && e.contains("t.xml:2"), "{e}");
+        assert!(
+            e.contains("Gold") && e.contains("Au") && e.contains("t.xml:2"),
+            "{e}"
+        );
         let e = build_err(
             "conductor",
-            &[("material", Value::String("Au".into())), ("eta", Value::Float(1.0))],
+            &[
+                ("material", Value::String("Au".into())),
+                ("eta", Value::Float(1.0)),
+            ],
         );
         assert!(e.contains("not both"), "{e}");
         let e = build_err("conductor", &[("k", Value::Float(-1.0))]);

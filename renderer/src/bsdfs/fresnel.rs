@@ -161,7 +161,10 @@ mod tests {
                 sum += 2.0 * (fresnel_dielectric(mu, eta).r * mu) as f64 / n as f64;
             }
             let fit = fresnel_diffuse_reflectance(eta) as f64;
-            assert!((fit - sum).abs() < 0.01 * sum.max(0.05), "eta {eta}: {fit} vs {sum}");
+            assert!(
+                (fit - sum).abs() < 0.01 * sum.max(0.05),
+                "eta {eta}: {fit} vs {sum}"
+            );
         }
     }
 }
