@@ -85,7 +85,7 @@ pub enum AnyBsdf {
     TwoSided(TwoSided),
 }
 
-/// Calls `$method` on whichever record `$self` holds.
+/// Evaluates `$e` with `$b` bound to whichever record `$self` holds.
 macro_rules! dispatch {
     ($self:expr, $b:ident => $e:expr) => {
         match $self {

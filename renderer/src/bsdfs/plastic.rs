@@ -119,7 +119,7 @@ impl Plastic {
         }
         let wo = square_to_cosine_hemisphere(u2);
         let pdf = (1.0 - ps) * cosine_hemisphere_pdf(wo);
-        if !(pdf > 0.0) {
+        if pdf.is_nan() || pdf <= 0.0 {
             return None;
         }
         let f_o = fresnel_dielectric(wo.z, self.eta).r;
