@@ -4,7 +4,16 @@
 //! Conventions (as Mitsuba): directions are in the local shading frame (normal
 //! = +z); `wi` points towards where the light path came from (the camera side),
 //! `wo` is the sampled/queried direction; `eval` returns `f(wi, wo) · |cos θo|`;
-//! one-sided BSDFs are black when `wi.z <= 0`.
+//! one-sided BSDFs are black when `wi.z <= 0`. Delta lobes (smooth surfaces)
+//! are only reachable through `sample`: their `pdf` there is the discrete
+//! probability of picking the lobe, `weight` the lobe's throughput, and
+//! `eval`/`pdf` return 0 for them.
+//!
+//! Plugins: `diffuse`, `conductor`, `roughconductor`, `dielectric`,
+//! `thindielectric`, `plastic`, `roughplastic`, `twosided`. Shared pieces:
+//! [`fresnel`] (dielectric / conductor Fresnel terms), [`microfacet`] (GGX and
+//! Beckmann with Smith shadowing, visible-normal sampling) and [`ior`] (named
+//! dielectric IORs and conductor presets).
 
 pub mod conductor;
 pub mod dielectric;
