@@ -28,6 +28,8 @@ pub mod thindielectric;
 pub mod twosided;
 
 #[cfg(test)]
+mod reference_tests;
+#[cfg(test)]
 pub(crate) mod testutil;
 
 use crate::error::{Error, Result};
