@@ -8,11 +8,13 @@ use super::testutil::Setup;
 use crate::math::{Color, Vec3};
 use crate::scene::props::Value;
 
+/// (wi, wo, eval, pdf)
+type Row = ([f64; 3], [f64; 3], [f32; 3], f32);
+
 struct Case {
     kind: &'static str,
     params: Vec<(&'static str, Value)>,
-    /// (wi, wo, eval, pdf)
-    rows: Vec<([f64; 3], [f64; 3], [f32; 3], f32)>,
+    rows: Vec<Row>,
 }
 
 fn v(a: [f64; 3]) -> Vec3 {
