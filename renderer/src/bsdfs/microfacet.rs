@@ -5,8 +5,10 @@
 //! `sample_visible`; default `beckmann`, α = 0.1, visible sampling on).
 //!
 //! Visible-normal sampling: GGX uses Heitz 2018 ("Sampling the GGX Distribution of
-//! Visible Normals", JCGT 7(4)). Beckmann always samples `D(m) cos θm` (Walter et al.
-//! 2007): same expected value as Mitsuba's Beckmann VNDF sampler, somewhat more variance.
+//! Visible Normals", JCGT 7(4)); Beckmann uses Heitz & d'Eon 2014 (stretch, sample
+//! the slope for unit roughness, rotate, unstretch) with the slope CDF inverted
+//! numerically as in Mitsuba 3 (Newton iterations in the erf domain). Without
+//! `sample_visible`, both sample `D(m) cos θm` (Walter et al. 2007).
 
 use crate::error::{Error, Result};
 use crate::math::{Vec2, Vec3, PI};
@@ -178,16 +180,16 @@ impl Microfacet {
 
     /// Samples a microfacet normal seen from `wi` (`wi.z > 0`).
     pub fn sample(&self, wi: Vec3, u: Vec2) -> Vec3 {
-        if self.visible && self.kind == GGX {
-            self.sample_ggx_visible(wi, u)
-        } else {
-            self.sample_all(u)
+        match (self.visible, self.kind) {
+            (true, GGX) => self.sample_ggx_visible(wi, u),
+            (true, _) => self.sample_beckmann_visible(wi, u),
+            _ => self.sample_all(u),
         }
     }
 
     /// Density of [`Self::sample`] over microfacet normals (solid angle).
     pub fn pdf(&self, wi: Vec3, m: Vec3) -> f32 {
-        if self.visible && self.kind == GGX {
+        if self.visible {
             if wi.z <= 0.0 {
                 return 0.0;
             }
@@ -217,6 +219,24 @@ impl Microfacet {
         Vec3::new(self.au * nh.x, self.av * nh.y, nh.z.max(1e-7)).normalize()
     }
 
+    /// Heitz & d'Eon 2014 for Beckmann: in the stretched configuration (α = 1),
+    /// sample the slope distribution seen from `wi`, then rotate and unstretch.
+    fn sample_beckmann_visible(&self, wi: Vec3, u: Vec2) -> Vec3 {
+        let w = Vec3::new(self.au * wi.x, self.av * wi.y, wi.z).normalize();
+        let sin_t = (1.0 - w.z * w.z).max(0.0).sqrt();
+        let (cos_p, sin_p) = if sin_t > 1e-7 {
+            (w.x / sin_t, w.y / sin_t)
+        } else {
+            (1.0, 0.0)
+        };
+        let (sx, sy) = beckmann_slope_11(w.z, u);
+        let (x, y) = (
+            (cos_p * sx - sin_p * sy) * self.au,
+            (sin_p * sx + cos_p * sy) * self.av,
+        );
+        Vec3::new(-x, -y, 1.0).normalize()
+    }
+
     /// Samples `D(m) cos θm`: azimuth from tan φ = (αv/αu) tan 2πu, then the slope.
     fn sample_all(&self, u: Vec2) -> Vec3 {
         let t = 2.0 * PI * u.y;
@@ -234,6 +254,79 @@ impl Microfacet {
     }
 }
 
+/// Slopes of the unit-roughness Beckmann distribution of visible normals for
+/// incident cosine `cos_i`: the x slope inverts the CDF
+/// `(1 + erf x + tanθ e^{-x²}/√π) / norm` by three Newton steps in `erf` space,
+/// the y slope is Gaussian.
+fn beckmann_slope_11(cos_i: f32, u: Vec2) -> (f32, f32) {
+    const INV_SQRT_PI: f32 = 0.564_189_6;
+    let tan_i = (1.0 - cos_i * cos_i).max(0.0).sqrt() / cos_i;
+    let cot_i = 1.0 / tan_i;
+    let maxval = erf(cot_i);
+    let (ux, uy) = (u.x.clamp(1e-6, 1.0 - 1e-6), u.y.clamp(1e-6, 1.0 - 1e-6));
+    // initial guess: the exact inverse for grazing incidence
+    let mut x = maxval - (maxval + 1.0) * erf((-ux.ln()).sqrt());
+    let target = ux * (1.0 + maxval + INV_SQRT_PI * tan_i * (-cot_i * cot_i).exp());
+    for _ in 0..3 {
+        let slope = erfinv(x);
+        let value = 1.0 + x + INV_SQRT_PI * tan_i * (-slope * slope).exp() - target;
+        x -= value / (1.0 - slope * tan_i);
+    }
+    (erfinv(x), erfinv(2.0 * uy - 1.0))
+}
+
+/// The error function (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7).
+pub fn erf(x: f32) -> f32 {
+    let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
+    let poly = t
+        * (0.254_829_6
+            + t * (-0.284_496_74 + t * (1.421_413_7 + t * (-1.453_152_1 + t * 1.061_405_4))));
+    let r = 1.0 - poly * (-x * x).exp();
+    if x < 0.0 {
+        -r
+    } else {
+        r
+    }
+}
+
+/// Inverse error function on (−1, 1) (Giles 2010, single-precision fit).
+pub fn erfinv(x: f32) -> f32 {
+    let x = x.clamp(-1.0 + 1e-7, 1.0 - 1e-7);
+    let mut w = -((1.0 - x) * (1.0 + x)).ln();
+    let p = if w < 5.0 {
+        w -= 2.5;
+        [
+            2.810_226_4e-8,
+            3.432_739_4e-7,
+            -3.523_387_7e-6,
+            -4.391_506_5e-6,
+            2.185_808_7e-4,
+            -1.253_725e-3,
+            -4.177_681_6e-3,
+            0.246_640_73,
+            1.501_409_4,
+        ]
+        .iter()
+        .fold(0.0, |acc, &c| acc * w + c)
+    } else {
+        w = w.sqrt() - 3.0;
+        [
+            -2.002_142_6e-4,
+            1.009_505_6e-4,
+            1.349_343_2e-3,
+            -3.673_428_4e-3,
+            5.739_507_7e-3,
+            -7.622_461e-3,
+            9.438_870_5e-3,
+            1.001_674_1,
+            2.832_976_8,
+        ]
+        .iter()
+        .fold(0.0, |acc, &c| acc * w + c)
+    };
+    p * x
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testutil::chi2_fine;
@@ -249,6 +342,30 @@ mod tests {
             }
         }
         v
+    }
+
+    #[test]
+    fn erf_and_erfinv() {
+        // reference values of erf (Abramowitz & Stegun table 7.1)
+        for (x, want) in [
+            (0.1f32, 0.112_462_9f32),
+            (0.5, 0.520_499_9),
+            (1.0, 0.842_700_8),
+            (2.0, 0.995_322_3),
+        ] {
+            assert!(
+                (erf(x) - want).abs() < 2e-6 && (erf(-x) + want).abs() < 2e-6,
+                "erf({x})"
+            );
+        }
+        for x in [-2.5f32, -1.0, -0.3, 0.0, 0.2, 0.9, 1.7, 2.8] {
+            let y = erf(x);
+            assert!(
+                (erfinv(y) - x).abs() < 2e-3 * (1.0 + x.abs()),
+                "erfinv(erf({x})) = {}",
+                erfinv(y)
+            );
+        }
     }
 
     #[test]

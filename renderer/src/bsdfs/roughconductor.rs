@@ -7,7 +7,7 @@
 //! | `distribution` | string | `beckmann` | `beckmann` or `ggx` (Mitsuba 3's default is Beckmann) |
 //! | `alpha` | float or texture | 0.1 | roughness (both directions) |
 //! | `alpha_u`, `alpha_v` | float or texture | 0.1 | anisotropic roughness along the tangent / bitangent (instead of `alpha`) |
-//! | `sample_visible` | boolean | true | sample visible normals (GGX: Heitz 2018) |
+//! | `sample_visible` | boolean | true | sample visible normals (GGX: Heitz 2018; Beckmann: Heitz & d'Eon 2014) |
 //! | `material` | string | `none` | named complex IOR preset, as in `conductor` |
 //! | `eta`, `k` | rgb, float or texture | 0, 1 | complex IOR (only with `material` = `none`) |
 //! | `specular_reflectance` | rgb, float or texture | 1 | factor on the reflection (not physical) |
@@ -23,7 +23,7 @@
 
 use super::conductor::read_complex_ior;
 use super::fresnel::fresnel_conductor_rgb;
-use super::microfacet::{Microfacet, MicrofacetParams, GGX};
+use super::microfacet::{Microfacet, MicrofacetParams};
 use super::{BsdfCtx, BsdfSample};
 use crate::error::Result;
 use crate::math::{reflect, Color, Vec2, Vec3};
@@ -82,7 +82,7 @@ impl RoughConductor {
         }
         let f = self.fresnel(ctx, wi.dot(m));
         // eval / pdf in closed form
-        let g = if mf.visible && mf.kind == GGX {
+        let g = if mf.visible {
             mf.g1(wo, m)
         } else {
             mf.g(wi, wo, m) * wo_m / (wi.z * m.z)
