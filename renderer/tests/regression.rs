@@ -121,12 +121,20 @@ struct Rgb {
 
 impl Rgb {
     fn new(w: usize, h: usize) -> Self {
-        Rgb { w, h, data: vec![0.0; w * h * 3] }
+        Rgb {
+            w,
+            h,
+            data: vec![0.0; w * h * 3],
+        }
     }
 
     /// The first three channels of an image (alpha, if any, is not compared).
     fn from_image(img: &Image) -> Self {
-        assert!(img.channels >= 3, "expected an RGB(A) image, got {} channels", img.channels);
+        assert!(
+            img.channels >= 3,
+            "expected an RGB(A) image, got {} channels",
+            img.channels
+        );
         let mut out = Rgb::new(img.width, img.height);
         for p in 0..img.width * img.height {
             for c in 0..3 {
@@ -209,7 +217,10 @@ fn load_reference(name: &str) -> Reference {
         });
         Rgb::from_image(&img)
     };
-    Reference { mean: load(format!("{name}.exr")), se: load(format!("{name}_se.exr")) }
+    Reference {
+        mean: load(format!("{name}.exr")),
+        se: load(format!("{name}_se.exr")),
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -321,11 +332,20 @@ impl Verdict {
 
     /// A table of the `n` worst blocks.
     fn worst(&self, n: usize) -> String {
-        let mut s = String::from("  block(x,y)  ch   heliograph    reference      sigma        t        p\n");
+        let mut s = String::from(
+            "  block(x,y)  ch   heliograph    reference      sigma        t        p\n",
+        );
         for b in self.tests.iter().take(n) {
             s += &format!(
                 "  ({:3},{:3})  {}  {:11.5} {:11.5} {:10.2e} {:8.2} {:9.2e}\n",
-                b.x, b.y, ["R", "G", "B"][b.c], b.hg, b.reference, b.sigma, b.t, b.p
+                b.x,
+                b.y,
+                ["R", "G", "B"][b.c],
+                b.hg,
+                b.reference,
+                b.sigma,
+                b.t,
+                b.p
             );
         }
         s
@@ -344,7 +364,11 @@ fn test_block(batch_means: &[f64], reference: f64, ref_se: f64) -> (f64, f64, f6
     let t = diff / var.sqrt();
     // Welch–Satterthwaite; the floor counts as exactly known.
     let denom = var_hg * var_hg / (b - 1.0) + var_ref * var_ref / (REF_BATCHES as f64 - 1.0);
-    let dof = if denom > 0.0 { (var * var / denom).clamp(1.0, 1e6) } else { 1e6 };
+    let dof = if denom > 0.0 {
+        (var * var / denom).clamp(1.0, 1e6)
+    } else {
+        1e6
+    };
     (hg, var.sqrt(), t, t_two_sided_p(t, dof))
 }
 
@@ -356,12 +380,23 @@ fn compare(batches: &[Rgb], reference: &Reference, block: usize, alpha: f64) -> 
         for x0 in (0..w).step_by(block) {
             let (x1, y1) = ((x0 + block).min(w), (y0 + block).min(h));
             for c in 0..3 {
-                let means: Vec<f64> =
-                    batches.iter().map(|b| b.block_mean(x0, x1, y0, y1, c)).collect();
+                let means: Vec<f64> = batches
+                    .iter()
+                    .map(|b| b.block_mean(x0, x1, y0, y1, c))
+                    .collect();
                 let r = reference.mean.block_mean(x0, x1, y0, y1, c);
                 let se = reference.se.block_mean(x0, x1, y0, y1, c);
                 let (hg, sigma, t, p) = test_block(&means, r, se);
-                tests.push(BlockTest { x: x0, y: y0, c, hg, reference: r, sigma, t, p });
+                tests.push(BlockTest {
+                    x: x0,
+                    y: y0,
+                    c,
+                    hg,
+                    reference: r,
+                    sigma,
+                    t,
+                    p,
+                });
             }
         }
     }
@@ -375,13 +410,26 @@ fn compare(batches: &[Rgb], reference: &Reference, block: usize, alpha: f64) -> 
 
 /// Renders `case` with the CPU backend in `HG_BATCHES` batches of `hg_spp` samples.
 fn render_batches(case: &Case) -> Vec<Rgb> {
-    let desc = xml::load_file(&case.scene, &case.defines)
-        .unwrap_or_else(|e| panic!("case {}: cannot load {}: {e}", case.name, case.scene.display()));
-    let scene = build_scene(&desc)
-        .unwrap_or_else(|e| panic!("case {}: cannot build {}: {e}", case.name, case.scene.display()));
+    let desc = xml::load_file(&case.scene, &case.defines).unwrap_or_else(|e| {
+        panic!(
+            "case {}: cannot load {}: {e}",
+            case.name,
+            case.scene.display()
+        )
+    });
+    let scene = build_scene(&desc).unwrap_or_else(|e| {
+        panic!(
+            "case {}: cannot build {}: {e}",
+            case.name,
+            case.scene.display()
+        )
+    });
     (0..HG_BATCHES)
         .map(|k| {
-            let opts = RenderOptions { spp: Some(case.hg_spp), seed: k as u64 + 1 };
+            let opts = RenderOptions {
+                spp: Some(case.hg_spp),
+                seed: k as u64 + 1,
+            };
             let img = cpu::render(&scene, &opts)
                 .unwrap_or_else(|e| panic!("case {}: render failed: {e}", case.name));
             Rgb::from_image(&img)
@@ -401,7 +449,10 @@ fn write_outputs(name: &str, hg: &Rgb, reference: &Rgb) -> String {
     let dir = output_dir();
     let _ = std::fs::create_dir_all(&dir);
     let diff = hg.map(|x, y, c| hg.at(x, y, c) - reference.at(x, y, c));
-    let (p_hg, p_diff) = (dir.join(format!("{name}_hg.exr")), dir.join(format!("{name}_diff.exr")));
+    let (p_hg, p_diff) = (
+        dir.join(format!("{name}_hg.exr")),
+        dir.join(format!("{name}_diff.exr")),
+    );
     let mut msg = String::new();
     for (p, img) in [(&p_hg, hg), (&p_diff, &diff)] {
         match write_image(p, &img.to_image()) {
@@ -482,13 +533,29 @@ regression_cases!(
 fn every_listed_case_has_a_test_and_references() {
     let cases = read_cases();
     let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, TESTED, "cases.txt and the regression_cases! list differ");
+    assert_eq!(
+        names, TESTED,
+        "cases.txt and the regression_cases! list differ"
+    );
     for c in &cases {
-        assert!(c.scene.is_file(), "case {}: no scene file {}", c.name, c.scene.display());
+        assert!(
+            c.scene.is_file(),
+            "case {}: no scene file {}",
+            c.name,
+            c.scene.display()
+        );
         for f in [format!("{}.exr", c.name), format!("{}_se.exr", c.name)] {
-            assert!(refs_dir().join(&f).is_file(), "case {}: missing reference {f}", c.name);
+            assert!(
+                refs_dir().join(&f).is_file(),
+                "case {}: missing reference {f}",
+                c.name
+            );
         }
-        assert!(c.block >= 1 && c.hg_spp >= 1, "case {}: block and hg_spp must be >= 1", c.name);
+        assert!(
+            c.block >= 1 && c.hg_spp >= 1,
+            "case {}: block and hg_spp must be >= 1",
+            c.name
+        );
     }
 }
 
@@ -503,9 +570,16 @@ fn criterion_rejects_wrong_references() {
         ("scaled by 1.1", reference.mean.scaled(1.1)),
         ("flipped vertically", reference.mean.flipped_vertically()),
     ] {
-        let bad = Reference { mean: wrong, se: reference.se.clone() };
+        let bad = Reference {
+            mean: wrong,
+            se: reference.se.clone(),
+        };
         let v = compare(&batches, &bad, case.block, ALPHA);
-        assert!(!v.passed(), "a reference {what} was accepted:\n{}", v.worst(5));
+        assert!(
+            !v.passed(),
+            "a reference {what} was accepted:\n{}",
+            v.worst(5)
+        );
     }
 }
 
@@ -535,7 +609,11 @@ impl Rng {
 fn truth() -> Rgb {
     Rgb::new(32, 24).map(|x, y, c| {
         let base = 0.2 + 0.5 * x as f64 / 31.0 + 0.1 * c as f64;
-        if x < 12 && y < 8 { base + 0.6 } else { base * (1.0 + 0.3 * (y as f64 / 23.0)) }
+        if x < 12 && y < 8 {
+            base + 0.6
+        } else {
+            base * (1.0 + 0.3 * (y as f64 / 23.0))
+        }
     })
 }
 
@@ -559,8 +637,14 @@ fn t_p_values_match_closed_forms() {
     for &t in &[0.1, 0.7, 1.0, 2.5, 10.0, 300.0] {
         let p1 = 1.0 - 2.0 / std::f64::consts::PI * f64::atan(t);
         let p2 = 1.0 - t / (2.0 + t * t).sqrt();
-        assert!((t_two_sided_p(t, 1.0) / p1 - 1.0).abs() < 1e-9, "dof 1, t {t}");
-        assert!((t_two_sided_p(-t, 2.0) / p2 - 1.0).abs() < 1e-9, "dof 2, t {t}");
+        assert!(
+            (t_two_sided_p(t, 1.0) / p1 - 1.0).abs() < 1e-9,
+            "dof 1, t {t}"
+        );
+        assert!(
+            (t_two_sided_p(-t, 2.0) / p2 - 1.0).abs() < 1e-9,
+            "dof 2, t {t}"
+        );
     }
     // Large dof → normal: P(|Z| > 1.959964) = 0.05, P(|Z| > 5) = 5.733e-7.
     assert!((t_two_sided_p(1.959_964, 1e7) - 0.05).abs() < 1e-6);
@@ -578,7 +662,11 @@ fn criterion_accepts_a_correct_renderer() {
     let reference = synthetic_reference(&t, 0.002, &mut rng);
     let batches = synthetic_batches(&t, HG_BATCHES, 0.05, &mut rng);
     let v = compare(&batches, &reference, 4, ALPHA);
-    assert!(v.passed(), "correct synthetic image rejected:\n{}", v.worst(5));
+    assert!(
+        v.passed(),
+        "correct synthetic image rejected:\n{}",
+        v.worst(5)
+    );
 }
 
 #[test]
