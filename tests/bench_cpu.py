@@ -46,7 +46,7 @@ def time_heliograph(exe, scene, spp, res, out):
         wall = time.perf_counter() - t0
         if p.returncode != 0:
             raise RuntimeError("heliograph failed (%d): %s" % (p.returncode, p.stderr.strip()))
-    m = re.search(r"(\d+(?:\.\d+)?)\s*(ms|s)\b", p.stdout + p.stderr)
+    m = re.search(r"\bin (\d+(?:\.\d+)?) ?(ms|s)\b", p.stdout + p.stderr)
     if m:
         reported = float(m.group(1)) / (1000.0 if m.group(2) == "ms" else 1.0)
     return wall, reported

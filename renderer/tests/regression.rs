@@ -323,7 +323,7 @@ struct Verdict {
 
 impl Verdict {
     fn passed(&self) -> bool {
-        self.tests.first().map_or(true, |t| t.p >= self.threshold)
+        self.tests.iter().all(|t| t.p >= self.threshold)
     }
 
     fn failures(&self) -> usize {
