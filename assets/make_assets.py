@@ -81,7 +81,9 @@ def torus(R=1.0, r=0.4, nu=48, nv=24):
         for j in range(nv + 1):
             a, b = 2 * np.pi * i / nu, 2 * np.pi * j / nv
             lines.append("vn %.6f %.6f %.6f" % (np.cos(b) * np.cos(a), np.sin(b), np.cos(b) * np.sin(a)))
-    k = lambda i, j: i * (nv + 1) + j + 1
+    def k(i, j):  # 1-based OBJ index of grid vertex (i, j)
+        return i * (nv + 1) + j + 1
+
     for i in range(nu):
         for j in range(nv):
             a, b, c, d = k(i, j), k(i + 1, j), k(i + 1, j + 1), k(i, j + 1)

@@ -132,7 +132,9 @@ def print_table(rows, args, samples):
                                                 "Msamples/s", "hg/mitsuba")
     print(head)
     print("-" * len(head))
-    fmt = lambda v, f: (f % v) if v is not None else "-"
+    def fmt(v, f):
+        return (f % v) if v is not None else "-"
+
     for r in rows:
         name, who, total, render, rate_t = r[:5]
         ratio = r[5] if len(r) > 5 else None
