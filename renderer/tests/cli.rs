@@ -32,10 +32,26 @@ fn renders_png_and_exr_with_a_summary_line() {
     std::fs::write(&scene, SCENE).unwrap();
     for ext in ["png", "exr"] {
         let out = d.join(format!("o.{ext}"));
-        let o = bin().args(["render", scene.to_str().unwrap(), "--spp", "2", "-q", "-D", "res=8", "-o"]).arg(&out).output().unwrap();
+        let o = bin()
+            .args([
+                "render",
+                scene.to_str().unwrap(),
+                "--spp",
+                "2",
+                "-q",
+                "-D",
+                "res=8",
+                "-o",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let stdout = String::from_utf8_lossy(&o.stdout);
-        assert!(stdout.contains("8x8") && stdout.contains("2 spp") && stdout.contains("Msamples/s"), "{stdout}");
+        assert!(
+            stdout.contains("8x8") && stdout.contains("2 spp") && stdout.contains("Msamples/s"),
+            "{stdout}"
+        );
         let img = heliograph::io::read_image(&out).unwrap();
         assert_eq!((img.width, img.height), (8, 8));
     }
@@ -45,30 +61,72 @@ fn renders_png_and_exr_with_a_summary_line() {
 fn bad_input_fails_with_location_and_leaves_no_output() {
     let d = tmpdir("bad");
     let cases = [
-        ("typo.xml", SCENE.replace("<shape type=\"sphere\"/>", "<shape type=\"sphere\"><float name=\"radiuss\" value=\"1\"/></shape>"), "radiuss"),
-        ("unknown.xml", SCENE.replace("type=\"sphere\"", "type=\"spheer\""), "spheer"),
-        ("malformed.xml", SCENE.replace("</scene>", ""), "malformed.xml"),
-        ("undefined.xml", SCENE.replace("$res\"/><integer name=\"height\"", "$nope\"/><integer name=\"height\""), "nope"),
+        (
+            "typo.xml",
+            SCENE.replace(
+                "<shape type=\"sphere\"/>",
+                "<shape type=\"sphere\"><float name=\"radiuss\" value=\"1\"/></shape>",
+            ),
+            "radiuss",
+        ),
+        (
+            "unknown.xml",
+            SCENE.replace("type=\"sphere\"", "type=\"spheer\""),
+            "spheer",
+        ),
+        (
+            "malformed.xml",
+            SCENE.replace("</scene>", ""),
+            "malformed.xml",
+        ),
+        (
+            "undefined.xml",
+            SCENE.replace(
+                "$res\"/><integer name=\"height\"",
+                "$nope\"/><integer name=\"height\"",
+            ),
+            "nope",
+        ),
     ];
     for (name, text, needle) in cases {
         let scene = d.join(name);
         std::fs::write(&scene, text).unwrap();
         let out = d.join(format!("{name}.exr"));
-        let o = bin().args(["render", scene.to_str().unwrap(), "-q", "-o"]).arg(&out).output().unwrap();
+        let o = bin()
+            .args(["render", scene.to_str().unwrap(), "-q", "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{name} should fail");
         assert!(err.contains(needle) && err.contains(name), "{name}: {err}");
         assert!(!out.exists(), "{name}: no output file on error");
     }
-    let o = bin().args(["render", "/nonexistent/scene.xml"]).output().unwrap();
-    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("/nonexistent/scene.xml"));
+    let o = bin()
+        .args(["render", "/nonexistent/scene.xml"])
+        .output()
+        .unwrap();
+    assert!(
+        !o.status.success()
+            && String::from_utf8_lossy(&o.stderr).contains("/nonexistent/scene.xml")
+    );
     let scene = d.join("ok.xml");
     std::fs::write(&scene, SCENE).unwrap();
-    let o = bin().args(["render", scene.to_str().unwrap(), "--spp", "0", "-q", "-o"]).arg(d.join("z.exr")).output().unwrap();
+    let o = bin()
+        .args(["render", scene.to_str().unwrap(), "--spp", "0", "-q", "-o"])
+        .arg(d.join("z.exr"))
+        .output()
+        .unwrap();
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("spp"));
-    let o = bin().args(["render", scene.to_str().unwrap(), "--backend", "cuda", "-q"]).output().unwrap();
+    let o = bin()
+        .args(["render", scene.to_str().unwrap(), "--backend", "cuda", "-q"])
+        .output()
+        .unwrap();
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("CUDA"));
-    let o = bin().args(["render", scene.to_str().unwrap(), "-D", "novalue", "-q"]).output().unwrap();
+    let o = bin()
+        .args(["render", scene.to_str().unwrap(), "-D", "novalue", "-q"])
+        .output()
+        .unwrap();
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("NAME=VALUE"));
 }
 
@@ -77,8 +135,16 @@ fn info_lists_objects_and_parameters() {
     let d = tmpdir("info");
     let scene = d.join("s.xml");
     std::fs::write(&scene, SCENE).unwrap();
-    let o = bin().args(["info", scene.to_str().unwrap()]).output().unwrap();
+    let o = bin()
+        .args(["info", scene.to_str().unwrap()])
+        .output()
+        .unwrap();
     let s = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(s.contains("shape \"sphere\"") && s.contains("film \"hdrfilm\"") && s.contains("width = 16"), "{s}");
+    assert!(
+        s.contains("shape \"sphere\"")
+            && s.contains("film \"hdrfilm\"")
+            && s.contains("width = 16"),
+        "{s}"
+    );
 }

@@ -176,7 +176,7 @@ fn sah_split(refs: &mut [Ref], start: usize, end: usize, b: &Bounds, cb: &Bounds
         }
         let costs = bin_costs(&refs[start..end], axis, cb.min[axis], extent[axis]);
         for (i, &c) in costs.iter().enumerate() {
-            if best.map_or(true, |(bc, _, _)| c < bc) {
+            if best.is_none_or(|(bc, _, _)| c < bc) {
                 best = Some((c, axis, i));
             }
         }

@@ -7,7 +7,7 @@
 //! | `filter_type` | string | `bilinear` | `bilinear` or `nearest` |
 //! | `wrap_mode` | string | `repeat` | `repeat`, `mirror` or `clamp` outside `[0, 1]` |
 //! | `raw` | boolean | false | keep 8/16-bit values as stored instead of decoding sRGB |
-//! | `to_uv` | transform | identity | affine uv map: the top-left 3×3 block of the 4×4 (as Mitsuba) |
+//! | `to_uv` | transform | identity | affine uv map: the 2×2 linear part and x/y translation of the 4×4 (as Mitsuba) |
 //!
 //! Conventions (Mitsuba 3): row 0 of the image is `v = 0`, no flip; texel `(x, y)`
 //! has its centre at `uv = ((x + 0.5) / w, (y + 0.5) / h)`; bilinear lookups
@@ -314,10 +314,10 @@ mod tests {
     }
 
     #[test]
-    fn to_uv_uses_the_top_left_3x3_block() {
-        // scale u by 2 and shift u by 0.25 through the third column, as Mitsuba reads it
+    fn to_uv_uses_the_linear_part_and_xy_translation() {
+        // scale u by 2 and shift u by 0.25 (an XML <scale> then <translate>), as Mitsuba 3.9 reads it
         let rows = [
-            [2.0, 0.0, 0.25, 0.0],
+            [2.0, 0.0, 0.0, 0.25],
             [0.0, 1.0, 0.0, 0.0],
             [0.0, 0.0, 1.0, 0.0],
             [0.0, 0.0, 0.0, 1.0],

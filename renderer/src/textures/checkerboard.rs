@@ -4,7 +4,7 @@
 //! |---|---|---|---|
 //! | `color0` | rgb, float or texture | 0.4 | colour of the cells where `u mod 1` and `v mod 1` are both ≤ ½ or both > ½ |
 //! | `color1` | rgb, float or texture | 0.2 | colour of the other two cells |
-//! | `to_uv` | transform | identity | affine uv map: the top-left 3×3 block of the 4×4 (as Mitsuba) |
+//! | `to_uv` | transform | identity | affine uv map: the 2×2 linear part and x/y translation of the 4×4 (as Mitsuba) |
 //!
 //! As in Mitsuba 3, a texture used as a scalar (`eval_1`: roughness, ...) swaps the
 //! two colours (Mitsuba keeps that legacy convention in its scalar path).

@@ -37,12 +37,12 @@ impl UvTransform {
         m: [1.0, 0.0, 0.0, 0.0, 1.0, 0.0],
     };
 
-    /// Reads a `to_uv`-style transform: as Mitsuba, the top-left 3×3 block of
-    /// the 4×4 matrix is the 2D homogeneous map, so its translation is the
-    /// third column (a `<translate>` in XML, the fourth column, is ignored).
+    /// Reads a `to_uv`-style transform: as Mitsuba 3.9 (checked with
+    /// `mi.traverse` on a `<scale>` + `<translate>`), the 2×2 linear part of the
+    /// 4×4 matrix plus its x/y translation (fourth column) form the uv map.
     pub fn from_props(p: &Props, key: &str) -> Result<Self> {
         let r = p.transform(key)?.to_rows();
-        let m = [r[0][0], r[0][1], r[0][2], r[1][0], r[1][1], r[1][2]];
+        let m = [r[0][0], r[0][1], r[0][3], r[1][0], r[1][1], r[1][3]];
         if m.iter().any(|v| !v.is_finite()) {
             return Err(Error::param(&p.entry_loc(key), key, "must be finite"));
         }
