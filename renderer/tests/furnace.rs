@@ -17,7 +17,7 @@ fn scene(integrator: &str, albedo: f32, extra_shape: &str) -> Scene {
             <shape type="sphere"><bsdf type="diffuse"><rgb name="reflectance" value="{albedo}"/></bsdf></shape>
             {extra_shape}
             <sensor type="perspective">
-                <float name="fov" value="30"/>
+                <float name="fov" value="10"/>
                 <transform name="to_world"><lookat origin="0,0,5" target="0,0,0" up="0,1,0"/></transform>
                 <film type="hdrfilm"><integer name="width" value="24"/><integer name="height" value="24"/>
                     <string name="pixel_format" value="rgb"/><rfilter type="box"/></film>

@@ -1,41 +1,265 @@
 //! The bounding volume hierarchy over every primitive of the scene
 //! (binned SAH build, flat node array shared with the CUDA backend).
+//!
+//! Layout: one `Vec<BvhNode>`; node 0 is the root. An interior node's two
+//! children are adjacent (`left_first`, `left_first + 1`); a leaf covers
+//! `prim_indices[left_first .. left_first + count]` (and the same slots of
+//! `leaf_prims`, which inline the triangles' vertices so that a leaf is tested
+//! from contiguous memory). Traversal is a stack loop that visits the nearer
+//! child first and skips nodes beyond the closest hit; triangles use the
+//! watertight test of [`crate::shapes::mesh`], exactly as
+//! [`Geometry::intersect_prim`] does, so BVH and brute force agree bit for bit.
 
-use crate::math::{Ray, Vec2};
+mod build;
+
+use glam::Vec3A;
+
+use crate::math::{Aabb, Ray, Vec2, Vec3};
+use crate::shapes::mesh::{intersect_tri_watertight, TriRay};
 use crate::shapes::Geometry;
 
-/// The BVH (filled in by the accel helper).
+/// One node: 32 bytes, `#[repr(C)]`, mirrored by the CUDA backend.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
+pub struct BvhNode {
+    /// Lower corner of the node's box.
+    pub min: [f32; 3],
+    /// Interior: index of the left child (the right one follows). Leaf: first prim slot.
+    pub left_first: u32,
+    /// Upper corner of the node's box.
+    pub max: [f32; 3],
+    /// Number of primitives in a leaf; 0 for interior nodes.
+    pub count: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<BvhNode>() == 32);
+const _: () = assert!(std::mem::align_of::<BvhNode>() == 4);
+
+impl BvhNode {
+    /// Whether the node is a leaf.
+    #[inline]
+    pub fn is_leaf(&self) -> bool {
+        self.count > 0
+    }
+
+    /// The node's box.
+    pub fn bounds(&self) -> Aabb {
+        Aabb {
+            min: Vec3::from(self.min),
+            max: Vec3::from(self.max),
+        }
+    }
+}
+
+/// Traversal stack depth; the build limits the tree depth well below it.
+pub const STACK_SIZE: usize = 128;
+
+/// Grows the far slab distance by 2γ₃ (pbrt's conservative box test), so that
+/// rounding never culls a primitive that the exact test would hit.
+const ROBUST: f32 = 1.0 + 2.0 * (3.0 * f32::EPSILON * 0.5) / (1.0 - 3.0 * f32::EPSILON * 0.5);
+
+/// A primitive in leaf order, with triangle data inlined so that the CPU
+/// traversal tests a leaf from contiguous memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
+pub struct LeafPrim {
+    /// First vertex (triangles).
+    pub p0: [f32; 3],
+    /// The primitive (index into `Geometry::prims`).
+    pub prim: u32,
+    /// Second vertex (triangles).
+    pub p1: [f32; 3],
+    /// 1 for triangles; 0 for analytic shapes (tested through `Geometry`).
+    pub is_tri: u32,
+    /// Third vertex (triangles).
+    pub p2: [f32; 3],
+    /// Padding to 48 bytes.
+    pub pad: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<LeafPrim>() == 48);
+
+/// The BVH.
 #[derive(Clone, Debug, Default)]
 pub struct Bvh {
+    /// Nodes; empty when the scene has no primitives.
+    pub nodes: Vec<BvhNode>,
     /// Primitive indices in leaf order.
     pub prim_indices: Vec<u32>,
+    /// The same primitives in leaf order with their triangles inlined (CPU traversal).
+    pub leaf_prims: Vec<LeafPrim>,
+}
+
+/// A ray prepared for box tests.
+#[derive(Clone, Copy)]
+struct RayBox {
+    o: Vec3A,
+    inv: Vec3A,
+}
+
+impl RayBox {
+    #[inline(always)]
+    fn new(ray: &Ray) -> Self {
+        // Zero (or tiny) components get a huge finite reciprocal of the same sign,
+        // so the slab test never computes 0 · ∞.
+        let safe = |d: f32| {
+            if d.abs() < 1e-30 {
+                1e-30f32.copysign(d)
+            } else {
+                d
+            }
+        };
+        RayBox {
+            o: Vec3A::from(ray.o),
+            inv: Vec3A::new(
+                1.0 / safe(ray.d.x),
+                1.0 / safe(ray.d.y),
+                1.0 / safe(ray.d.z),
+            ),
+        }
+    }
+
+    /// Entry distance into `n`'s box, or `INFINITY` when the ray misses it before `tmax`.
+    #[inline(always)]
+    fn enter(&self, n: &BvhNode, tmax: f32) -> f32 {
+        let t0 = (Vec3A::from(n.min) - self.o) * self.inv;
+        let t1 = (Vec3A::from(n.max) - self.o) * self.inv;
+        let near = t0.min(t1).max_element().max(0.0);
+        let far = (t0.max(t1).min_element() * ROBUST).min(tmax);
+        if near <= far {
+            near
+        } else {
+            f32::INFINITY
+        }
+    }
 }
 
 impl Bvh {
     /// Builds the hierarchy over `geom.prims`.
     pub fn build(geom: &Geometry) -> Bvh {
-        Bvh {
-            prim_indices: (0..geom.prims.len() as u32).collect(),
-        }
+        build::build(geom)
+    }
+
+    /// Bounds of everything (empty box for an empty scene).
+    pub fn bounds(&self) -> Aabb {
+        self.nodes.first().map_or(Aabb::EMPTY, BvhNode::bounds)
+    }
+
+    /// Tests leaf slot `slot` against `ray`.
+    #[inline(always)]
+    fn test_slot(
+        &self,
+        geom: &Geometry,
+        slot: usize,
+        ray: &Ray,
+        tr: &TriRay,
+    ) -> Option<(u32, f32, Vec2)> {
+        let lp = &self.leaf_prims[slot];
+        let hit = if lp.is_tri != 0 {
+            let p = [Vec3::from(lp.p0), Vec3::from(lp.p1), Vec3::from(lp.p2)];
+            intersect_tri_watertight(p, tr, ray.tmax)
+        } else {
+            geom.intersect_prim(lp.prim, ray)
+        };
+        hit.map(|(t, c)| (lp.prim, t, c))
     }
 
     /// Closest hit: `(prim, t, prim coordinates)`.
     pub fn intersect(&self, geom: &Geometry, ray: &Ray) -> Option<(u32, f32, Vec2)> {
         let mut best = None;
         let mut r = *ray;
-        for &p in &self.prim_indices {
-            if let Some((t, c)) = geom.intersect_prim(p, &r) {
-                r.tmax = t;
-                best = Some((p, t, c));
+        let tr = TriRay::new(ray);
+        self.traverse(ray, |slot, tmax| {
+            r.tmax = tmax;
+            if let Some(h) = self.test_slot(geom, slot, &r, &tr) {
+                best = Some(h);
+                return Visit::Shrink(h.1);
             }
-        }
+            Visit::Continue
+        });
         best
     }
 
     /// Whether anything blocks `ray` before `ray.tmax`.
     pub fn occluded(&self, geom: &Geometry, ray: &Ray) -> bool {
-        self.prim_indices
-            .iter()
-            .any(|&p| geom.intersect_prim(p, ray).is_some())
+        let mut hit = false;
+        let tr = TriRay::new(ray);
+        self.traverse(ray, |slot, _| {
+            if self.test_slot(geom, slot, ray, &tr).is_some() {
+                hit = true;
+                return Visit::Stop;
+            }
+            Visit::Continue
+        });
+        hit
+    }
+
+    /// Visits the leaf slots whose boxes the ray enters, near to far;
+    /// `visit(slot, current tmax)` may shrink `tmax` or stop the walk.
+    #[inline(always)]
+    fn traverse(&self, ray: &Ray, mut visit: impl FnMut(usize, f32) -> Visit) {
+        let Some(root) = self.nodes.first() else {
+            return;
+        };
+        let rb = RayBox::new(ray);
+        let mut tmax = ray.tmax;
+        let mut stack = [(0u32, 0f32); STACK_SIZE];
+        let mut sp = 0usize;
+        let mut node = 0u32;
+        if rb.enter(root, tmax) == f32::INFINITY {
+            return;
+        }
+        loop {
+            let n = &self.nodes[node as usize];
+            if n.is_leaf() {
+                let first = n.left_first as usize;
+                for slot in first..first + n.count as usize {
+                    match visit(slot, tmax) {
+                        Visit::Continue => {}
+                        Visit::Shrink(t) => tmax = t,
+                        Visit::Stop => return,
+                    }
+                }
+            } else {
+                let (a, b) = (n.left_first, n.left_first + 1);
+                let ta = rb.enter(&self.nodes[a as usize], tmax);
+                let tb = rb.enter(&self.nodes[b as usize], tmax);
+                let (near, t_near, far, t_far) = if ta <= tb {
+                    (a, ta, b, tb)
+                } else {
+                    (b, tb, a, ta)
+                };
+                if t_near != f32::INFINITY {
+                    if t_far != f32::INFINITY {
+                        stack[sp] = (far, t_far);
+                        sp += 1;
+                    }
+                    node = near;
+                    continue;
+                }
+            }
+            // pop the next node that may still hold something nearer than the best hit
+            loop {
+                if sp == 0 {
+                    return;
+                }
+                sp -= 1;
+                let (next, t_enter) = stack[sp];
+                if t_enter <= tmax {
+                    node = next;
+                    break;
+                }
+            }
+        }
     }
 }
+
+/// What the traversal does after a primitive test.
+enum Visit {
+    Continue,
+    Shrink(f32),
+    Stop,
+}
+
+#[cfg(test)]
+mod tests;

@@ -68,3 +68,36 @@ impl Diffuse {
         cosine_hemisphere_pdf(wo)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+    use crate::scene::props::Value;
+
+    #[test]
+    fn chi2_consistency_and_furnace() {
+        let s = Setup::new("diffuse", &[("reflectance", Value::Float(1.0))]);
+        for wi in incident_dirs() {
+            assert!(s.chi2(wi, 4).is_ok(), "wi {wi}: {:?}", s.chi2(wi, 4));
+            assert!(s.check_consistency(wi, 2000) == 2000);
+            // albedo 1 exactly: every sample carries weight 1
+            let (a, _) = s.albedo(wi, 10_000);
+            assert!((a - Color::ONE).abs().max_element() < 1e-4, "{a}");
+        }
+        s.check_reciprocity(200);
+    }
+
+    #[test]
+    fn black_from_behind() {
+        let s = Setup::new("diffuse", &[]);
+        let back = Vec3::new(0.3, 0.0, -0.9).normalize();
+        assert!(s.sample(back, 0.5, Vec2::splat(0.5)).is_none());
+        assert_eq!(s.eval(back, Vec3::Z), Color::ZERO);
+        assert_eq!(s.eval(Vec3::Z, back), Color::ZERO);
+        assert_eq!(s.pdf(Vec3::Z, back), 0.0);
+        // eval is ρ/π cos θo
+        let wo = Vec3::new(0.6, 0.0, 0.8);
+        assert!((s.eval(Vec3::Z, wo).x - 0.5 * 0.8 / std::f32::consts::PI).abs() < 1e-6);
+    }
+}

@@ -3,13 +3,31 @@
 //!
 //! Emitter sampling is "direct illumination" sampling: given a reference point,
 //! pick a direction towards the emitter with a solid-angle density.
+//! `sample_direction` returns `None` when the sample carries no light (zero
+//! density, or the back of an area light): the contribution is zero then.
+
+// `!(x > 0.0)` is deliberate throughout: it also rejects NaN.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
+pub mod area;
+pub mod constant;
+pub mod directional;
+pub mod envmap;
+pub mod point;
+
+pub use area::AreaEmitter;
+pub use constant::ConstantEmitter;
+pub use directional::DirectionalEmitter;
+pub use envmap::EnvmapEmitter;
+pub use point::PointEmitter;
 
 use crate::error::{Error, Result};
 use crate::math::{Color, Distribution2D, Vec2, Vec3};
 use crate::scene::builder::BuildCtx;
 use crate::scene::desc::ObjectDesc;
+use crate::scene::props::Props;
 use crate::shapes::{Geometry, Hit};
-use crate::textures::TextureStore;
+use crate::textures::{TexRef, TextureStore};
 
 /// What emitters read besides their own record.
 #[derive(Clone, Copy)]
@@ -40,55 +58,257 @@ pub struct EmitterSample {
     pub delta: bool,
 }
 
-/// Every emitter plugin (filled in by the emitters helper).
-#[derive(Clone, Copy, Debug)]
+/// Every emitter plugin: plain data, the same records on CPU and CUDA.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, u32)]
 pub enum AnyEmitter {
-    /// Placeholder until the plugins land.
-    None,
+    /// `area`: diffuse emission from the front side of a shape.
+    Area(AreaEmitter),
+    /// `point`: an isotropic point light.
+    Point(PointEmitter),
+    /// `directional`: parallel light from infinity.
+    Directional(DirectionalEmitter),
+    /// `constant`: uniform radiance from every direction.
+    Constant(ConstantEmitter),
+    /// `envmap`: an image-based environment.
+    Envmap(EnvmapEmitter),
 }
 
 impl AnyEmitter {
     /// Samples a direction from `p` towards this emitter.
-    pub fn sample_direction(&self, _ctx: &EmitterCtx, _p: Vec3, _u: Vec2) -> Option<EmitterSample> {
-        None
+    #[inline]
+    pub fn sample_direction(&self, ctx: &EmitterCtx, p: Vec3, u: Vec2) -> Option<EmitterSample> {
+        match self {
+            AnyEmitter::Area(e) => e.sample_direction(ctx, p, u),
+            AnyEmitter::Point(e) => e.sample_direction(ctx, p),
+            AnyEmitter::Directional(e) => Some(e.sample_direction(ctx)),
+            AnyEmitter::Constant(e) => Some(e.sample_direction(ctx, u)),
+            AnyEmitter::Envmap(e) => e.sample_direction(ctx, u),
+        }
     }
 
     /// Density of [`Self::sample_direction`] from `p` producing `hit` (surface emitters).
-    pub fn pdf_hit(&self, _ctx: &EmitterCtx, _p: Vec3, _hit: &Hit) -> f32 {
-        0.0
+    #[inline]
+    pub fn pdf_hit(&self, ctx: &EmitterCtx, p: Vec3, hit: &Hit) -> f32 {
+        match self {
+            AnyEmitter::Area(e) => e.pdf_hit(ctx, p, hit),
+            _ => 0.0,
+        }
     }
 
     /// Radiance leaving surface emitter at `hit` towards `-d` (`d` = ray direction).
-    pub fn eval_hit(&self, _ctx: &EmitterCtx, _hit: &Hit, _d: Vec3) -> Color {
-        Color::ZERO
+    #[inline]
+    pub fn eval_hit(&self, ctx: &EmitterCtx, hit: &Hit, d: Vec3) -> Color {
+        match self {
+            AnyEmitter::Area(e) => e.eval_hit(ctx, hit, d),
+            _ => Color::ZERO,
+        }
     }
 
     /// Radiance arriving along ray direction `d` from an infinite emitter.
-    pub fn eval_env(&self, _ctx: &EmitterCtx, _d: Vec3) -> Color {
-        Color::ZERO
+    #[inline]
+    pub fn eval_env(&self, ctx: &EmitterCtx, d: Vec3) -> Color {
+        match self {
+            AnyEmitter::Constant(e) => e.eval(ctx),
+            AnyEmitter::Envmap(e) => e.eval(ctx, d),
+            _ => Color::ZERO,
+        }
     }
 
     /// Density of [`Self::sample_direction`] producing direction `d` (infinite emitters).
-    pub fn pdf_env(&self, _ctx: &EmitterCtx, _d: Vec3) -> f32 {
-        0.0
+    #[inline]
+    pub fn pdf_env(&self, ctx: &EmitterCtx, d: Vec3) -> f32 {
+        match self {
+            AnyEmitter::Constant(_) => ConstantEmitter::pdf(),
+            AnyEmitter::Envmap(e) => e.pdf(ctx, d),
+            _ => 0.0,
+        }
     }
 
     /// Whether rays that escape the scene see this emitter (`constant`, `envmap`; not `directional`).
     pub fn is_environment(&self) -> bool {
-        false
+        matches!(self, AnyEmitter::Constant(_) | AnyEmitter::Envmap(_))
+    }
+
+    /// Whether the emitter is a delta light (`point`, `directional`).
+    pub fn is_delta(&self) -> bool {
+        matches!(self, AnyEmitter::Point(_) | AnyEmitter::Directional(_))
     }
 }
 
-/// Names of the emitter plugins, for error messages.
-pub const KNOWN: &[&str] = &[];
+// Record layouts shared with the CUDA twins (Vec3/Mat3 are plain f32 arrays).
+const _: () = assert!(std::mem::size_of::<AreaEmitter>() == 8);
+const _: () = assert!(std::mem::size_of::<PointEmitter>() == 16);
+const _: () = assert!(std::mem::size_of::<DirectionalEmitter>() == 16);
+const _: () = assert!(std::mem::size_of::<ConstantEmitter>() == 4);
+const _: () = assert!(std::mem::size_of::<EnvmapEmitter>() == 92);
+const _: () = assert!(std::mem::size_of::<AnyEmitter>() == 96);
 
-/// Builds an `<emitter>` object (non-area). `shape` is `Some(handle)` when the
-/// emitter is nested in a shape (an `area` emitter).
-pub fn build(obj: &ObjectDesc, _shape: Option<u32>, _ctx: &mut BuildCtx) -> Result<AnyEmitter> {
-    Err(Error::UnknownPlugin {
-        loc: obj.loc.clone(),
-        category: "emitter",
-        name: obj.kind.clone(),
-        known: KNOWN.join(", "),
-    })
+/// Names of the emitter plugins, for error messages.
+pub const KNOWN: &[&str] = &["area", "point", "directional", "constant", "envmap"];
+
+/// Builds an `<emitter>` object. `shape` is `Some(handle)` when the emitter is
+/// nested in a shape, which only an `area` emitter may be (and must be).
+pub fn build(obj: &ObjectDesc, shape: Option<u32>, ctx: &mut BuildCtx) -> Result<AnyEmitter> {
+    let p = &obj.props;
+    let nested_err =
+        |what: &str| Error::parse(&obj.loc, format!("emitter \"{}\" {what}", obj.kind));
+    let e = match (obj.kind.as_str(), shape) {
+        ("area", Some(s)) => AnyEmitter::Area(AreaEmitter::build(p, s, ctx)?),
+        ("area", None) => return Err(nested_err("must be nested in a <shape>")),
+        (k, Some(_)) if KNOWN.contains(&k) => {
+            return Err(nested_err(
+                "cannot be nested in a <shape> (only \"area\" can)",
+            ))
+        }
+        ("point", None) => AnyEmitter::Point(PointEmitter::build(p, ctx)?),
+        ("directional", None) => AnyEmitter::Directional(DirectionalEmitter::build(p, ctx)?),
+        ("constant", None) => AnyEmitter::Constant(ConstantEmitter::build(p, ctx)?),
+        ("envmap", None) => AnyEmitter::Envmap(EnvmapEmitter::build(p, ctx)?),
+        _ => {
+            return Err(Error::UnknownPlugin {
+                loc: obj.loc.clone(),
+                category: "emitter",
+                name: obj.kind.clone(),
+                known: KNOWN.join(", "),
+            })
+        }
+    };
+    p.check_unused(&obj.kind)?;
+    Ok(e)
+}
+
+/// A colour parameter that must be a constant (an `<rgb>` or `<float>`, or a
+/// reference to one), non-negative and finite; returned as a texture handle.
+pub(crate) fn constant_color(
+    p: &Props,
+    key: &str,
+    default: Color,
+    ctx: &mut BuildCtx,
+) -> Result<TexRef> {
+    let t = ctx.texture(p, key, Some(default))?;
+    let c = ctx.textures.constant(t).ok_or_else(|| {
+        Error::param(
+            &p.entry_loc(key),
+            key,
+            "must be a constant rgb or float here, not a spatially varying texture",
+        )
+    })?;
+    if !(c.min_element() >= 0.0) {
+        return Err(Error::param(
+            &p.entry_loc(key),
+            key,
+            format!("must be non-negative, got {c}"),
+        ));
+    }
+    Ok(t)
+}
+
+/// Rejects a plugin that was given both `a` and `b` (e.g. `position` and `to_world`).
+pub(crate) fn exclusive(p: &Props, a: &str, b: &str) -> Result<()> {
+    if p.has(a) && p.has(b) {
+        p.mark_used(b);
+        return Err(Error::param(
+            &p.entry_loc(b),
+            b,
+            format!("give either \"{a}\" or \"{b}\", not both"),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_util::{build_err, desc};
+    use super::*;
+    use crate::scene::props::Value;
+
+    #[test]
+    fn registry_checks_nesting_and_names() {
+        let mut ctx = BuildCtx::default();
+        let area = desc("area", &[("radiance", Value::Float(5.0))]);
+        let e = build(&area, Some(3), &mut ctx).unwrap();
+        let AnyEmitter::Area(a) = e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(a.shape, 3);
+        assert_eq!(ctx.textures.constant(a.radiance), Some(Color::splat(5.0)));
+        assert!(!e.is_environment() && !e.is_delta());
+        let err = build(&area, None, &mut ctx).unwrap_err().to_string();
+        assert!(
+            err.contains("e.xml:1") && err.contains("nested in a <shape>"),
+            "{err}"
+        );
+        let err = build(&desc("point", &[]), Some(0), &mut ctx)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("only \"area\""), "{err}");
+        let err = build_err("spot", &[]);
+        assert!(
+            err.contains("unknown emitter") && err.contains("envmap"),
+            "{err}"
+        );
+        let tw = Value::Transform(crate::math::Transform::IDENTITY);
+        let err = build(&desc("area", &[("to_world", tw)]), Some(0), &mut ctx)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("e.xml:2") && err.contains("to_world"), "{err}");
+        let err = build(
+            &desc("area", &[("radiance", Value::Float(-2.0))]),
+            Some(0),
+            &mut ctx,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("non-negative"), "{err}");
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    use super::*;
+    use crate::error::Loc;
+    use crate::scene::desc::Category;
+    use crate::scene::props::Value;
+
+    /// An emitter description with the given properties (lines 2, 3, ... of `e.xml`).
+    pub fn desc(kind: &str, props: &[(&str, Value)]) -> ObjectDesc {
+        let mut p = Props::new(Loc::new("e.xml", 1, 1));
+        for (i, (k, v)) in props.iter().enumerate() {
+            p.insert(k, v.clone(), Loc::new("e.xml", 2 + i as u32, 1))
+                .expect("distinct keys");
+        }
+        ObjectDesc {
+            category: Category::Emitter,
+            kind: kind.into(),
+            id: None,
+            props: p,
+            loc: Loc::new("e.xml", 1, 1),
+        }
+    }
+
+    /// Builds an emitter in a fresh context; returns it with the context.
+    pub fn build_one(kind: &str, props: &[(&str, Value)]) -> Result<(AnyEmitter, BuildCtx)> {
+        let mut ctx = BuildCtx::default();
+        let e = build(&desc(kind, props), None, &mut ctx)?;
+        Ok((e, ctx))
+    }
+
+    /// The error message of a build that must fail.
+    pub fn build_err(kind: &str, props: &[(&str, Value)]) -> String {
+        match build_one(kind, props) {
+            Ok((e, _)) => format!("unexpectedly built {e:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// The emitter context over a build context's data.
+    pub fn ectx(ctx: &BuildCtx) -> EmitterCtx<'_> {
+        EmitterCtx {
+            geom: &ctx.geom,
+            tex: &ctx.textures,
+            dists: &ctx.dists2d,
+            bsphere: (Vec3::ZERO, 1.0),
+        }
+    }
 }

@@ -126,11 +126,22 @@ pub fn sample_emitter(scene: &Scene, hit: &Hit, u: Vec2) -> Option<EmitterSample
     if !(s.pdf > 0.0) || s.radiance == Color::ZERO {
         return None;
     }
-    let mut shadow = spawn_ray(hit, s.d);
-    if s.dist.is_finite() {
-        // stop just short of the light's surface so it does not occlude itself
-        shadow.tmax = s.dist * (1.0 - 1e-3);
-    }
+    let shadow = if s.dist.is_finite() {
+        // Aim at the sampled point itself from the offset origin: a ray parallel to s.d
+        // would miss it by the offset, and near a planar light's horizon that miss
+        // turns into hitting the light's own plane early (a false self-shadow).
+        let target = hit.p + s.d * s.dist;
+        let o = offset_origin(hit.p, hit.ng, s.d);
+        let to = target - o;
+        let len = to.length();
+        Ray {
+            o,
+            d: to / len,
+            tmax: len * (1.0 - 1e-3),
+        }
+    } else {
+        spawn_ray(hit, s.d)
+    };
     if scene.occluded(&shadow) {
         return None;
     }

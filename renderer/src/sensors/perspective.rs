@@ -7,6 +7,7 @@
 //! | `fov_axis` | string | `x` | `x`, `y`, `diagonal`, `smaller`, `larger` |
 //! | `focal_length` | string | `50mm` | 35 mm-equivalent focal length, used when `fov` is absent (measured on the diagonal) |
 //! | `near_clip`, `far_clip` | float | 0.01, 10000 | clip distances along the view axis |
+//! | `focus_distance` | float | `far_clip` | accepted for compatibility; a pinhole has no focus |
 //!
 //! ```xml
 //! <sensor type="perspective"><float name="fov" value="45"/>
@@ -155,6 +156,9 @@ pub fn build(p: &Props, film: &Film) -> Result<Perspective> {
     let x_fov = parse_fov(p, film.width as f32 / film.height as f32)?;
     let near = p.positive_float("near_clip", 1e-2, false)?;
     let far = p.positive_float("far_clip", 1e4, false)?;
+    // A pinhole camera is in focus everywhere; Mitsuba's `perspective` still accepts
+    // the projective cameras' `focus_distance` (mi.cornell_box() sets it), so do we.
+    p.positive_float("focus_distance", far, false)?;
     if near >= far {
         return Err(Error::param(
             &p.entry_loc("near_clip"),

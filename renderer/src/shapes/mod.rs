@@ -2,16 +2,45 @@
 //! records; `obj`, `ply` and `cube` become triangles in the shared
 //! [`MeshStore`]. Every shape is split into BVH primitives ([`Prim`]).
 //!
-//! Shared parameters: `to_world`, `flip_normals`, a nested or referenced
-//! `bsdf` (default: diffuse 0.5), a nested `area` emitter.
+//! Shared parameters (every shape):
+//!
+//! | name           | type      | default            | meaning                                        |
+//! |----------------|-----------|--------------------|------------------------------------------------|
+//! | `to_world`     | transform | identity           | object-to-world transform                      |
+//! | `flip_normals` | boolean   | false              | flip geometric and shading normals             |
+//! | (nested)       | bsdf      | diffuse, 0.5 grey  | the material (nested or `<ref>`)               |
+//! | (nested)       | emitter   | none               | an `area` emitter that makes the shape glow    |
+//!
+//! Conventions follow Mitsuba 3: triangles are front-facing when counter-clockwise
+//! (the geometric normal is the normalised cross product of the world-space edges,
+//! so a mirroring `to_world` flips it), shading normals are flipped together with
+//! the geometric normal by `flip_normals`. Triangles are intersected with a
+//! watertight test (no rays slip between triangles that share an edge).
+
+pub mod cube;
+pub mod disk;
+pub mod mesh;
+pub mod obj;
+pub mod ply;
+pub mod rectangle;
+pub mod sphere;
+
+pub use disk::Disk;
+pub use mesh::{Mesh, TriMesh};
+pub use rectangle::Rectangle;
+pub use sphere::Sphere;
 
 use crate::error::{Error, Result};
-use crate::math::{Aabb, Distribution1D, Ray, Vec2, Vec3};
+use crate::math::{Aabb, Distribution1D, Ray, Transform, Vec2, Vec3};
 use crate::scene::builder::BuildCtx;
-use crate::scene::desc::ObjectDesc;
+use crate::scene::desc::{Category, ObjectDesc};
+use crate::scene::props::Props;
 
 /// `Shape::emitter` when the shape does not emit.
 pub const NO_EMITTER: u32 = u32::MAX;
+
+/// Smallest accepted hit distance: intersections at `t <= RAY_TMIN` are ignored.
+pub const RAY_TMIN: f32 = 1e-6;
 
 /// A ray–surface intersection, in world space.
 #[derive(Clone, Copy, Debug)]
@@ -37,7 +66,8 @@ pub struct Hit {
 pub struct PositionSample {
     /// Position.
     pub p: Vec3,
-    /// Unit normal at `p` (the emitting side for area lights).
+    /// Unit normal at `p` (the emitting side for area lights): the same normal
+    /// as [`Hit::n`] would be at that point.
     pub n: Vec3,
     /// Texture coordinates at `p`.
     pub uv: Vec2,
@@ -56,13 +86,17 @@ pub struct Prim {
 }
 
 /// Vertex and index data of every mesh of the scene.
+///
+/// `normals` and `uvs` are either empty (no mesh has them) or parallel to
+/// `positions` (zero-filled for the vertices of meshes that lack them, see
+/// [`Mesh::has_normals`] / [`Mesh::has_uvs`]).
 #[derive(Clone, Debug, Default)]
 pub struct MeshStore {
     /// World-space positions.
     pub positions: Vec<Vec3>,
-    /// World-space unit normals (empty slice for meshes without normals).
+    /// World-space unit normals (see the type's doc for the layout).
     pub normals: Vec<Vec3>,
-    /// Texture coordinates.
+    /// Texture coordinates (see the type's doc for the layout).
     pub uvs: Vec<Vec2>,
     /// Triangles as absolute vertex indices.
     pub tris: Vec<[u32; 3]>,
@@ -80,11 +114,17 @@ pub struct Shape {
     pub emitter: u32,
 }
 
-/// Analytic and mesh geometry (filled in by the shapes helper).
+/// Analytic and mesh geometry.
 #[derive(Clone, Copy, Debug)]
 pub enum AnyShape {
-    /// Placeholder until the shape plugins land.
-    None,
+    /// A triangle mesh (`obj`, `ply`, `cube`) stored in the [`MeshStore`].
+    Mesh(Mesh),
+    /// An analytic sphere.
+    Sphere(Sphere),
+    /// An analytic rectangle.
+    Rectangle(Rectangle),
+    /// An analytic disk.
+    Disk(Disk),
 }
 
 /// All geometry of a scene.
@@ -102,60 +142,394 @@ pub struct Geometry {
 
 impl Geometry {
     /// Bounds of one primitive.
-    pub fn prim_bounds(&self, _prim: u32) -> Aabb {
-        Aabb::EMPTY
-    }
-
-    /// Intersects one primitive: `(t, prim-specific coordinates)` for `t < ray.tmax`.
-    pub fn intersect_prim(&self, _prim: u32, _ray: &Ray) -> Option<(f32, Vec2)> {
-        None
-    }
-
-    /// Completes a hit found by [`Self::intersect_prim`].
-    pub fn surface_interaction(&self, prim: u32, ray: &Ray, t: f32, _coords: Vec2) -> Hit {
-        let p = ray.at(t);
-        Hit {
-            t,
-            p,
-            ng: Vec3::Z,
-            n: Vec3::Z,
-            uv: Vec2::ZERO,
-            dpdu: Vec3::ZERO,
-            shape: self.prims[prim as usize].shape,
+    #[inline]
+    pub fn prim_bounds(&self, prim: u32) -> Aabb {
+        let pr = self.prims[prim as usize];
+        match &self.shapes[pr.shape as usize].geom {
+            AnyShape::Mesh(_) => mesh::tri_bounds(&self.mesh, pr.index),
+            AnyShape::Sphere(s) => s.bounds(),
+            AnyShape::Rectangle(r) => r.bounds(),
+            AnyShape::Disk(d) => d.bounds(),
         }
     }
 
-    /// Samples a point uniformly by area on shape `shape`.
-    pub fn sample_position(&self, _shape: u32, _u: Vec2) -> PositionSample {
-        PositionSample {
-            p: Vec3::ZERO,
-            n: Vec3::Z,
-            uv: Vec2::ZERO,
-            pdf: 0.0,
+    /// Intersects one primitive: `(t, prim-specific coordinates)` for
+    /// `RAY_TMIN < t < ray.tmax` (triangles: barycentrics `(b1, b2)`;
+    /// rectangles and disks: local `(x, y)`; spheres: unused).
+    #[inline]
+    pub fn intersect_prim(&self, prim: u32, ray: &Ray) -> Option<(f32, Vec2)> {
+        let pr = self.prims[prim as usize];
+        match &self.shapes[pr.shape as usize].geom {
+            AnyShape::Mesh(_) => mesh::intersect_tri(&self.mesh, pr.index, ray),
+            AnyShape::Sphere(s) => s.intersect(ray),
+            AnyShape::Rectangle(r) => r.intersect(ray),
+            AnyShape::Disk(d) => d.intersect(ray),
+        }
+    }
+
+    /// Completes a hit found by [`Self::intersect_prim`].
+    pub fn surface_interaction(&self, prim: u32, ray: &Ray, t: f32, coords: Vec2) -> Hit {
+        let pr = self.prims[prim as usize];
+        match &self.shapes[pr.shape as usize].geom {
+            AnyShape::Mesh(m) => m.interaction(&self.mesh, pr, t, coords),
+            AnyShape::Sphere(s) => s.interaction(pr.shape, ray, t),
+            AnyShape::Rectangle(r) => r.interaction(pr.shape, ray, t, coords),
+            AnyShape::Disk(d) => d.interaction(pr.shape, ray, t, coords),
+        }
+    }
+
+    /// Samples a point uniformly by area on shape `shape` (`pdf = 0` for a
+    /// shape without area).
+    pub fn sample_position(&self, shape: u32, u: Vec2) -> PositionSample {
+        match &self.shapes[shape as usize].geom {
+            AnyShape::Mesh(m) => m.sample_position(&self.mesh, &self.area_dists[shape as usize], u),
+            AnyShape::Sphere(s) => s.sample_position(u),
+            AnyShape::Rectangle(r) => r.sample_position(u),
+            AnyShape::Disk(d) => d.sample_position(u),
         }
     }
 
     /// Total surface area of shape `shape`.
-    pub fn surface_area(&self, _shape: u32) -> f32 {
-        0.0
+    pub fn surface_area(&self, shape: u32) -> f32 {
+        match &self.shapes[shape as usize].geom {
+            AnyShape::Mesh(m) => m.area,
+            AnyShape::Sphere(s) => s.surface_area(),
+            AnyShape::Rectangle(r) => r.area,
+            AnyShape::Disk(d) => d.area,
+        }
     }
 
     /// Bounds of everything.
     pub fn bounds(&self) -> Aabb {
         (0..self.prims.len() as u32).fold(Aabb::EMPTY, |b, i| b.union(&self.prim_bounds(i)))
     }
+
+    /// Adds an analytic shape (one primitive) and returns its handle.
+    pub fn add_analytic(&mut self, geom: AnyShape, bsdf: u32) -> u32 {
+        let handle = self.shapes.len() as u32;
+        self.shapes.push(Shape {
+            geom,
+            bsdf,
+            emitter: NO_EMITTER,
+        });
+        self.area_dists.push(Distribution1D::default());
+        self.prims.push(Prim {
+            shape: handle,
+            index: 0,
+        });
+        handle
+    }
+}
+
+/// What a shape plugin produces before it is added to the scene.
+pub enum Built {
+    /// An analytic shape record.
+    Analytic(AnyShape),
+    /// A world-space triangle mesh (already transformed by `to_world`).
+    Mesh(TriMesh),
 }
 
 /// Names of the shape plugins, for error messages.
-pub const KNOWN: &[&str] = &[];
+pub const KNOWN: &[&str] = &["cube", "disk", "obj", "ply", "rectangle", "sphere"];
 
 /// Builds a `<shape>` object: adds its geometry, primitives, BSDF and area
 /// emitter to the context.
-pub fn build(obj: &ObjectDesc, _ctx: &mut BuildCtx) -> Result<()> {
-    Err(Error::UnknownPlugin {
-        loc: obj.loc.clone(),
-        category: "shape",
-        name: obj.kind.clone(),
-        known: KNOWN.join(", "),
-    })
+pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<()> {
+    let p = &obj.props;
+    let to_world = p.transform("to_world")?;
+    let flip = p.bool("flip_normals", false)?;
+    let built = build_geometry(obj, ctx, &to_world, flip)?;
+    let bsdf = ctx.bsdf_of(p)?;
+    let emitter = ctx.child(p, Category::Emitter)?;
+    p.check_unused(&obj.kind)?;
+    let handle = match built {
+        Built::Analytic(g) => ctx.geom.add_analytic(g, bsdf),
+        Built::Mesh(m) => m.add_to(&mut ctx.geom, flip, bsdf),
+    };
+    if let Some(e) = emitter {
+        if e.kind != "area" {
+            return Err(Error::param(
+                &e.loc,
+                "emitter",
+                format!(
+                    "only an \"area\" emitter can be nested in a shape, got \"{}\"",
+                    e.kind
+                ),
+            ));
+        }
+        let em = crate::emitters::build(&e, Some(handle), ctx)?;
+        let eh = ctx.add_emitter(em);
+        ctx.geom.shapes[handle as usize].emitter = eh;
+    }
+    Ok(())
+}
+
+fn build_geometry(
+    obj: &ObjectDesc,
+    ctx: &BuildCtx,
+    to_world: &Transform,
+    flip: bool,
+) -> Result<Built> {
+    let p: &Props = &obj.props;
+    match obj.kind.as_str() {
+        "sphere" => sphere::build(p, to_world, flip),
+        "rectangle" => rectangle::build(p, to_world, flip),
+        "disk" => disk::build(p, to_world, flip),
+        "cube" => cube::build(p, to_world),
+        "obj" => obj::build(p, ctx, to_world),
+        "ply" => ply::build(p, ctx, to_world),
+        _ => Err(Error::UnknownPlugin {
+            loc: obj.loc.clone(),
+            category: "shape",
+            name: obj.kind.clone(),
+            known: KNOWN.join(", "),
+        }),
+    }
+}
+
+/// `v` normalised, or `fallback` when `v` is zero or not finite.
+#[inline]
+pub(crate) fn normalize_or(v: Vec3, fallback: Vec3) -> Vec3 {
+    let l2 = v.length_squared();
+    if l2 > 0.0 && l2.is_finite() {
+        v / l2.sqrt()
+    } else {
+        fallback
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    //! Helpers shared by the shape tests: building shapes from property lists.
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::error::Loc;
+    use crate::scene::props::Value;
+
+    /// A `<shape type=kind>` description with the given properties.
+    pub fn shape_desc(kind: &str, props: Vec<(&str, Value)>) -> Arc<ObjectDesc> {
+        let loc = Loc::new("test.xml", 3, 5);
+        let mut p = Props::new(loc.clone());
+        for (i, (k, v)) in props.into_iter().enumerate() {
+            let l = Loc::new("test.xml", 10 + i as u32, 7);
+            p.insert(k, v, l).expect("distinct keys");
+        }
+        Arc::new(ObjectDesc {
+            category: Category::Shape,
+            kind: kind.to_string(),
+            id: None,
+            props: p,
+            loc,
+        })
+    }
+
+    /// Builds the given shapes into a fresh context.
+    pub fn try_build(shapes: &[Arc<ObjectDesc>]) -> Result<BuildCtx> {
+        let mut root = Props::new(Loc::new("test.xml", 1, 1));
+        for s in shapes {
+            root.push_object(s.clone(), s.loc.clone());
+        }
+        let root = ObjectDesc {
+            category: Category::Scene,
+            kind: "scene".into(),
+            id: None,
+            props: root,
+            loc: Loc::new("test.xml", 1, 1),
+        };
+        let mut ctx = BuildCtx::new(&root)?;
+        for s in shapes {
+            build(s, &mut ctx)?;
+        }
+        Ok(ctx)
+    }
+
+    /// The geometry of the given shapes (panics with the error text on failure).
+    pub fn geom_of(shapes: &[Arc<ObjectDesc>]) -> Geometry {
+        match try_build(shapes) {
+            Ok(ctx) => ctx.geom,
+            Err(e) => panic!("shapes failed to build: {e}"),
+        }
+    }
+
+    /// Brute-force closest hit over every primitive.
+    pub fn closest(g: &Geometry, ray: &Ray) -> Option<Hit> {
+        let mut r = *ray;
+        let mut best = None;
+        for i in 0..g.prims.len() as u32 {
+            if let Some((t, c)) = g.intersect_prim(i, &r) {
+                r.tmax = t;
+                best = Some((i, t, c));
+            }
+        }
+        best.map(|(i, t, c)| g.surface_interaction(i, ray, t, c))
+    }
+
+    /// Chi-square test that `sample_position` lands in the bins given by `bin`
+    /// with the probabilities `expected` (independent truth: area ratios).
+    pub fn check_bins(g: &Geometry, shape: u32, bin: impl Fn(Vec3) -> usize, expected: &[f64]) {
+        let mut rng = crate::math::Pcg32::new(11, 5);
+        let n = 20_000;
+        let mut counts = vec![0f64; expected.len()];
+        for _ in 0..n {
+            let ps = g.sample_position(shape, Vec2::new(rng.next_f32(), rng.next_f32()));
+            counts[bin(ps.p)] += 1.0;
+        }
+        let chi2: f64 = counts
+            .iter()
+            .zip(expected)
+            .map(|(c, p)| (c - p * n as f64).powi(2) / (p * n as f64))
+            .sum();
+        let dof = (expected.len() - 1) as f64;
+        // mean dof, sd sqrt(2 dof): 6 sd is a ~1e-6 false alarm rate
+        assert!(
+            chi2 < dof + 6.0 * (2.0 * dof).sqrt(),
+            "chi2 {chi2} (dof {dof}): {counts:?}"
+        );
+    }
+
+    /// Checks `E[1/pdf] = area` and that samples lie on the surface (hit from outside).
+    pub fn check_sampling(g: &Geometry, shape: u32, area: f32) {
+        let mut rng = crate::math::Pcg32::new(7, 3);
+        let n = 4000;
+        let mut sum = 0.0f64;
+        for _ in 0..n {
+            let u = Vec2::new(rng.next_f32(), rng.next_f32());
+            let ps = g.sample_position(shape, u);
+            assert!(ps.pdf > 0.0 && ps.n.is_normalized(), "{ps:?}");
+            sum += 1.0 / ps.pdf as f64;
+            // a ray aimed at the sample along -n from outside must hit it
+            let o = ps.p + ps.n * 0.5;
+            let hit = closest(g, &Ray::new(o, -ps.n)).expect("sample is on the surface");
+            assert!((hit.p - ps.p).length() < 2e-3, "{:?} vs {:?}", hit.p, ps.p);
+            // compare texture coordinates modulo 1 (periodic u on spheres, v on disks)
+            let d = (hit.uv - ps.uv).abs();
+            let d = d.min(Vec2::ONE - d);
+            assert!(d.max_element() < 2e-3, "{:?} vs {:?}", hit.uv, ps.uv);
+            assert!(hit.n.dot(ps.n) > 0.999, "{:?} vs {:?}", hit.n, ps.n);
+        }
+        let mean = (sum / n as f64) as f32;
+        assert!(
+            (mean - area).abs() < 1e-3 * area,
+            "E[1/pdf] = {mean}, area {area}"
+        );
+        assert!((g.surface_area(shape) - area).abs() < 1e-3 * area);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::test_util::{shape_desc, try_build};
+    use super::*;
+    use crate::error::Loc;
+    use crate::scene::props::Value;
+
+    fn nested(category: Category, kind: &str) -> Value {
+        Value::Object(Arc::new(ObjectDesc {
+            category,
+            kind: kind.into(),
+            id: None,
+            props: Props::new(Loc::new("test.xml", 20, 9)),
+            loc: Loc::new("test.xml", 20, 9),
+        }))
+    }
+
+    #[test]
+    fn bsdfs_default_is_shared_and_nested_one_is_used() {
+        let ctx = try_build(&[
+            shape_desc("sphere", vec![]),
+            shape_desc(
+                "rectangle",
+                vec![("mat", nested(Category::Bsdf, "diffuse"))],
+            ),
+            shape_desc("cube", vec![]),
+        ])
+        .unwrap();
+        let s = &ctx.geom.shapes;
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[0].bsdf, s[2].bsdf, "one shared default BSDF");
+        assert_ne!(s[0].bsdf, s[1].bsdf);
+        assert!(s.iter().all(|s| s.emitter == NO_EMITTER));
+        assert_eq!(ctx.geom.area_dists.len(), 3);
+        // prims: sphere, rectangle, then the cube's 12 triangles
+        assert_eq!(ctx.geom.prims.len(), 14);
+        assert_eq!(ctx.geom.prims[2], Prim { shape: 2, index: 0 });
+    }
+
+    #[test]
+    fn unknown_plugins_wrong_emitters_and_leftover_keys_are_errors() {
+        let e = try_build(&[shape_desc("teapot", vec![])])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("teapot") && e.contains("sphere") && e.contains("test.xml:3"),
+            "{e}"
+        );
+        let point = nested(Category::Emitter, "point");
+        let e = try_build(&[shape_desc("disk", vec![("light", point)])])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("area") && e.contains("point") && e.contains("test.xml:20"),
+            "{e}"
+        );
+        let tex = nested(Category::Texture, "bitmap");
+        let e = try_build(&[shape_desc("disk", vec![("t", tex)])])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("nested texture") && e.contains("disk"), "{e}");
+        let e = try_build(&[shape_desc("cube", vec![("flip_normals", Value::Int(1))])])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("flip_normals") && e.contains("boolean"), "{e}");
+    }
+
+    #[test]
+    fn built_scene_intersects_through_the_bvh() {
+        use crate::scene::desc::SceneDesc;
+        let tw = Transform::translate(Vec3::new(0.0, 0.0, -5.0));
+        let shapes = [
+            shape_desc(
+                "sphere",
+                vec![("center", Value::Point(Vec3::new(3.0, 0.0, 0.0)))],
+            ),
+            shape_desc("cube", vec![("to_world", Value::Transform(tw))]),
+        ];
+        let mut root = Props::new(Loc::new("test.xml", 1, 1));
+        for s in &shapes {
+            root.push_object(s.clone(), s.loc.clone());
+        }
+        let root = Arc::new(ObjectDesc {
+            category: Category::Scene,
+            kind: "scene".into(),
+            id: None,
+            props: root,
+            loc: Loc::new("test.xml", 1, 1),
+        });
+        let scene = crate::scene::build_scene(&SceneDesc { root }).unwrap();
+        let h = scene
+            .intersect(&Ray::new(Vec3::new(3.0, 0.0, 10.0), -Vec3::Z))
+            .unwrap();
+        assert!((h.t - 9.0).abs() < 1e-5 && h.shape == 0);
+        let h = scene
+            .intersect(&Ray::new(Vec3::new(0.2, 0.1, 10.0), -Vec3::Z))
+            .unwrap();
+        assert!((h.t - 14.0).abs() < 1e-5 && h.shape == 1 && (h.ng - Vec3::Z).length() < 1e-6);
+        assert!(scene
+            .intersect(&Ray::new(Vec3::new(1.5, 0.0, 10.0), -Vec3::Z))
+            .is_none());
+        let mut r = Ray::new(Vec3::new(0.2, 0.1, 10.0), -Vec3::Z);
+        r.tmax = 13.9;
+        assert!(!scene.occluded(&r));
+        r.tmax = 14.1;
+        assert!(scene.occluded(&r));
+        let (c, radius) = scene.bsphere;
+        assert!(radius > 4.0 && c.is_finite());
+    }
 }

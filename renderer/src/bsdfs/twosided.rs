@@ -1,0 +1,200 @@
+//! `twosided`: makes one-sided BSDFs reflect on both sides. With one nested
+//! BSDF it is used for both sides; with two, the first is the front (`+z`) and
+//! the second the back. Seen from behind (`wi.z < 0`), directions are mirrored
+//! through the surface (`z → −z`) before the nested BSDF is queried, and back
+//! afterwards. Transmissive BSDFs (`dielectric`, `thindielectric`) and nested
+//! `twosided` are rejected (as Mitsuba).
+//!
+//! | parameter | type | default | meaning |
+//! |---|---|---|---|
+//! | (nested bsdf) | bsdf | — | one (both sides) or two (front, back) BSDFs |
+//!
+//! ```xml
+//! <bsdf type="twosided">
+//!     <bsdf type="diffuse"><rgb name="reflectance" value="0.8, 0.2, 0.2"/></bsdf>
+//! </bsdf>
+//! ```
+
+use super::{AnyBsdf, BsdfCtx, BsdfSample};
+use crate::error::{Error, Result};
+use crate::math::{Color, Vec2, Vec3};
+use crate::scene::builder::BuildCtx;
+use crate::scene::desc::{Category, ObjectDesc};
+
+/// The two-sided adapter record: handles of the nested BSDFs.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct TwoSided {
+    /// BSDF used when `wi.z > 0`.
+    pub front: u32,
+    /// BSDF used when `wi.z < 0` (the same handle when only one was given).
+    pub back: u32,
+}
+
+fn flip(v: Vec3) -> Vec3 {
+    Vec3::new(v.x, v.y, -v.z)
+}
+
+impl TwoSided {
+    /// Builds the nested BSDFs.
+    pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<Self> {
+        let kids = ctx.children(&obj.props, Category::Bsdf)?;
+        if kids.is_empty() || kids.len() > 2 {
+            return Err(Error::parse(
+                &obj.loc,
+                format!("twosided needs one or two nested BSDFs, got {}", kids.len()),
+            ));
+        }
+        let mut handles = [0u32; 2];
+        for (i, kid) in kids.iter().enumerate() {
+            let h = ctx.bsdf(kid)?;
+            let b = &ctx.bsdfs[h as usize];
+            if b.has_transmission() || matches!(b, AnyBsdf::TwoSided(_)) {
+                return Err(Error::parse(
+                    &kid.loc,
+                    format!(
+                        "twosided cannot wrap a \"{}\" BSDF (only one-sided reflective BSDFs)",
+                        kid.kind
+                    ),
+                ));
+            }
+            handles[i] = h;
+        }
+        let back = if kids.len() == 2 {
+            handles[1]
+        } else {
+            handles[0]
+        };
+        Ok(TwoSided {
+            front: handles[0],
+            back,
+        })
+    }
+
+    /// The nested BSDF for the side `wi` lies on, and whether directions are mirrored.
+    fn side<'a>(&self, ctx: &'a BsdfCtx, wi: Vec3) -> (&'a AnyBsdf, bool) {
+        if wi.z < 0.0 {
+            (&ctx.bsdfs[self.back as usize], true)
+        } else {
+            (&ctx.bsdfs[self.front as usize], false)
+        }
+    }
+
+    /// Samples the BSDF of the side `wi` is on.
+    pub fn sample(&self, ctx: &BsdfCtx, wi: Vec3, u1: f32, u2: Vec2) -> Option<BsdfSample> {
+        if wi.z == 0.0 {
+            return None;
+        }
+        let (b, flipped) = self.side(ctx, wi);
+        if !flipped {
+            return b.sample(ctx, wi, u1, u2);
+        }
+        let mut s = b.sample(ctx, flip(wi), u1, u2)?;
+        s.wo = flip(s.wo);
+        Some(s)
+    }
+
+    /// Evaluates the BSDF of the side `wi` is on.
+    pub fn eval(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> Color {
+        match self.side(ctx, wi) {
+            _ if wi.z == 0.0 => Color::ZERO,
+            (b, true) => b.eval(ctx, flip(wi), flip(wo)),
+            (b, false) => b.eval(ctx, wi, wo),
+        }
+    }
+
+    /// Density of the BSDF of the side `wi` is on.
+    pub fn pdf(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> f32 {
+        match self.side(ctx, wi) {
+            _ if wi.z == 0.0 => 0.0,
+            (b, true) => b.pdf(ctx, flip(wi), flip(wo)),
+            (b, false) => b.pdf(ctx, wi, wo),
+        }
+    }
+
+    /// Whether both sides are purely delta.
+    pub fn is_delta(&self, ctx: &BsdfCtx) -> bool {
+        ctx.bsdfs[self.front as usize].is_delta(ctx) && ctx.bsdfs[self.back as usize].is_delta(ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+    use crate::scene::props::Value;
+
+    fn rough() -> std::sync::Arc<ObjectDesc> {
+        obj(
+            "roughconductor",
+            &[
+                ("distribution", Value::String("ggx".into())),
+                ("alpha", Value::Float(0.3)),
+            ],
+        )
+    }
+
+    #[test]
+    fn symmetric_with_one_child() {
+        let s = Setup::from_obj(&obj_with("twosided", &[], vec![rough()]));
+        let mut rng = crate::math::Pcg32::new(3, 3);
+        for _ in 0..200 {
+            let (a, b) = (random_upper(&mut rng), random_upper(&mut rng));
+            let front = s.eval(a, b);
+            assert!(front.max_element() > 0.0);
+            assert_eq!(front, s.eval(flip(a), flip(b)));
+            assert_eq!(s.pdf(a, b), s.pdf(flip(a), flip(b)));
+            // never leaks through the surface
+            assert_eq!(s.eval(a, flip(b)), Color::ZERO);
+        }
+        for wi in incident_dirs() {
+            let back = flip(wi);
+            assert!(s.chi2(back, 4).is_ok(), "{back}: {:?}", s.chi2(back, 4));
+            assert!(s.check_consistency(back, 2000) > 500);
+            let f = s.sample(wi, 0.4, Vec2::new(0.3, 0.7)).unwrap();
+            let b = s.sample(back, 0.4, Vec2::new(0.3, 0.7)).unwrap();
+            assert!(b.wo.z < 0.0 && b.wo == flip(f.wo) && b.weight == f.weight);
+        }
+        assert!(!s.is_delta());
+    }
+
+    #[test]
+    fn two_children_pick_by_side() {
+        let front = obj("diffuse", &[("reflectance", Value::Float(0.8))]);
+        let back = obj("diffuse", &[("reflectance", Value::Float(0.2))]);
+        let s = Setup::from_obj(&obj_with("twosided", &[], vec![front, back]));
+        let (a, b) = (Vec3::new(0.0, 0.6, 0.8), Vec3::Z);
+        let pi = std::f32::consts::PI;
+        assert!((s.eval(a, b).x - 0.8 / pi).abs() < 1e-6);
+        assert!((s.eval(flip(a), flip(b)).x - 0.2 / pi).abs() < 1e-6);
+        let (alb, _) = s.albedo(flip(a), 1000);
+        assert!((alb.x - 0.2).abs() < 1e-4, "{alb}");
+        let m = Setup::from_obj(&obj_with("twosided", &[], vec![obj("conductor", &[])]));
+        assert!(m.is_delta());
+        let bs = m
+            .sample(Vec3::new(0.6, 0.0, -0.8), 0.5, Vec2::ZERO)
+            .unwrap();
+        assert!((bs.wo - Vec3::new(-0.6, 0.0, -0.8)).length() < 1e-6 && bs.weight == Color::ONE);
+    }
+
+    #[test]
+    fn errors() {
+        let mut ctx = BuildCtx::default();
+        let e = ctx
+            .bsdf(&obj_with("twosided", &[], vec![]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("one or two"), "{e}");
+        let e = ctx
+            .bsdf(&obj_with("twosided", &[], vec![obj("dielectric", &[])]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("dielectric"), "{e}");
+        let kids = vec![rough(), rough(), rough()];
+        let e = ctx
+            .bsdf(&obj_with("twosided", &[], kids))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("got 3"), "{e}");
+    }
+}

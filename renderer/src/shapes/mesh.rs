@@ -1,0 +1,540 @@
+//! Triangle meshes shared by `obj`, `ply` and `cube`: the loader-independent
+//! [`TriMesh`] (validation, `to_world`, vertex normals), the per-shape
+//! [`Mesh`] record, and triangle intersection / interaction / sampling.
+
+use std::path::Path;
+
+use super::{normalize_or, Geometry, Hit, MeshStore, PositionSample, Prim, Shape, NO_EMITTER};
+use super::{AnyShape, RAY_TMIN};
+use crate::error::{Error, Result};
+use crate::math::warp::square_to_uniform_triangle;
+use crate::math::{Aabb, Distribution1D, Frame, Ray, Transform, Vec2, Vec3};
+
+/// A mesh shape's record: a range of [`MeshStore::tris`] plus its flags.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Mesh {
+    /// First triangle in [`MeshStore::tris`].
+    pub first_tri: u32,
+    /// Number of triangles.
+    pub tri_count: u32,
+    /// Whether the vertices carry shading normals.
+    pub has_normals: bool,
+    /// Whether the vertices carry texture coordinates.
+    pub has_uvs: bool,
+    /// `flip_normals`.
+    pub flip: bool,
+    /// Total surface area (world space).
+    pub area: f32,
+}
+
+/// A loaded triangle mesh before it joins the scene.
+#[derive(Clone, Debug, Default)]
+pub struct TriMesh {
+    /// Vertex positions.
+    pub positions: Vec<Vec3>,
+    /// Optional per-vertex normals.
+    pub normals: Option<Vec<Vec3>>,
+    /// Optional per-vertex texture coordinates.
+    pub uvs: Option<Vec<Vec2>>,
+    /// Triangles (indices into the vertex arrays).
+    pub tris: Vec<[u32; 3]>,
+}
+
+impl TriMesh {
+    /// Checks the data read from `path`: at least one face, indices in range,
+    /// finite positions and texture coordinates, attribute arrays of the right length.
+    pub fn validate(&self, path: &Path) -> Result<()> {
+        let n = self.positions.len();
+        if self.tris.is_empty() {
+            return Err(Error::io(path, "the mesh has no faces"));
+        }
+        if let Some((i, p)) = self
+            .positions
+            .iter()
+            .enumerate()
+            .find(|(_, p)| !p.is_finite())
+        {
+            return Err(Error::io(
+                path,
+                format!("vertex {i} has a non-finite position {p}"),
+            ));
+        }
+        for (i, t) in self.tris.iter().enumerate() {
+            if let Some(&v) = t.iter().find(|&&v| v as usize >= n) {
+                return Err(Error::io(
+                    path,
+                    format!("face {i} refers to vertex {v}, but there are only {n} vertices"),
+                ));
+            }
+        }
+        let bad_len =
+            |what: &str, len: usize| Error::io(path, format!("{len} {what} for {n} vertices"));
+        if let Some(nr) = &self.normals {
+            if nr.len() != n {
+                return Err(bad_len("normals", nr.len()));
+            }
+        }
+        if let Some(uv) = &self.uvs {
+            if uv.len() != n {
+                return Err(bad_len("texture coordinates", uv.len()));
+            }
+            if let Some(i) = uv.iter().position(|t| !t.is_finite()) {
+                return Err(Error::io(
+                    path,
+                    format!("vertex {i} has non-finite texture coordinates"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates, applies `to_world` (normals by the inverse transpose) and, as
+    /// Mitsuba does, computes smooth vertex normals for meshes without any unless
+    /// `face_normals` is set (which also discards normals from the file).
+    pub fn finish(mut self, path: &Path, to_world: &Transform, face_normals: bool) -> Result<Self> {
+        self.validate(path)?;
+        if face_normals {
+            self.normals = None;
+        }
+        self.transform(to_world);
+        if !face_normals && self.normals.is_none() {
+            self.compute_vertex_normals();
+        }
+        Ok(self)
+    }
+
+    /// Applies `t` to positions and normals.
+    pub fn transform(&mut self, t: &Transform) {
+        if *t == Transform::IDENTITY {
+            return;
+        }
+        for p in &mut self.positions {
+            *p = t.point(*p);
+        }
+        if let Some(ns) = &mut self.normals {
+            for n in ns {
+                *n = normalize_or(t.normal(*n), Vec3::ZERO);
+            }
+        }
+    }
+
+    /// Smooth vertex normals: face normals weighted by the angle at each corner.
+    pub fn compute_vertex_normals(&mut self) {
+        let mut acc = vec![Vec3::ZERO; self.positions.len()];
+        for t in &self.tris {
+            let p = t.map(|i| self.positions[i as usize]);
+            let nf = normalize_or((p[1] - p[0]).cross(p[2] - p[0]), Vec3::ZERO);
+            if nf == Vec3::ZERO {
+                continue;
+            }
+            for k in 0..3 {
+                let a = normalize_or(p[(k + 1) % 3] - p[k], Vec3::ZERO);
+                let b = normalize_or(p[(k + 2) % 3] - p[k], Vec3::ZERO);
+                let angle = a.dot(b).clamp(-1.0, 1.0).acos();
+                acc[t[k] as usize] += nf * angle;
+            }
+        }
+        for n in &mut acc {
+            *n = normalize_or(*n, Vec3::ZERO);
+        }
+        self.normals = Some(acc);
+    }
+
+    /// Appends the mesh to `geom` as one shape (triangles with zero area get no
+    /// BVH primitive) and returns the shape handle.
+    pub fn add_to(self, geom: &mut Geometry, flip: bool, bsdf: u32) -> u32 {
+        let handle = geom.shapes.len() as u32;
+        let store = &mut geom.mesh;
+        let v0 = store.positions.len();
+        let nv = self.positions.len();
+        let first_tri = store.tris.len() as u32;
+        let (has_normals, has_uvs) = (self.normals.is_some(), self.uvs.is_some());
+        append_attr(&mut store.normals, self.normals, v0, nv);
+        append_attr(&mut store.uvs, self.uvs, v0, nv);
+        store.positions.extend_from_slice(&self.positions);
+        let mut areas = Vec::with_capacity(self.tris.len());
+        for (k, t) in self.tris.iter().enumerate() {
+            let abs = t.map(|i| i + v0 as u32);
+            store.tris.push(abs);
+            let a = tri_area(store, first_tri + k as u32);
+            areas.push(a);
+            if a > 0.0 {
+                geom.prims.push(Prim {
+                    shape: handle,
+                    index: first_tri + k as u32,
+                });
+            }
+        }
+        let dist = Distribution1D::new(&areas).unwrap_or_default();
+        let rec = Mesh {
+            first_tri,
+            tri_count: self.tris.len() as u32,
+            has_normals,
+            has_uvs,
+            flip,
+            area: if dist.is_empty() { 0.0 } else { dist.sum },
+        };
+        geom.shapes.push(Shape {
+            geom: AnyShape::Mesh(rec),
+            bsdf,
+            emitter: NO_EMITTER,
+        });
+        geom.area_dists.push(dist);
+        handle
+    }
+}
+
+/// Appends one mesh's optional attribute to a store array that is either empty
+/// or parallel to the positions (`v0` existing vertices, `nv` new ones).
+fn append_attr<T: Copy + Default>(dst: &mut Vec<T>, src: Option<Vec<T>>, v0: usize, nv: usize) {
+    match src {
+        Some(v) => {
+            dst.resize(v0, T::default());
+            dst.extend_from_slice(&v);
+        }
+        None if !dst.is_empty() => dst.resize(v0 + nv, T::default()),
+        None => {}
+    }
+}
+
+/// Vertex indices and positions of triangle `tri`.
+#[inline(always)]
+pub fn tri_vertices(store: &MeshStore, tri: u32) -> ([u32; 3], [Vec3; 3]) {
+    let t = store.tris[tri as usize];
+    let p = [
+        store.positions[t[0] as usize],
+        store.positions[t[1] as usize],
+        store.positions[t[2] as usize],
+    ];
+    (t, p)
+}
+
+/// Area of triangle `tri` (0 for degenerate or non-finite ones).
+pub fn tri_area(store: &MeshStore, tri: u32) -> f32 {
+    let (_, p) = tri_vertices(store, tri);
+    let a = 0.5 * (p[1] - p[0]).cross(p[2] - p[0]).length();
+    if a.is_finite() {
+        a
+    } else {
+        0.0
+    }
+}
+
+/// Bounds of triangle `tri`.
+#[inline]
+pub fn tri_bounds(store: &MeshStore, tri: u32) -> Aabb {
+    let (_, p) = tri_vertices(store, tri);
+    Aabb {
+        min: p[0].min(p[1]).min(p[2]),
+        max: p[0].max(p[1]).max(p[2]),
+    }
+}
+
+/// Intersects triangle `tri`: `(t, (b1, b2))` for `RAY_TMIN < t < ray.tmax`.
+#[inline]
+pub fn intersect_tri(store: &MeshStore, tri: u32, ray: &Ray) -> Option<(f32, Vec2)> {
+    let (_, p) = tri_vertices(store, tri);
+    intersect_tri_watertight(p, &TriRay::new(ray), ray.tmax)
+}
+
+/// A ray prepared for watertight triangle tests: the axis permutation that
+/// makes the direction's largest component z, and the shear that maps the
+/// direction onto +z (Woop, Benthin and Wald 2013, "Watertight Ray/Triangle
+/// Intersection"; as in pbrt-v4).
+#[derive(Clone, Copy, Debug)]
+pub struct TriRay {
+    /// Ray origin.
+    pub o: Vec3,
+    /// Axes (kx, ky, kz) of the permutation.
+    pub k: [usize; 3],
+    /// Shear (Sx, Sy) and scale Sz.
+    pub s: Vec3,
+}
+
+impl TriRay {
+    /// Prepares `ray` (a zero direction gives NaN shears: every test misses).
+    #[inline]
+    pub fn new(ray: &Ray) -> Self {
+        let a = ray.d.abs();
+        let kz = if a.x > a.y {
+            if a.x > a.z {
+                0
+            } else {
+                2
+            }
+        } else if a.y > a.z {
+            1
+        } else {
+            2
+        };
+        let kx = (kz + 1) % 3;
+        let ky = (kx + 1) % 3;
+        let (dx, dy, dz) = (ray.d[kx], ray.d[ky], ray.d[kz]);
+        TriRay {
+            o: ray.o,
+            k: [kx, ky, kz],
+            s: Vec3::new(-dx / dz, -dy / dz, 1.0 / dz),
+        }
+    }
+
+    /// A vertex relative to the origin, permuted and sheared (z not yet scaled).
+    #[inline(always)]
+    fn local(&self, p: Vec3) -> Vec3 {
+        let q = p - self.o;
+        let (x, y, z) = (q[self.k[0]], q[self.k[1]], q[self.k[2]]);
+        Vec3::new(x + self.s.x * z, y + self.s.y * z, z)
+    }
+}
+
+/// Edge functions of the sheared triangle; recomputed in f64 when one is
+/// exactly zero, so that edges shared by two triangles are never missed.
+#[inline(always)]
+fn edge_functions(a: Vec3, b: Vec3, c: Vec3) -> (f32, f32, f32) {
+    let e0 = b.x * c.y - b.y * c.x;
+    let e1 = c.x * a.y - c.y * a.x;
+    let e2 = a.x * b.y - a.y * b.x;
+    if e0 != 0.0 && e1 != 0.0 && e2 != 0.0 {
+        return (e0, e1, e2);
+    }
+    let f = |u: Vec3, v: Vec3| (u.x as f64 * v.y as f64 - u.y as f64 * v.x as f64) as f32;
+    (f(b, c), f(c, a), f(a, b))
+}
+
+/// Watertight ray–triangle test: `(t, (b1, b2))` for `RAY_TMIN < t < tmax`,
+/// where `b1`, `b2` weight `p[1]`, `p[2]`. NaN anywhere rejects.
+#[inline(always)]
+pub fn intersect_tri_watertight(p: [Vec3; 3], r: &TriRay, tmax: f32) -> Option<(f32, Vec2)> {
+    let (a, b, c) = (r.local(p[0]), r.local(p[1]), r.local(p[2]));
+    let (e0, e1, e2) = edge_functions(a, b, c);
+    let neg = e0 < 0.0 || e1 < 0.0 || e2 < 0.0;
+    let pos = e0 > 0.0 || e1 > 0.0 || e2 > 0.0;
+    let det = e0 + e1 + e2;
+    if (neg && pos) || det == 0.0 || det.is_nan() {
+        return None;
+    }
+    let inv_det = 1.0 / det;
+    let t = (e0 * a.z + e1 * b.z + e2 * c.z) * r.s.z * inv_det;
+    if t > RAY_TMIN && t < tmax {
+        Some((t, Vec2::new(e1 * inv_det, e2 * inv_det)))
+    } else {
+        None
+    }
+}
+
+impl Mesh {
+    /// Position, normals, uv and dpdu at barycentrics `b` of triangle `tri`.
+    fn eval(&self, store: &MeshStore, tri: u32, b: Vec2) -> (Vec3, Vec3, Vec3, Vec2, Vec3) {
+        let (t, p) = tri_vertices(store, tri);
+        let b0 = 1.0 - b.x - b.y;
+        let pos = p[0] * b0 + p[1] * b.x + p[2] * b.y;
+        let (e1, e2) = (p[1] - p[0], p[2] - p[0]);
+        let mut ng = normalize_or(e1.cross(e2), Vec3::Z);
+        let mut n = ng;
+        if self.has_normals {
+            let nv = t.map(|i| store.normals[i as usize]);
+            n = normalize_or(nv[0] * b0 + nv[1] * b.x + nv[2] * b.y, ng);
+        }
+        let (uv, dpdu) = if self.has_uvs {
+            let w = t.map(|i| store.uvs[i as usize]);
+            let uv = w[0] * b0 + w[1] * b.x + w[2] * b.y;
+            let (d1, d2) = (w[1] - w[0], w[2] - w[0]);
+            let det = d1.x * d2.y - d1.y * d2.x;
+            let dpdu = if det != 0.0 {
+                (e1 * d2.y - e2 * d1.y) / det
+            } else {
+                Vec3::ZERO
+            };
+            (uv, dpdu)
+        } else {
+            // Mitsuba's defaults: uv = barycentrics, dp/du from the normal's frame.
+            (b, Frame::from_normal(ng).s)
+        };
+        if self.flip {
+            ng = -ng;
+            n = -n;
+        }
+        (pos, ng, n, uv, dpdu)
+    }
+
+    /// The hit record at barycentrics `coords` of primitive `pr`.
+    pub fn interaction(&self, store: &MeshStore, pr: Prim, t: f32, coords: Vec2) -> Hit {
+        let (p, ng, n, uv, dpdu) = self.eval(store, pr.index, coords);
+        Hit {
+            t,
+            p,
+            ng,
+            n,
+            uv,
+            dpdu,
+            shape: pr.shape,
+        }
+    }
+
+    /// Uniform-by-area point: a triangle by area (`u.y`, reused), then uniform barycentrics.
+    pub fn sample_position(
+        &self,
+        store: &MeshStore,
+        dist: &Distribution1D,
+        u: Vec2,
+    ) -> PositionSample {
+        if dist.is_empty() || self.area.is_nan() || self.area <= 0.0 {
+            return PositionSample {
+                p: Vec3::ZERO,
+                n: Vec3::Z,
+                uv: Vec2::ZERO,
+                pdf: 0.0,
+            };
+        }
+        let (i, _, u_reused) = dist.sample(u.y);
+        let b = square_to_uniform_triangle(Vec2::new(u.x, u_reused));
+        let (p, _, n, uv, _) = self.eval(store, self.first_tri + i as u32, b);
+        PositionSample {
+            p,
+            n,
+            uv,
+            pdf: 1.0 / self.area,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one_tri(flip: bool, normals: Option<Vec<Vec3>>, uvs: Option<Vec<Vec2>>) -> Geometry {
+        let m = TriMesh {
+            positions: vec![Vec3::ZERO, Vec3::X, Vec3::Y],
+            normals,
+            uvs,
+            tris: vec![[0, 1, 2]],
+        };
+        let mut g = Geometry::default();
+        m.add_to(&mut g, flip, 0);
+        g
+    }
+
+    #[test]
+    fn ccw_triangle_faces_plus_z_and_barycentric_uv() {
+        let g = one_tri(false, None, None);
+        let ray = Ray::new(Vec3::new(0.25, 0.5, 2.0), -Vec3::Z);
+        let (t, c) = g.intersect_prim(0, &ray).expect("hit");
+        assert!((t - 2.0).abs() < 1e-6);
+        let h = g.surface_interaction(0, &ray, t, c);
+        assert!((h.ng - Vec3::Z).length() < 1e-6 && (h.n - Vec3::Z).length() < 1e-6);
+        // without uvs the uv is the barycentric (b1, b2) = (x, y) for this triangle
+        assert!((h.uv - Vec2::new(0.25, 0.5)).length() < 1e-6);
+        // edges and misses
+        assert!(g
+            .intersect_prim(0, &Ray::new(Vec3::new(0.6, 0.6, 1.0), -Vec3::Z))
+            .is_none());
+        let mut short = ray;
+        short.tmax = 1.5;
+        assert!(g.intersect_prim(0, &short).is_none());
+        // parallel ray: no hit, no NaN
+        assert!(g
+            .intersect_prim(0, &Ray::new(Vec3::new(-1.0, 0.2, 0.0), Vec3::X))
+            .is_none());
+        let f = one_tri(true, None, None);
+        let h = f.surface_interaction(0, &ray, t, c);
+        assert!((h.ng + Vec3::Z).length() < 1e-6 && (h.n + Vec3::Z).length() < 1e-6);
+    }
+
+    #[test]
+    fn shading_normals_and_uvs_interpolate() {
+        let n = vec![Vec3::Z, Vec3::new(1.0, 0.0, 1.0).normalize(), Vec3::Z];
+        let uv = vec![
+            Vec2::new(0.0, 0.0),
+            Vec2::new(2.0, 0.0),
+            Vec2::new(0.0, 4.0),
+        ];
+        let g = one_tri(false, Some(n.clone()), Some(uv));
+        let ray = Ray::new(Vec3::new(0.5, 0.25, 1.0), -Vec3::Z);
+        let (t, c) = g.intersect_prim(0, &ray).unwrap();
+        let h = g.surface_interaction(0, &ray, t, c);
+        assert!((h.uv - Vec2::new(1.0, 1.0)).length() < 1e-5, "{:?}", h.uv);
+        let want = (n[0] * 0.25 + n[1] * 0.5 + n[2] * 0.25).normalize();
+        assert!((h.n - want).length() < 1e-5);
+        assert!((h.ng - Vec3::Z).length() < 1e-6);
+        // u grows along x at rate 2 → dp/du = (0.5, 0, 0)
+        assert!(
+            (h.dpdu - Vec3::new(0.5, 0.0, 0.0)).length() < 1e-5,
+            "{:?}",
+            h.dpdu
+        );
+    }
+
+    #[test]
+    fn degenerate_triangles_get_no_prim_and_validation_errors_name_the_file() {
+        let m = TriMesh {
+            positions: vec![Vec3::ZERO, Vec3::X, Vec3::X * 2.0, Vec3::Y],
+            normals: None,
+            uvs: None,
+            tris: vec![[0, 1, 2], [0, 1, 3]],
+        };
+        let mut g = Geometry::default();
+        m.add_to(&mut g, false, 0);
+        assert_eq!(g.prims.len(), 1);
+        assert!((g.surface_area(0) - 0.5).abs() < 1e-6);
+        for _ in 0..10 {
+            let s = g.sample_position(0, Vec2::new(0.3, 0.999));
+            assert!(s.p.is_finite() && s.p.z == 0.0 && s.p.y >= 0.0);
+        }
+        let path = Path::new("dir/m.obj");
+        let bad = TriMesh {
+            positions: vec![Vec3::ZERO, Vec3::X, Vec3::new(f32::NAN, 0.0, 0.0)],
+            tris: vec![[0, 1, 2]],
+            ..Default::default()
+        };
+        let e = bad.validate(path).unwrap_err().to_string();
+        assert!(e.contains("dir/m.obj") && e.contains("non-finite"), "{e}");
+        let bad = TriMesh {
+            positions: vec![Vec3::ZERO, Vec3::X, Vec3::Y],
+            tris: vec![[0, 1, 3]],
+            ..Default::default()
+        };
+        let e = bad.validate(path).unwrap_err().to_string();
+        assert!(e.contains("vertex 3") && e.contains("only 3"), "{e}");
+        let e = TriMesh::default().validate(path).unwrap_err().to_string();
+        assert!(e.contains("no faces"), "{e}");
+    }
+
+    #[test]
+    fn mixed_meshes_keep_attribute_arrays_parallel() {
+        let mut g = Geometry::default();
+        let plain = TriMesh {
+            positions: vec![Vec3::ZERO, Vec3::X, Vec3::Y],
+            tris: vec![[0, 1, 2]],
+            ..Default::default()
+        };
+        plain.clone().add_to(&mut g, false, 0);
+        let mut with_uv = plain.clone();
+        with_uv.uvs = Some(vec![Vec2::ONE; 3]);
+        with_uv.add_to(&mut g, false, 0);
+        plain.add_to(&mut g, false, 0);
+        assert_eq!(g.mesh.uvs.len(), g.mesh.positions.len());
+        assert!(g.mesh.normals.is_empty());
+        let ray = Ray::new(Vec3::new(0.2, 0.2, 1.0), -Vec3::Z);
+        let h = g.surface_interaction(1, &ray, 1.0, Vec2::new(0.2, 0.2));
+        assert_eq!(h.uv, Vec2::ONE);
+        assert_eq!(h.shape, 1);
+    }
+
+    #[test]
+    fn smooth_normals_of_a_tent_average_the_faces() {
+        // two faces meeting at the ridge x = 0 with slopes ±45°
+        let mut m = TriMesh {
+            positions: vec![
+                Vec3::new(0.0, 0.0, 1.0),
+                Vec3::new(0.0, 1.0, 1.0),
+                Vec3::new(1.0, 0.0, 0.0),
+                Vec3::new(-1.0, 0.0, 0.0),
+            ],
+            tris: vec![[0, 2, 1], [0, 1, 3]],
+            ..Default::default()
+        };
+        m.compute_vertex_normals();
+        let n = m.normals.unwrap();
+        assert!((n[0] - Vec3::Z).length() < 1e-5, "{:?}", n[0]);
+        assert!((n[2] - Vec3::new(1.0, 0.0, 1.0).normalize()).length() < 1e-5);
+    }
+}

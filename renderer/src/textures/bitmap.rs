@@ -1,0 +1,373 @@
+//! `bitmap`: an image texture, looked up by surface uv.
+//!
+//! | parameter | type | default | meaning |
+//! |---|---|---|---|
+//! | `filename` | string | — | PNG, JPEG or OpenEXR file (relative to the scene file) |
+//! | `bitmap` / `data` | bitmap array | — | in-memory linear pixels (instead of `filename`) |
+//! | `filter_type` | string | `bilinear` | `bilinear` or `nearest` |
+//! | `wrap_mode` | string | `repeat` | `repeat`, `mirror` or `clamp` outside `[0, 1]` |
+//! | `raw` | boolean | false | keep 8/16-bit values as stored instead of decoding sRGB |
+//! | `to_uv` | transform | identity | affine uv map: the 2×2 linear part and x/y translation of the 4×4 (as Mitsuba) |
+//!
+//! Conventions (Mitsuba 3): row 0 of the image is `v = 0`, no flip; texel `(x, y)`
+//! has its centre at `uv = ((x + 0.5) / w, (y + 0.5) / h)`; bilinear lookups
+//! interpolate between texel centres; grey images stay single-channel.
+//! Float files and arrays are linear; 8/16-bit files are sRGB unless `raw`.
+//!
+//! ```xml
+//! <texture type="bitmap" name="reflectance">
+//!     <string name="filename" value="textures/wood.png"/>
+//!     <string name="wrap_mode" value="mirror"/>
+//! </texture>
+//! ```
+
+use super::image_file;
+use super::UvTransform;
+use crate::error::{Error, Result};
+use crate::math::{luminance, Color, Vec2};
+use crate::scene::builder::BuildCtx;
+use crate::scene::props::Props;
+
+/// How texels are reconstructed between their centres.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum FilterType {
+    /// The texel that contains the point.
+    Nearest = 0,
+    /// Bilinear interpolation between the four nearest texel centres.
+    Bilinear = 1,
+}
+
+/// What happens to texel coordinates outside the image.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum WrapMode {
+    /// Tile the image.
+    Repeat = 0,
+    /// Tile with every other copy mirrored.
+    Mirror = 1,
+    /// Use the nearest edge texel.
+    Clamp = 2,
+}
+
+/// The bitmap texture record; texels live in [`super::TextureStore::texels`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct BitmapTex {
+    /// Index of the first value in the texel array.
+    pub offset: u32,
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels.
+    pub height: u32,
+    /// Channels per texel (1 or 3).
+    pub channels: u32,
+    /// Reconstruction filter.
+    pub filter: FilterType,
+    /// Wrap mode.
+    pub wrap: WrapMode,
+    /// Applied to surface uv before the lookup.
+    pub to_uv: UvTransform,
+}
+
+impl BitmapTex {
+    /// Reads the plugin's parameters, appending the texels to `ctx.textures.texels`.
+    pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
+        let filter = match p
+            .choice("filter_type", "bilinear", &["bilinear", "nearest"])?
+            .as_str()
+        {
+            "nearest" => FilterType::Nearest,
+            _ => FilterType::Bilinear,
+        };
+        let wrap = match p
+            .choice("wrap_mode", "repeat", &["repeat", "mirror", "clamp"])?
+            .as_str()
+        {
+            "mirror" => WrapMode::Mirror,
+            "clamp" => WrapMode::Clamp,
+            _ => WrapMode::Repeat,
+        };
+        let raw = p.bool("raw", false)?;
+        let to_uv = UvTransform::from_props(p, "to_uv")?;
+        let img = image_file::from_props(p, ctx, raw)?;
+        let offset = ctx.textures.texels.len();
+        if offset + img.data.len() > u32::MAX as usize || img.width.max(img.height) > 1 << 24 {
+            return Err(Error::param(&p.loc, "filename", "image too large"));
+        }
+        ctx.textures.texels.extend_from_slice(&img.data);
+        Ok(BitmapTex {
+            offset: offset as u32,
+            width: img.width as u32,
+            height: img.height as u32,
+            channels: img.channels as u32,
+            filter,
+            wrap,
+            to_uv,
+        })
+    }
+
+    /// The texel at integer coordinates (wrapped per [`Self::wrap`]).
+    #[inline]
+    fn texel(&self, texels: &[f32], x: i32, y: i32) -> Color {
+        let x = wrap(x, self.width as i32, self.wrap) as usize;
+        let y = wrap(y, self.height as i32, self.wrap) as usize;
+        let i = self.offset as usize + (y * self.width as usize + x) * self.channels as usize;
+        if self.channels == 1 {
+            Color::splat(texels[i])
+        } else {
+            Color::new(texels[i], texels[i + 1], texels[i + 2])
+        }
+    }
+
+    /// The filtered value at surface coordinates `uv`.
+    #[inline]
+    pub fn eval(&self, texels: &[f32], uv: Vec2) -> Color {
+        let uv = self.to_uv.apply(uv);
+        let res = Vec2::new(self.width as f32, self.height as f32);
+        // keep far-away coordinates inside i32 (NaN becomes texel 0)
+        let lim = 1.0e7;
+        match self.filter {
+            FilterType::Nearest => {
+                let p = (uv * res)
+                    .clamp(Vec2::splat(-lim), Vec2::splat(lim))
+                    .floor();
+                self.texel(texels, p.x as i32, p.y as i32)
+            }
+            FilterType::Bilinear => {
+                let p = (uv * res - 0.5).clamp(Vec2::splat(-lim), Vec2::splat(lim));
+                let p0 = p.floor();
+                let w1 = p - p0;
+                let (x, y) = (p0.x as i32, p0.y as i32);
+                let top =
+                    self.texel(texels, x, y) * (1.0 - w1.x) + self.texel(texels, x + 1, y) * w1.x;
+                let bot = self.texel(texels, x, y + 1) * (1.0 - w1.x)
+                    + self.texel(texels, x + 1, y + 1) * w1.x;
+                top * (1.0 - w1.y) + bot * w1.y
+            }
+        }
+    }
+
+    /// The average texel value.
+    pub fn mean(&self, texels: &[f32]) -> Color {
+        let n = (self.width * self.height) as usize;
+        let c = self.channels as usize;
+        let data = &texels[self.offset as usize..self.offset as usize + n * c];
+        let mut acc = [0.0f64; 3];
+        for px in data.chunks_exact(c) {
+            for k in 0..3 {
+                acc[k] += px[k.min(c - 1)] as f64;
+            }
+        }
+        Color::new(acc[0] as f32, acc[1] as f32, acc[2] as f32) / n as f32
+    }
+
+    /// The mean luminance (Mitsuba's scalar `mean()` of a bitmap).
+    pub fn mean_luminance(&self, texels: &[f32]) -> f32 {
+        luminance(self.mean(texels))
+    }
+}
+
+/// Maps an integer texel coordinate into `[0, n)`.
+#[inline]
+fn wrap(i: i32, n: i32, mode: WrapMode) -> i32 {
+    match mode {
+        WrapMode::Clamp => i.clamp(0, n - 1),
+        WrapMode::Repeat => i.rem_euclid(n),
+        WrapMode::Mirror => {
+            // period 2n: 0..n-1 then n-1..0 (the edge texel repeats)
+            let m = i.rem_euclid(2 * n);
+            if m < n {
+                m
+            } else {
+                2 * n - 1 - m
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Loc;
+    use crate::math::Transform;
+    use crate::scene::props::{PixelArray, Value};
+    use crate::textures::image_file::tests::scratch;
+    use crate::textures::{AnyTexture, TextureStore};
+    use std::sync::Arc;
+
+    /// A w×h single-channel array whose texel (x, y) holds `10 y + x`.
+    fn ramp(w: usize, h: usize) -> Arc<PixelArray> {
+        let data = (0..h)
+            .flat_map(|y| (0..w).map(move |x| (10 * y + x) as f32))
+            .collect();
+        Arc::new(PixelArray {
+            width: w,
+            height: h,
+            channels: 1,
+            data,
+        })
+    }
+
+    fn build(px: Arc<PixelArray>, extra: &[(&str, Value)]) -> Result<(TextureStore, u32)> {
+        let mut p = Props::new(Loc::new("t.xml", 1, 1));
+        p.insert("data", Value::Pixels(px), Loc::new("t.xml", 2, 1))?;
+        for (i, (k, v)) in extra.iter().enumerate() {
+            p.insert(k, v.clone(), Loc::new("t.xml", 3 + i as u32, 1))?;
+        }
+        let mut ctx = BuildCtx::default();
+        ctx.textures.add_constant(Color::ONE); // so the offset is exercised
+        ctx.textures.texels.push(99.0);
+        let b = BitmapTex::build(&p, &mut ctx)?;
+        p.check_unused("bitmap")?;
+        let t = ctx.textures.add(AnyTexture::Bitmap(b));
+        Ok((ctx.textures, t))
+    }
+
+    fn s(v: &str) -> Value {
+        Value::String(v.into())
+    }
+
+    fn at(store: &TextureStore, t: u32, u: f32, v: f32) -> f32 {
+        store.eval(t, Vec2::new(u, v)).x
+    }
+
+    #[test]
+    fn bilinear_hits_texel_centres_and_interpolates_between_them() {
+        let (st, t) = build(ramp(4, 2), &[]).unwrap();
+        // texel (x, y) centre at ((x+.5)/4, (y+.5)/2); row 0 is v in [0, 0.5)
+        assert_eq!(at(&st, t, 0.125, 0.25), 0.0);
+        assert_eq!(at(&st, t, 0.625, 0.75), 12.0);
+        // halfway between the centres of (1,0) and (2,0)
+        assert!((at(&st, t, 0.5, 0.25) - 1.5).abs() < 1e-6);
+        // halfway between rows 0 and 1 at column 3
+        assert!((at(&st, t, 0.875, 0.5) - 8.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn nearest_picks_the_containing_texel() {
+        let (st, t) = build(ramp(4, 2), &[("filter_type", s("nearest"))]).unwrap();
+        assert_eq!(at(&st, t, 0.26, 0.49), 1.0);
+        assert_eq!(at(&st, t, 0.24, 0.51), 10.0);
+        assert_eq!(at(&st, t, 0.999, 0.999), 13.0);
+    }
+
+    #[test]
+    fn wrap_modes_follow_mitsuba() {
+        // nearest lookups one texel beyond each edge of a 4-wide ramp (row 0)
+        let cases = [
+            ("repeat", [3.0, 0.0, 1.0, 3.0, 0.0]),
+            ("mirror", [0.0, 0.0, 1.0, 3.0, 3.0]),
+            ("clamp", [0.0, 0.0, 1.0, 3.0, 3.0]),
+        ];
+        let us = [-0.125, 0.125, 0.375, 0.875, 1.125];
+        for (mode, want) in cases {
+            let (st, t) = build(
+                ramp(4, 2),
+                &[("filter_type", s("nearest")), ("wrap_mode", s(mode))],
+            )
+            .unwrap();
+            for (u, w) in us.iter().zip(want) {
+                assert_eq!(at(&st, t, *u, 0.25), w, "{mode} at u={u}");
+            }
+        }
+        // mirror and clamp differ two texels out: mirror goes 0,0,1,.. backwards
+        let (st, t) = build(
+            ramp(4, 2),
+            &[("filter_type", s("nearest")), ("wrap_mode", s("mirror"))],
+        )
+        .unwrap();
+        assert_eq!(at(&st, t, -0.375, 0.25), 1.0);
+        assert_eq!(at(&st, t, 1.375, 0.25), 2.0);
+        // bilinear repeat at u = 0 blends the last and first column
+        let (st, t) = build(ramp(4, 2), &[]).unwrap();
+        assert!((at(&st, t, 0.0, 0.25) - 1.5).abs() < 1e-6);
+        let (st, t) = build(ramp(4, 2), &[("wrap_mode", s("clamp"))]).unwrap();
+        assert!((at(&st, t, 0.0, 0.25) - 0.0).abs() < 1e-6);
+        assert!(at(&st, t, f32::NAN, 1e30).is_finite());
+    }
+
+    #[test]
+    fn png_row_zero_is_v_zero_and_8bit_is_decoded() {
+        let dir = scratch("bitmap_png");
+        let path = dir.join("two_rows.png");
+        // 1x2 grey: top 128, bottom 255
+        image::save_buffer(&path, &[128u8, 255], 1, 2, image::ExtendedColorType::L8).unwrap();
+        for (raw, top) in [(false, 0.2158605), (true, 128.0 / 255.0)] {
+            let mut p = Props::new(Loc::new("t.xml", 1, 1));
+            p.insert(
+                "filename",
+                s(path.to_str().unwrap()),
+                Loc::new("t.xml", 2, 1),
+            )
+            .unwrap();
+            p.insert("filter_type", s("nearest"), Loc::new("t.xml", 3, 1))
+                .unwrap();
+            p.insert("raw", Value::Bool(raw), Loc::new("t.xml", 4, 1))
+                .unwrap();
+            let mut ctx = BuildCtx::default();
+            let b = BitmapTex::build(&p, &mut ctx).unwrap();
+            let st = ctx.textures;
+            assert!((b.eval(&st.texels, Vec2::new(0.5, 0.25)).x - top).abs() < 1e-6);
+            assert!((b.eval(&st.texels, Vec2::new(0.5, 0.75)).y - 1.0).abs() < 1e-6);
+        }
+    }
+
+    #[test]
+    fn to_uv_uses_the_linear_part_and_xy_translation() {
+        // scale u by 2 and shift u by 0.25 (an XML <scale> then <translate>), as Mitsuba 3.9 reads it
+        let rows = [
+            [2.0, 0.0, 0.0, 0.25],
+            [0.0, 1.0, 0.0, 0.0],
+            [0.0, 0.0, 1.0, 0.0],
+            [0.0, 0.0, 0.0, 1.0],
+        ];
+        let tf = Transform::from_rows(rows).unwrap();
+        let (st, t) = build(
+            ramp(4, 2),
+            &[
+                ("filter_type", s("nearest")),
+                ("to_uv", Value::Transform(tf)),
+            ],
+        )
+        .unwrap();
+        // u = 0.1 -> 0.45 -> texel 1
+        assert_eq!(at(&st, t, 0.1, 0.25), 1.0);
+        assert_eq!(at(&st, t, 0.3, 0.25), 3.0);
+    }
+
+    #[test]
+    fn mean_and_errors() {
+        let (st, t) = build(ramp(4, 2), &[]).unwrap();
+        assert!((st.mean(t).x - 6.5).abs() < 1e-6);
+        let e = build(ramp(4, 2), &[("wrap_mode", s("tile"))])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("t.xml:3") && e.contains("wrap_mode") && e.contains("repeat"),
+            "{e}"
+        );
+        let mut bad = (*ramp(2, 2)).clone();
+        bad.data[3] = f32::INFINITY;
+        let e = build(Arc::new(bad), &[]).unwrap_err().to_string();
+        assert!(e.contains("t.xml:2") && e.contains("non-finite"), "{e}");
+        let e = build(ramp(2, 2), &[("filename", s("x.png"))])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not both"), "{e}");
+        let mut p = Props::new(Loc::new("t.xml", 1, 1));
+        p.insert(
+            "filename",
+            s("/nonexistent/dir/tex.png"),
+            Loc::new("t.xml", 5, 1),
+        )
+        .unwrap();
+        let e = BitmapTex::build(&p, &mut BuildCtx::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("t.xml:5") && e.contains("/nonexistent/dir/tex.png"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,299 @@
+//! Image loading shared by the `bitmap` texture and the `envmap` emitter:
+//! files (PNG, JPEG, OpenEXR through the `image` crate) or in-memory pixel
+//! arrays, turned into linear `f32` texels with row 0 at the top of the image.
+//!
+//! 8- and 16-bit files are sRGB-encoded and decoded to linear unless `raw`
+//! (Mitsuba's `raw` flag); float files and in-memory arrays are linear already.
+//! Alpha is dropped; grey images keep one channel.
+
+use std::path::Path;
+
+use image::{ColorType, ImageReader};
+
+use crate::error::{Error, Loc, Result};
+use crate::scene::builder::BuildCtx;
+use crate::scene::props::{PixelArray, Props, Value};
+
+/// Decoded linear pixels: row-major, row 0 = top of the image.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Image {
+    /// Width in pixels.
+    pub width: usize,
+    /// Height in pixels.
+    pub height: usize,
+    /// Channels per pixel: 1 (grey) or 3 (RGB).
+    pub channels: usize,
+    /// `width * height * channels` linear values.
+    pub data: Vec<f32>,
+}
+
+impl Image {
+    /// The pixel at column `x`, row `y` as RGB (grey replicated).
+    pub fn rgb(&self, x: usize, y: usize) -> [f32; 3] {
+        let i = (y * self.width + x) * self.channels;
+        if self.channels == 1 {
+            [self.data[i]; 3]
+        } else {
+            [self.data[i], self.data[i + 1], self.data[i + 2]]
+        }
+    }
+}
+
+/// The sRGB electro-optical transfer function (IEC 61966-2-1): encoded → linear.
+pub fn srgb_to_linear(v: f32) -> f32 {
+    if v <= 0.04045 {
+        v / 12.92
+    } else {
+        ((v + 0.055) / 1.055).powf(2.4)
+    }
+}
+
+/// Loads an image file; `raw` keeps 8/16-bit values as stored (no sRGB decoding).
+pub fn load(path: &Path, raw: bool) -> Result<Image> {
+    let reader = ImageReader::open(path)
+        .map_err(|e| Error::io(path, format!("cannot open image: {e}")))?
+        .with_guessed_format()
+        .map_err(|e| Error::io(path, format!("cannot read image: {e}")))?;
+    let img = reader
+        .decode()
+        .map_err(|e| Error::io(path, format!("cannot decode image: {e}")))?;
+    let color = img.color();
+    let is_float = matches!(color, ColorType::Rgb32F | ColorType::Rgba32F);
+    let (width, height) = (img.width() as usize, img.height() as usize);
+    if width == 0 || height == 0 {
+        return Err(Error::io(path, "image has no pixels"));
+    }
+    let (channels, mut data) = if color.has_color() {
+        (3, img.into_rgb32f().into_raw())
+    } else {
+        (1, img.to_luma32f().into_raw())
+    };
+    if !is_float && !raw {
+        data.iter_mut().for_each(|v| *v = srgb_to_linear(*v));
+    }
+    if let Some(bad) = data.iter().find(|v| !v.is_finite()) {
+        return Err(Error::io(
+            path,
+            format!("image holds a non-finite value ({bad})"),
+        ));
+    }
+    Ok(Image {
+        width,
+        height,
+        channels,
+        data,
+    })
+}
+
+/// Converts an in-memory array (linear; 1, 3 or 4 channels, alpha dropped),
+/// checking its shape and values; errors name `key` at `loc`.
+pub fn from_pixels(px: &PixelArray, loc: &Loc, key: &str) -> Result<Image> {
+    let (w, h, c) = (px.width, px.height, px.channels);
+    if w == 0 || h == 0 || !matches!(c, 1 | 3 | 4) {
+        return Err(Error::param(
+            loc,
+            key,
+            format!("expected a non-empty array with 1, 3 or 4 channels, got {h}x{w}x{c}"),
+        ));
+    }
+    if px.data.len() != w * h * c {
+        return Err(Error::param(
+            loc,
+            key,
+            format!("array of shape {h}x{w}x{c} holds {} values", px.data.len()),
+        ));
+    }
+    if let Some(i) = px.data.iter().position(|v| !v.is_finite()) {
+        let (pix, ch) = (i / c, i % c);
+        return Err(Error::param(
+            loc,
+            key,
+            format!(
+                "non-finite value {} at row {}, column {}, channel {ch}",
+                px.data[i],
+                pix / w,
+                pix % w
+            ),
+        ));
+    }
+    let channels = if c == 1 { 1 } else { 3 };
+    let data = if c == 4 {
+        px.data
+            .chunks_exact(4)
+            .flat_map(|p| [p[0], p[1], p[2]])
+            .collect()
+    } else {
+        px.data.clone()
+    };
+    Ok(Image {
+        width: w,
+        height: h,
+        channels,
+        data,
+    })
+}
+
+/// Reads the image of a plugin: `filename`, or in-memory pixels under `bitmap`
+/// or `data` (exactly one of them). `raw` applies to 8/16-bit files only.
+pub fn from_props(p: &Props, ctx: &BuildCtx, raw: bool) -> Result<Image> {
+    let mut mem = None;
+    for key in ["bitmap", "data"] {
+        if let Some(e) = p.get(key) {
+            let Value::Pixels(px) = &e.value else {
+                return Err(Error::param(
+                    &e.loc,
+                    key,
+                    format!("expected a bitmap array, got {}", e.value.type_name()),
+                ));
+            };
+            if mem.is_some() {
+                return Err(Error::param(
+                    &e.loc,
+                    key,
+                    "give only one of \"bitmap\", \"data\"",
+                ));
+            }
+            mem = Some(from_pixels(px, &e.loc, key)?);
+        }
+    }
+    match mem {
+        Some(_) if p.has("filename") => {
+            p.mark_used("filename");
+            let loc = p.entry_loc("filename");
+            Err(Error::param(
+                &loc,
+                "filename",
+                "give either a filename or in-memory pixels, not both",
+            ))
+        }
+        Some(img) => Ok(img),
+        None => {
+            let path = ctx.resolve_path(p, "filename")?;
+            load(&path, raw)
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// A fresh scratch directory for test files under the crate's target dir.
+    pub(crate) fn scratch(name: &str) -> PathBuf {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../target/test-scratch")
+            .join(name);
+        std::fs::create_dir_all(&dir).expect("scratch dir");
+        dir
+    }
+
+    #[test]
+    fn srgb_decoding_matches_the_standard() {
+        // 128/255 -> ((0.50196 + 0.055) / 1.055)^2.4 = 0.2158605 (IEC 61966-2-1)
+        assert!((srgb_to_linear(128.0 / 255.0) - 0.2158605).abs() < 1e-6);
+        assert_eq!(srgb_to_linear(0.0), 0.0);
+        assert!((srgb_to_linear(1.0) - 1.0).abs() < 1e-6);
+        assert!((srgb_to_linear(0.04) - 0.04 / 12.92).abs() < 1e-9);
+    }
+
+    #[test]
+    fn png_8bit_is_srgb_decoded_unless_raw_and_rows_start_at_top() {
+        let dir = scratch("image_file_png");
+        let path = dir.join("rgb.png");
+        // 2x2: top row (128, 0, 255) (0, 0, 0); bottom row grey 64
+        let px: Vec<u8> = vec![128, 0, 255, 0, 0, 0, 64, 64, 64, 64, 64, 64];
+        image::save_buffer(&path, &px, 2, 2, image::ExtendedColorType::Rgb8).unwrap();
+        let img = load(&path, false).unwrap();
+        assert_eq!((img.width, img.height, img.channels), (2, 2, 3));
+        let top = img.rgb(0, 0);
+        assert!((top[0] - 0.2158605).abs() < 1e-6 && top[1] == 0.0 && (top[2] - 1.0).abs() < 1e-6);
+        let raw = load(&path, true).unwrap();
+        assert!((raw.rgb(0, 0)[0] - 128.0 / 255.0).abs() < 1e-6);
+        assert!((raw.rgb(1, 1)[1] - 64.0 / 255.0).abs() < 1e-6);
+        // grey + alpha: one channel, alpha dropped
+        let path = dir.join("ga.png");
+        image::save_buffer(
+            &path,
+            &[128, 7, 255, 9],
+            2,
+            1,
+            image::ExtendedColorType::La8,
+        )
+        .unwrap();
+        let g = load(&path, false).unwrap();
+        assert_eq!(g.channels, 1);
+        assert!((g.data[0] - 0.2158605).abs() < 1e-6 && (g.data[1] - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn jpeg_is_srgb_decoded() {
+        let dir = scratch("image_file_jpeg");
+        let path = dir.join("grey.jpg");
+        image::save_buffer(
+            &path,
+            &[128u8; 4 * 4 * 3],
+            4,
+            4,
+            image::ExtendedColorType::Rgb8,
+        )
+        .unwrap();
+        let img = load(&path, false).unwrap();
+        assert_eq!((img.width, img.height), (4, 4));
+        // lossy, but a flat image survives within a code value or two
+        assert!(
+            img.data.iter().all(|v| (v - 0.2158605).abs() < 0.005),
+            "{:?}",
+            &img.data[..3]
+        );
+    }
+
+    #[test]
+    fn exr_is_linear_float() {
+        let dir = scratch("image_file_exr");
+        let path = dir.join("f.exr");
+        let buf =
+            image::Rgb32FImage::from_raw(2, 1, vec![0.5, 2.0, 7.25, 0.0, 0.125, 1e3]).unwrap();
+        image::DynamicImage::ImageRgb32F(buf).save(&path).unwrap();
+        let img = load(&path, false).unwrap();
+        assert_eq!(img.data, vec![0.5, 2.0, 7.25, 0.0, 0.125, 1e3]);
+    }
+
+    #[test]
+    fn bad_files_name_the_path() {
+        let dir = scratch("image_file_bad");
+        let path = dir.join("corrupt.png");
+        std::fs::write(&path, b"\x89PNG\r\n\x1a\nthis is not a png").unwrap();
+        let e = load(&path, false).unwrap_err().to_string();
+        assert!(e.contains("corrupt.png"), "{e}");
+        let missing = dir.join("missing.exr");
+        let e = load(&missing, false).unwrap_err().to_string();
+        assert!(e.contains("missing.exr"), "{e}");
+    }
+
+    #[test]
+    fn pixel_arrays_are_checked() {
+        let loc = Loc::new("s.xml", 3, 1);
+        let px = PixelArray {
+            width: 2,
+            height: 1,
+            channels: 4,
+            data: vec![1.0, 2.0, 3.0, 0.5, 4.0, 5.0, 6.0, 0.5],
+        };
+        let img = from_pixels(&px, &loc, "data").unwrap();
+        assert_eq!(img.data, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let mut bad = px.clone();
+        bad.data[5] = f32::NAN;
+        let e = from_pixels(&bad, &loc, "data").unwrap_err().to_string();
+        assert!(e.contains("s.xml:3") && e.contains("column 1"), "{e}");
+        let mut short = px.clone();
+        short.data.pop();
+        assert!(from_pixels(&short, &loc, "data").is_err());
+        let two = PixelArray {
+            channels: 2,
+            data: vec![0.0; 4],
+            ..px
+        };
+        assert!(from_pixels(&two, &loc, "data").is_err());
+    }
+}
