@@ -45,7 +45,10 @@ fn category_of(kind: &str, loc: &Loc) -> PyResult<Category> {
             return Ok(cat);
         }
     }
-    let mut known: Vec<&str> = registries().iter().flat_map(|r| r.1.iter().copied()).collect();
+    let mut known: Vec<&str> = registries()
+        .iter()
+        .flat_map(|r| r.1.iter().copied())
+        .collect();
     known.sort();
     Err(SceneError::new_err(format!(
         "{loc}: unknown plugin type \"{kind}\" (known: {})",
@@ -90,9 +93,8 @@ fn type_of(d: &Bound<'_, PyDict>, path: &str) -> PyResult<String> {
             loc_of(path)
         )));
     };
-    t.extract::<String>().map_err(|_| {
-        SceneError::new_err(format!("{}: 'type' must be a string", loc_of(path)))
-    })
+    t.extract::<String>()
+        .map_err(|_| SceneError::new_err(format!("{}: 'type' must be a string", loc_of(path))))
 }
 
 /// Builds one object from its dict.
@@ -109,14 +111,18 @@ fn object(
     let mut id = None;
     for (k, v) in d.iter() {
         let key: String = k.extract().map_err(|_| {
-            SceneError::new_err(format!("{loc}: dict keys must be strings, got {}", k.repr().map(|r| r.to_string()).unwrap_or_default()))
+            SceneError::new_err(format!(
+                "{loc}: dict keys must be strings, got {}",
+                k.repr().map(|r| r.to_string()).unwrap_or_default()
+            ))
         })?;
         match key.as_str() {
             "type" => continue,
             "id" if category != Category::Scene => {
-                id = Some(v.extract::<String>().map_err(|_| {
-                    SceneError::new_err(format!("{loc}: 'id' must be a string"))
-                })?);
+                id =
+                    Some(v.extract::<String>().map_err(|_| {
+                        SceneError::new_err(format!("{loc}: 'id' must be a string"))
+                    })?);
                 continue;
             }
             _ => {}
@@ -180,17 +186,17 @@ fn value(py: Python<'_>, v: &Bound<'_, PyAny>, path: &str, top: bool) -> PyResul
         || v.hasattr("__array__")?;
     if array_like {
         let a = to_host_array(py, v).map_err(|e| SceneError::new_err(format!("{loc}: {e}")))?;
-        return match a.shape.len() {
-            1 if a.shape[0] == 3 => {
-                let c = &a.data;
-                Ok(Value::Vector(Vec3::new(c[0], c[1], c[2])))
-            }
-            2 | 3 => Ok(Value::Pixels(Arc::new(pixels(a, &loc)?))),
-            _ => Err(SceneError::new_err(format!(
-                "{loc}: an array of shape {} is neither a 3-vector nor an image (H, W[, C])",
+        if a.shape == [3] {
+            let c = &a.data;
+            return Ok(Value::Vector(Vec3::new(c[0], c[1], c[2])));
+        }
+        if !matches!(a.shape.len(), 2 | 3) {
+            return Err(SceneError::new_err(format!(
+                "{loc}: an array value must be 3 numbers (a vector) or an image of shape (H, W) or (H, W, C), got {}",
                 heliograph::scene::params::shape_str(&a.shape)
-            ))),
-        };
+            )));
+        }
+        return Ok(Value::Pixels(Arc::new(pixels(a, &loc)?)));
     }
     let ty = v.get_type().name()?;
     Err(SceneError::new_err(format!(
@@ -218,7 +224,9 @@ fn dict_value(py: Python<'_>, d: &Bound<'_, PyDict>, path: &str, top: bool) -> P
         "ref" => {
             only(&["type", "id"])?;
             let id = d.get_item("id")?.and_then(|i| i.extract::<String>().ok());
-            let id = id.ok_or_else(|| SceneError::new_err(format!("{loc}: a 'ref' needs a string 'id'")))?;
+            let id = id.ok_or_else(|| {
+                SceneError::new_err(format!("{loc}: a 'ref' needs a string 'id'"))
+            })?;
             Ok(Value::Ref(id))
         }
         "rgb" | "spectrum" => {
@@ -228,7 +236,9 @@ fn dict_value(py: Python<'_>, d: &Bound<'_, PyDict>, path: &str, top: bool) -> P
                 .ok_or_else(|| SceneError::new_err(format!("{loc}: a '{kind}' needs a 'value'")))?;
             Ok(Value::Rgb(color(py, &v, &loc, &kind)?))
         }
-        "scene" => Err(SceneError::new_err(format!("{loc}: a scene cannot be nested"))),
+        "scene" => Err(SceneError::new_err(format!(
+            "{loc}: a scene cannot be nested"
+        ))),
         _ => {
             let cat = category_of(&kind, &loc)?;
             let mut obj = object(py, d, cat, &kind, path, false)?;
@@ -296,7 +306,11 @@ pub fn pixels(a: crate::dlpack::HostArray, loc: &Loc) -> PyResult<PixelArray> {
         for (i, v) in data.iter_mut().enumerate() {
             let alpha = c == 4 && i % 4 == 3;
             let x = *v / 255.0;
-            *v = if alpha { x } else { heliograph::io::srgb_to_linear(x) };
+            *v = if alpha {
+                x
+            } else {
+                heliograph::io::srgb_to_linear(x)
+            };
         }
     } else if !a.is_float() {
         return Err(SceneError::new_err(format!(

@@ -11,6 +11,7 @@
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ffi::{c_void, CStr};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::Arc;
 
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
@@ -88,6 +89,9 @@ pub struct DLManagedTensorVersioned {
     dl_tensor: DLTensor,
 }
 
+/// Capsule exports whose deleter has not run yet (for leak and double-free tests).
+pub static LIVE_EXPORTS: AtomicIsize = AtomicIsize::new(0);
+
 /// A float32 buffer aligned to 64 bytes (XLA:CPU copies unaligned buffers).
 pub struct Buffer {
     ptr: NonNull<f32>,
@@ -157,7 +161,12 @@ struct Export<M> {
 unsafe extern "C" fn delete_legacy(m: *mut DLManagedTensor) {
     if !m.is_null() {
         // SAFETY: manager_ctx is the Box<Export> this record lives in (see export()).
-        unsafe { drop(Box::from_raw((*m).manager_ctx as *mut Export<DLManagedTensor>)) };
+        unsafe {
+            drop(Box::from_raw(
+                (*m).manager_ctx as *mut Export<DLManagedTensor>,
+            ))
+        };
+        LIVE_EXPORTS.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -169,6 +178,7 @@ unsafe extern "C" fn delete_versioned(m: *mut DLManagedTensorVersioned) {
                 (*m).manager_ctx as *mut Export<DLManagedTensorVersioned>,
             ))
         };
+        LIVE_EXPORTS.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -211,6 +221,7 @@ pub fn export<'py>(
     versioned: bool,
     copied: bool,
 ) -> PyResult<Bound<'py, PyCapsule>> {
+    LIVE_EXPORTS.fetch_add(1, Ordering::Relaxed);
     let mut shape_arr: Box<[i64]> = shape.iter().map(|&n| n as i64).collect();
     let mut strides: Box<[i64]> = vec![0; shape.len()].into_boxed_slice();
     let mut s = 1i64;
@@ -430,8 +441,8 @@ pub fn import(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArray> {
         res
     } else if legacy {
         // SAFETY: a valid legacy capsule holds a DLManagedTensor.
-        let m = unsafe { ffi::PyCapsule_GetPointer(ptr, NAME_LEGACY.as_ptr()) }
-            as *mut DLManagedTensor;
+        let m =
+            unsafe { ffi::PyCapsule_GetPointer(ptr, NAME_LEGACY.as_ptr()) } as *mut DLManagedTensor;
         // SAFETY: as above.
         let res = unsafe { read_tensor(&(*m).dl_tensor) };
         // SAFETY: as above.
@@ -478,7 +489,9 @@ unsafe fn read_tensor(t: &DLTensor) -> PyResult<HostArray> {
     // SAFETY: shape has ndim entries (caller's contract).
     let shape: Vec<i64> = (0..nd).map(|i| unsafe { *t.shape.add(i) }).collect();
     if shape.iter().any(|&n| n < 0) {
-        return Err(PyValueError::new_err("DLPack tensor with a negative extent"));
+        return Err(PyValueError::new_err(
+            "DLPack tensor with a negative extent",
+        ));
     }
     let strides: Vec<i64> = if t.strides.is_null() {
         let mut s = vec![1i64; nd];
@@ -587,6 +600,9 @@ mod tests {
         assert_eq!(std::mem::size_of::<DLTensor>(), 48);
         assert_eq!(std::mem::size_of::<DLManagedTensor>(), 64);
         assert_eq!(std::mem::size_of::<DLManagedTensorVersioned>(), 80);
-        assert_eq!(std::mem::offset_of!(DLManagedTensorVersioned, dl_tensor), 32);
+        assert_eq!(
+            std::mem::offset_of!(DLManagedTensorVersioned, dl_tensor),
+            32
+        );
     }
 }

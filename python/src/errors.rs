@@ -55,7 +55,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SceneError", py.get_type::<SceneError>())?;
     m.add("VariantError", py.get_type::<VariantError>())?;
     m.add("RenderError", py.get_type::<RenderError>())?;
-    m.add("CudaUnavailableError", py.get_type::<CudaUnavailableError>())?;
+    m.add(
+        "CudaUnavailableError",
+        py.get_type::<CudaUnavailableError>(),
+    )?;
     m.add("SceneFileError", py.get_type::<SceneFileError>())?;
     Ok(())
 }

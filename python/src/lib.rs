@@ -20,10 +20,19 @@ use pyo3::prelude::*;
 use crate::errors::to_py;
 use crate::tensor::{to_host_array, TensorXf};
 
-/// Turns the progress line shown while waiting for long renders on or off.
+/// Turns the progress line shown while waiting for renders on or off; `delay`:
+/// seconds a wait lasts before the line appears (short renders stay quiet).
 #[pyfunction]
-fn set_progress(enabled: bool) {
+#[pyo3(signature = (enabled, delay=0.5))]
+fn set_progress(enabled: bool, delay: f64) -> PyResult<()> {
+    if !(delay >= 0.0 && delay.is_finite()) {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "set_progress: delay must be a finite number of seconds >= 0, got {delay}"
+        )));
+    }
     tensor::PROGRESS.store(enabled, Ordering::Relaxed);
+    tensor::PROGRESS_DELAY_US.store((delay * 1e6) as u64, Ordering::Relaxed);
+    Ok(())
 }
 
 /// Whether the progress line is on.
@@ -38,19 +47,29 @@ fn progress() -> bool {
 fn _pixels(py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<TensorXf> {
     let a = to_host_array(py, array)?;
     let p = dict::pixels(a, &Loc::unknown("Bitmap"))?;
-    Ok(TensorXf::from_data(vec![p.height, p.width, p.channels], &p.data))
+    Ok(TensorXf::from_data(
+        vec![p.height, p.width, p.channels],
+        &p.data,
+    ))
 }
 
 /// Reads an image file (EXR linear; PNG/JPEG decoded from sRGB) as an (H, W, C) tensor.
 #[pyfunction]
 fn _read_image(py: Python<'_>, path: std::path::PathBuf) -> PyResult<TensorXf> {
     let img = py.detach(|| read_image(&path)).map_err(to_py)?;
-    Ok(TensorXf::from_data(vec![img.height, img.width, img.channels], &img.data))
+    Ok(TensorXf::from_data(
+        vec![img.height, img.width, img.channels],
+        &img.data,
+    ))
 }
 
 /// Writes an (H, W, C) or (H, W) image (EXR linear float; PNG sRGB 8-bit) by extension.
 #[pyfunction]
-fn _write_image(py: Python<'_>, path: std::path::PathBuf, image: &Bound<'_, PyAny>) -> PyResult<()> {
+fn _write_image(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    image: &Bound<'_, PyAny>,
+) -> PyResult<()> {
     let a = to_host_array(py, image)?;
     let (h, w, c) = match a.shape[..] {
         [h, w] => (h, w, 1),
@@ -71,6 +90,12 @@ fn _write_image(py: Python<'_>, path: std::path::PathBuf, image: &Bound<'_, PyAn
     py.detach(|| write_image(&path, &img)).map_err(to_py)
 }
 
+/// Number of DLPack capsules whose memory has not been released yet (tests).
+#[pyfunction]
+fn _live_exports() -> isize {
+    dlpack::LIVE_EXPORTS.load(Ordering::Relaxed)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", heliograph::VERSION)?;
@@ -89,6 +114,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_progress, m)?)?;
     m.add_function(wrap_pyfunction!(progress, m)?)?;
     m.add_function(wrap_pyfunction!(_pixels, m)?)?;
+    m.add_function(wrap_pyfunction!(_live_exports, m)?)?;
     m.add_function(wrap_pyfunction!(_read_image, m)?)?;
     m.add_function(wrap_pyfunction!(_write_image, m)?)?;
     Ok(())

@@ -33,9 +33,9 @@ impl SceneParameters {
 /// `traverse(scene)`.
 #[pyfunction]
 pub fn traverse(scene: &Bound<'_, PyAny>) -> PyResult<SceneParameters> {
-    let s = scene.cast::<PyScene>().map_err(|_| {
-        PyTypeError::new_err("traverse() takes a heliograph Scene")
-    })?;
+    let s = scene
+        .cast::<PyScene>()
+        .map_err(|_| PyTypeError::new_err("traverse() takes a heliograph Scene"))?;
     let params = {
         let st = s.get().lock();
         SceneParams::traverse(&st.desc, &st.scene)
@@ -48,7 +48,10 @@ pub fn traverse(scene: &Bound<'_, PyAny>) -> PyResult<SceneParameters> {
 
 fn key_error(p: &SceneParams, key: &str) -> PyErr {
     let keys: Vec<&str> = p.keys().collect();
-    PyKeyError::new_err(format!("'{key}' is not a parameter of this scene; it has: {}", keys.join(", ")))
+    PyKeyError::new_err(format!(
+        "'{key}' is not a parameter of this scene; it has: {}",
+        keys.join(", ")
+    ))
 }
 
 fn to_python<'py>(py: Python<'py>, v: &ParamValue) -> PyResult<Bound<'py, PyAny>> {
@@ -110,7 +113,9 @@ fn from_python(
                 r.copy_from_slice(&a.data[4 * i..4 * i + 4]);
             }
             let t = Transform::from_rows(rows).ok_or_else(|| {
-                SceneError::new_err(format!("<parameters>: parameter \"{key}\": the matrix is singular or not finite"))
+                SceneError::new_err(format!(
+                    "<parameters>: parameter \"{key}\": the matrix is singular or not finite"
+                ))
             })?;
             ParamValue::Transform(t)
         }
@@ -122,7 +127,11 @@ fn from_python(
                 )));
             }
             let given = a.shape.clone();
-            let px: PixelArray = pixels(a, &Loc::unknown("<parameters>")).map_err(|_| mismatch(&given))?;
+            if !matches!(given.last(), Some(1 | 3 | 4)) && given.len() == 3 {
+                return Err(mismatch(&given));
+            }
+            let loc = Loc::unknown(&format!("<parameters>: parameter \"{key}\""));
+            let px: PixelArray = pixels(a, &loc)?;
             ParamValue::Tensor(std::sync::Arc::new(px))
         }
         (s, _) => return Err(mismatch(s)),
@@ -153,11 +162,14 @@ impl SceneParameters {
     }
 
     fn __contains__(&self, key: &Bound<'_, PyAny>) -> bool {
-        key.extract::<String>().is_ok_and(|k| self.lock().contains(&k))
+        key.extract::<String>()
+            .is_ok_and(|k| self.lock().contains(&k))
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        PyList::new(py, self.keys())?.try_iter().map(|i| i.into_any())
+        PyList::new(py, self.keys())?
+            .try_iter()
+            .map(|i| i.into_any())
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyAny>> {
@@ -183,7 +195,11 @@ impl SceneParameters {
 
     /// Keys set since the last update.
     fn changed(&self) -> Vec<String> {
-        self.lock().changed().into_iter().map(str::to_string).collect()
+        self.lock()
+            .changed()
+            .into_iter()
+            .map(str::to_string)
+            .collect()
     }
 
     /// Writes the staged values into the scene and rebuilds it (the whole scene is

@@ -124,7 +124,12 @@ fn defines(params: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, String)>
         for (k, v) in p.iter() {
             let k: String = k.extract()?;
             let s = if v.is_instance_of::<PyBool>() {
-                if v.extract::<bool>()? { "true" } else { "false" }.to_string()
+                if v.extract::<bool>()? {
+                    "true"
+                } else {
+                    "false"
+                }
+                .to_string()
             } else if v.is_instance_of::<PyString>() {
                 v.extract()?
             } else {
@@ -168,7 +173,10 @@ pub fn load_dict(py: Python<'_>, dict: &Bound<'_, PyAny>) -> PyResult<PyScene> {
     let d = dict.cast::<PyDict>().map_err(|_| {
         PyTypeError::new_err(format!(
             "load_dict() takes a dict, got {}",
-            dict.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            dict.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
         ))
     })?;
     let desc = crate::dict::load_dict(py, d)?;
@@ -187,11 +195,15 @@ pub fn render(
     sensor: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<TensorXf> {
     let scene = scene.cast::<PyScene>().map_err(|_| {
-        PyTypeError::new_err("render(): 'scene' must be a heliograph Scene (from load_dict/load_file/load_string)")
+        PyTypeError::new_err(
+            "render(): 'scene' must be a heliograph Scene (from load_dict/load_file/load_string)",
+        )
     })?;
     if let Some(p) = params.filter(|p| !p.is_none()) {
         if p.cast::<SceneParameters>().is_err() {
-            return Err(PyTypeError::new_err("render(): 'params' must be None or the SceneParameters of traverse()"));
+            return Err(PyTypeError::new_err(
+                "render(): 'params' must be None or the SceneParameters of traverse()",
+            ));
         }
     }
     let spp = match spp.filter(|s| !s.is_none()) {
@@ -207,21 +219,33 @@ pub fn render(
         None => 0,
     };
     if sensor != 0 {
-        return Err(PyValueError::new_err("render(): the scene has one sensor; 'sensor' must be 0"));
+        return Err(PyValueError::new_err(
+            "render(): the scene has one sensor; 'sensor' must be 0",
+        ));
     }
     let scene_arc = scene.get().lock().scene.clone();
     let f = &scene_arc.sensor.film;
-    let shape = vec![f.crop_size[1] as usize, f.crop_size[0] as usize, f.channels()];
+    let shape = vec![
+        f.crop_size[1] as usize,
+        f.crop_size[0] as usize,
+        f.channels(),
+    ];
     let job = render_async(scene_arc, RenderOptions { spp, seed }).map_err(to_py)?;
     Ok(TensorXf::pending(shape, job))
 }
 
 fn int_arg(v: &Bound<'_, PyAny>, name: &str) -> PyResult<i128> {
     if v.is_instance_of::<PyBool>() {
-        return Err(PyTypeError::new_err(format!("render(): '{name}' must be an int, got bool")));
+        return Err(PyTypeError::new_err(format!(
+            "render(): '{name}' must be an int, got bool"
+        )));
     }
     v.extract::<i128>().map_err(|_| {
-        let ty = v.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+        let ty = v
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_default();
         PyTypeError::new_err(format!("render(): '{name}' must be an int, got {ty}"))
     })
 }

@@ -6,7 +6,7 @@
 //! (which cancels the render) and drawing the progress line.
 
 use std::io::Cursor;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -21,8 +21,8 @@ use crate::errors::{self, RenderError};
 
 /// Whether waits draw a progress line (`set_progress`).
 pub static PROGRESS: AtomicBool = AtomicBool::new(true);
-/// Renders shorter than this draw no progress line.
-const PROGRESS_DELAY: Duration = Duration::from_millis(500);
+/// Renders shorter than this many microseconds draw no progress line (`set_progress`).
+pub static PROGRESS_DELAY_US: AtomicU64 = AtomicU64::new(500_000);
 
 enum State {
     Pending(RenderJob),
@@ -102,10 +102,14 @@ impl TensorXf {
     /// Waits (GIL released) for the data; Ctrl-C cancels the render.
     pub fn wait(&self, py: Python<'_>) -> PyResult<Arc<Buffer>> {
         let start = Instant::now();
+        let delay = Duration::from_micros(PROGRESS_DELAY_US.load(Ordering::Relaxed));
         let mut bar = ProgressLine::default();
         let mut poll = Duration::from_micros(200);
         loop {
             if let Some(r) = self.try_finish() {
+                if r.is_ok() {
+                    bar.complete(py, start.elapsed());
+                }
                 bar.finish(py);
                 return r;
             }
@@ -116,7 +120,7 @@ impl TensorXf {
                 bar.finish(py);
                 return Err(e);
             }
-            if PROGRESS.load(Ordering::Relaxed) && start.elapsed() > PROGRESS_DELAY {
+            if PROGRESS.load(Ordering::Relaxed) && start.elapsed() >= delay {
                 let (done, total) = match &*self.lock() {
                     State::Pending(j) => j.progress().samples(),
                     _ => continue,
@@ -130,7 +134,10 @@ impl TensorXf {
     fn cancel(&self, py: Python<'_>) {
         let job = {
             let mut st = self.lock();
-            match std::mem::replace(&mut *st, State::Failed("render cancelled by KeyboardInterrupt".into())) {
+            match std::mem::replace(
+                &mut *st,
+                State::Failed("render cancelled by KeyboardInterrupt".into()),
+            ) {
                 State::Pending(j) => Some(j),
                 other => {
                     *st = other;
@@ -241,7 +248,10 @@ impl TensorXf {
         let body = body.strip_prefix("array(").unwrap_or(&body);
         let body = body.rsplit_once(", dtype=").map(|b| b.0).unwrap_or(body);
         let body = body.strip_suffix(')').unwrap_or(body);
-        Ok(format!("TensorXf({body}, shape={:?})", slf.get().shape))
+        Ok(format!(
+            "TensorXf({body}, shape={})",
+            heliograph::scene::params::shape_str(&slf.get().shape)
+        ))
     }
 
     /// PNG of the tonemapped (clamped, sRGB-encoded) image, for notebooks.
@@ -282,7 +292,9 @@ impl TensorXf {
 
     /// A PyTorch tensor sharing this memory (`torch.from_dlpack`).
     fn torch<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        slf.py().import("torch")?.call_method1("from_dlpack", (slf,))
+        slf.py()
+            .import("torch")?
+            .call_method1("from_dlpack", (slf,))
     }
 
     /// A JAX array (`jax.dlpack.from_dlpack`; JAX copies host data it cannot alias).
@@ -315,13 +327,22 @@ pub fn to_host_array(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArr
             },
         });
     }
-    if obj.hasattr("__dlpack__")? && !obj.is_instance_of::<pyo3::types::PyType>() {
+    let is_type = obj.is_instance_of::<pyo3::types::PyType>();
+    if let Ok(kind) = obj.getattr("dtype").and_then(|d| d.getattr("kind")) {
+        let kind: String = kind.extract().unwrap_or_default();
+        if !is_type && !kind.is_empty() && !"biuf".contains(kind.as_str()) {
+            return Err(PyTypeError::new_err(format!(
+                "expected numeric data, got an array of dtype kind '{kind}'"
+            )));
+        }
+    }
+    if obj.hasattr("__dlpack__")? && !is_type {
         return dlpack::import(py, obj);
     }
     let np = py.import("numpy")?;
-    let arr = np.call_method1("asarray", (obj,)).map_err(|e| {
-        PyTypeError::new_err(format!("cannot convert to an array: {e}"))
-    })?;
+    let arr = np
+        .call_method1("asarray", (obj,))
+        .map_err(|e| PyTypeError::new_err(format!("cannot convert to an array: {e}")))?;
     let kind: String = arr.getattr("dtype")?.getattr("kind")?.extract()?;
     if !"biuf".contains(kind.as_str()) || kind.is_empty() {
         let ty = obj.get_type().name()?;
@@ -338,7 +359,11 @@ fn encode_png(data: &[f32], w: usize, h: usize, c: usize) -> Result<Vec<u8>, Str
         .iter()
         .enumerate()
         .map(|(i, &v)| {
-            let v = if c == 4 && i % 4 == 3 { v.clamp(0.0, 1.0) } else { linear_to_srgb(v) };
+            let v = if c == 4 && i % 4 == 3 {
+                v.clamp(0.0, 1.0)
+            } else {
+                linear_to_srgb(v)
+            };
             (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8
         })
         .collect();
@@ -364,11 +389,18 @@ struct ProgressLine {
 
 impl ProgressLine {
     fn draw(&mut self, py: Python<'_>, done: u64, total: u64, elapsed: Duration) {
-        if self.last.is_some_and(|t| t.elapsed() < Duration::from_millis(100)) {
+        if self
+            .last
+            .is_some_and(|t| t.elapsed() < Duration::from_millis(100))
+        {
             return;
         }
         self.last = Some(Instant::now());
-        let frac = if total > 0 { done as f64 / total as f64 } else { 0.0 };
+        let frac = if total > 0 {
+            done as f64 / total as f64
+        } else {
+            0.0
+        };
         let n = (frac * 30.0) as usize;
         let line = format!(
             "\rRendering [{}{}] {:5.1}% ({:.1} s)",
@@ -378,6 +410,14 @@ impl ProgressLine {
             elapsed.as_secs_f64()
         );
         self.drawn |= write_stderr(py, &line);
+    }
+
+    /// Redraws a drawn bar at 100 %.
+    fn complete(&mut self, py: Python<'_>, elapsed: Duration) {
+        if self.drawn {
+            self.last = None;
+            self.draw(py, 1, 1, elapsed);
+        }
     }
 
     fn finish(&mut self, py: Python<'_>) {
