@@ -7,6 +7,7 @@ static form ``T.look_at(origin=..., target=..., up=...)``.
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any, Callable, Sequence
 
@@ -43,6 +44,7 @@ class _dual:
 
         bound.__doc__ = fn.__doc__
         bound.__name__ = self.name
+        bound.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
         return bound
 
 

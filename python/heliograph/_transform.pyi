@@ -1,0 +1,29 @@
+"""Type stubs for ``ScalarTransform4f``: the builders (translate, scale, rotate, look_at)
+work on the class (static form) and on an instance (composing on the right); their
+parameters are documented in _transform.py."""
+
+from typing import Any, Callable, Sequence, Union
+
+import numpy as np
+
+_Vec = Union[Sequence[float], np.ndarray[Any, Any]]
+
+class _dual:
+    def __init__(self, fn: Any) -> None: ...
+    def __set_name__(self, owner: type, name: str) -> None: ...
+    def __get__(self, obj: Any, owner: type) -> Any: ...
+
+class ScalarTransform4f:
+    matrix: np.ndarray[Any, np.dtype[np.float64]]
+    def __init__(self, matrix: Any = None) -> None: ...
+    translate: Callable[..., ScalarTransform4f]
+    scale: Callable[..., ScalarTransform4f]
+    rotate: Callable[..., ScalarTransform4f]
+    look_at: Callable[..., ScalarTransform4f]
+    @property
+    def __heliograph_matrix__(self) -> list[Any]: ...
+    def inverse(self) -> ScalarTransform4f: ...
+    def __matmul__(self, other: Any) -> Any: ...
+    def __eq__(self, other: object) -> bool: ...
+    __hash__: None  # type: ignore[assignment]
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray[Any, Any]: ...
