@@ -10,3 +10,18 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --release -- -D warnings
 echo "== cargo test (release: the regression renders need optimised code)"
 cargo test --workspace --release
+
+echo "== Python package: build into a fresh virtual environment (target/pyenv) and run pytest"
+# The extension is built and installed exactly as users do it (pip install ./python).
+# NumPy and pytest are required; JAX (CPU), nbclient (runs the notebook) and mypy
+# (stubtest) are optional: when they cannot be installed, their tests skip.
+PY="${PYTHON:-python3}"
+VENV=target/pyenv
+[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check numpy pytest
+timeout 600 "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+    "jax[cpu]" nbclient nbformat ipykernel mypy \
+    || echo "(optional jax / nbclient / mypy not installed: their tests will skip)"
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps ./python
+cd tests/python
+"../../$VENV/bin/python" -m pytest -q -W error -p no:cacheprovider

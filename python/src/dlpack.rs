@@ -131,11 +131,6 @@ impl Buffer {
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 
-    /// Number of floats.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
     /// The data pointer (for DLPack).
     pub fn as_ptr(&self) -> *mut f32 {
         self.ptr.as_ptr()

@@ -293,49 +293,46 @@ impl SceneParams {
 
 /// Writes one parameter into the tree under `root`, cloning shared nodes on the way.
 fn apply_one(root: &mut Arc<ObjectDesc>, p: &Param) -> Result<()> {
-    let (path, edit): (&[String], Box<dyn Fn(&mut ObjectDesc)>) = match &p.target {
+    match &p.target {
         Target::Prop { path, name } => {
-            let (name, value) = (name.clone(), p.value.to_value());
-            (
-                path,
-                Box::new(move |o: &mut ObjectDesc| {
-                    let loc = o.loc.clone();
-                    match o.props.value_mut(&name) {
-                        Some(v) => *v = value.clone(),
-                        None => o.props.set(&name, value.clone(), loc),
-                    }
-                }),
-            )
+            let o = node_mut(root, path, &p.key)?;
+            let value = p.value.to_value();
+            match o.props.value_mut(name) {
+                Some(v) => *v = value,
+                None => o.props.set(name, value, o.loc.clone()),
+            }
         }
         Target::XFov { path } => {
-            let fov = match p.value {
-                ParamValue::Float(v) => v,
-                _ => return Err(Error::param(&params_loc(), &p.key, "expected a float")),
+            let ParamValue::Float(fov) = p.value else {
+                return Err(Error::param(&params_loc(), &p.key, "expected a float"));
             };
-            (
-                path,
-                Box::new(move |o: &mut ObjectDesc| {
-                    let loc = o.loc.clone();
-                    o.props.remove("focal_length");
-                    o.props.set("fov", Value::Float(fov), loc.clone());
-                    o.props.set("fov_axis", Value::String("x".into()), loc);
-                }),
-            )
+            let o = node_mut(root, path, &p.key)?;
+            let loc = o.loc.clone();
+            o.props.remove("focal_length");
+            o.props.set("fov", Value::Float(fov), loc.clone());
+            o.props.set("fov_axis", Value::String("x".into()), loc);
         }
-    };
+    }
+    Ok(())
+}
+
+/// The object at `path` (entry names from `root`), made unique for editing.
+fn node_mut<'a>(
+    root: &'a mut Arc<ObjectDesc>,
+    path: &[String],
+    key: &str,
+) -> Result<&'a mut ObjectDesc> {
     let mut node = root;
     for name in path {
-        let obj = Arc::make_mut(node);
-        node = match obj.props.value_mut(name) {
+        node = match Arc::make_mut(node).props.value_mut(name) {
             Some(Value::Object(child)) => child,
             _ => {
                 let msg = "the scene description no longer has this object";
-                return Err(Error::param(&params_loc(), &p.key, msg));
+                return Err(Error::param(&params_loc(), key, msg));
             }
         };
     }
-    edit(Arc::make_mut(node));
-    Ok(())
+    Ok(Arc::make_mut(node))
 }
 
 /// Traversal state.
@@ -387,9 +384,9 @@ impl Walker<'_> {
             name: name.to_string(),
         };
         match obj.category {
-            Category::Shape => self.to_world(obj, key, prop("to_world")),
+            Category::Shape => self.push_to_world(obj, key, prop("to_world")),
             Category::Sensor => {
-                self.to_world(obj, key, prop("to_world"));
+                self.push_to_world(obj, key, prop("to_world"));
                 let cam = &self.scene.sensor.camera;
                 let (fov, near, far) = (cam.x_fov, cam.near_clip, cam.far_clip);
                 let xfov = Target::XFov { path: path.clone() };
@@ -413,7 +410,7 @@ impl Walker<'_> {
         self.children(obj, &format!("{key}."), path, false);
     }
 
-    fn to_world(&mut self, obj: &ObjectDesc, key: &str, target: Target) {
+    fn push_to_world(&mut self, obj: &ObjectDesc, key: &str, target: Target) {
         let entry = obj.props.entries().iter().find(|e| e.name == "to_world");
         let t = match entry.map(|e| &e.value) {
             Some(Value::Transform(t)) => *t,
