@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 use heliograph::backend::{cpu, RenderOptions};
 use heliograph::io::{read_image, write_image, Image};
+use heliograph::math::stats::t_two_sided_p;
 use heliograph::scene::{build_scene, xml};
 
 /// Independent heliograph batches per case (their spread gives the variance estimate).
@@ -224,80 +225,7 @@ fn load_reference(name: &str) -> Reference {
 }
 
 // ---------------------------------------------------------------------------------------
-// Statistics
-
-/// ln Γ(x) for x > 0 (Lanczos approximation, g = 7, 9 terms; ~1e-15 relative).
-fn ln_gamma(x: f64) -> f64 {
-    const G: f64 = 7.0;
-    const C: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        // Reflection: Γ(x)Γ(1-x) = π / sin(πx).
-        let pi = std::f64::consts::PI;
-        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let mut a = C[0];
-    for (i, &c) in C.iter().enumerate().skip(1) {
-        a += c / (x + i as f64);
-    }
-    let t = x + G + 0.5;
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
-}
-
-/// Regularised incomplete beta function I_x(a, b), by its continued fraction
-/// (DLMF 8.17.22) evaluated with the modified Lentz method.
-fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
-    if x <= 0.0 {
-        return 0.0;
-    }
-    if x >= 1.0 {
-        return 1.0;
-    }
-    if x > (a + 1.0) / (a + b + 2.0) {
-        return 1.0 - inc_beta(b, a, 1.0 - x);
-    }
-    let ln_front = a * x.ln() + b * (1.0 - x).ln() + ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b);
-    const TINY: f64 = 1e-300;
-    // f = 1 + d1/(1 + d2/(1 + ...)); I = front / (a f).
-    let (mut f, mut c, mut d) = (1.0f64, 1.0f64, 0.0f64);
-    for j in 1..2000 {
-        let m = (j / 2) as f64;
-        let dj = if j % 2 == 1 {
-            -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0))
-        } else {
-            m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m))
-        };
-        d = 1.0 + dj * d;
-        d = if d.abs() < TINY { 1.0 / TINY } else { 1.0 / d };
-        c = 1.0 + dj / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        f *= c * d;
-        if (c * d - 1.0).abs() < 1e-15 {
-            break;
-        }
-    }
-    ln_front.exp() / (a * f)
-}
-
-/// Two-sided p-value of Student's t statistic with `dof` degrees of freedom.
-fn t_two_sided_p(t: f64, dof: f64) -> f64 {
-    if !t.is_finite() {
-        return 0.0;
-    }
-    inc_beta(dof / 2.0, 0.5, dof / (dof + t * t))
-}
+// Statistics (Student's t p-values come from heliograph::math::stats)
 
 /// One block and channel of the comparison.
 #[derive(Clone, Debug)]
@@ -629,30 +557,6 @@ fn synthetic_reference(mean: &Rgb, rel_se: f64, rng: &mut Rng) -> Reference {
     let se = mean.scaled(rel_se);
     let noisy = mean.map(|x, y, c| mean.at(x, y, c) + se.at(x, y, c) * rng.normal());
     Reference { mean: noisy, se }
-}
-
-#[test]
-fn t_p_values_match_closed_forms() {
-    // dof = 1 (Cauchy): p = 1 - (2/π) atan|t|; dof = 2: p = 1 - |t| / sqrt(2 + t²).
-    for &t in &[0.1, 0.7, 1.0, 2.5, 10.0, 300.0] {
-        let p1 = 1.0 - 2.0 / std::f64::consts::PI * f64::atan(t);
-        let p2 = 1.0 - t / (2.0 + t * t).sqrt();
-        assert!(
-            (t_two_sided_p(t, 1.0) / p1 - 1.0).abs() < 1e-9,
-            "dof 1, t {t}"
-        );
-        assert!(
-            (t_two_sided_p(-t, 2.0) / p2 - 1.0).abs() < 1e-9,
-            "dof 2, t {t}"
-        );
-    }
-    // Large dof → normal: P(|Z| > 1.959964) = 0.05, P(|Z| > 5) = 5.733e-7.
-    assert!((t_two_sided_p(1.959_964, 1e7) - 0.05).abs() < 1e-6);
-    assert!((t_two_sided_p(5.0, 1e7) / 5.733_031_4e-7 - 1.0).abs() < 1e-4);
-    assert_eq!(t_two_sided_p(f64::INFINITY, 5.0), 0.0);
-    // ln Γ at integers and 1/2.
-    assert!((ln_gamma(10.0) - 362_880f64.ln()).abs() < 1e-12);
-    assert!((ln_gamma(0.5) - std::f64::consts::PI.sqrt().ln()).abs() < 1e-12);
 }
 
 #[test]

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use super::{Progress, RenderOptions};
 use crate::error::{Error, Result};
-use crate::films::block::Block;
+use crate::films::block::{Block, FilterTable};
 use crate::io::Image;
 use crate::math::{Color, Vec2};
 use crate::samplers::SampleRng;
@@ -49,6 +49,7 @@ pub fn render_with_progress(
         .flat_map(|y| (0..cw).step_by(TILE as usize).map(move |x| (x, y)))
         .collect();
     let mut acc = Block::new(0, 0, cw, ch);
+    let table = FilterTable::new(&film.rfilter);
     let mut s0 = 0u32;
     while s0 < spp {
         let s1 = (s0 + per_wave).min(spp);
@@ -58,7 +59,7 @@ pub fn render_with_progress(
                 if progress.is_cancelled() {
                     return Err(Error::Cancelled);
                 }
-                let b = render_tile(scene, opts.seed, tx, ty, border, s0..s1);
+                let b = render_tile(scene, &table, opts.seed, tx, ty, border, s0..s1);
                 progress.add(b.1);
                 Ok(b.0)
             })
@@ -75,6 +76,7 @@ pub fn render_with_progress(
 /// the tile plus the filter border.
 fn render_tile(
     scene: &Scene,
+    table: &FilterTable,
     seed: u64,
     tx: i32,
     ty: i32,
@@ -101,7 +103,7 @@ fn render_tile(
                 // a NaN/inf sample (numerical accident) is dropped rather than poisoning the pixel
                 let l = if l.is_finite() { l } else { Color::ZERO };
                 block.splat(
-                    &film.rfilter,
+                    table,
                     Vec2::new(x as f32 + jitter.x, y as f32 + jitter.y),
                     l,
                     alpha,

@@ -88,7 +88,7 @@ impl Direct {
             };
             let wo = frame.to_local(es.d);
             let f = bsdf.eval(&bctx, wi, wo);
-            if f == Color::ZERO {
+            if f == Color::ZERO || scene.occluded(&es.shadow) {
                 continue;
             }
             let w = if es.delta {

@@ -98,21 +98,23 @@ pub fn spawn_ray(hit: &Hit, d: Vec3) -> Ray {
     Ray::new(offset_origin(hit.p, hit.ng, d), d)
 }
 
-/// One emitter-sampling (next-event) result: unoccluded incident radiance
-/// divided by the selection and direction density.
+/// One emitter-sampling (next-event) result, before the visibility test.
 pub struct EmitterSampleResult {
     /// World direction towards the light.
     pub d: Vec3,
-    /// `radiance / pdf` (zero when occluded).
+    /// `radiance / pdf`.
     pub weight: Color,
     /// Solid-angle density including the emitter selection probability.
     pub pdf: f32,
     /// Whether the sampled emitter is a delta light.
     pub delta: bool,
+    /// The shadow ray towards the sampled point (or direction).
+    pub shadow: Ray,
 }
 
-/// Picks an emitter uniformly (as Mitsuba without sampling weights), samples a
-/// direction towards it from `hit`, and tests visibility.
+/// Picks an emitter uniformly (as Mitsuba without sampling weights) and samples
+/// a direction towards it from `hit`. Visibility is left to the caller, which
+/// can skip the shadow ray when the BSDF is zero for this direction.
 pub fn sample_emitter(scene: &Scene, hit: &Hit, u: Vec2) -> Option<EmitterSampleResult> {
     let n = scene.emitters.len();
     if n == 0 {
@@ -142,15 +144,13 @@ pub fn sample_emitter(scene: &Scene, hit: &Hit, u: Vec2) -> Option<EmitterSample
     } else {
         spawn_ray(hit, s.d)
     };
-    if scene.occluded(&shadow) {
-        return None;
-    }
     let pdf = s.pdf / n as f32;
     Some(EmitterSampleResult {
         d: s.d,
         weight: s.radiance / pdf,
         pdf,
         delta: s.delta,
+        shadow,
     })
 }
 

@@ -111,7 +111,7 @@ impl Path {
                 if let Some(es) = sample_emitter(scene, &hit, u_em) {
                     let wo = frame.to_local(es.d);
                     let f = bsdf.eval(&bctx, wi, wo);
-                    if f != Color::ZERO {
+                    if f != Color::ZERO && !scene.occluded(&es.shadow) {
                         let w = if es.delta {
                             1.0
                         } else {

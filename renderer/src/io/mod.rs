@@ -15,7 +15,7 @@ pub struct Image {
     pub width: usize,
     /// Height in pixels.
     pub height: usize,
-    /// Channels per pixel (1, 3 or 4).
+    /// Channels per pixel: 1 (grey), 2 (grey + alpha), 3 (RGB) or 4 (RGBA).
     pub channels: usize,
     /// Pixel values.
     pub data: Vec<f32>,
@@ -35,6 +35,16 @@ impl Image {
     /// The value of channel `c` at pixel (x, y).
     pub fn at(&self, x: usize, y: usize, c: usize) -> f32 {
         self.data[(y * self.width + x) * self.channels + c]
+    }
+
+    /// The pixel at column `x`, row `y` as RGB (grey replicated, alpha ignored).
+    pub fn rgb(&self, x: usize, y: usize) -> [f32; 3] {
+        let i = (y * self.width + x) * self.channels;
+        if self.channels == 1 {
+            [self.data[i]; 3]
+        } else {
+            [self.data[i], self.data[i + 1], self.data[i + 2]]
+        }
     }
 }
 
@@ -83,11 +93,12 @@ fn to_dynamic(img: &Image, format: ImageFormat) -> Result<DynamicImage> {
         .chunks_exact(img.channels)
         .map(|p| match img.channels {
             1 => [p[0], p[0], p[0], 1.0],
+            2 => [p[0], p[0], p[0], p[1]],
             3 => [p[0], p[1], p[2], 1.0],
             _ => [p[0], p[1], p[2], p[3]],
         })
         .collect();
-    let alpha = img.channels == 4;
+    let alpha = img.channels == 2 || img.channels == 4;
     let bad = || Error::Render("image buffer size does not match its dimensions".into());
     Ok(match (format, alpha) {
         (ImageFormat::OpenExr, false) => {
@@ -144,12 +155,12 @@ pub fn write_image(path: &Path, img: &Image) -> Result<()> {
 }
 
 /// Reads an EXR (linear) or 8-bit image (decoded from sRGB unless `raw`) as
-/// linear floats, keeping 1, 3 or 4 channels.
+/// linear floats, keeping the file's channels (grey, grey + alpha, RGB, RGBA).
 pub fn read_image_with(path: &Path, raw: bool) -> Result<Image> {
     let img = image::ImageReader::open(path)
-        .map_err(|e| Error::io(path, e))?
+        .map_err(|e| Error::io(path, format!("cannot open image: {e}")))?
         .with_guessed_format()
-        .map_err(|e| Error::io(path, e))?
+        .map_err(|e| Error::io(path, format!("cannot read image: {e}")))?
         .decode()
         .map_err(|e| Error::io(path, format!("cannot decode image: {e}")))?;
     let is_float = matches!(
@@ -164,12 +175,12 @@ pub fn read_image_with(path: &Path, raw: bool) -> Result<Image> {
         }
     };
     let (w, h) = (img.width() as usize, img.height() as usize);
-    let channels = if img.color().has_alpha() {
-        4
-    } else if img.color().channel_count() == 1 {
-        1
-    } else {
-        3
+    let color = img.color();
+    let channels = match (color.has_color(), color.has_alpha()) {
+        (false, false) => 1,
+        (false, true) => 2,
+        (true, false) => 3,
+        (true, true) => 4,
     };
     let data: Vec<f32> = match channels {
         1 => img
@@ -177,6 +188,12 @@ pub fn read_image_with(path: &Path, raw: bool) -> Result<Image> {
             .into_raw()
             .into_iter()
             .map(decode)
+            .collect(),
+        2 => img
+            .to_luma_alpha32f()
+            .into_raw()
+            .chunks_exact(2)
+            .flat_map(|p| [decode(p[0]), p[1]])
             .collect(),
         3 => img.to_rgb32f().into_raw().into_iter().map(decode).collect(),
         _ => img

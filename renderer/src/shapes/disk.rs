@@ -16,7 +16,7 @@
 //! ```
 
 use super::rectangle::Planar;
-use super::{AnyShape, Built, Hit, PositionSample, RAY_TMIN};
+use super::{AnyShape, Built, Hit, PositionSample};
 use crate::error::{Error, Result};
 use crate::math::warp::square_to_uniform_disk_concentric;
 use crate::math::{Aabb, Ray, Transform, Vec2, Vec3, INV_TWO_PI, PI};
@@ -48,9 +48,8 @@ impl Disk {
     /// `(t, (x, y))` in object space when the ray crosses the disk.
     #[inline]
     pub fn intersect(&self, ray: &Ray) -> Option<(f32, Vec2)> {
-        let (t, x, y) = self.plane.cross_plane(ray);
-        let ok = t > RAY_TMIN && t < ray.tmax && x * x + y * y <= 1.0;
-        ok.then_some((t, Vec2::new(x, y)))
+        let (t, x, y) = self.plane.cross_plane(ray)?;
+        (x * x + y * y <= 1.0).then_some((t, Vec2::new(x, y)))
     }
 
     /// uv and dp/du at object-space point `xy`.

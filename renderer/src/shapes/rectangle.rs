@@ -35,6 +35,8 @@ pub struct Planar {
     pub to_local: Affine3A,
     /// World unit normal (after `flip_normals`).
     pub n: Vec3,
+    /// Rows x, y, z of `to_local` as (linear part, translation), for [`Self::cross_plane`].
+    rows: [(Vec3, f32); 3],
 }
 
 impl Planar {
@@ -44,10 +46,18 @@ impl Planar {
         let tw = Affine3A::from_mat4(to_world.m);
         let tl = Affine3A::from_mat4(to_world.inv);
         let ok = n != Vec3::ZERO && tw.is_finite() && tl.is_finite();
+        let m = to_world.inv;
+        let row = |i: usize| {
+            (
+                Vec3::new(m.x_axis[i], m.y_axis[i], m.z_axis[i]),
+                m.w_axis[i],
+            )
+        };
         ok.then_some(Planar {
             to_world: tw,
             to_local: tl,
             n: if flip { -n } else { n },
+            rows: [row(0), row(1), row(2)],
         })
     }
 
@@ -67,13 +77,18 @@ impl Planar {
         b
     }
 
-    /// Where the ray crosses z = 0 in object space: `(t, x, y)` (NaN or ∞ when parallel).
+    /// Where the ray crosses z = 0 in object space, for `RAY_TMIN < t < ray.tmax`:
+    /// `(t, x, y)`. The object-space depth is computed first so that rays crossing the
+    /// plane out of range are rejected before the in-plane coordinates are needed.
     #[inline]
-    pub fn cross_plane(&self, ray: &Ray) -> (f32, f32, f32) {
-        let o = self.to_local.transform_point3(ray.o);
-        let d = self.to_local.transform_vector3(ray.d);
-        let t = -o.z / d.z;
-        (t, o.x + t * d.x, o.y + t * d.y)
+    pub fn cross_plane(&self, ray: &Ray) -> Option<(f32, f32, f32)> {
+        let [(rx, wx), (ry, wy), (rz, wz)] = self.rows;
+        let t = -(rz.dot(ray.o) + wz) / rz.dot(ray.d);
+        if !(t > RAY_TMIN && t < ray.tmax) {
+            return None;
+        }
+        let p = ray.o + t * ray.d;
+        Some((t, rx.dot(p) + wx, ry.dot(p) + wy))
     }
 }
 
@@ -111,9 +126,8 @@ impl Rectangle {
     /// `(t, (x, y))` in object space when the ray crosses the square.
     #[inline]
     pub fn intersect(&self, ray: &Ray) -> Option<(f32, Vec2)> {
-        let (t, x, y) = self.plane.cross_plane(ray);
-        let ok = t > RAY_TMIN && t < ray.tmax && x.abs() <= 1.0 && y.abs() <= 1.0;
-        ok.then_some((t, Vec2::new(x, y)))
+        let (t, x, y) = self.plane.cross_plane(ray)?;
+        (x.abs() <= 1.0 && y.abs() <= 1.0).then_some((t, Vec2::new(x, y)))
     }
 
     /// The hit record at object-space point `xy`.

@@ -8,81 +8,45 @@
 
 use std::path::Path;
 
-use image::{ColorType, ImageReader};
-
 use crate::error::{Error, Loc, Result};
 use crate::scene::builder::BuildCtx;
 use crate::scene::props::{PixelArray, Props, Value};
 
-/// Decoded linear pixels: row-major, row 0 = top of the image.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Image {
-    /// Width in pixels.
-    pub width: usize,
-    /// Height in pixels.
-    pub height: usize,
-    /// Channels per pixel: 1 (grey) or 3 (RGB).
-    pub channels: usize,
-    /// `width * height * channels` linear values.
-    pub data: Vec<f32>,
-}
+pub use crate::io::{srgb_to_linear, Image};
 
-impl Image {
-    /// The pixel at column `x`, row `y` as RGB (grey replicated).
-    pub fn rgb(&self, x: usize, y: usize) -> [f32; 3] {
-        let i = (y * self.width + x) * self.channels;
-        if self.channels == 1 {
-            [self.data[i]; 3]
-        } else {
-            [self.data[i], self.data[i + 1], self.data[i + 2]]
-        }
-    }
-}
-
-/// The sRGB electro-optical transfer function (IEC 61966-2-1): encoded → linear.
-pub fn srgb_to_linear(v: f32) -> f32 {
-    if v <= 0.04045 {
-        v / 12.92
-    } else {
-        ((v + 0.055) / 1.055).powf(2.4)
-    }
-}
-
-/// Loads an image file; `raw` keeps 8/16-bit values as stored (no sRGB decoding).
+/// Loads an image file as linear RGB or grey (alpha dropped); `raw` keeps
+/// 8/16-bit values as stored (no sRGB decoding).
 pub fn load(path: &Path, raw: bool) -> Result<Image> {
-    let reader = ImageReader::open(path)
-        .map_err(|e| Error::io(path, format!("cannot open image: {e}")))?
-        .with_guessed_format()
-        .map_err(|e| Error::io(path, format!("cannot read image: {e}")))?;
-    let img = reader
-        .decode()
-        .map_err(|e| Error::io(path, format!("cannot decode image: {e}")))?;
-    let color = img.color();
-    let is_float = matches!(color, ColorType::Rgb32F | ColorType::Rgba32F);
-    let (width, height) = (img.width() as usize, img.height() as usize);
-    if width == 0 || height == 0 {
+    let img = crate::io::read_image_with(path, raw)?;
+    if img.width == 0 || img.height == 0 {
         return Err(Error::io(path, "image has no pixels"));
     }
-    let (channels, mut data) = if color.has_color() {
-        (3, img.into_rgb32f().into_raw())
-    } else {
-        (1, img.to_luma32f().into_raw())
-    };
-    if !is_float && !raw {
-        data.iter_mut().for_each(|v| *v = srgb_to_linear(*v));
-    }
-    if let Some(bad) = data.iter().find(|v| !v.is_finite()) {
+    if let Some(bad) = img.data.iter().find(|v| !v.is_finite()) {
         return Err(Error::io(
             path,
             format!("image holds a non-finite value ({bad})"),
         ));
     }
-    Ok(Image {
-        width,
-        height,
-        channels,
+    Ok(drop_alpha(img))
+}
+
+/// Keeps grey (with or without alpha) as one channel and RGB(A) as three.
+fn drop_alpha(img: Image) -> Image {
+    let keep = match img.channels {
+        2 => 1,
+        4 => 3,
+        _ => return img,
+    };
+    let data = img
+        .data
+        .chunks_exact(img.channels)
+        .flat_map(|p| p[..keep].to_vec())
+        .collect();
+    Image {
+        channels: keep,
         data,
-    })
+        ..img
+    }
 }
 
 /// Converts an in-memory array (linear; 1, 3 or 4 channels, alpha dropped),
