@@ -126,3 +126,21 @@ def test_a_render_in_flight_keeps_its_scene_across_an_update():
     p["shape.bsdf.reflectance.data"] = np.full((2, 2, 3), 0.9)
     p.update()
     np.testing.assert_allclose(np.array(img)[7:9, 7:9], 0.2, rtol=0.05)
+
+
+def test_xml_seed_scene_exposes_its_file_texture_and_accepts_a_new_one():
+    import os
+
+    from conftest import ROOT
+
+    scene = hg.load_file(os.path.join(ROOT, "scenes", "seed.xml"), res=8)
+    p = hg.traverse(scene)
+    assert SEED_KEYS - {"emitter.radiance.value"} <= set(p.keys())
+    old = p["shape.bsdf.reflectance.data"]
+    h, w, c = old.shape
+    assert np.array(old).min() >= 0 and np.array(old).max() <= 1  # decoded sRGB texels
+    p["shape.bsdf.reflectance.data"] = np.full((h, w, c), 0.5)
+    p.update()
+    img = np.array(hg.render(scene, spp=256))
+    np.testing.assert_allclose(img[3:5, 3:5], 0.5, rtol=0.05)  # albedo x unit sky
+    np.testing.assert_allclose(np.array(hg.traverse(scene)["shape.bsdf.reflectance.data"]), 0.5)

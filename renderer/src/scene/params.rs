@@ -11,7 +11,9 @@
 //! - shapes and sensors: `to_world` (identity when absent); sensors also `x_fov`,
 //!   `near_clip`, `far_clip` (read from the built scene);
 //! - textures: in-memory pixels (`bitmap` / `data` property) as `data`, a tensor of
-//!   shape (H, W, C); constant colours and floats as `<name>.value`;
+//!   shape (H, W, C) — for a bitmap read from `filename`, its decoded texels (a new
+//!   value replaces the file by in-memory `data`); constant colours and floats as
+//!   `<name>.value`;
 //! - BSDFs and emitters: colours and floats as `<name>.value` (Mitsuba wraps them in
 //!   a constant texture), a few plain scalars (`int_ior`, `scale`, ...) under their own
 //!   name, points and vectors of emitters; a missing texture parameter with a known
@@ -28,11 +30,13 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use super::builder::resolve_relative;
 use super::desc::{Category, ObjectDesc, SceneDesc};
 use super::props::{PixelArray, Value};
 use super::{build_scene, Scene};
 use crate::error::{Error, Loc, Result};
 use crate::math::{Color, Transform, Vec3};
+use crate::textures::image_file;
 
 /// One parameter value.
 #[derive(Clone, Debug, PartialEq)]
@@ -111,6 +115,8 @@ enum Target {
     Prop { path: Vec<String>, name: String },
     /// A perspective sensor's horizontal field of view: rewrites `fov`/`fov_axis`.
     XFov { path: Vec<String> },
+    /// A bitmap texture read from `filename`: a new value replaces the file by `data`.
+    BitmapFile { path: Vec<String> },
 }
 
 /// One traversed parameter.
@@ -312,6 +318,11 @@ fn apply_one(root: &mut Arc<ObjectDesc>, p: &Param) -> Result<()> {
             o.props.set("fov", Value::Float(fov), loc.clone());
             o.props.set("fov_axis", Value::String("x".into()), loc);
         }
+        Target::BitmapFile { path } => {
+            let o = node_mut(root, path, &p.key)?;
+            o.props.remove("filename");
+            o.props.set("data", p.value.to_value(), o.loc.clone());
+        }
     }
     Ok(())
 }
@@ -333,6 +344,12 @@ fn node_mut<'a>(
         };
     }
     Ok(Arc::make_mut(node))
+}
+
+/// The value of `name` in `obj`'s props, without marking it used.
+fn peek<'a>(obj: &'a ObjectDesc, name: &str) -> Option<&'a Value> {
+    let e = obj.props.entries().iter().find(|e| e.name == name)?;
+    Some(&e.value)
 }
 
 /// Traversal state.
@@ -410,6 +427,34 @@ impl Walker<'_> {
         self.children(obj, &format!("{key}."), path, false);
     }
 
+    /// A bitmap texture's file, read (and decoded as the plugin does) so that its
+    /// texels are a parameter like in-memory ones. An unreadable file is skipped:
+    /// the scene was built from it, so this only happens if it changed on disk.
+    fn bitmap_file(&mut self, obj: &ObjectDesc, key: &str, path: &[String]) {
+        let Some(Value::String(name)) = peek(obj, "filename") else {
+            return;
+        };
+        let raw = matches!(peek(obj, "raw"), Some(Value::Bool(true)));
+        let file = resolve_relative(&obj.props.entry_loc("filename"), name);
+        let Ok(img) = image_file::load(&file, raw) else {
+            return;
+        };
+        let px = PixelArray {
+            width: img.width,
+            height: img.height,
+            channels: img.channels,
+            data: img.data,
+        };
+        let target = Target::BitmapFile {
+            path: path.to_vec(),
+        };
+        self.push(
+            format!("{key}.data"),
+            ParamValue::Tensor(Arc::new(px)),
+            target,
+        );
+    }
+
     fn push_to_world(&mut self, obj: &ObjectDesc, key: &str, target: Target) {
         let entry = obj.props.entries().iter().find(|e| e.name == "to_world");
         let t = match entry.map(|e| &e.value) {
@@ -454,6 +499,9 @@ impl Walker<'_> {
                 _ => format!("{key}.{name}"),
             };
             self.push(k, v, prop(name));
+        }
+        if obj.category == Category::Texture && obj.kind == "bitmap" {
+            self.bitmap_file(obj, key, path);
         }
         for &(cat, kind, name, default) in DEFAULTS {
             if obj.category == cat && obj.kind == kind && !obj.props.has(name) {
@@ -698,6 +746,45 @@ mod tests {
         let again = SceneParams::traverse(&new_desc, &new_scene);
         let c = again.get("mat.reflectance.value").unwrap();
         assert_eq!(c, &ParamValue::Color(Vec3::new(0.9, 0.8, 0.7)));
+    }
+
+    #[test]
+    fn file_bitmaps_are_parameters_and_updates_replace_the_file() {
+        let dir = std::env::temp_dir().join(format!("hg_params_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("tex.exr");
+        let img = crate::io::Image {
+            width: 3,
+            height: 2,
+            channels: 3,
+            data: (0..18).map(|i| i as f32 / 18.0).collect(),
+        };
+        crate::io::write_image(&file, &img).unwrap();
+        let xml = format!(
+            r#"<scene version="3.0.0"><bsdf type="diffuse" id="mat"><texture type="bitmap" name="reflectance">
+            <string name="filename" value="{}"/></texture></bsdf></scene>"#,
+            file.display()
+        );
+        let desc = load_string(&xml, &[]).unwrap();
+        let scene = build_scene(&desc).unwrap();
+        let mut p = SceneParams::traverse(&desc, &scene);
+        let ParamValue::Tensor(px) = p.get("mat.reflectance.data").unwrap().clone() else {
+            panic!("not a tensor")
+        };
+        assert_eq!((px.height, px.width, px.channels), (2, 3, 3));
+        assert_eq!(px.data, img.data);
+        p.set(
+            "mat.reflectance.data",
+            ParamValue::Tensor(pixels(2, 3, 0.25)),
+        )
+        .unwrap();
+        let (new_desc, new_scene) = p.update(&desc).unwrap();
+        let again = SceneParams::traverse(&new_desc, &new_scene);
+        assert_eq!(
+            again.get("mat.reflectance.data").unwrap(),
+            &ParamValue::Tensor(pixels(2, 3, 0.25))
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
