@@ -144,3 +144,18 @@ def test_xml_seed_scene_exposes_its_file_texture_and_accepts_a_new_one():
     img = np.array(hg.render(scene, spp=256))
     np.testing.assert_allclose(img[3:5, 3:5], 0.5, rtol=0.05)  # albedo x unit sky
     np.testing.assert_allclose(np.array(hg.traverse(scene)["shape.bsdf.reflectance.data"]), 0.5)
+
+
+def test_a_failed_update_changes_nothing_and_keeps_the_change_pending():
+    scene = hg.load_dict(seed_dict(np.full((2, 2, 3), 0.5), res=4))
+    p = hg.traverse(scene)
+    before = np.array(hg.render(scene, spp=2))
+    p["sensor.near_clip"] = -1.0  # a valid float, refused by the perspective sensor
+    p["shape.bsdf.reflectance.data"] = np.zeros((2, 2, 3))
+    with pytest.raises(hg.SceneError, match="near_clip"):
+        p.update()
+    assert sorted(p.changed()) == ["sensor.near_clip", "shape.bsdf.reflectance.data"]
+    np.testing.assert_array_equal(np.array(hg.render(scene, spp=2)), before)
+    p["sensor.near_clip"] = 0.01
+    assert sorted(p.update()) == ["sensor.near_clip", "shape.bsdf.reflectance.data"]
+    assert np.array(hg.render(scene, spp=2)).max() > 0  # the sky is still visible
