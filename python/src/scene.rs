@@ -9,7 +9,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString};
 
-use crate::errors::{to_py, CudaUnavailableError, VariantError};
+use crate::errors::{to_py, VariantError};
 use crate::params::SceneParameters;
 use crate::tensor::TensorXf;
 
@@ -30,9 +30,9 @@ fn canonical(name: &str) -> Option<&'static str> {
 
 fn set_one(name: &str) -> PyResult<&'static str> {
     match canonical(name) {
-        Some("cuda_rgb") => Err(CudaUnavailableError::new_err(format!(
+        Some("cuda_rgb") => Err(to_py(heliograph::Error::CudaUnavailable(format!(
             "variant \"{name}\" needs the CUDA backend, which is not available in this build (use \"cpu_rgb\")"
-        ))),
+        )))),
         Some(v) => Ok(v),
         None => Err(VariantError::new_err(format!(
             "unknown variant \"{name}\" (available: {}; Mitsuba aliases scalar_rgb and llvm_ad_rgb mean cpu_rgb, cuda_ad_rgb means cuda_rgb)",
