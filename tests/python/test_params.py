@@ -159,3 +159,18 @@ def test_a_failed_update_changes_nothing_and_keeps_the_change_pending():
     p["sensor.near_clip"] = 0.01
     assert sorted(p.update()) == ["sensor.near_clip", "shape.bsdf.reflectance.data"]
     assert np.array(hg.render(scene, spp=2)).max() > 0  # the sky is still visible
+
+
+def test_envmap_image_is_a_parameter():
+    import os
+
+    from conftest import ROOT
+
+    scene = hg.load_file(os.path.join(ROOT, "scenes", "showcase.xml"))
+    p = hg.traverse(scene)
+    data = p["emitter.data"]
+    assert data.ndim == 3 and data.shape[2] in (3, 4)
+    p["emitter.data"] = np.ones(data.shape)
+    p.update()
+    # the rebuilt scene's description now holds the new image instead of the file
+    np.testing.assert_array_equal(np.array(hg.traverse(scene)["emitter.data"]), 1.0)

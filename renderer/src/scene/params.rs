@@ -13,7 +13,7 @@
 //! - textures: in-memory pixels (`bitmap` / `data` property) as `data`, a tensor of
 //!   shape (H, W, C) — for a bitmap read from `filename`, its decoded texels (a new
 //!   value replaces the file by in-memory `data`); constant colours and floats as
-//!   `<name>.value`;
+//!   `<name>.value`; an `envmap` emitter's image likewise as `data`;
 //! - BSDFs and emitters: colours and floats as `<name>.value` (Mitsuba wraps them in
 //!   a constant texture), a few plain scalars (`int_ior`, `scale`, ...) under their own
 //!   name, points and vectors of emitters; a missing texture parameter with a known
@@ -427,8 +427,9 @@ impl Walker<'_> {
         self.children(obj, &format!("{key}."), path, false);
     }
 
-    /// A bitmap texture's file, read (and decoded as the plugin does) so that its
-    /// texels are a parameter like in-memory ones. An unreadable file is skipped:
+    /// A bitmap texture's (or environment map's) file, read and decoded as the plugin
+    /// does (`raw` only exists on bitmaps) so that its texels are a parameter like
+    /// in-memory ones. An unreadable file is skipped:
     /// the scene was built from it, so this only happens if it changed on disk.
     fn bitmap_file(&mut self, obj: &ObjectDesc, key: &str, path: &[String]) {
         let Some(Value::String(name)) = peek(obj, "filename") else {
@@ -500,7 +501,11 @@ impl Walker<'_> {
             };
             self.push(k, v, prop(name));
         }
-        if obj.category == Category::Texture && obj.kind == "bitmap" {
+        let file_image = matches!(
+            (obj.category, obj.kind.as_str()),
+            (Category::Texture, "bitmap") | (Category::Emitter, "envmap")
+        );
+        if file_image {
             self.bitmap_file(obj, key, path);
         }
         for &(cat, kind, name, default) in DEFAULTS {
