@@ -14,14 +14,15 @@ cargo test --workspace --release
 echo "== Python package: build into a fresh virtual environment (target/pyenv) and run pytest"
 # The extension is built and installed exactly as users do it (pip install ./python).
 # NumPy and pytest are required; JAX (CPU), nbclient (runs the notebook) and mypy
-# (stubtest) are optional: when they cannot be installed, their tests skip.
+# (stubtest) and ruff (lint) are optional: when they cannot be installed, they are skipped.
 PY="${PYTHON:-python3}"
 VENV=target/pyenv
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check numpy pytest
 timeout 600 "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-    "jax[cpu]" nbclient nbformat ipykernel mypy \
+    "jax[cpu]" nbclient nbformat ipykernel mypy ruff \
     || echo "(optional jax / nbclient / mypy not installed: their tests will skip)"
+if [ -x "$VENV/bin/ruff" ]; then "$VENV/bin/ruff" check python tests/python; fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps ./python
 cd tests/python
 "../../$VENV/bin/python" -m pytest -q -W error -p no:cacheprovider

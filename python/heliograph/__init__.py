@@ -13,6 +13,8 @@ The compiled core lives in the private module ``heliograph._native``.
 from __future__ import annotations
 
 from . import util
+from ._bitmap import Bitmap
+from ._cbox import cornell_box
 from ._native import (
     CudaUnavailableError,
     RenderError,
@@ -34,8 +36,6 @@ from ._native import (
     variant,
     variants,
 )
-from ._bitmap import Bitmap
-from ._cbox import cornell_box
 from ._transform import ScalarTransform4f
 
 __all__ = [

@@ -16,7 +16,7 @@ class Bitmap:
 
     __slots__ = ("_data",)
 
-    def __init__(self, data: Union[str, "os.PathLike[str]", Any]) -> None:
+    def __init__(self, data: Union[str, os.PathLike[str], Any]) -> None:
         if isinstance(data, (str, os.PathLike)):
             self._data = _native._read_image(os.fspath(data))
         elif isinstance(data, Bitmap):
@@ -44,7 +44,7 @@ class Bitmap:
         """Channels per pixel."""
         return int(self._data.shape[2])
 
-    def write(self, path: Union[str, "os.PathLike[str]"]) -> None:
+    def write(self, path: Union[str, os.PathLike[str]]) -> None:
         """Writes the image (.exr linear float, .png sRGB 8-bit)."""
         _native._write_image(os.fspath(path), self._data)
 

@@ -33,10 +33,10 @@ class _dual:
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
-    def __get__(self, obj: Any, owner: type) -> Callable[..., "ScalarTransform4f"]:
+    def __get__(self, obj: Any, owner: type) -> Callable[..., ScalarTransform4f]:
         fn = self.fn
 
-        def bound(*args: Any, **kwargs: Any) -> "ScalarTransform4f":
+        def bound(*args: Any, **kwargs: Any) -> ScalarTransform4f:
             m = fn(*args, **kwargs)
             if obj is None:
                 return owner(m)
@@ -125,7 +125,7 @@ class ScalarTransform4f:
     def __heliograph_matrix__(self) -> list:
         return self.matrix.tolist()
 
-    def inverse(self) -> "ScalarTransform4f":
+    def inverse(self) -> ScalarTransform4f:
         """The inverse transform."""
         return ScalarTransform4f(np.linalg.inv(self.matrix))
 
