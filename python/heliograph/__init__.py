@@ -15,6 +15,7 @@ from __future__ import annotations
 from . import util
 from ._bitmap import Bitmap
 from ._cbox import cornell_box
+from ._color import Color3f, ScalarColor3f
 from ._native import (
     CudaUnavailableError,
     RenderError,
@@ -40,8 +41,10 @@ from ._transform import ScalarTransform4f
 
 __all__ = [
     "Bitmap",
+    "Color3f",
     "CudaUnavailableError",
     "RenderError",
+    "ScalarColor3f",
     "ScalarTransform4f",
     "Scene",
     "SceneError",

@@ -8,7 +8,7 @@
 //!   the separator of parameter paths, as in Mitsuba).
 //! - Values: `bool`, `int`, `float`, `str`; `{'type': 'rgb', 'value': v}` and
 //!   `{'type': 'spectrum', 'value': v}` (uniform); lists/arrays of 3 numbers are
-//!   vectors; `ScalarTransform4f` is a transform; `Bitmap`s, NumPy arrays and
+//!   vectors; `ScalarColor3f` is a colour; `ScalarTransform4f` is a transform; `Bitmap`s, NumPy arrays and
 //!   tensors of rank 2 or 3 are in-memory pixels under the key the dict used.
 //! - Errors name the key path, e.g. `<dict>[shape.bsdf]: parameter "reflectance": ...`.
 
@@ -174,6 +174,10 @@ fn value(py: Python<'_>, v: &Bound<'_, PyAny>, path: &str, top: bool) -> PyResul
     }
     if let Some(t) = transform_of(v)? {
         return Ok(Value::Transform(t));
+    }
+    if let Ok(c) = v.getattr("__heliograph_color__") {
+        let [r, g, b]: [f32; 3] = c.extract()?;
+        return Ok(Value::Rgb(Color::new(r, g, b)));
     }
     if let Ok(px) = v.getattr("__heliograph_pixels__") {
         // a Bitmap: validated when it was made

@@ -57,7 +57,11 @@ fn key_error(p: &SceneParams, key: &str) -> PyErr {
 fn to_python<'py>(py: Python<'py>, v: &ParamValue) -> PyResult<Bound<'py, PyAny>> {
     match v {
         ParamValue::Float(x) => Ok(PyFloat::new(py, *x).into_any()),
-        ParamValue::Color(c) | ParamValue::Vector(c) => {
+        ParamValue::Color(c) => {
+            let cls = py.import("heliograph")?.getattr("ScalarColor3f")?;
+            cls.call1((c.x, c.y, c.z))
+        }
+        ParamValue::Vector(c) => {
             Ok(Bound::new(py, TensorXf::from_data(vec![3], &c.to_array()))?.into_any())
         }
         ParamValue::Transform(t) => {
