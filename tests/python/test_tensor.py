@@ -181,3 +181,40 @@ def test_tf_interop():
     pytest.importorskip("tensorflow")
     a = np.random.default_rng(0).random((4, 5, 3)).astype(np.float32)
     np.testing.assert_array_equal(hg.TensorXf(a).tf().numpy(), a)
+
+
+class _FakeProducer:
+    def __init__(self, device=(1, 0), result=None):
+        self.device, self.result = device, result
+
+    def __dlpack_device__(self):
+        return self.device
+
+    def __dlpack__(self, **kwargs):
+        return self.result
+
+
+def test_import_refuses_cuda_producers_and_bad_capsules():
+    with pytest.raises(BufferError, match="CUDA array cannot be imported by the cpu_rgb variant"):
+        hg.TensorXf(_FakeProducer(device=(2, 0)))
+    with pytest.raises(TypeError, match="did not return a capsule"):
+        hg.TensorXf(_FakeProducer(result=42))
+    used = hg.TensorXf([1.0]).__dlpack__()
+    np.from_dlpack(_Holder(used, versioned=False))  # consumes it
+    with pytest.raises(ValueError, match="not an unconsumed DLPack tensor"):
+        hg.TensorXf(_FakeProducer(result=used))
+
+
+def test_import_of_a_legacy_only_producer():
+    class Legacy:
+        def __init__(self, t):
+            self.t = t
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+        def __dlpack__(self, stream=None):  # no max_version: an older producer
+            return self.t.__dlpack__(stream=stream)
+
+    a = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(np.array(hg.TensorXf(Legacy(hg.TensorXf(a)))), a)
