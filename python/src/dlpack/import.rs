@@ -151,7 +151,13 @@ unsafe fn read_tensor(t: &DLTensor) -> PyResult<HostArray> {
         // SAFETY: strides has ndim entries when non-null.
         (0..nd).map(|i| unsafe { *t.strides.add(i) }).collect()
     };
-    let count: usize = shape.iter().map(|&n| n as usize).product();
+    let count = shape
+        .iter()
+        .try_fold(1usize, |acc, &n| acc.checked_mul(n as usize))
+        .filter(|&c| c <= isize::MAX as usize / 8)
+        .ok_or_else(|| {
+            PyValueError::new_err(format!("DLPack tensor too large: shape {shape:?}"))
+        })?;
     let mut data = Vec::with_capacity(count);
     let base = (t.data as *const u8).wrapping_add(t.byte_offset as usize);
     let elem = (dt.bits / 8) as isize;
