@@ -184,6 +184,9 @@ fn info(path: &Path, define: &[String]) -> Result<()> {
         f.crop_size[1],
         scene.sensor.sampler.sample_count
     );
+    // the keys Python's traverse(scene) uses (shared key naming: scene::params)
+    let params = scene::SceneParams::traverse(&desc, &scene);
+    print!("\nparameters (Python traverse keys):\n{}", params.table());
     Ok(())
 }
 
