@@ -218,3 +218,29 @@ def test_import_of_a_legacy_only_producer():
 
     a = np.arange(6.0).reshape(2, 3)
     np.testing.assert_array_equal(np.array(hg.TensorXf(Legacy(hg.TensorXf(a)))), a)
+
+
+def test_png_repr_is_clamped_srgb(tmp_path):
+    vals = np.array([[[0.0, 0.2140, 1.0], [2.0, -1.0, 0.5]]], dtype=np.float32)  # 0.2140 linear = 0.5 sRGB
+    path = tmp_path / "repr.png"
+    path.write_bytes(hg.TensorXf(vals)._repr_png_())
+    back = np.array(hg.Bitmap(path))  # decoded from sRGB to linear again
+    np.testing.assert_allclose(back, np.clip(vals, 0, 1), atol=0.005)
+
+
+def test_concurrent_readers_of_one_render_see_the_same_image(small_scene):
+    import threading
+
+    img = hg.render(small_scene, spp=64)
+    out = [None] * 4
+
+    def read(i):
+        out[i] = np.array(img)
+
+    threads = [threading.Thread(target=read, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for o in out[1:]:
+        np.testing.assert_array_equal(o, out[0])
