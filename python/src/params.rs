@@ -197,6 +197,33 @@ impl SceneParameters {
         self.lock().set(key, new).map_err(to_py)
     }
 
+    /// Keeps only some parameters: a list of keys, or a regular expression that
+    /// `re.search` must find in the key (as Mitsuba's `keep`). Unknown keys in a list
+    /// are a KeyError.
+    fn keep(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
+        let all = self.keys();
+        let wanted: Vec<String> = if keys.is_instance_of::<pyo3::types::PyString>() {
+            let re = py.import("re")?;
+            let mut out = Vec::new();
+            for k in &all {
+                if !re.call_method1("search", (keys, k))?.is_none() {
+                    out.push(k.clone());
+                }
+            }
+            out
+        } else {
+            let list: Vec<String> = keys.extract().map_err(|_| {
+                PyTypeError::new_err("keep() takes a list of keys or a regular expression string")
+            })?;
+            if let Some(k) = list.iter().find(|k| !all.contains(k)) {
+                return Err(key_error(&self.lock(), k));
+            }
+            list
+        };
+        self.lock().keep(|k| wanted.iter().any(|w| w == k));
+        Ok(())
+    }
+
     /// Keys set since the last update.
     fn changed(&self) -> Vec<String> {
         self.lock()

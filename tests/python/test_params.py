@@ -174,3 +174,18 @@ def test_envmap_image_is_a_parameter():
     p.update()
     # the rebuilt scene's description now holds the new image instead of the file
     np.testing.assert_array_equal(np.array(hg.traverse(scene)["emitter.data"]), 1.0)
+
+
+def test_keep_by_list_or_regular_expression():
+    scene = hg.load_dict(seed_dict(np.ones((2, 2, 3)), res=4))
+    p = hg.traverse(scene)
+    p.keep(r"\.to_world$")
+    assert p.keys() == ["shape.to_world", "sensor.to_world"]
+    p.keep(["sensor.to_world"])
+    assert p.keys() == ["sensor.to_world"]
+    with pytest.raises(KeyError, match="'shape.to_world' is not a parameter"):
+        p.keep(["shape.to_world"])
+    with pytest.raises(TypeError, match="list of keys or a regular expression"):
+        p.keep(3)
+    p["sensor.to_world"] = hg.ScalarTransform4f.translate([0, 0, 5])
+    assert p.update() == ["sensor.to_world"]

@@ -189,6 +189,18 @@ impl SceneParams {
         Ok(&self.params[self.find(key)?].value)
     }
 
+    /// Keeps only the parameters whose key satisfies `keep` (Mitsuba's `params.keep`);
+    /// pending changes of dropped keys are discarded.
+    pub fn keep(&mut self, keep: impl Fn(&str) -> bool) {
+        self.params.retain(|p| keep(&p.key));
+        self.index = self
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.key.clone(), i))
+            .collect();
+    }
+
     /// Keys set since the last successful update.
     pub fn changed(&self) -> Vec<&str> {
         let it = self.params.iter().filter(|p| p.changed);

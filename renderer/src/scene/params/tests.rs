@@ -274,6 +274,26 @@ fn file_bitmaps_are_parameters_and_updates_replace_the_file() {
 }
 
 #[test]
+fn keep_filters_keys_and_reindexes() {
+    let (_, scene) = camera_scene(SENSOR);
+    let mut p = SceneParams::traverse(&seed_desc(), &scene);
+    p.keep(|k| k.starts_with("sensor."));
+    let keys: Vec<&str> = p.keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "sensor.to_world",
+            "sensor.x_fov",
+            "sensor.near_clip",
+            "sensor.far_clip"
+        ]
+    );
+    assert!(p.get("shape.to_world").is_err());
+    p.set("sensor.x_fov", ParamValue::Float(20.0)).unwrap();
+    assert_eq!(p.changed(), ["sensor.x_fov"]);
+}
+
+#[test]
 fn shapes_format_as_numpy() {
     assert_eq!(shape_str(&[]), "()");
     assert_eq!(shape_str(&[3]), "(3,)");
