@@ -233,8 +233,9 @@ impl SceneParameters {
             .collect()
     }
 
-    /// Writes the staged values into the scene and rebuilds it (the whole scene is
-    /// rebuilt for now); returns the keys that changed. On error the scene is unchanged.
+    /// Writes the staged values into the scene and rebuilds it (only the sensor when
+    /// only camera parameters changed, else the whole scene); returns the keys that
+    /// changed. On error the scene is unchanged.
     fn update(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         let scene = self.scene.bind(py).get();
         // no lock is held while the GIL is released (another thread could hold the
@@ -244,9 +245,12 @@ impl SceneParameters {
         if keys.is_empty() {
             return Ok(keys);
         }
-        let desc = scene.lock().desc.clone();
+        let (desc, prev) = {
+            let st = scene.lock();
+            (st.desc.clone(), st.scene.clone())
+        };
         let (new_desc, new_scene) = py
-            .detach(move || params.update(&desc).map(|r| (r, params)))
+            .detach(move || params.update_from(&desc, &prev).map(|r| (r, params)))
             .map_err(to_py)
             .map(|((d, s), p)| {
                 *self.lock() = p;

@@ -21,21 +21,23 @@
 //!
 //! [`SceneParams::set`] validates a new value (kind, shape, finiteness) and changes
 //! nothing when it is refused; [`SceneParams::update`] writes the changed values
-//! into a new description and rebuilds the scene from it. The whole scene is
-//! rebuilt (BVH included): simple and always consistent; per-object rebuilds are an
-//! optimisation for later. A failed rebuild leaves both the old description and the
-//! pending changes in place.
+//! into a new description and rebuilds the scene from it. [`SceneParams::update_from`]
+//! rebuilds only the sensor when only sensor parameters changed (camera animations);
+//! any other change rebuilds the whole scene (BVH included), which is simple and always
+//! consistent — finer per-object rebuilds are an optimisation for later. A failed
+//! rebuild leaves both the old description and the pending changes in place.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use super::builder::resolve_relative;
+use super::builder::{resolve_relative, BuildCtx};
 use super::desc::{Category, ObjectDesc, SceneDesc};
 use super::props::{PixelArray, Value};
 use super::{build_scene, Scene};
 use crate::error::{Error, Loc, Result};
 use crate::math::{Color, Transform, Vec3};
+use crate::sensors;
 use crate::textures::image_file;
 
 /// One parameter value.
@@ -291,6 +293,48 @@ impl SceneParams {
             p.changed = false;
         }
         Ok((new_desc, scene))
+    }
+
+    /// As [`SceneParams::update`], but when every change is a parameter of the
+    /// top-level sensor (a camera animation), only the sensor is rebuilt and the rest
+    /// of `prev` (geometry, BVH, materials) is reused; other changes rebuild everything.
+    pub fn update_from(&mut self, desc: &SceneDesc, prev: &Scene) -> Result<(SceneDesc, Scene)> {
+        let new_desc = self.apply(desc)?;
+        let scene = match self.changed_sensor(&new_desc) {
+            Some(obj) => {
+                let mut ctx = BuildCtx::new(&new_desc.root)?;
+                let sensor = sensors::build(obj, &mut ctx)?;
+                Scene {
+                    sensor,
+                    ..prev.clone()
+                }
+            }
+            None => build_scene(&new_desc)?,
+        };
+        for p in &mut self.params {
+            p.changed = false;
+        }
+        Ok((new_desc, scene))
+    }
+
+    /// The top-level sensor object, if it is the only object with pending changes.
+    fn changed_sensor<'a>(&self, desc: &'a SceneDesc) -> Option<&'a ObjectDesc> {
+        let mut sensor = None;
+        for p in self.params.iter().filter(|p| p.changed) {
+            let path = match &p.target {
+                Target::Prop { path, .. } | Target::XFov { path } => path,
+                Target::BitmapFile { .. } => return None,
+            };
+            let [name] = path.as_slice() else {
+                return None;
+            };
+            let e = desc.root.props.entries().iter().find(|e| &e.name == name)?;
+            match &e.value {
+                Value::Object(o) if o.category == Category::Sensor => sensor = Some(&**o),
+                _ => return None,
+            }
+        }
+        sensor
     }
 
     /// A human-readable table (key, kind, shape), as the CLI's `info` prints it.

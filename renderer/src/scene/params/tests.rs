@@ -294,6 +294,44 @@ fn keep_filters_keys_and_reindexes() {
 }
 
 #[test]
+fn sensor_only_changes_rebuild_only_the_sensor_and_match_a_full_rebuild() {
+    let xml = format!(
+        "<scene version=\"3.0.0\">{SENSOR}<shape type=\"sphere\"/><emitter type=\"constant\"/></scene>"
+    );
+    let desc = load_string(&xml, &[]).unwrap();
+    let scene = build_scene(&desc).unwrap();
+    let mut p = SceneParams::traverse(&desc, &scene);
+    p.set("sensor.x_fov", ParamValue::Float(25.0)).unwrap();
+    let look = Transform::look_at(Vec3::new(0., 1., 6.), Vec3::ZERO, Vec3::Y).unwrap();
+    p.set("sensor.to_world", ParamValue::Transform(look))
+        .unwrap();
+    let mut q = p.clone();
+    let (fast_desc, fast) = p.update_from(&desc, &scene).unwrap();
+    let (full_desc, full) = q.update(&desc).unwrap();
+    assert_eq!(format!("{:?}", fast.sensor), format!("{:?}", full.sensor));
+    assert_eq!(fast.sensor.camera.x_fov, 25.0);
+    assert_eq!(
+        format!("{:?}", fast_desc.root),
+        format!("{:?}", full_desc.root)
+    );
+    assert_eq!(fast.geom.shapes.len(), 1);
+    // a non-sensor change takes the full path
+    let mut p = SceneParams::traverse(&fast_desc, &fast);
+    p.set(
+        "shape.to_world",
+        ParamValue::Transform(Transform::translate(Vec3::X)),
+    )
+    .unwrap();
+    p.set("sensor.x_fov", ParamValue::Float(30.0)).unwrap();
+    let (_, moved) = p.update_from(&fast_desc, &fast).unwrap();
+    assert!(
+        moved.bsphere.0.x > 0.5,
+        "the sphere moved: {:?}",
+        moved.bsphere
+    );
+}
+
+#[test]
 fn shapes_format_as_numpy() {
     assert_eq!(shape_str(&[]), "()");
     assert_eq!(shape_str(&[3]), "(3,)");
