@@ -11,7 +11,7 @@
 //! `$HELIOGRAPH_ROOT/scenes` (default: the repository this was built in).
 #![cfg(feature = "cuda")]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use heliograph::backend::cuda::{device_count, CudaBackend};
@@ -35,7 +35,10 @@ fn backend_or_skip(test: &str) -> Option<CudaBackend> {
         }
         Err(e) => e.to_string(),
     };
-    assert!(!require, "{test}: HELIOGRAPH_REQUIRE_GPU=1 but no usable GPU: {why}");
+    assert!(
+        !require,
+        "{test}: HELIOGRAPH_REQUIRE_GPU=1 but no usable GPU: {why}"
+    );
     println!("SKIP: {test}: no GPU ({why})");
     None
 }
@@ -62,10 +65,9 @@ fn scene_files() -> Vec<PathBuf> {
 }
 
 /// `path` at `res`×`res`, switched to the depth integrator and a one-pixel box filter.
-fn depth_scene(path: &PathBuf, res: u32) -> Scene {
+fn depth_scene(path: &Path, res: u32) -> Scene {
     let defines = [("res".to_string(), res.to_string())];
-    let desc = xml::load_file(path, &defines)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let desc = xml::load_file(path, &defines).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut scene = build_scene(&desc).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     scene.integrator = AnyIntegrator::Depth(Depth);
     scene.sensor.film.rfilter = AnyFilter::Box { radius: 0.5 };
@@ -83,7 +85,10 @@ fn compare(cpu: &Image, gpu: &Image, rel: f32) -> (usize, usize, Option<(usize, 
             .iter()
             .zip(b)
             .map(|(x, y)| (x - y).abs() / x.abs().max(1.0))
-            .fold(0.0f32, |m, e| if e.is_nan() { f32::INFINITY } else { m.max(e) });
+            .fold(
+                0.0f32,
+                |m, e| if e.is_nan() { f32::INFINITY } else { m.max(e) },
+            );
         if err > rel {
             bad += 1;
         }
@@ -100,7 +105,9 @@ fn layout_parity_between_rust_and_nvrtc() {
     let Some(be) = backend_or_skip("layout_parity") else {
         return;
     };
-    let table = be.layout_table().unwrap_or_else(|e| panic!("layout table: {e}"));
+    let table = be
+        .layout_table()
+        .unwrap_or_else(|e| panic!("layout table: {e}"));
     assert_eq!(table.len(), LAYOUT.len());
     let wrong: Vec<String> = LAYOUT
         .iter()
@@ -123,16 +130,25 @@ fn depth_matches_the_cpu_on_every_scene() {
     };
     let mut failures = Vec::new();
     for path in scene_files() {
-        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let scene = depth_scene(&path, 64);
         let cpu_img = cpu::render(&scene, &opts).unwrap_or_else(|e| panic!("{name}: CPU: {e}"));
-        let gpu_img = be.render(&scene, &opts).unwrap_or_else(|e| panic!("{name}: CUDA: {e}"));
+        let gpu_img = be
+            .render(&scene, &opts)
+            .unwrap_or_else(|e| panic!("{name}: CUDA: {e}"));
         assert_eq!(
             (gpu_img.width, gpu_img.height, gpu_img.channels),
             (cpu_img.width, cpu_img.height, cpu_img.channels),
             "{name}: image shape"
         );
-        let hits = cpu_img.data.chunks(cpu_img.channels).filter(|p| p[0] > 0.0).count();
+        let hits = cpu_img
+            .data
+            .chunks(cpu_img.channels)
+            .filter(|p| p[0] > 0.0)
+            .count();
         let pixels = cpu_img.width * cpu_img.height;
         let (bad, exact, worst) = compare(&cpu_img, &gpu_img, 1e-4);
         println!(
@@ -141,7 +157,9 @@ fn depth_matches_the_cpu_on_every_scene() {
         );
         // silhouette pixels may flip between hit and miss on a last-bit difference
         if bad * 500 > pixels {
-            failures.push(format!("{name}: {bad} of {pixels} pixels differ (worst {worst:?})"));
+            failures.push(format!(
+                "{name}: {bad} of {pixels} pixels differ (worst {worst:?})"
+            ));
         }
     }
     assert!(failures.is_empty(), "{failures:?}");
@@ -160,10 +178,12 @@ fn first_render_and_module_cache_times() {
         spp: Some(1),
         seed: 1,
     };
-    be.render(&scene, &opts).unwrap_or_else(|e| panic!("first render: {e}"));
+    be.render(&scene, &opts)
+        .unwrap_or_else(|e| panic!("first render: {e}"));
     let t_first = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
-    be.render(&scene, &opts).unwrap_or_else(|e| panic!("second render: {e}"));
+    be.render(&scene, &opts)
+        .unwrap_or_else(|e| panic!("second render: {e}"));
     let t_second = t1.elapsed().as_secs_f64();
     for s in be.module_stats() {
         println!(
@@ -188,7 +208,10 @@ fn unsupported_requests_are_clear_errors_not_crashes() {
     let scene = build_scene(&xml::load_file(&path, &defines).unwrap()).unwrap();
     if !matches!(scene.integrator, AnyIntegrator::Depth(_)) {
         let e = be.render(&scene, &RenderOptions::default()).unwrap_err();
-        assert!(matches!(e, Error::Render(_)) && e.to_string().contains("depth"), "{e}");
+        assert!(
+            matches!(e, Error::Render(_)) && e.to_string().contains("depth"),
+            "{e}"
+        );
     }
     let e = CudaBackend::new(4096).unwrap_err();
     assert!(e.to_string().contains("4096"), "{e}");

@@ -38,7 +38,13 @@ fn build_host(dir: &Path) -> Option<PathBuf> {
     let exe = dir.join("hg_host");
     let shim = repo_root().join("tests/gpu");
     let out = Command::new(&cxx)
-        .args(["-std=c++17", "-O2", "-ffp-contract=off", "-Wall", "-Wno-unused-function"])
+        .args([
+            "-std=c++17",
+            "-O2",
+            "-ffp-contract=off",
+            "-Wall",
+            "-Wno-unused-function",
+        ])
         .arg("-I")
         .arg(&shim)
         .arg("-I")
@@ -106,7 +112,11 @@ fn kernels_on_the_host_match_the_cpu_backend_and_layout() {
             .arg(spp.to_string())
             .status()
             .unwrap();
-        assert!(st.success(), "host kernel run failed for {}", path.display());
+        assert!(
+            st.success(),
+            "host kernel run failed for {}",
+            path.display()
+        );
         let host = floats(&dir.join("out.bin"));
         assert_eq!(host.len(), cpu_img.data.len());
         let ch = cpu_img.channels;

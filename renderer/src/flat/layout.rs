@@ -20,8 +20,18 @@ pub struct LayoutEntry {
     pub offset: usize,
 }
 
+/// The size of the field that `_f` projects to (the function is never called).
+const fn field_size<T, F>(_f: fn(&T) -> &F) -> usize {
+    size_of::<F>()
+}
+
 macro_rules! layout {
-    ($($rec:ident { $($field:ident),* $(,)? })*) => {
+    ($($rec:ident { $($field:ident),* $(,)? })*) => {{
+        // no implicit padding: the fields' sizes add up to the record's size
+        $(const _: () = assert!(
+            size_of::<$rec>() == 0 $(+ field_size(|r: &$rec| &r.$field))*,
+            concat!(stringify!($rec), " has padding or a field missing from the table")
+        );)*
         &[$(
             LayoutEntry { record: stringify!($rec), field: "sizeof", offset: size_of::<$rec>() },
             $(LayoutEntry {
@@ -30,7 +40,7 @@ macro_rules! layout {
                 offset: offset_of!($rec, $field),
             },)*
         )*]
-    };
+    }};
 }
 
 /// Sizes and field offsets of every shared record, in `HG_LAYOUT` order.

@@ -9,7 +9,9 @@ use crate::scene::{build_scene, xml};
 /// `(record, field, offset)` entries of `HG_LAYOUT` in `flat.cuh`, in order.
 fn header_layout() -> Vec<(String, String, usize)> {
     let src = include_str!("../../kernels/flat.cuh");
-    let start = src.find("#define HG_LAYOUT(S, F)").expect("HG_LAYOUT in flat.cuh");
+    let start = src
+        .find("#define HG_LAYOUT(S, F)")
+        .expect("HG_LAYOUT in flat.cuh");
     let body: String = src[start..]
         .lines()
         .skip(1)
@@ -137,18 +139,26 @@ fn flat_shapes_hold_what_the_cpu_records_hold() {
     let scene = scene_from(SHAPES);
     let flat = FlatScene::from_scene(&scene);
     let kinds: Vec<u32> = flat.shapes.iter().map(|s| s.kind).collect();
-    assert_eq!(kinds, [SHAPE_SPHERE, SHAPE_RECTANGLE, SHAPE_DISK, SHAPE_MESH]);
+    assert_eq!(
+        kinds,
+        [SHAPE_SPHERE, SHAPE_RECTANGLE, SHAPE_DISK, SHAPE_MESH]
+    );
     let sp = &flat.shapes[0];
     assert_eq!(sp.flags, FLAG_FLIP);
     assert!((Vec3::from(sp.center) - Vec3::new(0.5, 0.0, 0.0)).length() < 1e-6);
-    assert!((sp.radius - 0.7).abs() < 1e-6 && (sp.area - 4.0 * crate::math::PI * 0.49).abs() < 1e-4);
+    assert!(
+        (sp.radius - 0.7).abs() < 1e-6 && (sp.area - 4.0 * crate::math::PI * 0.49).abs() < 1e-4
+    );
     let cube = &flat.shapes[3];
     assert_eq!((cube.first_tri, cube.tri_count), (0, 12));
     assert_eq!(flat.tris.len(), 12);
     assert_eq!(flat.positions.len(), scene.geom.mesh.positions.len());
     assert!((cube.area - 6.0 * 0.8 * 0.8).abs() < 1e-4, "{}", cube.area);
     assert_eq!(flat.integrator.kind, INTEGRATOR_DEPTH);
-    assert_eq!((flat.film.width, flat.film.height, flat.film.filter), (40, 30, FILTER_BOX));
+    assert_eq!(
+        (flat.film.width, flat.film.height, flat.film.filter),
+        (40, 30, FILTER_BOX)
+    );
     assert_eq!(flat.film.alpha, 1);
     assert_eq!(flat.nodes.len(), scene.bvh.nodes.len());
     assert_eq!(flat.leaf_prims.len(), flat.prims.len());
@@ -174,7 +184,10 @@ fn flat_planar_intersection_equals_the_cpu_bit_for_bit() {
             hits += usize::from(cpu.is_some());
         }
     }
-    assert!(hits > 500, "the rays must actually hit the planar shapes ({hits})");
+    assert!(
+        hits > 500,
+        "the rays must actually hit the planar shapes ({hits})"
+    );
 }
 
 #[test]

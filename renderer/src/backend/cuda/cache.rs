@@ -262,14 +262,35 @@ mod tests {
         let base = key("k");
         let h = base.hash();
         let variants = [
-            CacheKey { source: base.source.clone() + " ", ..base.clone() },
-            CacheKey { arch: "sm_80".into(), ..base.clone() },
-            CacheKey { driver_version: 12080, ..base.clone() },
-            CacheKey { nvrtc_version: (13, 1), ..base.clone() },
-            CacheKey { options: vec![], ..base.clone() },
-            CacheKey { module: "path.cu".into(), ..base.clone() },
+            CacheKey {
+                source: base.source.clone() + " ",
+                ..base.clone()
+            },
+            CacheKey {
+                arch: "sm_80".into(),
+                ..base.clone()
+            },
+            CacheKey {
+                driver_version: 12080,
+                ..base.clone()
+            },
+            CacheKey {
+                nvrtc_version: (13, 1),
+                ..base.clone()
+            },
+            CacheKey {
+                options: vec![],
+                ..base.clone()
+            },
+            CacheKey {
+                module: "path.cu".into(),
+                ..base.clone()
+            },
             // field boundaries matter: moving a character between options is a new key
-            CacheKey { options: vec!["--fmad=fals".into(), "e".into()], ..base.clone() },
+            CacheKey {
+                options: vec!["--fmad=fals".into(), "e".into()],
+                ..base.clone()
+            },
         ];
         for v in &variants {
             assert_ne!(v.hash(), h, "{v:?}");
@@ -278,20 +299,39 @@ mod tests {
         // FNV-1a test vector: "a" -> af63dc4c8601ec8c
         assert_eq!(fnv1a(FNV_BASIS, b"a"), 0xaf63dc4c8601ec8c);
         let name = base.file_name();
-        assert!(name.starts_with("depth_cu-sm_90-") && name.ends_with(".cubin"), "{name}");
+        assert!(
+            name.starts_with("depth_cu-sm_90-") && name.ends_with(".cubin"),
+            "{name}"
+        );
     }
 
     #[test]
     fn cache_dir_follows_the_environment_in_order() {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
-            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
         };
-        let all = env(&[("HELIOGRAPH_CACHE_DIR", "/a"), ("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]);
+        let all = env(&[
+            ("HELIOGRAPH_CACHE_DIR", "/a"),
+            ("XDG_CACHE_HOME", "/x"),
+            ("HOME", "/h"),
+        ]);
         assert_eq!(cache_dir_from(all), Some(PathBuf::from("/a")));
-        let xdg = env(&[("HELIOGRAPH_CACHE_DIR", ""), ("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]);
+        let xdg = env(&[
+            ("HELIOGRAPH_CACHE_DIR", ""),
+            ("XDG_CACHE_HOME", "/x"),
+            ("HOME", "/h"),
+        ]);
         assert_eq!(cache_dir_from(xdg), Some(PathBuf::from("/x/heliograph")));
         let home = env(&[("HOME", "/h")]);
-        assert_eq!(cache_dir_from(home), Some(PathBuf::from("/h/.cache/heliograph")));
+        assert_eq!(
+            cache_dir_from(home),
+            Some(PathBuf::from("/h/.cache/heliograph"))
+        );
         assert_eq!(cache_dir_from(env(&[])), None);
     }
 
@@ -315,7 +355,9 @@ mod tests {
     #[test]
     fn compiles_once_then_serves_memory_then_disk() {
         let dir = tmp_dir("flow");
-        let cache = ProgramCache { dir: Some(dir.clone()) };
+        let cache = ProgramCache {
+            dir: Some(dir.clone()),
+        };
         let k = key("flow");
         let mut compiles = 0;
         let (c, s) = cache
@@ -328,7 +370,10 @@ mod tests {
         assert_eq!(s.source, CacheSource::Compiled);
         let file = dir.join(k.file_name());
         assert_eq!(s.file.as_deref(), Some(file.as_path()));
-        assert_eq!(decode(k.hash(), &std::fs::read(&file).unwrap()), Some(&[1u8, 2, 3][..]));
+        assert_eq!(
+            decode(k.hash(), &std::fs::read(&file).unwrap()),
+            Some(&[1u8, 2, 3][..])
+        );
         let never = || -> Result<Vec<u8>> { panic!("must not compile again") };
         let (_, s) = cache.get_or_compile(&k, never).unwrap();
         assert_eq!(s.source, CacheSource::Memory);
@@ -347,7 +392,9 @@ mod tests {
     #[test]
     fn compile_errors_pass_through_and_cache_nothing() {
         let dir = tmp_dir("err");
-        let cache = ProgramCache { dir: Some(dir.clone()) };
+        let cache = ProgramCache {
+            dir: Some(dir.clone()),
+        };
         let k = key("err");
         let e = cache
             .get_or_compile(&k, || Err(Error::Cuda("depth.cu(3): error: boom".into())))
@@ -364,7 +411,9 @@ mod tests {
         // a directory path that is a file: writes fail, the module is still returned
         let f = std::env::temp_dir().join(format!("hg-cache-file-{}", std::process::id()));
         std::fs::write(&f, b"x").unwrap();
-        let cache = ProgramCache { dir: Some(f.clone()) };
+        let cache = ProgramCache {
+            dir: Some(f.clone()),
+        };
         let (c, s) = cache.get_or_compile(&key("ro"), || Ok(vec![7])).unwrap();
         assert_eq!((s.source, (*c).clone()), (CacheSource::Compiled, vec![7]));
         let _ = std::fs::remove_file(&f);

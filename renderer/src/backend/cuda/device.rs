@@ -11,8 +11,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{
-    sys as dsys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream,
-    DriverError, LaunchConfig, PushKernelArg,
+    sys as dsys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError,
+    LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::{result as nres, sys as nsys, Ptx};
 
@@ -62,13 +62,16 @@ pub fn libraries_present() -> Result<()> {
 /// The number of CUDA devices (0 when the driver reports none).
 pub fn device_count() -> Result<usize> {
     libraries_present()?;
-    guarded("counting CUDA devices", || match CudaContext::device_count() {
-        Ok(n) => Ok(n.max(0) as usize),
-        Err(DriverError(dsys::cudaError_enum::CUDA_ERROR_NO_DEVICE)) => Ok(0),
-        Err(e) => Err(Error::CudaUnavailable(format!(
-            "the CUDA driver failed to initialise: {e:?}"
-        ))),
-    })
+    guarded(
+        "counting CUDA devices",
+        || match CudaContext::device_count() {
+            Ok(n) => Ok(n.max(0) as usize),
+            Err(DriverError(dsys::cudaError_enum::CUDA_ERROR_NO_DEVICE)) => Ok(0),
+            Err(e) => Err(Error::CudaUnavailable(format!(
+                "the CUDA driver failed to initialise: {e:?}"
+            ))),
+        },
+    )
 }
 
 /// Device buffers of one uploaded flat scene.
@@ -147,7 +150,9 @@ impl CudaBackend {
             driver_version,
             nvrtc_version: (major, minor),
         };
-        let stream = ctx.new_stream().map_err(drv("creating the render stream"))?;
+        let stream = ctx
+            .new_stream()
+            .map_err(drv("creating the render stream"))?;
         Ok(CudaBackend {
             info,
             ctx,
@@ -253,10 +258,11 @@ impl CudaBackend {
             .stream
             .record_event(None)
             .map_err(drv("recording the ready event"))?;
-        ready
-            .synchronize()
-            .map_err(drv("waiting for the render"))?;
-        Ok(host.as_slice().map_err(drv("reading pinned memory"))?.to_vec())
+        ready.synchronize().map_err(drv("waiting for the render"))?;
+        Ok(host
+            .as_slice()
+            .map_err(drv("reading pinned memory"))?
+            .to_vec())
     }
 
     /// Renders `scene` (so far: the `depth` integrator with a box filter, see
@@ -337,7 +343,11 @@ fn compile_cubin(module: &str, source: &str, options: &[String]) -> Result<Vec<u
         let compiled = nres::compile_program(prog, options);
         let log = nres::get_program_log(prog)
             .map(|l| {
-                let bytes: Vec<u8> = l.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+                let bytes: Vec<u8> = l
+                    .iter()
+                    .take_while(|&&c| c != 0)
+                    .map(|&c| c as u8)
+                    .collect();
                 String::from_utf8_lossy(&bytes).into_owned()
             })
             .unwrap_or_default();

@@ -11,7 +11,10 @@ use crate::error::{Error, Result};
 pub const FILES: &[(&str, &str)] = &[
     ("flat.cuh", include_str!("../../../kernels/flat.cuh")),
     ("common.cuh", include_str!("../../../kernels/common.cuh")),
-    ("geometry.cuh", include_str!("../../../kernels/geometry.cuh")),
+    (
+        "geometry.cuh",
+        include_str!("../../../kernels/geometry.cuh"),
+    ),
     ("depth.cu", include_str!("../../../kernels/depth.cu")),
 ];
 
@@ -37,7 +40,9 @@ pub fn assemble(name: &str) -> Result<String> {
 
 fn append(name: &str, out: &mut String, seen: &mut Vec<String>, depth: usize) -> Result<()> {
     if depth > 16 {
-        return Err(Error::Cuda(format!("kernel includes nest too deeply at \"{name}\"")));
+        return Err(Error::Cuda(format!(
+            "kernel includes nest too deeply at \"{name}\""
+        )));
     }
     if seen.iter().any(|s| s == name) {
         return Ok(());
@@ -72,7 +77,11 @@ mod tests {
     fn includes_are_inlined_once_with_line_directives() {
         let src = assemble(DEPTH_MODULE).unwrap();
         assert!(!src.contains("#include"), "every include resolved");
-        assert_eq!(src.matches("struct FlatShape {").count(), 1, "flat.cuh once");
+        assert_eq!(
+            src.matches("struct FlatShape {").count(),
+            1,
+            "flat.cuh once"
+        );
         assert!(src.contains("#line 1 \"flat.cuh\"") && src.contains("#line 1 \"depth.cu\""));
         // after geometry.cuh, depth.cu resumes on the line after its include
         let inc_line = file(DEPTH_MODULE)
