@@ -59,7 +59,7 @@ __device__ inline float intersect_tri(const LeafPrim& lp, const TriRay& r, float
     bool neg = e0 < 0.0f || e1 < 0.0f || e2 < 0.0f;
     bool pos = e0 > 0.0f || e1 > 0.0f || e2 > 0.0f;
     float det = e0 + e1 + e2;
-    if ((neg && pos) || det == 0.0f || isnan(det)) return HG_INF;
+    if ((neg && pos) || det == 0.0f || det != det) return HG_INF;
     float inv_det = 1.0f / det;
     float t = (e0 * a.z + e1 * b.z + e2 * c.z) * r.sz * inv_det;
     return (t > HG_RAY_TMIN && t < tmax) ? t : HG_INF;
@@ -74,7 +74,7 @@ __device__ inline float intersect_sphere(const FlatShape& s, const Ray& r, float
     float c = dot(oc, oc) - rr;
     V3 l = oc - (b / a) * r.d;
     float disc = a * (rr - dot(l, l));
-    if (isnan(disc) || disc < 0.0f) return HG_INF;
+    if (disc != disc || disc < 0.0f) return HG_INF;  // NaN or negative
     float q = -(b + copysignf(sqrtf(disc), b));
     float t0 = c / q, t1 = q / a;
     float near = t0 <= t1 ? t0 : t1, far = t0 <= t1 ? t1 : t0;

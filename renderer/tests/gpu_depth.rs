@@ -227,3 +227,22 @@ fn unsupported_requests_are_clear_errors_not_crashes() {
     };
     be.render(&depth_scene(&path, 16), &ok).unwrap();
 }
+
+#[test]
+fn compile_errors_carry_the_nvrtc_log_and_file_name() {
+    let Some(be) = backend_or_skip("compile_errors") else {
+        return;
+    };
+    let bad = "#line 1 \"broken_on_purpose.cu\"\nextern \"C\" __global__ void k(float* o) {\n  o[0] = not_declared;\n}\n";
+    let e = be
+        .compile_module("broken_on_purpose.cu", bad)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("broken_on_purpose.cu") && e.contains("not_declared"),
+        "the error must name the file and quote NVRTC: {e}"
+    );
+    let ok = "extern \"C\" __global__ void k(float* o) { o[0] = 1.0f; }\n";
+    be.compile_module("fine.cu", ok)
+        .unwrap_or_else(|e| panic!("{e}"));
+}

@@ -19,4 +19,3 @@ static inline float __int_as_float(int i) {
     std::memcpy(&f, &i, sizeof f);
     return f;
 }
-using std::isnan;

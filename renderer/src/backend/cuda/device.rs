@@ -188,9 +188,19 @@ impl CudaBackend {
             return Ok(m.clone());
         }
         let name = kernels::DEPTH_MODULE;
+        let (module, stats) = self.load_source(name, kernels::assemble(name)?)?;
+        if let Ok(mut s) = self.stats.lock() {
+            s.push(stats);
+        }
+        *slot = Some(module.clone());
+        Ok(module)
+    }
+
+    /// Compiles (through the cache) and loads CUDA C `source` as module `name`.
+    fn load_source(&self, name: &str, source: String) -> Result<(Arc<CudaModule>, ModuleStats)> {
         let key = CacheKey {
             module: name.into(),
-            source: kernels::assemble(name)?,
+            source,
             arch: self.info.arch.clone(),
             driver_version: self.info.driver_version,
             nvrtc_version: self.info.nvrtc_version,
@@ -204,11 +214,15 @@ impl CudaBackend {
                 .load_module(Ptx::from_binary(cubin.to_vec()))
                 .map_err(|e| Error::Cuda(format!("loading the CUBIN of {name}: {e:?}")))
         })?;
-        if let Ok(mut s) = self.stats.lock() {
-            s.push(stats);
-        }
-        *slot = Some(module.clone());
-        Ok(module)
+        Ok((module, stats))
+    }
+
+    /// Compiles and loads a standalone CUDA C module (tests and tools: e.g. that a
+    /// compile error comes back with NVRTC's log and the file name).
+    pub fn compile_module(&self, name: &str, source: &str) -> Result<ModuleStats> {
+        guarded("NVRTC", || {
+            self.load_source(name, source.to_string()).map(|(_, s)| s)
+        })
     }
 
     fn function(&self, module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction> {

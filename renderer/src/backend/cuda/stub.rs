@@ -54,6 +54,11 @@ impl CudaBackend {
         match self.never {}
     }
 
+    /// Compiles and loads a standalone CUDA C module.
+    pub fn compile_module(&self, _name: &str, _source: &str) -> Result<ModuleStats> {
+        match self.never {}
+    }
+
     /// The record sizes and offsets NVRTC used.
     pub fn layout_table(&self) -> Result<Vec<u32>> {
         match self.never {}
