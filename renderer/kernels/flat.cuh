@@ -47,7 +47,7 @@ struct FlatShape {
     float area;
     float radius;
     float center[3];
-    hg_u32 pad0;
+    hg_u32 area_dist;  // meshes: index into dist1d; else 0xffffffff
     float normal[3];
     hg_u32 pad1;
     float to_world[12];
@@ -93,6 +93,84 @@ struct FlatIntegrator {
     hg_u32 pad[2];
 };
 
+// Materials, textures, emitters, distributions (renderer/src/flat/materials.rs): a tag
+// plus word slots whose meaning depends on the tag.
+#define HG_BSDF_DIFFUSE 0u
+#define HG_BSDF_CONDUCTOR 1u
+#define HG_BSDF_ROUGH_CONDUCTOR 2u
+#define HG_BSDF_DIELECTRIC 3u
+#define HG_BSDF_THIN_DIELECTRIC 4u
+#define HG_BSDF_PLASTIC 5u
+#define HG_BSDF_ROUGH_PLASTIC 6u
+#define HG_BSDF_TWO_SIDED 7u
+
+struct FlatBsdf {
+    hg_u32 kind;
+    hg_u32 tex[5];  // texture (twosided: BSDF) handles, per kind
+    float f[6];     // float parameters, per kind
+    hg_u32 distr;
+    hg_u32 sample_visible;
+    hg_u32 nonlinear;
+    hg_u32 table;   // roughplastic: offset of its transmittance table in `tables`
+};
+
+#define HG_TEX_CONSTANT 0u
+#define HG_TEX_BITMAP 1u
+#define HG_TEX_CHECKERBOARD 2u
+
+struct FlatTexture {
+    hg_u32 kind;
+    hg_u32 offset;
+    hg_u32 width;
+    hg_u32 height;
+    hg_u32 channels;
+    hg_u32 filter;  // 0 nearest, 1 bilinear
+    hg_u32 wrap;    // 0 repeat, 1 mirror, 2 clamp
+    hg_u32 color0;
+    hg_u32 color1;
+    hg_u32 pad0;
+    float to_uv[6];
+    float color[3];
+    hg_u32 pad1;
+};
+
+#define HG_EMITTER_AREA 0u
+#define HG_EMITTER_POINT 1u
+#define HG_EMITTER_DIRECTIONAL 2u
+#define HG_EMITTER_CONSTANT 3u
+#define HG_EMITTER_ENVMAP 4u
+
+struct FlatEmitter {
+    hg_u32 kind;
+    hg_u32 shape;
+    hg_u32 tex;
+    hg_u32 dist;
+    hg_u32 offset;
+    hg_u32 width;
+    hg_u32 height;
+    float scale;
+    float vec[3];
+    hg_u32 pad0;
+    float to_world[9];  // column-major 3x3
+    float to_local[9];
+    hg_u32 pad1[2];
+};
+
+// func[n] then cdf[n + 1] at dist_data + offset
+struct FlatDist1D {
+    hg_u32 offset;
+    hg_u32 n;
+    float sum;
+    hg_u32 pad;
+};
+
+struct FlatDist2D {
+    hg_u32 rows;  // first row's FlatDist1D; h of them
+    hg_u32 h;
+    hg_u32 marginal;
+    hg_u32 pad;
+};
+
 // S(record, size) and F(record, field, offset), in the order of the Rust `flat::LAYOUT`.
 #define HG_LAYOUT(S, F) \
     S(BvhNode, 32) F(BvhNode, min, 0) F(BvhNode, left_first, 12) F(BvhNode, max, 16) \
@@ -103,7 +181,7 @@ struct FlatIntegrator {
     S(FlatShape, 160) F(FlatShape, kind, 0) F(FlatShape, flags, 4) F(FlatShape, bsdf, 8) \
     F(FlatShape, emitter, 12) F(FlatShape, first_tri, 16) F(FlatShape, tri_count, 20) \
     F(FlatShape, area, 24) F(FlatShape, radius, 28) F(FlatShape, center, 32) \
-    F(FlatShape, pad0, 44) F(FlatShape, normal, 48) F(FlatShape, pad1, 60) \
+    F(FlatShape, area_dist, 44) F(FlatShape, normal, 48) F(FlatShape, pad1, 60) \
     F(FlatShape, to_world, 64) F(FlatShape, to_local, 112) \
     S(FlatCamera, 64) F(FlatCamera, origin, 0) F(FlatCamera, tan_half_x, 12) \
     F(FlatCamera, lin, 16) F(FlatCamera, aspect, 52) F(FlatCamera, near_clip, 56) \
@@ -114,7 +192,24 @@ struct FlatIntegrator {
     S(FlatIntegrator, 32) F(FlatIntegrator, kind, 0) F(FlatIntegrator, max_depth, 4) \
     F(FlatIntegrator, rr_depth, 8) F(FlatIntegrator, hide_emitters, 12) \
     F(FlatIntegrator, emitter_samples, 16) F(FlatIntegrator, bsdf_samples, 20) \
-    F(FlatIntegrator, pad, 24)
+    F(FlatIntegrator, pad, 24) \
+    S(FlatBsdf, 64) F(FlatBsdf, kind, 0) F(FlatBsdf, tex, 4) F(FlatBsdf, f, 24) \
+    F(FlatBsdf, distr, 48) F(FlatBsdf, sample_visible, 52) F(FlatBsdf, nonlinear, 56) \
+    F(FlatBsdf, table, 60) \
+    S(FlatTexture, 80) F(FlatTexture, kind, 0) F(FlatTexture, offset, 4) \
+    F(FlatTexture, width, 8) F(FlatTexture, height, 12) F(FlatTexture, channels, 16) \
+    F(FlatTexture, filter, 20) F(FlatTexture, wrap, 24) F(FlatTexture, color0, 28) \
+    F(FlatTexture, color1, 32) F(FlatTexture, pad0, 36) F(FlatTexture, to_uv, 40) \
+    F(FlatTexture, color, 64) F(FlatTexture, pad1, 76) \
+    S(FlatEmitter, 128) F(FlatEmitter, kind, 0) F(FlatEmitter, shape, 4) F(FlatEmitter, tex, 8) \
+    F(FlatEmitter, dist, 12) F(FlatEmitter, offset, 16) F(FlatEmitter, width, 20) \
+    F(FlatEmitter, height, 24) F(FlatEmitter, scale, 28) F(FlatEmitter, vec, 32) \
+    F(FlatEmitter, pad0, 44) F(FlatEmitter, to_world, 48) F(FlatEmitter, to_local, 84) \
+    F(FlatEmitter, pad1, 120) \
+    S(FlatDist1D, 16) F(FlatDist1D, offset, 0) F(FlatDist1D, n, 4) F(FlatDist1D, sum, 8) \
+    F(FlatDist1D, pad, 12) \
+    S(FlatDist2D, 16) F(FlatDist2D, rows, 0) F(FlatDist2D, h, 4) F(FlatDist2D, marginal, 8) \
+    F(FlatDist2D, pad, 12)
 
 #define HG_ASSERT_SIZE(rec, n) static_assert(sizeof(rec) == n, "sizeof(" #rec ") differs from Rust");
 #define HG_ASSERT_FIELD(rec, field, off) \

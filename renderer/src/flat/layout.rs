@@ -5,6 +5,7 @@
 
 use std::mem::{offset_of, size_of};
 
+use super::{FlatBsdf, FlatDist1D, FlatDist2D, FlatEmitter, FlatTexture};
 use super::{FlatCamera, FlatFilm, FlatIntegrator, FlatShape};
 use crate::accel::{BvhNode, LeafPrim};
 use crate::shapes::Prim;
@@ -50,7 +51,7 @@ pub const LAYOUT: &[LayoutEntry] = layout! {
     Prim { shape, index }
     FlatShape {
         kind, flags, bsdf, emitter, first_tri, tri_count, area, radius,
-        center, pad0, normal, pad1, to_world, to_local
+        center, area_dist, normal, pad1, to_world, to_local
     }
     FlatCamera { origin, tan_half_x, lin, aspect, near_clip, far_clip }
     FlatFilm {
@@ -60,4 +61,15 @@ pub const LAYOUT: &[LayoutEntry] = layout! {
     FlatIntegrator {
         kind, max_depth, rr_depth, hide_emitters, emitter_samples, bsdf_samples, pad
     }
+    FlatBsdf { kind, tex, f, distr, sample_visible, nonlinear, table }
+    FlatTexture {
+        kind, offset, width, height, channels, filter, wrap, color0, color1, pad0, to_uv,
+        color, pad1
+    }
+    FlatEmitter {
+        kind, shape, tex, dist, offset, width, height, scale, vec, pad0, to_world, to_local,
+        pad1
+    }
+    FlatDist1D { offset, n, sum, pad }
+    FlatDist2D { rows, h, marginal, pad }
 };

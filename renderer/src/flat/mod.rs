@@ -30,9 +30,10 @@
 //!   defined layout (a `u32` tag, then a `#[repr(C)]` union of the variants). They are
 //!   *not* uploaded as-is: the union's unused tail and inter-field gaps are
 //!   uninitialised padding, which Rust may not read as bytes; `RoughPlastic`'s 64-entry
-//!   table makes every `AnyBsdf` ~300 bytes; and `bool`/`Mat3` fields tie the GPU layout
-//!   to glam. They need flattened twins (fixed-size word records plus a side table for
-//!   the rough-plastic transmittance); that is left for the `direct`/`path` kernels.
+//!   table would make every `AnyBsdf` ~300 bytes; and `Mat3`/`Vec3` fields tie the GPU
+//!   layout to glam. They get flattened twins ([`materials`]): a tag plus fixed word
+//!   slots (64/80/128 bytes), with the rough-plastic tables, the texels and the sampling
+//!   distributions (`Distribution1D/2D`) in side arrays of floats.
 
 use std::mem::{offset_of, size_of};
 
@@ -97,8 +98,9 @@ pub struct FlatShape {
     pub radius: f32,
     /// Spheres: centre.
     pub center: [f32; 3],
-    /// Padding.
-    pub pad0: u32,
+    /// Meshes: index of the area distribution over triangles in `FlatScene::dist1d`
+    /// (`u32::MAX` for analytic shapes).
+    pub area_dist: u32,
     /// Rectangles and disks: the (possibly flipped) unit normal.
     pub normal: [f32; 3],
     /// Padding.
@@ -196,6 +198,24 @@ pub struct FlatScene {
     pub film: FlatFilm,
     /// Integrator settings.
     pub integrator: FlatIntegrator,
+    /// BSDFs.
+    pub bsdfs: Vec<FlatBsdf>,
+    /// Rough-plastic transmittance tables.
+    pub tables: Vec<f32>,
+    /// Textures.
+    pub textures: Vec<FlatTexture>,
+    /// Texels of every bitmap and envmap.
+    pub texels: Vec<f32>,
+    /// Emitters.
+    pub emitters: Vec<FlatEmitter>,
+    /// Indices of the environment emitters (evaluated on escape).
+    pub env_emitters: Vec<u32>,
+    /// 1D distributions (mesh areas, envmap rows and marginals).
+    pub dist1d: Vec<FlatDist1D>,
+    /// 2D distributions (envmaps), in `Scene::dists2d` order.
+    pub dist2d: Vec<FlatDist2D>,
+    /// The floats the distributions point into.
+    pub dist_data: Vec<f32>,
 }
 
 /// Column-major 3×4 floats of an affine map (x, y, z axes, translation).
@@ -308,14 +328,44 @@ fn flatten_integrator(i: &AnyIntegrator) -> FlatIntegrator {
 }
 
 impl FlatScene {
-    /// Flattens a built scene (geometry, BVH, camera, film, integrator).
+    /// Flattens a built scene: geometry, BVH, camera, film, integrator, materials,
+    /// textures, emitters and sampling distributions.
     pub fn from_scene(scene: &Scene) -> FlatScene {
         let g = &scene.geom;
+        let (mut dist1d, mut dist_data) = (Vec::new(), Vec::new());
+        let mut shapes: Vec<FlatShape> = g.shapes.iter().map(flatten_shape).collect();
+        for (s, d) in shapes.iter_mut().zip(&g.area_dists) {
+            s.area_dist = if s.kind == SHAPE_MESH && !d.is_empty() {
+                push_dist1d(d, &mut dist1d, &mut dist_data)
+            } else {
+                u32::MAX
+            };
+        }
+        let dist2d = scene
+            .dists2d
+            .iter()
+            .map(|d| flatten_dist2d(d, &mut dist1d, &mut dist_data))
+            .collect();
+        let mut tables = Vec::new();
+        let bsdfs = scene
+            .bsdfs
+            .iter()
+            .map(|b| flatten_bsdf(b, &mut tables))
+            .collect();
         FlatScene {
+            bsdfs,
+            tables,
+            textures: scene.textures.records.iter().map(flatten_texture).collect(),
+            texels: scene.textures.texels.clone(),
+            emitters: scene.emitters.iter().map(flatten_emitter).collect(),
+            env_emitters: scene.env_emitters.clone(),
+            dist1d,
+            dist2d,
+            dist_data,
             nodes: scene.bvh.nodes.clone(),
             leaf_prims: scene.bvh.leaf_prims.clone(),
             prims: g.prims.clone(),
-            shapes: g.shapes.iter().map(flatten_shape).collect(),
+            shapes,
             positions: g.mesh.positions.iter().map(|p| p.to_array()).collect(),
             normals: g.mesh.normals.iter().map(|n| n.to_array()).collect(),
             uvs: g.mesh.uvs.iter().map(|t| t.to_array()).collect(),
@@ -344,6 +394,11 @@ unsafe impl Pod for FlatIntegrator {}
 unsafe impl Pod for BvhNode {}
 unsafe impl Pod for LeafPrim {}
 unsafe impl Pod for Prim {}
+unsafe impl Pod for FlatBsdf {}
+unsafe impl Pod for FlatTexture {}
+unsafe impl Pod for FlatEmitter {}
+unsafe impl Pod for FlatDist1D {}
+unsafe impl Pod for FlatDist2D {}
 unsafe impl Pod for [f32; 3] {}
 unsafe impl Pod for [f32; 2] {}
 unsafe impl Pod for [u32; 3] {}
@@ -358,13 +413,18 @@ pub fn as_bytes<T: Pod>(v: &[T]) -> &[u8] {
 }
 
 mod layout;
+pub mod materials;
 pub use layout::{LayoutEntry, LAYOUT};
+use materials::{flatten_bsdf, flatten_dist2d, flatten_emitter, flatten_texture, push_dist1d};
+pub use materials::{FlatBsdf, FlatDist1D, FlatDist2D, FlatEmitter, FlatTexture};
 
 // Sizes fixed by the CUDA twins (no implicit padding is asserted by `LAYOUT`'s macro).
 const _: () = assert!(size_of::<FlatShape>() == 160);
 const _: () = assert!(size_of::<FlatCamera>() == 64);
 const _: () = assert!(size_of::<FlatFilm>() == 48);
 const _: () = assert!(size_of::<FlatIntegrator>() == 32);
+const _: () = assert!(size_of::<FlatBsdf>() == 64 && size_of::<FlatTexture>() == 80);
+const _: () = assert!(size_of::<FlatEmitter>() == 128 && size_of::<FlatDist1D>() == 16);
 const _: () = assert!(size_of::<Prim>() == 8 && size_of::<LeafPrim>() == 48);
 const _: () = assert!(offset_of!(FlatShape, to_local) == 112);
 const _: () = assert!(offset_of!(FlatCamera, lin) == 16);

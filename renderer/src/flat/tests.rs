@@ -52,7 +52,7 @@ fn cuda_header_lists_the_same_layout_as_rust() {
         assert_eq!(h, r, "flat.cuh vs flat::LAYOUT");
     }
     // every field of every record is listed: offsets + last field size add up to sizeof
-    assert!(LAYOUT.iter().filter(|e| e.field == "sizeof").count() == 7);
+    assert!(LAYOUT.iter().filter(|e| e.field == "sizeof").count() == 12);
 }
 
 fn scene_from(xml_text: &str) -> Scene {
@@ -196,4 +196,106 @@ fn records_view_as_bytes_without_padding() {
     assert_eq!(as_bytes(&shapes).len(), 480);
     let v = [1.0f32, 2.0];
     assert_eq!(as_bytes(&v), &[0, 0, 128, 63, 0, 0, 0, 64]);
+}
+
+/// Every scene of the repository's `scenes/` at a small resolution.
+fn repo_scenes() -> Vec<(String, Scene)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
+    let mut v: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "xml"))
+        .collect();
+    v.sort();
+    v.iter()
+        .map(|p| {
+            let desc = xml::load_file(p, &[("res".into(), "16".into())]).unwrap();
+            (p.display().to_string(), build_scene(&desc).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn materials_textures_and_emitters_round_trip_through_their_twins() {
+    use super::materials::{unflatten_bsdf, unflatten_emitter, unflatten_texture};
+    let mut kinds = std::collections::BTreeSet::new();
+    for (name, scene) in repo_scenes() {
+        let flat = FlatScene::from_scene(&scene);
+        assert_eq!(flat.bsdfs.len(), scene.bsdfs.len(), "{name}");
+        for (f, b) in flat.bsdfs.iter().zip(&scene.bsdfs) {
+            let back = unflatten_bsdf(f, &flat.tables).expect("known kind");
+            assert_eq!(format!("{back:?}"), format!("{b:?}"), "{name}");
+            kinds.insert(format!("bsdf {}", f.kind));
+        }
+        for (f, t) in flat.textures.iter().zip(&scene.textures.records) {
+            assert_eq!(unflatten_texture(f), Some(*t), "{name}");
+            kinds.insert(format!("texture {}", f.kind));
+        }
+        for (f, e) in flat.emitters.iter().zip(&scene.emitters) {
+            assert_eq!(unflatten_emitter(f), Some(*e), "{name}");
+            kinds.insert(format!("emitter {}", f.kind));
+        }
+        assert_eq!(flat.texels, scene.textures.texels);
+        assert_eq!(flat.env_emitters, scene.env_emitters);
+    }
+    // the scenes exercise most kinds: diffuse, roughconductor, dielectric, plastic,
+    // roughplastic; constant, bitmap, checkerboard; area, constant, envmap
+    for k in [
+        "bsdf 0",
+        "bsdf 2",
+        "bsdf 3",
+        "bsdf 5",
+        "bsdf 6",
+        "texture 1",
+        "texture 2",
+    ] {
+        assert!(kinds.contains(k), "{k} not covered: {kinds:?}");
+    }
+    for k in ["emitter 0", "emitter 3", "emitter 4"] {
+        assert!(kinds.contains(k), "{k} not covered: {kinds:?}");
+    }
+}
+
+#[test]
+fn distributions_flatten_to_their_func_and_cdf() {
+    let dist = |flat: &FlatScene, i: u32| {
+        let d = flat.dist1d[i as usize];
+        let (o, n) = (d.offset as usize, d.n as usize);
+        (
+            flat.dist_data[o..o + n].to_vec(),
+            flat.dist_data[o + n..o + 2 * n + 1].to_vec(),
+            d.sum,
+        )
+    };
+    let mut envmaps = 0;
+    for (name, scene) in repo_scenes() {
+        let flat = FlatScene::from_scene(&scene);
+        assert_eq!(flat.dist2d.len(), scene.dists2d.len(), "{name}");
+        for (f, d) in flat.dist2d.iter().zip(&scene.dists2d) {
+            assert_eq!(f.h as usize, d.rows.len());
+            for (r, row) in d.rows.iter().enumerate() {
+                assert_eq!(
+                    dist(&flat, f.rows + r as u32),
+                    (row.func.clone(), row.cdf.clone(), row.sum)
+                );
+            }
+            let m = &d.marginal;
+            assert_eq!(
+                dist(&flat, f.marginal),
+                (m.func.clone(), m.cdf.clone(), m.sum)
+            );
+            envmaps += 1;
+        }
+        for (s, d) in flat.shapes.iter().zip(&scene.geom.area_dists) {
+            if s.kind == SHAPE_MESH {
+                assert_eq!(
+                    dist(&flat, s.area_dist),
+                    (d.func.clone(), d.cdf.clone(), d.sum)
+                );
+            } else {
+                assert_eq!(s.area_dist, u32::MAX);
+            }
+        }
+    }
+    assert!(envmaps > 0, "showcase.xml has an envmap");
 }
