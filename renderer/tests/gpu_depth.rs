@@ -220,12 +220,17 @@ fn unsupported_requests_are_clear_errors_not_crashes() {
         seed: 0,
     };
     assert!(be.render(&depth_scene(&path, 16), &zero).is_err());
-    // the backend is still usable afterwards
+    // the backend is still usable afterwards, and the asynchronous path fences its film
     let ok = RenderOptions {
         spp: Some(1),
         seed: 0,
     };
-    be.render(&depth_scene(&path, 16), &ok).unwrap();
+    let film = be.render_async(&depth_scene(&path, 16), &ok).unwrap();
+    assert_ne!(film.ready_event_handle(), 0);
+    let img = film.to_image().unwrap();
+    assert!(film.is_ready(), "to_image waited for the render");
+    assert_eq!(film.shape(), (img.width, img.height, img.channels));
+    assert_eq!((img.width, img.height), (16, 16));
 }
 
 #[test]

@@ -11,8 +11,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{
-    sys as dsys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError,
-    LaunchConfig, PushKernelArg,
+    sys as dsys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream,
+    DeviceRepr, DriverError, LaunchConfig, PushKernelArg, ValidAsZeroBits,
 };
 use cudarc::nvrtc::{result as nres, sys as nsys, Ptx};
 
@@ -255,39 +255,21 @@ impl CudaBackend {
         })
     }
 
-    /// Copies `buf` to the host: enqueued on the render stream into pinned memory,
-    /// then the host waits on an event recorded after the copy — that event only.
-    fn read_back<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Clone>(
-        &self,
-        buf: &CudaSlice<T>,
-    ) -> Result<Vec<T>> {
-        // SAFETY: the pinned buffer is fully written by the copy before it is read.
-        // Flags 0: not write-combined, so host reads are fast (DEPS.md).
-        let mut host = unsafe { self.ctx.alloc_pinned_with_flags::<T>(buf.len(), 0) }
-            .map_err(drv("allocating pinned host memory"))?;
-        self.stream
-            .memcpy_dtoh(buf, &mut host)
-            .map_err(drv("copying the result to the host"))?;
-        let ready = self
-            .stream
-            .record_event(None)
-            .map_err(drv("recording the ready event"))?;
-        ready.synchronize().map_err(drv("waiting for the render"))?;
-        Ok(host
-            .as_slice()
-            .map_err(drv("reading pinned memory"))?
-            .to_vec())
-    }
-
     /// Renders `scene` (so far: the `depth` integrator with a box filter, see
     /// [`check_supported`]) and returns the image once it is on the host.
     pub fn render(&self, scene: &Scene, opts: &RenderOptions) -> Result<Image> {
-        let spp = opts.resolve_spp(scene)?;
-        check_supported(scene)?;
-        guarded("CUDA render", || self.render_depth(scene, opts.seed, spp))
+        self.render_async(scene, opts)?.to_image()
     }
 
-    fn render_depth(&self, scene: &Scene, seed: u64, spp: u32) -> Result<Image> {
+    /// Enqueues the render on the render stream and returns at once: the film's
+    /// `ready` event fences its pixels (DESIGN.md §4).
+    pub fn render_async(&self, scene: &Scene, opts: &RenderOptions) -> Result<CudaFilm> {
+        let spp = opts.resolve_spp(scene)?;
+        check_supported(scene)?;
+        guarded("CUDA render", || self.enqueue_depth(scene, opts.seed, spp))
+    }
+
+    fn enqueue_depth(&self, scene: &Scene, seed: u64, spp: u32) -> Result<CudaFilm> {
         let module = self.depth_module()?;
         let f = self.function(&module, "hg_depth")?;
         let flat = FlatScene::from_scene(scene);
@@ -319,10 +301,20 @@ impl CudaBackend {
         // SAFETY: the argument list matches hg_depth's signature in depth.cu, every
         // buffer holds the records the kernel indexes, and `out` has w*h*ch floats.
         unsafe { launch.launch(cfg) }.map_err(drv("launching hg_depth"))?;
-        let data = self.read_back(&out)?;
-        let mut img = Image::new(w as usize, h as usize, ch);
-        img.data.copy_from_slice(&data[..n]);
-        Ok(img)
+        let ready = self
+            .stream
+            .record_event(None)
+            .map_err(drv("recording the film's ready event"))?;
+        Ok(CudaFilm {
+            data: out,
+            ready,
+            _inputs: dev,
+            ctx: self.ctx.clone(),
+            stream: self.stream.clone(),
+            width: w as usize,
+            height: h as usize,
+            channels: ch,
+        })
     }
 
     /// The record sizes and offsets NVRTC used, in [`LAYOUT`] order (GPU parity test).
@@ -339,8 +331,86 @@ impl CudaBackend {
             // SAFETY: hg_layout_table writes exactly LAYOUT.len() u32 (HG_LAYOUT entries).
             unsafe { launch.launch(LaunchConfig::for_num_elems(1)) }
                 .map_err(drv("launching hg_layout_table"))?;
-            self.read_back(&out)
+            read_back(&self.ctx, &self.stream, &out)
         })
+    }
+}
+
+/// Copies `buf` to the host: enqueued on `stream` into pinned memory, then the host
+/// waits on an event recorded after the copy — that event only, never the device.
+fn read_back<T: DeviceRepr + ValidAsZeroBits + Clone>(
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    buf: &CudaSlice<T>,
+) -> Result<Vec<T>> {
+    // SAFETY: the pinned buffer is fully written by the copy before it is read.
+    // Flags 0: not write-combined, so host reads are fast (DEPS.md).
+    let mut host = unsafe { ctx.alloc_pinned_with_flags::<T>(buf.len(), 0) }
+        .map_err(drv("allocating pinned host memory"))?;
+    stream
+        .memcpy_dtoh(buf, &mut host)
+        .map_err(drv("copying the result to the host"))?;
+    let copied = stream
+        .record_event(None)
+        .map_err(drv("recording the copy's event"))?;
+    copied
+        .synchronize()
+        .map_err(drv("waiting for the result"))?;
+    Ok(host
+        .as_slice()
+        .map_err(drv("reading pinned memory"))?
+        .to_vec())
+}
+
+/// A rendered film on the device. Its buffer (and the scene buffers the kernel
+/// reads) live as long as this value; `ready` is recorded on the render stream
+/// after the last write to the film (DESIGN.md §4).
+pub struct CudaFilm {
+    data: CudaSlice<f32>,
+    ready: CudaEvent,
+    _inputs: DeviceScene,
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    width: usize,
+    height: usize,
+    channels: usize,
+}
+
+impl CudaFilm {
+    /// (width, height, channels).
+    pub fn shape(&self) -> (usize, usize, usize) {
+        (self.width, self.height, self.channels)
+    }
+
+    /// Whether the render has finished (queries the ready event, never blocks).
+    pub fn is_ready(&self) -> bool {
+        self.ready.is_complete()
+    }
+
+    /// The ready event's handle (`CUevent`), for `cuStreamWaitEvent` on a consumer stream.
+    pub fn ready_event_handle(&self) -> usize {
+        self.ready.cu_event() as usize
+    }
+
+    /// Copies the film to the host (on the render stream, waiting on that copy's event).
+    pub fn to_image(&self) -> Result<Image> {
+        let n = self.width * self.height * self.channels;
+        let data = guarded("reading a film", || {
+            read_back(&self.ctx, &self.stream, &self.data)
+        })?;
+        let mut img = Image::new(self.width, self.height, self.channels);
+        img.data.copy_from_slice(&data[..n]);
+        Ok(img)
+    }
+}
+
+impl std::fmt::Debug for CudaFilm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "CudaFilm({}x{}x{})",
+            self.width, self.height, self.channels
+        )
     }
 }
 

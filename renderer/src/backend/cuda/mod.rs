@@ -20,12 +20,12 @@ pub mod kernels;
 #[cfg(feature = "cuda")]
 mod device;
 #[cfg(feature = "cuda")]
-pub use device::{device_count, libraries_present, CudaBackend};
+pub use device::{device_count, libraries_present, CudaBackend, CudaFilm};
 
 #[cfg(not(feature = "cuda"))]
 mod stub;
 #[cfg(not(feature = "cuda"))]
-pub use stub::{device_count, libraries_present, CudaBackend};
+pub use stub::{device_count, libraries_present, CudaBackend, CudaFilm};
 
 use crate::error::{Error, Result};
 use crate::integrators::AnyIntegrator;

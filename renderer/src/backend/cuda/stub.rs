@@ -54,6 +54,11 @@ impl CudaBackend {
         match self.never {}
     }
 
+    /// Enqueues a render.
+    pub fn render_async(&self, _scene: &Scene, _opts: &RenderOptions) -> Result<CudaFilm> {
+        match self.never {}
+    }
+
     /// Compiles and loads a standalone CUDA C module.
     pub fn compile_module(&self, _name: &str, _source: &str) -> Result<ModuleStats> {
         match self.never {}
@@ -61,6 +66,34 @@ impl CudaBackend {
 
     /// The record sizes and offsets NVRTC used.
     pub fn layout_table(&self) -> Result<Vec<u32>> {
+        match self.never {}
+    }
+}
+
+/// A rendered film on the device; none exists in this build.
+#[derive(Debug)]
+pub struct CudaFilm {
+    never: Infallible,
+}
+
+impl CudaFilm {
+    /// (width, height, channels).
+    pub fn shape(&self) -> (usize, usize, usize) {
+        match self.never {}
+    }
+
+    /// Whether the render has finished.
+    pub fn is_ready(&self) -> bool {
+        match self.never {}
+    }
+
+    /// The ready event's handle.
+    pub fn ready_event_handle(&self) -> usize {
+        match self.never {}
+    }
+
+    /// Copies the film to the host.
+    pub fn to_image(&self) -> Result<Image> {
         match self.never {}
     }
 }
