@@ -7,8 +7,12 @@
 #
 # Exit status: 0 when every check passed, 1 otherwise.
 set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUNDLE=${1:-$ROOT/.gpu}
+HERE=$(cd "$(dirname "$0")" && pwd)
+if [ -d "$HERE/bin" ]; then        # the copy inside a bundle (.gpu/run_gpu_checks.sh)
+  ROOT=$(cd "$HERE/.." && pwd); BUNDLE=${1:-$HERE}
+else                               # tests/gpu/run_gpu_checks.sh in the repository
+  ROOT=$(cd "$HERE/../.." && pwd); BUNDLE=${1:-$ROOT/.gpu}
+fi
 [ -d "$BUNDLE" ] || { echo "no bundle at $BUNDLE (run tests/gpu/build_gpu_bundle.sh on the build machine)"; exit 2; }
 BUNDLE=$(cd "$BUNDLE" && pwd)
 LOGS=${HG_GPU_LOG_DIR:-$BUNDLE/logs}
@@ -16,7 +20,7 @@ mkdir -p "$LOGS"
 # scenes/assets: the bundle's copy if present, else the repository's
 if [ -d "$BUNDLE/scenes" ]; then export HELIOGRAPH_ROOT=$BUNDLE; else export HELIOGRAPH_ROOT=$ROOT; fi
 export HELIOGRAPH_REQUIRE_GPU=1
-export RUST_BACKTRACE=1
+export RUST_BACKTRACE=0
 CACHE=$(mktemp -d "${TMPDIR:-/tmp}/hg-cubin-cache.XXXXXX")   # fresh: the first run must compile
 export HELIOGRAPH_CACHE_DIR=$CACHE
 
@@ -35,7 +39,8 @@ run() {
   if [ "$rc" -ne 0 ]; then FAILED=1; fi
   ROWS+=("$(printf '%-34s %-6s %6s %6s %8.2fs' "$name" "$([ "$rc" -eq 0 ] && echo ok || echo FAIL:$rc)" "$passed" "$failed" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')")")
   echo "---- $name (exit $rc), log $log"
-  grep -E 'HG_GPU_STAT|SKIP|panicked|^test .* (ok|FAILED)$|test result' "$log" | head -40
+  grep -E 'HG_GPU_STAT|SKIP|^test .* (ok|FAILED)$|test result' "$log" | head -40
+  grep -E -A4 'panicked at' "$log" | grep -v '^ *[0-9]*: \|^ *at ' | head -30
 }
 
 echo "==== environment"
