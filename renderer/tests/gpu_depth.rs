@@ -251,3 +251,42 @@ fn compile_errors_carry_the_nvrtc_log_and_file_name() {
     be.compile_module("fine.cu", ok)
         .unwrap_or_else(|e| panic!("{e}"));
 }
+
+#[test]
+fn depth_throughput_first_data_point() {
+    let Some(be) = backend_or_skip("depth_throughput") else {
+        return;
+    };
+    // primary rays through the BVH: cbox-like scene at 512x512, 32 spp (issue 4's setting)
+    let path = scene_files()
+        .into_iter()
+        .find(|p| p.ends_with("cbox.xml"))
+        .unwrap_or_else(|| scene_files()[0].clone());
+    let scene = depth_scene(&path, 512);
+    let opts = RenderOptions {
+        spp: Some(32),
+        seed: 3,
+    };
+    let mut best = f32::INFINITY;
+    let mut best_wall = f64::INFINITY;
+    for _ in 0..4 {
+        let t = Instant::now();
+        let film = be
+            .render_async(&scene, &opts)
+            .unwrap_or_else(|e| panic!("{e}"));
+        film.to_image().unwrap_or_else(|e| panic!("{e}"));
+        best_wall = best_wall.min(t.elapsed().as_secs_f64());
+        best = best.min(film.kernel_ms().unwrap_or_else(|e| panic!("{e}")));
+    }
+    let rays = 512.0 * 512.0 * 32.0;
+    println!(
+        "HG_GPU_STAT throughput scene={} res=512 spp=32 kernel_ms={best:.3} \
+         grays_per_s={:.3} wall_ms={:.3}",
+        path.file_stem()
+            .map(|s| s.to_string_lossy())
+            .unwrap_or_default(),
+        rays / (best as f64 * 1e-3) / 1e9,
+        best_wall * 1e3
+    );
+    assert!(best > 0.0 && best.is_finite());
+}

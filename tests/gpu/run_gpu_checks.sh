@@ -80,6 +80,6 @@ for r in "${ROWS[@]}"; do echo "$r"; done
 echo "NVRTC module (new process, empty cache): ${cold_src:-?} in ${cold_s:-?} s"
 echo "module (new process, warm disk cache)  : ${warm_src:-?} in ${warm_s:-?} s"
 echo "first render incl. context+module, cold: ${first_cold:-?} s; warm cache: ${first_warm:-?} s"
-stat "$LOGS/all.log" | grep -E 'depth scene=|layout_entries' | sed 's/HG_GPU_STAT /  /'
+stat "$LOGS/all.log" | grep -E 'depth scene=|layout_entries|throughput' | sed 's/HG_GPU_STAT /  /'
 echo "overall   : $([ "$FAILED" -eq 0 ] && echo PASS || echo FAIL)"
 exit "$FAILED"

@@ -286,6 +286,11 @@ impl CudaBackend {
             block_dim: (16, 16, 1),
             shared_mem_bytes: 0,
         };
+        let timing = Some(dsys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self
+            .stream
+            .record_event(timing)
+            .map_err(drv("recording the start event"))?;
         let mut launch = self.stream.launch_builder(&f);
         launch
             .arg(&dev.camera)
@@ -303,10 +308,11 @@ impl CudaBackend {
         unsafe { launch.launch(cfg) }.map_err(drv("launching hg_depth"))?;
         let ready = self
             .stream
-            .record_event(None)
+            .record_event(timing)
             .map_err(drv("recording the film's ready event"))?;
         Ok(CudaFilm {
             data: out,
+            start,
             ready,
             _inputs: dev,
             ctx: self.ctx.clone(),
@@ -367,6 +373,7 @@ fn read_back<T: DeviceRepr + ValidAsZeroBits + Clone>(
 /// after the last write to the film (DESIGN.md §4).
 pub struct CudaFilm {
     data: CudaSlice<f32>,
+    start: CudaEvent,
     ready: CudaEvent,
     _inputs: DeviceScene,
     ctx: Arc<CudaContext>,
@@ -390,6 +397,15 @@ impl CudaFilm {
     /// The ready event's handle (`CUevent`), for `cuStreamWaitEvent` on a consumer stream.
     pub fn ready_event_handle(&self) -> usize {
         self.ready.cu_event() as usize
+    }
+
+    /// Milliseconds between the events around the kernel launch (waits for the render).
+    pub fn kernel_ms(&self) -> Result<f32> {
+        guarded("kernel timing", || {
+            self.start
+                .elapsed_ms(&self.ready)
+                .map_err(drv("reading the kernel time"))
+        })
     }
 
     /// Copies the film to the host (on the render stream, waiting on that copy's event).

@@ -92,6 +92,11 @@ impl CudaFilm {
         match self.never {}
     }
 
+    /// Milliseconds the kernel took.
+    pub fn kernel_ms(&self) -> Result<f32> {
+        match self.never {}
+    }
+
     /// Copies the film to the host.
     pub fn to_image(&self) -> Result<Image> {
         match self.never {}
