@@ -17,7 +17,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::{result as nres, sys as nsys, Ptx};
 
 use super::cache::{CacheKey, ModuleStats, ProgramCache};
-use super::{arch_for, check_supported, compile_options, kernels, DeviceInfo};
+use super::{arch_for, check_nvrtc_targets, check_supported, compile_options, kernels, DeviceInfo};
 use crate::backend::RenderOptions;
 use crate::error::{Error, Result};
 use crate::flat::{as_bytes, FlatScene, Pod, LAYOUT};
@@ -72,6 +72,25 @@ pub fn device_count() -> Result<usize> {
             ))),
         },
     )
+}
+
+/// The architectures NVRTC can target (empty when it cannot say).
+fn nvrtc_archs() -> Vec<i32> {
+    let mut n = 0;
+    // SAFETY: writes one int.
+    if unsafe { nsys::nvrtcGetNumSupportedArchs(&mut n) }
+        .result()
+        .is_err()
+        || n <= 0
+    {
+        return Vec::new();
+    }
+    let mut v = vec![0; n as usize];
+    // SAFETY: `v` has room for the `n` entries NVRTC writes.
+    match unsafe { nsys::nvrtcGetSupportedArchs(v.as_mut_ptr()) }.result() {
+        Ok(()) => v,
+        Err(_) => Vec::new(),
+    }
 }
 
 /// Device buffers of one uploaded flat scene.
@@ -140,6 +159,7 @@ impl CudaBackend {
         unsafe { nsys::nvrtcVersion(&mut major, &mut minor) }
             .result()
             .map_err(|e| Error::CudaUnavailable(format!("nvrtcVersion failed: {e:?}")))?;
+        check_nvrtc_targets(cc, &nvrtc_archs(), (major, minor))?;
         let info = DeviceInfo {
             ordinal,
             name: ctx.name().map_err(drv("reading the device name"))?,

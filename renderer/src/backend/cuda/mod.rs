@@ -32,7 +32,8 @@ use crate::integrators::AnyIntegrator;
 use crate::rfilters::AnyFilter;
 use crate::scene::Scene;
 
-/// The oldest architecture the kernels are written for (Volta: independent thread scheduling).
+/// The oldest architecture the kernels are written for (Volta: independent thread
+/// scheduling). NVRTC may start later (CUDA 13: sm_75); [`check_nvrtc_targets`] says so.
 pub const MIN_COMPUTE_CAPABILITY: (i32, i32) = (7, 0);
 
 /// What the backend found out about its device.
@@ -87,6 +88,23 @@ pub fn arch_for(cc: (i32, i32)) -> Result<String> {
     Ok(format!("sm_{}{}", cc.0, cc.1))
 }
 
+/// Checks that NVRTC can generate code for compute capability `cc`; `supported` is
+/// NVRTC's list (`nvrtcGetSupportedArchs`, e.g. 75, 80, ..., 120 for CUDA 13).
+pub fn check_nvrtc_targets(cc: (i32, i32), supported: &[i32], nvrtc: (i32, i32)) -> Result<()> {
+    let want = cc.0 * 10 + cc.1;
+    if supported.is_empty() || supported.contains(&want) {
+        return Ok(());
+    }
+    let list: Vec<String> = supported.iter().map(|a| format!("sm_{a}")).collect();
+    Err(Error::CudaUnavailable(format!(
+        "unsupported GPU architecture: NVRTC {}.{} cannot generate code for sm_{want} \
+         (it supports {})",
+        nvrtc.0,
+        nvrtc.1,
+        list.join(", ")
+    )))
+}
+
 /// NVRTC options for `arch`. `--fmad=false` keeps the GPU's float rounding identical
 /// to the CPU's (no multiply-add contraction); it is part of the cache key.
 pub fn compile_options(arch: &str) -> Vec<String> {
@@ -130,6 +148,19 @@ mod tests {
             "{e}"
         );
         assert!(arch_for((5, 2)).is_err());
+        let cuda13 = [75, 80, 86, 87, 89, 90, 100, 120];
+        assert!(check_nvrtc_targets((9, 0), &cuda13, (13, 0)).is_ok());
+        let e = check_nvrtc_targets((7, 0), &cuda13, (13, 0))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("sm_70") && e.contains("NVRTC 13.0") && e.contains("sm_75"),
+            "{e}"
+        );
+        assert!(
+            check_nvrtc_targets((7, 0), &[], (13, 0)).is_ok(),
+            "unknown list: let NVRTC decide"
+        );
         assert!(compile_options("sm_90").contains(&"--gpu-architecture=sm_90".to_string()));
     }
 
