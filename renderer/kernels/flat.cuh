@@ -212,8 +212,14 @@ struct FlatDist2D {
     F(FlatDist2D, pad, 12)
 
 #define HG_ASSERT_SIZE(rec, n) static_assert(sizeof(rec) == n, "sizeof(" #rec ") differs from Rust");
+#ifdef __CUDACC_RTC__
+// NVRTC has neither offsetof nor __builtin_offsetof: sizes are checked at compile
+// time here, offsets at run time by hg_layout_table against the Rust table.
+#define HG_ASSERT_FIELD(rec, field, off)
+#else
 #define HG_ASSERT_FIELD(rec, field, off) \
     static_assert(__builtin_offsetof(rec, field) == off, "offset of " #rec "." #field " differs from Rust");
+#endif
 HG_LAYOUT(HG_ASSERT_SIZE, HG_ASSERT_FIELD)
 #undef HG_ASSERT_SIZE
 #undef HG_ASSERT_FIELD
@@ -223,7 +229,8 @@ extern "C" __global__ void hg_layout_table(hg_u32* out) {
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
     hg_u32 i = 0;
 #define HG_WRITE_SIZE(rec, n) out[i++] = (hg_u32)sizeof(rec);
-#define HG_WRITE_FIELD(rec, field, off) out[i++] = (hg_u32)__builtin_offsetof(rec, field);
+#define HG_WRITE_FIELD(rec, field, off) \
+    { rec r_; out[i++] = (hg_u32)((const char*)&r_.field - (const char*)&r_); }
     HG_LAYOUT(HG_WRITE_SIZE, HG_WRITE_FIELD)
 #undef HG_WRITE_SIZE
 #undef HG_WRITE_FIELD
