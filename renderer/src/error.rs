@@ -81,6 +81,10 @@ pub enum Error {
     /// CUDA was asked for but is not usable on this machine or build.
     #[error("CUDA unavailable: {0}")]
     CudaUnavailable(String),
+
+    /// A CUDA driver, NVRTC or kernel failure where CUDA itself is usable.
+    #[error("CUDA error: {0}")]
+    Cuda(String),
 }
 
 /// The core's result type.

@@ -11,6 +11,7 @@ pub mod bsdfs;
 pub mod emitters;
 pub mod error;
 pub mod films;
+pub mod flat;
 pub mod integrators;
 pub mod io;
 pub mod math;

@@ -5,6 +5,7 @@
 //! passes so that progress can be reported and a render cancelled between them.
 
 pub mod cpu;
+pub mod cuda;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 

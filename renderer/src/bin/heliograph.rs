@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
+use heliograph::backend::cuda::CudaBackend;
 use heliograph::backend::{cpu, RenderOptions};
 use heliograph::scene::{self, ObjectDesc, Value};
 
@@ -110,18 +111,6 @@ fn render(
     define: &[String],
     quiet: bool,
 ) -> Result<()> {
-    match backend {
-        Backend::Cuda => bail!(
-            "{}",
-            heliograph::Error::CudaUnavailable(
-                "the CUDA backend is not available yet in this build; use --backend cpu".into()
-            )
-        ),
-        Backend::Auto if !quiet => {
-            eprintln!("backend: cpu (auto: the CUDA backend is not available yet in this build)")
-        }
-        _ => {}
-    }
     let out = output.unwrap_or_else(|| {
         PathBuf::from(path.file_stem().unwrap_or_default()).with_extension("exr")
     });
@@ -130,29 +119,78 @@ fn render(
     let scene = Arc::new(scene::build_scene(&desc)?);
     let spp = opts.resolve_spp(&scene)?;
     let [w, h] = scene.sensor.film.crop_size;
+    let gpu = choose_gpu(backend, &scene, quiet)?;
     let start = Instant::now();
-    let job = cpu::render_async(scene.clone(), opts)?;
-    let bar = (!quiet).then(|| progress_bar(w as u64 * h as u64 * spp as u64));
+    let image = match &gpu {
+        Some(cuda) => cuda.render(&scene, &opts)?,
+        None => render_cpu(scene.clone(), opts, w as u64 * h as u64 * spp as u64, quiet)?,
+    };
+    let secs = start.elapsed().as_secs_f64();
+    heliograph::io::write_image(&out, &image).with_context(|| "writing the output image")?;
+    let samples = w as f64 * h as f64 * spp as f64;
+    let device = match &gpu {
+        Some(cuda) => format!("cuda, {}", cuda.info().name),
+        None => format!("cpu, {} threads", rayon::current_num_threads()),
+    };
+    println!(
+        "rendered {w}x{h} at {spp} spp in {secs:.3} s ({:.2} Msamples/s, {device}) -> {}",
+        samples / secs / 1e6,
+        out.display()
+    );
+    Ok(())
+}
+
+/// The CUDA backend when asked for (an error if it cannot serve), or when `auto`
+/// finds a usable GPU that supports the scene; `None` means the CPU.
+fn choose_gpu(
+    backend: Backend,
+    scene: &heliograph::scene::Scene,
+    quiet: bool,
+) -> Result<Option<CudaBackend>> {
+    let try_cuda = || -> heliograph::Result<CudaBackend> {
+        let cuda = CudaBackend::new(0)?;
+        heliograph::backend::cuda::check_supported(scene)?;
+        Ok(cuda)
+    };
+    match backend {
+        Backend::Cpu => Ok(None),
+        Backend::Cuda => Ok(Some(try_cuda()?)),
+        Backend::Auto => match try_cuda() {
+            Ok(cuda) => {
+                if !quiet {
+                    eprintln!("backend: cuda ({}) (auto)", cuda.info().name);
+                }
+                Ok(Some(cuda))
+            }
+            Err(e) => {
+                if !quiet {
+                    eprintln!("backend: cpu (auto: {e})");
+                }
+                Ok(None)
+            }
+        },
+    }
+}
+
+/// Renders on the CPU in the background while a progress bar follows it.
+fn render_cpu(
+    scene: Arc<heliograph::scene::Scene>,
+    opts: RenderOptions,
+    total: u64,
+    quiet: bool,
+) -> Result<heliograph::io::Image> {
+    let job = cpu::render_async(scene, opts)?;
+    let bar = (!quiet).then(|| progress_bar(total));
     while !job.is_finished() {
         if let Some(b) = &bar {
             b.set_position(job.progress().samples().0);
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let image = job.wait()?;
-    let secs = start.elapsed().as_secs_f64();
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    heliograph::io::write_image(&out, &image).with_context(|| "writing the output image")?;
-    let samples = w as f64 * h as f64 * spp as f64;
-    println!(
-        "rendered {w}x{h} at {spp} spp in {secs:.3} s ({:.2} Msamples/s, cpu, {} threads) -> {}",
-        samples / secs / 1e6,
-        rayon::current_num_threads(),
-        out.display()
-    );
-    Ok(())
+    Ok(job.wait()?)
 }
 
 fn progress_bar(total: u64) -> indicatif::ProgressBar {

@@ -1,0 +1,237 @@
+// CUDA twins of the flat scene records (renderer/src/flat/mod.rs, renderer/src/accel/mod.rs,
+// renderer/src/shapes/mod.rs). Sizes and offsets are asserted below from HG_LAYOUT, the
+// same list as the Rust table `flat::LAYOUT` (a CPU test compares the two lists; the GPU
+// test compares the offsets NVRTC used, written by `hg_layout_table`).
+#pragma once
+
+typedef unsigned int hg_u32;
+typedef unsigned long long hg_u64;
+
+struct BvhNode {
+    float min[3];
+    hg_u32 left_first;  // interior: left child (right = left + 1); leaf: first slot
+    float max[3];
+    hg_u32 count;       // leaf: primitive count; interior: 0
+};
+
+struct LeafPrim {
+    float p0[3];
+    hg_u32 prim;
+    float p1[3];
+    hg_u32 is_tri;
+    float p2[3];
+    hg_u32 pad;
+};
+
+struct Prim {
+    hg_u32 shape;
+    hg_u32 index;
+};
+
+#define HG_SHAPE_MESH 0u
+#define HG_SHAPE_SPHERE 1u
+#define HG_SHAPE_RECTANGLE 2u
+#define HG_SHAPE_DISK 3u
+#define HG_FLAG_FLIP 1u
+#define HG_FLAG_NORMALS 2u
+#define HG_FLAG_UVS 4u
+
+// Affine maps: column-major 3x4 (x axis, y axis, z axis, translation).
+struct FlatShape {
+    hg_u32 kind;
+    hg_u32 flags;
+    hg_u32 bsdf;
+    hg_u32 emitter;
+    hg_u32 first_tri;
+    hg_u32 tri_count;
+    float area;
+    float radius;
+    float center[3];
+    hg_u32 area_dist;  // meshes: index into dist1d; else 0xffffffff
+    float normal[3];
+    hg_u32 pad1;
+    float to_world[12];
+    float to_local[12];
+};
+
+struct FlatCamera {
+    float origin[3];
+    float tan_half_x;
+    float lin[9];  // column-major 3x3
+    float aspect;
+    float near_clip;
+    float far_clip;
+};
+
+#define HG_FILTER_BOX 0u
+#define HG_FILTER_TENT 1u
+#define HG_FILTER_GAUSSIAN 2u
+
+struct FlatFilm {
+    hg_u32 width;
+    hg_u32 height;
+    hg_u32 crop_offset[2];
+    hg_u32 crop_size[2];
+    hg_u32 alpha;
+    hg_u32 filter;
+    float filter_radius;
+    float filter_stddev;
+    hg_u32 pad[2];
+};
+
+#define HG_INTEGRATOR_DIRECT 0u
+#define HG_INTEGRATOR_PATH 1u
+#define HG_INTEGRATOR_DEPTH 2u
+
+struct FlatIntegrator {
+    hg_u32 kind;
+    hg_u32 max_depth;
+    hg_u32 rr_depth;
+    hg_u32 hide_emitters;
+    hg_u32 emitter_samples;
+    hg_u32 bsdf_samples;
+    hg_u32 pad[2];
+};
+
+// Materials, textures, emitters, distributions (renderer/src/flat/materials.rs): a tag
+// plus word slots whose meaning depends on the tag.
+#define HG_BSDF_DIFFUSE 0u
+#define HG_BSDF_CONDUCTOR 1u
+#define HG_BSDF_ROUGH_CONDUCTOR 2u
+#define HG_BSDF_DIELECTRIC 3u
+#define HG_BSDF_THIN_DIELECTRIC 4u
+#define HG_BSDF_PLASTIC 5u
+#define HG_BSDF_ROUGH_PLASTIC 6u
+#define HG_BSDF_TWO_SIDED 7u
+
+struct FlatBsdf {
+    hg_u32 kind;
+    hg_u32 tex[5];  // texture (twosided: BSDF) handles, per kind
+    float f[6];     // float parameters, per kind
+    hg_u32 distr;
+    hg_u32 sample_visible;
+    hg_u32 nonlinear;
+    hg_u32 table;   // roughplastic: offset of its transmittance table in `tables`
+};
+
+#define HG_TEX_CONSTANT 0u
+#define HG_TEX_BITMAP 1u
+#define HG_TEX_CHECKERBOARD 2u
+
+struct FlatTexture {
+    hg_u32 kind;
+    hg_u32 offset;
+    hg_u32 width;
+    hg_u32 height;
+    hg_u32 channels;
+    hg_u32 filter;  // 0 nearest, 1 bilinear
+    hg_u32 wrap;    // 0 repeat, 1 mirror, 2 clamp
+    hg_u32 color0;
+    hg_u32 color1;
+    hg_u32 pad0;
+    float to_uv[6];
+    float color[3];
+    hg_u32 pad1;
+};
+
+#define HG_EMITTER_AREA 0u
+#define HG_EMITTER_POINT 1u
+#define HG_EMITTER_DIRECTIONAL 2u
+#define HG_EMITTER_CONSTANT 3u
+#define HG_EMITTER_ENVMAP 4u
+
+struct FlatEmitter {
+    hg_u32 kind;
+    hg_u32 shape;
+    hg_u32 tex;
+    hg_u32 dist;
+    hg_u32 offset;
+    hg_u32 width;
+    hg_u32 height;
+    float scale;
+    float vec[3];
+    hg_u32 pad0;
+    float to_world[9];  // column-major 3x3
+    float to_local[9];
+    hg_u32 pad1[2];
+};
+
+// func[n] then cdf[n + 1] at dist_data + offset
+struct FlatDist1D {
+    hg_u32 offset;
+    hg_u32 n;
+    float sum;
+    hg_u32 pad;
+};
+
+struct FlatDist2D {
+    hg_u32 rows;  // first row's FlatDist1D; h of them
+    hg_u32 h;
+    hg_u32 marginal;
+    hg_u32 pad;
+};
+
+// S(record, size) and F(record, field, offset), in the order of the Rust `flat::LAYOUT`.
+#define HG_LAYOUT(S, F) \
+    S(BvhNode, 32) F(BvhNode, min, 0) F(BvhNode, left_first, 12) F(BvhNode, max, 16) \
+    F(BvhNode, count, 28) \
+    S(LeafPrim, 48) F(LeafPrim, p0, 0) F(LeafPrim, prim, 12) F(LeafPrim, p1, 16) \
+    F(LeafPrim, is_tri, 28) F(LeafPrim, p2, 32) F(LeafPrim, pad, 44) \
+    S(Prim, 8) F(Prim, shape, 0) F(Prim, index, 4) \
+    S(FlatShape, 160) F(FlatShape, kind, 0) F(FlatShape, flags, 4) F(FlatShape, bsdf, 8) \
+    F(FlatShape, emitter, 12) F(FlatShape, first_tri, 16) F(FlatShape, tri_count, 20) \
+    F(FlatShape, area, 24) F(FlatShape, radius, 28) F(FlatShape, center, 32) \
+    F(FlatShape, area_dist, 44) F(FlatShape, normal, 48) F(FlatShape, pad1, 60) \
+    F(FlatShape, to_world, 64) F(FlatShape, to_local, 112) \
+    S(FlatCamera, 64) F(FlatCamera, origin, 0) F(FlatCamera, tan_half_x, 12) \
+    F(FlatCamera, lin, 16) F(FlatCamera, aspect, 52) F(FlatCamera, near_clip, 56) \
+    F(FlatCamera, far_clip, 60) \
+    S(FlatFilm, 48) F(FlatFilm, width, 0) F(FlatFilm, height, 4) F(FlatFilm, crop_offset, 8) \
+    F(FlatFilm, crop_size, 16) F(FlatFilm, alpha, 24) F(FlatFilm, filter, 28) \
+    F(FlatFilm, filter_radius, 32) F(FlatFilm, filter_stddev, 36) F(FlatFilm, pad, 40) \
+    S(FlatIntegrator, 32) F(FlatIntegrator, kind, 0) F(FlatIntegrator, max_depth, 4) \
+    F(FlatIntegrator, rr_depth, 8) F(FlatIntegrator, hide_emitters, 12) \
+    F(FlatIntegrator, emitter_samples, 16) F(FlatIntegrator, bsdf_samples, 20) \
+    F(FlatIntegrator, pad, 24) \
+    S(FlatBsdf, 64) F(FlatBsdf, kind, 0) F(FlatBsdf, tex, 4) F(FlatBsdf, f, 24) \
+    F(FlatBsdf, distr, 48) F(FlatBsdf, sample_visible, 52) F(FlatBsdf, nonlinear, 56) \
+    F(FlatBsdf, table, 60) \
+    S(FlatTexture, 80) F(FlatTexture, kind, 0) F(FlatTexture, offset, 4) \
+    F(FlatTexture, width, 8) F(FlatTexture, height, 12) F(FlatTexture, channels, 16) \
+    F(FlatTexture, filter, 20) F(FlatTexture, wrap, 24) F(FlatTexture, color0, 28) \
+    F(FlatTexture, color1, 32) F(FlatTexture, pad0, 36) F(FlatTexture, to_uv, 40) \
+    F(FlatTexture, color, 64) F(FlatTexture, pad1, 76) \
+    S(FlatEmitter, 128) F(FlatEmitter, kind, 0) F(FlatEmitter, shape, 4) F(FlatEmitter, tex, 8) \
+    F(FlatEmitter, dist, 12) F(FlatEmitter, offset, 16) F(FlatEmitter, width, 20) \
+    F(FlatEmitter, height, 24) F(FlatEmitter, scale, 28) F(FlatEmitter, vec, 32) \
+    F(FlatEmitter, pad0, 44) F(FlatEmitter, to_world, 48) F(FlatEmitter, to_local, 84) \
+    F(FlatEmitter, pad1, 120) \
+    S(FlatDist1D, 16) F(FlatDist1D, offset, 0) F(FlatDist1D, n, 4) F(FlatDist1D, sum, 8) \
+    F(FlatDist1D, pad, 12) \
+    S(FlatDist2D, 16) F(FlatDist2D, rows, 0) F(FlatDist2D, h, 4) F(FlatDist2D, marginal, 8) \
+    F(FlatDist2D, pad, 12)
+
+#define HG_ASSERT_SIZE(rec, n) static_assert(sizeof(rec) == n, "sizeof(" #rec ") differs from Rust");
+#ifdef __CUDACC_RTC__
+// NVRTC has neither offsetof nor __builtin_offsetof: sizes are checked at compile
+// time here, offsets at run time by hg_layout_table against the Rust table.
+#define HG_ASSERT_FIELD(rec, field, off)
+#else
+#define HG_ASSERT_FIELD(rec, field, off) \
+    static_assert(__builtin_offsetof(rec, field) == off, "offset of " #rec "." #field " differs from Rust");
+#endif
+HG_LAYOUT(HG_ASSERT_SIZE, HG_ASSERT_FIELD)
+#undef HG_ASSERT_SIZE
+#undef HG_ASSERT_FIELD
+
+// Writes the sizes and offsets NVRTC used, in HG_LAYOUT order, for the GPU parity test.
+extern "C" __global__ void hg_layout_table(hg_u32* out) {
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    hg_u32 i = 0;
+#define HG_WRITE_SIZE(rec, n) out[i++] = (hg_u32)sizeof(rec);
+#define HG_WRITE_FIELD(rec, field, off) \
+    { rec r_; out[i++] = (hg_u32)((const char*)&r_.field - (const char*)&r_); }
+    HG_LAYOUT(HG_WRITE_SIZE, HG_WRITE_FIELD)
+#undef HG_WRITE_SIZE
+#undef HG_WRITE_FIELD
+}

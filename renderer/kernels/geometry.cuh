@@ -1,0 +1,185 @@
+// Ray intersection with the flat scene: watertight triangles, analytic spheres,
+// rectangles and disks, and the BVH walk. Mirrors renderer/src/shapes/*.rs and
+// renderer/src/accel/mod.rs operation by operation (same near-child-first order,
+// same conservative box test), so CPU and GPU find the same closest hits.
+#pragma once
+#include "common.cuh"
+
+struct SceneGeom {
+    const BvhNode* nodes;
+    hg_u32 node_count;
+    const LeafPrim* leaf;
+    const Prim* prims;
+    const FlatShape* shapes;
+};
+
+// Woop et al. 2013 watertight test, as shapes/mesh.rs (TriRay + intersect_tri_watertight).
+struct TriRay {
+    V3 o;
+    int kx, ky, kz;
+    float sx, sy, sz;
+};
+
+__device__ inline TriRay tri_ray(const Ray& r) {
+    float ax = fabsf(r.d.x), ay = fabsf(r.d.y), az = fabsf(r.d.z);
+    int kz = ax > ay ? (ax > az ? 0 : 2) : (ay > az ? 1 : 2);
+    TriRay t;
+    t.o = r.o;
+    t.kz = kz;
+    t.kx = (kz + 1) % 3;
+    t.ky = (t.kx + 1) % 3;
+    float dx = comp(r.d, t.kx), dy = comp(r.d, t.ky), dz = comp(r.d, kz);
+    t.sx = -dx / dz;
+    t.sy = -dy / dz;
+    t.sz = 1.0f / dz;
+    return t;
+}
+
+__device__ inline V3 tri_local(const TriRay& t, const float* p) {
+    V3 q = v3a(p) - t.o;
+    float x = comp(q, t.kx), y = comp(q, t.ky), z = comp(q, t.kz);
+    return v3(x + t.sx * z, y + t.sy * z, z);
+}
+
+__device__ inline float edge64(V3 u, V3 v) {
+    return (float)((double)u.x * (double)v.y - (double)u.y * (double)v.x);
+}
+
+// Returns t (or HG_INF on a miss).
+__device__ inline float intersect_tri(const LeafPrim& lp, const TriRay& r, float tmax) {
+    V3 a = tri_local(r, lp.p0), b = tri_local(r, lp.p1), c = tri_local(r, lp.p2);
+    float e0 = b.x * c.y - b.y * c.x;
+    float e1 = c.x * a.y - c.y * a.x;
+    float e2 = a.x * b.y - a.y * b.x;
+    if (e0 == 0.0f || e1 == 0.0f || e2 == 0.0f) {
+        e0 = edge64(b, c);
+        e1 = edge64(c, a);
+        e2 = edge64(a, b);
+    }
+    bool neg = e0 < 0.0f || e1 < 0.0f || e2 < 0.0f;
+    bool pos = e0 > 0.0f || e1 > 0.0f || e2 > 0.0f;
+    float det = e0 + e1 + e2;
+    if ((neg && pos) || det == 0.0f || det != det) return HG_INF;
+    float inv_det = 1.0f / det;
+    float t = (e0 * a.z + e1 * b.z + e2 * c.z) * r.sz * inv_det;
+    return (t > HG_RAY_TMIN && t < tmax) ? t : HG_INF;
+}
+
+// shapes/sphere.rs Sphere::intersect
+__device__ inline float intersect_sphere(const FlatShape& s, const Ray& r, float tmax) {
+    V3 oc = r.o - v3a(s.center);
+    float a = dot(r.d, r.d);
+    float b = dot(oc, r.d);
+    float rr = s.radius * s.radius;
+    float c = dot(oc, oc) - rr;
+    V3 l = oc - (b / a) * r.d;
+    float disc = a * (rr - dot(l, l));
+    if (disc != disc || disc < 0.0f) return HG_INF;  // NaN or negative
+    float q = -(b + copysignf(sqrtf(disc), b));
+    float t0 = c / q, t1 = q / a;
+    float near = t0 <= t1 ? t0 : t1, far = t0 <= t1 ? t1 : t0;
+    if (near > HG_RAY_TMIN && near < tmax) return near;
+    if (far > HG_RAY_TMIN && far < tmax) return far;
+    return HG_INF;
+}
+
+// shapes/rectangle.rs and disk.rs: Planar::cross_plane, then the square / unit-disk test.
+__device__ inline float intersect_planar(const FlatShape& s, const Ray& r, float tmax) {
+    V3 o = affine_point(s.to_local, r.o);
+    V3 d = affine_vector(s.to_local, r.d);
+    float t = -o.z / d.z;
+    float x = o.x + t * d.x, y = o.y + t * d.y;
+    bool inside = s.kind == HG_SHAPE_RECTANGLE ? (fabsf(x) <= 1.0f && fabsf(y) <= 1.0f)
+                                               : (x * x + y * y <= 1.0f);
+    return (t > HG_RAY_TMIN && t < tmax && inside) ? t : HG_INF;
+}
+
+__device__ inline float intersect_slot(const SceneGeom& g, hg_u32 slot, const Ray& r,
+                                       const TriRay& tr, float tmax, hg_u32* prim) {
+    const LeafPrim& lp = g.leaf[slot];
+    *prim = lp.prim;
+    if (lp.is_tri) return intersect_tri(lp, tr, tmax);
+    const FlatShape& s = g.shapes[g.prims[lp.prim].shape];
+    if (s.kind == HG_SHAPE_SPHERE) return intersect_sphere(s, r, tmax);
+    return intersect_planar(s, r, tmax);
+}
+
+// accel/mod.rs RayBox
+struct RayBox {
+    V3 o, inv;
+};
+
+__device__ inline float safe_dir(float d) { return fabsf(d) < 1e-30f ? copysignf(1e-30f, d) : d; }
+
+__device__ inline RayBox ray_box(const Ray& r) {
+    RayBox b;
+    b.o = r.o;
+    b.inv = v3(1.0f / safe_dir(r.d.x), 1.0f / safe_dir(r.d.y), 1.0f / safe_dir(r.d.z));
+    return b;
+}
+
+#define HG_ROBUST (1.0f + 2.0f * (3.0f * HG_FLT_EPS * 0.5f) / (1.0f - 3.0f * HG_FLT_EPS * 0.5f))
+
+__device__ inline float box_enter(const RayBox& rb, const BvhNode& n, float tmax) {
+    V3 t0 = (v3a(n.min) - rb.o), t1 = (v3a(n.max) - rb.o);
+    t0 = v3(t0.x * rb.inv.x, t0.y * rb.inv.y, t0.z * rb.inv.z);
+    t1 = v3(t1.x * rb.inv.x, t1.y * rb.inv.y, t1.z * rb.inv.z);
+    float near = fmaxf(fmaxf(fmaxf(fminf(t0.x, t1.x), fminf(t0.y, t1.y)), fminf(t0.z, t1.z)), 0.0f);
+    float far = fminf(fminf(fmaxf(t0.x, t1.x), fmaxf(t0.y, t1.y)), fmaxf(t0.z, t1.z)) * HG_ROBUST;
+    far = fminf(far, tmax);
+    return near <= far ? near : HG_INF;
+}
+
+#define HG_STACK 128  // accel::STACK_SIZE
+
+// Closest hit: returns t (HG_INF on a miss) and the primitive.
+__device__ inline float intersect_scene(const SceneGeom& g, const Ray& ray, hg_u32* hit_prim) {
+    float best = HG_INF;
+    if (g.node_count == 0) return best;
+    RayBox rb = ray_box(ray);
+    TriRay tr = tri_ray(ray);
+    float tmax = ray.tmax;
+    hg_u32 stack_node[HG_STACK];
+    float stack_t[HG_STACK];
+    int sp = 0;
+    hg_u32 node = 0;
+    if (box_enter(rb, g.nodes[0], tmax) == HG_INF) return best;
+    for (;;) {
+        const BvhNode n = g.nodes[node];
+        bool descend = false;
+        if (n.count > 0) {
+            for (hg_u32 slot = n.left_first; slot < n.left_first + n.count; ++slot) {
+                hg_u32 prim;
+                float t = intersect_slot(g, slot, ray, tr, tmax, &prim);
+                if (t != HG_INF) {
+                    best = t;
+                    tmax = t;
+                    *hit_prim = prim;
+                }
+            }
+        } else {
+            hg_u32 a = n.left_first, b = n.left_first + 1;
+            float ta = box_enter(rb, g.nodes[a], tmax), tb = box_enter(rb, g.nodes[b], tmax);
+            hg_u32 nn = ta <= tb ? a : b, fn = ta <= tb ? b : a;
+            float tn = ta <= tb ? ta : tb, tf = ta <= tb ? tb : ta;
+            if (tn != HG_INF) {
+                if (tf != HG_INF && sp < HG_STACK) {
+                    stack_node[sp] = fn;
+                    stack_t[sp] = tf;
+                    ++sp;
+                }
+                node = nn;
+                descend = true;
+            }
+        }
+        if (descend) continue;
+        for (;;) {
+            if (sp == 0) return best;
+            --sp;
+            if (stack_t[sp] <= tmax) {
+                node = stack_node[sp];
+                break;
+            }
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! The CUDA backend (issue 4; DESIGN.md §3–4, GPU.md).
+//!
+//! Built with the `cuda` cargo feature, [`CudaBackend`] binds the device's primary
+//! context (the one PyTorch, JAX and CuPy use), owns ONE non-blocking render stream on
+//! which every upload, clear and launch is enqueued, compiles the kernels of
+//! `renderer/kernels/` with NVRTC to a CUBIN for the device's own architecture
+//! (cached in memory and on disk, see [`cache`]), and reads results back by waiting on
+//! an event recorded after the last write — never on the whole device.
+//!
+//! Without the feature the same API exists, and [`CudaBackend::new`] returns
+//! [`Error::CudaUnavailable`]; this module is the only place that looks at the feature.
+//!
+//! So far the GPU renders the `depth` integrator (primary rays through the BVH over
+//! triangles, spheres, rectangles and disks) with a box filter of radius ≤ 0.5; it
+//! uses the CPU's per-sample random streams, so its image matches the CPU's.
+
+pub mod cache;
+pub mod kernels;
+
+#[cfg(feature = "cuda")]
+mod device;
+#[cfg(feature = "cuda")]
+pub use device::{device_count, libraries_present, CudaBackend, CudaFilm};
+
+#[cfg(not(feature = "cuda"))]
+mod stub;
+#[cfg(not(feature = "cuda"))]
+pub use stub::{device_count, libraries_present, CudaBackend, CudaFilm};
+
+use crate::error::{Error, Result};
+use crate::integrators::AnyIntegrator;
+use crate::rfilters::AnyFilter;
+use crate::scene::Scene;
+
+/// The oldest architecture the kernels are written for (Volta: independent thread
+/// scheduling). NVRTC may start later (CUDA 13: sm_75); [`check_nvrtc_targets`] says so.
+pub const MIN_COMPUTE_CAPABILITY: (i32, i32) = (7, 0);
+
+/// What the backend found out about its device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// Device ordinal.
+    pub ordinal: usize,
+    /// Marketing name, e.g. "NVIDIA H200".
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub compute_capability: (i32, i32),
+    /// NVRTC target, e.g. `sm_90`.
+    pub arch: String,
+    /// Streaming multiprocessors.
+    pub sm_count: i32,
+    /// Device memory in bytes.
+    pub total_mem: usize,
+    /// `cuDriverGetVersion` (e.g. 13000 for CUDA 13.0).
+    pub driver_version: i32,
+    /// NVRTC version (major, minor).
+    pub nvrtc_version: (i32, i32),
+}
+
+impl std::fmt::Display for DeviceInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (ma, mi) = self.compute_capability;
+        write!(
+            f,
+            "CUDA device {}: {} (compute {ma}.{mi}, {}, {} SMs, {:.1} GiB), driver {}.{}, NVRTC {}.{}",
+            self.ordinal,
+            self.name,
+            self.arch,
+            self.sm_count,
+            self.total_mem as f64 / (1u64 << 30) as f64,
+            self.driver_version / 1000,
+            (self.driver_version % 1000) / 10,
+            self.nvrtc_version.0,
+            self.nvrtc_version.1
+        )
+    }
+}
+
+/// The NVRTC target for compute capability `cc`, or an error for devices older than
+/// [`MIN_COMPUTE_CAPABILITY`].
+pub fn arch_for(cc: (i32, i32)) -> Result<String> {
+    if cc < MIN_COMPUTE_CAPABILITY || cc.1 < 0 || cc.1 > 9 {
+        return Err(Error::CudaUnavailable(format!(
+            "unsupported GPU architecture: compute capability {}.{} (heliograph needs {}.{} or newer)",
+            cc.0, cc.1, MIN_COMPUTE_CAPABILITY.0, MIN_COMPUTE_CAPABILITY.1
+        )));
+    }
+    Ok(format!("sm_{}{}", cc.0, cc.1))
+}
+
+/// Checks that NVRTC can generate code for compute capability `cc`; `supported` is
+/// NVRTC's list (`nvrtcGetSupportedArchs`, e.g. 75, 80, ..., 120 for CUDA 13).
+pub fn check_nvrtc_targets(cc: (i32, i32), supported: &[i32], nvrtc: (i32, i32)) -> Result<()> {
+    let want = cc.0 * 10 + cc.1;
+    if supported.is_empty() || supported.contains(&want) {
+        return Ok(());
+    }
+    let list: Vec<String> = supported.iter().map(|a| format!("sm_{a}")).collect();
+    Err(Error::CudaUnavailable(format!(
+        "unsupported GPU architecture: NVRTC {}.{} cannot generate code for sm_{want} \
+         (it supports {})",
+        nvrtc.0,
+        nvrtc.1,
+        list.join(", ")
+    )))
+}
+
+/// NVRTC options for `arch`. `--fmad=false` keeps the GPU's float rounding identical
+/// to the CPU's (no multiply-add contraction); it is part of the cache key.
+pub fn compile_options(arch: &str) -> Vec<String> {
+    vec![
+        format!("--gpu-architecture={arch}"),
+        "--std=c++17".into(),
+        "--fmad=false".into(),
+        "--generate-line-info".into(),
+    ]
+}
+
+/// Checks that the GPU kernels support `scene` as configured, with a message saying what not.
+pub fn check_supported(scene: &Scene) -> Result<()> {
+    if !matches!(scene.integrator, AnyIntegrator::Depth(_)) {
+        return Err(Error::Render(
+            "the CUDA backend renders only the \"depth\" integrator so far (issue 4); \
+             use the CPU backend for this scene"
+                .into(),
+        ));
+    }
+    match scene.sensor.film.rfilter {
+        AnyFilter::Box { radius } if radius <= 0.5 => Ok(()),
+        f => Err(Error::Render(format!(
+            "the CUDA backend supports only a box filter of radius <= 0.5 so far, the film has {f:?}"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn architectures_below_volta_are_refused() {
+        assert_eq!(arch_for((9, 0)).unwrap(), "sm_90");
+        assert_eq!(arch_for((7, 0)).unwrap(), "sm_70");
+        assert_eq!(arch_for((12, 0)).unwrap(), "sm_120");
+        let e = arch_for((6, 1)).unwrap_err().to_string();
+        assert!(
+            e.contains("6.1") && e.contains("7.0") && e.contains("unavailable"),
+            "{e}"
+        );
+        assert!(arch_for((5, 2)).is_err());
+        let cuda13 = [75, 80, 86, 87, 89, 90, 100, 120];
+        assert!(check_nvrtc_targets((9, 0), &cuda13, (13, 0)).is_ok());
+        let e = check_nvrtc_targets((7, 0), &cuda13, (13, 0))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("sm_70") && e.contains("NVRTC 13.0") && e.contains("sm_75"),
+            "{e}"
+        );
+        assert!(
+            check_nvrtc_targets((7, 0), &[], (13, 0)).is_ok(),
+            "unknown list: let NVRTC decide"
+        );
+        assert!(compile_options("sm_90").contains(&"--gpu-architecture=sm_90".to_string()));
+    }
+
+    #[test]
+    fn device_info_prints_name_arch_and_versions() {
+        let d = DeviceInfo {
+            ordinal: 0,
+            name: "NVIDIA H200".into(),
+            compute_capability: (9, 0),
+            arch: "sm_90".into(),
+            sm_count: 132,
+            total_mem: 141 << 30,
+            driver_version: 13000,
+            nvrtc_version: (13, 0),
+        };
+        let s = d.to_string();
+        assert!(
+            s.contains("H200") && s.contains("sm_90") && s.contains("132 SMs"),
+            "{s}"
+        );
+        assert!(s.contains("driver 13.0") && s.contains("NVRTC 13.0"), "{s}");
+    }
+
+    #[test]
+    fn without_the_feature_or_a_gpu_new_is_a_clear_error() {
+        // On the build machine (no driver) both builds must return an error, not panic.
+        if libraries_present().is_ok() {
+            return; // a machine with a driver: covered by tests/gpu_depth.rs
+        }
+        let e = match CudaBackend::new(0) {
+            Ok(_) => panic!("a backend without a driver"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.starts_with("CUDA unavailable:"), "{e}");
+        assert!(device_count().is_err());
+    }
+}

@@ -1,0 +1,104 @@
+//! The CUDA backend of a build without the `cuda` feature: the same API, and every
+//! entry point says that CUDA is not compiled in (candle's pattern: no `#[cfg]`
+//! anywhere else).
+
+use std::convert::Infallible;
+
+use super::cache::ModuleStats;
+use super::DeviceInfo;
+use crate::backend::RenderOptions;
+use crate::error::{Error, Result};
+use crate::io::Image;
+use crate::scene::Scene;
+
+fn unavailable() -> Error {
+    Error::CudaUnavailable(
+        "built without the cuda feature (rebuild with `cargo build --features cuda`)".into(),
+    )
+}
+
+/// Whether the CUDA driver and NVRTC libraries can be loaded: never, in this build.
+pub fn libraries_present() -> Result<()> {
+    Err(unavailable())
+}
+
+/// The number of CUDA devices: an error, in this build.
+pub fn device_count() -> Result<usize> {
+    Err(unavailable())
+}
+
+/// The CUDA backend; it cannot be created in this build.
+#[derive(Debug)]
+pub struct CudaBackend {
+    never: Infallible,
+}
+
+impl CudaBackend {
+    /// Always `Error::CudaUnavailable` in this build.
+    pub fn new(_ordinal: usize) -> Result<CudaBackend> {
+        Err(unavailable())
+    }
+
+    /// The device (unreachable: no backend exists in this build).
+    pub fn info(&self) -> &DeviceInfo {
+        match self.never {}
+    }
+
+    /// How each kernel module was obtained.
+    pub fn module_stats(&self) -> Vec<ModuleStats> {
+        match self.never {}
+    }
+
+    /// Renders `scene`.
+    pub fn render(&self, _scene: &Scene, _opts: &RenderOptions) -> Result<Image> {
+        match self.never {}
+    }
+
+    /// Enqueues a render.
+    pub fn render_async(&self, _scene: &Scene, _opts: &RenderOptions) -> Result<CudaFilm> {
+        match self.never {}
+    }
+
+    /// Compiles and loads a standalone CUDA C module.
+    pub fn compile_module(&self, _name: &str, _source: &str) -> Result<ModuleStats> {
+        match self.never {}
+    }
+
+    /// The record sizes and offsets NVRTC used.
+    pub fn layout_table(&self) -> Result<Vec<u32>> {
+        match self.never {}
+    }
+}
+
+/// A rendered film on the device; none exists in this build.
+#[derive(Debug)]
+pub struct CudaFilm {
+    never: Infallible,
+}
+
+impl CudaFilm {
+    /// (width, height, channels).
+    pub fn shape(&self) -> (usize, usize, usize) {
+        match self.never {}
+    }
+
+    /// Whether the render has finished.
+    pub fn is_ready(&self) -> bool {
+        match self.never {}
+    }
+
+    /// The ready event's handle.
+    pub fn ready_event_handle(&self) -> usize {
+        match self.never {}
+    }
+
+    /// Milliseconds the kernel took.
+    pub fn kernel_ms(&self) -> Result<f32> {
+        match self.never {}
+    }
+
+    /// Copies the film to the host.
+    pub fn to_image(&self) -> Result<Image> {
+        match self.never {}
+    }
+}

@@ -1,0 +1,75 @@
+//! The layout table: every (record, field, offset) shared with CUDA, plus each
+//! record's size (field name `sizeof`). `renderer/kernels/flat.cuh` holds the same
+//! list as its `HG_LAYOUT` X-macro; the CPU test compares the two lists, the GPU
+//! test compares this table with the offsets NVRTC used (`hg_layout_table`).
+
+use std::mem::{offset_of, size_of};
+
+use super::{FlatBsdf, FlatDist1D, FlatDist2D, FlatEmitter, FlatTexture};
+use super::{FlatCamera, FlatFilm, FlatIntegrator, FlatShape};
+use crate::accel::{BvhNode, LeafPrim};
+use crate::shapes::Prim;
+
+/// One entry of the layout table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LayoutEntry {
+    /// The record (Rust and CUDA share the name).
+    pub record: &'static str,
+    /// A field, or `sizeof` for the record's size.
+    pub field: &'static str,
+    /// The field's byte offset (or the record's size).
+    pub offset: usize,
+}
+
+/// The size of the field that `_f` projects to (the function is never called).
+const fn field_size<T, F>(_f: fn(&T) -> &F) -> usize {
+    size_of::<F>()
+}
+
+macro_rules! layout {
+    ($($rec:ident { $($field:ident),* $(,)? })*) => {{
+        // no implicit padding: the fields' sizes add up to the record's size
+        $(const _: () = assert!(
+            size_of::<$rec>() == 0 $(+ field_size(|r: &$rec| &r.$field))*,
+            concat!(stringify!($rec), " has padding or a field missing from the table")
+        );)*
+        &[$(
+            LayoutEntry { record: stringify!($rec), field: "sizeof", offset: size_of::<$rec>() },
+            $(LayoutEntry {
+                record: stringify!($rec),
+                field: stringify!($field),
+                offset: offset_of!($rec, $field),
+            },)*
+        )*]
+    }};
+}
+
+/// Sizes and field offsets of every shared record, in `HG_LAYOUT` order.
+pub const LAYOUT: &[LayoutEntry] = layout! {
+    BvhNode { min, left_first, max, count }
+    LeafPrim { p0, prim, p1, is_tri, p2, pad }
+    Prim { shape, index }
+    FlatShape {
+        kind, flags, bsdf, emitter, first_tri, tri_count, area, radius,
+        center, area_dist, normal, pad1, to_world, to_local
+    }
+    FlatCamera { origin, tan_half_x, lin, aspect, near_clip, far_clip }
+    FlatFilm {
+        width, height, crop_offset, crop_size, alpha, filter, filter_radius,
+        filter_stddev, pad
+    }
+    FlatIntegrator {
+        kind, max_depth, rr_depth, hide_emitters, emitter_samples, bsdf_samples, pad
+    }
+    FlatBsdf { kind, tex, f, distr, sample_visible, nonlinear, table }
+    FlatTexture {
+        kind, offset, width, height, channels, filter, wrap, color0, color1, pad0, to_uv,
+        color, pad1
+    }
+    FlatEmitter {
+        kind, shape, tex, dist, offset, width, height, scale, vec, pad0, to_world, to_local,
+        pad1
+    }
+    FlatDist1D { offset, n, sum, pad }
+    FlatDist2D { rows, h, marginal, pad }
+};

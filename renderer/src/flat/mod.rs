@@ -1,0 +1,433 @@
+//! The flat scene: `#[repr(C)]` plain-old-data records and arrays that a GPU
+//! kernel reads directly (DESIGN.md §2, "FlatScene").
+//!
+//! Every record here has a CUDA C twin in `renderer/kernels/flat.cuh` with the same
+//! size and field offsets. Three checks keep them in step:
+//!
+//! 1. Rust `const` asserts below (sizes, and "no implicit padding": the size equals
+//!    the sum of the field sizes, so a record can be viewed as bytes soundly);
+//! 2. `flat.cuh` lists every (record, field, offset) in its `HG_LAYOUT` X-macro and
+//!    turns each entry into a `static_assert` (checked by NVRTC at every compile);
+//!    a CPU unit test here parses that list and compares it with [`LAYOUT`]
+//!    (computed by `offset_of!`), so the numbers in the header cannot go stale;
+//! 3. a GPU kernel (`hg_layout_table`) writes the offsets NVRTC actually used, and
+//!    the GPU test compares them with [`LAYOUT`] entry by entry.
+//!
+//! What is flattened and why:
+//!
+//! * BVH nodes ([`BvhNode`], 32 bytes) and leaf primitives ([`LeafPrim`], 48 bytes,
+//!   triangles inlined in leaf order) are already POD without padding: uploaded as-is.
+//! * Primitives ([`Prim`]: shape, triangle) are POD: uploaded as-is.
+//! * Shapes: `AnyShape` is a Rust enum (no fixed layout) whose analytic variants hold
+//!   `glam::Affine3A` (16-byte SIMD columns with padding): flattened to [`FlatShape`],
+//!   explicit float arrays in glam's column order so that the GPU repeats the CPU's
+//!   arithmetic operation by operation.
+//! * Mesh attributes: `glam::Vec3` is `#[repr(C)]` 12 bytes, but flattened to
+//!   `[f32; 3]` / `[f32; 2]` / `[u32; 3]` so the layout does not depend on glam.
+//! * Camera, film + filter, integrator: [`FlatCamera`], [`FlatFilm`], [`FlatIntegrator`]
+//!   (the camera's origin is precomputed on the CPU, bit-identical to `Transform::point`).
+//! * BSDF, texture and emitter records are `#[repr(C, u32)]` enums, which do have a
+//!   defined layout (a `u32` tag, then a `#[repr(C)]` union of the variants). They are
+//!   *not* uploaded as-is: the union's unused tail and inter-field gaps are
+//!   uninitialised padding, which Rust may not read as bytes; `RoughPlastic`'s 64-entry
+//!   table would make every `AnyBsdf` ~300 bytes; and `Mat3`/`Vec3` fields tie the GPU
+//!   layout to glam. They get flattened twins ([`materials`]): a tag plus fixed word
+//!   slots (64/80/128 bytes), with the rough-plastic tables, the texels and the sampling
+//!   distributions (`Distribution1D/2D`) in side arrays of floats.
+
+use std::mem::{offset_of, size_of};
+
+use glam::Affine3A;
+
+use crate::accel::{BvhNode, LeafPrim};
+use crate::integrators::AnyIntegrator;
+use crate::rfilters::AnyFilter;
+use crate::scene::Scene;
+use crate::shapes::{AnyShape, Prim};
+
+/// `FlatShape::kind` of a triangle mesh.
+pub const SHAPE_MESH: u32 = 0;
+/// `FlatShape::kind` of a sphere.
+pub const SHAPE_SPHERE: u32 = 1;
+/// `FlatShape::kind` of a rectangle.
+pub const SHAPE_RECTANGLE: u32 = 2;
+/// `FlatShape::kind` of a disk.
+pub const SHAPE_DISK: u32 = 3;
+
+/// `FlatShape::flags` bit: `flip_normals`.
+pub const FLAG_FLIP: u32 = 1;
+/// `FlatShape::flags` bit: the mesh has vertex normals.
+pub const FLAG_NORMALS: u32 = 2;
+/// `FlatShape::flags` bit: the mesh has texture coordinates.
+pub const FLAG_UVS: u32 = 4;
+
+/// `FlatFilm::filter` of a box filter.
+pub const FILTER_BOX: u32 = 0;
+/// `FlatFilm::filter` of a tent filter.
+pub const FILTER_TENT: u32 = 1;
+/// `FlatFilm::filter` of a gaussian filter.
+pub const FILTER_GAUSSIAN: u32 = 2;
+
+/// `FlatIntegrator::kind` of `direct`.
+pub const INTEGRATOR_DIRECT: u32 = 0;
+/// `FlatIntegrator::kind` of `path`.
+pub const INTEGRATOR_PATH: u32 = 1;
+/// `FlatIntegrator::kind` of `depth`.
+pub const INTEGRATOR_DEPTH: u32 = 2;
+
+/// One shape, any kind (160 bytes). Affine maps are column-major 3×4:
+/// x axis, y axis, z axis, translation (glam's `Affine3A` order).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
+pub struct FlatShape {
+    /// `SHAPE_*`.
+    pub kind: u32,
+    /// `FLAG_*` bits.
+    pub flags: u32,
+    /// BSDF handle.
+    pub bsdf: u32,
+    /// Emitter handle or `NO_EMITTER`.
+    pub emitter: u32,
+    /// Meshes: first triangle in `FlatScene::tris`.
+    pub first_tri: u32,
+    /// Meshes: triangle count.
+    pub tri_count: u32,
+    /// Surface area (world space).
+    pub area: f32,
+    /// Spheres: radius.
+    pub radius: f32,
+    /// Spheres: centre.
+    pub center: [f32; 3],
+    /// Meshes: index of the area distribution over triangles in `FlatScene::dist1d`
+    /// (`u32::MAX` for analytic shapes).
+    pub area_dist: u32,
+    /// Rectangles and disks: the (possibly flipped) unit normal.
+    pub normal: [f32; 3],
+    /// Padding.
+    pub pad1: u32,
+    /// Object-to-world map (analytic shapes).
+    pub to_world: [f32; 12],
+    /// World-to-object map (analytic shapes).
+    pub to_local: [f32; 12],
+}
+
+/// The pinhole camera (64 bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
+pub struct FlatCamera {
+    /// Camera origin in world space (`to_world.point(0)`).
+    pub origin: [f32; 3],
+    /// tan(x_fov / 2).
+    pub tan_half_x: f32,
+    /// The linear part of camera-to-world, column-major 3×3.
+    pub lin: [f32; 9],
+    /// Full film aspect ratio (width / height).
+    pub aspect: f32,
+    /// Near clip distance.
+    pub near_clip: f32,
+    /// Far clip distance.
+    pub far_clip: f32,
+}
+
+/// Film geometry and reconstruction filter (48 bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
+pub struct FlatFilm {
+    /// Full film width.
+    pub width: u32,
+    /// Full film height.
+    pub height: u32,
+    /// Crop window origin (x, y).
+    pub crop_offset: [u32; 2],
+    /// Crop window size (x, y): the rendered image size.
+    pub crop_size: [u32; 2],
+    /// 1 when an alpha channel is written.
+    pub alpha: u32,
+    /// `FILTER_*`.
+    pub filter: u32,
+    /// Filter support radius in pixels.
+    pub filter_radius: f32,
+    /// Gaussian standard deviation (0 for other filters).
+    pub filter_stddev: f32,
+    /// Padding to 48 bytes.
+    pub pad: [u32; 2],
+}
+
+/// Integrator settings (32 bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
+pub struct FlatIntegrator {
+    /// `INTEGRATOR_*`.
+    pub kind: u32,
+    /// `path`: longest path (`u32::MAX` = unbounded).
+    pub max_depth: u32,
+    /// `path`: depth at which Russian roulette starts.
+    pub rr_depth: u32,
+    /// 1 when directly visible emitters are hidden.
+    pub hide_emitters: u32,
+    /// `direct`: emitter samples per hit.
+    pub emitter_samples: u32,
+    /// `direct`: BSDF samples per hit.
+    pub bsdf_samples: u32,
+    /// Padding to 32 bytes.
+    pub pad: [u32; 2],
+}
+
+/// Everything a kernel needs, as flat arrays and records.
+#[derive(Clone, Debug, Default)]
+pub struct FlatScene {
+    /// BVH nodes (node 0 is the root; empty for an empty scene).
+    pub nodes: Vec<BvhNode>,
+    /// Leaf primitives in leaf order, triangles inlined.
+    pub leaf_prims: Vec<LeafPrim>,
+    /// BVH primitives (shape, triangle).
+    pub prims: Vec<Prim>,
+    /// Shapes.
+    pub shapes: Vec<FlatShape>,
+    /// Mesh vertex positions (world space).
+    pub positions: Vec<[f32; 3]>,
+    /// Mesh vertex normals (empty, or parallel to `positions`).
+    pub normals: Vec<[f32; 3]>,
+    /// Mesh texture coordinates (empty, or parallel to `positions`).
+    pub uvs: Vec<[f32; 2]>,
+    /// Triangles as absolute vertex indices.
+    pub tris: Vec<[u32; 3]>,
+    /// The camera.
+    pub camera: FlatCamera,
+    /// Film and filter.
+    pub film: FlatFilm,
+    /// Integrator settings.
+    pub integrator: FlatIntegrator,
+    /// BSDFs.
+    pub bsdfs: Vec<FlatBsdf>,
+    /// Rough-plastic transmittance tables.
+    pub tables: Vec<f32>,
+    /// Textures.
+    pub textures: Vec<FlatTexture>,
+    /// Texels of every bitmap and envmap.
+    pub texels: Vec<f32>,
+    /// Emitters.
+    pub emitters: Vec<FlatEmitter>,
+    /// Indices of the environment emitters (evaluated on escape).
+    pub env_emitters: Vec<u32>,
+    /// 1D distributions (mesh areas, envmap rows and marginals).
+    pub dist1d: Vec<FlatDist1D>,
+    /// 2D distributions (envmaps), in `Scene::dists2d` order.
+    pub dist2d: Vec<FlatDist2D>,
+    /// The floats the distributions point into.
+    pub dist_data: Vec<f32>,
+}
+
+/// Column-major 3×4 floats of an affine map (x, y, z axes, translation).
+fn affine_cols(a: &Affine3A) -> [f32; 12] {
+    let (x, y, z, t) = (
+        a.matrix3.x_axis,
+        a.matrix3.y_axis,
+        a.matrix3.z_axis,
+        a.translation,
+    );
+    [x.x, x.y, x.z, y.x, y.y, y.z, z.x, z.y, z.z, t.x, t.y, t.z]
+}
+
+/// Flattens one shape record.
+fn flatten_shape(s: &crate::shapes::Shape) -> FlatShape {
+    let mut f = FlatShape {
+        bsdf: s.bsdf,
+        emitter: s.emitter,
+        ..FlatShape::default()
+    };
+    match &s.geom {
+        AnyShape::Mesh(m) => {
+            f.kind = SHAPE_MESH;
+            f.flags = (u32::from(m.flip) * FLAG_FLIP)
+                | (u32::from(m.has_normals) * FLAG_NORMALS)
+                | (u32::from(m.has_uvs) * FLAG_UVS);
+            f.first_tri = m.first_tri;
+            f.tri_count = m.tri_count;
+            f.area = m.area;
+        }
+        AnyShape::Sphere(sp) => {
+            f.kind = SHAPE_SPHERE;
+            f.flags = u32::from(sp.flip) * FLAG_FLIP;
+            f.area = sp.surface_area();
+            f.radius = sp.radius;
+            f.center = sp.center.to_array();
+            f.to_world = affine_cols(&sp.to_world);
+            f.to_local = affine_cols(&sp.to_local);
+        }
+        AnyShape::Rectangle(r) => {
+            f.kind = SHAPE_RECTANGLE;
+            f.area = r.area;
+            f.normal = r.plane.n.to_array();
+            f.to_world = affine_cols(&r.plane.to_world);
+            f.to_local = affine_cols(&r.plane.to_local);
+        }
+        AnyShape::Disk(d) => {
+            f.kind = SHAPE_DISK;
+            f.area = d.area;
+            f.normal = d.plane.n.to_array();
+            f.to_world = affine_cols(&d.plane.to_world);
+            f.to_local = affine_cols(&d.plane.to_local);
+        }
+    }
+    f
+}
+
+/// Flattens the camera.
+fn flatten_camera(cam: &crate::sensors::Perspective) -> FlatCamera {
+    let m = glam::Mat3::from_mat4(cam.to_world.m);
+    FlatCamera {
+        origin: cam.to_world.point(glam::Vec3::ZERO).to_array(),
+        tan_half_x: cam.tan_half_x,
+        lin: m.to_cols_array(),
+        aspect: cam.aspect,
+        near_clip: cam.near_clip,
+        far_clip: cam.far_clip,
+    }
+}
+
+/// Flattens the film and its filter.
+fn flatten_film(film: &crate::films::Film) -> FlatFilm {
+    let (filter, filter_radius, filter_stddev) = match film.rfilter {
+        AnyFilter::Box { radius } => (FILTER_BOX, radius, 0.0),
+        AnyFilter::Tent { radius } => (FILTER_TENT, radius, 0.0),
+        AnyFilter::Gaussian { stddev, radius } => (FILTER_GAUSSIAN, radius, stddev),
+    };
+    FlatFilm {
+        width: film.width,
+        height: film.height,
+        crop_offset: film.crop_offset,
+        crop_size: film.crop_size,
+        alpha: u32::from(film.alpha),
+        filter,
+        filter_radius,
+        filter_stddev,
+        pad: [0; 2],
+    }
+}
+
+/// Flattens the integrator settings.
+fn flatten_integrator(i: &AnyIntegrator) -> FlatIntegrator {
+    let mut f = FlatIntegrator::default();
+    match i {
+        AnyIntegrator::Direct(d) => {
+            f.kind = INTEGRATOR_DIRECT;
+            f.hide_emitters = u32::from(d.hide_emitters);
+            f.emitter_samples = d.emitter_samples;
+            f.bsdf_samples = d.bsdf_samples;
+        }
+        AnyIntegrator::Path(p) => {
+            f.kind = INTEGRATOR_PATH;
+            f.max_depth = p.max_depth;
+            f.rr_depth = p.rr_depth;
+            f.hide_emitters = u32::from(p.hide_emitters);
+        }
+        AnyIntegrator::Depth(_) => f.kind = INTEGRATOR_DEPTH,
+    }
+    f
+}
+
+impl FlatScene {
+    /// Flattens a built scene: geometry, BVH, camera, film, integrator, materials,
+    /// textures, emitters and sampling distributions.
+    pub fn from_scene(scene: &Scene) -> FlatScene {
+        let g = &scene.geom;
+        let (mut dist1d, mut dist_data) = (Vec::new(), Vec::new());
+        let mut shapes: Vec<FlatShape> = g.shapes.iter().map(flatten_shape).collect();
+        for (s, d) in shapes.iter_mut().zip(&g.area_dists) {
+            s.area_dist = if s.kind == SHAPE_MESH && !d.is_empty() {
+                push_dist1d(d, &mut dist1d, &mut dist_data)
+            } else {
+                u32::MAX
+            };
+        }
+        let dist2d = scene
+            .dists2d
+            .iter()
+            .map(|d| flatten_dist2d(d, &mut dist1d, &mut dist_data))
+            .collect();
+        let mut tables = Vec::new();
+        let bsdfs = scene
+            .bsdfs
+            .iter()
+            .map(|b| flatten_bsdf(b, &mut tables))
+            .collect();
+        FlatScene {
+            bsdfs,
+            tables,
+            textures: scene.textures.records.iter().map(flatten_texture).collect(),
+            texels: scene.textures.texels.clone(),
+            emitters: scene.emitters.iter().map(flatten_emitter).collect(),
+            env_emitters: scene.env_emitters.clone(),
+            dist1d,
+            dist2d,
+            dist_data,
+            nodes: scene.bvh.nodes.clone(),
+            leaf_prims: scene.bvh.leaf_prims.clone(),
+            prims: g.prims.clone(),
+            shapes,
+            positions: g.mesh.positions.iter().map(|p| p.to_array()).collect(),
+            normals: g.mesh.normals.iter().map(|n| n.to_array()).collect(),
+            uvs: g.mesh.uvs.iter().map(|t| t.to_array()).collect(),
+            tris: g.mesh.tris.clone(),
+            camera: flatten_camera(&scene.sensor.camera),
+            film: flatten_film(&scene.sensor.film),
+            integrator: flatten_integrator(&scene.integrator),
+        }
+    }
+}
+
+/// Marker for records that are plain data without implicit padding, so that
+/// viewing them as bytes is sound (checked by the `no_padding!` asserts).
+///
+/// # Safety
+/// Implement only for `#[repr(C)]` types whose size equals the sum of their
+/// fields' sizes and whose fields are all integers or floats (or arrays of them).
+pub unsafe trait Pod: Copy {}
+
+// SAFETY: each type below is #[repr(C)], made of u32/f32 (arrays) only, and its
+// size equals the sum of its fields (asserted by the layout table's macro).
+unsafe impl Pod for FlatShape {}
+unsafe impl Pod for FlatCamera {}
+unsafe impl Pod for FlatFilm {}
+unsafe impl Pod for FlatIntegrator {}
+unsafe impl Pod for BvhNode {}
+unsafe impl Pod for LeafPrim {}
+unsafe impl Pod for Prim {}
+unsafe impl Pod for FlatBsdf {}
+unsafe impl Pod for FlatTexture {}
+unsafe impl Pod for FlatEmitter {}
+unsafe impl Pod for FlatDist1D {}
+unsafe impl Pod for FlatDist2D {}
+unsafe impl Pod for [f32; 3] {}
+unsafe impl Pod for [f32; 2] {}
+unsafe impl Pod for [u32; 3] {}
+unsafe impl Pod for f32 {}
+unsafe impl Pod for u32 {}
+
+/// The bytes of a slice of POD records (what an upload copies).
+pub fn as_bytes<T: Pod>(v: &[T]) -> &[u8] {
+    // SAFETY: `T: Pod` has no padding and no invalid bit patterns, so every byte
+    // of the slice is initialised; the length is the slice's size in bytes.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
+mod layout;
+pub mod materials;
+pub use layout::{LayoutEntry, LAYOUT};
+use materials::{flatten_bsdf, flatten_dist2d, flatten_emitter, flatten_texture, push_dist1d};
+pub use materials::{FlatBsdf, FlatDist1D, FlatDist2D, FlatEmitter, FlatTexture};
+
+// Sizes fixed by the CUDA twins (no implicit padding is asserted by `LAYOUT`'s macro).
+const _: () = assert!(size_of::<FlatShape>() == 160);
+const _: () = assert!(size_of::<FlatCamera>() == 64);
+const _: () = assert!(size_of::<FlatFilm>() == 48);
+const _: () = assert!(size_of::<FlatIntegrator>() == 32);
+const _: () = assert!(size_of::<FlatBsdf>() == 64 && size_of::<FlatTexture>() == 80);
+const _: () = assert!(size_of::<FlatEmitter>() == 128 && size_of::<FlatDist1D>() == 16);
+const _: () = assert!(size_of::<Prim>() == 8 && size_of::<LeafPrim>() == 48);
+const _: () = assert!(offset_of!(FlatShape, to_local) == 112);
+const _: () = assert!(offset_of!(FlatCamera, lin) == 16);
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,301 @@
+//! Tests of the flat layout: the CUDA header's layout list against `offset_of!`, and
+//! Rust models of the kernels' formulas (renderer/kernels/*.cuh) evaluated on the
+//! flattened records, which must reproduce the CPU's results bit for bit.
+
+use super::*;
+use crate::math::{Ray, Vec2, Vec3};
+use crate::scene::{build_scene, xml};
+
+/// `(record, field, offset)` entries of `HG_LAYOUT` in `flat.cuh`, in order.
+fn header_layout() -> Vec<(String, String, usize)> {
+    let src = include_str!("../../kernels/flat.cuh");
+    let start = src
+        .find("#define HG_LAYOUT(S, F)")
+        .expect("HG_LAYOUT in flat.cuh");
+    let body: String = src[start..]
+        .lines()
+        .skip(1)
+        .take_while(|l| l.trim_end().ends_with('\\') || l.contains("F(") || l.contains("S("))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut out = Vec::new();
+    let mut rest = body.as_str();
+    while let Some(i) = rest.find(['S', 'F']) {
+        let kind = &rest[i..i + 1];
+        let tail = &rest[i + 1..];
+        if !tail.starts_with('(') {
+            rest = tail;
+            continue;
+        }
+        let close = tail.find(')').expect("closing parenthesis");
+        let args: Vec<&str> = tail[1..close].split(',').map(str::trim).collect();
+        let entry = match (kind, args.as_slice()) {
+            ("S", [rec, n]) => (rec.to_string(), "sizeof".to_string(), n.parse().unwrap()),
+            ("F", [rec, f, n]) => (rec.to_string(), f.to_string(), n.parse().unwrap()),
+            other => panic!("malformed HG_LAYOUT entry {other:?}"),
+        };
+        out.push(entry);
+        rest = &tail[close + 1..];
+    }
+    out
+}
+
+#[test]
+fn cuda_header_lists_the_same_layout_as_rust() {
+    let header = header_layout();
+    let rust: Vec<(String, String, usize)> = LAYOUT
+        .iter()
+        .map(|e| (e.record.to_string(), e.field.to_string(), e.offset))
+        .collect();
+    assert_eq!(header.len(), rust.len(), "entry count: {header:?}");
+    for (h, r) in header.iter().zip(&rust) {
+        assert_eq!(h, r, "flat.cuh vs flat::LAYOUT");
+    }
+    // every field of every record is listed: offsets + last field size add up to sizeof
+    assert!(LAYOUT.iter().filter(|e| e.field == "sizeof").count() == 12);
+}
+
+fn scene_from(xml_text: &str) -> Scene {
+    let desc = xml::load_string(xml_text, &[]).unwrap();
+    build_scene(&desc).unwrap()
+}
+
+const SHAPES: &str = r#"<scene version="3.0.0">
+  <integrator type="depth"/>
+  <sensor type="perspective">
+    <float name="fov" value="50"/>
+    <transform name="to_world"><lookat origin="1,2,6" target="0,0,0" up="0,1,0"/></transform>
+    <film type="hdrfilm"><integer name="width" value="40"/><integer name="height" value="30"/>
+      <rfilter type="box"/></film>
+  </sensor>
+  <shape type="sphere"><point name="center" x="0.5" y="0" z="0"/><float name="radius" value="0.7"/>
+    <boolean name="flip_normals" value="true"/></shape>
+  <shape type="rectangle"><transform name="to_world"><rotate x="1" angle="-70"/>
+    <scale x="3" y="2" z="1"/><translate y="-1"/></transform></shape>
+  <shape type="disk"><transform name="to_world"><rotate y="1" angle="30"/><translate x="-1.5" z="0.5"/></transform></shape>
+  <shape type="cube"><transform name="to_world"><scale value="0.4"/><translate x="-0.5" y="0.8"/></transform></shape>
+</scene>"#;
+
+/// The kernels' `affine_point` on a flat column-major 3×4 map.
+fn affine_point(m: &[f32; 12], p: Vec3) -> Vec3 {
+    let c = |i: usize| Vec3::new(m[3 * i], m[3 * i + 1], m[3 * i + 2]);
+    ((c(0) * p.x + c(1) * p.y) + c(2) * p.z) + c(3)
+}
+
+/// The kernels' `affine_vector`.
+fn affine_vector(m: &[f32; 12], v: Vec3) -> Vec3 {
+    let c = |i: usize| Vec3::new(m[3 * i], m[3 * i + 1], m[3 * i + 2]);
+    (c(0) * v.x + c(1) * v.y) + c(2) * v.z
+}
+
+/// The kernels' `camera_ray` (common.cuh).
+fn camera_ray(cam: &FlatCamera, film: &FlatFilm, px: f32, py: f32) -> Ray {
+    let sx = 1.0 - 2.0 * px / film.width as f32;
+    let sy = 1.0 - 2.0 * py / film.height as f32;
+    let dl = Vec3::new(sx * cam.tan_half_x, sy * cam.tan_half_x / cam.aspect, 1.0);
+    let inv_z = 1.0 / dl.dot(dl).sqrt();
+    let l = &cam.lin;
+    let v = (Vec3::new(l[0], l[1], l[2]) * dl.x + Vec3::new(l[3], l[4], l[5]) * dl.y)
+        + Vec3::new(l[6], l[7], l[8]) * dl.z;
+    let d = v * (1.0 / v.dot(v).sqrt());
+    let (t_near, t_far) = (cam.near_clip / inv_z, cam.far_clip / inv_z);
+    Ray {
+        o: Vec3::from(cam.origin) + d * t_near,
+        d,
+        tmax: t_far - t_near,
+    }
+}
+
+/// The kernels' `intersect_planar` (geometry.cuh).
+fn intersect_planar(s: &FlatShape, r: &Ray) -> Option<f32> {
+    let o = affine_point(&s.to_local, r.o);
+    let d = affine_vector(&s.to_local, r.d);
+    let t = -o.z / d.z;
+    let (x, y) = (o.x + t * d.x, o.y + t * d.y);
+    let inside = if s.kind == SHAPE_RECTANGLE {
+        x.abs() <= 1.0 && y.abs() <= 1.0
+    } else {
+        x * x + y * y <= 1.0
+    };
+    (t > crate::shapes::RAY_TMIN && t < r.tmax && inside).then_some(t)
+}
+
+#[test]
+fn flat_camera_rays_equal_the_cpu_camera_bit_for_bit() {
+    let scene = scene_from(SHAPES);
+    let flat = FlatScene::from_scene(&scene);
+    let (cam, film) = (&scene.sensor.camera, &scene.sensor.film);
+    let mut rng = crate::math::Pcg32::new(3, 1);
+    for _ in 0..2000 {
+        let pos = Vec2::new(rng.next_f32() * 40.0, rng.next_f32() * 30.0);
+        let a = cam.sample_ray(pos, film);
+        let b = camera_ray(&flat.camera, &flat.film, pos.x, pos.y);
+        assert_eq!((a.o, a.d, a.tmax), (b.o, b.d, b.tmax), "at {pos}");
+    }
+}
+
+#[test]
+fn flat_shapes_hold_what_the_cpu_records_hold() {
+    let scene = scene_from(SHAPES);
+    let flat = FlatScene::from_scene(&scene);
+    let kinds: Vec<u32> = flat.shapes.iter().map(|s| s.kind).collect();
+    assert_eq!(
+        kinds,
+        [SHAPE_SPHERE, SHAPE_RECTANGLE, SHAPE_DISK, SHAPE_MESH]
+    );
+    let sp = &flat.shapes[0];
+    assert_eq!(sp.flags, FLAG_FLIP);
+    assert!((Vec3::from(sp.center) - Vec3::new(0.5, 0.0, 0.0)).length() < 1e-6);
+    assert!(
+        (sp.radius - 0.7).abs() < 1e-6 && (sp.area - 4.0 * crate::math::PI * 0.49).abs() < 1e-4
+    );
+    let cube = &flat.shapes[3];
+    assert_eq!((cube.first_tri, cube.tri_count), (0, 12));
+    assert_eq!(flat.tris.len(), 12);
+    assert_eq!(flat.positions.len(), scene.geom.mesh.positions.len());
+    assert!((cube.area - 6.0 * 0.8 * 0.8).abs() < 1e-4, "{}", cube.area);
+    assert_eq!(flat.integrator.kind, INTEGRATOR_DEPTH);
+    assert_eq!(
+        (flat.film.width, flat.film.height, flat.film.filter),
+        (40, 30, FILTER_BOX)
+    );
+    assert_eq!(flat.film.alpha, 1);
+    assert_eq!(flat.nodes.len(), scene.bvh.nodes.len());
+    assert_eq!(flat.leaf_prims.len(), flat.prims.len());
+    // an analytic shape's flattened maps invert each other
+    let r = &flat.shapes[1];
+    let p = Vec3::new(0.3, -0.2, 0.9);
+    assert!((affine_point(&r.to_local, affine_point(&r.to_world, p)) - p).length() < 1e-5);
+}
+
+#[test]
+fn flat_planar_intersection_equals_the_cpu_bit_for_bit() {
+    let scene = scene_from(SHAPES);
+    let flat = FlatScene::from_scene(&scene);
+    let mut rng = crate::math::Pcg32::new(9, 2);
+    let mut hits = 0;
+    for _ in 0..4000 {
+        let pos = Vec2::new(rng.next_f32() * 40.0, rng.next_f32() * 30.0);
+        let ray = scene.sensor.camera.sample_ray(pos, &scene.sensor.film);
+        for prim in [1u32, 2] {
+            let cpu = scene.geom.intersect_prim(prim, &ray).map(|(t, _)| t);
+            let gpu = intersect_planar(&flat.shapes[prim as usize], &ray);
+            assert_eq!(cpu, gpu, "prim {prim} at {pos}");
+            hits += usize::from(cpu.is_some());
+        }
+    }
+    assert!(
+        hits > 500,
+        "the rays must actually hit the planar shapes ({hits})"
+    );
+}
+
+#[test]
+fn records_view_as_bytes_without_padding() {
+    let shapes = [FlatShape::default(); 3];
+    assert_eq!(as_bytes(&shapes).len(), 480);
+    let v = [1.0f32, 2.0];
+    assert_eq!(as_bytes(&v), &[0, 0, 128, 63, 0, 0, 0, 64]);
+}
+
+/// Every scene of the repository's `scenes/` at a small resolution.
+fn repo_scenes() -> Vec<(String, Scene)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
+    let mut v: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "xml"))
+        .collect();
+    v.sort();
+    v.iter()
+        .map(|p| {
+            let desc = xml::load_file(p, &[("res".into(), "16".into())]).unwrap();
+            (p.display().to_string(), build_scene(&desc).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn materials_textures_and_emitters_round_trip_through_their_twins() {
+    use super::materials::{unflatten_bsdf, unflatten_emitter, unflatten_texture};
+    let mut kinds = std::collections::BTreeSet::new();
+    for (name, scene) in repo_scenes() {
+        let flat = FlatScene::from_scene(&scene);
+        assert_eq!(flat.bsdfs.len(), scene.bsdfs.len(), "{name}");
+        for (f, b) in flat.bsdfs.iter().zip(&scene.bsdfs) {
+            let back = unflatten_bsdf(f, &flat.tables).expect("known kind");
+            assert_eq!(format!("{back:?}"), format!("{b:?}"), "{name}");
+            kinds.insert(format!("bsdf {}", f.kind));
+        }
+        for (f, t) in flat.textures.iter().zip(&scene.textures.records) {
+            assert_eq!(unflatten_texture(f), Some(*t), "{name}");
+            kinds.insert(format!("texture {}", f.kind));
+        }
+        for (f, e) in flat.emitters.iter().zip(&scene.emitters) {
+            assert_eq!(unflatten_emitter(f), Some(*e), "{name}");
+            kinds.insert(format!("emitter {}", f.kind));
+        }
+        assert_eq!(flat.texels, scene.textures.texels);
+        assert_eq!(flat.env_emitters, scene.env_emitters);
+    }
+    // the scenes exercise most kinds: diffuse, roughconductor, dielectric, plastic,
+    // roughplastic; constant, bitmap, checkerboard; area, constant, envmap
+    for k in [
+        "bsdf 0",
+        "bsdf 2",
+        "bsdf 3",
+        "bsdf 5",
+        "bsdf 6",
+        "texture 1",
+        "texture 2",
+    ] {
+        assert!(kinds.contains(k), "{k} not covered: {kinds:?}");
+    }
+    for k in ["emitter 0", "emitter 3", "emitter 4"] {
+        assert!(kinds.contains(k), "{k} not covered: {kinds:?}");
+    }
+}
+
+#[test]
+fn distributions_flatten_to_their_func_and_cdf() {
+    let dist = |flat: &FlatScene, i: u32| {
+        let d = flat.dist1d[i as usize];
+        let (o, n) = (d.offset as usize, d.n as usize);
+        (
+            flat.dist_data[o..o + n].to_vec(),
+            flat.dist_data[o + n..o + 2 * n + 1].to_vec(),
+            d.sum,
+        )
+    };
+    let mut envmaps = 0;
+    for (name, scene) in repo_scenes() {
+        let flat = FlatScene::from_scene(&scene);
+        assert_eq!(flat.dist2d.len(), scene.dists2d.len(), "{name}");
+        for (f, d) in flat.dist2d.iter().zip(&scene.dists2d) {
+            assert_eq!(f.h as usize, d.rows.len());
+            for (r, row) in d.rows.iter().enumerate() {
+                assert_eq!(
+                    dist(&flat, f.rows + r as u32),
+                    (row.func.clone(), row.cdf.clone(), row.sum)
+                );
+            }
+            let m = &d.marginal;
+            assert_eq!(
+                dist(&flat, f.marginal),
+                (m.func.clone(), m.cdf.clone(), m.sum)
+            );
+            envmaps += 1;
+        }
+        for (s, d) in flat.shapes.iter().zip(&scene.geom.area_dists) {
+            if s.kind == SHAPE_MESH {
+                assert_eq!(
+                    dist(&flat, s.area_dist),
+                    (d.func.clone(), d.cdf.clone(), d.sum)
+                );
+            } else {
+                assert_eq!(s.area_dist, u32::MAX);
+            }
+        }
+    }
+    assert!(envmaps > 0, "showcase.xml has an envmap");
+}

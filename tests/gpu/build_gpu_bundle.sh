@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Build machine side: builds the CUDA test binaries (and the CLI) in release mode with
+# the `cuda` feature and copies them, stripped, into .gpu/bin/ (git-ignored), for
+# tests/gpu/run_gpu_checks.sh on the GPU machine (which has no Rust toolchain).
+#
+#   tests/gpu/build_gpu_bundle.sh            # -> .gpu/bin/gpu_depth, .gpu/bin/heliograph
+#
+# Manual equivalent: `cargo test --release --features cuda --test gpu_depth --no-run`
+# prints "Executable tests/gpu_depth.rs (target/release/deps/gpu_depth-HASH)"; copy that
+# file to .gpu/bin/gpu_depth. scenes/ and assets/ are tracked files and travel with the
+# working tree; the script copies them into .gpu/ as well so the bundle is self-contained.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUNDLE=${1:-.gpu}
+mkdir -p "$BUNDLE/bin"
+rm -f "$BUNDLE"/bin/*
+
+out=$(cargo test -p heliograph --release --features cuda --test gpu_depth --no-run --message-format=json 2>/dev/null \
+      | python3 -c 'import json,sys
+for l in sys.stdin:
+    try: m = json.loads(l)
+    except ValueError: continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "gpu_depth":
+        print(m["executable"])')
+[ -n "$out" ] || { echo "could not find the gpu_depth test binary" >&2; exit 1; }
+cp "$out" "$BUNDLE/bin/gpu_depth"
+cargo build -p heliograph --release --features cuda --bin heliograph
+cp target/release/heliograph "$BUNDLE/bin/heliograph"
+strip --strip-debug "$BUNDLE"/bin/* 2>/dev/null || true
+rm -rf "$BUNDLE/scenes" "$BUNDLE/assets"
+cp -r scenes assets "$BUNDLE/"
+cp tests/gpu/run_gpu_checks.sh "$BUNDLE/"
+{
+  echo "built: $(date -u +%FT%TZ) from $(git rev-parse --short HEAD)$(git diff --quiet || echo '+dirty')"
+  ls -l "$BUNDLE/bin"
+} > "$BUNDLE/MANIFEST.txt"
+du -sh "$BUNDLE"
+cat "$BUNDLE/MANIFEST.txt"

@@ -1,0 +1,21 @@
+// Lets the CUDA C kernels of renderer/kernels/ compile as plain C++ and run on the CPU
+// (renderer/tests/gpu_kernels_on_host.rs): a check of their syntax, layout and logic
+// on a machine without a GPU. Only what the kernels use is provided.
+#pragma once
+#include <math.h>
+#include <cmath>
+#include <cstring>
+
+#define __global__
+#define __device__
+
+struct hg_dim3 {
+    unsigned x, y, z;
+};
+static hg_dim3 blockIdx, threadIdx, blockDim;
+
+static inline float __int_as_float(int i) {
+    float f;
+    std::memcpy(&f, &i, sizeof f);
+    return f;
+}

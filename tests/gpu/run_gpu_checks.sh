@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# GPU machine side: runs every GPU check of the bundle built by build_gpu_bundle.sh and
+# prints a summary table last. Needs no Rust toolchain; continues after failures.
+#
+#   tests/gpu/run_gpu_checks.sh [BUNDLE]        # BUNDLE defaults to .gpu
+#   HG_GPU_LOG_DIR=$OUT tests/gpu/run_gpu_checks.sh   # keep the logs (default BUNDLE/logs)
+#
+# Exit status: 0 when every check passed, 1 otherwise.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+if [ -d "$HERE/bin" ]; then        # the copy inside a bundle (.gpu/run_gpu_checks.sh)
+  ROOT=$(cd "$HERE/.." && pwd); BUNDLE=${1:-$HERE}
+else                               # tests/gpu/run_gpu_checks.sh in the repository
+  ROOT=$(cd "$HERE/../.." && pwd); BUNDLE=${1:-$ROOT/.gpu}
+fi
+[ -d "$BUNDLE" ] || { echo "no bundle at $BUNDLE (run tests/gpu/build_gpu_bundle.sh on the build machine)"; exit 2; }
+BUNDLE=$(cd "$BUNDLE" && pwd)
+LOGS=${HG_GPU_LOG_DIR:-$BUNDLE/logs}
+mkdir -p "$LOGS"
+# scenes/assets: the bundle's copy if present, else the repository's
+if [ -d "$BUNDLE/scenes" ]; then export HELIOGRAPH_ROOT=$BUNDLE; else export HELIOGRAPH_ROOT=$ROOT; fi
+export HELIOGRAPH_REQUIRE_GPU=1
+export RUST_BACKTRACE=0
+CACHE=$(mktemp -d "${TMPDIR:-/tmp}/hg-cubin-cache.XXXXXX")   # fresh: the first run must compile
+export HELIOGRAPH_CACHE_DIR=$CACHE
+
+declare -a ROWS=()
+FAILED=0
+
+# run NAME LOG CMD...: runs a test binary, records passed/failed counts and the exit code.
+run() {
+  local name=$1 log=$2; shift 2
+  local t0 t1 rc passed failed
+  t0=$(date +%s.%N)
+  "$@" >"$log" 2>&1; rc=$?
+  t1=$(date +%s.%N)
+  passed=$(grep -Eo '[0-9]+ passed' "$log" | awk '{s+=$1} END {print s+0}')
+  failed=$(grep -Eo '[0-9]+ failed' "$log" | awk '{s+=$1} END {print s+0}')
+  if [ "$rc" -ne 0 ]; then FAILED=1; fi
+  ROWS+=("$(printf '%-34s %-6s %6s %6s %8.2fs' "$name" "$([ "$rc" -eq 0 ] && echo ok || echo FAIL:$rc)" "$passed" "$failed" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')")")
+  echo "---- $name (exit $rc), log $log"
+  grep -E 'HG_GPU_STAT|SKIP|^test .* (ok|FAILED)$|test result' "$log" | head -40
+  grep -E -A4 'panicked at' "$log" | grep -v '^ *[0-9]*: \|^ *at ' | head -30
+}
+
+echo "==== environment"
+nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader 2>&1 | tee "$LOGS/nvidia-smi.txt"
+cat "$BUNDLE/MANIFEST.txt" 2>/dev/null | head -3
+
+BIN=$BUNDLE/bin/gpu_depth
+if [ -x "$BIN" ]; then
+  run "gpu_depth first render (cold)" "$LOGS/cold.log" "$BIN" --exact first_render_and_module_cache_times --nocapture
+  run "gpu_depth first render (warm)" "$LOGS/warm.log" "$BIN" --exact first_render_and_module_cache_times --nocapture
+  run "gpu_depth all tests" "$LOGS/all.log" "$BIN" --test-threads=1 --nocapture
+else
+  echo "missing $BIN"; FAILED=1; ROWS+=("gpu_depth: binary missing")
+fi
+if [ -x "$BUNDLE/bin/heliograph" ]; then
+  run "heliograph --version" "$LOGS/cli.log" "$BUNDLE/bin/heliograph" --version
+fi
+
+stat() { grep -h "HG_GPU_STAT" "$@" 2>/dev/null; }
+field() { grep -Eo "$1=[^ ]+" | head -1 | cut -d= -f2; }
+cold_src=$(stat "$LOGS/cold.log" | grep 'module=' | field source)
+cold_s=$(stat "$LOGS/cold.log" | grep 'module=' | field seconds)
+warm_src=$(stat "$LOGS/warm.log" | grep 'module=' | field source)
+warm_s=$(stat "$LOGS/warm.log" | grep 'module=' | field seconds)
+first_cold=$(stat "$LOGS/cold.log" | field first_render_seconds)
+first_warm=$(stat "$LOGS/warm.log" | field first_render_seconds)
+device=$(stat "$LOGS/cold.log" | grep 'device ' | sed 's/.*HG_GPU_STAT device //' | head -1)
+rm -rf "$CACHE"
+
+echo
+echo "==================== heliograph GPU checks: summary ===================="
+echo "date      : $(date -u +%FT%TZ)"
+echo "nvidia-smi: $(head -1 "$LOGS/nvidia-smi.txt" 2>/dev/null)"
+echo "device    : ${device:-unknown (see logs)}"
+printf '%-34s %-6s %6s %6s %9s\n' "check" "result" "passed" "failed" "wall"
+for r in "${ROWS[@]}"; do echo "$r"; done
+echo "NVRTC module (new process, empty cache): ${cold_src:-?} in ${cold_s:-?} s"
+echo "module (new process, warm disk cache)  : ${warm_src:-?} in ${warm_s:-?} s"
+echo "first render incl. context+module, cold: ${first_cold:-?} s; warm cache: ${first_warm:-?} s"
+stat "$LOGS/all.log" | grep -E 'depth scene=|layout_entries|throughput' | sed 's/HG_GPU_STAT /  /'
+echo "overall   : $([ "$FAILED" -eq 0 ] && echo PASS || echo FAIL)"
+exit "$FAILED"
