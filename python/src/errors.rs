@@ -46,6 +46,7 @@ pub fn to_py(e: heliograph::Error) -> PyErr {
         E::Io { .. } => SceneFileError::new_err(msg),
         E::Render(_) | E::Cancelled => RenderError::new_err(msg),
         E::CudaUnavailable(_) => CudaUnavailableError::new_err(msg),
+        E::Cuda(_) => RenderError::new_err(msg),
     }
 }
 

@@ -30,15 +30,29 @@ fn canonical(name: &str) -> Option<&'static str> {
 
 fn set_one(name: &str) -> PyResult<&'static str> {
     match canonical(name) {
-        Some("cuda_rgb") => Err(to_py(heliograph::Error::CudaUnavailable(format!(
-            "variant \"{name}\" needs the CUDA backend, which is not available in this build (use \"cpu_rgb\")"
-        )))),
+        Some("cuda_rgb") => Err(to_py(cuda_variant_error(name))),
         Some(v) => Ok(v),
         None => Err(VariantError::new_err(format!(
             "unknown variant \"{name}\" (available: {}; Mitsuba aliases scalar_rgb and llvm_ad_rgb mean cpu_rgb, cuda_ad_rgb means cuda_rgb)",
             VARIANTS.join(", ")
         ))),
     }
+}
+
+/// Why `cuda_rgb` cannot be selected: no usable GPU (the driver's own reason), or
+/// a GPU the Python package cannot render on yet (the CUDA backend renders only
+/// `depth` so far and is reached through the CLI).
+fn cuda_variant_error(name: &str) -> heliograph::Error {
+    use heliograph::backend::cuda;
+    let why = match cuda::device_count() {
+        Err(heliograph::Error::CudaUnavailable(m)) => format!("no usable GPU ({m})"),
+        Err(e) => format!("no usable GPU ({e})"),
+        Ok(0) => "no CUDA device was found".to_string(),
+        Ok(_) => "the Python package does not render on the CUDA backend yet".to_string(),
+    };
+    heliograph::Error::CudaUnavailable(format!(
+        "variant \"{name}\" needs the CUDA backend: {why}; use \"cpu_rgb\""
+    ))
 }
 
 /// `set_variant(*names)`: the first name that works is selected (as Mitsuba).
