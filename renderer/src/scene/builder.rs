@@ -238,6 +238,13 @@ pub fn resolve_relative(loc: &Loc, name: &str) -> PathBuf {
 
 /// Builds the render-ready scene from a description.
 pub fn build_scene(desc: &SceneDesc) -> Result<Scene> {
+    build_scene_reusing(desc, None)
+}
+
+/// Builds the scene, reusing `prev`'s BVH when the rebuilt geometry is the same
+/// (a material, texture, light or camera change): the hierarchy depends only on
+/// the primitives and their bounds, and it is the expensive part of a rebuild.
+pub fn build_scene_reusing(desc: &SceneDesc, prev: Option<&Scene>) -> Result<Scene> {
     let root = &desc.root;
     let mut ctx = BuildCtx::new(root)?;
     let mut sensor_obj = None;
@@ -300,7 +307,7 @@ pub fn build_scene(desc: &SceneDesc) -> Result<Scene> {
         Some(obj) => integrators::build(obj)?,
         None => integrators::AnyIntegrator::default(),
     };
-    finish(ctx, sensor, integrator)
+    finish(ctx, sensor, integrator, prev)
 }
 
 fn texture_holder(obj: &Arc<ObjectDesc>) -> Props {
@@ -309,8 +316,16 @@ fn texture_holder(obj: &Arc<ObjectDesc>) -> Props {
     p
 }
 
-fn finish(ctx: BuildCtx, sensor: Sensor, integrator: integrators::AnyIntegrator) -> Result<Scene> {
-    let bvh = Bvh::build(&ctx.geom);
+fn finish(
+    ctx: BuildCtx,
+    sensor: Sensor,
+    integrator: integrators::AnyIntegrator,
+    prev: Option<&Scene>,
+) -> Result<Scene> {
+    let bvh = match prev {
+        Some(p) if same_bvh_input(&p.geom, &ctx.geom) => p.bvh.clone(),
+        _ => Bvh::build(&ctx.geom),
+    };
     let bsphere = ctx.geom.bounds().bounding_sphere();
     let env_emitters = ctx
         .emitters
@@ -331,4 +346,50 @@ fn finish(ctx: BuildCtx, sensor: Sensor, integrator: integrators::AnyIntegrator)
         integrator,
         bsphere,
     })
+}
+
+/// Whether a BVH built over `a` is valid for `b`: the same primitives, the same
+/// triangles (the BVH inlines their vertices) and the same analytic bounds.
+fn same_bvh_input(a: &Geometry, b: &Geometry) -> bool {
+    a.prims == b.prims
+        && a.mesh.tris == b.mesh.tris
+        && a.mesh.positions == b.mesh.positions
+        && (0..a.prims.len() as u32).all(|i| a.prim_bounds(i) == b.prim_bounds(i))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::xml::load_string;
+
+    fn scene(reflectance: &str, x: &str) -> Scene {
+        let xml = format!(
+            r#"<scene version="3.0.0"><emitter type="constant"/>
+               <shape type="sphere"><point name="center" x="{x}" y="0" z="0"/>
+                 <bsdf type="diffuse"><rgb name="reflectance" value="{reflectance}"/></bsdf></shape>
+               <shape type="cube"/></scene>"#
+        );
+        build_scene(&load_string(&xml, &[]).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn bvh_is_reused_exactly_when_the_geometry_is_unchanged() {
+        let a = scene("0.5", "3");
+        assert!(
+            same_bvh_input(&a.geom, &scene("0.9", "3").geom),
+            "a material change keeps the BVH"
+        );
+        assert!(
+            !same_bvh_input(&a.geom, &scene("0.5", "4").geom),
+            "a moved shape needs a new BVH"
+        );
+        let desc = load_string(
+            r#"<scene version="3.0.0"><shape type="sphere"><point name="center" x="3" y="0" z="0"/>
+               <bsdf type="diffuse"><rgb name="reflectance" value="0.2"/></bsdf></shape><shape type="cube"/></scene>"#,
+            &[],
+        )
+        .unwrap();
+        let b = build_scene_reusing(&desc, Some(&a)).unwrap();
+        assert_eq!(b.bvh.nodes, a.bvh.nodes);
+    }
 }

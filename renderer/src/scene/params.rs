@@ -23,14 +23,17 @@
 //! nothing when it is refused; [`SceneParams::update`] writes the changed values
 //! into a new description and rebuilds the scene from it. [`SceneParams::update_from`]
 //! rebuilds only the sensor when only sensor parameters changed (camera animations);
-//! any other change rebuilds the whole scene (BVH included), which is simple and always
-//! consistent — finer per-object rebuilds are an optimisation for later. A failed
-//! rebuild leaves both the old description and the pending changes in place.
+//! other changes rebuild the plugin records from the description but keep the previous
+//! BVH whenever the geometry is unchanged (texture, material and light updates), so
+//! only a geometry change pays for a new hierarchy. Mesh files are re-read on such a
+//! rebuild (a cache of loaded meshes is a further optimisation). A failed rebuild
+//! leaves both the old description and the pending changes in place.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use super::builder::build_scene_reusing;
 use super::builder::{resolve_relative, BuildCtx};
 use super::desc::{Category, ObjectDesc, SceneDesc};
 use super::props::{PixelArray, Value};
@@ -309,7 +312,7 @@ impl SceneParams {
                     ..prev.clone()
                 }
             }
-            None => build_scene(&new_desc)?,
+            None => build_scene_reusing(&new_desc, Some(prev))?,
         };
         for p in &mut self.params {
             p.changed = false;
