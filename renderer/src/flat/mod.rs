@@ -40,6 +40,7 @@ use std::mem::{offset_of, size_of};
 use glam::Affine3A;
 
 use crate::accel::{BvhNode, LeafPrim};
+use crate::films::block::FilterTable;
 use crate::integrators::AnyIntegrator;
 use crate::rfilters::AnyFilter;
 use crate::scene::Scene;
@@ -216,6 +217,10 @@ pub struct FlatScene {
     pub dist2d: Vec<FlatDist2D>,
     /// The floats the distributions point into.
     pub dist_data: Vec<f32>,
+    /// The reconstruction filter tabulated as `films::block::FilterTable` does.
+    pub filter_table: Vec<f32>,
+    /// The scene's bounding sphere: centre x, y, z and radius.
+    pub bsphere: [f32; 4],
 }
 
 /// Column-major 3×4 floats of an affine map (x, y, z axes, translation).
@@ -373,7 +378,50 @@ impl FlatScene {
             camera: flatten_camera(&scene.sensor.camera),
             film: flatten_film(&scene.sensor.film),
             integrator: flatten_integrator(&scene.integrator),
+            filter_table: FilterTable::new(&scene.sensor.film.rfilter)
+                .values()
+                .to_vec(),
+            bsphere: [
+                scene.bsphere.0.x,
+                scene.bsphere.0.y,
+                scene.bsphere.0.z,
+                scene.bsphere.1,
+            ],
         }
+    }
+}
+
+impl FlatScene {
+    /// Every array the `direct`/`path` kernels read, by name, as bytes (the upload;
+    /// the host tests write each to `<name>.bin`).
+    pub fn render_arrays(&self) -> Vec<(&'static str, &[u8])> {
+        vec![
+            ("camera", as_bytes(std::slice::from_ref(&self.camera))),
+            ("film", as_bytes(std::slice::from_ref(&self.film))),
+            (
+                "integrator",
+                as_bytes(std::slice::from_ref(&self.integrator)),
+            ),
+            ("nodes", as_bytes(&self.nodes)),
+            ("leaf", as_bytes(&self.leaf_prims)),
+            ("prims", as_bytes(&self.prims)),
+            ("shapes", as_bytes(&self.shapes)),
+            ("positions", as_bytes(&self.positions)),
+            ("normals", as_bytes(&self.normals)),
+            ("uvs", as_bytes(&self.uvs)),
+            ("tris", as_bytes(&self.tris)),
+            ("bsdfs", as_bytes(&self.bsdfs)),
+            ("tables", as_bytes(&self.tables)),
+            ("textures", as_bytes(&self.textures)),
+            ("texels", as_bytes(&self.texels)),
+            ("emitters", as_bytes(&self.emitters)),
+            ("env", as_bytes(&self.env_emitters)),
+            ("dist1d", as_bytes(&self.dist1d)),
+            ("dist2d", as_bytes(&self.dist2d)),
+            ("dist_data", as_bytes(&self.dist_data)),
+            ("filter_table", as_bytes(&self.filter_table)),
+            ("bsphere", as_bytes(&self.bsphere)),
+        ]
     }
 }
 

@@ -16,10 +16,58 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../../kernels/geometry.cuh"),
     ),
     ("depth.cu", include_str!("../../../kernels/depth.cu")),
+    ("math.cuh", include_str!("../../../kernels/math.cuh")),
+    ("scene.cuh", include_str!("../../../kernels/scene.cuh")),
+    (
+        "textures.cuh",
+        include_str!("../../../kernels/textures.cuh"),
+    ),
+    (
+        "textures/bitmap.cuh",
+        include_str!("../../../kernels/textures/bitmap.cuh"),
+    ),
+    (
+        "textures/checkerboard.cuh",
+        include_str!("../../../kernels/textures/checkerboard.cuh"),
+    ),
+    ("bsdfs.cuh", include_str!("../../../kernels/bsdfs.cuh")),
+    (
+        "bsdfs/diffuse.cuh",
+        include_str!("../../../kernels/bsdfs/diffuse.cuh"),
+    ),
+    (
+        "emitters.cuh",
+        include_str!("../../../kernels/emitters.cuh"),
+    ),
+    (
+        "emitters/constant.cuh",
+        include_str!("../../../kernels/emitters/constant.cuh"),
+    ),
+    (
+        "emitters/area.cuh",
+        include_str!("../../../kernels/emitters/area.cuh"),
+    ),
+    (
+        "shapes/sample.cuh",
+        include_str!("../../../kernels/shapes/sample.cuh"),
+    ),
+    (
+        "integrators/direct.cuh",
+        include_str!("../../../kernels/integrators/direct.cuh"),
+    ),
+    (
+        "integrators/path.cuh",
+        include_str!("../../../kernels/integrators/path.cuh"),
+    ),
+    ("film.cuh", include_str!("../../../kernels/film.cuh")),
+    ("render.cu", include_str!("../../../kernels/render.cu")),
 ];
 
 /// The module holding the `depth` integrator and the layout-table kernel.
 pub const DEPTH_MODULE: &str = "depth.cu";
+
+/// The module holding the `direct`/`path` megakernel and the film kernels.
+pub const RENDER_MODULE: &str = "render.cu";
 
 /// The text of embedded file `name`.
 pub fn file(name: &str) -> Result<&'static str> {
@@ -36,6 +84,22 @@ pub fn assemble(name: &str) -> Result<String> {
     let mut seen = Vec::new();
     append(name, &mut out, &mut seen, 0)?;
     Ok(out)
+}
+
+/// The embedded name of `inc` included from file `from` (relative to `from`'s folder).
+fn resolve(from: &str, inc: &str) -> String {
+    let mut parts: Vec<&str> = from.split('/').collect();
+    parts.pop();
+    for p in inc.split('/') {
+        match p {
+            ".." => {
+                parts.pop();
+            }
+            "." | "" => {}
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
 }
 
 fn append(name: &str, out: &mut String, seen: &mut Vec<String>, depth: usize) -> Result<()> {
@@ -55,8 +119,8 @@ fn append(name: &str, out: &mut String, seen: &mut Vec<String>, depth: usize) ->
         if t == "#pragma once" {
             out.push('\n');
         } else if let Some(inc) = t.strip_prefix("#include") {
-            let inc = inc.trim().trim_matches('"');
-            append(inc, out, seen, depth + 1).map_err(|e| match e {
+            let inc = resolve(name, inc.trim().trim_matches('"'));
+            append(&inc, out, seen, depth + 1).map_err(|e| match e {
                 Error::Cuda(m) => Error::Cuda(format!("{m} (included from {name}:{})", i + 1)),
                 e => e,
             })?;

@@ -27,10 +27,13 @@ mod stub;
 #[cfg(not(feature = "cuda"))]
 pub use stub::{device_count, libraries_present, CudaBackend, CudaFilm};
 
+use crate::bsdfs::AnyBsdf;
+use crate::emitters::AnyEmitter;
 use crate::error::{Error, Result};
 use crate::integrators::AnyIntegrator;
 use crate::rfilters::AnyFilter;
 use crate::scene::Scene;
+use crate::shapes::AnyShape;
 
 /// The oldest architecture the kernels are written for (Volta: independent thread
 /// scheduling). NVRTC may start later (CUDA 13: sm_75); [`check_nvrtc_targets`] says so.
@@ -116,21 +119,56 @@ pub fn compile_options(arch: &str) -> Vec<String> {
     ]
 }
 
-/// Checks that the GPU kernels support `scene` as configured, with a message saying what not.
+/// Checks that the GPU kernels support `scene` as configured, with a message naming
+/// what is not supported yet.
+///
+/// Supported: the `direct` and `path` integrators with every reconstruction filter;
+/// `depth` with a box filter of radius <= 0.5; shapes `rectangle`, `disk` and meshes
+/// (`obj`, `ply`, `cube`); BSDF `diffuse`; textures `constant`, `bitmap`,
+/// `checkerboard`; emitters `area` (on those shapes) and `constant`.
 pub fn check_supported(scene: &Scene) -> Result<()> {
-    if !matches!(scene.integrator, AnyIntegrator::Depth(_)) {
-        return Err(Error::Render(
-            "the CUDA backend renders only the \"depth\" integrator so far (issue 4); \
-             use the CPU backend for this scene"
-                .into(),
-        ));
+    let unsupported = |what: String| {
+        Err(Error::Render(format!(
+            "the CUDA backend does not support {what} yet (issue 4); use the CPU backend for this scene"
+        )))
+    };
+    match (&scene.integrator, scene.sensor.film.rfilter) {
+        (AnyIntegrator::Depth(_), AnyFilter::Box { radius }) if radius <= 0.5 => return Ok(()),
+        (AnyIntegrator::Depth(_), f) => {
+            return unsupported(format!(
+                "the \"depth\" integrator with the filter {f:?} (only a box of radius <= 0.5)"
+            ))
+        }
+        _ => {}
     }
-    match scene.sensor.film.rfilter {
-        AnyFilter::Box { radius } if radius <= 0.5 => Ok(()),
-        f => Err(Error::Render(format!(
-            "the CUDA backend supports only a box filter of radius <= 0.5 so far, the film has {f:?}"
-        ))),
+    for (i, s) in scene.geom.shapes.iter().enumerate() {
+        if let AnyShape::Sphere(_) = s.geom {
+            return unsupported(format!("the shape \"sphere\" (shape {i})"));
+        }
     }
+    for (i, b) in scene.bsdfs.iter().enumerate() {
+        let name = match b {
+            AnyBsdf::Diffuse(_) => continue,
+            AnyBsdf::Conductor(_) => "conductor",
+            AnyBsdf::RoughConductor(_) => "roughconductor",
+            AnyBsdf::Dielectric(_) => "dielectric",
+            AnyBsdf::ThinDielectric(_) => "thindielectric",
+            AnyBsdf::Plastic(_) => "plastic",
+            AnyBsdf::RoughPlastic(_) => "roughplastic",
+            AnyBsdf::TwoSided(_) => "twosided",
+        };
+        return unsupported(format!("the BSDF \"{name}\" (BSDF {i})"));
+    }
+    for (i, e) in scene.emitters.iter().enumerate() {
+        let name = match e {
+            AnyEmitter::Area(_) | AnyEmitter::Constant(_) => continue,
+            AnyEmitter::Point(_) => "point",
+            AnyEmitter::Directional(_) => "directional",
+            AnyEmitter::Envmap(_) => "envmap",
+        };
+        return unsupported(format!("the emitter \"{name}\" (emitter {i})"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

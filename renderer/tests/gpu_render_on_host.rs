@@ -1,0 +1,223 @@
+//! The `direct`/`path` megakernel and the film kernels (`renderer/kernels/render.cu`)
+//! compiled as C++ and run on the CPU through `tests/gpu/host_render.cpp`, driven wave
+//! by wave as `backend/cuda/device.rs` launches them. No GPU needed.
+//!
+//! Checks: (a) whole-image agreement with the CPU backend on the seed scene (`direct`,
+//! every reconstruction filter) and the Cornell box (`path`, max_depth 8) at 64×64: per
+//! 16×16 block and channel, Welch's t-test between the block means of K independent
+//! seeds on each side, with a Bonferroni correction; the same test must reject an image
+//! scaled by 1.05 (so it can fail); (b) determinism: the same scene, spp, seed and wave
+//! split give the same bits (a different split changes the summation order).
+//!
+//! Skips with a message when no C++ compiler (`$CXX`, else `c++`) is available.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use heliograph::backend::cuda::{check_supported, kernels};
+use heliograph::backend::{cpu, RenderOptions};
+use heliograph::flat::FlatScene;
+use heliograph::math::stats::t_two_sided_p;
+use heliograph::rfilters::AnyFilter;
+use heliograph::scene::{build_scene, xml, Scene};
+
+fn repo_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
+}
+
+/// Compiles the host driver into `dir`, or `None` when there is no compiler.
+fn build_host(dir: &Path) -> Option<PathBuf> {
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    if Command::new(&cxx).arg("--version").output().is_err() {
+        println!("SKIP: no C++ compiler ({cxx}) to run the kernels on the host");
+        return None;
+    }
+    let src = kernels::assemble(kernels::RENDER_MODULE).expect("kernel source");
+    std::fs::write(dir.join("kernel_src.cu"), src).unwrap();
+    let exe = dir.join("hg_render_host");
+    let shim = repo_root().join("tests/gpu");
+    let out = Command::new(&cxx)
+        .args(["-std=c++17", "-O2", "-ffp-contract=off", "-Wall"])
+        .args(["-Wno-unused-function", "-Wno-unused-variable"])
+        .arg("-I")
+        .arg(&shim)
+        .arg("-I")
+        .arg(dir)
+        .arg(shim.join("host_render.cpp"))
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .expect("run the C++ compiler");
+    assert!(
+        out.status.success(),
+        "the kernels do not compile as C++:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(exe)
+}
+
+struct Host {
+    exe: PathBuf,
+    dir: PathBuf,
+}
+
+impl Host {
+    /// Renders `scene` with the host-compiled kernels, `per_wave` samples per pixel per wave.
+    fn render(&self, scene: &Scene, seed: u64, spp: u32, per_wave: u32) -> Vec<f32> {
+        let flat = FlatScene::from_scene(scene);
+        for (name, bytes) in flat.render_arrays() {
+            std::fs::write(self.dir.join(format!("{name}.bin")), bytes).unwrap();
+        }
+        let st = Command::new(&self.exe)
+            .arg(&self.dir)
+            .args([seed.to_string(), spp.to_string(), per_wave.to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success(), "host render failed");
+        let b = std::fs::read(self.dir.join("out.bin")).unwrap();
+        b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    }
+}
+
+fn load(name: &str, res: u32) -> Scene {
+    let path = repo_root().join("scenes").join(name);
+    let desc = xml::load_file(&path, &[("res".into(), res.to_string())]).unwrap();
+    build_scene(&desc).unwrap()
+}
+
+/// Block means (BLOCK×BLOCK pixels) of each channel: [block][channel].
+const BLOCK: usize = 16;
+fn block_means(img: &[f32], w: usize, h: usize, ch: usize) -> Vec<Vec<f64>> {
+    let (bw, bh) = (w / BLOCK, h / BLOCK);
+    let mut out = vec![vec![0.0; ch]; bw * bh];
+    for y in 0..bh * BLOCK {
+        for x in 0..bw * BLOCK {
+            for c in 0..ch {
+                out[(y / BLOCK) * bw + x / BLOCK][c] += img[(y * w + x) * ch + c] as f64;
+            }
+        }
+    }
+    let n = (BLOCK * BLOCK) as f64;
+    out.iter_mut().flatten().for_each(|v| *v /= n);
+    out
+}
+
+/// Smallest Bonferroni-corrected p-value of Welch's test over blocks and channels
+/// (`a[k]`, `b[k]`: block means of seed k), and where.
+fn worst_p(a: &[Vec<Vec<f64>>], b: &[Vec<Vec<f64>>]) -> (f64, usize, usize) {
+    let tests = a[0].len() * a[0][0].len();
+    let mut worst = (f64::INFINITY, 0, 0);
+    for blk in 0..a[0].len() {
+        for c in 0..a[0][0].len() {
+            let stats = |v: &[Vec<Vec<f64>>]| {
+                let n = v.len() as f64;
+                let m = v.iter().map(|s| s[blk][c]).sum::<f64>() / n;
+                let var = v.iter().map(|s| (s[blk][c] - m).powi(2)).sum::<f64>() / (n - 1.0);
+                (m, var / n, n)
+            };
+            let ((ma, va, na), (mb, vb, nb)) = (stats(a), stats(b));
+            let se2 = va + vb;
+            let p = if se2 <= 0.0 {
+                if (ma - mb).abs() <= 1e-6 * ma.abs().max(1e-6) {
+                    1.0
+                } else {
+                    0.0
+                }
+            } else {
+                let dof = se2 * se2 / (va * va / (na - 1.0) + vb * vb / (nb - 1.0)).max(1e-300);
+                t_two_sided_p((ma - mb) / se2.sqrt(), dof)
+            };
+            let p = (p * tests as f64).min(1.0);
+            if p < worst.0 {
+                worst = (p, blk, c);
+            }
+        }
+    }
+    worst
+}
+
+/// CPU vs host-kernel renders with K independent seeds each; returns the worst corrected p
+/// for the kernel images and for the kernel images scaled by 1.05.
+fn compare(host: &Host, scene: &Scene, spp: u32, label: &str) -> (f64, f64) {
+    check_supported(scene).unwrap_or_else(|e| panic!("{label}: {e}"));
+    let [w, h] = scene.sensor.film.crop_size;
+    let (w, h) = (w as usize, h as usize);
+    let ch = if scene.sensor.film.alpha { 4 } else { 3 };
+    const K: u64 = 5;
+    let (mut cpu_b, mut gpu_b, mut biased) = (Vec::new(), Vec::new(), Vec::new());
+    for k in 0..K {
+        let opts = RenderOptions {
+            spp: Some(spp),
+            seed: 1 + k,
+        };
+        let c = cpu::render(scene, &opts).unwrap();
+        cpu_b.push(block_means(&c.data, w, h, ch));
+        let g = host.render(scene, 1000 + k, spp, spp.div_ceil(2));
+        assert_eq!(g.len(), c.data.len());
+        assert!(
+            g.iter().all(|v| v.is_finite()),
+            "{label}: non-finite pixels"
+        );
+        gpu_b.push(block_means(&g, w, h, ch));
+        let g2: Vec<f32> = g.iter().map(|v| v * 1.05).collect();
+        biased.push(block_means(&g2, w, h, ch));
+    }
+    let (p, blk, c) = worst_p(&cpu_b, &gpu_b);
+    let (pb, _, _) = worst_p(&cpu_b, &biased);
+    let mean = |v: &[Vec<Vec<f64>>]| v.iter().map(|s| s[blk][c]).sum::<f64>() / v.len() as f64;
+    println!(
+        "{label}: worst corrected p = {p:.3e} (block {blk} channel {c}: CPU {:.5} vs kernels {:.5}); \
+         1.05x image: p = {pb:.3e}",
+        mean(&cpu_b),
+        mean(&gpu_b)
+    );
+    (p, pb)
+}
+
+fn host_or_skip() -> Option<Host> {
+    let dir = std::env::temp_dir().join(format!("hg-host-render-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = build_host(&dir)?;
+    Some(Host { exe, dir })
+}
+
+#[test]
+fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_deterministic() {
+    let Some(host) = host_or_skip() else {
+        return;
+    };
+    let alpha = 1e-3;
+    let mut seed = load("seed.xml", 64);
+    for f in [
+        AnyFilter::default(),
+        AnyFilter::Box { radius: 0.5 },
+        AnyFilter::Box { radius: 1.0 },
+        AnyFilter::Tent { radius: 1.5 },
+    ] {
+        seed.sensor.film.rfilter = f;
+        let (p, pb) = compare(&host, &seed, 8, &format!("seed (direct) {f:?}"));
+        assert!(
+            p > alpha,
+            "seed scene with {f:?}: the kernels differ from the CPU"
+        );
+        assert!(pb < alpha, "the test cannot see a 5% bias ({f:?})");
+    }
+    let cbox = load("cbox.xml", 64);
+    let (p, pb) = compare(&host, &cbox, 16, "cbox (path)");
+    assert!(p > alpha, "Cornell box: the kernels differ from the CPU");
+    assert!(pb < alpha, "the test cannot see a 5% bias (cbox)");
+
+    // determinism: same scene, spp, seed and wave split -> the same bits
+    for scene in [&seed, &cbox] {
+        let a = host.render(scene, 42, 6, 4);
+        let b = host.render(scene, 42, 6, 4);
+        assert!(
+            a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+            "two renders with the same seed differ"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&host.dir);
+}
