@@ -58,11 +58,17 @@ extern "C" __global__ void hg_gather(const FlatFilm* film_p, const float* table,
     int cw = (int)film.crop_size[0], chh = (int)film.crop_size[1];
     if ((int)x >= cw || (int)y >= chh) return;
     float scale = (float)HG_LUT_SIZE / film.filter_radius;
-    int reach = (int)ceilf(film.filter_radius + 0.5f) + 1;
-    if (film.filter == HG_FILTER_BOX && film.filter_radius <= 0.5f) reach = 1;
+    // A sample of pixel q lies in [q, q + 1] and reaches pixels within r + 0.5 of it: q in
+    // [x - R, x + R] with R = floor(r + 0.5) (a small margin covers rounding). A one-pixel
+    // box puts a sample in floor(pos): its own pixel, or the next when pos rounds up.
+    int lo = (int)floorf(film.filter_radius + 0.5f + 1e-3f), hi = lo;
+    if (film.filter == HG_FILTER_BOX && film.filter_radius <= 0.5f) {
+        lo = 1;
+        hi = 0;
+    }
     float acc[5] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-    int y0 = (int)y - reach < 0 ? 0 : (int)y - reach, y1 = (int)y + reach >= chh ? chh - 1 : (int)y + reach;
-    int x0 = (int)x - reach < 0 ? 0 : (int)x - reach, x1 = (int)x + reach >= cw ? cw - 1 : (int)x + reach;
+    int y0 = (int)y - lo < 0 ? 0 : (int)y - lo, y1 = (int)y + hi >= chh ? chh - 1 : (int)y + hi;
+    int x0 = (int)x - lo < 0 ? 0 : (int)x - lo, x1 = (int)x + hi >= cw ? cw - 1 : (int)x + hi;
     for (int qy = y0; qy <= y1; ++qy)
         for (int qx = x0; qx <= x1; ++qx) {
             const float* base = samples + ((hg_u64)qy * (hg_u64)cw + (hg_u64)qx) * n_wave * HG_SAMPLE_FLOATS;

@@ -21,6 +21,7 @@ use super::{arch_for, check_nvrtc_targets, check_supported, compile_options, ker
 use crate::backend::RenderOptions;
 use crate::error::{Error, Result};
 use crate::flat::{as_bytes, FlatScene, Pod, LAYOUT};
+use crate::integrators::AnyIntegrator;
 use crate::io::Image;
 use crate::scene::Scene;
 
@@ -104,6 +105,23 @@ struct DeviceScene {
     shapes: CudaSlice<u8>,
 }
 
+/// Target number of sample paths per megakernel wave (bounds the sample buffer:
+/// 24 bytes per sample, 384 MiB at this size).
+const WAVE_SAMPLES: u64 = 1 << 24;
+
+/// Threads per block of the megakernel.
+const RENDER_BLOCK: u32 = 128;
+
+/// The device buffers a film's kernels read, kept alive with the film.
+struct Inputs {
+    /// The depth kernel's scene.
+    _depth: Option<Box<DeviceScene>>,
+    /// The flat scene arrays (direct/path).
+    _arrays: Vec<CudaSlice<u8>>,
+    /// The sample buffer and the accumulator (direct/path).
+    _work: Vec<CudaSlice<f32>>,
+}
+
 /// The CUDA backend: one device, its primary context and one render stream.
 pub struct CudaBackend {
     info: DeviceInfo,
@@ -111,6 +129,7 @@ pub struct CudaBackend {
     stream: Arc<CudaStream>,
     cache: ProgramCache,
     depth: Mutex<Option<Arc<CudaModule>>>,
+    render: Mutex<Option<Arc<CudaModule>>>,
     stats: Mutex<Vec<ModuleStats>>,
 }
 
@@ -179,6 +198,7 @@ impl CudaBackend {
             stream,
             cache: ProgramCache::new(),
             depth: Mutex::new(None),
+            render: Mutex::new(None),
             stats: Mutex::new(Vec::new()),
         })
     }
@@ -200,14 +220,21 @@ impl CudaBackend {
 
     /// The depth module, compiled (or fetched from the cache) and loaded on first use.
     fn depth_module(&self) -> Result<Arc<CudaModule>> {
-        let mut slot = self
-            .depth
+        self.module(&self.depth, kernels::DEPTH_MODULE)
+    }
+
+    /// The `direct`/`path` + film module, compiled and loaded on first use.
+    fn render_module(&self) -> Result<Arc<CudaModule>> {
+        self.module(&self.render, kernels::RENDER_MODULE)
+    }
+
+    fn module(&self, slot: &Mutex<Option<Arc<CudaModule>>>, name: &str) -> Result<Arc<CudaModule>> {
+        let mut slot = slot
             .lock()
             .map_err(|_| Error::Cuda("module lock poisoned".into()))?;
         if let Some(m) = slot.as_ref() {
             return Ok(m.clone());
         }
-        let name = kernels::DEPTH_MODULE;
         let (module, stats) = self.load_source(name, kernels::assemble(name)?)?;
         if let Ok(mut s) = self.stats.lock() {
             s.push(stats);
@@ -254,7 +281,10 @@ impl CudaBackend {
     /// Copies POD records to a new device buffer on the render stream (never empty:
     /// an empty array becomes 16 zero bytes, so every kernel pointer is valid).
     fn upload<T: Pod>(&self, v: &[T]) -> Result<CudaSlice<u8>> {
-        let bytes = as_bytes(v);
+        self.upload_bytes(as_bytes(v))
+    }
+
+    fn upload_bytes(&self, bytes: &[u8]) -> Result<CudaSlice<u8>> {
         let r = if bytes.is_empty() {
             self.stream.alloc_zeros::<u8>(16)
         } else {
@@ -286,7 +316,138 @@ impl CudaBackend {
     pub fn render_async(&self, scene: &Scene, opts: &RenderOptions) -> Result<CudaFilm> {
         let spp = opts.resolve_spp(scene)?;
         check_supported(scene)?;
-        guarded("CUDA render", || self.enqueue_depth(scene, opts.seed, spp))
+        if matches!(scene.integrator, AnyIntegrator::Depth(_)) {
+            guarded("CUDA render", || self.enqueue_depth(scene, opts.seed, spp))
+        } else {
+            guarded("CUDA render", || self.enqueue_render(scene, opts.seed, spp))
+        }
+    }
+
+    /// Enqueues the `direct`/`path` megakernel wave by wave, each wave followed by the
+    /// gather kernel, then the develop kernel (kernels/render.cu, kernels/film.cuh).
+    fn enqueue_render(&self, scene: &Scene, seed: u64, spp: u32) -> Result<CudaFilm> {
+        let module = self.render_module()?;
+        let (fr, fg, fd) = (
+            self.function(&module, "hg_render")?,
+            self.function(&module, "hg_gather")?,
+            self.function(&module, "hg_develop")?,
+        );
+        let flat = FlatScene::from_scene(scene);
+        let arrays = flat.render_arrays();
+        let mut bufs = Vec::with_capacity(arrays.len());
+        for (_, bytes) in &arrays {
+            bufs.push(self.upload_bytes(bytes)?);
+        }
+        let b = |name: &str| -> Result<&CudaSlice<u8>> {
+            arrays
+                .iter()
+                .position(|(n, _)| *n == name)
+                .map(|i| &bufs[i])
+                .ok_or_else(|| Error::Cuda(format!("no flat array {name}")))
+        };
+        let [w, h] = flat.film.crop_size;
+        let ch = if flat.film.alpha != 0 { 4 } else { 3 };
+        let pixels = w as u64 * h as u64;
+        let per_wave = ((WAVE_SAMPLES / pixels.max(1)).max(1) as u32).min(spp);
+        let alloc = |n: u64, what: &str| {
+            self.stream
+                .alloc_zeros::<f32>((n as usize).max(1))
+                .map_err(|e| Error::Cuda(format!("allocating {what} ({n} floats): {e:?}")))
+        };
+        let mut samples = alloc(pixels * per_wave as u64 * 6, "the sample buffer")?;
+        let mut accum = alloc(pixels * 5, "the film accumulator")?;
+        let mut out = alloc(pixels * ch as u64, "the film")?;
+        let (node_count, emitter_count, env_count) = (
+            flat.nodes.len() as u32,
+            flat.emitters.len() as u32,
+            flat.env_emitters.len() as u32,
+        );
+        let px_cfg = LaunchConfig {
+            grid_dim: (w.div_ceil(16), h.div_ceil(16), 1),
+            block_dim: (16, 16, 1),
+            shared_mem_bytes: 0,
+        };
+        let timing = Some(dsys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self
+            .stream
+            .record_event(timing)
+            .map_err(drv("recording the start event"))?;
+        let mut s0 = 0u32;
+        while s0 < spp {
+            let n = per_wave.min(spp - s0);
+            let threads = pixels * n as u64;
+            let blocks = u32::try_from(threads.div_ceil(RENDER_BLOCK as u64))
+                .map_err(|_| Error::Cuda(format!("a wave of {threads} samples is too large")))?;
+            let mut l = self.stream.launch_builder(&fr);
+            l.arg(b("camera")?).arg(b("film")?).arg(b("integrator")?);
+            l.arg(b("nodes")?)
+                .arg(&node_count)
+                .arg(b("leaf")?)
+                .arg(b("prims")?);
+            l.arg(b("shapes")?)
+                .arg(b("positions")?)
+                .arg(b("normals")?)
+                .arg(b("uvs")?);
+            l.arg(b("tris")?)
+                .arg(b("bsdfs")?)
+                .arg(b("tables")?)
+                .arg(b("textures")?);
+            l.arg(b("texels")?)
+                .arg(b("emitters")?)
+                .arg(&emitter_count)
+                .arg(b("env")?);
+            l.arg(&env_count)
+                .arg(b("dist1d")?)
+                .arg(b("dist2d")?)
+                .arg(b("dist_data")?);
+            l.arg(b("bsphere")?)
+                .arg(&seed)
+                .arg(&s0)
+                .arg(&n)
+                .arg(&mut samples);
+            let cfg = LaunchConfig {
+                grid_dim: (blocks, 1, 1),
+                block_dim: (RENDER_BLOCK, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: the arguments match hg_render in render.cu one for one; every array
+            // holds the records the kernel indexes; `samples` has room for
+            // pixels * n * 6 floats (n <= per_wave).
+            unsafe { l.launch(cfg) }.map_err(drv("launching hg_render"))?;
+            let mut g = self.stream.launch_builder(&fg);
+            g.arg(b("film")?)
+                .arg(b("filter_table")?)
+                .arg(&samples)
+                .arg(&n)
+                .arg(&mut accum);
+            // SAFETY: matches hg_gather in film.cuh; `samples` holds this wave's
+            // pixels * n records and `accum` 5 floats per pixel.
+            unsafe { g.launch(px_cfg) }.map_err(drv("launching hg_gather"))?;
+            s0 += n;
+        }
+        let mut d = self.stream.launch_builder(&fd);
+        d.arg(b("film")?).arg(&accum).arg(&mut out);
+        // SAFETY: matches hg_develop in film.cuh; `out` has pixels * ch floats.
+        unsafe { d.launch(px_cfg) }.map_err(drv("launching hg_develop"))?;
+        let ready = self
+            .stream
+            .record_event(timing)
+            .map_err(drv("recording the film's ready event"))?;
+        Ok(CudaFilm {
+            data: out,
+            start,
+            ready,
+            _inputs: Inputs {
+                _depth: None,
+                _arrays: bufs,
+                _work: vec![samples, accum],
+            },
+            ctx: self.ctx.clone(),
+            stream: self.stream.clone(),
+            width: w as usize,
+            height: h as usize,
+            channels: ch,
+        })
     }
 
     fn enqueue_depth(&self, scene: &Scene, seed: u64, spp: u32) -> Result<CudaFilm> {
@@ -334,7 +495,11 @@ impl CudaBackend {
             data: out,
             start,
             ready,
-            _inputs: dev,
+            _inputs: Inputs {
+                _depth: Some(Box::new(dev)),
+                _arrays: Vec::new(),
+                _work: Vec::new(),
+            },
             ctx: self.ctx.clone(),
             stream: self.stream.clone(),
             width: w as usize,
@@ -395,7 +560,7 @@ pub struct CudaFilm {
     data: CudaSlice<f32>,
     start: CudaEvent,
     ready: CudaEvent,
-    _inputs: DeviceScene,
+    _inputs: Inputs,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     width: usize,
