@@ -74,6 +74,30 @@ fn scene_xml() -> String {
             i += 3;
         }
     }
+    let mut bsdfs = String::new();
+    for (k, b) in [
+        r#"<bsdf type="conductor"><string name="material" value="Au"/></bsdf>"#,
+        r#"<bsdf type="roughconductor"><string name="distribution" value="ggx"/><float name="alpha" value="0.3"/></bsdf>"#,
+        r#"<bsdf type="roughconductor"><string name="distribution" value="beckmann"/><float name="alpha_u" value="0.1"/><float name="alpha_v" value="0.4"/></bsdf>"#,
+        r#"<bsdf type="roughconductor"><string name="distribution" value="ggx"/><boolean name="sample_visible" value="false"/><float name="alpha" value="0.2"/></bsdf>"#,
+        r#"<bsdf type="roughconductor"><string name="distribution" value="beckmann"/><boolean name="sample_visible" value="false"/><float name="alpha" value="0.5"/></bsdf>"#,
+        r#"<bsdf type="dielectric"><float name="int_ior" value="1.5"/></bsdf>"#,
+        r#"<bsdf type="thindielectric"/>"#,
+        r#"<bsdf type="plastic"><rgb name="diffuse_reflectance" value="0.2, 0.5, 0.1"/></bsdf>"#,
+        r#"<bsdf type="plastic"><boolean name="nonlinear" value="true"/></bsdf>"#,
+        r#"<bsdf type="roughplastic"><string name="distribution" value="ggx"/><float name="alpha" value="0.2"/></bsdf>"#,
+        r#"<bsdf type="roughplastic"><string name="distribution" value="beckmann"/><float name="alpha" value="0.3"/><boolean name="nonlinear" value="true"/></bsdf>"#,
+        r#"<bsdf type="twosided"><bsdf type="diffuse"><rgb name="reflectance" value="0.8, 0.1, 0.1"/></bsdf><bsdf type="roughconductor"/></bsdf>"#,
+        r#"<bsdf type="twosided"><bsdf type="conductor"/></bsdf>"#,
+    ]
+    .iter()
+    .enumerate()
+    {
+        bsdfs += &format!(
+            r#"<shape type="rectangle"><transform name="to_world"><translate z="{}"/></transform>{b}</shape>"#,
+            10 + 3 * k
+        );
+    }
     format!(
         r#"<scene version="3.0.0">
         <integrator type="path"/>
@@ -92,6 +116,7 @@ fn scene_xml() -> String {
             <bsdf type="diffuse"><rgb name="reflectance" value="0.2, 0.4, 0.6"/></bsdf>
             <emitter type="area"><rgb name="radiance" value="1, 5, 2"/></emitter>
         </shape>
+        {bsdfs}
         <shape type="cube">
             <transform name="to_world"><scale x="0.5" y="1" z="0.3"/><rotate z="1" angle="25"/><translate x="2" y="-3"/></transform>
             <bsdf type="diffuse"/>

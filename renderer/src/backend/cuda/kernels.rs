@@ -7,60 +7,42 @@
 
 use crate::error::{Error, Result};
 
-/// Every kernel file, by name.
-pub const FILES: &[(&str, &str)] = &[
-    ("flat.cuh", include_str!("../../../kernels/flat.cuh")),
-    ("common.cuh", include_str!("../../../kernels/common.cuh")),
-    (
-        "geometry.cuh",
-        include_str!("../../../kernels/geometry.cuh"),
-    ),
-    ("depth.cu", include_str!("../../../kernels/depth.cu")),
-    ("math.cuh", include_str!("../../../kernels/math.cuh")),
-    ("scene.cuh", include_str!("../../../kernels/scene.cuh")),
-    (
-        "textures.cuh",
-        include_str!("../../../kernels/textures.cuh"),
-    ),
-    (
-        "textures/bitmap.cuh",
-        include_str!("../../../kernels/textures/bitmap.cuh"),
-    ),
-    (
-        "textures/checkerboard.cuh",
-        include_str!("../../../kernels/textures/checkerboard.cuh"),
-    ),
-    ("bsdfs.cuh", include_str!("../../../kernels/bsdfs.cuh")),
-    (
-        "bsdfs/diffuse.cuh",
-        include_str!("../../../kernels/bsdfs/diffuse.cuh"),
-    ),
-    (
-        "emitters.cuh",
-        include_str!("../../../kernels/emitters.cuh"),
-    ),
-    (
-        "emitters/constant.cuh",
-        include_str!("../../../kernels/emitters/constant.cuh"),
-    ),
-    (
-        "emitters/area.cuh",
-        include_str!("../../../kernels/emitters/area.cuh"),
-    ),
-    (
-        "shapes/sample.cuh",
-        include_str!("../../../kernels/shapes/sample.cuh"),
-    ),
-    (
-        "integrators/direct.cuh",
-        include_str!("../../../kernels/integrators/direct.cuh"),
-    ),
-    (
-        "integrators/path.cuh",
-        include_str!("../../../kernels/integrators/path.cuh"),
-    ),
-    ("film.cuh", include_str!("../../../kernels/film.cuh")),
-    ("render.cu", include_str!("../../../kernels/render.cu")),
+/// Embeds kernel files by their path under `renderer/kernels/`.
+macro_rules! embed {
+    ($($f:literal),* $(,)?) => {
+        &[$(($f, include_str!(concat!("../../../kernels/", $f)))),*]
+    };
+}
+
+/// Every kernel file, by name (its path under `renderer/kernels/`).
+pub const FILES: &[(&str, &str)] = embed![
+    "bsdfs.cuh",
+    "common.cuh",
+    "depth.cu",
+    "emitters.cuh",
+    "film.cuh",
+    "flat.cuh",
+    "geometry.cuh",
+    "math.cuh",
+    "render.cu",
+    "scene.cuh",
+    "textures.cuh",
+    "bsdfs/conductor.cuh",
+    "bsdfs/dielectric.cuh",
+    "bsdfs/diffuse.cuh",
+    "bsdfs/fresnel.cuh",
+    "bsdfs/microfacet.cuh",
+    "bsdfs/plastic.cuh",
+    "bsdfs/roughconductor.cuh",
+    "bsdfs/roughplastic.cuh",
+    "bsdfs/thindielectric.cuh",
+    "emitters/area.cuh",
+    "emitters/constant.cuh",
+    "integrators/direct.cuh",
+    "integrators/path.cuh",
+    "shapes/sample.cuh",
+    "textures/bitmap.cuh",
+    "textures/checkerboard.cuh",
 ];
 
 /// The module holding the `depth` integrator and the layout-table kernel.
@@ -155,6 +137,28 @@ mod tests {
             .unwrap();
         assert!(src.contains(&format!("#line {} \"depth.cu\"", inc_line + 2)));
         assert!(src.contains("hg_depth") && src.contains("hg_layout_table"));
+    }
+
+    #[test]
+    fn every_kernel_file_is_embedded() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+        let mut stack = vec![root.clone()];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap() {
+                let path = e.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let rel = path
+                    .strip_prefix(&root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                assert!(file(&rel).is_ok(), "{rel} is not in kernels::FILES");
+            }
+        }
+        assert!(assemble(RENDER_MODULE).is_ok());
     }
 
     #[test]

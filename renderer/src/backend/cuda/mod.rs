@@ -27,7 +27,6 @@ mod stub;
 #[cfg(not(feature = "cuda"))]
 pub use stub::{device_count, libraries_present, CudaBackend, CudaFilm};
 
-use crate::bsdfs::AnyBsdf;
 use crate::emitters::AnyEmitter;
 use crate::error::{Error, Result};
 use crate::integrators::AnyIntegrator;
@@ -124,7 +123,7 @@ pub fn compile_options(arch: &str) -> Vec<String> {
 ///
 /// Supported: the `direct` and `path` integrators with every reconstruction filter;
 /// `depth` with a box filter of radius <= 0.5; shapes `rectangle`, `disk` and meshes
-/// (`obj`, `ply`, `cube`); BSDF `diffuse`; textures `constant`, `bitmap`,
+/// (`obj`, `ply`, `cube`); every BSDF; textures `constant`, `bitmap`,
 /// `checkerboard`; emitters `area` (on those shapes) and `constant`.
 pub fn check_supported(scene: &Scene) -> Result<()> {
     let unsupported = |what: String| {
@@ -145,19 +144,6 @@ pub fn check_supported(scene: &Scene) -> Result<()> {
         if let AnyShape::Sphere(_) = s.geom {
             return unsupported(format!("the shape \"sphere\" (shape {i})"));
         }
-    }
-    for (i, b) in scene.bsdfs.iter().enumerate() {
-        let name = match b {
-            AnyBsdf::Diffuse(_) => continue,
-            AnyBsdf::Conductor(_) => "conductor",
-            AnyBsdf::RoughConductor(_) => "roughconductor",
-            AnyBsdf::Dielectric(_) => "dielectric",
-            AnyBsdf::ThinDielectric(_) => "thindielectric",
-            AnyBsdf::Plastic(_) => "plastic",
-            AnyBsdf::RoughPlastic(_) => "roughplastic",
-            AnyBsdf::TwoSided(_) => "twosided",
-        };
-        return unsupported(format!("the BSDF \"{name}\" (BSDF {i})"));
     }
     for (i, e) in scene.emitters.iter().enumerate() {
         let name = match e {
