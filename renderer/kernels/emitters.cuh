@@ -2,6 +2,9 @@
 // (renderer/src/emitters/mod.rs AnyEmitter, renderer/src/integrators/mod.rs).
 #pragma once
 #include "emitters/area.cuh"
+#include "emitters/point.cuh"
+#include "emitters/directional.cuh"
+#include "emitters/envmap.cuh"
 
 #define HG_NO_EMITTER 0xffffffffu
 
@@ -10,6 +13,9 @@ __device__ inline bool emitter_sample_direction(const SceneData& s, const FlatEm
     switch (e.kind) {
         case HG_EMITTER_AREA: return area_sample(s, e, p, u, out);
         case HG_EMITTER_CONSTANT: return constant_sample(s, e, u, out);
+        case HG_EMITTER_POINT: return point_sample(s, e, p, out);
+        case HG_EMITTER_DIRECTIONAL: return directional_sample(s, e, out);
+        case HG_EMITTER_ENVMAP: return envmap_sample(s, e, u, out);
         default: return false;
     }
 }
@@ -77,6 +83,9 @@ __device__ inline V3 environment_emission(const SceneData& s, V3 d, float* pdf) 
         if (e.kind == HG_EMITTER_CONSTANT) {
             l = l + constant_eval(s, e);
             p = p + HG_INV_FOUR_PI / n;
+        } else if (e.kind == HG_EMITTER_ENVMAP) {
+            l = l + envmap_eval(s, e, d);
+            p = p + envmap_pdf(s, e, d) / n;
         }
     }
     *pdf = p;

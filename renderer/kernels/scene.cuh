@@ -3,6 +3,7 @@
 #pragma once
 #include "geometry.cuh"
 #include "math.cuh"
+#include "shapes/sphere.cuh"
 
 struct SceneData {
     SceneGeom g;
@@ -84,7 +85,7 @@ __device__ inline void disk_eval(const FlatShape& sh, V2 xy, V2* uv, V3* dpdu) {
     *uv = v2(r, v);
 }
 
-// Geometry::surface_interaction for the shapes the kernels support (meshes, rectangles, disks).
+// Geometry::surface_interaction.
 __device__ inline Hit make_hit(const SceneData& s, hg_u32 prim, const Ray& ray, float t, const float* c) {
     Prim pr = s.g.prims[prim];
     const FlatShape& sh = s.g.shapes[pr.shape];
@@ -93,6 +94,13 @@ __device__ inline Hit make_hit(const SceneData& s, hg_u32 prim, const Ray& ray, 
     h.shape = pr.shape;
     if (sh.kind == HG_SHAPE_MESH) {
         mesh_eval(s, sh, pr.index, v2(c[0], c[1]), &h.p, &h.ng, &h.n, &h.uv, &h.dpdu);
+        return h;
+    }
+    if (sh.kind == HG_SHAPE_SPHERE) {
+        V3 dir = normalize_or((ray.o + ray.d * t) - v3a(sh.center), v3(0.0f, 0.0f, 1.0f));
+        sphere_eval(sh, dir, &h.n, &h.uv, &h.dpdu);
+        h.p = v3a(sh.center) + dir * sh.radius;
+        h.ng = h.n;
         return h;
     }
     h.p = ray.o + ray.d * t;

@@ -205,16 +205,14 @@ fn unsupported_requests_are_clear_errors_not_crashes() {
     };
     let path = scene_files()[0].clone();
     let defines = [("res".to_string(), "16".to_string())];
-    // showcase.xml uses plugins without CUDA twins yet (spheres, glass, ...)
-    let showcase = repo_root().join("scenes/showcase.xml");
-    let scene = build_scene(&xml::load_file(&showcase, &defines).unwrap()).unwrap();
-    if heliograph::backend::cuda::check_supported(&scene).is_err() {
-        let e = be.render(&scene, &RenderOptions::default()).unwrap_err();
-        assert!(
-            matches!(e, Error::Render(_)) && e.to_string().contains("does not support"),
-            "{e}"
-        );
-    }
+    // the depth kernel splats into one pixel: a wider filter is refused with a message
+    let mut wide = depth_scene(&path, 16);
+    wide.sensor.film.rfilter = AnyFilter::Tent { radius: 1.0 };
+    let e = be.render(&wide, &RenderOptions::default()).unwrap_err();
+    assert!(
+        matches!(e, Error::Render(_)) && e.to_string().contains("does not support"),
+        "{e}"
+    );
     let e = CudaBackend::new(4096).unwrap_err();
     assert!(e.to_string().contains("4096"), "{e}");
     let zero = RenderOptions {

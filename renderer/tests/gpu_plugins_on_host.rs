@@ -54,6 +54,8 @@ fn build_host(dir: &Path) -> Option<PathBuf> {
 fn scene_xml() -> String {
     let tex = repo_root().join("assets/textures/seed_texture.png");
     let tex = tex.display();
+    let sky = repo_root().join("assets/envmaps/sky.exr");
+    let sky = sky.display();
     let bitmap = |filter: &str, wrap: &str| {
         format!(
             r#"<texture type="bitmap" name="reflectance"><string name="filename" value="{tex}"/>
@@ -117,6 +119,20 @@ fn scene_xml() -> String {
             <emitter type="area"><rgb name="radiance" value="1, 5, 2"/></emitter>
         </shape>
         {bsdfs}
+        <shape type="sphere">
+            <point name="center" x="1" y="2" z="-3"/><float name="radius" value="0.8"/>
+            <bsdf type="diffuse"><texture type="bitmap" name="reflectance"><string name="filename" value="{tex}"/></texture></bsdf>
+            <emitter type="area"><rgb name="radiance" value="4, 1, 3"/></emitter>
+        </shape>
+        <shape type="sphere">
+            <transform name="to_world"><scale value="0.5"/><rotate x="1" angle="30"/><translate z="6"/></transform>
+            <boolean name="flip_normals" value="true"/>
+            <emitter type="area"><rgb name="radiance" value="1"/></emitter>
+        </shape>
+        <emitter type="point"><point name="position" x="0.5" y="6" z="1"/><rgb name="intensity" value="10, 20, 30"/></emitter>
+        <emitter type="directional"><vector name="direction" x="1" y="-2" z="0.5"/><rgb name="irradiance" value="2"/></emitter>
+        <emitter type="envmap"><string name="filename" value="{sky}"/><float name="scale" value="1.5"/>
+            <transform name="to_world"><rotate y="1" angle="70"/></transform></emitter>
         <shape type="cube">
             <transform name="to_world"><scale x="0.5" y="1" z="0.3"/><rotate z="1" angle="25"/><translate x="2" y="-3"/></transform>
             <bsdf type="diffuse"/>
@@ -241,6 +257,7 @@ fn queries(scene: &Scene) -> Vec<Query> {
         let (l, pdf) = heliograph::integrators::environment_emission(scene, d);
         let mut q = [0.0f32; 16];
         q[..7].copy_from_slice(&[3.0, 0.0, 0.0, 0.0, d.x, d.y, d.z]);
+        assert!(l != heliograph::math::Color::ZERO);
         out.push(Query {
             q,
             want: vec![l.x, l.y, l.z, pdf],

@@ -1,6 +1,6 @@
 //! GPU checks of the `direct` and `path` megakernels (issue 4): whole-image agreement
-//! with the CPU backend on the seed scene (every reconstruction filter) and the Cornell
-//! box, determinism (two renders, same seed: identical bits), and the benchmark lines
+//! with the CPU backend on every scene of `scenes/` (seed with every reconstruction
+//! filter, Cornell box, showcase), determinism (two renders, same seed: identical bits), and the benchmark lines
 //! (seed scene `direct` and Cornell box `path` max_depth 8, 512×512, 32 spp; kernel time
 //! by CUDA events and the wall time of render + wait, in Gsamples/s).
 //!
@@ -92,7 +92,7 @@ fn compare(be: &CudaBackend, scene: &Scene, spp: u32, label: &str) -> (f64, f64)
 }
 
 #[test]
-fn seed_and_cbox_match_the_cpu_backend() {
+fn every_scene_matches_the_cpu_backend() {
     let Some(be) = backend_or_skip("render_parity") else {
         return;
     };
@@ -117,6 +117,13 @@ fn seed_and_cbox_match_the_cpu_backend() {
     let (p, pb) = compare(&be, &cbox, 16, "cbox-path");
     assert!(p > alpha, "cbox: CUDA differs from the CPU (p = {p:.3e})");
     assert!(pb < alpha, "cbox: the test cannot see a 5% bias");
+    let showcase = load("showcase.xml", 64);
+    let (p, pb) = compare(&be, &showcase, 16, "showcase-path");
+    assert!(
+        p > alpha,
+        "showcase: CUDA differs from the CPU (p = {p:.3e})"
+    );
+    assert!(pb < alpha, "showcase: the test cannot see a 5% bias");
 }
 
 #[test]
@@ -124,7 +131,7 @@ fn same_seed_same_bits() {
     let Some(be) = backend_or_skip("determinism") else {
         return;
     };
-    for name in ["seed.xml", "cbox.xml"] {
+    for name in ["seed.xml", "cbox.xml", "showcase.xml"] {
         let scene = load(name, 128);
         let opts = RenderOptions {
             spp: Some(8),

@@ -3,7 +3,7 @@
 //! by wave as `backend/cuda/device.rs` launches them. No GPU needed.
 //!
 //! Checks: (a) whole-image agreement with the CPU backend on the seed scene (`direct`,
-//! every reconstruction filter) and the Cornell box (`path`, max_depth 8) at 64×64: per
+//! every reconstruction filter), the Cornell box and the showcase (`path`) at 64×64: per
 //! 16×16 block and channel, Welch's t-test between the block means of K independent
 //! seeds on each side, with a Bonferroni correction; the same test must reject an image
 //! scaled by 1.05 (so it can fail); (b) determinism: the same scene, spp, seed and wave
@@ -161,10 +161,18 @@ fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_determinist
     let (p, pb) = compare(&host, &cbox, 16, "cbox (path)");
     assert!(p > alpha, "Cornell box: the kernels differ from the CPU");
     assert!(pb < alpha, "the test cannot see a 5% bias (cbox)");
+    let showcase = load("showcase.xml", 64);
+    let (p, pb) = compare(&host, &showcase, 16, "showcase (path)");
+    assert!(p > alpha, "showcase: the kernels differ from the CPU");
+    assert!(pb < alpha, "the test cannot see a 5% bias (showcase)");
 
     // same seed on both sides: the kernels repeat the CPU's arithmetic and random numbers,
     // so nearly every pixel agrees to float rounding (libm's sin/cos may differ by an ulp)
-    for (name, scene, spp) in [("seed", &seed, 4), ("cbox", &cbox, 4)] {
+    for (name, scene, spp) in [
+        ("seed", &seed, 4),
+        ("cbox", &cbox, 4),
+        ("showcase", &showcase, 4),
+    ] {
         let opts = RenderOptions {
             spp: Some(spp),
             seed: 9,

@@ -57,7 +57,7 @@ else
 fi
 RBIN=$BUNDLE/bin/gpu_render
 if [ -x "$RBIN" ]; then
-  run "gpu_render direct/path parity" "$LOGS/render.log" "$RBIN" --exact seed_and_cbox_match_the_cpu_backend --nocapture
+  run "gpu_render direct/path parity" "$LOGS/render.log" "$RBIN" --exact every_scene_matches_the_cpu_backend --nocapture
   run "gpu_render determinism" "$LOGS/determinism.log" "$RBIN" --exact same_seed_same_bits --nocapture
   run "gpu_render benchmark" "$LOGS/bench.log" "$RBIN" --exact benchmark_seed_direct_and_cbox_path --nocapture
 else

@@ -1,4 +1,4 @@
-// Geometry::sample_position (renderer/src/shapes/{mesh,rectangle,disk}.rs): a point
+// Geometry::sample_position (renderer/src/shapes/{mesh,rectangle,disk,sphere}.rs): a point
 // uniform by area on a shape, with its normal, uv and area density.
 #pragma once
 #include "../scene.cuh"
@@ -28,6 +28,12 @@ __device__ inline PositionSample sample_position(const SceneData& s, hg_u32 shap
         ps.p = affine_point(sh.to_world, v3(2.0f * u.x - 1.0f, 2.0f * u.y - 1.0f, 0.0f));
         ps.n = v3a(sh.normal);
         ps.uv = u;
+        ps.pdf = 1.0f / sh.area;
+    } else if (sh.kind == HG_SHAPE_SPHERE) {
+        V3 dir = square_to_uniform_sphere(u);
+        V3 dpdu;
+        sphere_eval(sh, dir, &ps.n, &ps.uv, &dpdu);
+        ps.p = v3a(sh.center) + dir * sh.radius;
         ps.pdf = 1.0f / sh.area;
     } else if (sh.kind == HG_SHAPE_DISK) {
         V2 xy = square_to_uniform_disk_concentric(u);

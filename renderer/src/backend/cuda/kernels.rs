@@ -38,9 +38,13 @@ pub const FILES: &[(&str, &str)] = embed![
     "bsdfs/thindielectric.cuh",
     "emitters/area.cuh",
     "emitters/constant.cuh",
+    "emitters/directional.cuh",
+    "emitters/envmap.cuh",
+    "emitters/point.cuh",
     "integrators/direct.cuh",
     "integrators/path.cuh",
     "shapes/sample.cuh",
+    "shapes/sphere.cuh",
     "textures/bitmap.cuh",
     "textures/checkerboard.cuh",
 ];
