@@ -204,7 +204,6 @@ fn unsupported_requests_are_clear_errors_not_crashes() {
         return;
     };
     let path = scene_files()[0].clone();
-    let defines = [("res".to_string(), "16".to_string())];
     // the depth kernel splats into one pixel: a wider filter is refused with a message
     let mut wide = depth_scene(&path, 16);
     wide.sensor.film.rfilter = AnyFilter::Tent { radius: 1.0 };

@@ -10,9 +10,14 @@
 //! Without the feature the same API exists, and [`CudaBackend::new`] returns
 //! [`Error::CudaUnavailable`]; this module is the only place that looks at the feature.
 //!
-//! So far the GPU renders the `depth` integrator (primary rays through the BVH over
-//! triangles, spheres, rectangles and disks) with a box filter of radius ≤ 0.5; it
-//! uses the CPU's per-sample random streams, so its image matches the CPU's.
+//! What runs on the GPU: the `direct` and `path` integrators as megakernels (one thread
+//! = one sample path; `renderer/kernels/render.cu`) over every shape, BSDF, texture and
+//! emitter plugin (one `.cuh` twin per plugin under `renderer/kernels/`), and the
+//! `depth` integrator with a one-pixel box filter. Both use the CPU's per-(pixel,
+//! sample) random streams, so CPU and GPU consume identical random numbers. The film is
+//! reconstructed without float atomics: each wave writes one record per sample, a
+//! gather kernel filters them per pixel in a fixed order (the CPU's filter table), so
+//! the same scene, spp and seed give the same bits (DESIGN.md §3).
 
 pub mod cache;
 pub mod kernels;
