@@ -60,7 +60,7 @@ __device__ inline bool bsdf_is_delta(const SceneData& s, hg_u32 bi, V2 uv) {
     return bsdf_base_is_delta(b.kind);
 }
 
-__device__ inline bool bsdf_sample(const SceneData& s, hg_u32 bi, V2 uv, V3 wi, float u1, V2 u2,
+__device__ __noinline__ bool bsdf_sample(const SceneData& s, hg_u32 bi, V2 uv, V3 wi, float u1, V2 u2,
                                    BsdfSample* out) {
     const FlatBsdf& b = s.bsdfs[bi];
     if (b.kind != HG_BSDF_TWO_SIDED) return bsdf_base_sample(s, b, uv, wi, u1, u2, out);
@@ -71,7 +71,7 @@ __device__ inline bool bsdf_sample(const SceneData& s, hg_u32 bi, V2 uv, V3 wi, 
     return true;
 }
 
-__device__ inline V3 bsdf_eval(const SceneData& s, hg_u32 bi, V2 uv, V3 wi, V3 wo) {
+__device__ __noinline__ V3 bsdf_eval(const SceneData& s, hg_u32 bi, V2 uv, V3 wi, V3 wo) {
     const FlatBsdf& b = s.bsdfs[bi];
     if (b.kind != HG_BSDF_TWO_SIDED) return bsdf_base_eval(s, b, uv, wi, wo);
     if (wi.z == 0.0f) return v3(0.0f, 0.0f, 0.0f);
@@ -79,7 +79,7 @@ __device__ inline V3 bsdf_eval(const SceneData& s, hg_u32 bi, V2 uv, V3 wi, V3 w
     return bsdf_base_eval(s, s.bsdfs[b.tex[0]], uv, wi, wo);
 }
 
-__device__ inline float bsdf_pdf(const SceneData& s, hg_u32 bi, V2 uv, V3 wi, V3 wo) {
+__device__ __noinline__ float bsdf_pdf(const SceneData& s, hg_u32 bi, V2 uv, V3 wi, V3 wo) {
     const FlatBsdf& b = s.bsdfs[bi];
     if (b.kind != HG_BSDF_TWO_SIDED) return bsdf_base_pdf(s, b, uv, wi, wo);
     if (wi.z == 0.0f) return 0.0f;

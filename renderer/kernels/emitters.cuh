@@ -30,7 +30,7 @@ struct EmitterSampleResult {
 };
 
 // integrators::sample_emitter: uniform emitter selection, then a direction towards it.
-__device__ inline bool sample_emitter(const SceneData& s, const Hit& h, V2 u, EmitterSampleResult* out) {
+__device__ __noinline__ bool sample_emitter(const SceneData& s, const Hit& h, V2 u, EmitterSampleResult* out) {
     hg_u32 n = s.emitter_count;
     if (n == 0u) return false;
     float scaled = u.x * (float)n;
@@ -60,7 +60,7 @@ __device__ inline bool sample_emitter(const SceneData& s, const Hit& h, V2 u, Em
 }
 
 // integrators::surface_emission: radiance towards the ray origin and its emitter-sampling pdf.
-__device__ inline bool surface_emission(const SceneData& s, const Hit& h, V3 ray_d, V3 from, V3* le, float* pdf) {
+__device__ __noinline__ bool surface_emission(const SceneData& s, const Hit& h, V3 ray_d, V3 from, V3* le, float* pdf) {
     hg_u32 ei = s.g.shapes[h.shape].emitter;
     if (ei == HG_NO_EMITTER) return false;
     const FlatEmitter& e = s.emitters[ei];
@@ -75,7 +75,7 @@ __device__ inline bool surface_emission(const SceneData& s, const Hit& h, V3 ray
 }
 
 // integrators::environment_emission
-__device__ inline V3 environment_emission(const SceneData& s, V3 d, float* pdf) {
+__device__ __noinline__ V3 environment_emission(const SceneData& s, V3 d, float* pdf) {
     V3 l = v3(0.0f, 0.0f, 0.0f);
     float p = 0.0f, n = (float)s.emitter_count;
     for (hg_u32 k = 0; k < s.env_count; ++k) {

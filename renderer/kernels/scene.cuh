@@ -116,7 +116,7 @@ __device__ inline Hit make_hit(const SceneData& s, hg_u32 prim, const Ray& ray, 
 }
 
 // Scene::intersect; false on a miss.
-__device__ inline bool scene_intersect(const SceneData& s, const Ray& ray, Hit* h) {
+__device__ __noinline__ bool scene_intersect(const SceneData& s, const Ray& ray, Hit* h) {
     hg_u32 prim = 0;
     float c[2] = {0.0f, 0.0f};
     float t = intersect_scene(s.g, ray, &prim, c);
@@ -126,7 +126,7 @@ __device__ inline bool scene_intersect(const SceneData& s, const Ray& ray, Hit* 
 }
 
 // Scene::occluded
-__device__ inline bool scene_occluded(const SceneData& s, const Ray& ray) {
+__device__ __noinline__ bool scene_occluded(const SceneData& s, const Ray& ray) {
     hg_u32 prim = 0;
     return intersect_scene(s.g, ray, &prim, nullptr, true) != HG_INF;
 }

@@ -4,7 +4,8 @@
 #include "textures/checkerboard.cuh"
 
 // TextureStore::eval (a checkerboard's colours are textures themselves: followed iteratively).
-__device__ inline V3 tex_eval(const SceneData& s, hg_u32 ti, V2 uv) {
+__device__ __noinline__ V3 tex_eval(const SceneData& s, hg_u32 ti, V2 uv) {
+#pragma unroll 1
     for (int guard = 0; guard < 16; ++guard) {
         const FlatTexture& t = s.textures[ti];
         if (t.kind == HG_TEX_CONSTANT) return v3a(t.color);
@@ -18,7 +19,8 @@ __device__ inline V3 tex_eval(const SceneData& s, hg_u32 ti, V2 uv) {
 __device__ inline float luminance(V3 c) { return (c.x * 0.212671f + c.y * 0.715160f) + c.z * 0.072169f; }
 
 // TextureStore::eval_1 (a checkerboard swaps its colours, as Mitsuba's eval_1)
-__device__ inline float tex_eval_1(const SceneData& s, hg_u32 ti, V2 uv) {
+__device__ __noinline__ float tex_eval_1(const SceneData& s, hg_u32 ti, V2 uv) {
+#pragma unroll 1
     for (int guard = 0; guard < 16; ++guard) {
         const FlatTexture& t = s.textures[ti];
         if (t.kind == HG_TEX_CHECKERBOARD) {
