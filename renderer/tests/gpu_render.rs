@@ -14,7 +14,7 @@ mod common;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use heliograph::backend::cuda::{device_count, CudaBackend};
+use heliograph::backend::cuda::{device_count, kernels, nvrtc_compile_offline, CudaBackend};
 use heliograph::backend::{cpu, RenderOptions};
 use heliograph::rfilters::AnyFilter;
 use heliograph::scene::{build_scene, xml, Scene};
@@ -183,5 +183,27 @@ fn benchmark_seed_direct_and_cbox_path() {
             samples / wall / 1e9
         );
         assert!(kernel > 0.0 && kernel.is_finite());
+    }
+}
+
+/// NVRTC alone (no GPU needed): both modules compile for sm_90 with the backend's options.
+/// Runs wherever libnvrtc.so.13 loads (e.g. `LD_LIBRARY_PATH` pointing at the
+/// `nvidia-cuda-nvrtc` wheel's lib/ on the build machine), else skips.
+#[test]
+fn nvrtc_compiles_the_kernels_for_sm_90() {
+    for module in [kernels::RENDER_MODULE, kernels::DEPTH_MODULE] {
+        match nvrtc_compile_offline(module, "sm_90") {
+            Ok((bytes, secs)) => {
+                println!("HG_GPU_STAT nvrtc module={module} cubin_bytes={bytes} seconds={secs:.2}");
+                assert!(bytes > 0);
+            }
+            Err(heliograph::Error::CudaUnavailable(why)) => {
+                let require = std::env::var("HELIOGRAPH_REQUIRE_GPU").is_ok_and(|v| v == "1");
+                assert!(!require, "NVRTC required but unavailable: {why}");
+                println!("SKIP: nvrtc_compiles_the_kernels_for_sm_90: {why}");
+                return;
+            }
+            Err(e) => panic!("{module}: {e}"),
+        }
     }
 }

@@ -615,6 +615,24 @@ impl std::fmt::Debug for CudaFilm {
     }
 }
 
+/// Compiles embedded kernel module `module` with NVRTC for `arch` (e.g. `sm_90`) with
+/// the backend's options, without a GPU or driver (NVRTC only): returns the CUBIN
+/// size and the compile time in seconds. For build-machine checks of the NVRTC dialect.
+pub fn nvrtc_compile_offline(module: &str, arch: &str) -> Result<(usize, f64)> {
+    // SAFETY: only tries to dlopen the library.
+    if !unsafe { nsys::is_culib_present() } {
+        return Err(Error::CudaUnavailable(
+            "NVRTC not found (libnvrtc.so could not be loaded)".into(),
+        ));
+    }
+    let source = kernels::assemble(module)?;
+    let t = std::time::Instant::now();
+    let cubin = guarded("NVRTC", || {
+        compile_cubin(module, &source, &compile_options(arch))
+    })?;
+    Ok((cubin.len(), t.elapsed().as_secs_f64()))
+}
+
 /// Compiles `source` with NVRTC to a CUBIN; a failure carries NVRTC's log, which
 /// names the kernel file and line (the assembled source has `#line` directives).
 fn compile_cubin(module: &str, source: &str, options: &[String]) -> Result<Vec<u8>> {

@@ -25,12 +25,12 @@ pub mod kernels;
 #[cfg(feature = "cuda")]
 mod device;
 #[cfg(feature = "cuda")]
-pub use device::{device_count, libraries_present, CudaBackend, CudaFilm};
+pub use device::{device_count, libraries_present, nvrtc_compile_offline, CudaBackend, CudaFilm};
 
 #[cfg(not(feature = "cuda"))]
 mod stub;
 #[cfg(not(feature = "cuda"))]
-pub use stub::{device_count, libraries_present, CudaBackend, CudaFilm};
+pub use stub::{device_count, libraries_present, nvrtc_compile_offline, CudaBackend, CudaFilm};
 
 use crate::error::{Error, Result};
 use crate::integrators::AnyIntegrator;
