@@ -6,7 +6,10 @@
 //! every reconstruction filter), the Cornell box and the showcase (`path`) at 64×64: per
 //! 16×16 block and channel, Welch's t-test between the block means of K independent
 //! seeds on each side, with a Bonferroni correction; the same test must reject an image
-//! scaled by 1.05 (so it can fail); (b) determinism: the same scene, spp, seed and wave
+//! scaled by 1.05 (so it can fail); integrator variants too (direct with several
+//! samples per strategy, hidden emitters, early Russian roulette, point and directional
+//! lights); with the same seed on both sides every value must agree to 1e-4 (the kernels
+//! repeat the CPU's arithmetic and random numbers); (b) determinism: the same scene, spp, seed and wave
 //! split give the same bits (a different split changes the summation order).
 //!
 //! Skips with a message when no C++ compiler (`$CXX`, else `c++`) is available.
@@ -19,6 +22,7 @@ use std::process::Command;
 use heliograph::backend::cuda::{check_supported, kernels};
 use heliograph::backend::{cpu, RenderOptions};
 use heliograph::flat::FlatScene;
+use heliograph::integrators::{self, AnyIntegrator, Direct};
 use heliograph::rfilters::AnyFilter;
 use heliograph::scene::{build_scene, xml, Scene};
 
@@ -166,13 +170,60 @@ fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_determinist
     assert!(p > alpha, "showcase: the kernels differ from the CPU");
     assert!(pb < alpha, "the test cannot see a 5% bias (showcase)");
 
+    // integrator variants: direct with several samples per strategy and hidden emitters,
+    // path with early Russian roulette and hidden emitters, and delta lights
+    let mut variants = Vec::new();
+    let mut c = cbox.clone();
+    c.integrator = AnyIntegrator::Direct(Direct {
+        emitter_samples: 2,
+        bsdf_samples: 3,
+        hide_emitters: true,
+    });
+    variants.push(("cbox direct 2+3 hidden", c));
+    let mut c = showcase.clone();
+    c.integrator = AnyIntegrator::Direct(Direct {
+        emitter_samples: 1,
+        bsdf_samples: 0,
+        hide_emitters: false,
+    });
+    variants.push(("showcase direct 1+0", c));
+    let mut c = showcase.clone();
+    c.integrator = AnyIntegrator::Path(integrators::Path {
+        max_depth: 6,
+        rr_depth: 1,
+        hide_emitters: true,
+    });
+    variants.push(("showcase path rr 1 hidden", c));
+    let text = std::fs::read_to_string(repo_root().join("scenes/cbox.xml")).unwrap();
+    let lights = r#"<emitter type="point"><point name="position" x="0.3" y="0.6" z="0.2"/>
+        <rgb name="intensity" value="0.5, 0.4, 0.3"/></emitter>
+        <emitter type="directional"><vector name="direction" x="0.2" y="-0.3" z="-1"/>
+        <rgb name="irradiance" value="0.3"/></emitter></scene>"#;
+    let file = host.dir.join("cbox_lights.xml");
+    std::fs::write(&file, text.replace("</scene>", lights)).unwrap();
+    let desc = xml::load_file(&file, &[("res".into(), "64".into())]).unwrap();
+    let lit = build_scene(&desc).unwrap();
+    let mut c = lit.clone();
+    c.integrator = AnyIntegrator::Direct(Direct {
+        emitter_samples: 1,
+        bsdf_samples: 1,
+        hide_emitters: false,
+    });
+    variants.push(("cbox + point + directional, direct", c));
+    variants.push(("cbox + point + directional, path", lit));
+    for (label, scene) in &variants {
+        let (p, pb) = compare(&host, scene, 48, label);
+        assert!(p > alpha, "{label}: the kernels differ from the CPU");
+        assert!(pb < alpha, "the test cannot see a 5% bias ({label})");
+    }
+
     // same seed on both sides: the kernels repeat the CPU's arithmetic and random numbers,
     // so nearly every pixel agrees to float rounding (libm's sin/cos may differ by an ulp)
-    for (name, scene, spp) in [
-        ("seed", &seed, 4),
-        ("cbox", &cbox, 4),
-        ("showcase", &showcase, 4),
-    ] {
+    let mut same: Vec<(&str, &Scene)> =
+        vec![("seed", &seed), ("cbox", &cbox), ("showcase", &showcase)];
+    same.extend(variants.iter().map(|(l, s)| (*l, s)));
+    for (name, scene) in same {
+        let spp = 4;
         let opts = RenderOptions {
             spp: Some(spp),
             seed: 9,
