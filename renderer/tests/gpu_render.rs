@@ -153,6 +153,44 @@ fn same_seed_same_bits() {
 }
 
 #[test]
+fn unchanged_arrays_are_not_uploaded_again() {
+    let Some(be) = backend_or_skip("upload_cache") else {
+        return;
+    };
+    let mut scene = load("seed.xml", 64);
+    let opts = RenderOptions {
+        spp: Some(2),
+        seed: 1,
+    };
+    let first = be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let before = be.uploaded_bytes();
+    be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        be.uploaded_bytes(),
+        before,
+        "an unchanged scene was uploaded again"
+    );
+    // a texture update (the seed scenario): only the texels travel, and the image changes
+    let n = scene.textures.texels.len();
+    scene.textures.texels.iter_mut().for_each(|t| *t = 1.0 - *t);
+    let second = be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let sent = be.uploaded_bytes() - before;
+    println!(
+        "HG_GPU_STAT upload_cache texels_bytes={} uploaded_after_update={sent}",
+        n * 4
+    );
+    assert_eq!(
+        sent,
+        (n * 4) as u64,
+        "only the texels should be re-uploaded"
+    );
+    assert!(
+        first.data != second.data,
+        "the texture update did not reach the GPU"
+    );
+}
+
+#[test]
 fn benchmark_seed_direct_and_cbox_path() {
     let Some(be) = backend_or_skip("benchmark") else {
         return;

@@ -425,6 +425,32 @@ impl FlatScene {
     }
 }
 
+/// A 128-bit hash of `bytes` (two independent multiply-xorshift lanes over 8-byte
+/// words, then the tail and the length): the CUDA backend re-uploads a flat array only
+/// when its hash or length changes.
+pub fn content_hash(bytes: &[u8]) -> u128 {
+    const K: [u64; 2] = [0x9e37_79b9_7f4a_7c15, 0xc2b2_ae3d_27d4_eb4f];
+    let mut h = [0x243f_6a88_85a3_08d3u64, 0x1319_8a2e_0370_7344u64];
+    let mix = |h: u64, w: u64, k: u64| {
+        let x = (h ^ w).wrapping_mul(k);
+        x ^ (x >> 29)
+    };
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(c);
+        let w = u64::from_le_bytes(a);
+        h[0] = mix(h[0], w, K[0]);
+        h[1] = mix(h[1], w.rotate_left(31), K[1]);
+    }
+    let mut tail = [0u8; 8];
+    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    let w = u64::from_le_bytes(tail) ^ ((bytes.len() as u64) << 3);
+    h[0] = mix(mix(h[0], w, K[0]), h[1], K[1]);
+    h[1] = mix(mix(h[1], w.rotate_left(17), K[1]), h[0], K[0]);
+    (u128::from(h[0]) << 64) | u128::from(h[1])
+}
+
 /// Marker for records that are plain data without implicit padding, so that
 /// viewing them as bytes is sound (checked by the `no_padding!` asserts).
 ///

@@ -20,7 +20,7 @@ use super::cache::{CacheKey, ModuleStats, ProgramCache};
 use super::{arch_for, check_nvrtc_targets, check_supported, compile_options, kernels, DeviceInfo};
 use crate::backend::RenderOptions;
 use crate::error::{Error, Result};
-use crate::flat::{as_bytes, FlatScene, Pod, LAYOUT};
+use crate::flat::{as_bytes, content_hash, FlatScene, Pod, LAYOUT};
 use crate::integrators::AnyIntegrator;
 use crate::io::Image;
 use crate::scene::Scene;
@@ -112,12 +112,20 @@ const WAVE_SAMPLES: u64 = 1 << 24;
 /// Threads per block of the megakernel.
 const RENDER_BLOCK: u32 = 128;
 
+/// A flat scene array on the device, reused while its contents do not change.
+struct CachedArray {
+    name: &'static str,
+    len: usize,
+    hash: u128,
+    buf: Arc<CudaSlice<u8>>,
+}
+
 /// The device buffers a film's kernels read, kept alive with the film.
 struct Inputs {
     /// The depth kernel's scene.
     _depth: Option<Box<DeviceScene>>,
     /// The flat scene arrays (direct/path).
-    _arrays: Vec<CudaSlice<u8>>,
+    _arrays: Vec<Arc<CudaSlice<u8>>>,
     /// The sample buffer and the accumulator (direct/path).
     _work: Vec<CudaSlice<f32>>,
 }
@@ -130,6 +138,8 @@ pub struct CudaBackend {
     cache: ProgramCache,
     depth: Mutex<Option<Arc<CudaModule>>>,
     render: Mutex<Option<Arc<CudaModule>>>,
+    scene_cache: Mutex<Vec<CachedArray>>,
+    uploaded: std::sync::atomic::AtomicU64,
     stats: Mutex<Vec<ModuleStats>>,
 }
 
@@ -199,6 +209,8 @@ impl CudaBackend {
             cache: ProgramCache::new(),
             depth: Mutex::new(None),
             render: Mutex::new(None),
+            scene_cache: Mutex::new(Vec::new()),
+            uploaded: std::sync::atomic::AtomicU64::new(0),
             stats: Mutex::new(Vec::new()),
         })
     }
@@ -293,6 +305,41 @@ impl CudaBackend {
         r.map_err(|e| Error::Cuda(format!("uploading {} bytes: {e:?}", bytes.len())))
     }
 
+    /// The device copy of flat array `name` with contents `bytes`: the cached buffer
+    /// when the contents are unchanged since the last render (same length and 128-bit
+    /// content hash), else a fresh upload on the render stream. Cached buffers are never
+    /// written, so films still reading an older copy keep it alive through their `Arc`.
+    fn upload_cached(&self, name: &'static str, bytes: &[u8]) -> Result<Arc<CudaSlice<u8>>> {
+        let hash = content_hash(bytes);
+        let mut cache = self
+            .scene_cache
+            .lock()
+            .map_err(|_| Error::Cuda("scene cache lock poisoned".into()))?;
+        if let Some(c) = cache
+            .iter()
+            .find(|c| c.name == name && c.len == bytes.len() && c.hash == hash)
+        {
+            return Ok(c.buf.clone());
+        }
+        let buf = Arc::new(self.upload_bytes(bytes)?);
+        self.uploaded
+            .fetch_add(bytes.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        cache.retain(|c| c.name != name);
+        cache.push(CachedArray {
+            name,
+            len: bytes.len(),
+            hash,
+            buf: buf.clone(),
+        });
+        Ok(buf)
+    }
+
+    /// Bytes of flat scene arrays uploaded by `direct`/`path` renders so far (unchanged
+    /// arrays are reused, not uploaded again).
+    pub fn uploaded_bytes(&self) -> u64 {
+        self.uploaded.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     fn upload_scene(&self, flat: &FlatScene) -> Result<DeviceScene> {
         Ok(DeviceScene {
             camera: self.upload(std::slice::from_ref(&flat.camera))?,
@@ -335,14 +382,14 @@ impl CudaBackend {
         let flat = FlatScene::from_scene(scene);
         let arrays = flat.render_arrays();
         let mut bufs = Vec::with_capacity(arrays.len());
-        for (_, bytes) in &arrays {
-            bufs.push(self.upload_bytes(bytes)?);
+        for (name, bytes) in &arrays {
+            bufs.push(self.upload_cached(name, bytes)?);
         }
         let b = |name: &str| -> Result<&CudaSlice<u8>> {
             arrays
                 .iter()
                 .position(|(n, _)| *n == name)
-                .map(|i| &bufs[i])
+                .map(|i| &*bufs[i])
                 .ok_or_else(|| Error::Cuda(format!("no flat array {name}")))
         };
         let [w, h] = flat.film.crop_size;
