@@ -173,6 +173,11 @@ fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_determinist
     // integrator variants: direct with several samples per strategy and hidden emitters,
     // path with early Russian roulette and hidden emitters, and delta lights
     let mut variants = Vec::new();
+    let mut c = seed.clone();
+    c.sensor.film.crop_offset = [8, 4];
+    c.sensor.film.crop_size = [48, 40];
+    c.sensor.film.alpha = !c.sensor.film.alpha;
+    variants.push(("seed cropped, alpha toggled", c));
     let mut c = cbox.clone();
     c.integrator = AnyIntegrator::Direct(Direct {
         emitter_samples: 2,
