@@ -1,4 +1,5 @@
-//! GPU checks of the `direct` and `path` megakernels (issue 4): whole-image agreement
+//! GPU checks of the `direct` and `path` megakernels (issue 4): per-plugin parity of
+//! eval/pdf/sample with the Rust plugins on fixed inputs, whole-image agreement
 //! with the CPU backend on every scene of `scenes/` (seed with every reconstruction
 //! filter, Cornell box, showcase), determinism (two renders, same seed: identical bits), and the benchmark lines
 //! (seed scene `direct` and Cornell box `path` max_depth 8, 512×512, 32 spp; kernel time
@@ -191,6 +192,27 @@ fn unchanged_arrays_are_not_uploaded_again() {
 }
 
 #[test]
+fn plugin_twins_match_the_rust_plugins_on_the_gpu() {
+    let Some(be) = backend_or_skip("plugin_parity") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("hg-gpu-parity-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("scene.xml"), common::parity::scene_xml()).unwrap();
+    let scene = build_scene(&xml::load_file(&dir.join("scene.xml"), &[]).unwrap()).unwrap();
+    let qs = common::parity::queries(&scene);
+    let got = be
+        .plugin_parity(&scene, &common::parity::query_floats(&qs))
+        .unwrap_or_else(|e| panic!("{e}"));
+    common::parity::check(&qs, &got);
+    println!(
+        "HG_GPU_STAT parity queries={} all_within_tolerance=1",
+        qs.len()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn benchmark_seed_direct_and_cbox_path() {
     let Some(be) = backend_or_skip("benchmark") else {
         return;
@@ -229,7 +251,11 @@ fn benchmark_seed_direct_and_cbox_path() {
 /// `nvidia-cuda-nvrtc` wheel's lib/ on the build machine), else skips.
 #[test]
 fn nvrtc_compiles_the_kernels_for_sm_90() {
-    for module in [kernels::RENDER_MODULE, kernels::DEPTH_MODULE] {
+    for module in [
+        kernels::RENDER_MODULE,
+        kernels::DEPTH_MODULE,
+        kernels::PARITY_MODULE,
+    ] {
         match nvrtc_compile_offline(module, "sm_90") {
             Ok((bytes, secs)) => {
                 println!("HG_GPU_STAT nvrtc module={module} cubin_bytes={bytes} seconds={secs:.2}");

@@ -2,6 +2,8 @@
 //! and channel with a Bonferroni correction.
 #![allow(dead_code)]
 
+pub mod parity;
+
 use heliograph::math::stats::t_two_sided_p;
 
 /// Edge of the blocks whose means are compared, in pixels.

@@ -24,6 +24,7 @@ pub const FILES: &[(&str, &str)] = embed![
     "flat.cuh",
     "geometry.cuh",
     "math.cuh",
+    "parity.cu",
     "render.cu",
     "scene.cuh",
     "textures.cuh",
@@ -54,6 +55,9 @@ pub const DEPTH_MODULE: &str = "depth.cu";
 
 /// The module holding the `direct`/`path` megakernel and the film kernels.
 pub const RENDER_MODULE: &str = "render.cu";
+
+/// The module holding the per-plugin parity kernel (tests).
+pub const PARITY_MODULE: &str = "parity.cu";
 
 /// The text of embedded file `name`.
 pub fn file(name: &str) -> Result<&'static str> {

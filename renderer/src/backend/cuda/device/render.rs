@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use cudarc::driver::{sys as dsys, CudaSlice, LaunchConfig, PushKernelArg};
 
-use super::{drv, CudaBackend, CudaFilm, Inputs};
+use super::{drv, guarded, read_back, CudaBackend, CudaFilm, Inputs};
+use crate::backend::cuda::kernels;
 use crate::error::{Error, Result};
 use crate::flat::{content_hash, FlatScene};
 use crate::scene::Scene;
@@ -187,6 +188,74 @@ impl CudaBackend {
             width: w as usize,
             height: h as usize,
             channels: ch,
+        })
+    }
+
+    /// Runs the per-plugin parity kernel (kernels/parity.cu) on `queries` (16 floats
+    /// each) against `scene`'s plugins and returns the answers (16 floats each): the GPU
+    /// half of the CPU/CUDA parity test of eval, pdf and sample.
+    pub fn plugin_parity(&self, scene: &Scene, queries: &[f32]) -> Result<Vec<f32>> {
+        guarded("parity kernel", || {
+            let module = self.module(&self.parity, kernels::PARITY_MODULE)?;
+            let f = self.function(&module, "hg_parity")?;
+            let flat = FlatScene::from_scene(scene);
+            let arrays = flat.render_arrays();
+            let mut bufs = Vec::with_capacity(arrays.len());
+            for (_, bytes) in &arrays {
+                bufs.push(self.upload_bytes(bytes)?);
+            }
+            let b = |name: &str| -> Result<&CudaSlice<u8>> {
+                arrays
+                    .iter()
+                    .position(|(n, _)| *n == name)
+                    .map(|i| &bufs[i])
+                    .ok_or_else(|| Error::Cuda(format!("no flat array {name}")))
+            };
+            let nq = (queries.len() / 16) as u32;
+            let q = self
+                .stream
+                .clone_htod(&queries[..(nq as usize * 16).max(1).min(queries.len())])
+                .map_err(drv("uploading the parity queries"))?;
+            let mut out = self
+                .stream
+                .alloc_zeros::<f32>((nq as usize * 16).max(1))
+                .map_err(drv("allocating the parity answers"))?;
+            let (node_count, emitter_count, env_count) = (
+                flat.nodes.len() as u32,
+                flat.emitters.len() as u32,
+                flat.env_emitters.len() as u32,
+            );
+            let mut l = self.stream.launch_builder(&f);
+            l.arg(b("nodes")?)
+                .arg(&node_count)
+                .arg(b("leaf")?)
+                .arg(b("prims")?);
+            l.arg(b("shapes")?)
+                .arg(b("positions")?)
+                .arg(b("normals")?)
+                .arg(b("uvs")?);
+            l.arg(b("tris")?)
+                .arg(b("bsdfs")?)
+                .arg(b("tables")?)
+                .arg(b("textures")?);
+            l.arg(b("texels")?)
+                .arg(b("emitters")?)
+                .arg(&emitter_count)
+                .arg(b("env")?);
+            l.arg(&env_count)
+                .arg(b("dist1d")?)
+                .arg(b("dist2d")?)
+                .arg(b("dist_data")?);
+            l.arg(b("bsphere")?).arg(&q).arg(&nq).arg(&mut out);
+            let cfg = LaunchConfig {
+                grid_dim: (nq.div_ceil(64).max(1), 1, 1),
+                block_dim: (64, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: the arguments match hg_parity in parity.cu one for one; `q` holds
+            // nq * 16 floats and `out` has room for as many.
+            unsafe { l.launch(cfg) }.map_err(drv("launching hg_parity"))?;
+            read_back(&self.ctx, &self.stream, &out)
         })
     }
 }
