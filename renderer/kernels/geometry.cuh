@@ -45,8 +45,8 @@ __device__ inline float edge64(V3 u, V3 v) {
     return (float)((double)u.x * (double)v.y - (double)u.y * (double)v.x);
 }
 
-// Returns t (or HG_INF on a miss).
-__device__ inline float intersect_tri(const LeafPrim& lp, const TriRay& r, float tmax) {
+// Returns t (or HG_INF on a miss) and the barycentrics (b1, b2) in uv.
+__device__ inline float intersect_tri(const LeafPrim& lp, const TriRay& r, float tmax, float* uv) {
     V3 a = tri_local(r, lp.p0), b = tri_local(r, lp.p1), c = tri_local(r, lp.p2);
     float e0 = b.x * c.y - b.y * c.x;
     float e1 = c.x * a.y - c.y * a.x;
@@ -62,7 +62,10 @@ __device__ inline float intersect_tri(const LeafPrim& lp, const TriRay& r, float
     if ((neg && pos) || det == 0.0f || det != det) return HG_INF;
     float inv_det = 1.0f / det;
     float t = (e0 * a.z + e1 * b.z + e2 * c.z) * r.sz * inv_det;
-    return (t > HG_RAY_TMIN && t < tmax) ? t : HG_INF;
+    if (!(t > HG_RAY_TMIN && t < tmax)) return HG_INF;
+    uv[0] = e1 * inv_det;
+    uv[1] = e2 * inv_det;
+    return t;
 }
 
 // shapes/sphere.rs Sphere::intersect
@@ -84,24 +87,28 @@ __device__ inline float intersect_sphere(const FlatShape& s, const Ray& r, float
 }
 
 // shapes/rectangle.rs and disk.rs: Planar::cross_plane, then the square / unit-disk test.
-__device__ inline float intersect_planar(const FlatShape& s, const Ray& r, float tmax) {
+// Returns t and the object-space point (x, y) in xy.
+__device__ inline float intersect_planar(const FlatShape& s, const Ray& r, float tmax, float* xy) {
     V3 o = affine_point(s.to_local, r.o);
     V3 d = affine_vector(s.to_local, r.d);
     float t = -o.z / d.z;
     float x = o.x + t * d.x, y = o.y + t * d.y;
     bool inside = s.kind == HG_SHAPE_RECTANGLE ? (fabsf(x) <= 1.0f && fabsf(y) <= 1.0f)
                                                : (x * x + y * y <= 1.0f);
-    return (t > HG_RAY_TMIN && t < tmax && inside) ? t : HG_INF;
+    if (!(t > HG_RAY_TMIN && t < tmax && inside)) return HG_INF;
+    xy[0] = x;
+    xy[1] = y;
+    return t;
 }
 
 __device__ inline float intersect_slot(const SceneGeom& g, hg_u32 slot, const Ray& r,
-                                       const TriRay& tr, float tmax, hg_u32* prim) {
+                                       const TriRay& tr, float tmax, hg_u32* prim, float* uv) {
     const LeafPrim& lp = g.leaf[slot];
     *prim = lp.prim;
-    if (lp.is_tri) return intersect_tri(lp, tr, tmax);
+    if (lp.is_tri) return intersect_tri(lp, tr, tmax, uv);
     const FlatShape& s = g.shapes[g.prims[lp.prim].shape];
     if (s.kind == HG_SHAPE_SPHERE) return intersect_sphere(s, r, tmax);
-    return intersect_planar(s, r, tmax);
+    return intersect_planar(s, r, tmax, uv);
 }
 
 // accel/mod.rs RayBox
@@ -132,8 +139,11 @@ __device__ inline float box_enter(const RayBox& rb, const BvhNode& n, float tmax
 
 #define HG_STACK 128  // accel::STACK_SIZE
 
-// Closest hit: returns t (HG_INF on a miss) and the primitive.
-__device__ inline float intersect_scene(const SceneGeom& g, const Ray& ray, hg_u32* hit_prim) {
+// Closest hit: returns t (HG_INF on a miss), the primitive and, when `coords` is given,
+// the primitive's coordinates (triangles: barycentrics; rectangles, disks: local x, y).
+// `any_hit` stops at the first hit (shadow rays).
+__device__ inline float intersect_scene(const SceneGeom& g, const Ray& ray, hg_u32* hit_prim,
+                                        float* coords = nullptr, bool any_hit = false) {
     float best = HG_INF;
     if (g.node_count == 0) return best;
     RayBox rb = ray_box(ray);
@@ -150,11 +160,17 @@ __device__ inline float intersect_scene(const SceneGeom& g, const Ray& ray, hg_u
         if (n.count > 0) {
             for (hg_u32 slot = n.left_first; slot < n.left_first + n.count; ++slot) {
                 hg_u32 prim;
-                float t = intersect_slot(g, slot, ray, tr, tmax, &prim);
+                float uv[2] = {0.0f, 0.0f};
+                float t = intersect_slot(g, slot, ray, tr, tmax, &prim, uv);
                 if (t != HG_INF) {
                     best = t;
                     tmax = t;
                     *hit_prim = prim;
+                    if (coords) {
+                        coords[0] = uv[0];
+                        coords[1] = uv[1];
+                    }
+                    if (any_hit) return best;
                 }
             }
         } else {

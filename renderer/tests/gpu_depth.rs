@@ -204,15 +204,14 @@ fn unsupported_requests_are_clear_errors_not_crashes() {
         return;
     };
     let path = scene_files()[0].clone();
-    let defines = [("res".to_string(), "16".to_string())];
-    let scene = build_scene(&xml::load_file(&path, &defines).unwrap()).unwrap();
-    if !matches!(scene.integrator, AnyIntegrator::Depth(_)) {
-        let e = be.render(&scene, &RenderOptions::default()).unwrap_err();
-        assert!(
-            matches!(e, Error::Render(_)) && e.to_string().contains("depth"),
-            "{e}"
-        );
-    }
+    // the depth kernel splats into one pixel: a wider filter is refused with a message
+    let mut wide = depth_scene(&path, 16);
+    wide.sensor.film.rfilter = AnyFilter::Tent { radius: 1.0 };
+    let e = be.render(&wide, &RenderOptions::default()).unwrap_err();
+    assert!(
+        matches!(e, Error::Render(_)) && e.to_string().contains("does not support"),
+        "{e}"
+    );
     let e = CudaBackend::new(4096).unwrap_err();
     assert!(e.to_string().contains("4096"), "{e}");
     let zero = RenderOptions {

@@ -3,7 +3,7 @@
 # the `cuda` feature and copies them, stripped, into .gpu/bin/ (git-ignored), for
 # tests/gpu/run_gpu_checks.sh on the GPU machine (which has no Rust toolchain).
 #
-#   tests/gpu/build_gpu_bundle.sh            # -> .gpu/bin/gpu_depth, .gpu/bin/heliograph
+#   tests/gpu/build_gpu_bundle.sh   # -> .gpu/bin/{gpu_depth,gpu_render,heliograph}
 #
 # Manual equivalent: `cargo test --release --features cuda --test gpu_depth --no-run`
 # prints "Executable tests/gpu_depth.rs (target/release/deps/gpu_depth-HASH)"; copy that
@@ -15,15 +15,18 @@ BUNDLE=${1:-.gpu}
 mkdir -p "$BUNDLE/bin"
 rm -f "$BUNDLE"/bin/*
 
-out=$(cargo test -p heliograph --release --features cuda --test gpu_depth --no-run --message-format=json 2>/dev/null \
+tests=$(cargo test -p heliograph --release --features cuda --test gpu_depth --test gpu_render --no-run --message-format=json 2>/dev/null \
       | python3 -c 'import json,sys
 for l in sys.stdin:
     try: m = json.loads(l)
     except ValueError: continue
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "gpu_depth":
-        print(m["executable"])')
-[ -n "$out" ] || { echo "could not find the gpu_depth test binary" >&2; exit 1; }
-cp "$out" "$BUNDLE/bin/gpu_depth"
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] in ("gpu_depth", "gpu_render"):
+        print(m["target"]["name"], m["executable"])')
+for t in gpu_depth gpu_render; do
+  exe=$(echo "$tests" | awk -v t="$t" '$1 == t {print $2}')
+  [ -n "$exe" ] || { echo "could not find the $t test binary" >&2; exit 1; }
+  cp "$exe" "$BUNDLE/bin/$t"
+done
 cargo build -p heliograph --release --features cuda --bin heliograph
 cp target/release/heliograph "$BUNDLE/bin/heliograph"
 strip --strip-debug "$BUNDLE"/bin/* 2>/dev/null || true

@@ -8,6 +8,7 @@
 
 #define __global__
 #define __device__
+#define __noinline__ __attribute__((noinline))
 
 struct hg_dim3 {
     unsigned x, y, z;

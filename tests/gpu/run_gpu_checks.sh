@@ -55,6 +55,17 @@ if [ -x "$BIN" ]; then
 else
   echo "missing $BIN"; FAILED=1; ROWS+=("gpu_depth: binary missing")
 fi
+RBIN=$BUNDLE/bin/gpu_render
+if [ -x "$RBIN" ]; then
+  run "gpu_render direct/path parity" "$LOGS/render.log" "$RBIN" --exact every_scene_matches_the_cpu_backend --nocapture
+  run "gpu_render plugin parity" "$LOGS/parity.log" "$RBIN" --exact plugin_twins_match_the_rust_plugins_on_the_gpu --nocapture
+  run "gpu_render determinism" "$LOGS/determinism.log" "$RBIN" --exact same_seed_same_bits --nocapture
+  run "gpu_render upload cache" "$LOGS/upload.log" "$RBIN" --exact unchanged_arrays_are_not_uploaded_again --nocapture
+  run "gpu_render NVRTC compile" "$LOGS/nvrtc.log" "$RBIN" --exact nvrtc_compiles_the_kernels_for_sm_90 --nocapture
+  run "gpu_render benchmark" "$LOGS/bench.log" "$RBIN" --exact benchmark_seed_direct_and_cbox_path --nocapture
+else
+  echo "missing $RBIN"; FAILED=1; ROWS+=("gpu_render: binary missing")
+fi
 if [ -x "$BUNDLE/bin/heliograph" ]; then
   run "heliograph --version" "$LOGS/cli.log" "$BUNDLE/bin/heliograph" --version
 fi
@@ -81,5 +92,10 @@ echo "NVRTC module (new process, empty cache): ${cold_src:-?} in ${cold_s:-?} s"
 echo "module (new process, warm disk cache)  : ${warm_src:-?} in ${warm_s:-?} s"
 echo "first render incl. context+module, cold: ${first_cold:-?} s; warm cache: ${first_warm:-?} s"
 stat "$LOGS/all.log" | grep -E 'depth scene=|layout_entries|throughput' | sed 's/HG_GPU_STAT /  /'
+echo "direct/path vs CPU (worst Bonferroni p; must be > 1e-3; 1.05x-biased image must be < 1e-3):"
+stat "$LOGS/render.log" | grep 'image ' | sed 's/HG_GPU_STAT /  /'
+stat "$LOGS/parity.log" "$LOGS/determinism.log" "$LOGS/upload.log" "$LOGS/nvrtc.log" | sed 's/HG_GPU_STAT /  /'
+echo "benchmarks (512x512, 32 spp; seed: direct, target >= 24 Gsamples/s; cbox: path max_depth 8, target >= 1.5):"
+stat "$LOGS/bench.log" | grep 'bench ' | sed 's/HG_GPU_STAT /  /'
 echo "overall   : $([ "$FAILED" -eq 0 ] && echo PASS || echo FAIL)"
 exit "$FAILED"

@@ -39,6 +39,12 @@ impl FilterTable {
         }
     }
 
+    /// The tabulated values (`LUT_SIZE + 2` of them: the table and a trailing zero),
+    /// as the CUDA film kernels read them.
+    pub fn values(&self) -> &[f32] {
+        &self.values
+    }
+
     /// The filter at offset `x` (pixels).
     #[inline(always)]
     pub fn eval(&self, x: f32) -> f32 {

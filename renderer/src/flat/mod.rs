@@ -40,6 +40,7 @@ use std::mem::{offset_of, size_of};
 use glam::Affine3A;
 
 use crate::accel::{BvhNode, LeafPrim};
+use crate::films::block::FilterTable;
 use crate::integrators::AnyIntegrator;
 use crate::rfilters::AnyFilter;
 use crate::scene::Scene;
@@ -216,6 +217,10 @@ pub struct FlatScene {
     pub dist2d: Vec<FlatDist2D>,
     /// The floats the distributions point into.
     pub dist_data: Vec<f32>,
+    /// The reconstruction filter tabulated as `films::block::FilterTable` does.
+    pub filter_table: Vec<f32>,
+    /// The scene's bounding sphere: centre x, y, z and radius.
+    pub bsphere: [f32; 4],
 }
 
 /// Column-major 3×4 floats of an affine map (x, y, z axes, translation).
@@ -373,8 +378,77 @@ impl FlatScene {
             camera: flatten_camera(&scene.sensor.camera),
             film: flatten_film(&scene.sensor.film),
             integrator: flatten_integrator(&scene.integrator),
+            filter_table: FilterTable::new(&scene.sensor.film.rfilter)
+                .values()
+                .to_vec(),
+            bsphere: [
+                scene.bsphere.0.x,
+                scene.bsphere.0.y,
+                scene.bsphere.0.z,
+                scene.bsphere.1,
+            ],
         }
     }
+}
+
+impl FlatScene {
+    /// Every array the `direct`/`path` kernels read, by name, as bytes (the upload;
+    /// the host tests write each to `<name>.bin`).
+    pub fn render_arrays(&self) -> Vec<(&'static str, &[u8])> {
+        vec![
+            ("camera", as_bytes(std::slice::from_ref(&self.camera))),
+            ("film", as_bytes(std::slice::from_ref(&self.film))),
+            (
+                "integrator",
+                as_bytes(std::slice::from_ref(&self.integrator)),
+            ),
+            ("nodes", as_bytes(&self.nodes)),
+            ("leaf", as_bytes(&self.leaf_prims)),
+            ("prims", as_bytes(&self.prims)),
+            ("shapes", as_bytes(&self.shapes)),
+            ("positions", as_bytes(&self.positions)),
+            ("normals", as_bytes(&self.normals)),
+            ("uvs", as_bytes(&self.uvs)),
+            ("tris", as_bytes(&self.tris)),
+            ("bsdfs", as_bytes(&self.bsdfs)),
+            ("tables", as_bytes(&self.tables)),
+            ("textures", as_bytes(&self.textures)),
+            ("texels", as_bytes(&self.texels)),
+            ("emitters", as_bytes(&self.emitters)),
+            ("env", as_bytes(&self.env_emitters)),
+            ("dist1d", as_bytes(&self.dist1d)),
+            ("dist2d", as_bytes(&self.dist2d)),
+            ("dist_data", as_bytes(&self.dist_data)),
+            ("filter_table", as_bytes(&self.filter_table)),
+            ("bsphere", as_bytes(&self.bsphere)),
+        ]
+    }
+}
+
+/// A 128-bit hash of `bytes` (two independent multiply-xorshift lanes over 8-byte
+/// words, then the tail and the length): the CUDA backend re-uploads a flat array only
+/// when its hash or length changes.
+pub fn content_hash(bytes: &[u8]) -> u128 {
+    const K: [u64; 2] = [0x9e37_79b9_7f4a_7c15, 0xc2b2_ae3d_27d4_eb4f];
+    let mut h = [0x243f_6a88_85a3_08d3u64, 0x1319_8a2e_0370_7344u64];
+    let mix = |h: u64, w: u64, k: u64| {
+        let x = (h ^ w).wrapping_mul(k);
+        x ^ (x >> 29)
+    };
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(c);
+        let w = u64::from_le_bytes(a);
+        h[0] = mix(h[0], w, K[0]);
+        h[1] = mix(h[1], w.rotate_left(31), K[1]);
+    }
+    let mut tail = [0u8; 8];
+    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    let w = u64::from_le_bytes(tail) ^ ((bytes.len() as u64) << 3);
+    h[0] = mix(mix(h[0], w, K[0]), h[1], K[1]);
+    h[1] = mix(mix(h[1], w.rotate_left(17), K[1]), h[0], K[0]);
+    (u128::from(h[0]) << 64) | u128::from(h[1])
 }
 
 /// Marker for records that are plain data without implicit padding, so that

@@ -299,3 +299,29 @@ fn distributions_flatten_to_their_func_and_cdf() {
     }
     assert!(envmaps > 0, "showcase.xml has an envmap");
 }
+
+#[test]
+fn content_hash_sees_every_bit_and_the_length() {
+    let data: Vec<u8> = (0..37u32).map(|i| (i * 97 + 13) as u8).collect();
+    let h = super::content_hash(&data);
+    assert_eq!(h, super::content_hash(&data.clone()), "deterministic");
+    let mut seen = std::collections::HashSet::new();
+    seen.insert(h);
+    for byte in 0..data.len() {
+        for bit in 0..8 {
+            let mut d = data.clone();
+            d[byte] ^= 1 << bit;
+            assert!(
+                seen.insert(super::content_hash(&d)),
+                "flip {byte}.{bit} collides"
+            );
+        }
+    }
+    // zero padding and truncation change the hash (the length is hashed)
+    for n in 0..data.len() {
+        assert!(seen.insert(super::content_hash(&data[..n])), "prefix {n}");
+    }
+    let mut padded = data.clone();
+    padded.push(0);
+    assert!(seen.insert(super::content_hash(&padded)));
+}

@@ -21,8 +21,13 @@ use super::{arch_for, check_nvrtc_targets, check_supported, compile_options, ker
 use crate::backend::RenderOptions;
 use crate::error::{Error, Result};
 use crate::flat::{as_bytes, FlatScene, Pod, LAYOUT};
+use crate::integrators::AnyIntegrator;
 use crate::io::Image;
 use crate::scene::Scene;
+
+mod render;
+
+use render::CachedArray;
 
 /// Runs `f`, turning a cudarc panic (missing library or symbol) into an error.
 fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
@@ -104,6 +109,16 @@ struct DeviceScene {
     shapes: CudaSlice<u8>,
 }
 
+/// The device buffers a film's kernels read, kept alive with the film.
+struct Inputs {
+    /// The depth kernel's scene.
+    _depth: Option<Box<DeviceScene>>,
+    /// The flat scene arrays (direct/path).
+    _arrays: Vec<Arc<CudaSlice<u8>>>,
+    /// The sample buffer and the accumulator (direct/path).
+    _work: Vec<CudaSlice<f32>>,
+}
+
 /// The CUDA backend: one device, its primary context and one render stream.
 pub struct CudaBackend {
     info: DeviceInfo,
@@ -111,6 +126,10 @@ pub struct CudaBackend {
     stream: Arc<CudaStream>,
     cache: ProgramCache,
     depth: Mutex<Option<Arc<CudaModule>>>,
+    render: Mutex<Option<Arc<CudaModule>>>,
+    parity: Mutex<Option<Arc<CudaModule>>>,
+    scene_cache: Mutex<Vec<CachedArray>>,
+    uploaded: std::sync::atomic::AtomicU64,
     stats: Mutex<Vec<ModuleStats>>,
 }
 
@@ -179,6 +198,10 @@ impl CudaBackend {
             stream,
             cache: ProgramCache::new(),
             depth: Mutex::new(None),
+            render: Mutex::new(None),
+            parity: Mutex::new(None),
+            scene_cache: Mutex::new(Vec::new()),
+            uploaded: std::sync::atomic::AtomicU64::new(0),
             stats: Mutex::new(Vec::new()),
         })
     }
@@ -200,14 +223,21 @@ impl CudaBackend {
 
     /// The depth module, compiled (or fetched from the cache) and loaded on first use.
     fn depth_module(&self) -> Result<Arc<CudaModule>> {
-        let mut slot = self
-            .depth
+        self.module(&self.depth, kernels::DEPTH_MODULE)
+    }
+
+    /// The `direct`/`path` + film module, compiled and loaded on first use.
+    fn render_module(&self) -> Result<Arc<CudaModule>> {
+        self.module(&self.render, kernels::RENDER_MODULE)
+    }
+
+    fn module(&self, slot: &Mutex<Option<Arc<CudaModule>>>, name: &str) -> Result<Arc<CudaModule>> {
+        let mut slot = slot
             .lock()
             .map_err(|_| Error::Cuda("module lock poisoned".into()))?;
         if let Some(m) = slot.as_ref() {
             return Ok(m.clone());
         }
-        let name = kernels::DEPTH_MODULE;
         let (module, stats) = self.load_source(name, kernels::assemble(name)?)?;
         if let Ok(mut s) = self.stats.lock() {
             s.push(stats);
@@ -254,7 +284,10 @@ impl CudaBackend {
     /// Copies POD records to a new device buffer on the render stream (never empty:
     /// an empty array becomes 16 zero bytes, so every kernel pointer is valid).
     fn upload<T: Pod>(&self, v: &[T]) -> Result<CudaSlice<u8>> {
-        let bytes = as_bytes(v);
+        self.upload_bytes(as_bytes(v))
+    }
+
+    fn upload_bytes(&self, bytes: &[u8]) -> Result<CudaSlice<u8>> {
         let r = if bytes.is_empty() {
             self.stream.alloc_zeros::<u8>(16)
         } else {
@@ -286,7 +319,11 @@ impl CudaBackend {
     pub fn render_async(&self, scene: &Scene, opts: &RenderOptions) -> Result<CudaFilm> {
         let spp = opts.resolve_spp(scene)?;
         check_supported(scene)?;
-        guarded("CUDA render", || self.enqueue_depth(scene, opts.seed, spp))
+        if matches!(scene.integrator, AnyIntegrator::Depth(_)) {
+            guarded("CUDA render", || self.enqueue_depth(scene, opts.seed, spp))
+        } else {
+            guarded("CUDA render", || self.enqueue_render(scene, opts.seed, spp))
+        }
     }
 
     fn enqueue_depth(&self, scene: &Scene, seed: u64, spp: u32) -> Result<CudaFilm> {
@@ -334,7 +371,11 @@ impl CudaBackend {
             data: out,
             start,
             ready,
-            _inputs: dev,
+            _inputs: Inputs {
+                _depth: Some(Box::new(dev)),
+                _arrays: Vec::new(),
+                _work: Vec::new(),
+            },
             ctx: self.ctx.clone(),
             stream: self.stream.clone(),
             width: w as usize,
@@ -395,7 +436,7 @@ pub struct CudaFilm {
     data: CudaSlice<f32>,
     start: CudaEvent,
     ready: CudaEvent,
-    _inputs: DeviceScene,
+    _inputs: Inputs,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     width: usize,
@@ -448,6 +489,24 @@ impl std::fmt::Debug for CudaFilm {
             self.width, self.height, self.channels
         )
     }
+}
+
+/// Compiles embedded kernel module `module` with NVRTC for `arch` (e.g. `sm_90`) with
+/// the backend's options, without a GPU or driver (NVRTC only): returns the CUBIN
+/// size and the compile time in seconds. For build-machine checks of the NVRTC dialect.
+pub fn nvrtc_compile_offline(module: &str, arch: &str) -> Result<(usize, f64)> {
+    // SAFETY: only tries to dlopen the library.
+    if !unsafe { nsys::is_culib_present() } {
+        return Err(Error::CudaUnavailable(
+            "NVRTC not found (libnvrtc.so could not be loaded)".into(),
+        ));
+    }
+    let source = kernels::assemble(module)?;
+    let t = std::time::Instant::now();
+    let cubin = guarded("NVRTC", || {
+        compile_cubin(module, &source, &compile_options(arch))
+    })?;
+    Ok((cubin.len(), t.elapsed().as_secs_f64()))
 }
 
 /// Compiles `source` with NVRTC to a CUBIN; a failure carries NVRTC's log, which

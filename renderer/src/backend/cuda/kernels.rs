@@ -7,19 +7,57 @@
 
 use crate::error::{Error, Result};
 
-/// Every kernel file, by name.
-pub const FILES: &[(&str, &str)] = &[
-    ("flat.cuh", include_str!("../../../kernels/flat.cuh")),
-    ("common.cuh", include_str!("../../../kernels/common.cuh")),
-    (
-        "geometry.cuh",
-        include_str!("../../../kernels/geometry.cuh"),
-    ),
-    ("depth.cu", include_str!("../../../kernels/depth.cu")),
+/// Embeds kernel files by their path under `renderer/kernels/`.
+macro_rules! embed {
+    ($($f:literal),* $(,)?) => {
+        &[$(($f, include_str!(concat!("../../../kernels/", $f)))),*]
+    };
+}
+
+/// Every kernel file, by name (its path under `renderer/kernels/`).
+pub const FILES: &[(&str, &str)] = embed![
+    "bsdfs.cuh",
+    "common.cuh",
+    "depth.cu",
+    "emitters.cuh",
+    "film.cuh",
+    "flat.cuh",
+    "geometry.cuh",
+    "math.cuh",
+    "parity.cu",
+    "render.cu",
+    "scene.cuh",
+    "textures.cuh",
+    "bsdfs/conductor.cuh",
+    "bsdfs/dielectric.cuh",
+    "bsdfs/diffuse.cuh",
+    "bsdfs/fresnel.cuh",
+    "bsdfs/microfacet.cuh",
+    "bsdfs/plastic.cuh",
+    "bsdfs/roughconductor.cuh",
+    "bsdfs/roughplastic.cuh",
+    "bsdfs/thindielectric.cuh",
+    "emitters/area.cuh",
+    "emitters/constant.cuh",
+    "emitters/directional.cuh",
+    "emitters/envmap.cuh",
+    "emitters/point.cuh",
+    "integrators/direct.cuh",
+    "integrators/path.cuh",
+    "shapes/sample.cuh",
+    "shapes/sphere.cuh",
+    "textures/bitmap.cuh",
+    "textures/checkerboard.cuh",
 ];
 
 /// The module holding the `depth` integrator and the layout-table kernel.
 pub const DEPTH_MODULE: &str = "depth.cu";
+
+/// The module holding the `direct`/`path` megakernel and the film kernels.
+pub const RENDER_MODULE: &str = "render.cu";
+
+/// The module holding the per-plugin parity kernel (tests).
+pub const PARITY_MODULE: &str = "parity.cu";
 
 /// The text of embedded file `name`.
 pub fn file(name: &str) -> Result<&'static str> {
@@ -36,6 +74,22 @@ pub fn assemble(name: &str) -> Result<String> {
     let mut seen = Vec::new();
     append(name, &mut out, &mut seen, 0)?;
     Ok(out)
+}
+
+/// The embedded name of `inc` included from file `from` (relative to `from`'s folder).
+fn resolve(from: &str, inc: &str) -> String {
+    let mut parts: Vec<&str> = from.split('/').collect();
+    parts.pop();
+    for p in inc.split('/') {
+        match p {
+            ".." => {
+                parts.pop();
+            }
+            "." | "" => {}
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
 }
 
 fn append(name: &str, out: &mut String, seen: &mut Vec<String>, depth: usize) -> Result<()> {
@@ -55,8 +109,8 @@ fn append(name: &str, out: &mut String, seen: &mut Vec<String>, depth: usize) ->
         if t == "#pragma once" {
             out.push('\n');
         } else if let Some(inc) = t.strip_prefix("#include") {
-            let inc = inc.trim().trim_matches('"');
-            append(inc, out, seen, depth + 1).map_err(|e| match e {
+            let inc = resolve(name, inc.trim().trim_matches('"'));
+            append(&inc, out, seen, depth + 1).map_err(|e| match e {
                 Error::Cuda(m) => Error::Cuda(format!("{m} (included from {name}:{})", i + 1)),
                 e => e,
             })?;
@@ -91,6 +145,28 @@ mod tests {
             .unwrap();
         assert!(src.contains(&format!("#line {} \"depth.cu\"", inc_line + 2)));
         assert!(src.contains("hg_depth") && src.contains("hg_layout_table"));
+    }
+
+    #[test]
+    fn every_kernel_file_is_embedded() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+        let mut stack = vec![root.clone()];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap() {
+                let path = e.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let rel = path
+                    .strip_prefix(&root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                assert!(file(&rel).is_ok(), "{rel} is not in kernels::FILES");
+            }
+        }
+        assert!(assemble(RENDER_MODULE).is_ok());
     }
 
     #[test]

@@ -10,9 +10,14 @@
 //! Without the feature the same API exists, and [`CudaBackend::new`] returns
 //! [`Error::CudaUnavailable`]; this module is the only place that looks at the feature.
 //!
-//! So far the GPU renders the `depth` integrator (primary rays through the BVH over
-//! triangles, spheres, rectangles and disks) with a box filter of radius ≤ 0.5; it
-//! uses the CPU's per-sample random streams, so its image matches the CPU's.
+//! What runs on the GPU: the `direct` and `path` integrators as megakernels (one thread
+//! = one sample path; `renderer/kernels/render.cu`) over every shape, BSDF, texture and
+//! emitter plugin (one `.cuh` twin per plugin under `renderer/kernels/`), and the
+//! `depth` integrator with a one-pixel box filter. Both use the CPU's per-(pixel,
+//! sample) random streams, so CPU and GPU consume identical random numbers. The film is
+//! reconstructed without float atomics: each wave writes one record per sample, a
+//! gather kernel filters them per pixel in a fixed order (the CPU's filter table), so
+//! the same scene, spp and seed give the same bits (DESIGN.md §3).
 
 pub mod cache;
 pub mod kernels;
@@ -20,12 +25,12 @@ pub mod kernels;
 #[cfg(feature = "cuda")]
 mod device;
 #[cfg(feature = "cuda")]
-pub use device::{device_count, libraries_present, CudaBackend, CudaFilm};
+pub use device::{device_count, libraries_present, nvrtc_compile_offline, CudaBackend, CudaFilm};
 
 #[cfg(not(feature = "cuda"))]
 mod stub;
 #[cfg(not(feature = "cuda"))]
-pub use stub::{device_count, libraries_present, CudaBackend, CudaFilm};
+pub use stub::{device_count, libraries_present, nvrtc_compile_offline, CudaBackend, CudaFilm};
 
 use crate::error::{Error, Result};
 use crate::integrators::AnyIntegrator;
@@ -116,21 +121,23 @@ pub fn compile_options(arch: &str) -> Vec<String> {
     ]
 }
 
-/// Checks that the GPU kernels support `scene` as configured, with a message saying what not.
+/// Checks that the GPU kernels support `scene` as configured, with a message naming
+/// what is not supported yet.
+///
+/// Supported: the `direct` and `path` integrators with every reconstruction filter, and
+/// every shape, BSDF, texture and emitter plugin; `depth` with a box filter of radius
+/// <= 0.5 only.
 pub fn check_supported(scene: &Scene) -> Result<()> {
-    if !matches!(scene.integrator, AnyIntegrator::Depth(_)) {
-        return Err(Error::Render(
-            "the CUDA backend renders only the \"depth\" integrator so far (issue 4); \
-             use the CPU backend for this scene"
-                .into(),
-        ));
+    match (&scene.integrator, scene.sensor.film.rfilter) {
+        (AnyIntegrator::Depth(_), AnyFilter::Box { radius }) if radius <= 0.5 => return Ok(()),
+        (AnyIntegrator::Depth(_), _) => {}
+        _ => return Ok(()),
     }
-    match scene.sensor.film.rfilter {
-        AnyFilter::Box { radius } if radius <= 0.5 => Ok(()),
-        f => Err(Error::Render(format!(
-            "the CUDA backend supports only a box filter of radius <= 0.5 so far, the film has {f:?}"
-        ))),
-    }
+    Err(Error::Render(format!(
+        "the CUDA backend does not support the \"depth\" integrator with the filter {:?} \
+         yet (only a box of radius <= 0.5; issue 4); use the CPU backend for this scene",
+        scene.sensor.film.rfilter
+    )))
 }
 
 #[cfg(test)]

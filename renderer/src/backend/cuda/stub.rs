@@ -27,6 +27,11 @@ pub fn device_count() -> Result<usize> {
     Err(unavailable())
 }
 
+/// NVRTC compile of a kernel module: an error, in this build.
+pub fn nvrtc_compile_offline(_module: &str, _arch: &str) -> Result<(usize, f64)> {
+    Err(unavailable())
+}
+
 /// The CUDA backend; it cannot be created in this build.
 #[derive(Debug)]
 pub struct CudaBackend {

@@ -1,0 +1,67 @@
+// `direct` (renderer/src/integrators/direct.rs): emitter sampling and BSDF sampling
+// combined with the power heuristic, weighted by sample counts; the same random
+// numbers in the same order as the CPU.
+#pragma once
+#include "../bsdfs.cuh"
+#include "../emitters.cuh"
+
+__device__ __noinline__ V3 direct_sample(const SceneData& s, const FlatIntegrator& it, const Ray& ray, Pcg32& rng,
+                                   float* alpha) {
+    Hit hit;
+    if (!scene_intersect(s, ray, &hit)) {
+        *alpha = 0.0f;
+        if (it.hide_emitters) return v3(0.0f, 0.0f, 0.0f);
+        float pdf;
+        V3 l = environment_emission(s, ray.d, &pdf);
+        *alpha = s.env_count > 0u ? 1.0f : 0.0f;
+        return l;
+    }
+    *alpha = 1.0f;
+    V3 result = v3(0.0f, 0.0f, 0.0f);
+    if (!it.hide_emitters) {
+        V3 le;
+        float pdf;
+        if (surface_emission(s, hit, ray.d, ray.o, &le, &pdf)) result += le;
+    }
+    float ne = (float)it.emitter_samples, nb = (float)it.bsdf_samples;
+    float total = ne + nb;
+    if (total == 0.0f) return result;
+    float frac_em = ne / total, frac_bsdf = nb / total;
+    Frame frame = shading_frame(hit);
+    V3 wi = to_local(frame, -ray.d);
+    hg_u32 bi = s.g.shapes[hit.shape].bsdf;
+    bool smooth = !bsdf_is_delta(s, bi, hit.uv);
+
+    for (hg_u32 k = 0; k < it.emitter_samples; ++k) {
+        V2 u = next_2d(rng);
+        if (!smooth) continue;
+        EmitterSampleResult es;
+        if (!sample_emitter(s, hit, u, &es)) continue;
+        V3 wo = to_local(frame, es.d);
+        V3 f = bsdf_eval(s, bi, hit.uv, wi, wo);
+        if (is_zero(f) || scene_occluded(s, es.shadow)) continue;
+        float w = es.delta ? 1.0f : mis_weight(es.pdf * frac_em, bsdf_pdf(s, bi, hit.uv, wi, wo) * frac_bsdf);
+        result += mul(f, es.weight) * (w / ne);
+    }
+
+    for (hg_u32 k = 0; k < it.bsdf_samples; ++k) {
+        float u1 = pcg_next_f32(rng);
+        V2 u2 = next_2d(rng);
+        BsdfSample bs;
+        if (!bsdf_sample(s, bi, hit.uv, wi, u1, u2, &bs)) continue;
+        V3 d = to_world(frame, bs.wo);
+        Ray next = spawn_ray(hit, d);
+        V3 le;
+        float em_pdf;
+        Hit h2;
+        if (scene_intersect(s, next, &h2)) {
+            if (!surface_emission(s, h2, d, hit.p, &le, &em_pdf)) continue;
+        } else {
+            le = environment_emission(s, d, &em_pdf);
+        }
+        if (is_zero(le)) continue;
+        float w = bs.delta ? 1.0f : mis_weight(bs.pdf * frac_bsdf, em_pdf * frac_em);
+        result += mul(bs.weight, le) * (w / nb);
+    }
+    return result;
+}

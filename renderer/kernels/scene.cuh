@@ -1,0 +1,162 @@
+// The whole flat scene as one struct of device pointers (renderer/src/flat/mod.rs),
+// surface interactions (shapes/*.rs `interaction`) and visibility.
+#pragma once
+#include "geometry.cuh"
+#include "math.cuh"
+#include "shapes/sphere.cuh"
+
+struct SceneData {
+    SceneGeom g;
+    const float* positions;  // [f32; 3] per vertex
+    const float* normals;    // [f32; 3] per vertex (or empty)
+    const float* uvs;        // [f32; 2] per vertex (or empty)
+    const hg_u32* tris;      // [u32; 3] per triangle
+    const FlatBsdf* bsdfs;
+    const float* tables;
+    const FlatTexture* textures;
+    const float* texels;
+    const FlatEmitter* emitters;
+    hg_u32 emitter_count;
+    const hg_u32* env_emitters;
+    hg_u32 env_count;
+    const FlatDist1D* dist1d;
+    const FlatDist2D* dist2d;
+    const float* dist_data;
+    V3 bsphere_center;
+    float bsphere_radius;
+};
+
+// shapes::Hit
+struct Hit {
+    float t;
+    V3 p, ng, n;
+    V2 uv;
+    V3 dpdu;
+    hg_u32 shape;
+};
+
+__device__ inline V3 vtx3(const float* a, hg_u32 i) { return v3(a[3 * i], a[3 * i + 1], a[3 * i + 2]); }
+
+// Mesh::eval: position, normals, uv and dp/du at barycentrics b of triangle `tri`.
+__device__ inline void mesh_eval(const SceneData& s, const FlatShape& sh, hg_u32 tri, V2 b, V3* pos,
+                                 V3* ng_out, V3* n_out, V2* uv_out, V3* dpdu_out) {
+    const hg_u32* t = s.tris + 3 * tri;
+    V3 p0 = vtx3(s.positions, t[0]), p1 = vtx3(s.positions, t[1]), p2 = vtx3(s.positions, t[2]);
+    float b0 = 1.0f - b.x - b.y;
+    *pos = (p0 * b0 + p1 * b.x) + p2 * b.y;
+    V3 e1 = p1 - p0, e2 = p2 - p0;
+    V3 ng = normalize_or(cross(e1, e2), v3(0.0f, 0.0f, 1.0f));
+    V3 n = ng;
+    if (sh.flags & HG_FLAG_NORMALS) {
+        V3 nv = (vtx3(s.normals, t[0]) * b0 + vtx3(s.normals, t[1]) * b.x) + vtx3(s.normals, t[2]) * b.y;
+        n = normalize_or(nv, ng);
+    }
+    if (sh.flags & HG_FLAG_UVS) {
+        V2 w0 = v2(s.uvs[2 * t[0]], s.uvs[2 * t[0] + 1]);
+        V2 w1 = v2(s.uvs[2 * t[1]], s.uvs[2 * t[1] + 1]);
+        V2 w2 = v2(s.uvs[2 * t[2]], s.uvs[2 * t[2] + 1]);
+        *uv_out = v2((w0.x * b0 + w1.x * b.x) + w2.x * b.y, (w0.y * b0 + w1.y * b.x) + w2.y * b.y);
+        V2 d1 = v2(w1.x - w0.x, w1.y - w0.y), d2 = v2(w2.x - w0.x, w2.y - w0.y);
+        float det = d1.x * d2.y - d1.y * d2.x;
+        *dpdu_out = det != 0.0f ? (e1 * d2.y - e2 * d1.y) / det : v3(0.0f, 0.0f, 0.0f);
+    } else {
+        *uv_out = b;
+        *dpdu_out = frame_from_normal(ng).s;
+    }
+    if (sh.flags & HG_FLAG_FLIP) {
+        ng = -ng;
+        n = -n;
+    }
+    *ng_out = ng;
+    *n_out = n;
+}
+
+// Disk::eval: uv = (r, phi / 2pi) and dp/du at object-space point xy.
+__device__ inline void disk_eval(const FlatShape& sh, V2 xy, V2* uv, V3* dpdu) {
+    float r = sqrtf(xy.x * xy.x + xy.y * xy.y);
+    float v = atan2f(xy.y, xy.x) * HG_INV_TWO_PI;
+    if (v < 0.0f) v += 1.0f;
+    float c = 1.0f, sn = 0.0f;
+    if (r > 0.0f) {
+        c = xy.x / r;
+        sn = xy.y / r;
+    }
+    *dpdu = affine_vector(sh.to_world, v3(c, sn, 0.0f));
+    *uv = v2(r, v);
+}
+
+// Geometry::surface_interaction.
+__device__ inline Hit make_hit(const SceneData& s, hg_u32 prim, const Ray& ray, float t, const float* c) {
+    Prim pr = s.g.prims[prim];
+    const FlatShape& sh = s.g.shapes[pr.shape];
+    Hit h;
+    h.t = t;
+    h.shape = pr.shape;
+    if (sh.kind == HG_SHAPE_MESH) {
+        mesh_eval(s, sh, pr.index, v2(c[0], c[1]), &h.p, &h.ng, &h.n, &h.uv, &h.dpdu);
+        return h;
+    }
+    if (sh.kind == HG_SHAPE_SPHERE) {
+        V3 dir = normalize_or((ray.o + ray.d * t) - v3a(sh.center), v3(0.0f, 0.0f, 1.0f));
+        sphere_eval(sh, dir, &h.n, &h.uv, &h.dpdu);
+        h.p = v3a(sh.center) + dir * sh.radius;
+        h.ng = h.n;
+        return h;
+    }
+    h.p = ray.o + ray.d * t;
+    h.ng = v3a(sh.normal);
+    h.n = h.ng;
+    if (sh.kind == HG_SHAPE_RECTANGLE) {
+        h.uv = v2(c[0] * 0.5f + 0.5f, c[1] * 0.5f + 0.5f);
+        h.dpdu = v3a(sh.to_world) * 2.0f;
+    } else {
+        disk_eval(sh, v2(c[0], c[1]), &h.uv, &h.dpdu);
+    }
+    return h;
+}
+
+// Scene::intersect; false on a miss.
+__device__ __noinline__ bool scene_intersect(const SceneData& s, const Ray& ray, Hit* h) {
+    hg_u32 prim = 0;
+    float c[2] = {0.0f, 0.0f};
+    float t = intersect_scene(s.g, ray, &prim, c);
+    if (t == HG_INF) return false;
+    *h = make_hit(s, prim, ray, t, c);
+    return true;
+}
+
+// Scene::occluded
+__device__ __noinline__ bool scene_occluded(const SceneData& s, const Ray& ray) {
+    hg_u32 prim = 0;
+    return intersect_scene(s.g, ray, &prim, nullptr, true) != HG_INF;
+}
+
+// integrators::shading_frame / spawn_ray
+__device__ inline Frame shading_frame(const Hit& h) { return frame_from_normal_tangent(h.n, h.dpdu); }
+__device__ inline Ray spawn_ray(const Hit& h, V3 d) { return make_ray(offset_origin(h.p, h.ng, d), d); }
+
+// Distribution1D::sample: (bin, pmf, rescaled u)
+__device__ inline hg_u32 dist1d_sample(const SceneData& s, hg_u32 di, float u, float* pmf, float* du) {
+    const FlatDist1D d = s.dist1d[di];
+    const float* func = s.dist_data + d.offset;
+    const float* cdf = func + d.n;
+    hg_u32 lo = 0, hi = d.n;
+    while (lo < hi) {
+        hg_u32 mid = (lo + hi) / 2;
+        if (cdf[mid + 1] <= u) lo = mid + 1;
+        else hi = mid;
+    }
+    hg_u32 i = lo < d.n - 1 ? lo : d.n - 1;
+    if (!(func[i] > 0.0f)) {
+        for (hg_u32 k = d.n; k-- > 0;) {
+            if (func[k] > 0.0f && cdf[k] <= u) {
+                i = k;
+                break;
+            }
+        }
+    }
+    float c0 = cdf[i], c1 = cdf[i + 1];
+    *du = c1 > c0 ? fminf(fmaxf((u - c0) / (c1 - c0), 0.0f), 1.0f - HG_FLT_EPS / 2.0f) : 0.5f;
+    *pmf = func[i] / d.sum;
+    return i;
+}

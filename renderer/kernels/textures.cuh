@@ -1,0 +1,34 @@
+// Texture dispatch (renderer/src/textures/mod.rs TextureStore::eval / eval_1):
+// `constant` is the record's colour; `bitmap` and `checkerboard` have their own files.
+#pragma once
+#include "textures/checkerboard.cuh"
+
+// TextureStore::eval (a checkerboard's colours are textures themselves: followed iteratively).
+__device__ __noinline__ V3 tex_eval(const SceneData& s, hg_u32 ti, V2 uv) {
+#pragma unroll 1
+    for (int guard = 0; guard < 16; ++guard) {
+        const FlatTexture& t = s.textures[ti];
+        if (t.kind == HG_TEX_CONSTANT) return v3a(t.color);
+        if (t.kind == HG_TEX_BITMAP) return bitmap_eval(t, s.texels, uv);
+        ti = checker_is_color0(t, uv) ? t.color0 : t.color1;
+    }
+    return v3(0.0f, 0.0f, 0.0f);
+}
+
+// math::luminance
+__device__ inline float luminance(V3 c) { return (c.x * 0.212671f + c.y * 0.715160f) + c.z * 0.072169f; }
+
+// TextureStore::eval_1 (a checkerboard swaps its colours, as Mitsuba's eval_1)
+__device__ __noinline__ float tex_eval_1(const SceneData& s, hg_u32 ti, V2 uv) {
+#pragma unroll 1
+    for (int guard = 0; guard < 16; ++guard) {
+        const FlatTexture& t = s.textures[ti];
+        if (t.kind == HG_TEX_CHECKERBOARD) {
+            ti = checker_is_color0(t, uv) ? t.color1 : t.color0;
+            continue;
+        }
+        V3 c = tex_eval(s, ti, uv);
+        return (c.x == c.y && c.y == c.z) ? c.x : luminance(c);
+    }
+    return 0.0f;
+}

@@ -1,0 +1,51 @@
+// `bitmap` (renderer/src/textures/bitmap.rs): nearest or bilinear lookups with
+// repeat / mirror / clamp wrapping, texels in the scene's texel array.
+#pragma once
+#include "../scene.cuh"
+
+// bitmap.rs `wrap`: an integer texel coordinate into [0, n).
+__device__ inline int tex_wrap(int i, int n, hg_u32 mode) {
+    if (mode == 2u) return i < 0 ? 0 : (i > n - 1 ? n - 1 : i);
+    if (mode == 0u) {
+        int m = i % n;
+        return m < 0 ? m + n : m;
+    }
+    int p = 2 * n, m = i % p;
+    if (m < 0) m += p;
+    return m < n ? m : p - 1 - m;
+}
+
+__device__ inline V3 bitmap_texel(const FlatTexture& t, const float* texels, int x, int y) {
+    hg_u32 xi = (hg_u32)tex_wrap(x, (int)t.width, t.wrap);
+    hg_u32 yi = (hg_u32)tex_wrap(y, (int)t.height, t.wrap);
+    const float* p = texels + t.offset + ((hg_u64)yi * t.width + xi) * t.channels;
+    return t.channels == 1u ? v3(p[0], p[0], p[0]) : v3(p[0], p[1], p[2]);
+}
+
+// UvTransform::apply
+__device__ inline V2 uv_apply(const float* m, V2 uv) {
+    return v2((m[0] * uv.x + m[1] * uv.y) + m[2], (m[3] * uv.x + m[4] * uv.y) + m[5]);
+}
+
+__device__ inline float clamp_lim(float v) {
+    const float lim = 1.0e7f;
+    if (v != v) return 0.0f;  // the CPU's `NaN as i32` is texel 0
+    return fminf(fmaxf(v, -lim), lim);
+}
+
+// BitmapTex::eval
+__device__ inline V3 bitmap_eval(const FlatTexture& t, const float* texels, V2 uv0) {
+    V2 uv = uv_apply(t.to_uv, uv0);
+    float rx = (float)t.width, ry = (float)t.height;
+    if (t.filter == 0u) {
+        float px = floorf(clamp_lim(uv.x * rx)), py = floorf(clamp_lim(uv.y * ry));
+        return bitmap_texel(t, texels, (int)px, (int)py);
+    }
+    float px = clamp_lim(uv.x * rx - 0.5f), py = clamp_lim(uv.y * ry - 0.5f);
+    float x0 = floorf(px), y0 = floorf(py);
+    float wx = px - x0, wy = py - y0;
+    int x = (int)x0, y = (int)y0;
+    V3 top = bitmap_texel(t, texels, x, y) * (1.0f - wx) + bitmap_texel(t, texels, x + 1, y) * wx;
+    V3 bot = bitmap_texel(t, texels, x, y + 1) * (1.0f - wx) + bitmap_texel(t, texels, x + 1, y + 1) * wx;
+    return top * (1.0f - wy) + bot * wy;
+}

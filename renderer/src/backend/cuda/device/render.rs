@@ -1,0 +1,261 @@
+//! The `direct`/`path` launch (kernels/render.cu, kernels/film.cuh): scene arrays
+//! uploaded through a per-array content cache, the megakernel wave by wave, each wave
+//! followed by the gather kernel, then the develop kernel; all on the render stream.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use cudarc::driver::{sys as dsys, CudaSlice, LaunchConfig, PushKernelArg};
+
+use super::{drv, guarded, read_back, CudaBackend, CudaFilm, Inputs};
+use crate::backend::cuda::kernels;
+use crate::error::{Error, Result};
+use crate::flat::{content_hash, FlatScene};
+use crate::scene::Scene;
+
+/// Target number of sample paths per megakernel wave (bounds the sample buffer:
+/// 24 bytes per sample, 384 MiB at this size).
+const WAVE_SAMPLES: u64 = 1 << 24;
+
+/// Threads per block of the megakernel.
+const RENDER_BLOCK: u32 = 128;
+
+/// A flat scene array on the device, reused while its contents do not change.
+pub(super) struct CachedArray {
+    name: &'static str,
+    len: usize,
+    hash: u128,
+    buf: Arc<CudaSlice<u8>>,
+}
+
+impl CudaBackend {
+    /// The device copy of flat array `name` with contents `bytes`: the cached buffer
+    /// when the contents are unchanged since the last render (same length and 128-bit
+    /// content hash), else a fresh upload on the render stream. Cached buffers are never
+    /// written, so films still reading an older copy keep it alive through their `Arc`.
+    fn upload_cached(&self, name: &'static str, bytes: &[u8]) -> Result<Arc<CudaSlice<u8>>> {
+        let hash = content_hash(bytes);
+        let mut cache = self
+            .scene_cache
+            .lock()
+            .map_err(|_| Error::Cuda("scene cache lock poisoned".into()))?;
+        if let Some(c) = cache
+            .iter()
+            .find(|c| c.name == name && c.len == bytes.len() && c.hash == hash)
+        {
+            return Ok(c.buf.clone());
+        }
+        let buf = Arc::new(self.upload_bytes(bytes)?);
+        self.uploaded
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        cache.retain(|c| c.name != name);
+        cache.push(CachedArray {
+            name,
+            len: bytes.len(),
+            hash,
+            buf: buf.clone(),
+        });
+        Ok(buf)
+    }
+
+    /// Bytes of flat scene arrays uploaded by `direct`/`path` renders so far (unchanged
+    /// arrays are reused, not uploaded again).
+    pub fn uploaded_bytes(&self) -> u64 {
+        self.uploaded.load(Ordering::Relaxed)
+    }
+
+    /// Enqueues the `direct`/`path` megakernel wave by wave, each wave followed by the
+    /// gather kernel, then the develop kernel (kernels/render.cu, kernels/film.cuh).
+    pub(super) fn enqueue_render(&self, scene: &Scene, seed: u64, spp: u32) -> Result<CudaFilm> {
+        let module = self.render_module()?;
+        let (fr, fg, fd) = (
+            self.function(&module, "hg_render")?,
+            self.function(&module, "hg_gather")?,
+            self.function(&module, "hg_develop")?,
+        );
+        let flat = FlatScene::from_scene(scene);
+        let arrays = flat.render_arrays();
+        let mut bufs = Vec::with_capacity(arrays.len());
+        for (name, bytes) in &arrays {
+            bufs.push(self.upload_cached(name, bytes)?);
+        }
+        let b = |name: &str| -> Result<&CudaSlice<u8>> {
+            arrays
+                .iter()
+                .position(|(n, _)| *n == name)
+                .map(|i| &*bufs[i])
+                .ok_or_else(|| Error::Cuda(format!("no flat array {name}")))
+        };
+        let [w, h] = flat.film.crop_size;
+        let ch = if flat.film.alpha != 0 { 4 } else { 3 };
+        let pixels = w as u64 * h as u64;
+        let per_wave = ((WAVE_SAMPLES / pixels.max(1)).max(1) as u32).min(spp);
+        let alloc = |n: u64, what: &str| {
+            self.stream
+                .alloc_zeros::<f32>((n as usize).max(1))
+                .map_err(|e| Error::Cuda(format!("allocating {what} ({n} floats): {e:?}")))
+        };
+        let mut samples = alloc(pixels * per_wave as u64 * 6, "the sample buffer")?;
+        let mut accum = alloc(pixels * 5, "the film accumulator")?;
+        let mut out = alloc(pixels * ch as u64, "the film")?;
+        let (node_count, emitter_count, env_count) = (
+            flat.nodes.len() as u32,
+            flat.emitters.len() as u32,
+            flat.env_emitters.len() as u32,
+        );
+        let px_cfg = LaunchConfig {
+            grid_dim: (w.div_ceil(16), h.div_ceil(16), 1),
+            block_dim: (16, 16, 1),
+            shared_mem_bytes: 0,
+        };
+        let timing = Some(dsys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self
+            .stream
+            .record_event(timing)
+            .map_err(drv("recording the start event"))?;
+        let mut s0 = 0u32;
+        while s0 < spp {
+            let n = per_wave.min(spp - s0);
+            let threads = pixels * n as u64;
+            let blocks = u32::try_from(threads.div_ceil(RENDER_BLOCK as u64))
+                .map_err(|_| Error::Cuda(format!("a wave of {threads} samples is too large")))?;
+            let mut l = self.stream.launch_builder(&fr);
+            l.arg(b("camera")?).arg(b("film")?).arg(b("integrator")?);
+            l.arg(b("nodes")?)
+                .arg(&node_count)
+                .arg(b("leaf")?)
+                .arg(b("prims")?);
+            l.arg(b("shapes")?)
+                .arg(b("positions")?)
+                .arg(b("normals")?)
+                .arg(b("uvs")?);
+            l.arg(b("tris")?)
+                .arg(b("bsdfs")?)
+                .arg(b("tables")?)
+                .arg(b("textures")?);
+            l.arg(b("texels")?)
+                .arg(b("emitters")?)
+                .arg(&emitter_count)
+                .arg(b("env")?);
+            l.arg(&env_count)
+                .arg(b("dist1d")?)
+                .arg(b("dist2d")?)
+                .arg(b("dist_data")?);
+            l.arg(b("bsphere")?)
+                .arg(&seed)
+                .arg(&s0)
+                .arg(&n)
+                .arg(&mut samples);
+            let cfg = LaunchConfig {
+                grid_dim: (blocks, 1, 1),
+                block_dim: (RENDER_BLOCK, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: the arguments match hg_render in render.cu one for one; every array
+            // holds the records the kernel indexes; `samples` has room for
+            // pixels * n * 6 floats (n <= per_wave).
+            unsafe { l.launch(cfg) }.map_err(drv("launching hg_render"))?;
+            let mut g = self.stream.launch_builder(&fg);
+            g.arg(b("film")?)
+                .arg(b("filter_table")?)
+                .arg(&samples)
+                .arg(&n)
+                .arg(&mut accum);
+            // SAFETY: matches hg_gather in film.cuh; `samples` holds this wave's
+            // pixels * n records and `accum` 5 floats per pixel.
+            unsafe { g.launch(px_cfg) }.map_err(drv("launching hg_gather"))?;
+            s0 += n;
+        }
+        let mut d = self.stream.launch_builder(&fd);
+        d.arg(b("film")?).arg(&accum).arg(&mut out);
+        // SAFETY: matches hg_develop in film.cuh; `out` has pixels * ch floats.
+        unsafe { d.launch(px_cfg) }.map_err(drv("launching hg_develop"))?;
+        let ready = self
+            .stream
+            .record_event(timing)
+            .map_err(drv("recording the film's ready event"))?;
+        Ok(CudaFilm {
+            data: out,
+            start,
+            ready,
+            _inputs: Inputs {
+                _depth: None,
+                _arrays: bufs,
+                _work: vec![samples, accum],
+            },
+            ctx: self.ctx.clone(),
+            stream: self.stream.clone(),
+            width: w as usize,
+            height: h as usize,
+            channels: ch,
+        })
+    }
+
+    /// Runs the per-plugin parity kernel (kernels/parity.cu) on `queries` (16 floats
+    /// each) against `scene`'s plugins and returns the answers (16 floats each): the GPU
+    /// half of the CPU/CUDA parity test of eval, pdf and sample.
+    pub fn plugin_parity(&self, scene: &Scene, queries: &[f32]) -> Result<Vec<f32>> {
+        guarded("parity kernel", || {
+            let module = self.module(&self.parity, kernels::PARITY_MODULE)?;
+            let f = self.function(&module, "hg_parity")?;
+            let flat = FlatScene::from_scene(scene);
+            let arrays = flat.render_arrays();
+            let mut bufs = Vec::with_capacity(arrays.len());
+            for (_, bytes) in &arrays {
+                bufs.push(self.upload_bytes(bytes)?);
+            }
+            let b = |name: &str| -> Result<&CudaSlice<u8>> {
+                arrays
+                    .iter()
+                    .position(|(n, _)| *n == name)
+                    .map(|i| &bufs[i])
+                    .ok_or_else(|| Error::Cuda(format!("no flat array {name}")))
+            };
+            let nq = (queries.len() / 16) as u32;
+            let q = self
+                .stream
+                .clone_htod(&queries[..(nq as usize * 16).max(1).min(queries.len())])
+                .map_err(drv("uploading the parity queries"))?;
+            let mut out = self
+                .stream
+                .alloc_zeros::<f32>((nq as usize * 16).max(1))
+                .map_err(drv("allocating the parity answers"))?;
+            let (node_count, emitter_count, env_count) = (
+                flat.nodes.len() as u32,
+                flat.emitters.len() as u32,
+                flat.env_emitters.len() as u32,
+            );
+            let mut l = self.stream.launch_builder(&f);
+            l.arg(b("nodes")?)
+                .arg(&node_count)
+                .arg(b("leaf")?)
+                .arg(b("prims")?);
+            l.arg(b("shapes")?)
+                .arg(b("positions")?)
+                .arg(b("normals")?)
+                .arg(b("uvs")?);
+            l.arg(b("tris")?)
+                .arg(b("bsdfs")?)
+                .arg(b("tables")?)
+                .arg(b("textures")?);
+            l.arg(b("texels")?)
+                .arg(b("emitters")?)
+                .arg(&emitter_count)
+                .arg(b("env")?);
+            l.arg(&env_count)
+                .arg(b("dist1d")?)
+                .arg(b("dist2d")?)
+                .arg(b("dist_data")?);
+            l.arg(b("bsphere")?).arg(&q).arg(&nq).arg(&mut out);
+            let cfg = LaunchConfig {
+                grid_dim: (nq.div_ceil(64).max(1), 1, 1),
+                block_dim: (64, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: the arguments match hg_parity in parity.cu one for one; `q` holds
+            // nq * 16 floats and `out` has room for as many.
+            unsafe { l.launch(cfg) }.map_err(drv("launching hg_parity"))?;
+            read_back(&self.ctx, &self.stream, &out)
+        })
+    }
+}

@@ -1,0 +1,278 @@
+//! The per-plugin parity queries shared by the host run (`gpu_plugins_on_host.rs`) and
+//! the GPU run (`gpu_render.rs`): a scene with every plugin, pseudo-random fixed inputs,
+//! the Rust plugins' answers, and the comparison (layout of a query and an answer:
+//! `renderer/kernels/parity.cu`).
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use heliograph::math::{Pcg32, Vec2, Vec3};
+use heliograph::scene::Scene;
+
+fn repo_root() -> PathBuf {
+    if let Ok(r) = std::env::var("HELIOGRAPH_ROOT") {
+        return PathBuf::from(r);
+    }
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
+}
+
+/// The test scene: every supported plugin, several parameter variants.
+pub fn scene_xml() -> String {
+    let tex = repo_root().join("assets/textures/seed_texture.png");
+    let tex = tex.display();
+    let sky = repo_root().join("assets/envmaps/sky.exr");
+    let sky = sky.display();
+    let bitmap = |filter: &str, wrap: &str| {
+        format!(
+            r#"<texture type="bitmap" name="reflectance"><string name="filename" value="{tex}"/>
+               <string name="filter_type" value="{filter}"/><string name="wrap_mode" value="{wrap}"/>
+               <transform name="to_uv"><scale x="2" y="3"/><translate x="0.1" y="-0.3"/></transform>
+               </texture>"#
+        )
+    };
+    let mut shapes = String::new();
+    let mut i = 0;
+    for filter in ["nearest", "bilinear"] {
+        for wrap in ["repeat", "mirror", "clamp"] {
+            shapes += &format!(
+                r#"<shape type="rectangle"><transform name="to_world"><translate x="{i}"/></transform>
+                   <bsdf type="diffuse">{}</bsdf></shape>"#,
+                bitmap(filter, wrap)
+            );
+            i += 3;
+        }
+    }
+    let mut bsdfs = String::new();
+    for (k, b) in [
+        r#"<bsdf type="conductor"><string name="material" value="Au"/></bsdf>"#,
+        r#"<bsdf type="roughconductor"><string name="distribution" value="ggx"/><float name="alpha" value="0.3"/></bsdf>"#,
+        r#"<bsdf type="roughconductor"><string name="distribution" value="beckmann"/><float name="alpha_u" value="0.1"/><float name="alpha_v" value="0.4"/></bsdf>"#,
+        r#"<bsdf type="roughconductor"><string name="distribution" value="ggx"/><boolean name="sample_visible" value="false"/><float name="alpha" value="0.2"/></bsdf>"#,
+        r#"<bsdf type="roughconductor"><string name="distribution" value="beckmann"/><boolean name="sample_visible" value="false"/><float name="alpha" value="0.5"/></bsdf>"#,
+        r#"<bsdf type="dielectric"><float name="int_ior" value="1.5"/></bsdf>"#,
+        r#"<bsdf type="thindielectric"/>"#,
+        r#"<bsdf type="plastic"><rgb name="diffuse_reflectance" value="0.2, 0.5, 0.1"/></bsdf>"#,
+        r#"<bsdf type="plastic"><boolean name="nonlinear" value="true"/></bsdf>"#,
+        r#"<bsdf type="roughplastic"><string name="distribution" value="ggx"/><float name="alpha" value="0.2"/></bsdf>"#,
+        r#"<bsdf type="roughplastic"><string name="distribution" value="beckmann"/><float name="alpha" value="0.3"/><boolean name="nonlinear" value="true"/></bsdf>"#,
+        r#"<bsdf type="twosided"><bsdf type="diffuse"><rgb name="reflectance" value="0.8, 0.1, 0.1"/></bsdf><bsdf type="roughconductor"/></bsdf>"#,
+        r#"<bsdf type="twosided"><bsdf type="conductor"/></bsdf>"#,
+    ]
+    .iter()
+    .enumerate()
+    {
+        bsdfs += &format!(
+            r#"<shape type="rectangle"><transform name="to_world"><translate z="{}"/></transform>{b}</shape>"#,
+            10 + 3 * k
+        );
+    }
+    format!(
+        r#"<scene version="3.0.0">
+        <integrator type="path"/>
+        <sensor type="perspective"><film type="hdrfilm"><integer name="width" value="8"/>
+            <integer name="height" value="8"/></film></sensor>
+        <emitter type="constant"><rgb name="radiance" value="0.5, 0.7, 0.9"/></emitter>
+        {shapes}
+        <shape type="rectangle">
+            <transform name="to_world"><scale x="2" y="0.5"/><rotate x="1" angle="-70"/><translate y="4"/></transform>
+            <bsdf type="diffuse"><texture type="checkerboard" name="reflectance">
+                <rgb name="color0" value="0.9, 0.1, 0.2"/><rgb name="color1" value="0.3"/></texture></bsdf>
+            <emitter type="area"><rgb name="radiance" value="3, 2, 1"/></emitter>
+        </shape>
+        <shape type="disk">
+            <transform name="to_world"><scale value="0.7"/><rotate y="1" angle="40"/><translate x="-3" y="1"/></transform>
+            <bsdf type="diffuse"><rgb name="reflectance" value="0.2, 0.4, 0.6"/></bsdf>
+            <emitter type="area"><rgb name="radiance" value="1, 5, 2"/></emitter>
+        </shape>
+        {bsdfs}
+        <shape type="sphere">
+            <point name="center" x="1" y="2" z="-3"/><float name="radius" value="0.8"/>
+            <bsdf type="diffuse"><texture type="bitmap" name="reflectance"><string name="filename" value="{tex}"/></texture></bsdf>
+            <emitter type="area"><rgb name="radiance" value="4, 1, 3"/></emitter>
+        </shape>
+        <shape type="sphere">
+            <transform name="to_world"><scale value="0.5"/><rotate x="1" angle="30"/><translate z="6"/></transform>
+            <boolean name="flip_normals" value="true"/>
+            <emitter type="area"><rgb name="radiance" value="1"/></emitter>
+        </shape>
+        <emitter type="point"><point name="position" x="0.5" y="6" z="1"/><rgb name="intensity" value="10, 20, 30"/></emitter>
+        <emitter type="directional"><vector name="direction" x="1" y="-2" z="0.5"/><rgb name="irradiance" value="2"/></emitter>
+        <emitter type="envmap"><string name="filename" value="{sky}"/><float name="scale" value="1.5"/>
+            <transform name="to_world"><rotate y="1" angle="70"/></transform></emitter>
+        <shape type="cube">
+            <transform name="to_world"><scale x="0.5" y="1" z="0.3"/><rotate z="1" angle="25"/><translate x="2" y="-3"/></transform>
+            <bsdf type="diffuse"/>
+            <emitter type="area"><rgb name="radiance" value="2"/></emitter>
+        </shape>
+        </scene>"#
+    )
+}
+
+/// `a` and `b` agree to rounding.
+fn close(a: f32, b: f32) -> bool {
+    a.to_bits() == b.to_bits() || (a - b).abs() <= 2e-4 * a.abs().max(b.abs()).max(1e-2)
+}
+
+pub struct Query {
+    pub q: [f32; 16],
+    pub want: Vec<f32>,
+    pub what: String,
+}
+
+fn rand3(rng: &mut Pcg32, lo: f32, hi: f32) -> Vec3 {
+    Vec3::new(
+        lo + (hi - lo) * rng.next_f32(),
+        lo + (hi - lo) * rng.next_f32(),
+        lo + (hi - lo) * rng.next_f32(),
+    )
+}
+
+pub fn queries(scene: &Scene) -> Vec<Query> {
+    let mut rng = Pcg32::new(7, 11);
+    let mut out = Vec::new();
+    for b in 0..scene.bsdfs.len() {
+        for _ in 0..400 {
+            let uv = Vec2::new(rng.next_f32() * 2.0 - 0.5, rng.next_f32() * 2.0 - 0.5);
+            let wi = rand3(&mut rng, -1.0, 1.0).normalize();
+            let wo = rand3(&mut rng, -1.0, 1.0).normalize();
+            let (u1, u2) = (rng.next_f32(), Vec2::new(rng.next_f32(), rng.next_f32()));
+            let bsdf = &scene.bsdfs[b];
+            let ctx = scene.bsdf_ctx(uv);
+            let f = bsdf.eval(&ctx, wi, wo);
+            let mut want = vec![f.x, f.y, f.z, bsdf.pdf(&ctx, wi, wo), 0.0];
+            want.extend([0.0; 9]);
+            if let Some(s) = bsdf.sample(&ctx, wi, u1, u2) {
+                want[4] = 1.0;
+                want[5..14].copy_from_slice(&[
+                    s.wo.x,
+                    s.wo.y,
+                    s.wo.z,
+                    s.pdf,
+                    s.weight.x,
+                    s.weight.y,
+                    s.weight.z,
+                    s.eta,
+                    f32::from(u8::from(s.delta)),
+                ]);
+            }
+            want.push(f32::from(u8::from(bsdf.is_delta(&ctx))));
+            let mut q = [0.0f32; 16];
+            q[..13].copy_from_slice(&[
+                0.0, b as f32, uv.x, uv.y, wi.x, wi.y, wi.z, wo.x, wo.y, wo.z, u1, u2.x, u2.y,
+            ]);
+            out.push(Query {
+                q,
+                want,
+                what: format!("BSDF {b} uv {uv} wi {wi} wo {wo} u {u1} {u2}"),
+            });
+        }
+    }
+    for t in 0..scene.textures.records.len() {
+        for _ in 0..400 {
+            let uv = Vec2::new(rng.next_f32() * 5.0 - 2.0, rng.next_f32() * 5.0 - 2.0);
+            let c = scene.textures.eval(t as u32, uv);
+            let mut q = [0.0f32; 16];
+            q[..4].copy_from_slice(&[1.0, t as f32, uv.x, uv.y]);
+            out.push(Query {
+                q,
+                want: vec![c.x, c.y, c.z, scene.textures.eval_1(t as u32, uv)],
+                what: format!("texture {t} uv {uv}"),
+            });
+        }
+    }
+    let ctx = scene.emitter_ctx();
+    for e in 0..scene.emitters.len() {
+        for _ in 0..400 {
+            let p = rand3(&mut rng, -5.0, 5.0);
+            let u = Vec2::new(rng.next_f32(), rng.next_f32());
+            let mut want = vec![0.0; 10];
+            if let Some(s) = scene.emitters[e].sample_direction(&ctx, p, u) {
+                want = vec![
+                    1.0,
+                    s.d.x,
+                    s.d.y,
+                    s.d.z,
+                    s.dist,
+                    s.pdf,
+                    s.radiance.x,
+                    s.radiance.y,
+                    s.radiance.z,
+                    f32::from(u8::from(s.delta)),
+                ];
+            }
+            let mut q = [0.0f32; 16];
+            q[..13].copy_from_slice(&[
+                2.0, e as f32, 0.0, 0.0, p.x, p.y, p.z, 0.0, 0.0, 0.0, u.x, u.y, 0.0,
+            ]);
+            out.push(Query {
+                q,
+                want,
+                what: format!("emitter {e} p {p} u {u}"),
+            });
+        }
+    }
+    for _ in 0..200 {
+        let d = rand3(&mut rng, -1.0, 1.0).normalize();
+        let (l, pdf) = heliograph::integrators::environment_emission(scene, d);
+        let mut q = [0.0f32; 16];
+        q[..7].copy_from_slice(&[3.0, 0.0, 0.0, 0.0, d.x, d.y, d.z]);
+        assert!(l != heliograph::math::Color::ZERO);
+        out.push(Query {
+            q,
+            want: vec![l.x, l.y, l.z, pdf],
+            what: format!("environment d {d}"),
+        });
+    }
+    out
+}
+
+/// The queries as the kernel reads them (16 floats each).
+pub fn query_floats(qs: &[Query]) -> Vec<f32> {
+    qs.iter().flat_map(|q| q.q).collect()
+}
+
+/// Compares the kernel's answers (16 floats per query) with the Rust plugins' and
+/// panics when more than 0.2 % differ or the inputs exercise too little.
+pub fn check(qs: &[Query], got: &[f32]) {
+    assert_eq!(got.len(), qs.len() * 16);
+    let mut bad = Vec::new();
+    let mut per_kind = [(0usize, 0usize); 4];
+    for (i, q) in qs.iter().enumerate() {
+        let g = &got[i * 16..i * 16 + q.want.len()];
+        let k = q.q[0] as usize;
+        per_kind[k].0 += 1;
+        if !q.want.iter().zip(g).all(|(a, b)| close(*a, *b)) {
+            per_kind[k].1 += 1;
+            bad.push(format!("{}: Rust {:?} vs CUDA {:?}", q.what, q.want, g));
+        }
+    }
+    for (k, name) in ["BSDF", "texture", "emitter sample", "environment"]
+        .iter()
+        .enumerate()
+    {
+        println!(
+            "{name}: {} queries, {} differ",
+            per_kind[k].0, per_kind[k].1
+        );
+    }
+    // the inputs exercise the functions: many samples succeed on both sides
+    let sampled = |k: f32, slot: usize| {
+        qs.iter()
+            .filter(|q| q.q[0] == k && q.want[slot] == 1.0)
+            .count()
+    };
+    let (bs, es) = (sampled(0.0, 4), sampled(2.0, 0));
+    println!("successful samples: BSDF {bs}, emitter {es}");
+    assert!(bs * 4 >= per_kind[0].0 && es * 4 >= per_kind[2].0);
+    for b in bad.iter().take(8) {
+        println!("  {b}");
+    }
+    assert!(
+        bad.len() * 1000 <= qs.len() * 2,
+        "{} of {} queries differ, e.g. {:?}",
+        bad.len(),
+        qs.len(),
+        &bad[..bad.len().min(3)]
+    );
+}

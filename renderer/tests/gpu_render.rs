@@ -1,0 +1,273 @@
+//! GPU checks of the `direct` and `path` megakernels (issue 4): per-plugin parity of
+//! eval/pdf/sample with the Rust plugins on fixed inputs, whole-image agreement
+//! with the CPU backend on every scene of `scenes/` (seed with every reconstruction
+//! filter, Cornell box, showcase), determinism (two renders, same seed: identical bits), and the benchmark lines
+//! (seed scene `direct` and Cornell box `path` max_depth 8, 512×512, 32 spp; kernel time
+//! by CUDA events and the wall time of render + wait, in Gsamples/s).
+//!
+//! Policy as `gpu_depth.rs`: no GPU → `SKIP: ...` and pass; a GPU present and the
+//! backend broken → FAIL; `HELIOGRAPH_REQUIRE_GPU=1` makes a missing GPU a failure.
+//! Lines starting with `HG_GPU_STAT` are collected by `tests/gpu/run_gpu_checks.sh`.
+#![cfg(feature = "cuda")]
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use heliograph::backend::cuda::{device_count, kernels, nvrtc_compile_offline, CudaBackend};
+use heliograph::backend::{cpu, RenderOptions};
+use heliograph::rfilters::AnyFilter;
+use heliograph::scene::{build_scene, xml, Scene};
+
+use common::{block_means, worst_p};
+
+fn backend_or_skip(test: &str) -> Option<CudaBackend> {
+    let require = std::env::var("HELIOGRAPH_REQUIRE_GPU").is_ok_and(|v| v == "1");
+    let why = match device_count() {
+        Ok(0) => "the driver reports no CUDA device".to_string(),
+        Ok(_) => {
+            return Some(CudaBackend::new(0).unwrap_or_else(|e| {
+                panic!("{test}: a GPU is present but the CUDA backend failed: {e}")
+            }))
+        }
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        !require,
+        "{test}: HELIOGRAPH_REQUIRE_GPU=1 but no usable GPU: {why}"
+    );
+    println!("SKIP: {test}: no GPU ({why})");
+    None
+}
+
+fn repo_root() -> PathBuf {
+    if let Ok(r) = std::env::var("HELIOGRAPH_ROOT") {
+        return PathBuf::from(r);
+    }
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
+}
+
+fn load(name: &str, res: u32) -> Scene {
+    let path = repo_root().join("scenes").join(name);
+    let desc = xml::load_file(&path, &[("res".into(), res.to_string())])
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    build_scene(&desc).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Worst Bonferroni-corrected p of CPU vs CUDA (K independent seeds each), and of CPU
+/// vs the CUDA images scaled by 1.05 (which must be rejected: the test can fail).
+fn compare(be: &CudaBackend, scene: &Scene, spp: u32, label: &str) -> (f64, f64) {
+    let [w, h] = scene.sensor.film.crop_size;
+    let (w, h) = (w as usize, h as usize);
+    let ch = if scene.sensor.film.alpha { 4 } else { 3 };
+    let (mut cpu_b, mut gpu_b, mut biased) = (Vec::new(), Vec::new(), Vec::new());
+    for k in 0..8u64 {
+        let c = cpu::render(
+            scene,
+            &RenderOptions {
+                spp: Some(spp),
+                seed: 1 + k,
+            },
+        )
+        .unwrap();
+        let opts = RenderOptions {
+            spp: Some(spp),
+            seed: 1000 + k,
+        };
+        let g = be
+            .render(scene, &opts)
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!(g.data.len(), c.data.len());
+        assert!(g.data.iter().all(|v| v.is_finite()), "{label}: non-finite");
+        cpu_b.push(block_means(&c.data, w, h, ch));
+        gpu_b.push(block_means(&g.data, w, h, ch));
+        let g2: Vec<f32> = g.data.iter().map(|v| v * 1.05).collect();
+        biased.push(block_means(&g2, w, h, ch));
+    }
+    let (p, blk, c) = worst_p(&cpu_b, &gpu_b);
+    let (pb, _, _) = worst_p(&cpu_b, &biased);
+    println!("HG_GPU_STAT image {label} worst_p={p:.3e} block={blk} channel={c} biased_p={pb:.3e}");
+    (p, pb)
+}
+
+#[test]
+fn every_scene_matches_the_cpu_backend() {
+    let Some(be) = backend_or_skip("render_parity") else {
+        return;
+    };
+    let alpha = 1e-3;
+    let mut seed = load("seed.xml", 64);
+    for f in [
+        AnyFilter::default(),
+        AnyFilter::Box { radius: 0.5 },
+        AnyFilter::Box { radius: 1.0 },
+        AnyFilter::Tent { radius: 1.5 },
+    ] {
+        seed.sensor.film.rfilter = f;
+        let label = format!("seed-direct-{f:?}").replace(' ', "");
+        let (p, pb) = compare(&be, &seed, 8, &label);
+        assert!(
+            p > alpha,
+            "{label}: CUDA differs from the CPU (p = {p:.3e})"
+        );
+        assert!(pb < alpha, "{label}: the test cannot see a 5% bias");
+    }
+    let cbox = load("cbox.xml", 64);
+    let (p, pb) = compare(&be, &cbox, 16, "cbox-path");
+    assert!(p > alpha, "cbox: CUDA differs from the CPU (p = {p:.3e})");
+    assert!(pb < alpha, "cbox: the test cannot see a 5% bias");
+    let showcase = load("showcase.xml", 64);
+    let (p, pb) = compare(&be, &showcase, 16, "showcase-path");
+    assert!(
+        p > alpha,
+        "showcase: CUDA differs from the CPU (p = {p:.3e})"
+    );
+    assert!(pb < alpha, "showcase: the test cannot see a 5% bias");
+}
+
+#[test]
+fn same_seed_same_bits() {
+    let Some(be) = backend_or_skip("determinism") else {
+        return;
+    };
+    for name in ["seed.xml", "cbox.xml", "showcase.xml"] {
+        let scene = load(name, 128);
+        let opts = RenderOptions {
+            spp: Some(8),
+            seed: 42,
+        };
+        let a = be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
+        let b = be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
+        let same = a
+            .data
+            .iter()
+            .zip(&b.data)
+            .all(|(x, y)| x.to_bits() == y.to_bits());
+        println!(
+            "HG_GPU_STAT determinism scene={name} identical={}",
+            u8::from(same)
+        );
+        assert!(same, "{name}: two CUDA renders with the same seed differ");
+    }
+}
+
+#[test]
+fn unchanged_arrays_are_not_uploaded_again() {
+    let Some(be) = backend_or_skip("upload_cache") else {
+        return;
+    };
+    let mut scene = load("seed.xml", 64);
+    let opts = RenderOptions {
+        spp: Some(2),
+        seed: 1,
+    };
+    let first = be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let before = be.uploaded_bytes();
+    be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        be.uploaded_bytes(),
+        before,
+        "an unchanged scene was uploaded again"
+    );
+    // a texture update (the seed scenario): only the texels travel, and the image changes
+    let n = scene.textures.texels.len();
+    scene.textures.texels.iter_mut().for_each(|t| *t = 1.0 - *t);
+    let second = be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let sent = be.uploaded_bytes() - before;
+    println!(
+        "HG_GPU_STAT upload_cache texels_bytes={} uploaded_after_update={sent}",
+        n * 4
+    );
+    assert_eq!(
+        sent,
+        (n * 4) as u64,
+        "only the texels should be re-uploaded"
+    );
+    assert!(
+        first.data != second.data,
+        "the texture update did not reach the GPU"
+    );
+}
+
+#[test]
+fn plugin_twins_match_the_rust_plugins_on_the_gpu() {
+    let Some(be) = backend_or_skip("plugin_parity") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("hg-gpu-parity-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("scene.xml"), common::parity::scene_xml()).unwrap();
+    let scene = build_scene(&xml::load_file(&dir.join("scene.xml"), &[]).unwrap()).unwrap();
+    let qs = common::parity::queries(&scene);
+    let got = be
+        .plugin_parity(&scene, &common::parity::query_floats(&qs))
+        .unwrap_or_else(|e| panic!("{e}"));
+    common::parity::check(&qs, &got);
+    println!(
+        "HG_GPU_STAT parity queries={} all_within_tolerance=1",
+        qs.len()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn benchmark_seed_direct_and_cbox_path() {
+    let Some(be) = backend_or_skip("benchmark") else {
+        return;
+    };
+    for name in ["seed.xml", "cbox.xml"] {
+        let scene = load(name, 512);
+        let opts = RenderOptions {
+            spp: Some(32),
+            seed: 3,
+        };
+        be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}")); // warm up
+        let (mut kernel, mut wall) = (f32::INFINITY, f64::INFINITY);
+        for _ in 0..5 {
+            let t = Instant::now();
+            let film = be
+                .render_async(&scene, &opts)
+                .unwrap_or_else(|e| panic!("{e}"));
+            film.to_image().unwrap_or_else(|e| panic!("{e}"));
+            wall = wall.min(t.elapsed().as_secs_f64());
+            kernel = kernel.min(film.kernel_ms().unwrap_or_else(|e| panic!("{e}")));
+        }
+        let samples = 512.0 * 512.0 * 32.0;
+        println!(
+            "HG_GPU_STAT bench scene={name} res=512 spp=32 kernel_ms={kernel:.3} \
+             kernel_gsamples_per_s={:.3} wall_ms={:.3} wall_gsamples_per_s={:.3}",
+            samples / (kernel as f64 * 1e-3) / 1e9,
+            wall * 1e3,
+            samples / wall / 1e9
+        );
+        assert!(kernel > 0.0 && kernel.is_finite());
+    }
+}
+
+/// NVRTC alone (no GPU needed): both modules compile for sm_90 with the backend's options.
+/// Runs wherever libnvrtc.so.13 loads (e.g. `LD_LIBRARY_PATH` pointing at the
+/// `nvidia-cuda-nvrtc` wheel's lib/ on the build machine), else skips.
+#[test]
+fn nvrtc_compiles_the_kernels_for_sm_90() {
+    for module in [
+        kernels::RENDER_MODULE,
+        kernels::DEPTH_MODULE,
+        kernels::PARITY_MODULE,
+    ] {
+        match nvrtc_compile_offline(module, "sm_90") {
+            Ok((bytes, secs)) => {
+                println!("HG_GPU_STAT nvrtc module={module} cubin_bytes={bytes} seconds={secs:.2}");
+                assert!(bytes > 0);
+            }
+            Err(heliograph::Error::CudaUnavailable(why)) => {
+                let require = std::env::var("HELIOGRAPH_REQUIRE_GPU").is_ok_and(|v| v == "1");
+                assert!(!require, "NVRTC required but unavailable: {why}");
+                println!("SKIP: nvrtc_compiles_the_kernels_for_sm_90: {why}");
+                return;
+            }
+            Err(e) => panic!("{module}: {e}"),
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! The `direct`/`path` megakernel and the film kernels (`renderer/kernels/render.cu`)
+//! compiled as C++ and run on the CPU through `tests/gpu/host_render.cpp`, driven wave
+//! by wave as `backend/cuda/device.rs` launches them. No GPU needed.
+//!
+//! Checks: (a) whole-image agreement with the CPU backend on the seed scene (`direct`,
+//! every reconstruction filter), the Cornell box and the showcase (`path`) at 64×64: per
+//! 16×16 block and channel, Welch's t-test between the block means of K independent
+//! seeds on each side, with a Bonferroni correction; the same test must reject an image
+//! scaled by 1.05 (so it can fail); integrator variants too (direct with several
+//! samples per strategy, hidden emitters, early Russian roulette, point and directional
+//! lights); with the same seed on both sides every value must agree to 1e-4 (the kernels
+//! repeat the CPU's arithmetic and random numbers); (b) determinism: the same scene, spp, seed and wave
+//! split give the same bits (a different split changes the summation order).
+//!
+//! Skips with a message when no C++ compiler (`$CXX`, else `c++`) is available.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use heliograph::backend::cuda::{check_supported, kernels};
+use heliograph::backend::{cpu, RenderOptions};
+use heliograph::flat::FlatScene;
+use heliograph::integrators::{self, AnyIntegrator, Direct};
+use heliograph::rfilters::AnyFilter;
+use heliograph::scene::{build_scene, xml, Scene};
+
+use common::{block_means, worst_p};
+
+fn repo_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
+}
+
+/// Compiles the host driver into `dir`, or `None` when there is no compiler.
+fn build_host(dir: &Path) -> Option<PathBuf> {
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    if Command::new(&cxx).arg("--version").output().is_err() {
+        println!("SKIP: no C++ compiler ({cxx}) to run the kernels on the host");
+        return None;
+    }
+    let src = kernels::assemble(kernels::RENDER_MODULE).expect("kernel source");
+    std::fs::write(dir.join("kernel_src.cu"), src).unwrap();
+    let exe = dir.join("hg_render_host");
+    let shim = repo_root().join("tests/gpu");
+    let out = Command::new(&cxx)
+        .args(["-std=c++17", "-O2", "-ffp-contract=off", "-Wall"])
+        .args(["-Wno-unused-function", "-Wno-unused-variable"])
+        .arg("-I")
+        .arg(&shim)
+        .arg("-I")
+        .arg(dir)
+        .arg(shim.join("host_render.cpp"))
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .expect("run the C++ compiler");
+    assert!(
+        out.status.success(),
+        "the kernels do not compile as C++:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(exe)
+}
+
+struct Host {
+    exe: PathBuf,
+    dir: PathBuf,
+}
+
+impl Host {
+    /// Renders `scene` with the host-compiled kernels, `per_wave` samples per pixel per wave.
+    fn render(&self, scene: &Scene, seed: u64, spp: u32, per_wave: u32) -> Vec<f32> {
+        let flat = FlatScene::from_scene(scene);
+        for (name, bytes) in flat.render_arrays() {
+            std::fs::write(self.dir.join(format!("{name}.bin")), bytes).unwrap();
+        }
+        let st = Command::new(&self.exe)
+            .arg(&self.dir)
+            .args([seed.to_string(), spp.to_string(), per_wave.to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success(), "host render failed");
+        let b = std::fs::read(self.dir.join("out.bin")).unwrap();
+        b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    }
+}
+
+fn load(name: &str, res: u32) -> Scene {
+    let path = repo_root().join("scenes").join(name);
+    let desc = xml::load_file(&path, &[("res".into(), res.to_string())]).unwrap();
+    build_scene(&desc).unwrap()
+}
+
+/// CPU vs host-kernel renders with K independent seeds each; returns the worst corrected p
+/// for the kernel images and for the kernel images scaled by 1.05.
+fn compare(host: &Host, scene: &Scene, spp: u32, label: &str) -> (f64, f64) {
+    check_supported(scene).unwrap_or_else(|e| panic!("{label}: {e}"));
+    let [w, h] = scene.sensor.film.crop_size;
+    let (w, h) = (w as usize, h as usize);
+    let ch = if scene.sensor.film.alpha { 4 } else { 3 };
+    const K: u64 = 5;
+    let (mut cpu_b, mut gpu_b, mut biased) = (Vec::new(), Vec::new(), Vec::new());
+    for k in 0..K {
+        let opts = RenderOptions {
+            spp: Some(spp),
+            seed: 1 + k,
+        };
+        let c = cpu::render(scene, &opts).unwrap();
+        cpu_b.push(block_means(&c.data, w, h, ch));
+        let g = host.render(scene, 1000 + k, spp, spp.div_ceil(2));
+        assert_eq!(g.len(), c.data.len());
+        assert!(
+            g.iter().all(|v| v.is_finite()),
+            "{label}: non-finite pixels"
+        );
+        gpu_b.push(block_means(&g, w, h, ch));
+        let g2: Vec<f32> = g.iter().map(|v| v * 1.05).collect();
+        biased.push(block_means(&g2, w, h, ch));
+    }
+    let (p, blk, c) = worst_p(&cpu_b, &gpu_b);
+    let (pb, _, _) = worst_p(&cpu_b, &biased);
+    let mean = |v: &[Vec<Vec<f64>>]| v.iter().map(|s| s[blk][c]).sum::<f64>() / v.len() as f64;
+    println!(
+        "{label}: worst corrected p = {p:.3e} (block {blk} channel {c}: CPU {:.5} vs kernels {:.5}); \
+         1.05x image: p = {pb:.3e}",
+        mean(&cpu_b),
+        mean(&gpu_b)
+    );
+    (p, pb)
+}
+
+fn host_or_skip() -> Option<Host> {
+    let dir = std::env::temp_dir().join(format!("hg-host-render-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = build_host(&dir)?;
+    Some(Host { exe, dir })
+}
+
+#[test]
+fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_deterministic() {
+    let Some(host) = host_or_skip() else {
+        return;
+    };
+    let alpha = 1e-3;
+    let mut seed = load("seed.xml", 64);
+    for f in [
+        AnyFilter::default(),
+        AnyFilter::Box { radius: 0.5 },
+        AnyFilter::Box { radius: 1.0 },
+        AnyFilter::Tent { radius: 1.5 },
+    ] {
+        seed.sensor.film.rfilter = f;
+        let (p, pb) = compare(&host, &seed, 8, &format!("seed (direct) {f:?}"));
+        assert!(
+            p > alpha,
+            "seed scene with {f:?}: the kernels differ from the CPU"
+        );
+        assert!(pb < alpha, "the test cannot see a 5% bias ({f:?})");
+    }
+    let cbox = load("cbox.xml", 64);
+    let (p, pb) = compare(&host, &cbox, 16, "cbox (path)");
+    assert!(p > alpha, "Cornell box: the kernels differ from the CPU");
+    assert!(pb < alpha, "the test cannot see a 5% bias (cbox)");
+    let showcase = load("showcase.xml", 64);
+    let (p, pb) = compare(&host, &showcase, 16, "showcase (path)");
+    assert!(p > alpha, "showcase: the kernels differ from the CPU");
+    assert!(pb < alpha, "the test cannot see a 5% bias (showcase)");
+
+    // integrator variants: direct with several samples per strategy and hidden emitters,
+    // path with early Russian roulette and hidden emitters, and delta lights
+    let mut variants = Vec::new();
+    let mut c = seed.clone();
+    c.sensor.film.crop_offset = [8, 4];
+    c.sensor.film.crop_size = [48, 40];
+    c.sensor.film.alpha = !c.sensor.film.alpha;
+    variants.push(("seed cropped, alpha toggled", c));
+    let mut c = cbox.clone();
+    c.integrator = AnyIntegrator::Direct(Direct {
+        emitter_samples: 2,
+        bsdf_samples: 3,
+        hide_emitters: true,
+    });
+    variants.push(("cbox direct 2+3 hidden", c));
+    let mut c = showcase.clone();
+    c.integrator = AnyIntegrator::Direct(Direct {
+        emitter_samples: 1,
+        bsdf_samples: 0,
+        hide_emitters: false,
+    });
+    variants.push(("showcase direct 1+0", c));
+    let mut c = showcase.clone();
+    c.integrator = AnyIntegrator::Path(integrators::Path {
+        max_depth: 6,
+        rr_depth: 1,
+        hide_emitters: true,
+    });
+    variants.push(("showcase path rr 1 hidden", c));
+    let text = std::fs::read_to_string(repo_root().join("scenes/cbox.xml")).unwrap();
+    let lights = r#"<emitter type="point"><point name="position" x="0.3" y="0.6" z="0.2"/>
+        <rgb name="intensity" value="0.5, 0.4, 0.3"/></emitter>
+        <emitter type="directional"><vector name="direction" x="0.2" y="-0.3" z="-1"/>
+        <rgb name="irradiance" value="0.3"/></emitter></scene>"#;
+    let file = host.dir.join("cbox_lights.xml");
+    std::fs::write(&file, text.replace("</scene>", lights)).unwrap();
+    let desc = xml::load_file(&file, &[("res".into(), "64".into())]).unwrap();
+    let lit = build_scene(&desc).unwrap();
+    let mut c = lit.clone();
+    c.integrator = AnyIntegrator::Direct(Direct {
+        emitter_samples: 1,
+        bsdf_samples: 1,
+        hide_emitters: false,
+    });
+    variants.push(("cbox + point + directional, direct", c));
+    variants.push(("cbox + point + directional, path", lit));
+    for (label, scene) in &variants {
+        let (p, pb) = compare(&host, scene, 48, label);
+        assert!(p > alpha, "{label}: the kernels differ from the CPU");
+        assert!(pb < alpha, "the test cannot see a 5% bias ({label})");
+    }
+
+    // same seed on both sides: the kernels repeat the CPU's arithmetic and random numbers,
+    // so nearly every pixel agrees to float rounding (libm's sin/cos may differ by an ulp)
+    let mut same: Vec<(&str, &Scene)> =
+        vec![("seed", &seed), ("cbox", &cbox), ("showcase", &showcase)];
+    same.extend(variants.iter().map(|(l, s)| (*l, s)));
+    for (name, scene) in same {
+        let spp = 4;
+        let opts = RenderOptions {
+            spp: Some(spp),
+            seed: 9,
+        };
+        let c = cpu::render(scene, &opts).unwrap();
+        let g = host.render(scene, 9, spp, 2);
+        let close = c
+            .data
+            .iter()
+            .zip(&g)
+            .filter(|(a, b)| (*a - *b).abs() <= 1e-4 * a.abs().max(1e-3))
+            .count();
+        let exact = c
+            .data
+            .iter()
+            .zip(&g)
+            .filter(|(a, b)| a.to_bits() == b.to_bits())
+            .count();
+        println!(
+            "{name}, same seed: {close} of {} values within 1e-4, {exact} bit-identical",
+            g.len()
+        );
+        assert!(
+            close * 100 >= g.len() * 95,
+            "{name}: same-seed renders diverge"
+        );
+    }
+
+    // determinism: same scene, spp, seed and wave split -> the same bits
+    for scene in [&seed, &cbox] {
+        let a = host.render(scene, 42, 6, 4);
+        let b = host.render(scene, 42, 6, 4);
+        assert!(
+            a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+            "two renders with the same seed differ"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&host.dir);
+}

@@ -1,0 +1,92 @@
+// Runs the direct/path megakernel, hg_gather and hg_develop on the CPU, wave by wave,
+// the way backend/cuda/device.rs launches them (renderer/tests/gpu_render_on_host.rs).
+// Usage: hg_render_host DIR SEED SPP N_WAVE — reads DIR/<array>.bin (flat scene arrays,
+// as written by the test), writes DIR/out.bin (the developed film).
+#include "host_shim.h"
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "kernel_src.cu"
+
+static std::vector<char> slurp(const std::string& path) {
+    std::vector<char> v;
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) { std::perror(path.c_str()); std::exit(2); }
+    char buf[65536];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) v.insert(v.end(), buf, buf + n);
+    std::fclose(f);
+    v.resize(v.size() + 16, 0);  // an empty array still gets a valid pointer
+    return v;
+}
+
+static void spill(const std::string& path, const void* p, size_t n) {
+    FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f || std::fwrite(p, 1, n, f) != n) { std::perror(path.c_str()); std::exit(2); }
+    std::fclose(f);
+}
+
+template <class T> static const T* as(const std::vector<char>& v) { return (const T*)v.data(); }
+template <class T> static hg_u32 count(const std::vector<char>& v) { return (hg_u32)((v.size() - 16) / sizeof(T)); }
+
+int main(int argc, char** argv) {
+    if (argc != 5) { std::fprintf(stderr, "usage: hg_render_host DIR SEED SPP N_WAVE\n"); return 2; }
+    std::string d = std::string(argv[1]) + "/";
+    hg_u64 seed = std::strtoull(argv[2], nullptr, 10);
+    hg_u32 spp = (hg_u32)std::strtoul(argv[3], nullptr, 10);
+    hg_u32 per_wave = (hg_u32)std::strtoul(argv[4], nullptr, 10);
+    auto cam = slurp(d + "camera.bin"), film = slurp(d + "film.bin"), integ = slurp(d + "integrator.bin");
+    auto nodes = slurp(d + "nodes.bin"), leaf = slurp(d + "leaf.bin");
+    auto prims = slurp(d + "prims.bin"), shapes = slurp(d + "shapes.bin");
+    auto positions = slurp(d + "positions.bin"), normals = slurp(d + "normals.bin");
+    auto uvs = slurp(d + "uvs.bin"), tris = slurp(d + "tris.bin");
+    auto bsdfs = slurp(d + "bsdfs.bin"), tables = slurp(d + "tables.bin");
+    auto textures = slurp(d + "textures.bin"), texels = slurp(d + "texels.bin");
+    auto emitters = slurp(d + "emitters.bin"), env = slurp(d + "env.bin");
+    auto dist1d = slurp(d + "dist1d.bin"), dist2d = slurp(d + "dist2d.bin");
+    auto dist_data = slurp(d + "dist_data.bin"), table = slurp(d + "filter_table.bin");
+    auto bsphere = slurp(d + "bsphere.bin");
+    const FlatFilm* fl = as<FlatFilm>(film);
+    hg_u32 w = fl->crop_size[0], h = fl->crop_size[1], ch = fl->alpha ? 4 : 3;
+    hg_u64 pixels = (hg_u64)w * h;
+    std::vector<float> accum(pixels * 5, 0.0f), out(pixels * ch, 0.0f);
+    for (hg_u32 s0 = 0; s0 < spp; s0 += per_wave) {
+        hg_u32 n = spp - s0 < per_wave ? spp - s0 : per_wave;
+        std::vector<float> samples(pixels * n * HG_SAMPLE_FLOATS, 0.0f);
+        hg_u64 threads = pixels * n;
+        blockDim = {256, 1, 1};
+        for (hg_u64 t = 0; t < (threads + 255) / 256 * 256; ++t) {
+            blockIdx = {(unsigned)(t / 256), 0, 0};
+            threadIdx = {(unsigned)(t % 256), 0, 0};
+            hg_render(as<FlatCamera>(cam), fl, as<FlatIntegrator>(integ), as<BvhNode>(nodes),
+                      count<BvhNode>(nodes), as<LeafPrim>(leaf), as<Prim>(prims), as<FlatShape>(shapes),
+                      as<float>(positions), as<float>(normals), as<float>(uvs), as<hg_u32>(tris),
+                      as<FlatBsdf>(bsdfs), as<float>(tables), as<FlatTexture>(textures), as<float>(texels),
+                      as<FlatEmitter>(emitters), count<FlatEmitter>(emitters), as<hg_u32>(env),
+                      count<hg_u32>(env), as<FlatDist1D>(dist1d), as<FlatDist2D>(dist2d),
+                      as<float>(dist_data), as<float>(bsphere), seed, s0, n, samples.data());
+        }
+        blockDim = {16, 16, 1};
+        for (hg_u32 by = 0; by < (h + 15) / 16; ++by)
+            for (hg_u32 bx = 0; bx < (w + 15) / 16; ++bx)
+                for (hg_u32 ty = 0; ty < 16; ++ty)
+                    for (hg_u32 tx = 0; tx < 16; ++tx) {
+                        blockIdx = {bx, by, 0};
+                        threadIdx = {tx, ty, 0};
+                        hg_gather(fl, as<float>(table), samples.data(), n, accum.data());
+                    }
+    }
+    blockDim = {16, 16, 1};
+    for (hg_u32 by = 0; by < (h + 15) / 16; ++by)
+        for (hg_u32 bx = 0; bx < (w + 15) / 16; ++bx)
+            for (hg_u32 ty = 0; ty < 16; ++ty)
+                for (hg_u32 tx = 0; tx < 16; ++tx) {
+                    blockIdx = {bx, by, 0};
+                    threadIdx = {tx, ty, 0};
+                    hg_develop(fl, accum.data(), out.data());
+                }
+    spill(d + "out.bin", out.data(), out.size() * sizeof(float));
+    return 0;
+}
