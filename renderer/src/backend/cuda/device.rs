@@ -370,6 +370,7 @@ impl CudaBackend {
         Ok(CudaFilm {
             data: out,
             start,
+            film_start: None,
             ready,
             _inputs: Inputs {
                 _depth: Some(Box::new(dev)),
@@ -435,6 +436,7 @@ fn read_back<T: DeviceRepr + ValidAsZeroBits + Clone>(
 pub struct CudaFilm {
     data: CudaSlice<f32>,
     start: CudaEvent,
+    film_start: Option<CudaEvent>,
     ready: CudaEvent,
     _inputs: Inputs,
     ctx: Arc<CudaContext>,
@@ -466,6 +468,19 @@ impl CudaFilm {
             self.start
                 .elapsed_ms(&self.ready)
                 .map_err(drv("reading the kernel time"))
+        })
+    }
+
+    /// Milliseconds of the last wave's film reconstruction (gather + develop), for the
+    /// benchmark's profile; `None` for the depth kernel (waits for the render).
+    pub fn film_ms(&self) -> Result<Option<f32>> {
+        let Some(e) = &self.film_start else {
+            return Ok(None);
+        };
+        guarded("film timing", || {
+            e.elapsed_ms(&self.ready)
+                .map(Some)
+                .map_err(drv("reading the film time"))
         })
     }
 

@@ -114,6 +114,7 @@ impl CudaBackend {
             .record_event(timing)
             .map_err(drv("recording the start event"))?;
         let mut s0 = 0u32;
+        let mut film_start = None;
         while s0 < spp {
             let n = per_wave.min(spp - s0);
             let threads = pixels * n as u64;
@@ -155,6 +156,11 @@ impl CudaBackend {
             // holds the records the kernel indexes; `samples` has room for
             // pixels * n * 6 floats (n <= per_wave).
             unsafe { l.launch(cfg) }.map_err(drv("launching hg_render"))?;
+            film_start = Some(
+                self.stream
+                    .record_event(timing)
+                    .map_err(drv("recording the gather event"))?,
+            );
             let mut g = self.stream.launch_builder(&fg);
             g.arg(b("film")?)
                 .arg(b("filter_table")?)
@@ -177,6 +183,7 @@ impl CudaBackend {
         Ok(CudaFilm {
             data: out,
             start,
+            film_start,
             ready,
             _inputs: Inputs {
                 _depth: None,
