@@ -11,10 +11,13 @@
 //! `$HELIOGRAPH_ROOT/scenes` (default: the repository this was built in).
 #![cfg(feature = "cuda")]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use heliograph::backend::cuda::{device_count, CudaBackend};
+use common::harness::{backend_or_skip, repo_root};
+use heliograph::backend::cuda::CudaBackend;
 use heliograph::backend::{cpu, RenderOptions};
 use heliograph::flat::LAYOUT;
 use heliograph::integrators::{AnyIntegrator, Depth};
@@ -22,34 +25,6 @@ use heliograph::io::Image;
 use heliograph::rfilters::AnyFilter;
 use heliograph::scene::{build_scene, xml, Scene};
 use heliograph::Error;
-
-/// The backend on device 0, or `None` (after printing why) when the tests must skip.
-fn backend_or_skip(test: &str) -> Option<CudaBackend> {
-    let require = std::env::var("HELIOGRAPH_REQUIRE_GPU").is_ok_and(|v| v == "1");
-    let why = match device_count() {
-        Ok(0) => "the driver reports no CUDA device".to_string(),
-        Ok(_) => {
-            return Some(CudaBackend::new(0).unwrap_or_else(|e| {
-                panic!("{test}: a GPU is present but the CUDA backend failed: {e}")
-            }))
-        }
-        Err(e) => e.to_string(),
-    };
-    assert!(
-        !require,
-        "{test}: HELIOGRAPH_REQUIRE_GPU=1 but no usable GPU: {why}"
-    );
-    println!("SKIP: {test}: no GPU ({why})");
-    None
-}
-
-fn repo_root() -> PathBuf {
-    if let Ok(r) = std::env::var("HELIOGRAPH_ROOT") {
-        return PathBuf::from(r);
-    }
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
-}
 
 /// Every scene file of `scenes/`, sorted.
 fn scene_files() -> Vec<PathBuf> {

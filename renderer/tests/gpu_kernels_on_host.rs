@@ -11,56 +11,18 @@
 //!
 //! Skips with a message when no C++ compiler (`$CXX`, else `c++`) is available.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::harness::{build_host, repo_root};
 use heliograph::backend::cuda::kernels;
 use heliograph::backend::{cpu, RenderOptions};
 use heliograph::flat::{as_bytes, FlatScene, LAYOUT};
 use heliograph::integrators::{AnyIntegrator, Depth};
 use heliograph::rfilters::AnyFilter;
 use heliograph::scene::{build_scene, xml};
-
-fn repo_root() -> PathBuf {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
-}
-
-/// Compiles the host emulation into `dir`, or `None` when there is no compiler.
-fn build_host(dir: &Path) -> Option<PathBuf> {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    if Command::new(&cxx).arg("--version").output().is_err() {
-        println!("SKIP: no C++ compiler ({cxx}) to run the kernels on the host");
-        return None;
-    }
-    let src = kernels::assemble(kernels::DEPTH_MODULE).expect("kernel source");
-    std::fs::write(dir.join("kernel_src.cu"), src).unwrap();
-    let exe = dir.join("hg_host");
-    let shim = repo_root().join("tests/gpu");
-    let out = Command::new(&cxx)
-        .args([
-            "-std=c++17",
-            "-O2",
-            "-ffp-contract=off",
-            "-Wall",
-            "-Wno-unused-function",
-        ])
-        .arg("-I")
-        .arg(&shim)
-        .arg("-I")
-        .arg(dir)
-        .arg(shim.join("host_main.cpp"))
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .expect("run the C++ compiler");
-    assert!(
-        out.status.success(),
-        "the kernels do not compile as C++:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(exe)
-}
 
 /// Writes the arrays the host driver reads.
 fn dump(flat: &FlatScene, dir: &Path) {
@@ -84,7 +46,7 @@ fn floats(path: &Path) -> Vec<f32> {
 fn kernels_on_the_host_match_the_cpu_backend_and_layout() {
     let dir = std::env::temp_dir().join(format!("hg-host-kernels-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let Some(exe) = build_host(&dir) else {
+    let Some(exe) = build_host(&dir, kernels::DEPTH_MODULE, "host_main.cpp", "hg_host") else {
         return;
     };
     let mut scenes: Vec<PathBuf> = std::fs::read_dir(repo_root().join("scenes"))

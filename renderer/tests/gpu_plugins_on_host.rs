@@ -9,49 +9,15 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use heliograph::backend::cuda::kernels;
 use heliograph::flat::FlatScene;
 
+use common::harness::build_host;
 use common::parity::{check, queries, query_floats, scene_xml};
 use heliograph::scene::{build_scene, xml};
-
-fn repo_root() -> PathBuf {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
-}
-
-fn build_host(dir: &Path) -> Option<PathBuf> {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    if Command::new(&cxx).arg("--version").output().is_err() {
-        println!("SKIP: no C++ compiler ({cxx}) to run the kernels on the host");
-        return None;
-    }
-    let src = kernels::assemble(kernels::PARITY_MODULE).expect("kernel source");
-    std::fs::write(dir.join("kernel_src.cu"), src).unwrap();
-    let exe = dir.join("hg_parity_host");
-    let shim = repo_root().join("tests/gpu");
-    let out = Command::new(&cxx)
-        .args(["-std=c++17", "-O2", "-ffp-contract=off", "-Wall"])
-        .args(["-Wno-unused-function", "-Wno-unused-variable"])
-        .arg("-I")
-        .arg(&shim)
-        .arg("-I")
-        .arg(dir)
-        .arg(shim.join("host_parity.cpp"))
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .expect("run the C++ compiler");
-    assert!(
-        out.status.success(),
-        "the kernels do not compile as C++:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(exe)
-}
 
 fn floats(path: &Path) -> Vec<f32> {
     let b = std::fs::read(path).unwrap();
@@ -64,7 +30,12 @@ fn floats(path: &Path) -> Vec<f32> {
 fn plugin_twins_match_the_rust_plugins_on_fixed_inputs() {
     let dir = std::env::temp_dir().join(format!("hg-host-parity-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let Some(exe) = build_host(&dir) else {
+    let Some(exe) = build_host(
+        &dir,
+        kernels::PARITY_MODULE,
+        "host_parity.cpp",
+        "hg_parity_host",
+    ) else {
         return;
     };
     std::fs::write(dir.join("scene.xml"), scene_xml()).unwrap();

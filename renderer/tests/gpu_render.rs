@@ -12,42 +12,15 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::time::Instant;
 
-use heliograph::backend::cuda::{device_count, kernels, nvrtc_compile_offline, CudaBackend};
+use heliograph::backend::cuda::{kernels, nvrtc_compile_offline, CudaBackend};
 use heliograph::backend::{cpu, RenderOptions};
 use heliograph::rfilters::AnyFilter;
 use heliograph::scene::{build_scene, xml, Scene};
 
+use common::harness::{backend_or_skip, repo_root};
 use common::{block_means, worst_p};
-
-fn backend_or_skip(test: &str) -> Option<CudaBackend> {
-    let require = std::env::var("HELIOGRAPH_REQUIRE_GPU").is_ok_and(|v| v == "1");
-    let why = match device_count() {
-        Ok(0) => "the driver reports no CUDA device".to_string(),
-        Ok(_) => {
-            return Some(CudaBackend::new(0).unwrap_or_else(|e| {
-                panic!("{test}: a GPU is present but the CUDA backend failed: {e}")
-            }))
-        }
-        Err(e) => e.to_string(),
-    };
-    assert!(
-        !require,
-        "{test}: HELIOGRAPH_REQUIRE_GPU=1 but no usable GPU: {why}"
-    );
-    println!("SKIP: {test}: no GPU ({why})");
-    None
-}
-
-fn repo_root() -> PathBuf {
-    if let Ok(r) = std::env::var("HELIOGRAPH_ROOT") {
-        return PathBuf::from(r);
-    }
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
-}
 
 fn load(name: &str, res: u32) -> Scene {
     let path = repo_root().join("scenes").join(name);

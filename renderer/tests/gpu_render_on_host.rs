@@ -16,7 +16,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use heliograph::backend::cuda::{check_supported, kernels};
@@ -26,43 +26,8 @@ use heliograph::integrators::{self, AnyIntegrator, Direct};
 use heliograph::rfilters::AnyFilter;
 use heliograph::scene::{build_scene, xml, Scene};
 
+use common::harness::{build_host, repo_root};
 use common::{block_means, worst_p};
-
-fn repo_root() -> PathBuf {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
-}
-
-/// Compiles the host driver into `dir`, or `None` when there is no compiler.
-fn build_host(dir: &Path) -> Option<PathBuf> {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    if Command::new(&cxx).arg("--version").output().is_err() {
-        println!("SKIP: no C++ compiler ({cxx}) to run the kernels on the host");
-        return None;
-    }
-    let src = kernels::assemble(kernels::RENDER_MODULE).expect("kernel source");
-    std::fs::write(dir.join("kernel_src.cu"), src).unwrap();
-    let exe = dir.join("hg_render_host");
-    let shim = repo_root().join("tests/gpu");
-    let out = Command::new(&cxx)
-        .args(["-std=c++17", "-O2", "-ffp-contract=off", "-Wall"])
-        .args(["-Wno-unused-function", "-Wno-unused-variable"])
-        .arg("-I")
-        .arg(&shim)
-        .arg("-I")
-        .arg(dir)
-        .arg(shim.join("host_render.cpp"))
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .expect("run the C++ compiler");
-    assert!(
-        out.status.success(),
-        "the kernels do not compile as C++:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(exe)
-}
 
 struct Host {
     exe: PathBuf,
@@ -136,7 +101,12 @@ fn compare(host: &Host, scene: &Scene, spp: u32, label: &str) -> (f64, f64) {
 fn host_or_skip() -> Option<Host> {
     let dir = std::env::temp_dir().join(format!("hg-host-render-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let exe = build_host(&dir)?;
+    let exe = build_host(
+        &dir,
+        kernels::RENDER_MODULE,
+        "host_render.cpp",
+        "hg_render_host",
+    )?;
     Some(Host { exe, dir })
 }
 

@@ -2,6 +2,7 @@
 //! and channel with a Bonferroni correction.
 #![allow(dead_code)]
 
+pub mod harness;
 pub mod parity;
 
 use heliograph::math::stats::t_two_sided_p;
