@@ -12,39 +12,11 @@
 #include "bsdfs.cuh"
 #include "emitters.cuh"
 
-extern "C" __global__ void hg_parity(const BvhNode* nodes, hg_u32 node_count, const LeafPrim* leaf,
-                                     const Prim* prims, const FlatShape* shapes, const float* positions,
-                                     const float* normals, const float* uvs, const hg_u32* tris,
-                                     const FlatBsdf* bsdfs, const float* tables, const FlatTexture* textures,
-                                     const float* texels, const FlatEmitter* emitters, hg_u32 emitter_count,
-                                     const hg_u32* env_emitters, hg_u32 env_count, const FlatDist1D* dist1d,
-                                     const FlatDist2D* dist2d, const float* dist_data, const float* bsphere,
+extern "C" __global__ void hg_parity(HG_SCENE_PARAMS,
                                      const float* q, hg_u32 nq, float* out) {
     hg_u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= nq) return;
-    SceneData s;
-    s.g.nodes = nodes;
-    s.g.node_count = node_count;
-    s.g.leaf = leaf;
-    s.g.prims = prims;
-    s.g.shapes = shapes;
-    s.positions = positions;
-    s.normals = normals;
-    s.uvs = uvs;
-    s.tris = tris;
-    s.bsdfs = bsdfs;
-    s.tables = tables;
-    s.textures = textures;
-    s.texels = texels;
-    s.emitters = emitters;
-    s.emitter_count = emitter_count;
-    s.env_emitters = env_emitters;
-    s.env_count = env_count;
-    s.dist1d = dist1d;
-    s.dist2d = dist2d;
-    s.dist_data = dist_data;
-    s.bsphere_center = v3a(bsphere);
-    s.bsphere_radius = bsphere[3];
+    SceneData s = HG_SCENE_DATA;
     const float* x = q + 16 * i;
     float* o = out + 16 * i;
     for (int c = 0; c < 16; ++c) o[c] = 0.0f;

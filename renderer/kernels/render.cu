@@ -8,13 +8,7 @@
 #include "film.cuh"
 
 extern "C" __global__ void hg_render(const FlatCamera* cam_p, const FlatFilm* film_p, const FlatIntegrator* integ_p,
-                                     const BvhNode* nodes, hg_u32 node_count, const LeafPrim* leaf,
-                                     const Prim* prims, const FlatShape* shapes, const float* positions,
-                                     const float* normals, const float* uvs, const hg_u32* tris,
-                                     const FlatBsdf* bsdfs, const float* tables, const FlatTexture* textures,
-                                     const float* texels, const FlatEmitter* emitters, hg_u32 emitter_count,
-                                     const hg_u32* env_emitters, hg_u32 env_count, const FlatDist1D* dist1d,
-                                     const FlatDist2D* dist2d, const float* dist_data, const float* bsphere,
+                                     HG_SCENE_PARAMS,
                                      hg_u64 seed, hg_u32 s0, hg_u32 n_wave, float* samples) {
     const FlatFilm film = *film_p;
     hg_u64 i = (hg_u64)blockIdx.x * blockDim.x + threadIdx.x;
@@ -24,29 +18,7 @@ extern "C" __global__ void hg_render(const FlatCamera* cam_p, const FlatFilm* fi
     hg_u64 pix = i / n_wave;
     hg_u32 sidx = s0 + (hg_u32)(i % n_wave);
     hg_u32 x = (hg_u32)(pix % cw), y = (hg_u32)(pix / cw);
-    SceneData s;
-    s.g.nodes = nodes;
-    s.g.node_count = node_count;
-    s.g.leaf = leaf;
-    s.g.prims = prims;
-    s.g.shapes = shapes;
-    s.positions = positions;
-    s.normals = normals;
-    s.uvs = uvs;
-    s.tris = tris;
-    s.bsdfs = bsdfs;
-    s.tables = tables;
-    s.textures = textures;
-    s.texels = texels;
-    s.emitters = emitters;
-    s.emitter_count = emitter_count;
-    s.env_emitters = env_emitters;
-    s.env_count = env_count;
-    s.dist1d = dist1d;
-    s.dist2d = dist2d;
-    s.dist_data = dist_data;
-    s.bsphere_center = v3a(bsphere);
-    s.bsphere_radius = bsphere[3];
+    SceneData s = HG_SCENE_DATA;
     const FlatIntegrator it = *integ_p;
     hg_u32 fx = x + film.crop_offset[0], fy = y + film.crop_offset[1];
     hg_u64 pixel = (hg_u64)fy * (hg_u64)film.width + (hg_u64)fx;

@@ -26,6 +26,48 @@ struct SceneData {
     float bsphere_radius;
 };
 
+// The scene arrays as kernel parameters, in the order the host pushes them
+// (backend/cuda/device/render.rs, `SceneArgs::push`); every scene kernel takes them
+// through this macro and turns them into a SceneData with HG_SCENE_DATA.
+#define HG_SCENE_PARAMS                                                                                   \
+    const BvhNode *nodes, hg_u32 node_count, const LeafPrim *leaf, const Prim *prims,                   \
+        const FlatShape *shapes, const float *positions, const float *normals, const float *uvs,         \
+        const hg_u32 *tris, const FlatBsdf *bsdfs, const float *tables, const FlatTexture *textures,     \
+        const float *texels, const FlatEmitter *emitters, hg_u32 emitter_count,                          \
+        const hg_u32 *env_emitters, hg_u32 env_count, const FlatDist1D *dist1d, const FlatDist2D *dist2d, \
+        const float *dist_data, const float *bsphere
+#define HG_SCENE_DATA                                                                                    \
+    scene_data(nodes, node_count, leaf, prims, shapes, positions, normals, uvs, tris, bsdfs, tables,    \
+               textures, texels, emitters, emitter_count, env_emitters, env_count, dist1d, dist2d,      \
+               dist_data, bsphere)
+
+__device__ inline SceneData scene_data(HG_SCENE_PARAMS) {
+    SceneData s;
+    s.g.nodes = nodes;
+    s.g.node_count = node_count;
+    s.g.leaf = leaf;
+    s.g.prims = prims;
+    s.g.shapes = shapes;
+    s.positions = positions;
+    s.normals = normals;
+    s.uvs = uvs;
+    s.tris = tris;
+    s.bsdfs = bsdfs;
+    s.tables = tables;
+    s.textures = textures;
+    s.texels = texels;
+    s.emitters = emitters;
+    s.emitter_count = emitter_count;
+    s.env_emitters = env_emitters;
+    s.env_count = env_count;
+    s.dist1d = dist1d;
+    s.dist2d = dist2d;
+    s.dist_data = dist_data;
+    s.bsphere_center = v3a(bsphere);
+    s.bsphere_radius = bsphere[3];
+    return s;
+}
+
 // shapes::Hit
 struct Hit {
     float t;

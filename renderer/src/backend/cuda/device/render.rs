@@ -20,6 +20,65 @@ const WAVE_SAMPLES: u64 = 1 << 24;
 /// Threads per block of the megakernel.
 const RENDER_BLOCK: u32 = 128;
 
+/// The flat arrays that every scene kernel takes, in the order of `HG_SCENE_PARAMS`
+/// (kernels/scene.cuh); the counts sit between them as that list says.
+const SCENE_ARRAYS: [&str; 18] = [
+    "nodes",
+    "leaf",
+    "prims",
+    "shapes",
+    "positions",
+    "normals",
+    "uvs",
+    "tris",
+    "bsdfs",
+    "tables",
+    "textures",
+    "texels",
+    "emitters",
+    "env",
+    "dist1d",
+    "dist2d",
+    "dist_data",
+    "bsphere",
+];
+
+/// The scene arguments of one launch, looked up once and pushed in kernel order.
+struct SceneArgs<'a> {
+    arrays: Vec<&'a CudaSlice<u8>>,
+    node_count: u32,
+    emitter_count: u32,
+    env_count: u32,
+}
+
+impl<'a> SceneArgs<'a> {
+    /// Looks up [`SCENE_ARRAYS`] with `b` (name → device array).
+    fn new(flat: &FlatScene, b: impl Fn(&str) -> Result<&'a CudaSlice<u8>>) -> Result<Self> {
+        Ok(SceneArgs {
+            arrays: SCENE_ARRAYS.iter().map(|n| b(n)).collect::<Result<_>>()?,
+            node_count: flat.nodes.len() as u32,
+            emitter_count: flat.emitters.len() as u32,
+            env_count: flat.env_emitters.len() as u32,
+        })
+    }
+
+    /// Pushes `HG_SCENE_PARAMS` onto a launch.
+    fn push<'l>(&'l self, l: &mut cudarc::driver::LaunchArgs<'l>)
+    where
+        'a: 'l,
+    {
+        let a = &self.arrays;
+        l.arg(a[0]).arg(&self.node_count);
+        for s in &a[1..13] {
+            l.arg(*s); // leaf ..= emitters
+        }
+        l.arg(&self.emitter_count).arg(a[13]).arg(&self.env_count);
+        for s in &a[14..18] {
+            l.arg(*s);
+        }
+    }
+}
+
 /// A flat scene array on the device, reused while its contents do not change.
 pub(super) struct CachedArray {
     name: &'static str,
@@ -98,11 +157,7 @@ impl CudaBackend {
         let mut samples = alloc(pixels * per_wave as u64 * 6, "the sample buffer")?;
         let mut accum = alloc(pixels * 5, "the film accumulator")?;
         let mut out = alloc(pixels * ch as u64, "the film")?;
-        let (node_count, emitter_count, env_count) = (
-            flat.nodes.len() as u32,
-            flat.emitters.len() as u32,
-            flat.env_emitters.len() as u32,
-        );
+        let scene_args = SceneArgs::new(&flat, b)?;
         let px_cfg = LaunchConfig {
             grid_dim: (w.div_ceil(16), h.div_ceil(16), 1),
             block_dim: (16, 16, 1),
@@ -122,31 +177,8 @@ impl CudaBackend {
                 .map_err(|_| Error::Cuda(format!("a wave of {threads} samples is too large")))?;
             let mut l = self.stream.launch_builder(&fr);
             l.arg(b("camera")?).arg(b("film")?).arg(b("integrator")?);
-            l.arg(b("nodes")?)
-                .arg(&node_count)
-                .arg(b("leaf")?)
-                .arg(b("prims")?);
-            l.arg(b("shapes")?)
-                .arg(b("positions")?)
-                .arg(b("normals")?)
-                .arg(b("uvs")?);
-            l.arg(b("tris")?)
-                .arg(b("bsdfs")?)
-                .arg(b("tables")?)
-                .arg(b("textures")?);
-            l.arg(b("texels")?)
-                .arg(b("emitters")?)
-                .arg(&emitter_count)
-                .arg(b("env")?);
-            l.arg(&env_count)
-                .arg(b("dist1d")?)
-                .arg(b("dist2d")?)
-                .arg(b("dist_data")?);
-            l.arg(b("bsphere")?)
-                .arg(&seed)
-                .arg(&s0)
-                .arg(&n)
-                .arg(&mut samples);
+            scene_args.push(&mut l);
+            l.arg(&seed).arg(&s0).arg(&n).arg(&mut samples);
             let cfg = LaunchConfig {
                 grid_dim: (blocks, 1, 1),
                 block_dim: (RENDER_BLOCK, 1, 1),
@@ -227,33 +259,10 @@ impl CudaBackend {
                 .stream
                 .alloc_zeros::<f32>((nq as usize * 16).max(1))
                 .map_err(drv("allocating the parity answers"))?;
-            let (node_count, emitter_count, env_count) = (
-                flat.nodes.len() as u32,
-                flat.emitters.len() as u32,
-                flat.env_emitters.len() as u32,
-            );
+            let scene_args = SceneArgs::new(&flat, b)?;
             let mut l = self.stream.launch_builder(&f);
-            l.arg(b("nodes")?)
-                .arg(&node_count)
-                .arg(b("leaf")?)
-                .arg(b("prims")?);
-            l.arg(b("shapes")?)
-                .arg(b("positions")?)
-                .arg(b("normals")?)
-                .arg(b("uvs")?);
-            l.arg(b("tris")?)
-                .arg(b("bsdfs")?)
-                .arg(b("tables")?)
-                .arg(b("textures")?);
-            l.arg(b("texels")?)
-                .arg(b("emitters")?)
-                .arg(&emitter_count)
-                .arg(b("env")?);
-            l.arg(&env_count)
-                .arg(b("dist1d")?)
-                .arg(b("dist2d")?)
-                .arg(b("dist_data")?);
-            l.arg(b("bsphere")?).arg(&q).arg(&nq).arg(&mut out);
+            scene_args.push(&mut l);
+            l.arg(&q).arg(&nq).arg(&mut out);
             let cfg = LaunchConfig {
                 grid_dim: (nq.div_ceil(64).max(1), 1, 1),
                 block_dim: (64, 1, 1),
