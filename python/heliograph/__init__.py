@@ -1,6 +1,7 @@
 """heliograph: a physically based path tracer with a Mitsuba 3 style Python API.
 
-``import heliograph as mi`` runs most Mitsuba 3 scripts that use the CPU variants::
+``import heliograph as mi`` runs most Mitsuba 3 scripts (``cuda_ad_rgb`` means
+``cuda_rgb``; ``scalar_rgb`` and ``llvm_ad_rgb`` mean ``cpu_rgb``)::
 
     mi.set_variant("scalar_rgb")            # alias of heliograph's cpu_rgb
     scene = mi.load_dict(mi.cornell_box())
@@ -26,6 +27,7 @@ from ._native import (
     TensorXf,
     VariantError,
     __version__,
+    cuda_stream,
     load_dict,
     load_file,
     load_string,
@@ -33,6 +35,7 @@ from ._native import (
     render,
     set_progress,
     set_variant,
+    sync_device,
     traverse,
     variant,
     variants,
@@ -54,6 +57,7 @@ __all__ = [
     "VariantError",
     "__version__",
     "cornell_box",
+    "cuda_stream",
     "load_dict",
     "load_file",
     "load_string",
@@ -61,6 +65,7 @@ __all__ = [
     "render",
     "set_progress",
     "set_variant",
+    "sync_device",
     "traverse",
     "util",
     "variant",

@@ -4,6 +4,7 @@
 //! `scene` (variants, loaders, render), `dict` (Mitsuba dicts), `params`
 //! (traverse/update), `tensor` (asynchronous TensorXf) and `dlpack` (export/import).
 
+pub mod cuda;
 pub mod dict;
 pub mod dlpack;
 pub mod errors;
@@ -117,5 +118,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_live_exports, m)?)?;
     m.add_function(wrap_pyfunction!(_read_image, m)?)?;
     m.add_function(wrap_pyfunction!(_write_image, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda::sync_device, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda::cuda_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda::_cuda_live_buffers, m)?)?;
     Ok(())
 }

@@ -16,8 +16,8 @@ use crate::tensor::TensorXf;
 /// The variant set by `set_variant` (`cpu_rgb` until then).
 static VARIANT: Mutex<Option<&'static str>> = Mutex::new(None);
 
-/// Variants this build can run.
-const VARIANTS: &[&str] = &["cpu_rgb"];
+/// Variants this build knows (`cuda_rgb` needs a usable GPU when selected).
+const VARIANTS: &[&str] = &["cpu_rgb", "cuda_rgb"];
 
 /// Mitsuba's names and heliograph's: the canonical name, or None if unknown.
 fn canonical(name: &str) -> Option<&'static str> {
@@ -28,9 +28,17 @@ fn canonical(name: &str) -> Option<&'static str> {
     }
 }
 
-fn set_one(name: &str) -> PyResult<&'static str> {
+fn set_one(py: Python<'_>, name: &str) -> PyResult<&'static str> {
     match canonical(name) {
-        Some("cuda_rgb") => Err(to_py(cuda_variant_error(name))),
+        Some("cuda_rgb") => crate::cuda::backend(py)
+            .map(|_| "cuda_rgb")
+            .map_err(|e| {
+                let why = e.value(py).to_string();
+                let why = why.strip_prefix("CUDA unavailable: ").unwrap_or(&why);
+                crate::errors::CudaUnavailableError::new_err(format!(
+                    "CUDA unavailable: variant \"{name}\" needs the CUDA backend: {why}; use \"cpu_rgb\""
+                ))
+            }),
         Some(v) => Ok(v),
         None => Err(VariantError::new_err(format!(
             "unknown variant \"{name}\" (available: {}; Mitsuba aliases scalar_rgb and llvm_ad_rgb mean cpu_rgb, cuda_ad_rgb means cuda_rgb)",
@@ -39,29 +47,13 @@ fn set_one(name: &str) -> PyResult<&'static str> {
     }
 }
 
-/// Why `cuda_rgb` cannot be selected: no usable GPU (the driver's own reason), or
-/// a GPU the Python package cannot render on yet (the CUDA backend renders only
-/// `depth` so far and is reached through the CLI).
-fn cuda_variant_error(name: &str) -> heliograph::Error {
-    use heliograph::backend::cuda;
-    let why = match cuda::device_count() {
-        Err(heliograph::Error::CudaUnavailable(m)) => format!("no usable GPU ({m})"),
-        Err(e) => format!("no usable GPU ({e})"),
-        Ok(0) => "no CUDA device was found".to_string(),
-        Ok(_) => "the Python package does not render on the CUDA backend yet".to_string(),
-    };
-    heliograph::Error::CudaUnavailable(format!(
-        "variant \"{name}\" needs the CUDA backend: {why}; use \"cpu_rgb\""
-    ))
-}
-
 /// `set_variant(*names)`: the first name that works is selected (as Mitsuba).
 #[pyfunction]
 #[pyo3(signature = (*names))]
-pub fn set_variant(names: Vec<String>) -> PyResult<()> {
+pub fn set_variant(py: Python<'_>, names: Vec<String>) -> PyResult<()> {
     let mut last = VariantError::new_err("set_variant() needs at least one variant name");
     for n in &names {
-        match set_one(n) {
+        match set_one(py, n) {
             Ok(v) => {
                 *VARIANT.lock().unwrap_or_else(|p| p.into_inner()) = Some(v);
                 return Ok(());
@@ -198,7 +190,8 @@ pub fn load_dict(py: Python<'_>, dict: &Bound<'_, PyAny>) -> PyResult<PyScene> {
 }
 
 /// `render(scene, params=None, spp=None, seed=0, sensor=0)`: starts the render
-/// and returns its `TensorXf` at once; reading the tensor waits for it.
+/// (on the CPU, or on the CUDA render stream under `cuda_rgb`) and returns its
+/// `TensorXf` at once; reading the tensor waits for it.
 #[pyfunction]
 #[pyo3(signature = (scene, params=None, spp=None, seed=None, sensor=None))]
 pub fn render(
@@ -244,7 +237,16 @@ pub fn render(
         f.crop_size[0] as usize,
         f.channels(),
     ];
-    let job = render_async(scene_arc, RenderOptions { spp, seed }).map_err(to_py)?;
+    let opts = RenderOptions { spp, seed };
+    if variant() == Some("cuda_rgb") {
+        let py = scene.py();
+        let be = crate::cuda::backend(py)?;
+        let film = py
+            .detach(|| be.render_async(&scene_arc, &opts))
+            .map_err(to_py)?;
+        return Ok(TensorXf::device(shape, film.into_tensor()));
+    }
+    let job = render_async(scene_arc, opts).map_err(to_py)?;
     Ok(TensorXf::pending(shape, job))
 }
 

@@ -1,9 +1,15 @@
-//! `TensorXf`: a float32 host tensor that may still be rendering (DESIGN.md §4).
+//! `TensorXf`: a float32 tensor on the host or on a CUDA device that may still be
+//! rendering (DESIGN.md §4).
 //!
-//! `render()` returns a tensor holding the background [`RenderJob`]; every read
-//! (`numpy()`, `__array__`, `__repr__`, `__dlpack__`, `_repr_png_`, file writes)
-//! waits for exactly that render with the GIL released, polling for Ctrl-C
-//! (which cancels the render) and drawing the progress line.
+//! A CPU render's tensor holds the background [`RenderJob`]; every read (`numpy()`,
+//! `__array__`, `__repr__`, `__dlpack__`, `_repr_png_`, file writes) waits for exactly
+//! that render with the GIL released, polling for Ctrl-C (which cancels the render) and
+//! drawing the progress line. A CUDA tensor holds a [`DeviceTensor`]: host reads wait
+//! on its ready event only, and `__dlpack__` follows ../shared/DLPACK.md's table (the
+//! consumer's stream waits on the event; the host waits only for `stream=None`).
+//!
+//! A tensor lives where its data came from: a render on the variant's device, a
+//! `TensorXf(x)` where `x` lives (a CUDA array of any framework gives a CUDA tensor).
 
 use std::io::Cursor;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -11,12 +17,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use heliograph::backend::cpu::RenderJob;
+use heliograph::backend::cuda::DeviceTensor;
 use heliograph::io::{linear_to_srgb, Image};
-use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::exceptions::{PyBufferError, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyTuple};
 
-use crate::dlpack::{self, Buffer, HostArray};
+use crate::dlpack::{self, Buffer, ExportArgs, HostArray, Owner, StreamArg};
 use crate::errors::{self, RenderError};
 
 /// Whether waits draw a progress line (`set_progress`).
@@ -27,10 +34,11 @@ pub static PROGRESS_DELAY_US: AtomicU64 = AtomicU64::new(500_000);
 enum State {
     Pending(RenderJob),
     Ready(Arc<Buffer>),
+    Device(Arc<DeviceTensor>),
     Failed(String),
 }
 
-/// A float32 tensor on the host (`shape`, C order).
+/// A float32 tensor (`shape`, C order) on the host or a CUDA device.
 #[pyclass(module = "heliograph", frozen)]
 pub struct TensorXf {
     shape: Vec<usize>,
@@ -54,6 +62,22 @@ impl TensorXf {
         }
     }
 
+    /// A CUDA tensor (a render's film or an imported array).
+    pub fn device(shape: Vec<usize>, tensor: DeviceTensor) -> TensorXf {
+        TensorXf {
+            shape,
+            state: Mutex::new(State::Device(Arc::new(tensor))),
+        }
+    }
+
+    /// The device tensor, for CUDA tensors.
+    fn device_tensor(&self) -> Option<Arc<DeviceTensor>> {
+        match &*self.lock() {
+            State::Device(d) => Some(d.clone()),
+            _ => None,
+        }
+    }
+
     /// The shape.
     pub fn dims(&self) -> &[usize] {
         &self.shape
@@ -68,6 +92,7 @@ impl TensorXf {
         let mut st = self.lock();
         let job = match &*st {
             State::Ready(b) => return Some(Ok(b.clone())),
+            State::Device(_) => unreachable!("wait() reads device tensors itself"),
             State::Failed(m) => return Some(Err(RenderError::new_err(m.clone()))),
             State::Pending(j) if !j.is_finished() => return None,
             State::Pending(_) => match std::mem::replace(&mut *st, State::Failed(String::new())) {
@@ -99,8 +124,13 @@ impl TensorXf {
         Ok(Buffer::from_slice(&img.data))
     }
 
-    /// Waits (GIL released) for the data; Ctrl-C cancels the render.
+    /// The data on the host: waits (GIL released) for the render — Ctrl-C cancels a CPU
+    /// render — or, for a CUDA tensor, copies it after its ready event.
     pub fn wait(&self, py: Python<'_>) -> PyResult<Arc<Buffer>> {
+        if let Some(d) = self.device_tensor() {
+            let v = py.detach(|| d.to_host()).map_err(errors::to_py)?;
+            return Ok(Buffer::from_slice(&v));
+        }
         let start = Instant::now();
         let delay = Duration::from_micros(PROGRESS_DELAY_US.load(Ordering::Relaxed));
         let mut bar = ProgressLine::default();
@@ -151,16 +181,24 @@ impl TensorXf {
         }
     }
 
-    /// A NumPy view of the (finished) data.
+    /// A NumPy array of the (finished) data: a view of the host buffer, or of a host
+    /// copy of a CUDA tensor.
     fn numpy_view<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let np = slf.py().import("numpy")?;
-        np.call_method1("from_dlpack", (slf,))
+        let py = slf.py();
+        let t = slf.get();
+        let view = HostView {
+            buf: t.wait(py)?,
+            shape: t.shape.clone(),
+        };
+        py.import("numpy")?
+            .call_method1("from_dlpack", (Bound::new(py, view)?,))
     }
 }
 
 #[pymethods]
 impl TensorXf {
     /// `TensorXf(array)`: copies a NumPy array, any DLPack producer, a nested list or a TensorXf.
+    /// A CUDA array (a CUDA TensorXf, or any framework's) gives a CUDA tensor.
     #[new]
     fn py_new(py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<TensorXf> {
         let a = to_host_array(py, array)?;
@@ -170,7 +208,23 @@ impl TensorXf {
                 a.dtype_name()
             )));
         }
+        if on_cuda(array) {
+            let be = crate::cuda::backend(py)?;
+            let d = py
+                .detach(|| be.upload_tensor(&a.data))
+                .map_err(errors::to_py)?;
+            return Ok(TensorXf::device(a.shape, d));
+        }
         Ok(TensorXf::from_data(a.shape, &a.data))
+    }
+
+    /// `"cuda:N"` for a CUDA tensor, `"cpu"` otherwise.
+    #[getter(device)]
+    fn device_name(&self) -> String {
+        match self.device_tensor() {
+            Some(d) => format!("cuda:{}", d.ordinal()),
+            None => "cpu".into(),
+        }
     }
 
     /// The shape, as a tuple.
@@ -196,6 +250,7 @@ impl TensorXf {
     fn ready(&self) -> bool {
         match &*self.lock() {
             State::Pending(j) => j.is_finished(),
+            State::Device(d) => d.is_ready(),
             _ => true,
         }
     }
@@ -267,7 +322,7 @@ impl TensorXf {
         Ok(Some(PyBytes::new(slf.py(), &png)))
     }
 
-    /// DLPack export (CPU rows of DLPACK.md): waits for the render, only `stream=None`.
+    /// DLPack export, as ../shared/DLPACK.md's table says for CPU and CUDA tensors.
     #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
     fn __dlpack__<'py>(
         slf: &Bound<'py, Self>,
@@ -276,18 +331,54 @@ impl TensorXf {
         dl_device: Option<&Bound<'py, PyAny>>,
         copy: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
-        let (versioned, copied) = dlpack::check_export_args(stream, max_version, dl_device, copy)?;
+        let args = ExportArgs::parse(stream, max_version, dl_device, copy)?;
+        let py = slf.py();
         let t = slf.get();
-        let mut buf = t.wait(slf.py())?;
-        if copied {
-            buf = Buffer::from_slice(buf.as_slice());
+        let Some(d) = t.device_tensor() else {
+            args.check_host()?;
+            let mut buf = t.wait(py)?;
+            let copied = args.copy == Some(true);
+            if copied {
+                buf = Buffer::from_slice(buf.as_slice());
+            }
+            return dlpack::export(py, Owner::Host(buf), &t.shape, args.versioned, copied);
+        };
+        if args.check_cuda(d.ordinal())? {
+            // dl_device=(1, 0): a host copy, finished before the consumer gets it.
+            let v = py.detach(|| d.to_host()).map_err(errors::to_py)?;
+            let owner = Owner::Host(Buffer::from_slice(&v));
+            return dlpack::export(py, owner, &t.shape, args.versioned, true);
         }
-        dlpack::export(slf.py(), buf, &t.shape, versioned, copied)
+        let copied = args.copy == Some(true);
+        let d = if copied {
+            Arc::new(d.duplicate().map_err(errors::to_py)?)
+        } else {
+            d
+        };
+        let fence = match args.stream {
+            StreamArg::Unspecified => {
+                py.detach(|| d.wait()).map_err(errors::to_py)?;
+                None
+            }
+            StreamArg::NoSync => None,
+            StreamArg::Handle(h) => {
+                d.order_stream(h)
+                    .map_err(|e| PyBufferError::new_err(format!("__dlpack__(stream={h}): {e}")))?;
+                // The per-thread default stream (2) of the thread that will run the
+                // deleter is not the caller's: no release fence there.
+                (h != 2).then_some(h)
+            }
+        };
+        let owner = Owner::Device { tensor: d, fence };
+        dlpack::export(py, owner, &t.shape, args.versioned, copied)
     }
 
-    /// `(1, 0)`: a CPU tensor.
+    /// `(2, ordinal)` for a CUDA tensor, `(1, 0)` for a CPU tensor.
     fn __dlpack_device__(&self) -> (i32, i32) {
-        (dlpack::DEVICE_CPU, 0)
+        match self.device_tensor() {
+            Some(d) => (dlpack::DEVICE_CUDA, d.ordinal() as i32),
+            None => (dlpack::DEVICE_CPU, 0),
+        }
     }
 
     /// A PyTorch tensor sharing this memory (`torch.from_dlpack`).
@@ -297,10 +388,16 @@ impl TensorXf {
             .call_method1("from_dlpack", (slf,))
     }
 
-    /// A JAX array (`jax.dlpack.from_dlpack`; JAX copies host data it cannot alias).
+    /// A JAX array (`jax.dlpack.from_dlpack`, which passes JAX's stream; JAX copies
+    /// host data it cannot alias).
     fn jax<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let dl = slf.py().import("jax.dlpack")?;
         dl.call_method1("from_dlpack", (slf,))
+    }
+
+    /// A CuPy array sharing this memory (`cupy.from_dlpack`, which passes CuPy's stream).
+    fn cupy<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        slf.py().import("cupy")?.call_method1("from_dlpack", (slf,))
     }
 
     /// A TensorFlow tensor, from a legacy capsule made with `stream=None`.
@@ -311,8 +408,19 @@ impl TensorXf {
     }
 }
 
+/// Whether `obj` says it lives on a CUDA device (`__dlpack_device__()[0] == 2`).
+pub fn on_cuda(obj: &Bound<'_, PyAny>) -> bool {
+    if obj.is_instance_of::<pyo3::types::PyType>() {
+        return false;
+    }
+    obj.call_method0("__dlpack_device__")
+        .and_then(|d| d.extract::<(i32, i32)>())
+        .is_ok_and(|(kind, _)| kind == dlpack::DEVICE_CUDA)
+}
+
 /// Converts anything array-like to a host array: a TensorXf (waits), a DLPack
-/// producer, or (through `numpy.asarray`) nested sequences.
+/// producer (CUDA arrays are copied after the producer's pending writes), or
+/// (through `numpy.asarray`) nested sequences.
 pub fn to_host_array(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArray> {
     if let Ok(t) = obj.cast::<TensorXf>() {
         let t = t.get();
@@ -351,6 +459,36 @@ pub fn to_host_array(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArr
         )));
     }
     dlpack::import(py, &arr)
+}
+
+/// A host buffer as NumPy sees it (`numpy.from_dlpack` of a CPU capsule): the view
+/// keeps the buffer alive.
+#[pyclass(module = "heliograph", frozen)]
+struct HostView {
+    buf: Arc<Buffer>,
+    shape: Vec<usize>,
+}
+
+#[pymethods]
+impl HostView {
+    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
+    fn __dlpack__<'py>(
+        &self,
+        py: Python<'py>,
+        stream: Option<&Bound<'py, PyAny>>,
+        max_version: Option<&Bound<'py, PyAny>>,
+        dl_device: Option<&Bound<'py, PyAny>>,
+        copy: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let args = ExportArgs::parse(stream, max_version, dl_device, copy)?;
+        args.check_host()?;
+        let owner = Owner::Host(self.buf.clone());
+        dlpack::export(py, owner, &self.shape, args.versioned, false)
+    }
+
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        (dlpack::DEVICE_CPU, 0)
+    }
 }
 
 /// Encodes linear float pixels as an 8-bit sRGB PNG.

@@ -195,7 +195,7 @@ class _FakeProducer:
 
 
 def test_import_refuses_cuda_producers_and_bad_capsules():
-    with pytest.raises(BufferError, match="CUDA array cannot be imported by the cpu_rgb variant"):
+    with pytest.raises(BufferError, match="CUDA array cannot be imported without the CUDA backend"):
         hg.TensorXf(_FakeProducer(device=(2, 0)))
     with pytest.raises(TypeError, match="did not return a capsule"):
         hg.TensorXf(_FakeProducer(result=42))

@@ -6,7 +6,7 @@ import heliograph as hg
 
 
 def test_cpu_variant_and_mitsuba_aliases():
-    assert hg.variants() == ["cpu_rgb"]
+    assert hg.variants() == ["cpu_rgb", "cuda_rgb"]
     for name in ["cpu_rgb", "scalar_rgb", "llvm_ad_rgb"]:
         hg.set_variant(name)
         assert hg.variant() == "cpu_rgb"

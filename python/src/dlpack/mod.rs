@@ -14,15 +14,18 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::Arc;
 
-use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
+
+use heliograph::backend::cuda::DeviceTensor;
 
 /// `kDLCPU`.
 pub const DEVICE_CPU: i32 = 1;
 /// `kDLCUDA`.
 pub const DEVICE_CUDA: i32 = 2;
+/// `kDLCUDAHost` (pinned host memory, readable by the host).
+pub const DEVICE_CUDA_HOST: i32 = 3;
 pub(crate) const CODE_INT: u8 = 0;
 pub(crate) const CODE_UINT: u8 = 1;
 pub(crate) const CODE_FLOAT: u8 = 2;
@@ -75,8 +78,8 @@ pub struct DLManagedTensor {
 /// `DLPackVersion`.
 #[repr(C)]
 pub struct DLPackVersion {
-    major: u32,
-    minor: u32,
+    pub(crate) major: u32,
+    pub(crate) minor: u32,
 }
 
 /// `DLManagedTensorVersioned` (versioned capsules).
@@ -144,37 +147,131 @@ impl Drop for Buffer {
     }
 }
 
-/// What a capsule owns: the managed tensor record plus the buffer and the
+/// What a capsule shares: host memory, or device memory plus the consumer stream (if
+/// known) on which to leave a release fence when the consumer is done.
+pub enum Owner {
+    /// A host buffer.
+    Host(Arc<Buffer>),
+    /// A CUDA tensor; `fence`: the consumer's stream handle (1 = legacy default stream,
+    /// or a stream > 2), whose queued work the free must wait for.
+    Device {
+        /// The tensor.
+        tensor: Arc<DeviceTensor>,
+        /// The consumer's stream, when it named one the deleter can use.
+        fence: Option<usize>,
+    },
+}
+
+impl Owner {
+    fn data_and_device(&self) -> (*mut c_void, DLDevice) {
+        match self {
+            Owner::Host(b) => (
+                b.as_ptr() as *mut c_void,
+                DLDevice {
+                    device_type: DEVICE_CPU,
+                    device_id: 0,
+                },
+            ),
+            Owner::Device { tensor, .. } => (
+                tensor.device_ptr() as usize as *mut c_void,
+                DLDevice {
+                    device_type: DEVICE_CUDA,
+                    device_id: tensor.ordinal() as i32,
+                },
+            ),
+        }
+    }
+
+    /// Drops the share; a device share first leaves its release fence.
+    fn release(self) {
+        if let Owner::Device {
+            tensor,
+            fence: Some(s),
+        } = &self
+        {
+            tensor.fence_stream(*s);
+        }
+    }
+}
+
+/// What a capsule owns: the managed tensor record plus the memory and the
 /// shape/strides arrays it points into.
 struct Export<M> {
     managed: M,
-    _owner: Arc<Buffer>,
+    owner: Option<Owner>,
     _shape: Box<[i64]>,
     _strides: Box<[i64]>,
 }
 
-unsafe extern "C" fn delete_legacy(m: *mut DLManagedTensor) {
-    if !m.is_null() {
-        // SAFETY: manager_ctx is the Box<Export> this record lives in (see export()).
-        unsafe {
-            drop(Box::from_raw(
-                (*m).manager_ctx as *mut Export<DLManagedTensor>,
-            ))
-        };
-        LIVE_EXPORTS.fetch_sub(1, Ordering::Relaxed);
+/// The two managed-tensor records, so one code path builds both capsule kinds.
+trait Managed: Sized {
+    /// The unconsumed capsule name.
+    const NAME: &'static CStr;
+    /// A record for `tensor` with `flags` (ignored by the legacy record) and no context yet.
+    fn new(tensor: DLTensor, flags: u64) -> Self;
+    fn ctx(&self) -> *mut c_void;
+    fn set_ctx(&mut self, ctx: *mut c_void);
+    fn deleter(&self) -> Option<unsafe extern "C" fn(*mut Self)>;
+}
+
+impl Managed for DLManagedTensor {
+    const NAME: &'static CStr = NAME_LEGACY;
+    fn new(dl_tensor: DLTensor, _flags: u64) -> Self {
+        DLManagedTensor {
+            dl_tensor,
+            manager_ctx: std::ptr::null_mut(),
+            deleter: Some(delete::<DLManagedTensor>),
+        }
+    }
+    fn ctx(&self) -> *mut c_void {
+        self.manager_ctx
+    }
+    fn set_ctx(&mut self, ctx: *mut c_void) {
+        self.manager_ctx = ctx;
+    }
+    fn deleter(&self) -> Option<unsafe extern "C" fn(*mut Self)> {
+        self.deleter
     }
 }
 
-unsafe extern "C" fn delete_versioned(m: *mut DLManagedTensorVersioned) {
-    if !m.is_null() {
-        // SAFETY: as delete_legacy.
-        unsafe {
-            drop(Box::from_raw(
-                (*m).manager_ctx as *mut Export<DLManagedTensorVersioned>,
-            ))
-        };
-        LIVE_EXPORTS.fetch_sub(1, Ordering::Relaxed);
+impl Managed for DLManagedTensorVersioned {
+    const NAME: &'static CStr = NAME_VERSIONED;
+    fn new(dl_tensor: DLTensor, flags: u64) -> Self {
+        DLManagedTensorVersioned {
+            version: DLPackVersion { major: 1, minor: 1 },
+            manager_ctx: std::ptr::null_mut(),
+            deleter: Some(delete::<DLManagedTensorVersioned>),
+            flags,
+            dl_tensor,
+        }
     }
+    fn ctx(&self) -> *mut c_void {
+        self.manager_ctx
+    }
+    fn set_ctx(&mut self, ctx: *mut c_void) {
+        self.manager_ctx = ctx;
+    }
+    fn deleter(&self) -> Option<unsafe extern "C" fn(*mut Self)> {
+        self.deleter
+    }
+}
+
+/// The DLPack deleter: frees the export and drops its share of the memory. Needs no
+/// Python and may run on any thread; a panic must not cross the C boundary.
+unsafe extern "C" fn delete<M: Managed>(m: *mut M) {
+    if m.is_null() {
+        return;
+    }
+    // SAFETY: manager_ctx is the Box<Export<M>> this record lives in (see export()).
+    let mut export = unsafe { Box::from_raw((*m).ctx() as *mut Export<M>) };
+    let owner = export.owner.take();
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        if let Some(o) = owner {
+            o.release();
+        }
+        drop(export);
+    }));
+    LIVE_EXPORTS.fetch_sub(1, Ordering::Relaxed);
 }
 
 pub(crate) const NAME_LEGACY: &CStr = c"dltensor";
@@ -182,39 +279,42 @@ pub(crate) const NAME_VERSIONED: &CStr = c"dltensor_versioned";
 pub(crate) const USED_LEGACY: &CStr = c"used_dltensor";
 pub(crate) const USED_VERSIONED: &CStr = c"used_dltensor_versioned";
 
-unsafe extern "C" fn capsule_destructor_legacy(cap: *mut ffi::PyObject) {
+/// The capsule destructor: calls the deleter only while the capsule still has its
+/// unconsumed name (a consumer renames it and calls the deleter itself).
+unsafe extern "C" fn capsule_destructor<M: Managed>(cap: *mut ffi::PyObject) {
     // SAFETY: called by Python with a live capsule; IsValid sets no error.
     unsafe {
-        if ffi::PyCapsule_IsValid(cap, NAME_LEGACY.as_ptr()) == 1 {
-            let m = ffi::PyCapsule_GetPointer(cap, NAME_LEGACY.as_ptr()) as *mut DLManagedTensor;
-            if let Some(d) = m.as_ref().and_then(|m| m.deleter) {
+        if ffi::PyCapsule_IsValid(cap, M::NAME.as_ptr()) == 1 {
+            let m = ffi::PyCapsule_GetPointer(cap, M::NAME.as_ptr()) as *mut M;
+            if let Some(d) = m.as_ref().and_then(|m| m.deleter()) {
                 d(m);
             }
         }
     }
 }
 
-unsafe extern "C" fn capsule_destructor_versioned(cap: *mut ffi::PyObject) {
-    // SAFETY: as capsule_destructor_legacy.
-    unsafe {
-        if ffi::PyCapsule_IsValid(cap, NAME_VERSIONED.as_ptr()) == 1 {
-            let m = ffi::PyCapsule_GetPointer(cap, NAME_VERSIONED.as_ptr())
-                as *mut DLManagedTensorVersioned;
-            if let Some(d) = m.as_ref().and_then(|m| m.deleter) {
-                d(m);
-            }
-        }
-    }
-}
-
-/// Exports `buf` with `shape` (C order) as a capsule; `versioned` picks the
-/// capsule kind, `copied` sets the IS_COPIED flag (versioned only).
+/// Exports `owner`'s memory with `shape` (float32, C order) as a capsule: versioned
+/// (`dltensor_versioned`, with IS_COPIED when `copied`) or legacy (`dltensor`).
 pub fn export<'py>(
     py: Python<'py>,
-    buf: Arc<Buffer>,
+    owner: Owner,
     shape: &[usize],
     versioned: bool,
     copied: bool,
+) -> PyResult<Bound<'py, PyCapsule>> {
+    let flags = if copied { FLAG_IS_COPIED } else { 0 };
+    if versioned {
+        make_capsule::<DLManagedTensorVersioned>(py, owner, shape, flags)
+    } else {
+        make_capsule::<DLManagedTensor>(py, owner, shape, flags)
+    }
+}
+
+fn make_capsule<'py, M: Managed>(
+    py: Python<'py>,
+    owner: Owner,
+    shape: &[usize],
+    flags: u64,
 ) -> PyResult<Bound<'py, PyCapsule>> {
     LIVE_EXPORTS.fetch_add(1, Ordering::Relaxed);
     let mut shape_arr: Box<[i64]> = shape.iter().map(|&n| n as i64).collect();
@@ -224,12 +324,10 @@ pub fn export<'py>(
         strides[i] = s;
         s *= shape_arr[i].max(1);
     }
+    let (data, device) = owner.data_and_device();
     let tensor = DLTensor {
-        data: buf.as_ptr() as *mut c_void,
-        device: DLDevice {
-            device_type: DEVICE_CPU,
-            device_id: 0,
-        },
+        data,
+        device,
         ndim: shape.len() as i32,
         dtype: DLDataType {
             code: CODE_FLOAT,
@@ -240,125 +338,31 @@ pub fn export<'py>(
         strides: strides.as_mut_ptr(),
         byte_offset: 0,
     };
-    if versioned {
-        let managed = DLManagedTensorVersioned {
-            version: DLPackVersion { major: 1, minor: 1 },
-            manager_ctx: std::ptr::null_mut(),
-            deleter: Some(delete_versioned),
-            flags: if copied { FLAG_IS_COPIED } else { 0 },
-            dl_tensor: tensor,
-        };
-        let ctx = Box::into_raw(Box::new(Export {
-            managed,
-            _owner: buf,
-            _shape: shape_arr,
-            _strides: strides,
-        }));
-        // SAFETY: ctx is a live Box; the record points back at it for the deleter.
-        let m = unsafe {
-            (*ctx).managed.manager_ctx = ctx as *mut c_void;
-            NonNull::from(&mut (*ctx).managed).cast::<c_void>()
-        };
-        // SAFETY: m stays valid until the deleter runs; the destructor checks the name.
-        let cap = unsafe {
-            PyCapsule::new_with_pointer_and_destructor(
-                py,
-                m,
-                NAME_VERSIONED,
-                Some(capsule_destructor_versioned),
-            )
-        };
-        if cap.is_err() {
-            // SAFETY: the capsule was not created, so nobody else owns ctx.
-            unsafe { delete_versioned(m.as_ptr() as *mut DLManagedTensorVersioned) };
-        }
-        cap
-    } else {
-        let managed = DLManagedTensor {
-            dl_tensor: tensor,
-            manager_ctx: std::ptr::null_mut(),
-            deleter: Some(delete_legacy),
-        };
-        let ctx = Box::into_raw(Box::new(Export {
-            managed,
-            _owner: buf,
-            _shape: shape_arr,
-            _strides: strides,
-        }));
-        // SAFETY: as above.
-        let m = unsafe {
-            (*ctx).managed.manager_ctx = ctx as *mut c_void;
-            NonNull::from(&mut (*ctx).managed).cast::<c_void>()
-        };
-        // SAFETY: as above.
-        let cap = unsafe {
-            PyCapsule::new_with_pointer_and_destructor(
-                py,
-                m,
-                NAME_LEGACY,
-                Some(capsule_destructor_legacy),
-            )
-        };
-        if cap.is_err() {
-            // SAFETY: as above.
-            unsafe { delete_legacy(m.as_ptr() as *mut DLManagedTensor) };
-        }
-        cap
+    let ctx = Box::into_raw(Box::new(Export {
+        managed: M::new(tensor, flags),
+        owner: Some(owner),
+        _shape: shape_arr,
+        _strides: strides,
+    }));
+    // SAFETY: ctx is a live Box; the record points back at it for the deleter.
+    let m = unsafe {
+        (*ctx).managed.set_ctx(ctx as *mut c_void);
+        NonNull::from(&mut (*ctx).managed).cast::<c_void>()
+    };
+    // SAFETY: m stays valid until the deleter runs; the destructor checks the name.
+    let cap = unsafe {
+        PyCapsule::new_with_pointer_and_destructor(py, m, M::NAME, Some(capsule_destructor::<M>))
+    };
+    if cap.is_err() {
+        // SAFETY: the capsule was not created, so nobody else owns ctx.
+        unsafe { delete::<M>(m.as_ptr() as *mut M) };
     }
+    cap
 }
 
-/// Checks the arguments of `__dlpack__` for a host tensor (DLPACK.md table) and
-/// returns `(versioned, copy)`.
-pub fn check_export_args(
-    stream: Option<&Bound<'_, PyAny>>,
-    max_version: Option<&Bound<'_, PyAny>>,
-    dl_device: Option<&Bound<'_, PyAny>>,
-    copy: Option<&Bound<'_, PyAny>>,
-) -> PyResult<(bool, bool)> {
-    if let Some(s) = stream.filter(|s| !s.is_none()) {
-        if s.is_instance_of::<pyo3::types::PyBool>() || !s.is_instance_of::<pyo3::types::PyInt>() {
-            return Err(PyTypeError::new_err(format!(
-                "__dlpack__: stream must be None or an int, got {}",
-                s.get_type().name()?
-            )));
-        }
-        let v: i64 = s.extract()?;
-        if v < -1 {
-            return Err(PyValueError::new_err(format!(
-                "__dlpack__: stream {v} is not a valid stream (must be >= -1)"
-            )));
-        }
-        return Err(PyBufferError::new_err(format!(
-            "__dlpack__: a CPU tensor takes only stream=None, got stream={v}"
-        )));
-    }
-    let versioned = match max_version.filter(|m| !m.is_none()) {
-        None => false,
-        Some(m) => {
-            let (major, _minor): (i64, i64) = m.extract().map_err(|_| {
-                PyTypeError::new_err("__dlpack__: max_version must be a (major, minor) tuple")
-            })?;
-            major >= 1
-        }
-    };
-    if let Some(d) = dl_device.filter(|d| !d.is_none()) {
-        let (kind, id): (i32, i32) = d.extract().map_err(|_| {
-            PyTypeError::new_err("__dlpack__: dl_device must be a (device_type, device_id) tuple")
-        })?;
-        if kind != DEVICE_CPU || id != 0 {
-            return Err(PyBufferError::new_err(format!(
-                "__dlpack__: a CPU tensor cannot be exported to device ({kind}, {id})"
-            )));
-        }
-    }
-    let copy = match copy.filter(|c| !c.is_none()) {
-        None => false,
-        Some(c) => c
-            .extract::<bool>()
-            .map_err(|_| PyTypeError::new_err("__dlpack__: copy must be None, True or False"))?,
-    };
-    Ok((versioned, copy))
-}
+mod args;
+
+pub use args::{ExportArgs, StreamArg};
 
 mod import;
 

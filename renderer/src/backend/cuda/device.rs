@@ -26,8 +26,10 @@ use crate::io::Image;
 use crate::scene::Scene;
 
 mod render;
+mod tensor;
 
 use render::CachedArray;
+pub use tensor::{live_device_tensors, DeviceTensor};
 
 /// Runs `f`, turning a cudarc panic (missing library or symbol) into an error.
 fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
@@ -211,7 +213,7 @@ impl CudaBackend {
         &self.info
     }
 
-    /// The render stream's handle (for DLPack consumers and `cuStreamWaitEvent`).
+    /// The render stream's handle (for DLPack producers: `__dlpack__(stream=...)`).
     pub fn stream_handle(&self) -> usize {
         self.stream.cu_stream() as usize
     }
@@ -482,6 +484,15 @@ impl CudaFilm {
                 .map(Some)
                 .map_err(drv("reading the film time"))
         })
+    }
+
+    /// The film as a [`DeviceTensor`] (H, W, C values), fenced by its ready event. The
+    /// kernels' other buffers are released here: their frees are stream-ordered after
+    /// the kernels that read them.
+    pub fn into_tensor(self) -> DeviceTensor {
+        let n = self.width * self.height * self.channels;
+        let ordinal = self.ctx.ordinal();
+        DeviceTensor::new(self.data, n, self.ready, self.ctx, self.stream, ordinal)
     }
 
     /// Copies the film to the host (on the render stream, waiting on that copy's event).

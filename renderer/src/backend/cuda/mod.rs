@@ -25,12 +25,18 @@ pub mod kernels;
 #[cfg(feature = "cuda")]
 mod device;
 #[cfg(feature = "cuda")]
-pub use device::{device_count, libraries_present, nvrtc_compile_offline, CudaBackend, CudaFilm};
+pub use device::{
+    device_count, libraries_present, live_device_tensors, nvrtc_compile_offline, CudaBackend,
+    CudaFilm, DeviceTensor,
+};
 
 #[cfg(not(feature = "cuda"))]
 mod stub;
 #[cfg(not(feature = "cuda"))]
-pub use stub::{device_count, libraries_present, nvrtc_compile_offline, CudaBackend, CudaFilm};
+pub use stub::{
+    device_count, libraries_present, live_device_tensors, nvrtc_compile_offline, CudaBackend,
+    CudaFilm, DeviceTensor,
+};
 
 use crate::error::{Error, Result};
 use crate::integrators::AnyIntegrator;

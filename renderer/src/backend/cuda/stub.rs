@@ -73,6 +73,89 @@ impl CudaBackend {
     pub fn layout_table(&self) -> Result<Vec<u32>> {
         match self.never {}
     }
+
+    /// The render stream's handle.
+    pub fn stream_handle(&self) -> usize {
+        match self.never {}
+    }
+
+    /// Uploads `data` to a new device tensor.
+    pub fn upload_tensor(&self, _data: &[f32]) -> Result<DeviceTensor> {
+        match self.never {}
+    }
+
+    /// Copies foreign device memory to the host.
+    pub fn read_device_bytes(&self, _ptr: u64, _bytes: usize) -> Result<Vec<u8>> {
+        match self.never {}
+    }
+
+    /// A device-wide synchronise.
+    pub fn sync_device(&self) -> Result<()> {
+        match self.never {}
+    }
+}
+
+/// Number and bytes of device tensors alive: none, in this build.
+pub fn live_device_tensors() -> (usize, usize) {
+    (0, 0)
+}
+
+/// Float32 values on the device; none exists in this build.
+#[derive(Debug)]
+pub struct DeviceTensor {
+    never: Infallible,
+}
+
+impl DeviceTensor {
+    /// The number of float32 values.
+    pub fn len(&self) -> usize {
+        match self.never {}
+    }
+
+    /// Whether the tensor holds no values.
+    pub fn is_empty(&self) -> bool {
+        match self.never {}
+    }
+
+    /// The device ordinal.
+    pub fn ordinal(&self) -> usize {
+        match self.never {}
+    }
+
+    /// The device address of the first value.
+    pub fn device_ptr(&self) -> u64 {
+        match self.never {}
+    }
+
+    /// Whether every write has finished.
+    pub fn is_ready(&self) -> bool {
+        match self.never {}
+    }
+
+    /// Waits for the tensor's writes.
+    pub fn wait(&self) -> Result<()> {
+        match self.never {}
+    }
+
+    /// Makes a consumer stream wait for the tensor's writes.
+    pub fn order_stream(&self, _stream: usize) -> Result<()> {
+        match self.never {}
+    }
+
+    /// Records a release fence on a consumer stream.
+    pub fn fence_stream(&self, _stream: usize) -> bool {
+        match self.never {}
+    }
+
+    /// Copies the values to the host.
+    pub fn to_host(&self) -> Result<Vec<f32>> {
+        match self.never {}
+    }
+
+    /// A device copy.
+    pub fn duplicate(&self) -> Result<DeviceTensor> {
+        match self.never {}
+    }
 }
 
 /// A rendered film on the device; none exists in this build.
@@ -104,6 +187,11 @@ impl CudaFilm {
 
     /// Copies the film to the host.
     pub fn to_image(&self) -> Result<Image> {
+        match self.never {}
+    }
+
+    /// The film as a device tensor.
+    pub fn into_tensor(self) -> DeviceTensor {
         match self.never {}
     }
 }

@@ -1,0 +1,54 @@
+//! The process's CUDA backend (device 0), opened on first use and shared by the
+//! `cuda_rgb` variant, CUDA tensors and imports of other frameworks' CUDA arrays; plus
+//! the Python functions that reach it (`sync_device`, `cuda_stream`).
+
+use std::sync::{Arc, OnceLock};
+
+use heliograph::backend::cuda::{live_device_tensors, CudaBackend};
+use pyo3::prelude::*;
+
+use crate::errors::to_py;
+
+/// The backend, or why it could not be opened (kept as text: the error type is not Clone).
+static BACKEND: OnceLock<Result<Arc<CudaBackend>, String>> = OnceLock::new();
+
+/// The CUDA backend, opened on first call; an error (`CudaUnavailableError`) that
+/// says why when there is no usable GPU. The outcome is remembered.
+pub fn backend(py: Python<'_>) -> PyResult<Arc<CudaBackend>> {
+    py.detach(|| {
+        BACKEND
+            .get_or_init(|| CudaBackend::new(0).map(Arc::new).map_err(|e| e.to_string()))
+            .clone()
+    })
+    .map_err(crate::errors::CudaUnavailableError::new_err)
+}
+
+/// The backend if it is already open (never opens it).
+pub fn opened() -> Option<Arc<CudaBackend>> {
+    BACKEND.get().and_then(|r| r.as_ref().ok().cloned())
+}
+
+/// `sync_device()`: waits for all work on the GPU, of every stream and framework
+/// (`cuCtxSynchronize`), like Dr.Jit's `sync_device`. heliograph never needs it: reads
+/// and exports wait for exactly the work that produces a tensor. A no-op when CUDA was
+/// never used.
+#[pyfunction]
+pub fn sync_device(py: Python<'_>) -> PyResult<()> {
+    match opened() {
+        Some(be) => py.detach(|| be.sync_device()).map_err(to_py),
+        None => Ok(()),
+    }
+}
+
+/// `cuda_stream()`: the handle of heliograph's render stream (a `CUstream` as an int),
+/// for `torch.cuda.ExternalStream` or a producer's `__dlpack__(stream=...)`.
+#[pyfunction]
+pub fn cuda_stream(py: Python<'_>) -> PyResult<usize> {
+    Ok(backend(py)?.stream_handle())
+}
+
+/// `(count, bytes)` of heliograph's CUDA tensors alive (tests of memory growth).
+#[pyfunction]
+pub fn _cuda_live_buffers() -> (usize, usize) {
+    live_device_tensors()
+}
