@@ -30,12 +30,17 @@ done
 cargo build -p heliograph --release --features cuda --bin heliograph
 cp target/release/heliograph "$BUNDLE/bin/heliograph"
 strip --strip-debug "$BUNDLE"/bin/* 2>/dev/null || true
+# The abi3 wheel (the cuda feature is on by default), built as users build it.
+rm -rf "$BUNDLE/wheels"
+PY=target/pyenv/bin/python
+[ -x "$PY" ] || { python3 -m venv target/pyenv && "$PY" -m pip install -q numpy pytest; }
+"$PY" -m pip wheel -q --no-deps -w "$BUNDLE/wheels" ./python
 rm -rf "$BUNDLE/scenes" "$BUNDLE/assets"
 cp -r scenes assets "$BUNDLE/"
 cp tests/gpu/run_gpu_checks.sh "$BUNDLE/"
 {
   echo "built: $(date -u +%FT%TZ) from $(git rev-parse --short HEAD)$(git diff --quiet || echo '+dirty')"
-  ls -l "$BUNDLE/bin"
+  ls -l "$BUNDLE/bin" "$BUNDLE/wheels"
 } > "$BUNDLE/MANIFEST.txt"
 du -sh "$BUNDLE"
 cat "$BUNDLE/MANIFEST.txt"

@@ -4,6 +4,7 @@
 #
 #   tests/gpu/run_gpu_checks.sh [BUNDLE]        # BUNDLE defaults to .gpu
 #   HG_GPU_LOG_DIR=$OUT tests/gpu/run_gpu_checks.sh   # keep the logs (default BUNDLE/logs)
+#   HG_GPU_GROUPS=python tests/gpu/run_gpu_checks.sh   # only some groups: rust, python
 #
 # Exit status: 0 when every check passed, 1 otherwise.
 set -u
@@ -47,8 +48,12 @@ echo "==== environment"
 nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader 2>&1 | tee "$LOGS/nvidia-smi.txt"
 cat "$BUNDLE/MANIFEST.txt" 2>/dev/null | head -3
 
+GROUPS_=${HG_GPU_GROUPS:-rust,python}
+want() { case ",$GROUPS_," in *",$1,"*) return 0;; *) return 1;; esac; }
+
 BIN=$BUNDLE/bin/gpu_depth
-if [ -x "$BIN" ]; then
+if ! want rust; then :
+elif [ -x "$BIN" ]; then
   run "gpu_depth first render (cold)" "$LOGS/cold.log" "$BIN" --exact first_render_and_module_cache_times --nocapture
   run "gpu_depth first render (warm)" "$LOGS/warm.log" "$BIN" --exact first_render_and_module_cache_times --nocapture
   run "gpu_depth all tests" "$LOGS/all.log" "$BIN" --test-threads=1 --nocapture
@@ -56,7 +61,8 @@ else
   echo "missing $BIN"; FAILED=1; ROWS+=("gpu_depth: binary missing")
 fi
 RBIN=$BUNDLE/bin/gpu_render
-if [ -x "$RBIN" ]; then
+if ! want rust; then :
+elif [ -x "$RBIN" ]; then
   run "gpu_render direct/path parity" "$LOGS/render.log" "$RBIN" --exact every_scene_matches_the_cpu_backend --nocapture
   run "gpu_render plugin parity" "$LOGS/parity.log" "$RBIN" --exact plugin_twins_match_the_rust_plugins_on_the_gpu --nocapture
   run "gpu_render determinism" "$LOGS/determinism.log" "$RBIN" --exact same_seed_same_bits --nocapture
@@ -66,8 +72,25 @@ if [ -x "$RBIN" ]; then
 else
   echo "missing $RBIN"; FAILED=1; ROWS+=("gpu_render: binary missing")
 fi
-if [ -x "$BUNDLE/bin/heliograph" ]; then
+if want rust && [ -x "$BUNDLE/bin/heliograph" ]; then
   run "heliograph --version" "$LOGS/cli.log" "$BUNDLE/bin/heliograph" --version
+fi
+
+# The Python package (the abi3 wheel of the bundle) on CUDA: a quick smoke test, then
+# the GPU pytest suite and the seed-bug reproduction (tests/gpu/run_python_gpu.sh).
+if want python; then
+  SITE=$(mktemp -d "${TMPDIR:-/tmp}/hg-site.XXXXXX")
+  if python3 -m pip install -q --no-index --no-deps --target "$SITE" "$BUNDLE"/wheels/*.whl >"$LOGS/wheel.log" 2>&1; then
+    export PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH}
+    run "python smoke (cuda_rgb)" "$LOGS/py_smoke.log" python3 "$ROOT/tests/gpu/python_smoke.py"
+    grep -E '^(PASS|FAIL) ' "$LOGS/py_smoke.log"
+    if [ -x "$ROOT/tests/gpu/run_python_gpu.sh" ]; then
+      run "python GPU suite + reproduction" "$LOGS/py_gpu.log" bash "$ROOT/tests/gpu/run_python_gpu.sh" "$SITE"
+      tail -60 "$LOGS/py_gpu.log"
+    fi
+  else
+    echo "could not install the wheel:"; cat "$LOGS/wheel.log"; FAILED=1; ROWS+=("python wheel: install failed")
+  fi
 fi
 
 stat() { grep -h "HG_GPU_STAT" "$@" 2>/dev/null; }
