@@ -194,17 +194,29 @@ fn unsupported_requests_are_clear_errors_not_crashes() {
         seed: 0,
     };
     assert!(be.render(&depth_scene(&path, 16), &zero).is_err());
+    // a film larger than the device: a clear out-of-memory error, the process carries on
+    let mut huge = depth_scene(&path, 16);
+    huge.sensor.film.width = 400_000;
+    huge.sensor.film.height = 400_000;
+    huge.sensor.film.crop_size = [400_000, 400_000];
+    let e = be.render(&huge, &ok_opts()).unwrap_err().to_string();
+    assert!(e.contains("out of GPU memory") && e.contains("GiB"), "{e}");
+    println!("HG_GPU_STAT oom_error {e}");
     // the backend is still usable afterwards, and the asynchronous path fences its film
-    let ok = RenderOptions {
-        spp: Some(1),
-        seed: 0,
-    };
+    let ok = ok_opts();
     let film = be.render_async(&depth_scene(&path, 16), &ok).unwrap();
     assert_ne!(film.ready_event_handle(), 0);
     let img = film.to_image().unwrap();
     assert!(film.is_ready(), "to_image waited for the render");
     assert_eq!(film.shape(), (img.width, img.height, img.channels));
     assert_eq!((img.width, img.height), (16, 16));
+}
+
+fn ok_opts() -> RenderOptions {
+    RenderOptions {
+        spp: Some(1),
+        seed: 0,
+    }
 }
 
 #[test]

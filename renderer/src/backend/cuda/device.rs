@@ -48,6 +48,23 @@ fn drv(what: &'static str) -> impl Fn(DriverError) -> Error {
     move |e| Error::Cuda(format!("{what}: {e:?}"))
 }
 
+/// An allocation or upload error of `bytes` bytes for `what`: running out of device
+/// memory gets a message with the sizes and what to do; anything else the driver's code.
+fn mem_error(what: &str, bytes: usize, total: usize, e: DriverError) -> Error {
+    let gib = |b: usize| b as f64 / (1u64 << 30) as f64;
+    if e.0 == dsys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
+        Error::Cuda(format!(
+            "out of GPU memory: {what} needs {:.2} GiB and the device has {:.1} GiB in all \
+             (other processes and live tensors use some); reduce the film resolution or \
+             the scene, or free tensors you no longer need",
+            gib(bytes),
+            gib(total)
+        ))
+    } else {
+        Error::Cuda(format!("{what} ({bytes} bytes): {e:?}"))
+    }
+}
+
 /// Checks that the driver and NVRTC libraries can be loaded (before any cudarc call).
 pub fn libraries_present() -> Result<()> {
     // SAFETY: only tries to dlopen the libraries; no symbol is called.
@@ -295,7 +312,14 @@ impl CudaBackend {
         } else {
             self.stream.clone_htod(bytes)
         };
-        r.map_err(|e| Error::Cuda(format!("uploading {} bytes: {e:?}", bytes.len())))
+        r.map_err(|e| {
+            mem_error(
+                "uploading a scene array",
+                bytes.len(),
+                self.info.total_mem,
+                e,
+            )
+        })
     }
 
     fn upload_scene(&self, flat: &FlatScene) -> Result<DeviceScene> {
@@ -339,7 +363,7 @@ impl CudaBackend {
         let mut out = self
             .stream
             .alloc_zeros::<f32>(n.max(1))
-            .map_err(|e| Error::Cuda(format!("allocating a {w}x{h} film: {e:?}")))?;
+            .map_err(|e| mem_error(&format!("a {w}x{h} film"), n * 4, self.info.total_mem, e))?;
         let cfg = LaunchConfig {
             grid_dim: (w.div_ceil(16), h.div_ceil(16), 1),
             block_dim: (16, 16, 1),

@@ -220,7 +220,9 @@ impl CudaBackend {
             } else {
                 self.stream.clone_htod(data)
             }
-            .map_err(|e| Error::Cuda(format!("uploading {} floats: {e:?}", data.len())))?;
+            .map_err(|e| {
+                super::mem_error("uploading a tensor", data.len() * 4, self.info.total_mem, e)
+            })?;
             let ready = self
                 .stream
                 .record_event(None)
