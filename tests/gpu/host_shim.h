@@ -9,6 +9,14 @@
 #define __global__
 #define __device__
 #define __noinline__ __attribute__((noinline))
+#define __restrict__ __restrict
+#define __launch_bounds__(...)
+
+// The host runs a kernel's threads one after another; warp reductions (film.cuh
+// segment_sum) keep each lane's values here and evaluate the device's fixed tree when a
+// segment's last lane arrives.
+#define HG_HOST_SHIM 1
+static float hg_host_lanes[32][5];
 
 struct hg_dim3 {
     unsigned x, y, z;
