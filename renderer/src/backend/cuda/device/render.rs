@@ -7,13 +7,19 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use cudarc::driver::{sys as dsys, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{sys as dsys, CudaModule, CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::{drv, guarded, read_back, CudaBackend, CudaFilm, Inputs};
-use crate::backend::cuda::kernels;
+use crate::backend::cuda::{check_supported, kernels};
+use crate::backend::RenderOptions;
 use crate::error::{Error, Result};
 use crate::flat::{content_hash, FlatScene};
+use crate::integrators::AnyIntegrator;
+use crate::io::Image;
 use crate::scene::Scene;
+
+/// The module name of the render module's ray-counting variant (`count_rays`).
+const COUNT_MODULE: &str = "render.cu+HG_COUNT_RAYS";
 
 /// Most samples per pixel in one megakernel wave: a pixel's samples of a wave share one
 /// warp segment (kernels/film.cuh `segment_sum`).
@@ -139,9 +145,61 @@ impl CudaBackend {
     /// pixel each), then the develop kernel (kernels/render.cu, kernels/film.cuh).
     pub(super) fn enqueue_render(&self, scene: &Scene, seed: u64, spp: u32) -> Result<CudaFilm> {
         let module = self.render_module()?;
+        self.enqueue_render_in(&module, scene, seed, spp)
+    }
+
+    /// Rays traced (closest-hit and shadow rays) by the `direct`/`path` render of `scene`
+    /// with `opts`, and the film: renders once with a variant of the render module
+    /// compiled with `HG_COUNT_RAYS` (kernels/scene.cuh: an atomic counter per traced ray,
+    /// one atomic per warp and call site), so the count is the kernel's own, not a model
+    /// of it. For benchmarks (rays per second); the variant is compiled through the same
+    /// program cache and is never used for ordinary renders, whose timing it would skew.
+    pub fn count_rays(&self, scene: &Scene, opts: &RenderOptions) -> Result<(u64, Image)> {
+        let spp = opts.resolve_spp(scene)?;
+        check_supported(scene)?;
+        if matches!(scene.integrator, AnyIntegrator::Depth(_)) {
+            return Err(Error::Cuda(
+                "count_rays: the depth kernel traces one ray per sample; count those directly"
+                    .into(),
+            ));
+        }
+        guarded("CUDA ray count", || {
+            let source = format!(
+                "#define HG_COUNT_RAYS 1\n{}",
+                kernels::assemble(kernels::RENDER_MODULE)?
+            );
+            let (module, _) = self.load_source(COUNT_MODULE, source)?;
+            let mut counter = module
+                .get_global("hg_ray_count", &self.stream)
+                .map_err(drv("finding hg_ray_count"))?;
+            self.stream
+                .memcpy_htod(&[0u8; 8], &mut counter)
+                .map_err(drv("zeroing hg_ray_count"))?;
+            let film = self.enqueue_render_in(&module, scene, opts.seed, spp)?;
+            let image = film.to_image()?;
+            let mut bytes = [0u8; 8];
+            self.stream
+                .memcpy_dtoh(&counter, &mut bytes)
+                .map_err(drv("reading hg_ray_count"))?;
+            self.stream
+                .synchronize()
+                .map_err(drv("waiting for the ray count"))?;
+            Ok((u64::from_le_bytes(bytes), image))
+        })
+    }
+
+    /// [`Self::enqueue_render`] with the kernels of `module` (the render module or its
+    /// ray-counting variant).
+    fn enqueue_render_in(
+        &self,
+        module: &Arc<CudaModule>,
+        scene: &Scene,
+        seed: u64,
+        spp: u32,
+    ) -> Result<CudaFilm> {
         let (fr, fd) = (
-            self.function(&module, "hg_render")?,
-            self.function(&module, "hg_develop")?,
+            self.function(module, "hg_render")?,
+            self.function(module, "hg_develop")?,
         );
         let flat = FlatScene::from_scene(scene);
         let arrays = flat.render_arrays();
