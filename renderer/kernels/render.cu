@@ -9,14 +9,15 @@
 #include "integrators/path.cuh"
 #include "film.cuh"
 
-// Threads per block: backend/cuda/device/render.rs launches RENDER_BLOCK (a multiple of
-// 32, so warp segments stay aligned to pixels).
-#define HG_RENDER_BLOCK 128
-
-extern "C" __global__ void __launch_bounds__(HG_RENDER_BLOCK)
-    hg_render(const FlatCamera* __restrict__ cam_p, const FlatFilm* __restrict__ film_p,
-              const FlatIntegrator* __restrict__ integ_p, HG_SCENE_PARAMS, const float* __restrict__ table,
-              hg_u64 seed, hg_u32 s0, hg_u32 n_wave, float* __restrict__ accum) {
+// Launched in blocks of 64 threads (backend/cuda/device/render.rs RENDER_BLOCK: a multiple
+// of 32, so warp segments stay aligned to pixels). No __launch_bounds__: with it ptxas caps
+// this call graph at 96 registers and spills; without it the kernel uses 108 registers and
+// no spills, and 64-thread blocks let 9 blocks (18 warps) share an SM's 64K registers where
+// 128-thread blocks fit only 4 (16 warps).
+extern "C" __global__ void hg_render(const FlatCamera* __restrict__ cam_p, const FlatFilm* __restrict__ film_p,
+                                     const FlatIntegrator* __restrict__ integ_p, HG_SCENE_PARAMS,
+                                     const float* __restrict__ table, hg_u64 seed, hg_u32 s0, hg_u32 n_wave,
+                                     float* __restrict__ accum) {
     const FlatFilm& film = *film_p;
     hg_u64 i = (hg_u64)blockIdx.x * blockDim.x + threadIdx.x;
     hg_u64 cw = film.crop_size[0];

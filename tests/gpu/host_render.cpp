@@ -60,10 +60,10 @@ int main(int argc, char** argv) {
         hg_u32 n = 1;
         while (n * 2 <= cap && n * 2 <= 32) n *= 2;
         hg_u64 threads = pixels * n;
-        blockDim = {128, 1, 1};
-        for (hg_u64 t = 0; t < (threads + 127) / 128 * 128; ++t) {
-            blockIdx = {(unsigned)(t / 128), 0, 0};
-            threadIdx = {(unsigned)(t % 128), 0, 0};
+        blockDim = {64, 1, 1};
+        for (hg_u64 t = 0; t < (threads + 63) / 64 * 64; ++t) {
+            blockIdx = {(unsigned)(t / 64), 0, 0};
+            threadIdx = {(unsigned)(t % 64), 0, 0};
             hg_render(as<FlatCamera>(cam), fl, as<FlatIntegrator>(integ), as<BvhNode>(nodes),
                       count<BvhNode>(nodes), as<LeafPrim>(leaf), as<Prim>(prims), as<FlatShape>(shapes),
                       as<float>(positions), as<float>(normals), as<float>(uvs), as<hg_u32>(tris),

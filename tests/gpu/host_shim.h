@@ -23,6 +23,22 @@ struct hg_dim3 {
 };
 static hg_dim3 blockIdx, threadIdx, blockDim;
 
+// 16-byte vector loads (geometry.cuh load_node/load_leaf): memcpy keeps the host's
+// reads free of type punning.
+struct float4 {
+    float x, y, z, w;
+};
+template <class T> static inline T __ldg(const T* p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+static inline unsigned __float_as_uint(float f) {
+    unsigned u;
+    std::memcpy(&u, &f, sizeof u);
+    return u;
+}
+
 static inline float __int_as_float(int i) {
     float f;
     std::memcpy(&f, &i, sizeof f);

@@ -25,9 +25,10 @@ const COUNT_MODULE: &str = "render.cu+HG_COUNT_RAYS";
 /// warp segment (kernels/film.cuh `segment_sum`).
 const MAX_WAVE_SPP: u32 = 32;
 
-/// Threads per block of the megakernel (`HG_RENDER_BLOCK` in render.cu; a multiple of
-/// 32, so that warp segments stay aligned to pixels).
-const RENDER_BLOCK: u32 = 128;
+/// Threads per block of the megakernel: a multiple of 32, so that warp segments stay
+/// aligned to pixels; 64 rather than 128 because at its 108 registers per thread an SM
+/// holds 9 blocks of 64 (18 warps) but only 4 of 128 (16 warps) (see render.cu).
+const RENDER_BLOCK: u32 = 64;
 
 /// Samples per pixel of the wave that starts with `done` of `spp` samples rendered: the
 /// largest power of two <= min(spp - done, 32), so that a pixel's samples of the wave fill
