@@ -407,6 +407,9 @@ fn benchmark_mesh1m_primary_and_diffuse_rays() {
         rays as f64 / (ms as f64 * 1e-3) / 1e9
     );
     // at least the camera rays; at most camera + 3 bounces x (shadow + BSDF ray)
-    assert!(rays >= pixels * 4 && rays <= pixels * 4 * 7, "rays = {rays}");
+    assert!(
+        rays >= pixels * 4 && rays <= pixels * 4 * 7,
+        "rays = {rays}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

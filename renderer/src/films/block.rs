@@ -72,7 +72,11 @@ impl FilterTable {
         let mut cdf = vec![0.0f32];
         for (k, m) in mass.iter().enumerate() {
             acc += if total > 0.0 { *m } else { 1.0 };
-            let denom = if total > 0.0 { total } else { SAMPLING_BINS as f64 };
+            let denom = if total > 0.0 {
+                total
+            } else {
+                SAMPLING_BINS as f64
+            };
             cdf.push(if k + 1 == SAMPLING_BINS {
                 1.0
             } else {
@@ -241,17 +245,27 @@ mod tests {
         let r = 1.5f64;
         let tent = FilterTable::new(&AnyFilter::Tent { radius: r as f32 }).sampling_cdf();
         let boxf = FilterTable::new(&AnyFilter::Box { radius: 1.0 }).sampling_cdf();
-        assert_eq!((tent.len(), boxf.len()), (SAMPLING_BINS + 1, SAMPLING_BINS + 1));
+        assert_eq!(
+            (tent.len(), boxf.len()),
+            (SAMPLING_BINS + 1, SAMPLING_BINS + 1)
+        );
         for k in 0..=SAMPLING_BINS {
             let x = -r + 2.0 * r * k as f64 / SAMPLING_BINS as f64;
             let a = x.abs() / r;
             let want = 0.5 + x.signum() * (1.0 - (1.0 - a) * (1.0 - a)) / 2.0;
-            assert!((tent[k] as f64 - want).abs() < 1e-5, "tent bin {k}: {} vs {want}", tent[k]);
+            assert!(
+                (tent[k] as f64 - want).abs() < 1e-5,
+                "tent bin {k}: {} vs {want}",
+                tent[k]
+            );
             let want_box = k as f64 / SAMPLING_BINS as f64;
             assert!((boxf[k] as f64 - want_box).abs() < 1e-6, "box bin {k}");
         }
         let g = FilterTable::new(&AnyFilter::default()).sampling_cdf();
-        assert!(g.windows(2).all(|w| w[1] > w[0]), "gaussian: every bin has mass");
+        assert!(
+            g.windows(2).all(|w| w[1] > w[0]),
+            "gaussian: every bin has mass"
+        );
         assert_eq!((g[0], g[SAMPLING_BINS]), (0.0, 1.0));
         assert!((g[SAMPLING_BINS / 2] - 0.5).abs() < 1e-6, "symmetric");
     }

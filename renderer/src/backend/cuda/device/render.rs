@@ -350,7 +350,10 @@ mod tests {
             let (mut done, mut waves) = (0u32, Vec::new());
             while done < spp {
                 let n = wave_spp(spp, done);
-                assert!(n.is_power_of_two() && n <= 32 && n <= spp - done, "{spp}: {n}");
+                assert!(
+                    n.is_power_of_two() && n <= 32 && n <= spp - done,
+                    "{spp}: {n}"
+                );
                 waves.push(n);
                 done += n;
             }
