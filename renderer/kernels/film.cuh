@@ -48,7 +48,9 @@ __device__ inline float filter_cdf_at(const float* cdf, float r, float x) {
 // truncated to [lo, hi], by inverting the CDF at u in [0, 1); *pdf gets the untruncated
 // density there (the truncation's constant factor cancels in sum(w L) / sum(w)).
 __device__ inline float filter_sample(const float* cdf, float r, float lo, float hi, float u, float* pdf) {
-    float c_lo = filter_cdf_at(cdf, r, lo), c_hi = filter_cdf_at(cdf, r, hi);
+    // away from the film edges the window is all of [-r, r]: the CDF's ends, 0 and 1 exactly
+    float c_lo = lo > -r ? filter_cdf_at(cdf, r, lo) : 0.0f;
+    float c_hi = hi < r ? filter_cdf_at(cdf, r, hi) : 1.0f;
     float c = c_lo + u * (c_hi - c_lo);
     int a = 0, b = HG_FILTER_BINS;  // the last bin k with cdf[k] <= c
     while (b - a > 1) {
