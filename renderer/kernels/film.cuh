@@ -1,15 +1,30 @@
-// Deterministic film reconstruction (renderer/src/films/block.rs, without float atomics):
-// each wave writes one record per sample (crop-space position, radiance, alpha) in
-// pixel-major, sample-minor order; hg_gather then computes every pixel from the samples
-// of the pixels within the filter radius, in a fixed order, with the CPU's filter table
-// (FilterTable: LUT_SIZE + 2 values over [0, radius], linear interpolation), and adds
-// that wave's sums to the pixel's accumulator. The result does not depend on the
-// thread schedule: same scene, spp and seed give the same bits.
+// Deterministic film reconstruction by filter importance sampling (no sample buffer, no
+// float atomics). The CPU (renderer/src/films/block.rs) splats each sample, drawn
+// uniformly in its pixel, onto every pixel within the filter radius; its pixel is
+// sum(f(x - c) L) / sum(f(x - c)) over the film positions x near the centre c, whose
+// expectation is the filter-weighted mean of L over [c - r, c + r] clipped to the film.
+// Here each sample of pixel c is drawn at c + (dx, dy) with dx, dy from the filter's
+// tabulated 1D density (the host's FilterTable::sampling_cdf: piecewise constant over
+// HG_FILTER_BINS bins of [-r, r]) truncated to the crop window (inverse CDF over the
+// window's part of [-r, r]: no rejection, no fallback), and weighted by
+// w = f(dx) f(dy) / (pdf(dx) pdf(dy)) with f the CPU's filter table; the pixel is
+// sum(w L) / sum(w), so the estimator has the CPU's expectation even though the density
+// is only tabulated. A one-pixel box (radius <= 0.5) is exactly the CPU: uniform jitter,
+// weight 1.
+//
+// Reduction: hg_render's thread i renders pixel i / n, sample s0 + i % n, with n a power of
+// two <= 32, so a pixel's samples of one wave fill one aligned segment of a warp. The
+// segment sums (w r, w g, w b, w alpha, w) with a fixed xor butterfly and its first lane
+// adds them to the pixel's accumulator: one writer per pixel per wave, waves in order, so
+// the result does not depend on the thread schedule (same scene, spp, seed and wave split
+// give the same bits). hg_develop divides by the weight.
 #pragma once
 #include "common.cuh"
 
 #define HG_LUT_SIZE 1024
-#define HG_SAMPLE_FLOATS 6  // x, y, r, g, b, alpha
+#define HG_FILTER_BINS 256                      // films::block::SAMPLING_BINS
+#define HG_FILTER_CDF (HG_LUT_SIZE + 2)         // the CDF's offset in the filter table array
+#define HG_FILM_ACC 5                           // r, g, b, alpha, weight per pixel
 
 // FilterTable::eval
 __device__ inline float filter_table_eval(const float* values, float scale, float x) {
@@ -20,63 +35,85 @@ __device__ inline float filter_table_eval(const float* values, float scale, floa
     return values[i] + t * (values[i + 1] - values[i]);
 }
 
-// Adds sample `smp` to the accumulator `acc` (r, g, b, alpha, weight) of crop pixel
-// (x, y) exactly as Block::splat would.
-__device__ inline void gather_one(const FlatFilm& film, const float* table, float scale, const float* smp,
-                                  int x, int y, float* acc) {
-    float px = smp[0], py = smp[1];
-    if (film.filter == HG_FILTER_BOX && film.filter_radius <= 0.5f) {
-        if ((int)floorf(px) != x || (int)floorf(py) != y) return;
-        acc[0] = acc[0] + smp[2];
-        acc[1] = acc[1] + smp[3];
-        acc[2] = acc[2] + smp[4];
-        acc[3] = acc[3] + smp[5];
-        acc[4] = acc[4] + 1.0f;
-        return;
-    }
-    float r = film.filter_radius;
-    int lo_x = (int)ceilf(px - 0.5f - r), hi_x = (int)floorf(px - 0.5f + r);
-    int lo_y = (int)ceilf(py - 0.5f - r), hi_y = (int)floorf(py - 0.5f + r);
-    if (x < lo_x || x > hi_x || y < lo_y || y > hi_y) return;
-    float wy = filter_table_eval(table, scale, (float)y + 0.5f - py);
-    if (wy == 0.0f) return;
-    float w = filter_table_eval(table, scale, (float)x + 0.5f - px) * wy;
-    acc[0] = acc[0] + w * smp[2];
-    acc[1] = acc[1] + w * smp[3];
-    acc[2] = acc[2] + w * smp[4];
-    acc[3] = acc[3] + w * smp[5];
-    acc[4] = acc[4] + w;
+// The tabulated CDF at offset x in [-r, r] (linear within a bin).
+__device__ inline float filter_cdf_at(const float* cdf, float r, float x) {
+    float s = (x + r) * ((float)HG_FILTER_BINS / (2.0f * r));
+    int k = (int)floorf(s);
+    k = k < 0 ? 0 : (k > HG_FILTER_BINS - 1 ? HG_FILTER_BINS - 1 : k);
+    float t = fminf(fmaxf(s - (float)k, 0.0f), 1.0f);
+    return cdf[k] + t * (cdf[k + 1] - cdf[k]);
 }
 
-// One thread per crop pixel: adds this wave's filtered samples (n_wave per pixel) to
-// `accum` (5 floats per pixel).
-extern "C" __global__ void hg_gather(const FlatFilm* film_p, const float* table, const float* samples,
-                                     hg_u32 n_wave, float* accum) {
-    const FlatFilm film = *film_p;
-    hg_u32 x = blockIdx.x * blockDim.x + threadIdx.x;
-    hg_u32 y = blockIdx.y * blockDim.y + threadIdx.y;
-    int cw = (int)film.crop_size[0], chh = (int)film.crop_size[1];
-    if ((int)x >= cw || (int)y >= chh) return;
-    float scale = (float)HG_LUT_SIZE / film.filter_radius;
-    // A sample of pixel q lies in [q, q + 1] and reaches pixels within r + 0.5 of it: q in
-    // [x - R, x + R] with R = floor(r + 0.5) (a small margin covers rounding). A one-pixel
-    // box puts a sample in floor(pos): its own pixel, or the next when pos rounds up.
-    int lo = (int)floorf(film.filter_radius + 0.5f + 1e-3f), hi = lo;
-    if (film.filter == HG_FILTER_BOX && film.filter_radius <= 0.5f) {
-        lo = 1;
-        hi = 0;
+// Draws an offset in [lo, hi] (a sub-interval of [-r, r]) from the tabulated density
+// truncated to [lo, hi], by inverting the CDF at u in [0, 1); *pdf gets the untruncated
+// density there (the truncation's constant factor cancels in sum(w L) / sum(w)).
+__device__ inline float filter_sample(const float* cdf, float r, float lo, float hi, float u, float* pdf) {
+    // away from the film edges the window is all of [-r, r]: the CDF's ends, 0 and 1 exactly
+    float c_lo = lo > -r ? filter_cdf_at(cdf, r, lo) : 0.0f;
+    float c_hi = hi < r ? filter_cdf_at(cdf, r, hi) : 1.0f;
+    float c = c_lo + u * (c_hi - c_lo);
+    int a = 0, b = HG_FILTER_BINS;  // the last bin k with cdf[k] <= c
+    while (b - a > 1) {
+        int m = (a + b) >> 1;
+        if (cdf[m] <= c) a = m;
+        else b = m;
     }
-    float acc[5] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-    int y0 = (int)y - lo < 0 ? 0 : (int)y - lo, y1 = (int)y + hi >= chh ? chh - 1 : (int)y + hi;
-    int x0 = (int)x - lo < 0 ? 0 : (int)x - lo, x1 = (int)x + hi >= cw ? cw - 1 : (int)x + hi;
-    for (int qy = y0; qy <= y1; ++qy)
-        for (int qx = x0; qx <= x1; ++qx) {
-            const float* base = samples + ((hg_u64)qy * (hg_u64)cw + (hg_u64)qx) * n_wave * HG_SAMPLE_FLOATS;
-            for (hg_u32 k = 0; k < n_wave; ++k)
-                gather_one(film, table, scale, base + (hg_u64)k * HG_SAMPLE_FLOATS, (int)x, (int)y, acc);
-        }
-    float* a = accum + ((hg_u64)y * (hg_u64)cw + x) * 5u;
-    for (int c = 0; c < 5; ++c) a[c] = a[c] + acc[c];
+    float c0 = cdf[a], c1 = cdf[a + 1];
+    float bw = 2.0f * r / (float)HG_FILTER_BINS;
+    float t = c1 > c0 ? fminf(fmaxf((c - c0) / (c1 - c0), 0.0f), 1.0f) : 0.5f;
+    *pdf = (c1 - c0) / bw;
+    float x = -r + ((float)a + t) * bw;
+    return fminf(fmaxf(x, lo), hi);
+}
+
+// The film position (crop-space pixel x + offset, returned in *off) and filter weight of
+// one sample of crop pixel (x, y), from the first two numbers (u1, u2) of its stream.
+__device__ inline float film_sample(const FlatFilm& film, const float* __restrict__ table, hg_u32 x, hg_u32 y,
+                                    float u1, float u2, float* ox, float* oy) {
+    float r = film.filter_radius;
+    if (film.filter == HG_FILTER_BOX && r <= 0.5f) {
+        *ox = u1;  // the CPU: position = pixel + jitter, weight 1
+        *oy = u2;
+        return 1.0f;
+    }
+    const float* cdf = table + HG_FILTER_CDF;
+    float cx = (float)x + 0.5f, cy = (float)y + 0.5f;
+    float px, py;
+    float dx = filter_sample(cdf, r, fmaxf(-r, -cx), fminf(r, (float)film.crop_size[0] - cx), u1, &px);
+    float dy = filter_sample(cdf, r, fmaxf(-r, -cy), fminf(r, (float)film.crop_size[1] - cy), u2, &py);
+    *ox = 0.5f + dx;
+    *oy = 0.5f + dy;
+    float scale = (float)HG_LUT_SIZE / r;
+    float pdf = px * py;
+    return pdf > 0.0f ? filter_table_eval(table, scale, dx) * filter_table_eval(table, scale, dy) / pdf : 0.0f;
+}
+
+// Sums v over the n lanes (a power of two <= 32) of this thread's aligned warp segment
+// with the fixed butterfly (at each level a lane adds its partner lane ^ off, off = n/2,
+// ..., 1; a + b and b + a round alike, so every lane ends with the same bits). Returns
+// whether this lane writes the segment's sum. The host shim (tests/gpu/host_shim.h), which
+// runs threads one after another, keeps the lanes' values and evaluates the same tree,
+// level by level, when the segment's last lane arrives.
+__device__ inline bool segment_sum(float* v, hg_u32 lane, hg_u32 n) {
+#ifdef HG_HOST_SHIM
+    hg_u32 j = lane & (n - 1u);
+    for (int c = 0; c < HG_FILM_ACC; ++c) hg_host_lanes[j][c] = v[c];
+    if (j != n - 1u) return false;
+    for (hg_u32 off = n >> 1; off > 0u; off >>= 1) {
+        float next[32][HG_FILM_ACC];
+        for (hg_u32 l = 0; l < n; ++l)
+            for (int c = 0; c < HG_FILM_ACC; ++c) next[l][c] = hg_host_lanes[l][c] + hg_host_lanes[l ^ off][c];
+        std::memcpy(hg_host_lanes, next, sizeof next);
+    }
+    for (int c = 0; c < HG_FILM_ACC; ++c) v[c] = hg_host_lanes[0][c];
+    return true;
+#else
+    hg_u32 first = lane & ~(n - 1u);
+    unsigned mask = n >= 32u ? 0xffffffffu : ((1u << n) - 1u) << first;
+    for (hg_u32 off = n >> 1; off > 0u; off >>= 1)
+        for (int c = 0; c < HG_FILM_ACC; ++c) v[c] = v[c] + __shfl_xor_sync(mask, v[c], off);
+    return lane == first;
+#endif
 }
 
 // Block::develop: one thread per crop pixel, rgb(a) = accumulated / weight.
@@ -86,7 +123,7 @@ extern "C" __global__ void hg_develop(const FlatFilm* film_p, const float* accum
     hg_u32 y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= film.crop_size[0] || y >= film.crop_size[1]) return;
     hg_u64 i = (hg_u64)y * film.crop_size[0] + x;
-    const float* a = accum + i * 5u;
+    const float* a = accum + i * HG_FILM_ACC;
     hg_u32 ch = film.alpha ? 4u : 3u;
     float inv = a[4] > 0.0f ? 1.0f / a[4] : 0.0f;
     for (hg_u32 c = 0; c < ch; ++c) out[i * ch + c] = a[c] * inv;

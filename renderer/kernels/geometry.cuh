@@ -101,9 +101,48 @@ __device__ inline float intersect_planar(const FlatShape& s, const Ray& r, float
     return t;
 }
 
+// BVH nodes and leaf primitives are the traversal's hot, read-only data: read them with
+// 16-byte non-coherent loads (ld.global.nc.v4: 2 per node, 3 per leaf primitive) instead
+// of one generic load per field (the scene's pointers reach the traversal through a
+// struct, so the compiler cannot prove they are global and read-only). The records are
+// 16-byte multiples in separately allocated arrays, so every element is 16-byte aligned.
+__device__ inline BvhNode load_node(const BvhNode* p) {
+    const float4* q = reinterpret_cast<const float4*>(p);
+    float4 a = __ldg(q), b = __ldg(q + 1);
+    BvhNode n;
+    n.min[0] = a.x;
+    n.min[1] = a.y;
+    n.min[2] = a.z;
+    n.left_first = __float_as_uint(a.w);
+    n.max[0] = b.x;
+    n.max[1] = b.y;
+    n.max[2] = b.z;
+    n.count = __float_as_uint(b.w);
+    return n;
+}
+
+__device__ inline LeafPrim load_leaf(const LeafPrim* p) {
+    const float4* q = reinterpret_cast<const float4*>(p);
+    float4 a = __ldg(q), b = __ldg(q + 1), c = __ldg(q + 2);
+    LeafPrim l;
+    l.p0[0] = a.x;
+    l.p0[1] = a.y;
+    l.p0[2] = a.z;
+    l.prim = __float_as_uint(a.w);
+    l.p1[0] = b.x;
+    l.p1[1] = b.y;
+    l.p1[2] = b.z;
+    l.is_tri = __float_as_uint(b.w);
+    l.p2[0] = c.x;
+    l.p2[1] = c.y;
+    l.p2[2] = c.z;
+    l.pad = __float_as_uint(c.w);
+    return l;
+}
+
 __device__ inline float intersect_slot(const SceneGeom& g, hg_u32 slot, const Ray& r,
                                        const TriRay& tr, float tmax, hg_u32* prim, float* uv) {
-    const LeafPrim& lp = g.leaf[slot];
+    const LeafPrim lp = load_leaf(g.leaf + slot);
     *prim = lp.prim;
     if (lp.is_tri) return intersect_tri(lp, tr, tmax, uv);
     const FlatShape& s = g.shapes[g.prims[lp.prim].shape];
@@ -149,13 +188,17 @@ __device__ inline float intersect_scene(const SceneGeom& g, const Ray& ray, hg_u
     RayBox rb = ray_box(ray);
     TriRay tr = tri_ray(ray);
     float tmax = ray.tmax;
-    hg_u32 stack_node[HG_STACK];
-    float stack_t[HG_STACK];
+    // node and entry distance side by side: one 8-byte local store per push, one load per pop
+    struct alignas(8) Entry {
+        hg_u32 node;
+        float t;
+    };
+    Entry stack[HG_STACK];
     int sp = 0;
     hg_u32 node = 0;
-    if (box_enter(rb, g.nodes[0], tmax) == HG_INF) return best;
+    if (box_enter(rb, load_node(g.nodes), tmax) == HG_INF) return best;
     for (;;) {
-        const BvhNode n = g.nodes[node];
+        const BvhNode n = load_node(g.nodes + node);
         bool descend = false;
         if (n.count > 0) {
             for (hg_u32 slot = n.left_first; slot < n.left_first + n.count; ++slot) {
@@ -175,13 +218,14 @@ __device__ inline float intersect_scene(const SceneGeom& g, const Ray& ray, hg_u
             }
         } else {
             hg_u32 a = n.left_first, b = n.left_first + 1;
-            float ta = box_enter(rb, g.nodes[a], tmax), tb = box_enter(rb, g.nodes[b], tmax);
+            float ta = box_enter(rb, load_node(g.nodes + a), tmax);
+            float tb = box_enter(rb, load_node(g.nodes + b), tmax);
             hg_u32 nn = ta <= tb ? a : b, fn = ta <= tb ? b : a;
             float tn = ta <= tb ? ta : tb, tf = ta <= tb ? tb : ta;
             if (tn != HG_INF) {
                 if (tf != HG_INF && sp < HG_STACK) {
-                    stack_node[sp] = fn;
-                    stack_t[sp] = tf;
+                    stack[sp].node = fn;
+                    stack[sp].t = tf;
                     ++sp;
                 }
                 node = nn;
@@ -192,8 +236,9 @@ __device__ inline float intersect_scene(const SceneGeom& g, const Ray& ray, hg_u
         for (;;) {
             if (sp == 0) return best;
             --sp;
-            if (stack_t[sp] <= tmax) {
-                node = stack_node[sp];
+            Entry e = stack[sp];
+            if (e.t <= tmax) {
+                node = e.node;
                 break;
             }
         }

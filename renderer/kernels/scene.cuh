@@ -157,8 +157,22 @@ __device__ inline Hit make_hit(const SceneData& s, hg_u32 prim, const Ray& ray, 
     return h;
 }
 
+// Benchmark variant only (backend/cuda/device/render.rs `count_rays` compiles the render
+// module with HG_COUNT_RAYS): every traced ray, closest-hit or shadow, adds one to
+// hg_ray_count (one atomic per warp and call site: the lanes of the call add their count).
+#ifdef HG_COUNT_RAYS
+__device__ unsigned long long hg_ray_count;
+__device__ inline void count_ray() {
+    unsigned m = __activemask();
+    if ((threadIdx.x & 31u) == (unsigned)(__ffs(m) - 1)) atomicAdd(&hg_ray_count, (unsigned long long)__popc(m));
+}
+#else
+__device__ inline void count_ray() {}
+#endif
+
 // Scene::intersect; false on a miss.
 __device__ __noinline__ bool scene_intersect(const SceneData& s, const Ray& ray, Hit* h) {
+    count_ray();
     hg_u32 prim = 0;
     float c[2] = {0.0f, 0.0f};
     float t = intersect_scene(s.g, ray, &prim, c);
@@ -169,6 +183,7 @@ __device__ __noinline__ bool scene_intersect(const SceneData& s, const Ray& ray,
 
 // Scene::occluded
 __device__ __noinline__ bool scene_occluded(const SceneData& s, const Ray& ray) {
+    count_ray();
     hg_u32 prim = 0;
     return intersect_scene(s.g, ray, &prim, nullptr, true) != HG_INF;
 }

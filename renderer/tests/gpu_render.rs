@@ -3,7 +3,8 @@
 //! with the CPU backend on every scene of `scenes/` (seed with every reconstruction
 //! filter, Cornell box, showcase), determinism (two renders, same seed: identical bits), and the benchmark lines
 //! (seed scene `direct` and Cornell box `path` max_depth 8, 512×512, 32 spp; kernel time
-//! by CUDA events and the wall time of render + wait, in Gsamples/s).
+//! by CUDA events and the wall time of render + wait, in Gsamples/s), and the 1M-triangle
+//! ray throughput benchmark (`benchmark_mesh1m_primary_and_diffuse_rays`, Grays/s).
 //!
 //! Policy as `gpu_depth.rs`: no GPU → `SKIP: ...` and pass; a GPU present and the
 //! backend broken → FAIL; `HELIOGRAPH_REQUIRE_GPU=1` makes a missing GPU a failure.
@@ -12,10 +13,12 @@
 
 mod common;
 
+use std::path::Path;
 use std::time::Instant;
 
 use heliograph::backend::cuda::{kernels, nvrtc_compile_offline, CudaBackend};
 use heliograph::backend::{cpu, RenderOptions};
+use heliograph::integrators::{self, AnyIntegrator, Depth};
 use heliograph::rfilters::AnyFilter;
 use heliograph::scene::{build_scene, xml, Scene};
 
@@ -247,4 +250,166 @@ fn nvrtc_compiles_the_kernels_for_sm_90() {
             Err(e) => panic!("{module}: {e}"),
         }
     }
+}
+
+/// Writes a displaced UV sphere of `2 * rings * segments` triangles (radius 1, bumps of
+/// +-4%: concave dents, so diffuse paths bounce more than once) as a binary PLY.
+fn write_bumpy_sphere(path: &Path, rings: u32, segments: u32) -> usize {
+    let mut verts: Vec<[f32; 3]> = Vec::new();
+    // rings + 1 latitude rows strictly inside (0, pi): no degenerate pole triangles
+    for j in 0..=rings {
+        let theta = std::f32::consts::PI * (j as f32 + 0.5) / (rings as f32 + 1.0);
+        for i in 0..segments {
+            let phi = 2.0 * std::f32::consts::PI * i as f32 / segments as f32;
+            let r = 1.0 + 0.04 * (23.0 * theta).sin() * (31.0 * phi).cos();
+            verts.push([
+                r * theta.sin() * phi.cos(),
+                r * theta.cos(),
+                r * theta.sin() * phi.sin(),
+            ]);
+        }
+    }
+    let mut faces: Vec<[u32; 3]> = Vec::new();
+    for j in 0..rings {
+        for i in 0..segments {
+            let (a, b) = (j * segments + i, j * segments + (i + 1) % segments);
+            let (c, d) = (a + segments, b + segments);
+            faces.push([a, c, b]);
+            faces.push([b, c, d]);
+        }
+    }
+    let mut out = format!(
+        "ply\nformat binary_little_endian 1.0\nelement vertex {}\nproperty float x\n\
+         property float y\nproperty float z\nelement face {}\n\
+         property list uchar int vertex_indices\nend_header\n",
+        verts.len(),
+        faces.len()
+    )
+    .into_bytes();
+    for v in &verts {
+        v.iter().for_each(|c| out.extend(c.to_le_bytes()));
+    }
+    for f in &faces {
+        out.push(3);
+        f.iter().for_each(|i| out.extend(i.to_le_bytes()));
+    }
+    std::fs::write(path, out).unwrap();
+    faces.len()
+}
+
+/// The bumpy sphere (diffuse, albedo 0.8) under a constant white environment, seen from
+/// outside at 1024×1024 with a one-pixel box filter.
+fn mesh1m_scene(dir: &Path) -> (Scene, usize, f64) {
+    let tris = write_bumpy_sphere(&dir.join("mesh1m.ply"), 500, 1000);
+    let xml = r#"<scene version="3.0.0">
+        <integrator type="path"><integer name="max_depth" value="4"/></integrator>
+        <sensor type="perspective">
+            <float name="fov" value="45"/>
+            <transform name="to_world"><lookat origin="0, 0.8, 3" target="0, 0, 0" up="0, 1, 0"/></transform>
+            <film type="hdrfilm">
+                <integer name="width" value="1024"/><integer name="height" value="1024"/>
+                <rfilter type="box"/>
+            </film>
+        </sensor>
+        <shape type="ply">
+            <string name="filename" value="mesh1m.ply"/>
+            <bsdf type="diffuse"><rgb name="reflectance" value="0.8"/></bsdf>
+        </shape>
+        <emitter type="constant"><rgb name="radiance" value="1"/></emitter>
+    </scene>"#;
+    std::fs::write(dir.join("mesh1m.xml"), xml).unwrap();
+    let t = Instant::now();
+    let desc = xml::load_file(&dir.join("mesh1m.xml"), &[]).unwrap();
+    let scene = build_scene(&desc).unwrap_or_else(|e| panic!("mesh1m: {e}"));
+    (scene, tris, t.elapsed().as_secs_f64())
+}
+
+/// Best-of-5 CUDA-event kernel time (ms) of rendering `scene` (after a warm-up render).
+fn best_kernel_ms(be: &CudaBackend, scene: &Scene, opts: &RenderOptions) -> f32 {
+    be.render(scene, opts).unwrap_or_else(|e| panic!("{e}"));
+    (0..5)
+        .map(|_| {
+            let film = be
+                .render_async(scene, opts)
+                .unwrap_or_else(|e| panic!("{e}"));
+            film.kernel_ms().unwrap_or_else(|e| panic!("{e}"))
+        })
+        .fold(f32::INFINITY, f32::min)
+}
+
+/// Ray throughput on a ~1M-triangle mesh: (a) primary rays, `depth` integrator,
+/// 1024×1024, 4 spp: exactly one ray per sample; (b) diffuse bounces, `path` max_depth 4
+/// under a constant environment (every bounce traces a shadow ray towards the sampled
+/// environment direction and a BSDF ray), 1024×1024, 4 spp. The rays of (b) are counted
+/// by the kernel itself: `CudaBackend::count_rays` renders once with a variant of the
+/// render module that adds every traced ray (closest-hit and shadow) to a device counter;
+/// the timed renders use the ordinary module, and the count applies to them because the
+/// renders are deterministic (same seed, same paths). Grays/s = rays / kernel time (CUDA
+/// events). The CPU-side scene load (PLY parse, normals, BVH build) is timed too.
+#[test]
+fn benchmark_mesh1m_primary_and_diffuse_rays() {
+    let Some(be) = backend_or_skip("benchmark_mesh1m") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("hg-mesh1m-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (scene, tris, load_s) = mesh1m_scene(&dir);
+    println!("HG_GPU_STAT bench scene=mesh1m triangles={tris} scene_load_and_bvh_s={load_s:.2}");
+    let opts = RenderOptions {
+        spp: Some(4),
+        seed: 5,
+    };
+    let pixels = 1024u64 * 1024;
+
+    let mut primary = scene.clone();
+    primary.integrator = AnyIntegrator::Depth(Depth);
+    let ms = best_kernel_ms(&be, &primary, &opts);
+    let rays = pixels * 4;
+    let img = be.render(&primary, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let hit = img.data.chunks(img.channels).filter(|p| p[0] > 0.0).count();
+    println!(
+        "HG_GPU_STAT bench scene=mesh1m pass=primary integrator=depth res=1024 spp=4 \
+         triangles={tris} rays={rays} kernel_ms={ms:.3} grays_per_s={:.3} hit_fraction={:.3}",
+        rays as f64 / (ms as f64 * 1e-3) / 1e9,
+        hit as f64 / pixels as f64
+    );
+    assert!(ms > 0.0 && ms.is_finite());
+    assert!(hit as u64 * 10 > pixels, "the mesh should cover the view");
+
+    let mut diffuse = scene;
+    diffuse.integrator = AnyIntegrator::Path(integrators::Path {
+        max_depth: 4,
+        rr_depth: 5,
+        hide_emitters: false,
+    });
+    let (rays, counted) = be
+        .count_rays(&diffuse, &opts)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let timed = be.render(&diffuse, &opts).unwrap_or_else(|e| panic!("{e}"));
+    // same paths: the variant only adds counters (expected bit-identical; allow rounding)
+    let close = counted
+        .data
+        .iter()
+        .zip(&timed.data)
+        .filter(|(a, b)| (*a - *b).abs() <= 1e-4 * a.abs().max(1e-3))
+        .count();
+    assert!(
+        close * 1000 >= timed.data.len() * 999,
+        "the counting variant renders a different image ({close} of {} values agree)",
+        timed.data.len()
+    );
+    let ms = best_kernel_ms(&be, &diffuse, &opts);
+    println!(
+        "HG_GPU_STAT bench scene=mesh1m pass=diffuse integrator=path max_depth=4 res=1024 \
+         spp=4 triangles={tris} rays={rays} rays_per_sample={:.3} kernel_ms={ms:.3} \
+         grays_per_s={:.3}",
+        rays as f64 / (pixels * 4) as f64,
+        rays as f64 / (ms as f64 * 1e-3) / 1e9
+    );
+    // at least the camera rays; at most camera + 3 bounces x (shadow + BSDF ray)
+    assert!(
+        rays >= pixels * 4 && rays <= pixels * 4 * 7,
+        "rays = {rays}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

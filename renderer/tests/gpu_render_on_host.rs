@@ -8,9 +8,16 @@
 //! seeds on each side, with a Bonferroni correction; the same test must reject an image
 //! scaled by 1.05 (so it can fail); integrator variants too (direct with several
 //! samples per strategy, hidden emitters, early Russian roulette, point and directional
-//! lights); with the same seed on both sides every value must agree to 1e-4 (the kernels
-//! repeat the CPU's arithmetic and random numbers); (b) determinism: the same scene, spp, seed and wave
-//! split give the same bits (a different split changes the summation order).
+//! lights); with a one-pixel box filter and the same seed on both sides every value must
+//! agree to 1e-4 (the kernels repeat the CPU's arithmetic and random numbers; wider filters
+//! place samples by filter importance sampling on the GPU and by splatting on the CPU, so
+//! they agree statistically only); (b) determinism: the same scene, spp, seed and wave
+//! split give the same bits (a different split changes the summation order), and the
+//! in-warp reduction (emulated by the host shim) does not depend on the wave split beyond
+//! rounding; (c) the film's filter importance sampling (`film_sample`, driven by
+//! `tests/gpu/host_film.cpp`) against quadrature of the CPU's filter table truncated to the
+//! crop window, per pixel, for every filter (and the untruncated integral must be rejected
+//! at the edges, so the check can fail).
 //!
 //! Skips with a message when no C++ compiler (`$CXX`, else `c++`) is available.
 
@@ -21,6 +28,7 @@ use std::process::Command;
 
 use heliograph::backend::cuda::{check_supported, kernels};
 use heliograph::backend::{cpu, RenderOptions};
+use heliograph::films::block::FilterTable;
 use heliograph::flat::FlatScene;
 use heliograph::integrators::{self, AnyIntegrator, Direct};
 use heliograph::rfilters::AnyFilter;
@@ -192,12 +200,18 @@ fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_determinist
         assert!(pb < alpha, "the test cannot see a 5% bias ({label})");
     }
 
-    // same seed on both sides: the kernels repeat the CPU's arithmetic and random numbers,
-    // so nearly every pixel agrees to float rounding (libm's sin/cos may differ by an ulp)
-    let mut same: Vec<(&str, &Scene)> =
-        vec![("seed", &seed), ("cbox", &cbox), ("showcase", &showcase)];
-    same.extend(variants.iter().map(|(l, s)| (*l, s)));
-    for (name, scene) in same {
+    // same seed on both sides with a one-pixel box filter: the kernels repeat the CPU's
+    // arithmetic and random numbers, so nearly every pixel agrees to float rounding (libm's
+    // sin/cos may differ by an ulp; the in-warp sum adds in a tree, the CPU in a row)
+    let mut same: Vec<(&str, Scene)> = vec![
+        ("seed", seed.clone()),
+        ("cbox", cbox.clone()),
+        ("showcase", showcase.clone()),
+    ];
+    same.extend(variants.iter().map(|(l, s)| (*l, s.clone())));
+    for (name, mut scene) in same {
+        scene.sensor.film.rfilter = AnyFilter::Box { radius: 0.5 };
+        let scene = &scene;
         let spp = 4;
         let opts = RenderOptions {
             spp: Some(spp),
@@ -235,6 +249,123 @@ fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_determinist
             a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
             "two renders with the same seed differ"
         );
+        // a different split (waves of 2, 2, 2 instead of 4, 2) only reorders the sums
+        let c = host.render(scene, 42, 6, 2);
+        let close = a
+            .iter()
+            .zip(&c)
+            .all(|(x, y)| (x - y).abs() <= 1e-4 * x.abs().max(1e-2));
+        assert!(close, "the wave split changes more than the rounding");
     }
     let _ = std::fs::remove_dir_all(&host.dir);
+}
+
+/// The filter-weighted mean of `g` around `c` over `[c - r, c + r]`, clipped to `[0, size]`
+/// when `clip` (midpoint rule with the CPU's filter table as the weight).
+fn filtered_mean(
+    t: &FilterTable,
+    r: f64,
+    c: f64,
+    size: f64,
+    clip: bool,
+    g: impl Fn(f64) -> f64,
+) -> f64 {
+    let (lo, hi) = if clip {
+        ((c - r).max(0.0), (c + r).min(size))
+    } else {
+        (c - r, c + r)
+    };
+    let m = 20_000;
+    let h = (hi - lo) / m as f64;
+    let (mut sw, mut swg) = (0.0, 0.0);
+    for k in 0..m {
+        let u = lo + (k as f64 + 0.5) * h;
+        let w = t.eval((u - c) as f32) as f64;
+        sw += w;
+        swg += w * g(u);
+    }
+    swg / sw
+}
+
+#[test]
+fn filter_importance_sampling_matches_the_truncated_filter_integral() {
+    let dir = std::env::temp_dir().join(format!("hg-host-film-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let Some(exe) = build_host(
+        &dir,
+        kernels::RENDER_MODULE,
+        "host_film.cpp",
+        "hg_film_host",
+    ) else {
+        return;
+    };
+    let mut scene = load("seed.xml", 8);
+    scene.sensor.film.crop_offset = [0, 1];
+    scene.sensor.film.crop_size = [8, 6];
+    let (cw, ch) = (8usize, 6usize);
+    // the driver's signal, split into its x and y parts (the filter is separable)
+    let gx = |u: f64| 0.01 * u * u + 0.2 * (1.3 * u).sin();
+    let gy = |v: f64| 0.3 * v;
+    let n = 40_000;
+    for f in [
+        AnyFilter::default(),
+        AnyFilter::Tent { radius: 1.5 },
+        AnyFilter::Box { radius: 1.0 },
+        AnyFilter::Box { radius: 0.5 },
+    ] {
+        scene.sensor.film.rfilter = f;
+        let flat = FlatScene::from_scene(&scene);
+        for (name, bytes) in flat.render_arrays() {
+            if name == "film" || name == "filter_table" {
+                std::fs::write(dir.join(format!("{name}.bin")), bytes).unwrap();
+            }
+        }
+        let st = Command::new(&exe)
+            .arg(&dir)
+            .arg(n.to_string())
+            .status()
+            .unwrap();
+        assert!(
+            st.success(),
+            "{f:?}: the film sampling driver failed ({st})"
+        );
+        let est: Vec<f64> = std::fs::read(dir.join("est.bin"))
+            .unwrap()
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(est.len(), cw * ch * 2);
+        let table = FilterTable::new(&f);
+        let r = f.radius() as f64;
+        let (mut worst, mut untruncated_z) = (0.0f64, 0.0f64);
+        for y in 0..ch {
+            for x in 0..cw {
+                let (cx, cy) = (x as f64 + 0.5, y as f64 + 0.5);
+                let mean = |clip| {
+                    filtered_mean(&table, r, cx, cw as f64, clip, gx)
+                        + filtered_mean(&table, r, cy, ch as f64, clip, gy)
+                };
+                let (e, se) = (est[2 * (y * cw + x)], est[2 * (y * cw + x) + 1]);
+                let z = (e - mean(true)) / se;
+                assert!(
+                    z.abs() < 5.0,
+                    "{f:?} pixel ({x}, {y}): estimate {e:.6} vs filtered {:.6} (z = {z:.2})",
+                    mean(true)
+                );
+                worst = worst.max(z.abs());
+                untruncated_z = untruncated_z.max(((e - mean(false)) / se).abs());
+            }
+        }
+        println!(
+            "{f:?}: worst |z| vs the film-truncated filter = {worst:.2}; \
+             vs the untruncated filter = {untruncated_z:.1}"
+        );
+        if r > 0.5 {
+            assert!(
+                untruncated_z > 20.0,
+                "{f:?}: the check cannot tell a filter truncated at the film edge from one that is not"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,5 +1,8 @@
-// Runs the direct/path megakernel, hg_gather and hg_develop on the CPU, wave by wave,
-// the way backend/cuda/device.rs launches them (renderer/tests/gpu_render_on_host.rs).
+// Runs the direct/path megakernel and hg_develop on the CPU, wave by wave, the way
+// backend/cuda/device/render.rs launches them (renderer/tests/gpu_render_on_host.rs): each
+// wave has n samples per pixel, the largest power of two <= min(samples left, N_WAVE, 32),
+// and its threads run in index order (so a warp segment's lanes arrive in order, as the
+// shim's segment reduction expects).
 // Usage: hg_render_host DIR SEED SPP N_WAVE — reads DIR/<array>.bin (flat scene arrays,
 // as written by the test), writes DIR/out.bin (the developed film).
 #include "host_shim.h"
@@ -52,31 +55,24 @@ int main(int argc, char** argv) {
     hg_u32 w = fl->crop_size[0], h = fl->crop_size[1], ch = fl->alpha ? 4 : 3;
     hg_u64 pixels = (hg_u64)w * h;
     std::vector<float> accum(pixels * 5, 0.0f), out(pixels * ch, 0.0f);
-    for (hg_u32 s0 = 0; s0 < spp; s0 += per_wave) {
-        hg_u32 n = spp - s0 < per_wave ? spp - s0 : per_wave;
-        std::vector<float> samples(pixels * n * HG_SAMPLE_FLOATS, 0.0f);
+    for (hg_u32 s0 = 0; s0 < spp;) {
+        hg_u32 cap = spp - s0 < per_wave ? spp - s0 : per_wave;
+        hg_u32 n = 1;
+        while (n * 2 <= cap && n * 2 <= 32) n *= 2;
         hg_u64 threads = pixels * n;
-        blockDim = {256, 1, 1};
-        for (hg_u64 t = 0; t < (threads + 255) / 256 * 256; ++t) {
-            blockIdx = {(unsigned)(t / 256), 0, 0};
-            threadIdx = {(unsigned)(t % 256), 0, 0};
+        blockDim = {64, 1, 1};
+        for (hg_u64 t = 0; t < (threads + 63) / 64 * 64; ++t) {
+            blockIdx = {(unsigned)(t / 64), 0, 0};
+            threadIdx = {(unsigned)(t % 64), 0, 0};
             hg_render(as<FlatCamera>(cam), fl, as<FlatIntegrator>(integ), as<BvhNode>(nodes),
                       count<BvhNode>(nodes), as<LeafPrim>(leaf), as<Prim>(prims), as<FlatShape>(shapes),
                       as<float>(positions), as<float>(normals), as<float>(uvs), as<hg_u32>(tris),
                       as<FlatBsdf>(bsdfs), as<float>(tables), as<FlatTexture>(textures), as<float>(texels),
                       as<FlatEmitter>(emitters), count<FlatEmitter>(emitters), as<hg_u32>(env),
                       count<hg_u32>(env), as<FlatDist1D>(dist1d), as<FlatDist2D>(dist2d),
-                      as<float>(dist_data), as<float>(bsphere), seed, s0, n, samples.data());
+                      as<float>(dist_data), as<float>(bsphere), as<float>(table), seed, s0, n, accum.data());
         }
-        blockDim = {16, 16, 1};
-        for (hg_u32 by = 0; by < (h + 15) / 16; ++by)
-            for (hg_u32 bx = 0; bx < (w + 15) / 16; ++bx)
-                for (hg_u32 ty = 0; ty < 16; ++ty)
-                    for (hg_u32 tx = 0; tx < 16; ++tx) {
-                        blockIdx = {bx, by, 0};
-                        threadIdx = {tx, ty, 0};
-                        hg_gather(fl, as<float>(table), samples.data(), n, accum.data());
-                    }
+        s0 += n;
     }
     blockDim = {16, 16, 1};
     for (hg_u32 by = 0; by < (h + 15) / 16; ++by)

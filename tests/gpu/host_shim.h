@@ -9,11 +9,35 @@
 #define __global__
 #define __device__
 #define __noinline__ __attribute__((noinline))
+#define __restrict__ __restrict
+#define __launch_bounds__(...)
+
+// The host runs a kernel's threads one after another; warp reductions (film.cuh
+// segment_sum) keep each lane's values here and evaluate the device's fixed tree when a
+// segment's last lane arrives.
+#define HG_HOST_SHIM 1
+static float hg_host_lanes[32][5];
 
 struct hg_dim3 {
     unsigned x, y, z;
 };
 static hg_dim3 blockIdx, threadIdx, blockDim;
+
+// 16-byte vector loads (geometry.cuh load_node/load_leaf): memcpy keeps the host's
+// reads free of type punning.
+struct float4 {
+    float x, y, z, w;
+};
+template <class T> static inline T __ldg(const T* p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+static inline unsigned __float_as_uint(float f) {
+    unsigned u;
+    std::memcpy(&u, &f, sizeof u);
+    return u;
+}
 
 static inline float __int_as_float(int i) {
     float f;

@@ -69,6 +69,7 @@ elif [ -x "$RBIN" ]; then
   run "gpu_render upload cache" "$LOGS/upload.log" "$RBIN" --exact unchanged_arrays_are_not_uploaded_again --nocapture
   run "gpu_render NVRTC compile" "$LOGS/nvrtc.log" "$RBIN" --exact nvrtc_compiles_the_kernels_for_sm_90 --nocapture
   run "gpu_render benchmark" "$LOGS/bench.log" "$RBIN" --exact benchmark_seed_direct_and_cbox_path --nocapture
+  run "gpu_render benchmark mesh1m" "$LOGS/bench_mesh1m.log" "$RBIN" --exact benchmark_mesh1m_primary_and_diffuse_rays --nocapture
 else
   echo "missing $RBIN"; FAILED=1; ROWS+=("gpu_render: binary missing")
 fi
@@ -120,5 +121,7 @@ stat "$LOGS/render.log" | grep 'image ' | sed 's/HG_GPU_STAT /  /'
 stat "$LOGS/parity.log" "$LOGS/determinism.log" "$LOGS/upload.log" "$LOGS/nvrtc.log" | sed 's/HG_GPU_STAT /  /'
 echo "benchmarks (512x512, 32 spp; seed: direct, target >= 24 Gsamples/s; cbox: path max_depth 8, target >= 1.5):"
 stat "$LOGS/bench.log" | grep 'bench ' | sed 's/HG_GPU_STAT /  /'
+echo "ray throughput (~1M-triangle bumpy sphere, 1024x1024, 4 spp; primary: depth; diffuse: path max_depth 4, kernel-counted rays):"
+stat "$LOGS/bench_mesh1m.log" | grep 'bench ' | sed 's/HG_GPU_STAT /  /'
 echo "overall   : $([ "$FAILED" -eq 0 ] && echo PASS || echo FAIL)"
 exit "$FAILED"

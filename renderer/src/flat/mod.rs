@@ -217,7 +217,8 @@ pub struct FlatScene {
     pub dist2d: Vec<FlatDist2D>,
     /// The floats the distributions point into.
     pub dist_data: Vec<f32>,
-    /// The reconstruction filter tabulated as `films::block::FilterTable` does.
+    /// The reconstruction filter tabulated as `films::block::FilterTable` does
+    /// (`values()`), followed by its sampling CDF (`sampling_cdf()`, for kernels/film.cuh).
     pub filter_table: Vec<f32>,
     /// The scene's bounding sphere: centre x, y, z and radius.
     pub bsphere: [f32; 4],
@@ -378,9 +379,12 @@ impl FlatScene {
             camera: flatten_camera(&scene.sensor.camera),
             film: flatten_film(&scene.sensor.film),
             integrator: flatten_integrator(&scene.integrator),
-            filter_table: FilterTable::new(&scene.sensor.film.rfilter)
-                .values()
-                .to_vec(),
+            filter_table: {
+                let t = FilterTable::new(&scene.sensor.film.rfilter);
+                let mut v = t.values().to_vec();
+                v.extend(t.sampling_cdf());
+                v
+            },
             bsphere: [
                 scene.bsphere.0.x,
                 scene.bsphere.0.y,

@@ -15,9 +15,11 @@
 //! emitter plugin (one `.cuh` twin per plugin under `renderer/kernels/`), and the
 //! `depth` integrator with a one-pixel box filter. Both use the CPU's per-(pixel,
 //! sample) random streams, so CPU and GPU consume identical random numbers. The film is
-//! reconstructed without float atomics: each wave writes one record per sample, a
-//! gather kernel filters them per pixel in a fixed order (the CPU's filter table), so
-//! the same scene, spp and seed give the same bits (DESIGN.md §3).
+//! reconstructed without float atomics or a sample buffer: each sample is placed by
+//! importance sampling the reconstruction filter (truncated to the crop window) and
+//! weighted by filter / pdf, and a pixel's samples of a wave, which share one warp
+//! segment, are summed by a fixed butterfly and added to the pixel by one lane, so the
+//! same scene, spp and seed give the same bits (kernels/film.cuh; DESIGN.md §3).
 
 pub mod cache;
 pub mod kernels;

@@ -1,24 +1,43 @@
 //! The `direct`/`path` launch (kernels/render.cu, kernels/film.cuh): scene arrays
-//! uploaded through a per-array content cache, the megakernel wave by wave, each wave
-//! followed by the gather kernel, then the develop kernel; all on the render stream.
+//! uploaded through a per-array content cache, the megakernel wave by wave (each wave
+//! places its samples by filter importance sampling and reduces every pixel's samples
+//! into the film accumulator inside the kernel), then the develop kernel; all on the
+//! render stream.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use cudarc::driver::{sys as dsys, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{sys as dsys, CudaModule, CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::{drv, guarded, read_back, CudaBackend, CudaFilm, Inputs};
-use crate::backend::cuda::kernels;
+use crate::backend::cuda::{check_supported, kernels};
+use crate::backend::RenderOptions;
 use crate::error::{Error, Result};
 use crate::flat::{content_hash, FlatScene};
+use crate::integrators::AnyIntegrator;
+use crate::io::Image;
 use crate::scene::Scene;
 
-/// Target number of sample paths per megakernel wave (bounds the sample buffer:
-/// 24 bytes per sample, 384 MiB at this size).
-const WAVE_SAMPLES: u64 = 1 << 24;
+/// The module name of the render module's ray-counting variant (`count_rays`).
+const COUNT_MODULE: &str = "render.cu+HG_COUNT_RAYS";
 
-/// Threads per block of the megakernel.
-const RENDER_BLOCK: u32 = 128;
+/// Most samples per pixel in one megakernel wave: a pixel's samples of a wave share one
+/// warp segment (kernels/film.cuh `segment_sum`).
+const MAX_WAVE_SPP: u32 = 32;
+
+/// Threads per block of the megakernel: a multiple of 32, so that warp segments stay
+/// aligned to pixels; 64 rather than 128 because at its 108 registers per thread an SM
+/// holds 9 blocks of 64 (18 warps) but only 4 of 128 (16 warps) (see render.cu).
+const RENDER_BLOCK: u32 = 64;
+
+/// Samples per pixel of the wave that starts with `done` of `spp` samples rendered: the
+/// largest power of two <= min(spp - done, 32), so that a pixel's samples of the wave fill
+/// one aligned warp segment. The wave split is part of the determinism contract (the
+/// summation order follows it), so it depends on `spp` only.
+fn wave_spp(spp: u32, done: u32) -> u32 {
+    let left = spp.saturating_sub(done).clamp(1, MAX_WAVE_SPP);
+    1 << (31 - left.leading_zeros())
+}
 
 /// The flat arrays that every scene kernel takes, in the order of `HG_SCENE_PARAMS`
 /// (kernels/scene.cuh); the counts sit between them as that list says.
@@ -123,14 +142,65 @@ impl CudaBackend {
         self.uploaded.load(Ordering::Relaxed)
     }
 
-    /// Enqueues the `direct`/`path` megakernel wave by wave, each wave followed by the
-    /// gather kernel, then the develop kernel (kernels/render.cu, kernels/film.cuh).
+    /// Enqueues the `direct`/`path` megakernel wave by wave ([`wave_spp`] samples per
+    /// pixel each), then the develop kernel (kernels/render.cu, kernels/film.cuh).
     pub(super) fn enqueue_render(&self, scene: &Scene, seed: u64, spp: u32) -> Result<CudaFilm> {
         let module = self.render_module()?;
-        let (fr, fg, fd) = (
-            self.function(&module, "hg_render")?,
-            self.function(&module, "hg_gather")?,
-            self.function(&module, "hg_develop")?,
+        self.enqueue_render_in(&module, scene, seed, spp)
+    }
+
+    /// Rays traced (closest-hit and shadow rays) by the `direct`/`path` render of `scene`
+    /// with `opts`, and the film: renders once with a variant of the render module
+    /// compiled with `HG_COUNT_RAYS` (kernels/scene.cuh: an atomic counter per traced ray,
+    /// one atomic per warp and call site), so the count is the kernel's own, not a model
+    /// of it. For benchmarks (rays per second); the variant is compiled through the same
+    /// program cache and is never used for ordinary renders, whose timing it would skew.
+    pub fn count_rays(&self, scene: &Scene, opts: &RenderOptions) -> Result<(u64, Image)> {
+        let spp = opts.resolve_spp(scene)?;
+        check_supported(scene)?;
+        if matches!(scene.integrator, AnyIntegrator::Depth(_)) {
+            return Err(Error::Cuda(
+                "count_rays: the depth kernel traces one ray per sample; count those directly"
+                    .into(),
+            ));
+        }
+        guarded("CUDA ray count", || {
+            let source = format!(
+                "#define HG_COUNT_RAYS 1\n{}",
+                kernels::assemble(kernels::RENDER_MODULE)?
+            );
+            let (module, _) = self.load_source(COUNT_MODULE, source)?;
+            let mut counter = module
+                .get_global("hg_ray_count", &self.stream)
+                .map_err(drv("finding hg_ray_count"))?;
+            self.stream
+                .memcpy_htod(&[0u8; 8], &mut counter)
+                .map_err(drv("zeroing hg_ray_count"))?;
+            let film = self.enqueue_render_in(&module, scene, opts.seed, spp)?;
+            let image = film.to_image()?;
+            let mut bytes = [0u8; 8];
+            self.stream
+                .memcpy_dtoh(&counter, &mut bytes)
+                .map_err(drv("reading hg_ray_count"))?;
+            self.stream
+                .synchronize()
+                .map_err(drv("waiting for the ray count"))?;
+            Ok((u64::from_le_bytes(bytes), image))
+        })
+    }
+
+    /// [`Self::enqueue_render`] with the kernels of `module` (the render module or its
+    /// ray-counting variant).
+    fn enqueue_render_in(
+        &self,
+        module: &Arc<CudaModule>,
+        scene: &Scene,
+        seed: u64,
+        spp: u32,
+    ) -> Result<CudaFilm> {
+        let (fr, fd) = (
+            self.function(module, "hg_render")?,
+            self.function(module, "hg_develop")?,
         );
         let flat = FlatScene::from_scene(scene);
         let arrays = flat.render_arrays();
@@ -148,13 +218,11 @@ impl CudaBackend {
         let [w, h] = flat.film.crop_size;
         let ch = if flat.film.alpha != 0 { 4 } else { 3 };
         let pixels = w as u64 * h as u64;
-        let per_wave = ((WAVE_SAMPLES / pixels.max(1)).max(1) as u32).min(spp);
         let alloc = |n: u64, what: &str| {
             self.stream
                 .alloc_zeros::<f32>((n as usize).max(1))
                 .map_err(|e| Error::Cuda(format!("allocating {what} ({n} floats): {e:?}")))
         };
-        let mut samples = alloc(pixels * per_wave as u64 * 6, "the sample buffer")?;
         let mut accum = alloc(pixels * 5, "the film accumulator")?;
         let mut out = alloc(pixels * ch as u64, "the film")?;
         let scene_args = SceneArgs::new(&flat, b)?;
@@ -169,41 +237,37 @@ impl CudaBackend {
             .record_event(timing)
             .map_err(drv("recording the start event"))?;
         let mut s0 = 0u32;
-        let mut film_start = None;
         while s0 < spp {
-            let n = per_wave.min(spp - s0);
+            let n = wave_spp(spp, s0);
             let threads = pixels * n as u64;
             let blocks = u32::try_from(threads.div_ceil(RENDER_BLOCK as u64))
                 .map_err(|_| Error::Cuda(format!("a wave of {threads} samples is too large")))?;
             let mut l = self.stream.launch_builder(&fr);
             l.arg(b("camera")?).arg(b("film")?).arg(b("integrator")?);
             scene_args.push(&mut l);
-            l.arg(&seed).arg(&s0).arg(&n).arg(&mut samples);
+            l.arg(b("filter_table")?)
+                .arg(&seed)
+                .arg(&s0)
+                .arg(&n)
+                .arg(&mut accum);
             let cfg = LaunchConfig {
                 grid_dim: (blocks, 1, 1),
                 block_dim: (RENDER_BLOCK, 1, 1),
                 shared_mem_bytes: 0,
             };
             // SAFETY: the arguments match hg_render in render.cu one for one; every array
-            // holds the records the kernel indexes; `samples` has room for
-            // pixels * n * 6 floats (n <= per_wave).
+            // holds the records the kernel indexes (`filter_table`: the LUT and the
+            // sampling CDF); `accum` has 5 floats per pixel; n is a power of two <= 32 and
+            // RENDER_BLOCK a multiple of 32, as the kernel's warp reduction requires.
             unsafe { l.launch(cfg) }.map_err(drv("launching hg_render"))?;
-            film_start = Some(
-                self.stream
-                    .record_event(timing)
-                    .map_err(drv("recording the gather event"))?,
-            );
-            let mut g = self.stream.launch_builder(&fg);
-            g.arg(b("film")?)
-                .arg(b("filter_table")?)
-                .arg(&samples)
-                .arg(&n)
-                .arg(&mut accum);
-            // SAFETY: matches hg_gather in film.cuh; `samples` holds this wave's
-            // pixels * n records and `accum` 5 floats per pixel.
-            unsafe { g.launch(px_cfg) }.map_err(drv("launching hg_gather"))?;
             s0 += n;
         }
+        // the film's own work is now only hg_develop (the reduction runs inside hg_render)
+        let film_start = Some(
+            self.stream
+                .record_event(timing)
+                .map_err(drv("recording the develop event"))?,
+        );
         let mut d = self.stream.launch_builder(&fd);
         d.arg(b("film")?).arg(&accum).arg(&mut out);
         // SAFETY: matches hg_develop in film.cuh; `out` has pixels * ch floats.
@@ -220,7 +284,7 @@ impl CudaBackend {
             _inputs: Inputs {
                 _depth: None,
                 _arrays: bufs,
-                _work: vec![samples, accum],
+                _work: vec![accum],
             },
             ctx: self.ctx.clone(),
             stream: self.stream.clone(),
@@ -273,5 +337,34 @@ impl CudaBackend {
             unsafe { l.launch(cfg) }.map_err(drv("launching hg_parity"))?;
             read_back(&self.ctx, &self.stream, &out)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waves_are_powers_of_two_up_to_32_and_cover_spp() {
+        for spp in 1..=200u32 {
+            let (mut done, mut waves) = (0u32, Vec::new());
+            while done < spp {
+                let n = wave_spp(spp, done);
+                assert!(
+                    n.is_power_of_two() && n <= 32 && n <= spp - done,
+                    "{spp}: {n}"
+                );
+                waves.push(n);
+                done += n;
+            }
+            assert_eq!(done, spp);
+            // greedy: full waves of 32, then the binary digits of the rest
+            let rest = spp % 32;
+            assert_eq!(
+                waves.len() as u32,
+                spp / 32 + rest.count_ones(),
+                "{spp}: {waves:?}"
+            );
+        }
     }
 }
