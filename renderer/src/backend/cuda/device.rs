@@ -134,7 +134,7 @@ struct Inputs {
     _depth: Option<Box<DeviceScene>>,
     /// The flat scene arrays (direct/path).
     _arrays: Vec<Arc<CudaSlice<u8>>>,
-    /// The sample buffer and the accumulator (direct/path).
+    /// The film accumulator (direct/path).
     _work: Vec<CudaSlice<f32>>,
 }
 
@@ -497,7 +497,7 @@ impl CudaFilm {
         })
     }
 
-    /// Milliseconds of the last wave's film reconstruction (gather + develop), for the
+    /// Milliseconds of the develop kernel (the per-pixel reduction runs inside hg_render), for the
     /// benchmark's profile; `None` for the depth kernel (waits for the render).
     pub fn film_ms(&self) -> Result<Option<f32>> {
         let Some(e) = &self.film_start else {

@@ -221,7 +221,7 @@ impl CudaBackend {
         let alloc = |n: u64, what: &str| {
             self.stream
                 .alloc_zeros::<f32>((n as usize).max(1))
-                .map_err(|e| Error::Cuda(format!("allocating {what} ({n} floats): {e:?}")))
+                .map_err(|e| super::mem_error(what, n as usize * 4, self.info.total_mem, e))
         };
         let mut accum = alloc(pixels * 5, "the film accumulator")?;
         let mut out = alloc(pixels * ch as u64, "the film")?;
