@@ -151,11 +151,18 @@ pub fn flatten_bvh(bvh: &Bvh) -> Result<Vec<FlatBvhNode>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::{Pcg32, Vec3};
+    use crate::accel::LeafPrim;
+    use crate::math::{Pcg32, Ray, Vec3};
+    use crate::shapes::mesh::{intersect_tri_watertight, TriRay};
     use crate::shapes::{Geometry, TriMesh};
 
     /// A BVH over `n` random small triangles in the unit cube.
     fn soup_bvh(n: usize) -> Bvh {
+        soup(n).1
+    }
+
+    /// [`soup_bvh`] with its geometry.
+    fn soup(n: usize) -> (Geometry, Bvh) {
         let mut rng = Pcg32::new(11, 3);
         let mut m = TriMesh::default();
         for _ in 0..n {
@@ -169,7 +176,8 @@ mod tests {
         }
         let mut g = Geometry::default();
         m.add_to(&mut g, false, 0);
-        Bvh::build(&g)
+        let bvh = Bvh::build(&g);
+        (g, bvh)
     }
 
     /// Checks that GPU child (`min`, `word`, `max`) describes CPU node `i`, recursing into
@@ -292,6 +300,112 @@ mod tests {
             .contains("child word"));
         assert_eq!(child_word(CHILD_INDEX_MAX, 7), Some(u32::MAX));
         assert_eq!(child_word(CHILD_INDEX_MAX + 1, 1), None);
+    }
+
+    /// The kernel's `box_enter` (geometry.cuh): entry distance into (min, max) or ∞.
+    fn box_enter(r: &Ray, inv: Vec3, min: [f32; 3], max: [f32; 3], tmax: f32) -> f32 {
+        let robust = 1.0 + 2.0 * (3.0 * f32::EPSILON * 0.5) / (1.0 - 3.0 * f32::EPSILON * 0.5);
+        let t0 = (Vec3::from(min) - r.o) * inv;
+        let t1 = (Vec3::from(max) - r.o) * inv;
+        let near = t0.min(t1).max_element().max(0.0);
+        let far = (t0.max(t1).min_element() * robust).min(tmax);
+        if near <= far {
+            near
+        } else {
+            f32::INFINITY
+        }
+    }
+
+    /// A model of the kernel's `intersect_scene` (geometry.cuh) with triangles only: the
+    /// closest hit `(prim, t)` and the most stack entries it had in use.
+    fn model_walk(gpu: &[FlatBvhNode], leaf: &[LeafPrim], r: &Ray) -> (Option<(u32, f32)>, usize) {
+        let inv = Vec3::new(1.0 / r.d.x, 1.0 / r.d.y, 1.0 / r.d.z);
+        let tr = TriRay::new(r);
+        let (mut tmax, mut best, mut stack, mut peak) = (r.tmax, None, Vec::new(), 0);
+        if box_enter(r, inv, gpu[0].a_min, gpu[0].a_max, tmax) == f32::INFINITY {
+            return (None, 0);
+        }
+        let mut child = gpu[0].a_child;
+        loop {
+            if child >> CHILD_INDEX_BITS == 0 {
+                let n = &gpu[child as usize];
+                let ta = box_enter(r, inv, n.a_min, n.a_max, tmax);
+                let tb = box_enter(r, inv, n.b_min, n.b_max, tmax);
+                let (near, tn, far, tf) = if ta <= tb {
+                    (n.a_child, ta, n.b_child, tb)
+                } else {
+                    (n.b_child, tb, n.a_child, ta)
+                };
+                if tn != f32::INFINITY {
+                    if tf != f32::INFINITY {
+                        stack.push((far, tf));
+                        peak = peak.max(stack.len());
+                    }
+                    child = near;
+                    continue;
+                }
+            } else {
+                let first = child & CHILD_INDEX_MAX;
+                for lp in &leaf[first as usize..(first + (child >> CHILD_INDEX_BITS)) as usize] {
+                    let p = [lp.p0, lp.p1, lp.p2].map(Vec3::from);
+                    if let Some((t, _)) = intersect_tri_watertight(p, &tr, tmax) {
+                        (tmax, best) = (t, Some((lp.prim, t)));
+                    }
+                }
+            }
+            loop {
+                let Some((c, t)) = stack.pop() else {
+                    return (best, peak);
+                };
+                if t <= tmax {
+                    child = c;
+                    break;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_kernels_walk_finds_the_cpu_closest_hits() {
+        let (g, bvh) = soup(2000);
+        let gpu = flatten_bvh(&bvh).unwrap();
+        let mut rng = Pcg32::new(5, 9);
+        let mut hits = 0;
+        for _ in 0..2000 {
+            let o = Vec3::new(rng.next_f32(), rng.next_f32(), rng.next_f32()) * 3.0 - 1.0;
+            let target = Vec3::new(rng.next_f32(), rng.next_f32(), rng.next_f32());
+            let ray = Ray {
+                o,
+                d: (target - o).normalize(),
+                tmax: f32::INFINITY,
+            };
+            let cpu = bvh.intersect(&g, &ray).map(|(p, t, _)| (p, t.to_bits()));
+            let (model, peak) = model_walk(&gpu, &bvh.leaf_prims, &ray);
+            assert_eq!(model.map(|(p, t)| (p, t.to_bits())), cpu, "{ray:?}");
+            assert!(peak <= bvh_depth(&bvh.nodes).unwrap() as usize);
+            hits += cpu.is_some() as u32;
+        }
+        assert!(hits > 500, "{hits}");
+    }
+
+    #[test]
+    fn a_comb_as_deep_as_the_stack_fills_it_exactly() {
+        // the interior (right) children lie nearer than the leaves on the left, so the
+        // walk pushes every left leaf before it reaches the bottom
+        let mut bvh = comb(STACK_SIZE);
+        for (i, n) in bvh.nodes.iter_mut().enumerate() {
+            let left_leaf = i % 2 == 1;
+            n.min = [if left_leaf { 5.0 } else { -1.0 }, -1.0, -1.0];
+            n.max = [6.0, 1.0, 1.0];
+        }
+        bvh.leaf_prims = vec![LeafPrim::default(); STACK_SIZE + 1];
+        let gpu = flatten_bvh(&bvh).unwrap();
+        let ray = Ray {
+            o: Vec3::new(-10.0, 0.5, 0.25),
+            d: Vec3::X,
+            tmax: f32::INFINITY,
+        };
+        assert_eq!(model_walk(&gpu, &bvh.leaf_prims, &ray), (None, STACK_SIZE));
     }
 
     /// The value of `#define name value` in `src`.
