@@ -5,7 +5,7 @@
 #include "geometry.cuh"
 
 extern "C" __global__ void hg_depth(const FlatCamera* cam_p, const FlatFilm* film_p,
-                                    const BvhNode* nodes, hg_u32 node_count,
+                                    const FlatBvhNode* nodes, hg_u32 node_count,
                                     const LeafPrim* leaf, const Prim* prims,
                                     const FlatShape* shapes, hg_u64 seed, hg_u32 spp,
                                     float* out) {

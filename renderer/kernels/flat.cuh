@@ -7,12 +7,23 @@
 typedef unsigned int hg_u32;
 typedef unsigned long long hg_u64;
 
-struct BvhNode {
-    float min[3];
-    hg_u32 left_first;  // interior: left child (right = left + 1); leaf: first slot
-    float max[3];
-    hg_u32 count;       // leaf: primitive count; interior: 0
+// Two-box BVH node (flat/bvh.rs): both children's boxes and child words. A child word
+// holds a leaf's primitive count in its bits from HG_CHILD_INDEX_BITS up (0: interior)
+// and the interior node's index or the leaf's first slot below. Node 0 is a header: its
+// `a` half is the root's box and child word, its `b` half is unused.
+struct FlatBvhNode {
+    float a_min[3];
+    hg_u32 a_child;
+    float a_max[3];
+    hg_u32 a_pad;
+    float b_min[3];
+    hg_u32 b_child;
+    float b_max[3];
+    hg_u32 b_pad;
 };
+
+#define HG_CHILD_INDEX_BITS 29u
+#define HG_CHILD_INDEX_MASK ((1u << HG_CHILD_INDEX_BITS) - 1u)
 
 struct LeafPrim {
     float p0[3];
@@ -173,8 +184,9 @@ struct FlatDist2D {
 
 // S(record, size) and F(record, field, offset), in the order of the Rust `flat::LAYOUT`.
 #define HG_LAYOUT(S, F) \
-    S(BvhNode, 32) F(BvhNode, min, 0) F(BvhNode, left_first, 12) F(BvhNode, max, 16) \
-    F(BvhNode, count, 28) \
+    S(FlatBvhNode, 64) F(FlatBvhNode, a_min, 0) F(FlatBvhNode, a_child, 12) \
+    F(FlatBvhNode, a_max, 16) F(FlatBvhNode, a_pad, 28) F(FlatBvhNode, b_min, 32) \
+    F(FlatBvhNode, b_child, 44) F(FlatBvhNode, b_max, 48) F(FlatBvhNode, b_pad, 60) \
     S(LeafPrim, 48) F(LeafPrim, p0, 0) F(LeafPrim, prim, 12) F(LeafPrim, p1, 16) \
     F(LeafPrim, is_tri, 28) F(LeafPrim, p2, 32) F(LeafPrim, pad, 44) \
     S(Prim, 8) F(Prim, shape, 0) F(Prim, index, 4) \

@@ -1,12 +1,13 @@
 // Ray intersection with the flat scene: watertight triangles, analytic spheres,
 // rectangles and disks, and the BVH walk. Mirrors renderer/src/shapes/*.rs and
 // renderer/src/accel/mod.rs operation by operation (same near-child-first order,
-// same conservative box test), so CPU and GPU find the same closest hits.
+// same conservative box test), so CPU and GPU find the same closest hits. The GPU walks
+// two-box nodes (FlatBvhNode, flat/bvh.rs) derived from the CPU's tree.
 #pragma once
 #include "common.cuh"
 
 struct SceneGeom {
-    const BvhNode* nodes;
+    const FlatBvhNode* nodes;  // node 0: the header (root box and child word)
     hg_u32 node_count;
     const LeafPrim* leaf;
     const Prim* prims;
@@ -102,25 +103,10 @@ __device__ inline float intersect_planar(const FlatShape& s, const Ray& r, float
 }
 
 // BVH nodes and leaf primitives are the traversal's hot, read-only data: read them with
-// 16-byte non-coherent loads (ld.global.nc.v4: 2 per node, 3 per leaf primitive) instead
+// 16-byte non-coherent loads (ld.global.nc.v4: 4 per node, 3 per leaf primitive) instead
 // of one generic load per field (the scene's pointers reach the traversal through a
 // struct, so the compiler cannot prove they are global and read-only). The records are
 // 16-byte multiples in separately allocated arrays, so every element is 16-byte aligned.
-__device__ inline BvhNode load_node(const BvhNode* p) {
-    const float4* q = reinterpret_cast<const float4*>(p);
-    float4 a = __ldg(q), b = __ldg(q + 1);
-    BvhNode n;
-    n.min[0] = a.x;
-    n.min[1] = a.y;
-    n.min[2] = a.z;
-    n.left_first = __float_as_uint(a.w);
-    n.max[0] = b.x;
-    n.max[1] = b.y;
-    n.max[2] = b.z;
-    n.count = __float_as_uint(b.w);
-    return n;
-}
-
 __device__ inline LeafPrim load_leaf(const LeafPrim* p) {
     const float4* q = reinterpret_cast<const float4*>(p);
     float4 a = __ldg(q), b = __ldg(q + 1), c = __ldg(q + 2);
@@ -166,8 +152,10 @@ __device__ inline RayBox ray_box(const Ray& r) {
 
 #define HG_ROBUST (1.0f + 2.0f * (3.0f * HG_FLT_EPS * 0.5f) / (1.0f - 3.0f * HG_FLT_EPS * 0.5f))
 
-__device__ inline float box_enter(const RayBox& rb, const BvhNode& n, float tmax) {
-    V3 t0 = (v3a(n.min) - rb.o), t1 = (v3a(n.max) - rb.o);
+// Entry distance into the box (lo.xyz, hi.xyz), or HG_INF when the ray misses it
+// before tmax (the .w lanes carry the child word and padding and are ignored).
+__device__ inline float box_enter(const RayBox& rb, float4 lo, float4 hi, float tmax) {
+    V3 t0 = (v3(lo.x, lo.y, lo.z) - rb.o), t1 = (v3(hi.x, hi.y, hi.z) - rb.o);
     t0 = v3(t0.x * rb.inv.x, t0.y * rb.inv.y, t0.z * rb.inv.z);
     t1 = v3(t1.x * rb.inv.x, t1.y * rb.inv.y, t1.z * rb.inv.z);
     float near = fmaxf(fmaxf(fmaxf(fminf(t0.x, t1.x), fminf(t0.y, t1.y)), fminf(t0.z, t1.z)), 0.0f);
@@ -176,11 +164,40 @@ __device__ inline float box_enter(const RayBox& rb, const BvhNode& n, float tmax
     return near <= far ? near : HG_INF;
 }
 
+// The host refuses trees whose leaves lie deeper than this (flat::flatten_bvh), and the
+// stack holds at most one entry per level above the current node: it cannot overflow.
 #define HG_STACK 128  // accel::STACK_SIZE
+
+// A postponed child: its child word and the distance at which the ray enters its box.
+// Node and distance side by side: one 8-byte local store per push, one load per pop.
+struct alignas(8) BvhEntry {
+    hg_u32 child;
+    float t;
+};
+
+// Pops the next child that may still hold something nearer than tmax into `child`;
+// false when the stack runs out.
+__device__ inline bool bvh_pop(const BvhEntry* stack, int& sp, float tmax, hg_u32& child) {
+    while (sp > 0) {
+        --sp;
+        BvhEntry e = stack[sp];
+        if (e.t <= tmax) {
+            child = e.child;
+            return true;
+        }
+    }
+    return false;
+}
 
 // Closest hit: returns t (HG_INF on a miss), the primitive and, when `coords` is given,
 // the primitive's coordinates (triangles: barycentrics; rectangles, disks: local x, y).
 // `any_hit` stops at the first hit (shadow rays).
+//
+// While-while traversal (Aila & Laine 2009): the inner loop descends interior nodes,
+// one 64-byte node fetch each, testing both children's boxes from the parent, pushing
+// the far child and descending the near one (the left one on a tie, as the CPU does);
+// a leaf's primitives are then tested straight from its child word. Leaves are visited
+// in the CPU's order, so ties between equally near primitives resolve the same way.
 __device__ inline float intersect_scene(const SceneGeom& g, const Ray& ray, hg_u32* hit_prim,
                                         float* coords = nullptr, bool any_hit = false) {
     float best = HG_INF;
@@ -188,59 +205,49 @@ __device__ inline float intersect_scene(const SceneGeom& g, const Ray& ray, hg_u
     RayBox rb = ray_box(ray);
     TriRay tr = tri_ray(ray);
     float tmax = ray.tmax;
-    // node and entry distance side by side: one 8-byte local store per push, one load per pop
-    struct alignas(8) Entry {
-        hg_u32 node;
-        float t;
-    };
-    Entry stack[HG_STACK];
+    BvhEntry stack[HG_STACK];
     int sp = 0;
-    hg_u32 node = 0;
-    if (box_enter(rb, load_node(g.nodes), tmax) == HG_INF) return best;
+    const float4* header = reinterpret_cast<const float4*>(g.nodes);
+    const float4 root_lo = __ldg(header), root_hi = __ldg(header + 1);
+    if (box_enter(rb, root_lo, root_hi, tmax) == HG_INF) return best;
+    hg_u32 child = __float_as_uint(root_lo.w);
     for (;;) {
-        const BvhNode n = load_node(g.nodes + node);
-        bool descend = false;
-        if (n.count > 0) {
-            for (hg_u32 slot = n.left_first; slot < n.left_first + n.count; ++slot) {
-                hg_u32 prim;
-                float uv[2] = {0.0f, 0.0f};
-                float t = intersect_slot(g, slot, ray, tr, tmax, &prim, uv);
-                if (t != HG_INF) {
-                    best = t;
-                    tmax = t;
-                    *hit_prim = prim;
-                    if (coords) {
-                        coords[0] = uv[0];
-                        coords[1] = uv[1];
-                    }
-                    if (any_hit) return best;
-                }
+        while ((child >> HG_CHILD_INDEX_BITS) == 0u) {
+            const float4* q = reinterpret_cast<const float4*>(g.nodes + child);
+            const float4 a_lo = __ldg(q), a_hi = __ldg(q + 1);
+            const float4 b_lo = __ldg(q + 2), b_hi = __ldg(q + 3);
+            float ta = box_enter(rb, a_lo, a_hi, tmax);
+            float tb = box_enter(rb, b_lo, b_hi, tmax);
+            bool a_near = ta <= tb;
+            hg_u32 ca = __float_as_uint(a_lo.w), cb = __float_as_uint(b_lo.w);
+            float tn = a_near ? ta : tb, tf = a_near ? tb : ta;
+            if (tn == HG_INF) {
+                if (!bvh_pop(stack, sp, tmax, child)) return best;
+                continue;
             }
-        } else {
-            hg_u32 a = n.left_first, b = n.left_first + 1;
-            float ta = box_enter(rb, load_node(g.nodes + a), tmax);
-            float tb = box_enter(rb, load_node(g.nodes + b), tmax);
-            hg_u32 nn = ta <= tb ? a : b, fn = ta <= tb ? b : a;
-            float tn = ta <= tb ? ta : tb, tf = ta <= tb ? tb : ta;
-            if (tn != HG_INF) {
-                if (tf != HG_INF && sp < HG_STACK) {
-                    stack[sp].node = fn;
-                    stack[sp].t = tf;
-                    ++sp;
+            if (tf != HG_INF && sp < HG_STACK) {  // sp < HG_STACK: see HG_STACK
+                stack[sp].child = a_near ? cb : ca;
+                stack[sp].t = tf;
+                ++sp;
+            }
+            child = a_near ? ca : cb;
+        }
+        hg_u32 first = child & HG_CHILD_INDEX_MASK, end = first + (child >> HG_CHILD_INDEX_BITS);
+        for (hg_u32 slot = first; slot < end; ++slot) {
+            hg_u32 prim;
+            float uv[2] = {0.0f, 0.0f};
+            float t = intersect_slot(g, slot, ray, tr, tmax, &prim, uv);
+            if (t != HG_INF) {
+                best = t;
+                tmax = t;
+                *hit_prim = prim;
+                if (coords) {
+                    coords[0] = uv[0];
+                    coords[1] = uv[1];
                 }
-                node = nn;
-                descend = true;
+                if (any_hit) return best;
             }
         }
-        if (descend) continue;
-        for (;;) {
-            if (sp == 0) return best;
-            --sp;
-            Entry e = stack[sp];
-            if (e.t <= tmax) {
-                node = e.node;
-                break;
-            }
-        }
+        if (!bvh_pop(stack, sp, tmax, child)) return best;
     }
 }

@@ -30,7 +30,7 @@ struct SceneData {
 // (backend/cuda/device/render.rs, `SceneArgs::push`); every scene kernel takes them
 // through this macro and turns them into a SceneData with HG_SCENE_DATA.
 #define HG_SCENE_PARAMS                                                                                   \
-    const BvhNode *nodes, hg_u32 node_count, const LeafPrim *leaf, const Prim *prims,                   \
+    const FlatBvhNode *nodes, hg_u32 node_count, const LeafPrim *leaf, const Prim *prims,               \
         const FlatShape *shapes, const float *positions, const float *normals, const float *uvs,         \
         const hg_u32 *tris, const FlatBsdf *bsdfs, const float *tables, const FlatTexture *textures,     \
         const float *texels, const FlatEmitter *emitters, hg_u32 emitter_count,                          \

@@ -67,7 +67,7 @@ fn kernels_on_the_host_match_the_cpu_backend_and_layout() {
             seed,
         };
         let cpu_img = cpu::render(&scene, &opts).unwrap();
-        dump(&FlatScene::from_scene(&scene), &dir);
+        dump(&FlatScene::from_scene(&scene).unwrap(), &dir);
         let st = Command::new(&exe)
             .arg(&dir)
             .arg(seed.to_string())

@@ -42,7 +42,7 @@ fn plugin_twins_match_the_rust_plugins_on_fixed_inputs() {
     let desc = xml::load_file(&dir.join("scene.xml"), &[]).unwrap();
     let scene = build_scene(&desc).unwrap();
     heliograph::backend::cuda::check_supported(&scene).unwrap();
-    let flat = FlatScene::from_scene(&scene);
+    let flat = FlatScene::from_scene(&scene).unwrap();
     for (name, bytes) in flat.render_arrays() {
         std::fs::write(dir.join(format!("{name}.bin")), bytes).unwrap();
     }

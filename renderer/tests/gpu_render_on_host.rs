@@ -45,7 +45,7 @@ struct Host {
 impl Host {
     /// Renders `scene` with the host-compiled kernels, `per_wave` samples per pixel per wave.
     fn render(&self, scene: &Scene, seed: u64, spp: u32, per_wave: u32) -> Vec<f32> {
-        let flat = FlatScene::from_scene(scene);
+        let flat = FlatScene::from_scene(scene).unwrap();
         for (name, bytes) in flat.render_arrays() {
             std::fs::write(self.dir.join(format!("{name}.bin")), bytes).unwrap();
         }
@@ -314,7 +314,7 @@ fn filter_importance_sampling_matches_the_truncated_filter_integral() {
         AnyFilter::Box { radius: 0.5 },
     ] {
         scene.sensor.film.rfilter = f;
-        let flat = FlatScene::from_scene(&scene);
+        let flat = FlatScene::from_scene(&scene).unwrap();
         for (name, bytes) in flat.render_arrays() {
             if name == "film" || name == "filter_table" {
                 std::fs::write(dir.join(format!("{name}.bin")), bytes).unwrap();

@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     auto nodes = slurp(dir + "/nodes.bin"), leaf = slurp(dir + "/leaf.bin");
     auto prims = slurp(dir + "/prims.bin"), shapes = slurp(dir + "/shapes.bin");
     const FlatFilm* fl = (const FlatFilm*)film.data();
-    hg_u32 node_count = (hg_u32)((nodes.size() - 16) / sizeof(BvhNode));
+    hg_u32 node_count = (hg_u32)((nodes.size() - 16) / sizeof(FlatBvhNode));
     hg_u32 w = fl->crop_size[0], h = fl->crop_size[1], ch = fl->alpha ? 4 : 3;
     std::vector<float> out((size_t)w * h * ch, 0.0f);
     blockDim = {16, 16, 1};
@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
                 for (hg_u32 tx = 0; tx < 16; ++tx) {
                     blockIdx = {bx, by, 0};
                     threadIdx = {tx, ty, 0};
-                    hg_depth((const FlatCamera*)cam.data(), fl, (const BvhNode*)nodes.data(),
+                    hg_depth((const FlatCamera*)cam.data(), fl, (const FlatBvhNode*)nodes.data(),
                              node_count, (const LeafPrim*)leaf.data(), (const Prim*)prims.data(),
                              (const FlatShape*)shapes.data(), seed, spp, out.data());
                 }

@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
     for (hg_u32 t = 0; t < (nq + 63) / 64 * 64; ++t) {
         blockIdx = {t / 64, 0, 0};
         threadIdx = {t % 64, 0, 0};
-        hg_parity(as<BvhNode>(a[0]), count<BvhNode>(a[0]), as<LeafPrim>(a[1]), as<Prim>(a[2]),
+        hg_parity(as<FlatBvhNode>(a[0]), count<FlatBvhNode>(a[0]), as<LeafPrim>(a[1]), as<Prim>(a[2]),
                   as<FlatShape>(a[3]), as<float>(a[4]), as<float>(a[5]), as<float>(a[6]), as<hg_u32>(a[7]),
                   as<FlatBsdf>(a[8]), as<float>(a[9]), as<FlatTexture>(a[10]), as<float>(a[11]),
                   as<FlatEmitter>(a[12]), count<FlatEmitter>(a[12]), as<hg_u32>(a[13]), count<hg_u32>(a[13]),

@@ -64,8 +64,8 @@ int main(int argc, char** argv) {
         for (hg_u64 t = 0; t < (threads + 63) / 64 * 64; ++t) {
             blockIdx = {(unsigned)(t / 64), 0, 0};
             threadIdx = {(unsigned)(t % 64), 0, 0};
-            hg_render(as<FlatCamera>(cam), fl, as<FlatIntegrator>(integ), as<BvhNode>(nodes),
-                      count<BvhNode>(nodes), as<LeafPrim>(leaf), as<Prim>(prims), as<FlatShape>(shapes),
+            hg_render(as<FlatCamera>(cam), fl, as<FlatIntegrator>(integ), as<FlatBvhNode>(nodes),
+                      count<FlatBvhNode>(nodes), as<LeafPrim>(leaf), as<Prim>(prims), as<FlatShape>(shapes),
                       as<float>(positions), as<float>(normals), as<float>(uvs), as<hg_u32>(tris),
                       as<FlatBsdf>(bsdfs), as<float>(tables), as<FlatTexture>(textures), as<float>(texels),
                       as<FlatEmitter>(emitters), count<FlatEmitter>(emitters), as<hg_u32>(env),

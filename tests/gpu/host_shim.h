@@ -23,7 +23,7 @@ struct hg_dim3 {
 };
 static hg_dim3 blockIdx, threadIdx, blockDim;
 
-// 16-byte vector loads (geometry.cuh load_node/load_leaf): memcpy keeps the host's
+// 16-byte vector loads (geometry.cuh: BVH nodes, load_leaf): memcpy keeps the host's
 // reads free of type punning.
 struct float4 {
     float x, y, z, w;

@@ -1,5 +1,6 @@
 //! The bounding volume hierarchy over every primitive of the scene
-//! (binned SAH build, flat node array shared with the CUDA backend).
+//! (binned SAH build, flat node array; the CUDA backend walks two-box nodes
+//! derived from it, see [`crate::flat::bvh`]).
 //!
 //! Layout: one `Vec<BvhNode>`; node 0 is the root. An interior node's two
 //! children are adjacent (`left_first`, `left_first + 1`); a leaf covers
@@ -18,7 +19,7 @@ use crate::math::{Aabb, Ray, Vec2, Vec3};
 use crate::shapes::mesh::{intersect_tri_watertight, TriRay};
 use crate::shapes::Geometry;
 
-/// One node: 32 bytes, `#[repr(C)]`, mirrored by the CUDA backend.
+/// One node: 32 bytes, `#[repr(C)]` (the CPU's; the GPU gets `flat::FlatBvhNode`s).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C)]
 pub struct BvhNode {
@@ -51,7 +52,8 @@ impl BvhNode {
     }
 }
 
-/// Traversal stack depth; the build limits the tree depth well below it.
+/// Traversal stack depth (CPU and GPU); the build limits the tree depth well below
+/// it, and `flat::flatten_bvh` refuses deeper trees for the GPU.
 pub const STACK_SIZE: usize = 128;
 
 /// Grows the far slab distance by 2γ₃ (pbrt's conservative box test), so that

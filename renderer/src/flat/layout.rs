@@ -5,9 +5,10 @@
 
 use std::mem::{offset_of, size_of};
 
+use super::FlatBvhNode;
 use super::{FlatBsdf, FlatDist1D, FlatDist2D, FlatEmitter, FlatTexture};
 use super::{FlatCamera, FlatFilm, FlatIntegrator, FlatShape};
-use crate::accel::{BvhNode, LeafPrim};
+use crate::accel::LeafPrim;
 use crate::shapes::Prim;
 
 /// One entry of the layout table.
@@ -46,7 +47,7 @@ macro_rules! layout {
 
 /// Sizes and field offsets of every shared record, in `HG_LAYOUT` order.
 pub const LAYOUT: &[LayoutEntry] = layout! {
-    BvhNode { min, left_first, max, count }
+    FlatBvhNode { a_min, a_child, a_max, a_pad, b_min, b_child, b_max, b_pad }
     LeafPrim { p0, prim, p1, is_tri, p2, pad }
     Prim { shape, index }
     FlatShape {

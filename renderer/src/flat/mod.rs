@@ -15,8 +15,10 @@
 //!
 //! What is flattened and why:
 //!
-//! * BVH nodes ([`BvhNode`], 32 bytes) and leaf primitives ([`LeafPrim`], 48 bytes,
-//!   triangles inlined in leaf order) are already POD without padding: uploaded as-is.
+//! * BVH nodes: the CPU's 32-byte one-box nodes become 64-byte two-box nodes
+//!   ([`FlatBvhNode`], [`bvh`]), so the GPU fetches one node per visited interior node;
+//!   leaf primitives ([`LeafPrim`], 48 bytes, triangles inlined in leaf order) are
+//!   already POD without padding: uploaded as-is.
 //! * Primitives ([`Prim`]: shape, triangle) are POD: uploaded as-is.
 //! * Shapes: `AnyShape` is a Rust enum (no fixed layout) whose analytic variants hold
 //!   `glam::Affine3A` (16-byte SIMD columns with padding): flattened to [`FlatShape`],
@@ -39,7 +41,8 @@ use std::mem::{offset_of, size_of};
 
 use glam::Affine3A;
 
-use crate::accel::{BvhNode, LeafPrim};
+use crate::accel::LeafPrim;
+use crate::error::Result;
 use crate::films::block::FilterTable;
 use crate::integrators::AnyIntegrator;
 use crate::rfilters::AnyFilter;
@@ -177,8 +180,8 @@ pub struct FlatIntegrator {
 /// Everything a kernel needs, as flat arrays and records.
 #[derive(Clone, Debug, Default)]
 pub struct FlatScene {
-    /// BVH nodes (node 0 is the root; empty for an empty scene).
-    pub nodes: Vec<BvhNode>,
+    /// GPU BVH nodes (two-box; node 0 is the header, see [`bvh`]; empty for an empty scene).
+    pub nodes: Vec<FlatBvhNode>,
     /// Leaf primitives in leaf order, triangles inlined.
     pub leaf_prims: Vec<LeafPrim>,
     /// BVH primitives (shape, triangle).
@@ -335,8 +338,9 @@ fn flatten_integrator(i: &AnyIntegrator) -> FlatIntegrator {
 
 impl FlatScene {
     /// Flattens a built scene: geometry, BVH, camera, film, integrator, materials,
-    /// textures, emitters and sampling distributions.
-    pub fn from_scene(scene: &Scene) -> FlatScene {
+    /// textures, emitters and sampling distributions; an error when the BVH does not
+    /// fit the GPU's traversal (see [`flatten_bvh`]).
+    pub fn from_scene(scene: &Scene) -> Result<FlatScene> {
         let g = &scene.geom;
         let (mut dist1d, mut dist_data) = (Vec::new(), Vec::new());
         let mut shapes: Vec<FlatShape> = g.shapes.iter().map(flatten_shape).collect();
@@ -358,7 +362,7 @@ impl FlatScene {
             .iter()
             .map(|b| flatten_bsdf(b, &mut tables))
             .collect();
-        FlatScene {
+        Ok(FlatScene {
             bsdfs,
             tables,
             textures: scene.textures.records.iter().map(flatten_texture).collect(),
@@ -368,7 +372,7 @@ impl FlatScene {
             dist1d,
             dist2d,
             dist_data,
-            nodes: scene.bvh.nodes.clone(),
+            nodes: flatten_bvh(&scene.bvh)?,
             leaf_prims: scene.bvh.leaf_prims.clone(),
             prims: g.prims.clone(),
             shapes,
@@ -391,7 +395,7 @@ impl FlatScene {
                 scene.bsphere.0.z,
                 scene.bsphere.1,
             ],
-        }
+        })
     }
 }
 
@@ -469,7 +473,7 @@ unsafe impl Pod for FlatShape {}
 unsafe impl Pod for FlatCamera {}
 unsafe impl Pod for FlatFilm {}
 unsafe impl Pod for FlatIntegrator {}
-unsafe impl Pod for BvhNode {}
+unsafe impl Pod for FlatBvhNode {}
 unsafe impl Pod for LeafPrim {}
 unsafe impl Pod for Prim {}
 unsafe impl Pod for FlatBsdf {}
@@ -490,7 +494,9 @@ pub fn as_bytes<T: Pod>(v: &[T]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
+pub mod bvh;
 mod layout;
+pub use bvh::{flatten_bvh, FlatBvhNode};
 pub mod materials;
 pub use layout::{LayoutEntry, LAYOUT};
 use materials::{flatten_bsdf, flatten_dist2d, flatten_emitter, flatten_texture, push_dist1d};
@@ -504,6 +510,7 @@ const _: () = assert!(size_of::<FlatIntegrator>() == 32);
 const _: () = assert!(size_of::<FlatBsdf>() == 64 && size_of::<FlatTexture>() == 80);
 const _: () = assert!(size_of::<FlatEmitter>() == 128 && size_of::<FlatDist1D>() == 16);
 const _: () = assert!(size_of::<Prim>() == 8 && size_of::<LeafPrim>() == 48);
+const _: () = assert!(size_of::<FlatBvhNode>() == 64 && offset_of!(FlatBvhNode, b_min) == 32);
 const _: () = assert!(offset_of!(FlatShape, to_local) == 112);
 const _: () = assert!(offset_of!(FlatCamera, lin) == 16);
 

@@ -355,7 +355,7 @@ impl CudaBackend {
     fn enqueue_depth(&self, scene: &Scene, seed: u64, spp: u32) -> Result<CudaFilm> {
         let module = self.depth_module()?;
         let f = self.function(&module, "hg_depth")?;
-        let flat = FlatScene::from_scene(scene);
+        let flat = FlatScene::from_scene(scene)?;
         let dev = self.upload_scene(&flat)?;
         let [w, h] = flat.film.crop_size;
         let ch = if flat.film.alpha != 0 { 4 } else { 3 };

@@ -202,7 +202,7 @@ impl CudaBackend {
             self.function(module, "hg_render")?,
             self.function(module, "hg_develop")?,
         );
-        let flat = FlatScene::from_scene(scene);
+        let flat = FlatScene::from_scene(scene)?;
         let arrays = flat.render_arrays();
         let mut bufs = Vec::with_capacity(arrays.len());
         for (name, bytes) in &arrays {
@@ -301,7 +301,7 @@ impl CudaBackend {
         guarded("parity kernel", || {
             let module = self.module(&self.parity, kernels::PARITY_MODULE)?;
             let f = self.function(&module, "hg_parity")?;
-            let flat = FlatScene::from_scene(scene);
+            let flat = FlatScene::from_scene(scene)?;
             let arrays = flat.render_arrays();
             let mut bufs = Vec::with_capacity(arrays.len());
             for (_, bytes) in &arrays {
