@@ -39,6 +39,7 @@ import statistics
 import sys
 import time
 import traceback
+import warnings
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 # JAX would otherwise reserve 75 % of the GPU for itself (and TensorFlow all of it)
@@ -102,9 +103,11 @@ class JaxConsumer:
 
     def __init__(self) -> None:
         try:
-            import jax
-            import jax.dlpack  # noqa: F401
-            import jax.numpy as jnp
+            with warnings.catch_warnings():  # a framework's import-time warnings are its own
+                warnings.simplefilter("ignore")
+                import jax
+                import jax.dlpack  # noqa: F401
+                import jax.numpy as jnp
         except ImportError as e:
             raise Unavailable(f"JAX is not importable ({e})") from e
         try:
@@ -134,7 +137,9 @@ class TorchConsumer:
 
     def __init__(self, side: bool) -> None:
         try:
-            import torch
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                import torch
         except ImportError as e:
             raise Unavailable(f"PyTorch is not importable ({e})") from e
         if not torch.cuda.is_available():
