@@ -388,15 +388,19 @@ def run(frames: Union[int, Dict[str, int]] = 50, spp: int = 256, modes: Sequence
         try:
             consumer = make_consumer(name)
             consumer.warm((res, res, 3))
-            # one discarded frame: compiles the consumer's import and copy paths
-            run_frames(session, consumer, "stream", 1, deadline, log=log, first_frame=1_000_000)
-            live[name] = consumer
         except Unavailable as e:
             out["skipped"][name] = str(e)
             log(f"  consumer {name}: SKIPPED: {e}")
+            continue
         except Exception as e:  # a framework that is there but broken is a failure, not a skip
             out["errors"].append(f"consumer {name}: {type(e).__name__}: {e}")
             log(f"  consumer {name}: ERROR {type(e).__name__}: {e}")
+            continue
+        live[name] = consumer
+        try:  # one discarded frame: compiles the consumer's import and copy paths
+            run_frames(session, consumer, "stream", 1, deadline, log=log, first_frame=1_000_000)
+        except Exception as e:  # the stream rows will show it again; the other modes still run
+            log(f"  consumer {name}: warm-up frame failed: {type(e).__name__}: {e}")
     out["versions"] = _versions()
     frame_base = 0
     for mode in modes:

@@ -56,8 +56,16 @@ PYEOF
 echo
 echo "==== 1. pytest tests/python/gpu"
 t0=$(date +%s)
-timeout -k 10 420 "$PY" -m pytest -v -rfEs -p no:cacheprovider --durations=15 tests/python/gpu 2>&1 | tee "$LOGS/pytest_gpu.log"
+export HELIOGRAPH_GPU_WATCHDOG_LOG=$LOGS/watchdog.txt   # stacks of a test that hung (exit 1)
+: > "$HELIOGRAPH_GPU_WATCHDOG_LOG"
+timeout -k 10 420 "$PY" -m pytest -v -rfEs -p no:cacheprovider --durations=15 \
+  tests/python/gpu 2>&1 | tee "$LOGS/pytest_gpu.log"
 rc_pytest=${PIPESTATUS[0]}
+if grep -q "Thread 0x\|Current thread" "$HELIOGRAPH_GPU_WATCHDOG_LOG"; then
+  echo "---- the watchdog stopped pytest; last test and stacks ($HELIOGRAPH_GPU_WATCHDOG_LOG):"
+  grep "^watchdog:" "$HELIOGRAPH_GPU_WATCHDOG_LOG" | tail -1
+  grep -v "^watchdog:" "$HELIOGRAPH_GPU_WATCHDOG_LOG" | head -60
+fi
 t_pytest=$(( $(date +%s) - t0 ))
 
 echo

@@ -4,8 +4,8 @@ Policy (../../gpu/README.md): without a usable GPU every test SKIPS with the rea
 with HELIOGRAPH_REQUIRE_GPU=1 (set by tests/gpu/run_python_gpu.sh on the GPU machine) a
 failure to select cuda_rgb FAILS every test instead. A missing framework (PyTorch, JAX,
 CuPy, TensorFlow) skips only the tests that need it. Every test runs under a watchdog
-that dumps the stacks and exits after TEST_TIMEOUT_S: a hung CUDA wait cannot be
-interrupted from Python, and the GPU run must end.
+that dumps the stacks into WATCHDOG_LOG and exits after TEST_TIMEOUT_S: a hung CUDA wait
+cannot be interrupted from Python, and the GPU run must end.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import faulthandler
 import importlib.util
 import os
+import tempfile
 import warnings
 from typing import Any, Callable
 
@@ -29,6 +30,10 @@ from .common import EXAMPLE, HEAVY, Seed, scenes_root  # noqa: E402
 
 REQUIRE_GPU = os.environ.get("HELIOGRAPH_REQUIRE_GPU") == "1"
 TEST_TIMEOUT_S = float(os.environ.get("HELIOGRAPH_GPU_TEST_TIMEOUT", "150"))
+# pytest captures fd 2 while a test runs and the watchdog's exit would lose that capture,
+# so its stack dump goes to a file (run_python_gpu.sh prints it).
+WATCHDOG_LOG = os.environ.get("HELIOGRAPH_GPU_WATCHDOG_LOG") or os.path.join(
+    tempfile.gettempdir(), f"heliograph-gpu-watchdog-{os.getpid()}.txt")
 
 
 _cuda_problem: Any = ...  # not checked yet
@@ -57,15 +62,18 @@ def _cuda_variant_available():
 
 
 @pytest.fixture(autouse=True)
-def _quiet_cpu_variant():
+def _quiet_cpu_variant(request):
     """Overrides ../conftest.py's fixture of this name: GPU tests run on cuda_rgb."""
     hg.set_variant("cuda_rgb")
     hg.set_progress(False)
-    faulthandler.dump_traceback_later(TEST_TIMEOUT_S, exit=True)
-    try:
-        yield
-    finally:
-        faulthandler.cancel_dump_traceback_later()
+    with open(WATCHDOG_LOG, "a") as log:
+        log.write(f"watchdog: {TEST_TIMEOUT_S:.0f} s for {request.node.nodeid}\n")
+        log.flush()
+        faulthandler.dump_traceback_later(TEST_TIMEOUT_S, exit=True, file=log)
+        try:
+            yield
+        finally:
+            faulthandler.cancel_dump_traceback_later()
         hg.set_progress(False, delay=0.5)
 
 

@@ -43,7 +43,7 @@ def test_unsafe_mode_shows_the_race(example, consumer):
             break
     assert row["wrong"] >= 1, (
         f"skipping the wait never gave a wrong frame ({row}): the test cannot tell a correct export "
-        "from a lucky one; render() may be synchronous")
+        "from a lucky one; render() may be synchronous, or the render stream blocking")
 
 
 @pytest.mark.parametrize("consumer", ["torch", "jax"])
