@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Tuple
 
 import numpy as np
+import pytest
 
 import heliograph as hg
 
@@ -18,6 +19,8 @@ EXAMPLE = os.path.join(REPO, "python", "examples", "texture_update_bug.py")
 # A render long enough (~50 ms on an H200: 6 ms per 32 spp at 512x512) that a consumer
 # which does not wait for it reads the film before it is written.
 HEAVY = {"res": 512, "spp": 256}
+# set by conftest on a test whose call failed (its traceback keeps its capsules alive)
+CALL_FAILED = pytest.StashKey[bool]()
 
 
 def scenes_root() -> str:

@@ -26,7 +26,7 @@ import pytest  # noqa: E402
 
 import heliograph as hg  # noqa: E402
 
-from .common import EXAMPLE, HEAVY, Seed, scenes_root  # noqa: E402
+from .common import CALL_FAILED, EXAMPLE, HEAVY, Seed, scenes_root  # noqa: E402
 
 REQUIRE_GPU = os.environ.get("HELIOGRAPH_REQUIRE_GPU") == "1"
 TEST_TIMEOUT_S = float(os.environ.get("HELIOGRAPH_GPU_TEST_TIMEOUT", "150"))
@@ -48,6 +48,14 @@ def _select_cuda() -> Any:
         except Exception as e:  # CudaUnavailableError; VariantError on a build without CUDA
             _cuda_problem = f"{type(e).__name__}: {e} (variants of this build: {hg.variants()})"
     return _cuda_problem
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Marks failed calls, so that teardown checks do not pile a second report on them."""
+    outcome = yield
+    if call.when == "call" and outcome.get_result().failed:
+        item.stash[CALL_FAILED] = True
 
 
 @pytest.fixture(scope="session", autouse=True)
