@@ -162,7 +162,7 @@ class TorchConsumer:
         return self._enqueue(lambda: self.torch.from_dlpack(obj).clone())
 
     def wait(self, y: Any) -> None:
-        (self.stream or self.torch.cuda.current_stream()).synchronize()
+        (self.torch.cuda.current_stream() if self.stream is None else self.stream).synchronize()
 
     def host(self, y: Any) -> np.ndarray:
         return y.cpu().numpy()
