@@ -32,6 +32,12 @@ export PYTHONUNBUFFERED=1
 export PYTHONDONTWRITEBYTECODE=1
 [ -z "${HELIOGRAPH_ROOT:-}" ] && export HELIOGRAPH_ROOT=$ROOT
 
+# limit SECONDS CMD...: coreutils timeout when there is one (the suite has its own watchdog)
+limit() {
+  local s=$1; shift
+  if command -v timeout >/dev/null 2>&1; then timeout -k 10 "$s" "$@"; else "$@"; fi
+}
+
 echo "==== environment ($(date -u +%FT%TZ))"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -4
 "$PY" - <<'PYEOF' 2>&1 | tee "$LOGS/versions.txt"
@@ -58,7 +64,7 @@ echo "==== 1. pytest tests/python/gpu"
 t0=$(date +%s)
 export HELIOGRAPH_GPU_WATCHDOG_LOG=$LOGS/watchdog.txt   # stacks of a test that hung (exit 1)
 : > "$HELIOGRAPH_GPU_WATCHDOG_LOG"
-timeout -k 10 420 "$PY" -m pytest -v -rfEs -p no:cacheprovider --durations=15 \
+limit 420 "$PY" -m pytest -v -rfEs -p no:cacheprovider --durations=15 \
   tests/python/gpu 2>&1 | tee "$LOGS/pytest_gpu.log"
 rc_pytest=${PIPESTATUS[0]}
 if grep -q "Thread 0x\|Current thread" "$HELIOGRAPH_GPU_WATCHDOG_LOG"; then
@@ -71,7 +77,7 @@ t_pytest=$(( $(date +%s) - t0 ))
 echo
 echo "==== 2. seed reproduction: python/examples/texture_update_bug.py"
 t0=$(date +%s)
-timeout -k 10 260 "$PY" python/examples/texture_update_bug.py --frames 30 --stream-frames 200 \
+limit 260 "$PY" python/examples/texture_update_bug.py --frames 30 --stream-frames 200 \
   --contention --contention-kernels matmul,spin --timeout 230 --json "$LOGS/texture_update_bug.json" \
   2>&1 | tee "$LOGS/texture_update_bug.log"
 rc_example=${PIPESTATUS[0]}
