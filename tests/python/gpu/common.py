@@ -1,0 +1,70 @@
+"""Constants and helpers shared by the GPU tests (imported relatively: ``from .common import``)."""
+
+from __future__ import annotations
+
+import gc
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Tuple
+
+import numpy as np
+import pytest
+
+import heliograph as hg
+
+KEY = "shape.bsdf.reflectance.data"
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+EXAMPLE = os.path.join(REPO, "python", "examples", "texture_update_bug.py")
+# A render long enough (~50 ms on an H200: 6 ms per 32 spp at 512x512) that a consumer
+# which does not wait for it reads the film before it is written.
+HEAVY = {"res": 512, "spp": 256}
+# set by conftest on a test whose call failed (its traceback keeps its capsules alive)
+CALL_FAILED = pytest.StashKey[bool]()
+
+
+def scenes_root() -> str:
+    """$HELIOGRAPH_ROOT when it holds the scenes (the GPU bundle), else this checkout."""
+    env = os.environ.get("HELIOGRAPH_ROOT")
+    if env and os.path.isfile(os.path.join(env, "scenes", "seed.xml")):
+        return env
+    return REPO
+
+
+def frame_colour(i: int) -> np.ndarray:
+    """A float32 RGB albedo that differs from frame to frame (golden-ratio steps)."""
+    phase = (i * 0.6180339887 + np.array([0.0, 1 / 3, 2 / 3])) % 1.0
+    return (0.05 + 0.9 * phase).astype(np.float32)
+
+
+@dataclass
+class Seed:
+    """scenes/seed.xml loaded at some resolution and sample count, with its parameters."""
+
+    scene: Any
+    params: Any
+    res: int
+    spp: int
+
+    @property
+    def tex_shape(self) -> Tuple[int, int, int]:
+        return tuple(self.params[KEY].shape)
+
+    def texture(self, i: int) -> np.ndarray:
+        return np.ascontiguousarray(np.broadcast_to(frame_colour(i), self.tex_shape))
+
+    def set_texture(self, value: Any) -> None:
+        self.params[KEY] = value
+        self.params.update()
+
+    def render(self, seed: int = 0) -> Any:
+        return hg.render(self.scene, spp=self.spp, seed=seed)
+
+
+def settle() -> None:
+    """Collects garbage and lets deleters run (they may run on other threads)."""
+    for _ in range(3):
+        gc.collect()
+    hg.sync_device()
+    time.sleep(0.01)
+    gc.collect()
