@@ -106,7 +106,11 @@ fn from_python(
     if let Some(t) = transform_of(v)? {
         return Ok(ParamValue::Transform(t));
     }
-    let a = to_host_array(py, v)?;
+    let a = to_host_array(py, v).map_err(|e| {
+        // the same exception type, with the key in front
+        let msg = format!("<parameters>: parameter \"{key}\": {}", e.value(py));
+        PyErr::from_type(e.get_type(py), msg)
+    })?;
     Ok(match (&a.shape[..], current) {
         ([], _) => ParamValue::Float(a.data[0] as f64),
         ([3], ParamValue::Color(_)) => ParamValue::Color(Vec3::from_slice(&a.data)),

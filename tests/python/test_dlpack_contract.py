@@ -5,10 +5,10 @@ the capsule's fields as the consumer reads them (ctypes, without consuming).
 
 import numpy as np
 import pytest
-from gpu.dlpack_structs import FLAG_IS_COPIED, FLAG_READ_ONLY, CapsuleHolder, compact_strides, inspect
 
 import heliograph as hg
 from conftest import seed_dict
+from gpu.dlpack_structs import FLAG_IS_COPIED, FLAG_READ_ONLY, CapsuleHolder, compact_strides, inspect
 from heliograph import _native
 
 KINDS = [pytest.param(None, id="legacy"), pytest.param((1, 0), id="versioned")]

@@ -430,17 +430,20 @@ impl CudaBackend {
     }
 }
 
-/// Copies `buf` to the host: enqueued on `stream` into pinned memory, then the host
-/// waits on an event recorded after the copy — that event only, never the device.
+/// Copies `buf` to the host: enqueued on `stream` after the work that wrote it, then
+/// the host waits on an event recorded after the copy — that event only, never the
+/// device. The destination is ordinary (pageable) memory on purpose: allocating or
+/// freeing page-locked memory is one of CUDA's implicit synchronisation points, which
+/// would make a host read wait for other streams' (other frameworks') work too.
 fn read_back<T: DeviceRepr + ValidAsZeroBits + Clone>(
     ctx: &Arc<CudaContext>,
     stream: &Arc<CudaStream>,
     buf: &CudaSlice<T>,
 ) -> Result<Vec<T>> {
-    // SAFETY: the pinned buffer is fully written by the copy before it is read.
-    // Flags 0: not write-combined, so host reads are fast (DEPS.md).
-    let mut host = unsafe { ctx.alloc_pinned_with_flags::<T>(buf.len(), 0) }
-        .map_err(drv("allocating pinned host memory"))?;
+    ctx.bind_to_thread().map_err(drv("binding the context"))?;
+    // SAFETY: T is ValidAsZeroBits.
+    let zero: T = unsafe { std::mem::zeroed() };
+    let mut host: Vec<T> = vec![zero; buf.len()];
     stream
         .memcpy_dtoh(buf, &mut host)
         .map_err(drv("copying the result to the host"))?;
@@ -450,10 +453,7 @@ fn read_back<T: DeviceRepr + ValidAsZeroBits + Clone>(
     copied
         .synchronize()
         .map_err(drv("waiting for the result"))?;
-    Ok(host
-        .as_slice()
-        .map_err(drv("reading pinned memory"))?
-        .to_vec())
+    Ok(host)
 }
 
 /// A rendered film on the device. Its buffer (and the scene buffers the kernel

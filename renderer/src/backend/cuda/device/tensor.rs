@@ -258,15 +258,19 @@ impl CudaBackend {
             return Ok(Vec::new());
         }
         guarded("reading foreign device memory", || {
-            // SAFETY: fully written by the copy before it is read; flags 0: not
-            // write-combined (DEPS.md).
-            let mut host = unsafe { self.ctx.alloc_pinned_with_flags::<u8>(bytes, 0) }
-                .map_err(drv("allocating pinned host memory"))?;
-            let dst = host.as_mut_slice().map_err(drv("mapping pinned memory"))?;
-            // SAFETY: dst has `bytes` bytes; the caller guarantees [ptr, ptr + bytes) is
+            self.ctx
+                .bind_to_thread()
+                .map_err(drv("binding the context"))?;
+            // pageable memory: no implicit synchronisation (see read_back)
+            let mut host = vec![0u8; bytes];
+            // SAFETY: host has `bytes` bytes; the caller guarantees [ptr, ptr + bytes) is
             // live device memory of this context until we return.
             unsafe {
-                dres::memcpy_dtoh_async(dst, ptr as dsys::CUdeviceptr, self.stream.cu_stream())
+                dres::memcpy_dtoh_async(
+                    &mut host,
+                    ptr as dsys::CUdeviceptr,
+                    self.stream.cu_stream(),
+                )
             }
             .map_err(|e| {
                 Error::Cuda(format!(
@@ -278,10 +282,7 @@ impl CudaBackend {
                 .record_event(None)
                 .map_err(drv("recording the copy's event"))?;
             done.synchronize().map_err(drv("waiting for the copy"))?;
-            Ok(host
-                .as_slice()
-                .map_err(drv("reading pinned memory"))?
-                .to_vec())
+            Ok(host)
         })
     }
 
