@@ -190,6 +190,7 @@ def main():
         t = torch.from_dlpack(cap)
         assert np.array_equal(t.cpu().numpy(), want)
         del t, cap
+        del want  # a NumPy view holds an export of its own
         gc.collect()
         for _ in range(200):
             hg.render(scene, seed=2).__dlpack__(stream=1)
