@@ -273,7 +273,7 @@ impl CudaBackend {
             arch: self.info.arch.clone(),
             driver_version: self.info.driver_version,
             nvrtc_version: self.info.nvrtc_version,
-            options: compile_options(&self.info.arch),
+            options: compile_options(&self.info.arch, name),
         };
         let (cubin, stats) = self.cache.get_or_compile(&key, || {
             guarded("NVRTC", || compile_cubin(name, &key.source, &key.options))
@@ -554,7 +554,7 @@ pub fn nvrtc_compile_offline(module: &str, arch: &str) -> Result<(usize, f64)> {
     let source = kernels::assemble(module)?;
     let t = std::time::Instant::now();
     let cubin = guarded("NVRTC", || {
-        compile_cubin(module, &source, &compile_options(arch))
+        compile_cubin(module, &source, &compile_options(arch, module))
     })?;
     Ok((cubin.len(), t.elapsed().as_secs_f64()))
 }

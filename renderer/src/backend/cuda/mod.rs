@@ -118,13 +118,23 @@ pub fn check_nvrtc_targets(cc: (i32, i32), supported: &[i32], nvrtc: (i32, i32))
     )))
 }
 
-/// NVRTC options for `arch`. `--fmad=false` keeps the GPU's float rounding identical
-/// to the CPU's (no multiply-add contraction); it is part of the cache key.
-pub fn compile_options(arch: &str) -> Vec<String> {
+/// NVRTC options for kernel module `module` on `arch`; part of the cache key.
+///
+/// The `depth` module is compiled with `--fmad=false`: no multiply-add contraction, so
+/// its arithmetic rounds exactly as the CPU's and depth images are bit-identical to the
+/// CPU backend (a GPU test checks that). The `direct`/`path` modules are compared with
+/// the CPU statistically, so they keep the GPU's fused multiply-add (fewer instructions,
+/// one rounding instead of two).
+pub fn compile_options(arch: &str, module: &str) -> Vec<String> {
+    let fmad = if module == kernels::DEPTH_MODULE {
+        "--fmad=false"
+    } else {
+        "--fmad=true"
+    };
     vec![
         format!("--gpu-architecture={arch}"),
         "--std=c++17".into(),
-        "--fmad=false".into(),
+        fmad.into(),
         "--generate-line-info".into(),
     ]
 }
@@ -176,7 +186,12 @@ mod tests {
             check_nvrtc_targets((7, 0), &[], (13, 0)).is_ok(),
             "unknown list: let NVRTC decide"
         );
-        assert!(compile_options("sm_90").contains(&"--gpu-architecture=sm_90".to_string()));
+        let opts = compile_options("sm_90", kernels::RENDER_MODULE);
+        assert!(opts.contains(&"--gpu-architecture=sm_90".to_string()));
+        assert!(opts.contains(&"--fmad=true".to_string()));
+        assert!(
+            compile_options("sm_90", kernels::DEPTH_MODULE).contains(&"--fmad=false".to_string())
+        );
     }
 
     #[test]
