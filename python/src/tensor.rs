@@ -128,6 +128,7 @@ impl TensorXf {
     /// render — or, for a CUDA tensor, copies it after its ready event.
     pub fn wait(&self, py: Python<'_>) -> PyResult<Arc<Buffer>> {
         if let Some(d) = self.device_tensor() {
+            wait_device(py, &d)?;
             let v = py.detach(|| d.to_host()).map_err(errors::to_py)?;
             return Ok(Buffer::from_slice(&v));
         }
@@ -345,6 +346,7 @@ impl TensorXf {
         };
         if args.check_cuda(d.ordinal())? {
             // dl_device=(1, 0): a host copy, finished before the consumer gets it.
+            wait_device(py, &d)?;
             let v = py.detach(|| d.to_host()).map_err(errors::to_py)?;
             let owner = Owner::Host(Buffer::from_slice(&v));
             return dlpack::export(py, owner, &t.shape, args.versioned, true);
@@ -357,7 +359,7 @@ impl TensorXf {
         };
         let fence = match args.stream {
             StreamArg::Unspecified => {
-                py.detach(|| d.wait()).map_err(errors::to_py)?;
+                wait_device(py, &d)?;
                 None
             }
             StreamArg::NoSync => None,
@@ -406,6 +408,19 @@ impl TensorXf {
         let cap = Self::__dlpack__(slf, None, None, None, None)?;
         dl.call_method1("from_dlpack", (cap,))
     }
+}
+
+/// Waits on the host for a CUDA tensor's ready event (that event only), with the GIL
+/// released, polling so that Ctrl-C interrupts the wait (the kernel itself runs on; the
+/// tensor stays valid). A failed kernel surfaces as an error here.
+fn wait_device(py: Python<'_>, d: &DeviceTensor) -> PyResult<()> {
+    let mut poll = Duration::from_micros(20);
+    while !d.is_ready() {
+        py.detach(|| std::thread::sleep(poll));
+        poll = (poll * 2).min(Duration::from_millis(1));
+        py.check_signals()?;
+    }
+    py.detach(|| d.wait()).map_err(errors::to_py)
 }
 
 /// Whether `obj` says it lives on a CUDA device (`__dlpack_device__()[0] == 2`).
