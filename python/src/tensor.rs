@@ -415,7 +415,7 @@ impl TensorXf {
 /// tensor stays valid). A failed kernel surfaces as an error here.
 fn wait_device(py: Python<'_>, d: &DeviceTensor) -> PyResult<()> {
     let mut poll = Duration::from_micros(20);
-    while !d.is_ready() {
+    while !d.query().map_err(errors::to_py)? {
         py.detach(|| std::thread::sleep(poll));
         poll = (poll * 2).min(Duration::from_millis(1));
         py.check_signals()?;

@@ -132,6 +132,11 @@ impl DeviceTensor {
         match self.never {}
     }
 
+    /// Whether every write has finished, or the error of that work.
+    pub fn query(&self) -> Result<bool> {
+        match self.never {}
+    }
+
     /// Waits for the tensor's writes.
     pub fn wait(&self) -> Result<()> {
         match self.never {}

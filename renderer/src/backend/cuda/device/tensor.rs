@@ -100,9 +100,20 @@ impl DeviceTensor {
         ptr
     }
 
-    /// Whether every write has finished (queries the event, never blocks).
+    /// Whether every write has finished (queries the event, never blocks); also true
+    /// when the work failed, since a read then returns the error at once.
     pub fn is_ready(&self) -> bool {
-        self.ready.is_complete()
+        self.query().unwrap_or(true)
+    }
+
+    /// Whether every write has finished, or the error of the work that writes the tensor
+    /// (queries the event, never blocks).
+    pub fn query(&self) -> Result<bool> {
+        guarded("querying a tensor", || {
+            self.ready.try_is_complete().map_err(|e| {
+                Error::Cuda(format!("the render that writes this tensor failed: {e:?}"))
+            })
+        })
     }
 
     /// Blocks the calling thread until the tensor's writes are done: waits on its ready
