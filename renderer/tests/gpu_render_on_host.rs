@@ -19,7 +19,8 @@
 //! the same bits for any wave split and grid size; (c) the film's filter importance sampling (`film_sample`, driven by
 //! `tests/gpu/host_film.cpp`) against quadrature of the CPU's filter table truncated to the
 //! crop window, per pixel, for every filter (and the untruncated integral must be rejected
-//! at the edges, so the check can fail).
+//! at the edges, so the check can fail), and its O(1) inverse-CDF search (guide table +
+//! binary search over the bins it leaves) against a full binary search, bit for bit, on full and truncated windows.
 //!
 //! Skips with a message when no C++ compiler (`$CXX`, else `c++`) is available.
 
@@ -362,6 +363,18 @@ fn filter_importance_sampling_matches_the_truncated_filter_integral() {
             st.success(),
             "{f:?}: the film sampling driver failed ({st})"
         );
+        // the guide-table search finds the binary search's bin: same offset and pdf bits
+        let out = Command::new(&exe)
+            .arg(&dir)
+            .args(["200000", "search"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{f:?}: the guide-table search differs from the binary search: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        print!("{f:?}: {}", String::from_utf8_lossy(&out.stdout));
         let est: Vec<f64> = std::fs::read(dir.join("est.bin"))
             .unwrap()
             .chunks_exact(8)

@@ -336,8 +336,8 @@ impl CudaBackend {
                 shared_mem_bytes: 0,
             };
             // SAFETY: the arguments match hg_render in render.cu one for one; every array
-            // holds the records the kernel indexes (`filter_table`: the LUT and the
-            // sampling CDF); `accum` has 5 floats per pixel; n is a power of two <= 32 and
+            // holds the records the kernel indexes (`filter_table`: the LUT, the sampling
+            // CDF and its guide table); `accum` has 5 floats per pixel; n is a power of two <= 32 and
             // RENDER_BLOCK a multiple of 32, as the kernel's warp reduction requires.
             unsafe { l.launch(cfg) }.map_err(drv("launching hg_render"))?;
             s0 += n;
