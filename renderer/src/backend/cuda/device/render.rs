@@ -369,22 +369,11 @@ impl CudaBackend {
         let fred = self.function(module, "hg_reduce")?;
         let [w, h] = flat.film.crop_size;
         let pixels = w as u64 * h as u64;
-        let most = path_wave_spp(spp, 0, pixels) as u64;
-        let n_floats = pixels * most * 5;
-        // SAFETY: left uninitialised: hg_render_path writes every record of a wave before
-        // hg_reduce reads the wave's records, in stream order, and nothing else reads it.
-        let mut samples =
-            unsafe { self.stream.alloc::<f32>((n_floats as usize).max(1)) }.map_err(|e| {
-                super::mem_error(
-                    "the path sample buffer",
-                    n_floats as usize * 4,
-                    self.info.total_mem,
-                    e,
-                )
-            })?;
+        let mut samples = self.path_sample_buffer(pixels * path_wave_spp(spp, 0, pixels) as u64)?;
         let per_sm = fr
             .occupancy_max_active_blocks_per_multiprocessor(RENDER_BLOCK, 0, None)
             .map_err(drv("reading the occupancy of hg_render_path"))?;
+        // the grid of every wave: as many blocks as the GPU holds at once
         let resident = (per_sm.max(1) as u64) * (self.info.sm_count.max(1) as u64);
         let reduce_cfg = LaunchConfig {
             grid_dim: (
@@ -396,8 +385,13 @@ impl CudaBackend {
             block_dim: (RENDER_BLOCK, 1, 1),
             shared_mem_bytes: 0,
         };
-        let mut s0 = 0u32;
-        loop {
+        let event = || {
+            self.stream
+                .record_event(Some(dsys::CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(drv("recording the film event"))
+        };
+        let (mut s0, mut film_start) = (0u32, None);
+        while s0 < spp {
             let n = path_wave_spp(spp, s0, pixels);
             let blocks = (pixels * n as u64)
                 .div_ceil(RENDER_BLOCK as u64)
@@ -420,25 +414,29 @@ impl CudaBackend {
             // of the wave's pixels * n samples (n <= the first wave's n).
             unsafe { l.launch(cfg) }.map_err(drv("launching hg_render_path"))?;
             s0 += n;
-            let last = s0 >= spp;
-            let film_start = if last {
-                Some(
-                    self.stream
-                        .record_event(Some(dsys::CUevent_flags::CU_EVENT_DEFAULT))
-                        .map_err(drv("recording the film event"))?,
-                )
-            } else {
-                None
-            };
+            if s0 >= spp {
+                film_start = Some(event()?);
+            }
             let mut r = self.stream.launch_builder(&fred);
             r.arg(b("film")?).arg(&samples).arg(&n).arg(&mut *accum);
             // SAFETY: matches hg_reduce in film.cuh; `samples` holds the wave's pixels * n
             // records and `accum` 5 floats per pixel.
             unsafe { r.launch(reduce_cfg) }.map_err(drv("launching hg_reduce"))?;
-            if let Some(e) = film_start {
-                return Ok((e, samples));
-            }
         }
+        let film_start = match film_start {
+            Some(e) => e,
+            None => event()?,
+        };
+        Ok((film_start, samples))
+    }
+
+    /// An uninitialised sample buffer for `samples` records of 5 floats (the `path` waves).
+    fn path_sample_buffer(&self, samples: u64) -> Result<CudaSlice<f32>> {
+        let n = (samples * 5) as usize;
+        // SAFETY: left uninitialised: hg_render_path writes every record of a wave before
+        // hg_reduce reads the wave's records, in stream order, and nothing else reads it.
+        unsafe { self.stream.alloc::<f32>(n.max(1)) }
+            .map_err(|e| super::mem_error("the path sample buffer", n * 4, self.info.total_mem, e))
     }
 
     /// Runs the per-plugin parity kernel (kernels/parity.cu) on `queries` (16 floats
