@@ -65,15 +65,17 @@ extern "C" __global__ void hg_render(const FlatCamera* __restrict__ cam_p, const
 // `path` with path regeneration: the wave's samples j = k * pixels + pix (sample s0 + k of
 // crop pixel pix, k < n_wave) are dealt round-robin to the grid's threads (thread t takes
 // t, t + T, t + 2T, ... for T threads in all; backend/cuda/device/render.rs launches about
-// as many threads as the GPU holds at once). A thread advances its path one bounce per loop
-// iteration; when the path ends it writes the sample's record samples[j] (5 floats) and
-// begins its next sample in the same iteration, so the warp's other lanes never wait for
-// it. A static deal needs no counter and no atomics; its cost is the tail (a thread whose
-// samples happen to be long finishes last). Which thread renders a sample does not change
+// as many threads as the GPU holds at once). Each loop iteration advances every lane's
+// path by one bounce; a lane whose path ended writes the sample's record samples[j]
+// (5 floats) and starts its next sample at the top of the next iteration, together with
+// the other lanes' next bounce, so no lane idles until the warp's longest path ends (only
+// at the very end, when a thread has no samples left). A static deal needs no counter and
+// no atomics; its cost is the tail (a thread whose samples happen to be long finishes
+// last), small at ~100 samples per thread. Which thread renders a sample does not change
 // its value (its stream is its own), and hg_reduce sums the records in a fixed order.
-// Blocks of 64 threads (RENDER_BLOCK); __launch_bounds__(64, 8) holds ptxas to 128
-// registers without spills (unbounded it takes 134, so only 7 blocks fit an SM; asking for
-// 9 blocks drops it to 96 registers with spills).
+// Blocks of 64 threads (RENDER_BLOCK); __launch_bounds__(64, 8) lets ptxas use at most 128
+// registers (it takes 118, no spills), so 8 blocks (16 warps) fit an SM; asking for 9
+// blocks forces 96 registers and spills.
 extern "C" __global__ void __launch_bounds__(64, 8)
     hg_render_path(const FlatCamera* __restrict__ cam_p, const FlatFilm* __restrict__ film_p,
                    const FlatIntegrator* __restrict__ integ_p, HG_SCENE_PARAMS, const float* __restrict__ table,
@@ -84,14 +86,19 @@ extern "C" __global__ void __launch_bounds__(64, 8)
     hg_u64 total = pixels * n_wave;
     hg_u64 stride = (hg_u64)gridDim.x * blockDim.x;
     hg_u64 j = (hg_u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= total) return;
     SceneData s = HG_SCENE_DATA;
     Pcg32 rng;
     float w;
-    Ray ray = sample_start(*cam_p, film, table, seed, j % pixels, s0 + (hg_u32)(j / pixels), &rng, &w);
-    PathState p = path_begin(s, it, ray);
+    PathState p;
+    bool live = false;
     for (;;) {
-        if (path_step(s, it, p, rng)) continue;
+        if (!live) {  // one call site of the sample's start, for the first sample and the next ones
+            if (j >= total) break;
+            p = path_begin(s, it, sample_start(*cam_p, film, table, seed, j % pixels, s0 + (hg_u32)(j / pixels),
+                                               &rng, &w));
+        }
+        live = path_step(s, it, p, rng);
+        if (live) continue;
         V3 l = finite3(p.result) ? p.result : v3(0.0f, 0.0f, 0.0f);  // as backend/cpu.rs
         float alpha = p.valid ? 1.0f : 0.0f;
         float* r = samples + j * HG_FILM_ACC;
@@ -101,8 +108,5 @@ extern "C" __global__ void __launch_bounds__(64, 8)
         r[3] = w * alpha;
         r[4] = w;
         j += stride;
-        if (j >= total) break;
-        Ray next = sample_start(*cam_p, film, table, seed, j % pixels, s0 + (hg_u32)(j / pixels), &rng, &w);
-        p = path_begin(s, it, next);
     }
 }
