@@ -1,29 +1,36 @@
-// Deterministic film reconstruction by filter importance sampling (no sample buffer, no
-// float atomics). The CPU (renderer/src/films/block.rs) splats each sample, drawn
-// uniformly in its pixel, onto every pixel within the filter radius; its pixel is
-// sum(f(x - c) L) / sum(f(x - c)) over the film positions x near the centre c, whose
-// expectation is the filter-weighted mean of L over [c - r, c + r] clipped to the film.
-// Here each sample of pixel c is drawn at c + (dx, dy) with dx, dy from the filter's
-// tabulated 1D density (the host's FilterTable::sampling_cdf: piecewise constant over
-// HG_FILTER_BINS bins of [-r, r]) truncated to the crop window (inverse CDF over the
-// window's part of [-r, r]: no rejection, no fallback), and weighted by
-// w = f(dx) f(dy) / (pdf(dx) pdf(dy)) with f the CPU's filter table; the pixel is
-// sum(w L) / sum(w), so the estimator has the CPU's expectation even though the density
+// Deterministic film reconstruction by filter importance sampling (no float atomics; a
+// sample buffer for `path` only, see below). The CPU (renderer/src/films/block.rs) splats
+// each sample, drawn uniformly in its pixel, onto every pixel within the filter radius;
+// its pixel is sum(f(x - c) L) / sum(f(x - c)) over the film positions x near the centre
+// c, whose expectation is the filter-weighted mean of L over [c - r, c + r] clipped to
+// the film. Here each sample of pixel c is drawn at c + (dx, dy) with dx, dy from the
+// filter's tabulated 1D density (the host's FilterTable::sampling_cdf: piecewise constant
+// over HG_FILTER_BINS bins of [-r, r]) truncated to the crop window (inverse CDF over the
+// window's part of [-r, r], found through a guide table: no rejection, no fallback), and
+// weighted by w = f(dx) f(dy) / (pdf(dx) pdf(dy)) with f the CPU's filter table; the pixel
+// is sum(w L) / sum(w), so the estimator has the CPU's expectation even though the density
 // is only tabulated. A one-pixel box (radius <= 0.5) is exactly the CPU: uniform jitter,
 // weight 1.
 //
-// Reduction: hg_render's thread i renders pixel i / n, sample s0 + i % n, with n a power of
-// two <= 32, so a pixel's samples of one wave fill one aligned segment of a warp. The
-// segment sums (w r, w g, w b, w alpha, w) with a fixed xor butterfly and its first lane
-// adds them to the pixel's accumulator: one writer per pixel per wave, waves in order, so
-// the result does not depend on the thread schedule (same scene, spp, seed and wave split
-// give the same bits). hg_develop divides by the weight.
+// Reduction, with a fixed order either way (same scene, spp, seed and wave split give the
+// same bits; no float atomics):
+// - `direct` (render.cu hg_render): thread i renders pixel i / n, sample s0 + i % n, with n
+//   a power of two <= 32, so a pixel's samples of one wave fill one aligned segment of a
+//   warp. The segment sums (w r, w g, w b, w alpha, w) with a fixed xor butterfly
+//   (segment_sum) and its first lane adds them to the pixel's accumulator: one writer per
+//   pixel per wave, waves in order.
+// - `path` (render.cu hg_render_path, path regeneration): a pixel's samples end in any
+//   order on any threads, so each writes its record to the wave's sample buffer, and
+//   hg_reduce, one thread per pixel, adds the pixel's records to its accumulator one after
+//   another in sample order (the CPU's order).
+// hg_develop divides by the weight.
 #pragma once
 #include "common.cuh"
 
 #define HG_LUT_SIZE 1024
 #define HG_FILTER_BINS 256                      // films::block::SAMPLING_BINS
 #define HG_FILTER_CDF (HG_LUT_SIZE + 2)         // the CDF's offset in the filter table array
+#define HG_FILTER_GUIDE_SIZE 1024               // films::block::SAMPLING_GUIDE (+1 entries after the CDF)
 #define HG_FILM_ACC 5                           // r, g, b, alpha, weight per pixel
 
 // FilterTable::eval
@@ -44,20 +51,35 @@ __device__ inline float filter_cdf_at(const float* cdf, float r, float x) {
     return cdf[k] + t * (cdf[k + 1] - cdf[k]);
 }
 
-// Draws an offset in [lo, hi] (a sub-interval of [-r, r]) from the tabulated density
-// truncated to [lo, hi], by inverting the CDF at u in [0, 1); *pdf gets the untruncated
-// density there (the truncation's constant factor cancels in sum(w L) / sum(w)).
-__device__ inline float filter_sample(const float* cdf, float r, float lo, float hi, float u, float* pdf) {
-    // away from the film edges the window is all of [-r, r]: the CDF's ends, 0 and 1 exactly
-    float c_lo = lo > -r ? filter_cdf_at(cdf, r, lo) : 0.0f;
-    float c_hi = hi < r ? filter_cdf_at(cdf, r, hi) : 1.0f;
-    float c = c_lo + u * (c_hi - c_lo);
-    int a = 0, b = HG_FILTER_BINS;  // the last bin k with cdf[k] <= c
+// The last bin k < HG_FILTER_BINS with cdf[k] <= c (c >= 0; else 0, as a binary search
+// over all bins gives), by a binary search over the few bins the guide table leaves
+// (films/block.rs sampling_guide: entry j is the last bin with cdf[k] <= j / G, so for c in
+// [j / G, (j + 1) / G) the bin lies in [guide[j], guide[j + 1]]; c * G is exact since G is
+// a power of two). The CDF is non-decreasing, so this is the full binary search's bin; it
+// takes 0 or 1 steps where the filter has mass and a few only in its tails, where it took
+// eight dependent loads everywhere.
+__device__ inline int filter_bin(const float* cdf, const float* guide, float c) {
+    if (!(c >= 0.0f)) return 0;
+    int j = (int)fminf(c * (float)HG_FILTER_GUIDE_SIZE, (float)(HG_FILTER_GUIDE_SIZE - 1));
+    int a = (int)guide[j], b = (int)guide[j + 1] + 1;
     while (b - a > 1) {
         int m = (a + b) >> 1;
         if (cdf[m] <= c) a = m;
         else b = m;
     }
+    return a;
+}
+
+// Draws an offset in [lo, hi] (a sub-interval of [-r, r]) from the tabulated density
+// truncated to [lo, hi], by inverting the CDF at u in [0, 1); *pdf gets the untruncated
+// density there (the truncation's constant factor cancels in sum(w L) / sum(w)). The CDF's
+// guide table follows it in the filter table array.
+__device__ inline float filter_sample(const float* cdf, float r, float lo, float hi, float u, float* pdf) {
+    // away from the film edges the window is all of [-r, r]: the CDF's ends, 0 and 1 exactly
+    float c_lo = lo > -r ? filter_cdf_at(cdf, r, lo) : 0.0f;
+    float c_hi = hi < r ? filter_cdf_at(cdf, r, hi) : 1.0f;
+    float c = c_lo + u * (c_hi - c_lo);
+    int a = filter_bin(cdf, cdf + (HG_FILTER_BINS + 1), c);
     float c0 = cdf[a], c1 = cdf[a + 1];
     float bw = 2.0f * r / (float)HG_FILTER_BINS;
     float t = c1 > c0 ? fminf(fmaxf((c - c0) / (c1 - c0), 0.0f), 1.0f) : 0.5f;
@@ -108,12 +130,36 @@ __device__ inline bool segment_sum(float* v, hg_u32 lane, hg_u32 n) {
     for (int c = 0; c < HG_FILM_ACC; ++c) v[c] = hg_host_lanes[0][c];
     return true;
 #else
+    if (n == 32u) {  // the whole warp (the common case): a constant full mask, no divergence check
+        for (hg_u32 off = 16u; off > 0u; off >>= 1)
+            for (int c = 0; c < HG_FILM_ACC; ++c) v[c] = v[c] + __shfl_xor_sync(0xffffffffu, v[c], off);
+        return lane == 0u;
+    }
     hg_u32 first = lane & ~(n - 1u);
     unsigned mask = n >= 32u ? 0xffffffffu : ((1u << n) - 1u) << first;
     for (hg_u32 off = n >> 1; off > 0u; off >>= 1)
         for (int c = 0; c < HG_FILM_ACC; ++c) v[c] = v[c] + __shfl_xor_sync(mask, v[c], off);
     return lane == first;
 #endif
+}
+
+// Adds the n_wave records of every crop pixel in the sample buffer (record k * pixels + pix
+// holds sample s0 + k of pixel pix; render.cu hg_render_path) to the pixel's accumulator,
+// in sample order. One thread per pixel; consecutive threads read consecutive records.
+extern "C" __global__ void hg_reduce(const FlatFilm* film_p, const float* __restrict__ samples, hg_u32 n_wave,
+                                     float* __restrict__ accum) {
+    const FlatFilm& film = *film_p;
+    hg_u64 pixels = (hg_u64)film.crop_size[0] * film.crop_size[1];
+    hg_u64 pix = (hg_u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (pix >= pixels) return;
+    float* a = accum + pix * HG_FILM_ACC;
+    float v[HG_FILM_ACC];
+    for (int c = 0; c < HG_FILM_ACC; ++c) v[c] = a[c];
+    for (hg_u32 k = 0; k < n_wave; ++k) {
+        const float* r = samples + ((hg_u64)k * pixels + pix) * HG_FILM_ACC;
+        for (int c = 0; c < HG_FILM_ACC; ++c) v[c] = v[c] + r[c];
+    }
+    for (int c = 0; c < HG_FILM_ACC; ++c) a[c] = v[c];
 }
 
 // Block::develop: one thread per crop pixel, rgb(a) = accumulated / weight.

@@ -6,6 +6,13 @@
 // Usage: hg_film_host DIR N — reads DIR/film.bin and DIR/filter_table.bin, writes
 // DIR/est.bin: per pixel (row-major) the estimate and its standard error (two doubles).
 // Exits 3 when a sample lies outside the crop window.
+// hg_film_host DIR N search — instead checks filter_sample (the guide table of film.cuh
+// filter_bin) against a binary search over the CDF (the reference below) for N
+// random (window, u) pairs plus every CDF value, guide boundary and their float neighbours
+// as u, on the full window [-r, r] and on truncated ones: the offset and pdf must have the
+// same bits. Exits 4 on the first difference; prints the number of cases and the search's
+// dependent steps (mean, mean of the most of 32 random full-window cases, as a warp of
+// interior pixels waits for its slowest lane, most).
 #include "host_shim.h"
 #include <cstdio>
 #include <cstdlib>
@@ -25,8 +32,92 @@ static std::vector<char> slurp(const std::string& path) {
     return v;
 }
 
+// The inverse-CDF search before the guide table: the last bin k with cdf[k] <= c.
+static float binary_search_sample(const float* cdf, float r, float lo, float hi, float u, float* pdf) {
+    float c_lo = lo > -r ? filter_cdf_at(cdf, r, lo) : 0.0f;
+    float c_hi = hi < r ? filter_cdf_at(cdf, r, hi) : 1.0f;
+    float c = c_lo + u * (c_hi - c_lo);
+    int a = 0, b = HG_FILTER_BINS;
+    while (b - a > 1) {
+        int m = (a + b) >> 1;
+        if (cdf[m] <= c) a = m;
+        else b = m;
+    }
+    float c0 = cdf[a], c1 = cdf[a + 1];
+    float bw = 2.0f * r / (float)HG_FILTER_BINS;
+    float t = c1 > c0 ? fminf(fmaxf((c - c0) / (c1 - c0), 0.0f), 1.0f) : 0.5f;
+    *pdf = (c1 - c0) / bw;
+    float x = -r + ((float)a + t) * bw;
+    return fminf(fmaxf(x, lo), hi);
+}
+
+static int check_search(const FlatFilm* fl, const float* tab, long n) {
+    const float* cdf = tab + HG_FILTER_CDF;
+    const float* guide = cdf + HG_FILTER_BINS + 1;
+    float r = fl->filter_radius;
+    std::vector<float> us;
+    for (int k = 0; k <= HG_FILTER_BINS; ++k) us.push_back(cdf[k]);
+    for (int j = 0; j < HG_FILTER_GUIDE_SIZE; ++j) us.push_back((float)j / HG_FILTER_GUIDE_SIZE);
+    for (size_t k = 0, m = us.size(); k < m; ++k) {
+        us.push_back(std::nextafter(us[k], 0.0f));
+        us.push_back(std::nextafter(us[k], 1.0f));
+    }
+    us.push_back(0.0f);
+    us.push_back(1.0f - 1.0f / 16777216.0f);
+    Pcg32 rng = pcg_new(0x5eed, 7);
+    long cases = 0, full = 0, steps_sum = 0, warp_sum = 0, warps = 0;
+    int longest = 0, warp_max = 0;
+    for (long i = 0; i < n + (long)us.size() * 4; ++i) {
+        bool fixed = i >= n;
+        float u = fixed ? us[(i - n) / 4] : pcg_next_f32(rng);
+        if (!(u >= 0.0f && u < 1.0f)) continue;  // the kernel's u lies in [0, 1)
+        // windows: full, truncated on one side or both (as at the crop edges)
+        int kind = fixed ? (int)((i - n) % 4) : (int)(pcg_next(rng) % 4u);
+        float lo = -r, hi = r;
+        if (kind == 1 || kind == 3) lo = -r + 2.0f * r * pcg_next_f32(rng);
+        if (kind == 2 || kind == 3) hi = lo + (r - lo) * pcg_next_f32(rng);
+        if (!(hi > lo)) hi = r;
+        float pa, pb;
+        float xa = filter_sample(cdf, r, lo, hi, u, &pa);
+        float xb = binary_search_sample(cdf, r, lo, hi, u, &pb);
+        if (__float_as_uint(xa) != __float_as_uint(xb) || __float_as_uint(pa) != __float_as_uint(pb)) {
+            std::fprintf(stderr,
+                         "u = %.9g on [%.9g, %.9g]: guide gives (%.9g, pdf %.9g), binary search (%.9g, pdf %.9g)\n",
+                         u, lo, hi, xa, pa, xb, pb);
+            return 4;
+        }
+        float c_lo = lo > -r ? filter_cdf_at(cdf, r, lo) : 0.0f;
+        float c_hi = hi < r ? filter_cdf_at(cdf, r, hi) : 1.0f;
+        float c = c_lo + u * (c_hi - c_lo);
+        int steps = 0;  // the binary search steps of filter_bin
+        if (c >= 0.0f) {
+            int j = (int)fminf(c * (float)HG_FILTER_GUIDE_SIZE, (float)(HG_FILTER_GUIDE_SIZE - 1));
+            for (int span = (int)guide[j + 1] + 1 - (int)guide[j]; span > 1; span = (span + 1) / 2) ++steps;
+        }
+        longest = steps > longest ? steps : longest;
+        steps_sum += steps;
+        if (!fixed && kind == 0) warp_max = steps > warp_max ? steps : warp_max;
+        ++cases;
+        if (!fixed && kind == 0 && ++full % 32 == 0) {  // a warp (full windows) waits for its slowest lane
+            warp_sum += warp_max;
+            ++warps;
+            warp_max = 0;
+        }
+    }
+    std::printf("search: %ld cases agree bit for bit; search steps: mean %.2f, "
+                "mean of 32 full-window lanes' most %.2f, most %d (a full binary search: 8)\n",
+                cases, (double)steps_sum / cases, warps ? (double)warp_sum / warps : 0.0, longest);
+    return 0;
+}
+
 int main(int argc, char** argv) {
-    if (argc != 3) { std::fprintf(stderr, "usage: hg_film_host DIR N\n"); return 2; }
+    if (argc == 4 && std::string(argv[3]) == "search") {
+        std::string d = std::string(argv[1]) + "/";
+        auto film = slurp(d + "film.bin"), table = slurp(d + "filter_table.bin");
+        long n = std::strtol(argv[2], nullptr, 10);
+        return check_search((const FlatFilm*)film.data(), (const float*)table.data(), n);
+    }
+    if (argc != 3) { std::fprintf(stderr, "usage: hg_film_host DIR N [search]\n"); return 2; }
     std::string d = std::string(argv[1]) + "/";
     long n = std::strtol(argv[2], nullptr, 10);
     auto film = slurp(d + "film.bin"), table = slurp(d + "filter_table.bin");

@@ -16,6 +16,10 @@ const LUT_SIZE: usize = 1024;
 /// `2 * LUT_SIZE / SAMPLING_BINS` table intervals).
 pub const SAMPLING_BINS: usize = 256;
 
+/// Cells of [`FilterTable::sampling_guide`] over `[0, 1]` (a power of two, so that
+/// `c * SAMPLING_GUIDE` is exact in f32); the table has one entry more.
+pub const SAMPLING_GUIDE: usize = 1024;
+
 /// A reconstruction filter tabulated over `[0, radius]` with linear
 /// interpolation, so a splat costs table lookups instead of `exp` calls
 /// (the interpolation error is below 2e-6 of the peak for the default Gaussian).
@@ -84,6 +88,24 @@ impl FilterTable {
             });
         }
         cdf
+    }
+
+    /// The guide table of `cdf` (a [`Self::sampling_cdf`]) for kernels/film.cuh:
+    /// `SAMPLING_GUIDE + 1` entries, entry `j` the last bin `k < SAMPLING_BINS` with
+    /// `cdf[k] <= j / SAMPLING_GUIDE` (stored as an exact f32), so that the inverse-CDF
+    /// search for `c` in `[j, j + 1) / SAMPLING_GUIDE` only has to look at the bins from
+    /// entry `j` to entry `j + 1`: the same bin as a binary search over all bins, with
+    /// fewer dependent loads.
+    pub fn sampling_guide(cdf: &[f32]) -> Vec<f32> {
+        let bins = cdf.len().saturating_sub(1).max(1);
+        (0..=SAMPLING_GUIDE)
+            .map(|j| {
+                let c = j as f32 / SAMPLING_GUIDE as f32;
+                // cdf[0] = 0 <= c always: the count of entries <= c is at least 1
+                let k = cdf[..bins].iter().take_while(|&&v| v <= c).count();
+                k.saturating_sub(1) as f32
+            })
+            .collect()
     }
 
     /// The filter at offset `x` (pixels).
@@ -237,6 +259,39 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn sampling_guide_entries_are_the_last_bins_at_or_below_their_level() {
+        for f in [
+            AnyFilter::default(),
+            AnyFilter::Tent { radius: 1.5 },
+            AnyFilter::Box { radius: 1.0 },
+        ] {
+            let cdf = FilterTable::new(&f).sampling_cdf();
+            let guide = FilterTable::sampling_guide(&cdf);
+            assert_eq!(guide.len(), SAMPLING_GUIDE + 1);
+            assert_eq!(guide[SAMPLING_GUIDE], (SAMPLING_BINS - 1) as f32);
+            for (j, &g) in guide.iter().enumerate() {
+                let level = j as f64 / SAMPLING_GUIDE as f64;
+                let k = g as usize;
+                assert_eq!(k as f32, g, "{f:?}: entry {j} is not a whole bin");
+                assert!(k < SAMPLING_BINS && cdf[k] as f64 <= level, "{f:?} {j}");
+                assert!(
+                    k + 1 == SAMPLING_BINS || cdf[k + 1] as f64 > level,
+                    "{f:?} {j}: bin {k} is not the last one at or below {level}"
+                );
+            }
+        }
+        // a CDF with empty bins: the entries skip them
+        let mut cdf = vec![0.0f32; SAMPLING_BINS + 1];
+        for (k, c) in cdf.iter_mut().enumerate().skip(SAMPLING_BINS / 2 + 1) {
+            *c = (k - SAMPLING_BINS / 2) as f32 / (SAMPLING_BINS / 2) as f32;
+        }
+        let guide = FilterTable::sampling_guide(&cdf);
+        assert_eq!(guide[0], (SAMPLING_BINS / 2) as f32);
+        assert_eq!(guide[SAMPLING_GUIDE - 1], (SAMPLING_BINS - 1) as f32);
+        assert_eq!(guide[SAMPLING_GUIDE / 2], (SAMPLING_BINS * 3 / 4) as f32);
     }
 
     #[test]

@@ -221,7 +221,8 @@ pub struct FlatScene {
     /// The floats the distributions point into.
     pub dist_data: Vec<f32>,
     /// The reconstruction filter tabulated as `films::block::FilterTable` does
-    /// (`values()`), followed by its sampling CDF (`sampling_cdf()`, for kernels/film.cuh).
+    /// (`values()`), followed by its sampling CDF (`sampling_cdf()`) and that CDF's guide
+    /// table (`sampling_guide()`), for kernels/film.cuh.
     pub filter_table: Vec<f32>,
     /// The scene's bounding sphere: centre x, y, z and radius.
     pub bsphere: [f32; 4],
@@ -386,7 +387,9 @@ impl FlatScene {
             filter_table: {
                 let t = FilterTable::new(&scene.sensor.film.rfilter);
                 let mut v = t.values().to_vec();
-                v.extend(t.sampling_cdf());
+                let cdf = t.sampling_cdf();
+                v.extend(&cdf);
+                v.extend(FilterTable::sampling_guide(&cdf));
                 v
             },
             bsphere: [
