@@ -1,7 +1,6 @@
-// Deterministic film reconstruction by filter importance sampling (no float atomics; a
-// sample buffer for `path` only, see below). The CPU (renderer/src/films/block.rs) splats
-// each sample, drawn uniformly in its pixel, onto every pixel within the filter radius;
-// its pixel is sum(f(x - c) L) / sum(f(x - c)) over the film positions x near the centre
+// Deterministic film reconstruction by filter importance sampling (no sample buffer, no
+// float atomics). The CPU (renderer/src/films/block.rs) splats each sample, drawn
+// uniformly in its pixel, onto every pixel within the filter radius; its pixel is sum(f(x - c) L) / sum(f(x - c)) over the film positions x near the centre
 // c, whose expectation is the filter-weighted mean of L over [c - r, c + r] clipped to
 // the film. Here each sample of pixel c is drawn at c + (dx, dy) with dx, dy from the
 // filter's tabulated 1D density (the host's FilterTable::sampling_cdf: piecewise constant
@@ -12,18 +11,12 @@
 // is only tabulated. A one-pixel box (radius <= 0.5) is exactly the CPU: uniform jitter,
 // weight 1.
 //
-// Reduction, with a fixed order either way (same scene, spp, seed and wave split give the
-// same bits; no float atomics):
-// - `direct` (render.cu hg_render): thread i renders pixel i / n, sample s0 + i % n, with n
-//   a power of two <= 32, so a pixel's samples of one wave fill one aligned segment of a
-//   warp. The segment sums (w r, w g, w b, w alpha, w) with a fixed xor butterfly
-//   (segment_sum) and its first lane adds them to the pixel's accumulator: one writer per
-//   pixel per wave, waves in order.
-// - `path` (render.cu hg_render_path, path regeneration): a pixel's samples end in any
-//   order on any threads, so each writes its record to the wave's sample buffer, and
-//   hg_reduce, one thread per pixel, adds the pixel's records to its accumulator one after
-//   another in sample order (the CPU's order).
-// hg_develop divides by the weight.
+// Reduction: hg_render's thread i renders pixel i / n, sample s0 + i % n, with n a power of
+// two <= 32, so a pixel's samples of one wave fill one aligned segment of a warp. The
+// segment sums (w r, w g, w b, w alpha, w) with a fixed xor butterfly and its first lane
+// adds them to the pixel's accumulator: one writer per pixel per wave, waves in order, so
+// the result does not depend on the thread schedule (same scene, spp, seed and wave split
+// give the same bits). hg_develop divides by the weight.
 #pragma once
 #include "common.cuh"
 
@@ -141,25 +134,6 @@ __device__ inline bool segment_sum(float* v, hg_u32 lane, hg_u32 n) {
         for (int c = 0; c < HG_FILM_ACC; ++c) v[c] = v[c] + __shfl_xor_sync(mask, v[c], off);
     return lane == first;
 #endif
-}
-
-// Adds the n_wave records of every crop pixel in the sample buffer (record k * pixels + pix
-// holds sample s0 + k of pixel pix; render.cu hg_render_path) to the pixel's accumulator,
-// in sample order. One thread per pixel; consecutive threads read consecutive records.
-extern "C" __global__ void hg_reduce(const FlatFilm* film_p, const float* __restrict__ samples, hg_u32 n_wave,
-                                     float* __restrict__ accum) {
-    const FlatFilm& film = *film_p;
-    hg_u64 pixels = (hg_u64)film.crop_size[0] * film.crop_size[1];
-    hg_u64 pix = (hg_u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (pix >= pixels) return;
-    float* a = accum + pix * HG_FILM_ACC;
-    float v[HG_FILM_ACC];
-    for (int c = 0; c < HG_FILM_ACC; ++c) v[c] = a[c];
-    for (hg_u32 k = 0; k < n_wave; ++k) {
-        const float* r = samples + ((hg_u64)k * pixels + pix) * HG_FILM_ACC;
-        for (int c = 0; c < HG_FILM_ACC; ++c) v[c] = v[c] + r[c];
-    }
-    for (int c = 0; c < HG_FILM_ACC; ++c) a[c] = v[c];
 }
 
 // Block::develop: one thread per crop pixel, rgb(a) = accumulated / weight.

@@ -1,14 +1,10 @@
-// Runs the direct/path megakernels, hg_reduce and hg_develop on the CPU, wave by wave, the
-// way backend/cuda/device/render.rs launches them (renderer/tests/gpu_render_on_host.rs):
-// - direct: hg_render; each wave has n samples per pixel, the largest power of two
-//   <= min(samples left, N_WAVE, 32), and its threads run in index order (so a warp
-//   segment's lanes arrive in order, as the shim's segment reduction expects);
-// - path: hg_render_path on a grid of BLOCKS blocks of 64 threads (each thread renders every
-//   (64 BLOCKS)-th sample of the wave: path regeneration), then hg_reduce; each wave has
-//   min(samples left, N_WAVE) samples per pixel.
-// Usage: hg_render_host DIR SEED SPP N_WAVE [BLOCKS] — reads DIR/<array>.bin (flat scene
-// arrays, as written by the test), writes DIR/out.bin (the developed film). BLOCKS
-// defaults to 3.
+// Runs the direct/path megakernel and hg_develop on the CPU, wave by wave, the way
+// backend/cuda/device/render.rs launches them (renderer/tests/gpu_render_on_host.rs): each
+// wave has n samples per pixel, the largest power of two <= min(samples left, N_WAVE, 32),
+// and its threads run in index order (so a warp segment's lanes arrive in order, as the
+// shim's segment reduction expects).
+// Usage: hg_render_host DIR SEED SPP N_WAVE — reads DIR/<array>.bin (flat scene arrays,
+// as written by the test), writes DIR/out.bin (the developed film).
 #include "host_shim.h"
 #include <cstdio>
 #include <cstdlib>
@@ -39,15 +35,11 @@ template <class T> static const T* as(const std::vector<char>& v) { return (cons
 template <class T> static hg_u32 count(const std::vector<char>& v) { return (hg_u32)((v.size() - 16) / sizeof(T)); }
 
 int main(int argc, char** argv) {
-    if (argc != 5 && argc != 6) {
-        std::fprintf(stderr, "usage: hg_render_host DIR SEED SPP N_WAVE [BLOCKS]\n");
-        return 2;
-    }
+    if (argc != 5) { std::fprintf(stderr, "usage: hg_render_host DIR SEED SPP N_WAVE\n"); return 2; }
     std::string d = std::string(argv[1]) + "/";
     hg_u64 seed = std::strtoull(argv[2], nullptr, 10);
     hg_u32 spp = (hg_u32)std::strtoul(argv[3], nullptr, 10);
     hg_u32 per_wave = (hg_u32)std::strtoul(argv[4], nullptr, 10);
-    hg_u32 grid = argc == 6 ? (hg_u32)std::strtoul(argv[5], nullptr, 10) : 3u;
     auto cam = slurp(d + "camera.bin"), film = slurp(d + "film.bin"), integ = slurp(d + "integrator.bin");
     auto nodes = slurp(d + "nodes.bin"), leaf = slurp(d + "leaf.bin");
     auto prims = slurp(d + "prims.bin"), shapes = slurp(d + "shapes.bin");
@@ -63,36 +55,22 @@ int main(int argc, char** argv) {
     hg_u32 w = fl->crop_size[0], h = fl->crop_size[1], ch = fl->alpha ? 4 : 3;
     hg_u64 pixels = (hg_u64)w * h;
     std::vector<float> accum(pixels * 5, 0.0f), out(pixels * ch, 0.0f);
-    bool path = as<FlatIntegrator>(integ)->kind == HG_INTEGRATOR_PATH;
-    std::vector<float> samples;
     for (hg_u32 s0 = 0; s0 < spp;) {
         hg_u32 cap = spp - s0 < per_wave ? spp - s0 : per_wave;
         hg_u32 n = 1;
-        if (path) n = cap;
-        else while (n * 2 <= cap && n * 2 <= 32) n *= 2;
-        hg_u64 threads = path ? (hg_u64)grid * 64 : (pixels * n + 63) / 64 * 64;
-        if (path) samples.assign(pixels * n * 5, std::nanf(""));  // every record gets written
+        while (n * 2 <= cap && n * 2 <= 32) n *= 2;
+        hg_u64 threads = pixels * n;
         blockDim = {64, 1, 1};
-        gridDim = {(unsigned)(threads / 64), 1, 1};
-        for (hg_u64 t = 0; t < threads; ++t) {
+        for (hg_u64 t = 0; t < (threads + 63) / 64 * 64; ++t) {
             blockIdx = {(unsigned)(t / 64), 0, 0};
             threadIdx = {(unsigned)(t % 64), 0, 0};
-            auto kernel = path ? hg_render_path : hg_render;
-            kernel(as<FlatCamera>(cam), fl, as<FlatIntegrator>(integ), as<FlatBvhNode>(nodes),
-                   count<FlatBvhNode>(nodes), as<LeafPrim>(leaf), as<Prim>(prims), as<FlatShape>(shapes),
-                   as<float>(positions), as<float>(normals), as<float>(uvs), as<hg_u32>(tris),
-                   as<FlatBsdf>(bsdfs), as<float>(tables), as<FlatTexture>(textures), as<float>(texels),
-                   as<FlatEmitter>(emitters), count<FlatEmitter>(emitters), as<hg_u32>(env), count<hg_u32>(env),
-                   as<FlatDist1D>(dist1d), as<FlatDist2D>(dist2d), as<float>(dist_data), as<float>(bsphere),
-                   as<float>(table), seed, s0, n, path ? samples.data() : accum.data());
-        }
-        if (path) {
-            gridDim = {(unsigned)((pixels + 63) / 64), 1, 1};
-            for (hg_u64 t = 0; t < (pixels + 63) / 64 * 64; ++t) {
-                blockIdx = {(unsigned)(t / 64), 0, 0};
-                threadIdx = {(unsigned)(t % 64), 0, 0};
-                hg_reduce(fl, samples.data(), n, accum.data());
-            }
+            hg_render(as<FlatCamera>(cam), fl, as<FlatIntegrator>(integ), as<FlatBvhNode>(nodes),
+                      count<FlatBvhNode>(nodes), as<LeafPrim>(leaf), as<Prim>(prims), as<FlatShape>(shapes),
+                      as<float>(positions), as<float>(normals), as<float>(uvs), as<hg_u32>(tris),
+                      as<FlatBsdf>(bsdfs), as<float>(tables), as<FlatTexture>(textures), as<float>(texels),
+                      as<FlatEmitter>(emitters), count<FlatEmitter>(emitters), as<hg_u32>(env),
+                      count<hg_u32>(env), as<FlatDist1D>(dist1d), as<FlatDist2D>(dist2d),
+                      as<float>(dist_data), as<float>(bsphere), as<float>(table), seed, s0, n, accum.data());
         }
         s0 += n;
     }

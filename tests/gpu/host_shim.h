@@ -21,7 +21,7 @@ static float hg_host_lanes[32][5];
 struct hg_dim3 {
     unsigned x, y, z;
 };
-static hg_dim3 blockIdx, threadIdx, blockDim, gridDim;
+static hg_dim3 blockIdx, threadIdx, blockDim;
 
 // 16-byte vector loads (geometry.cuh: BVH nodes, load_leaf): memcpy keeps the host's
 // reads free of type punning.

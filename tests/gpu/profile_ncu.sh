@@ -12,8 +12,7 @@ BIN=$BUNDLE/bin/gpu_render
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 export HELIOGRAPH_ROOT=$BUNDLE HELIOGRAPH_REQUIRE_GPU=1
 mkdir -p "$OUT"
-# the benchmark launches the megakernel once per render (32 spp: one wave; hg_render for seed,
-# hg_render_path for cbox, both matched by the regex): seed warm-up + 5, then cbox warm-up + 5
+# the benchmark launches hg_render once per render: seed warm-up + 5, then cbox warm-up + 5
 for case in "seed 1" "cbox 7"; do
   set -- $case
   "$NCU" --clock-control none --set full -k regex:hg_render --launch-skip "$2" --launch-count 1 \

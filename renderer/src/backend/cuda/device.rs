@@ -497,8 +497,7 @@ impl CudaFilm {
         })
     }
 
-    /// Milliseconds of the film work after the last wave (`direct`: hg_develop, the per-pixel
-    /// sum runs inside hg_render; `path`: the last wave's hg_reduce + hg_develop), for the
+    /// Milliseconds of the develop kernel (the per-pixel sums run inside hg_render), for the
     /// benchmark's profile; `None` for the depth kernel (waits for the render).
     pub fn film_ms(&self) -> Result<Option<f32>> {
         let Some(e) = &self.film_start else {

@@ -10,20 +10,16 @@
 //! Without the feature the same API exists, and [`CudaBackend::new`] returns
 //! [`Error::CudaUnavailable`]; this module is the only place that looks at the feature.
 //!
-//! What runs on the GPU: the `direct` and `path` integrators as megakernels
-//! (`renderer/kernels/render.cu`) over every shape, BSDF, texture and emitter plugin (one
-//! `.cuh` twin per plugin under `renderer/kernels/`), and the `depth` integrator with a
-//! one-pixel box filter. All use the CPU's per-(pixel, sample) random streams, so CPU and
-//! GPU consume identical random numbers. Each sample is placed by importance sampling the
-//! reconstruction filter (truncated to the crop window) and weighted by filter / pdf, and
-//! the film is reconstructed without float atomics, in a fixed summation order, so the
-//! same scene, spp, seed and wave split give the same bits (kernels/film.cuh; DESIGN.md
-//! §3): `direct` runs one thread per sample and sums a pixel's samples of a wave, which
-//! share one warp segment, by a fixed butterfly; `path` uses path regeneration (a thread
-//! renders many samples and starts the next one as soon as its path ends, so a warp's
-//! lanes do not idle while its longest path finishes), writes each sample to a per-wave
-//! sample buffer (20 bytes a sample, at most 512 MiB) and sums a pixel's samples in sample
-//! order in a small reduction kernel.
+//! What runs on the GPU: the `direct` and `path` integrators as megakernels (one thread
+//! = one sample path; `renderer/kernels/render.cu`) over every shape, BSDF, texture and
+//! emitter plugin (one `.cuh` twin per plugin under `renderer/kernels/`), and the
+//! `depth` integrator with a one-pixel box filter. Both use the CPU's per-(pixel,
+//! sample) random streams, so CPU and GPU consume identical random numbers. The film is
+//! reconstructed without float atomics or a sample buffer: each sample is placed by
+//! importance sampling the reconstruction filter (truncated to the crop window) and
+//! weighted by filter / pdf, and a pixel's samples of a wave, which share one warp
+//! segment, are summed by a fixed butterfly and added to the pixel by one lane, so the
+//! same scene, spp and seed give the same bits (kernels/film.cuh; DESIGN.md §3).
 
 pub mod cache;
 pub mod kernels;

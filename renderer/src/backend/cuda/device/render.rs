@@ -1,18 +1,13 @@
 //! The `direct`/`path` launch (kernels/render.cu, kernels/film.cuh): scene arrays
 //! uploaded through a per-array content cache, the megakernel wave by wave (each wave
-//! places its samples by filter importance sampling), then the develop kernel; all on the
-//! render stream. `direct` (`hg_render`, one thread per sample) reduces every pixel's
-//! samples of a wave into the film accumulator inside its warp; `path` (`hg_render_path`,
-//! path regeneration on a grid about as large as the GPU holds at once) writes each
-//! sample to the wave's sample buffer, which `hg_reduce` then adds to the accumulator in
-//! sample order.
+//! places its samples by filter importance sampling and reduces every pixel's samples
+//! into the film accumulator inside the kernel), then the develop kernel; all on the
+//! render stream.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use cudarc::driver::{
-    sys as dsys, CudaEvent, CudaFunction, CudaModule, CudaSlice, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::{sys as dsys, CudaModule, CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::{drv, guarded, read_back, CudaBackend, CudaFilm, Inputs};
 use crate::backend::cuda::{check_supported, kernels};
@@ -29,19 +24,6 @@ const COUNT_MODULE: &str = "render.cu+HG_COUNT_RAYS";
 /// Most samples per pixel in one megakernel wave: a pixel's samples of a wave share one
 /// warp segment (kernels/film.cuh `segment_sum`).
 const MAX_WAVE_SPP: u32 = 32;
-
-/// Most bytes of the `path` sample buffer (20 bytes per sample of a wave): the waves of
-/// `path` have at most `MAX_SAMPLE_BYTES / (20 * pixels)` samples per pixel (at least 1).
-const MAX_SAMPLE_BYTES: u64 = 512 << 20;
-
-/// Samples per pixel of the `path` wave that starts with `done` of `spp` samples rendered,
-/// on a film of `pixels` crop pixels: as many as are left, capped so that the wave's sample
-/// buffer stays within [`MAX_SAMPLE_BYTES`]. hg_reduce adds a pixel's samples one after
-/// another in sample order across waves, so the image does not depend on the split.
-fn path_wave_spp(spp: u32, done: u32, pixels: u64) -> u32 {
-    let cap = (MAX_SAMPLE_BYTES / (20 * pixels.max(1))).clamp(1, u32::MAX as u64) as u32;
-    spp.saturating_sub(done).clamp(1, cap)
-}
 
 /// Threads per block of the megakernel: a multiple of 32, so that warp segments stay
 /// aligned to pixels; 64 rather than 128 because at its 108 registers per thread an SM
@@ -216,9 +198,8 @@ impl CudaBackend {
         seed: u64,
         spp: u32,
     ) -> Result<CudaFilm> {
-        let path = matches!(scene.integrator, AnyIntegrator::Path(_));
         let (fr, fd) = (
-            self.function(module, if path { "hg_render_path" } else { "hg_render" })?,
+            self.function(module, "hg_render")?,
             self.function(module, "hg_develop")?,
         );
         let flat = FlatScene::from_scene(scene)?;
@@ -255,81 +236,20 @@ impl CudaBackend {
             .stream
             .record_event(timing)
             .map_err(drv("recording the start event"))?;
-        let mut work = Vec::new();
-        let film_start = if path {
-            let (e, samples) = self.enqueue_path_waves(
-                module,
-                &fr,
-                &flat,
-                &scene_args,
-                &b,
-                seed,
-                spp,
-                &mut accum,
-            )?;
-            work.push(samples);
-            e
-        } else {
-            self.enqueue_direct_waves(&fr, &flat, &scene_args, &b, seed, spp, &mut accum)?
-        };
-        let mut d = self.stream.launch_builder(&fd);
-        d.arg(b("film")?).arg(&accum).arg(&mut out);
-        // SAFETY: matches hg_develop in film.cuh; `out` has pixels * ch floats.
-        unsafe { d.launch(px_cfg) }.map_err(drv("launching hg_develop"))?;
-        let ready = self
-            .stream
-            .record_event(timing)
-            .map_err(drv("recording the film's ready event"))?;
-        work.push(accum);
-        Ok(CudaFilm {
-            data: out,
-            start,
-            film_start: Some(film_start),
-            ready,
-            _inputs: Inputs {
-                _depth: None,
-                _arrays: bufs,
-                _work: work,
-            },
-            ctx: self.ctx.clone(),
-            stream: self.stream.clone(),
-            width: w as usize,
-            height: h as usize,
-            channels: ch,
-        })
-    }
-
-    /// Enqueues the `direct` megakernel (`hg_render`) wave by wave ([`wave_spp`] samples per
-    /// pixel each; the kernel reduces each pixel's samples into `accum` in its warp) and
-    /// returns the film's start event, recorded after the last wave (the film's own work
-    /// is then hg_develop only).
-    #[allow(clippy::too_many_arguments)]
-    fn enqueue_direct_waves<'a>(
-        &self,
-        fr: &CudaFunction,
-        flat: &FlatScene,
-        scene_args: &SceneArgs<'a>,
-        b: &impl Fn(&str) -> Result<&'a CudaSlice<u8>>,
-        seed: u64,
-        spp: u32,
-        accum: &mut CudaSlice<f32>,
-    ) -> Result<CudaEvent> {
-        let [w, h] = flat.film.crop_size;
-        let pixels = w as u64 * h as u64;
         let mut s0 = 0u32;
         while s0 < spp {
             let n = wave_spp(spp, s0);
             let threads = pixels * n as u64;
             let blocks = u32::try_from(threads.div_ceil(RENDER_BLOCK as u64))
                 .map_err(|_| Error::Cuda(format!("a wave of {threads} samples is too large")))?;
-            let mut l = self.stream.launch_builder(fr);
+            let mut l = self.stream.launch_builder(&fr);
             l.arg(b("camera")?).arg(b("film")?).arg(b("integrator")?);
             scene_args.push(&mut l);
             l.arg(b("filter_table")?)
                 .arg(&seed)
                 .arg(&s0)
                 .arg(&n)
-                .arg(&mut *accum);
+                .arg(&mut accum);
             let cfg = LaunchConfig {
                 grid_dim: (blocks, 1, 1),
                 block_dim: (RENDER_BLOCK, 1, 1),
@@ -342,101 +262,36 @@ impl CudaBackend {
             unsafe { l.launch(cfg) }.map_err(drv("launching hg_render"))?;
             s0 += n;
         }
-        self.stream
-            .record_event(Some(dsys::CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(drv("recording the develop event"))
-    }
-
-    /// Enqueues the `path` megakernel with path regeneration (`hg_render_path`) wave by
-    /// wave ([`path_wave_spp`] samples per pixel each, into one sample buffer), each wave
-    /// followed by `hg_reduce`, which adds the wave's samples to `accum` in sample order.
-    /// The grid is as many blocks as the GPU holds at once (SMs × resident blocks per SM),
-    /// so each thread renders many samples. Returns the film's start event, recorded
-    /// before the last wave's reduction (the film's own work is that and hg_develop), and
-    /// the sample buffer, which the film keeps until its kernels are done.
-    #[allow(clippy::too_many_arguments)]
-    fn enqueue_path_waves<'a>(
-        &self,
-        module: &Arc<CudaModule>,
-        fr: &CudaFunction,
-        flat: &FlatScene,
-        scene_args: &SceneArgs<'a>,
-        b: &impl Fn(&str) -> Result<&'a CudaSlice<u8>>,
-        seed: u64,
-        spp: u32,
-        accum: &mut CudaSlice<f32>,
-    ) -> Result<(CudaEvent, CudaSlice<f32>)> {
-        let fred = self.function(module, "hg_reduce")?;
-        let [w, h] = flat.film.crop_size;
-        let pixels = w as u64 * h as u64;
-        let mut samples = self.path_sample_buffer(pixels * path_wave_spp(spp, 0, pixels) as u64)?;
-        let per_sm = fr
-            .occupancy_max_active_blocks_per_multiprocessor(RENDER_BLOCK, 0, None)
-            .map_err(drv("reading the occupancy of hg_render_path"))?;
-        // the grid of every wave: as many blocks as the GPU holds at once
-        let resident = (per_sm.max(1) as u64) * (self.info.sm_count.max(1) as u64);
-        let reduce_cfg = LaunchConfig {
-            grid_dim: (
-                u32::try_from(pixels.div_ceil(RENDER_BLOCK as u64))
-                    .map_err(|_| Error::Cuda(format!("a film of {pixels} pixels is too large")))?,
-                1,
-                1,
-            ),
-            block_dim: (RENDER_BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let event = || {
+        // the film's own work is now only hg_develop (the reduction runs inside hg_render)
+        let film_start = Some(
             self.stream
-                .record_event(Some(dsys::CUevent_flags::CU_EVENT_DEFAULT))
-                .map_err(drv("recording the film event"))
-        };
-        let (mut s0, mut film_start) = (0u32, None);
-        while s0 < spp {
-            let n = path_wave_spp(spp, s0, pixels);
-            let blocks = (pixels * n as u64)
-                .div_ceil(RENDER_BLOCK as u64)
-                .min(resident) as u32;
-            let mut l = self.stream.launch_builder(fr);
-            l.arg(b("camera")?).arg(b("film")?).arg(b("integrator")?);
-            scene_args.push(&mut l);
-            l.arg(b("filter_table")?)
-                .arg(&seed)
-                .arg(&s0)
-                .arg(&n)
-                .arg(&mut samples);
-            let cfg = LaunchConfig {
-                grid_dim: (blocks, 1, 1),
-                block_dim: (RENDER_BLOCK, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            // SAFETY: the arguments match hg_render_path in render.cu one for one; every
-            // array holds the records the kernel indexes; `samples` has 5 floats for each
-            // of the wave's pixels * n samples (n <= the first wave's n).
-            unsafe { l.launch(cfg) }.map_err(drv("launching hg_render_path"))?;
-            s0 += n;
-            if s0 >= spp {
-                film_start = Some(event()?);
-            }
-            let mut r = self.stream.launch_builder(&fred);
-            r.arg(b("film")?).arg(&samples).arg(&n).arg(&mut *accum);
-            // SAFETY: matches hg_reduce in film.cuh; `samples` holds the wave's pixels * n
-            // records and `accum` 5 floats per pixel.
-            unsafe { r.launch(reduce_cfg) }.map_err(drv("launching hg_reduce"))?;
-        }
-        let film_start = match film_start {
-            Some(e) => e,
-            None => event()?,
-        };
-        Ok((film_start, samples))
-    }
-
-    /// An uninitialised sample buffer for `samples` records of 5 floats (the `path` waves).
-    fn path_sample_buffer(&self, samples: u64) -> Result<CudaSlice<f32>> {
-        let n = (samples * 5) as usize;
-        // SAFETY: left uninitialised: hg_render_path writes every record of a wave before
-        // hg_reduce reads the wave's records, in stream order, and nothing else reads it.
-        unsafe { self.stream.alloc::<f32>(n.max(1)) }
-            .map_err(|e| super::mem_error("the path sample buffer", n * 4, self.info.total_mem, e))
+                .record_event(timing)
+                .map_err(drv("recording the develop event"))?,
+        );
+        let mut d = self.stream.launch_builder(&fd);
+        d.arg(b("film")?).arg(&accum).arg(&mut out);
+        // SAFETY: matches hg_develop in film.cuh; `out` has pixels * ch floats.
+        unsafe { d.launch(px_cfg) }.map_err(drv("launching hg_develop"))?;
+        let ready = self
+            .stream
+            .record_event(timing)
+            .map_err(drv("recording the film's ready event"))?;
+        Ok(CudaFilm {
+            data: out,
+            start,
+            film_start,
+            ready,
+            _inputs: Inputs {
+                _depth: None,
+                _arrays: bufs,
+                _work: vec![accum],
+            },
+            ctx: self.ctx.clone(),
+            stream: self.stream.clone(),
+            width: w as usize,
+            height: h as usize,
+            channels: ch,
+        })
     }
 
     /// Runs the per-plugin parity kernel (kernels/parity.cu) on `queries` (16 floats
@@ -510,36 +365,6 @@ mod tests {
                 spp / 32 + rest.count_ones(),
                 "{spp}: {waves:?}"
             );
-        }
-    }
-
-    #[test]
-    fn path_waves_cover_spp_within_the_sample_buffer_budget() {
-        for (w, h) in [
-            (1u64, 1u64),
-            (64, 64),
-            (512, 512),
-            (1920, 1080),
-            (8192, 8192),
-        ] {
-            let pixels = w * h;
-            for spp in [1u32, 7, 32, 100, 1000] {
-                let (mut done, mut waves) = (0u32, 0u32);
-                while done < spp {
-                    let n = path_wave_spp(spp, done, pixels);
-                    assert!(n >= 1 && n <= spp - done, "{w}x{h} {spp}: {n}");
-                    // within budget, unless one sample per pixel is already over it
-                    assert!(n == 1 || 20 * pixels * n as u64 <= MAX_SAMPLE_BYTES);
-                    // as large as the budget allows
-                    assert!(n == spp - done || 20 * pixels * (n as u64 + 1) > MAX_SAMPLE_BYTES);
-                    done += n;
-                    waves += 1;
-                }
-                assert_eq!(done, spp);
-                if 20 * pixels * spp as u64 <= MAX_SAMPLE_BYTES {
-                    assert_eq!(waves, 1, "{w}x{h} {spp}");
-                }
-            }
         }
     }
 }
