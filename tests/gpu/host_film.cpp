@@ -19,18 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "host_io.h"
 #include "kernel_src.cu"
-
-static std::vector<char> slurp(const std::string& path) {
-    std::vector<char> v;
-    FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) { std::perror(path.c_str()); std::exit(2); }
-    char buf[65536];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) v.insert(v.end(), buf, buf + n);
-    std::fclose(f);
-    return v;
-}
 
 // The inverse-CDF search before the guide table: the last bin k with cdf[k] <= c.
 static float binary_search_sample(const float* cdf, float r, float lo, float hi, float u, float* pdf) {

@@ -11,19 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "host_io.h"
 #include "kernel_src.cu"
-
-static std::vector<char> slurp(const std::string& path) {
-    std::vector<char> v;
-    FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) { std::perror(path.c_str()); std::exit(2); }
-    char buf[65536];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) v.insert(v.end(), buf, buf + n);
-    std::fclose(f);
-    v.resize(v.size() + 16, 0);  // an empty array still gets a valid pointer
-    return v;
-}
 
 static void spill(const std::string& path, const void* p, size_t n) {
     FILE* f = std::fopen(path.c_str(), "wb");
