@@ -8,7 +8,14 @@ import pytest
 
 import heliograph as hg
 from conftest import seed_dict
-from gpu.dlpack_structs import FLAG_IS_COPIED, FLAG_READ_ONLY, CapsuleHolder, compact_strides, inspect
+from gpu.dlpack_structs import (
+    FLAG_IS_COPIED,
+    FLAG_READ_ONLY,
+    CapsuleHolder,
+    compact_strides,
+    consume_on_another_thread,
+    inspect,
+)
 from heliograph import _native
 
 KINDS = [pytest.param(None, id="legacy"), pytest.param((1, 0), id="versioned")]
@@ -150,3 +157,16 @@ def test_cpu_side_of_the_cuda_api():
         hg.cuda_stream()
     count, nbytes = _native._cuda_live_buffers()
     assert isinstance(count, int) and isinstance(nbytes, int) and count >= 0 and nbytes >= 0
+
+
+@pytest.mark.parametrize("max_version", [None, (1, 0)])
+def test_the_deleter_runs_on_another_thread_without_the_gil(max_version):
+    n0 = _native._live_exports()
+    t = hg.TensorXf(np.arange(12, dtype=np.float32).reshape(3, 4))
+    cap = t.__dlpack__(max_version=max_version)
+    del t  # the capsule holds the last share of the buffer
+    assert _native._live_exports() == n0 + 1
+    assert consume_on_another_thread(cap) == (3, 4)
+    assert _native._live_exports() == n0
+    del cap  # consumed: its destructor must not call the deleter again
+    assert _native._live_exports() == n0

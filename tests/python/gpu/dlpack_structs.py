@@ -119,3 +119,42 @@ class CapsuleHolder:
     def __dlpack__(self, **kwargs: Any) -> Any:
         self.calls.append(kwargs)
         return self.cap
+
+
+# the capsule keeps a pointer to its name, so the names must outlive every capsule
+_USED = {"dltensor": b"used_dltensor", "dltensor_versioned": b"used_dltensor_versioned"}
+_set_name = ctypes.pythonapi.PyCapsule_SetName
+_set_name.restype = ctypes.c_int
+_set_name.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # a CFUNCTYPE call releases the GIL
+
+
+def consume_on_another_thread(cap: Any) -> Tuple[int, ...]:
+    """Consumes ``cap`` as a consumer would (renames it ``used_*``, so its destructor does
+    nothing) and calls the producer's deleter from a new thread, without the GIL held
+    during the call. Returns the capsule's shape, read before the deleter ran."""
+    import threading
+
+    name = capsule_name(cap)
+    if name not in _USED:
+        raise ValueError(f"not an unconsumed DLPack capsule (name {name!r})")
+    shape = inspect(cap).shape
+    ptr = _get_pointer(cap, name.encode())
+    record = DLManagedTensorVersioned if name == "dltensor_versioned" else DLManagedTensor
+    deleter = record.from_address(ptr).deleter
+    assert _set_name(cap, _USED[name]) == 0
+    errors = []
+
+    def run() -> None:
+        try:
+            _DELETER(deleter)(ptr)
+        except BaseException as e:  # noqa: BLE001 - reported to the caller's thread
+            errors.append(e)
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join(timeout=60)
+    assert not t.is_alive(), "the deleter did not return"
+    if errors:
+        raise errors[0]
+    return shape

@@ -15,7 +15,7 @@ import heliograph as hg
 from heliograph import _native
 
 from .common import KEY, settle
-from .dlpack_structs import CapsuleHolder
+from .dlpack_structs import CapsuleHolder, consume_on_another_thread
 
 KINDS = [pytest.param(None, id="legacy"), pytest.param((1, 0), id="versioned")]
 MiB = 1 << 20
@@ -33,6 +33,29 @@ def _optional(request, name):
         return request.getfixturevalue(name)
     except pytest.skip.Exception:
         return None
+
+
+@pytest.mark.parametrize("max_version", KINDS)
+@pytest.mark.parametrize("stream", [None, 1, -1])
+def test_the_last_share_is_freed_by_a_deleter_on_another_thread(make_seed, max_version, stream):
+    """The deleter needs no GIL and binds the CUDA context itself; with stream=1 it also
+    leaves a release fence on the legacy default stream from that thread."""
+    seed = make_seed(res=96, spp=8)
+    seed.render().numpy()
+    settle()
+    (n0, b0), e0 = _native._cuda_live_buffers(), _native._live_exports()
+    img = seed.render()
+    shape = tuple(img.shape)
+    cap = img.__dlpack__(stream=stream, max_version=max_version)
+    del img
+    settle()
+    assert _native._cuda_live_buffers()[0] == n0 + 1, "the capsule holds the film"
+    assert consume_on_another_thread(cap) == shape
+    del cap
+    settle()
+    assert _native._cuda_live_buffers() == (n0, b0), "the deleter freed the film"
+    assert _native._live_exports() == e0
+    assert np.array_equal(seed.render().numpy(), seed.render().numpy()), "the backend still works"
 
 
 @pytest.mark.parametrize("max_version", KINDS)
