@@ -16,7 +16,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::harness::{build_host, repo_root};
+use common::harness::{build_host, read_f32s, repo_root};
 use heliograph::backend::cuda::kernels;
 use heliograph::backend::{cpu, RenderOptions};
 use heliograph::flat::{as_bytes, FlatScene, LAYOUT};
@@ -33,13 +33,6 @@ fn dump(flat: &FlatScene, dir: &Path) {
     w("leaf.bin", as_bytes(&flat.leaf_prims));
     w("prims.bin", as_bytes(&flat.prims));
     w("shapes.bin", as_bytes(&flat.shapes));
-}
-
-fn floats(path: &Path) -> Vec<f32> {
-    let b = std::fs::read(path).unwrap();
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
 }
 
 #[test]
@@ -79,7 +72,7 @@ fn kernels_on_the_host_match_the_cpu_backend_and_layout() {
             "host kernel run failed for {}",
             path.display()
         );
-        let host = floats(&dir.join("out.bin"));
+        let host = read_f32s(&dir.join("out.bin"));
         assert_eq!(host.len(), cpu_img.data.len());
         let ch = cpu_img.channels;
         let differ: Vec<usize> = (0..host.len() / ch)

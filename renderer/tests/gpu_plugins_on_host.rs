@@ -9,22 +9,14 @@
 
 mod common;
 
-use std::path::Path;
 use std::process::Command;
 
 use heliograph::backend::cuda::kernels;
 use heliograph::flat::FlatScene;
 
-use common::harness::build_host;
+use common::harness::{build_host, read_f32s};
 use common::parity::{check, queries, query_floats, scene_xml};
 use heliograph::scene::{build_scene, xml};
-
-fn floats(path: &Path) -> Vec<f32> {
-    let b = std::fs::read(path).unwrap();
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
 
 #[test]
 fn plugin_twins_match_the_rust_plugins_on_fixed_inputs() {
@@ -54,7 +46,7 @@ fn plugin_twins_match_the_rust_plugins_on_fixed_inputs() {
     std::fs::write(dir.join("queries.bin"), qbytes).unwrap();
     let st = Command::new(&exe).arg(&dir).status().unwrap();
     assert!(st.success(), "host parity run failed");
-    let got = floats(&dir.join("answers.bin"));
+    let got = read_f32s(&dir.join("answers.bin"));
     check(&qs, &got);
     let _ = std::fs::remove_dir_all(&dir);
 }

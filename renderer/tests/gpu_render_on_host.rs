@@ -35,7 +35,7 @@ use heliograph::integrators::{self, AnyIntegrator, Direct};
 use heliograph::rfilters::AnyFilter;
 use heliograph::scene::{build_scene, xml, Scene};
 
-use common::harness::{build_host, repo_root};
+use common::harness::{build_host, read_f32s, repo_root};
 use common::{block_means, worst_p};
 
 struct Host {
@@ -56,10 +56,7 @@ impl Host {
             .status()
             .unwrap();
         assert!(st.success(), "host render failed");
-        let b = std::fs::read(self.dir.join("out.bin")).unwrap();
-        b.chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
+        read_f32s(&self.dir.join("out.bin"))
     }
 }
 

@@ -16,6 +16,14 @@ pub fn repo_root() -> PathBuf {
     manifest.parent().map(PathBuf::from).unwrap_or(manifest)
 }
 
+/// The little-endian float32 values of a file a host kernel driver wrote.
+pub fn read_f32s(path: &Path) -> Vec<f32> {
+    let b = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
 /// The backend on device 0, or `None` (after printing why) when the tests must skip.
 /// A GPU that is present but broken fails the test; `HELIOGRAPH_REQUIRE_GPU=1` (set by
 /// `tests/gpu/run_gpu_checks.sh`) turns a missing GPU into a failure too.

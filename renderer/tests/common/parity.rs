@@ -4,18 +4,10 @@
 //! `renderer/kernels/parity.cu`).
 #![allow(dead_code)]
 
-use std::path::PathBuf;
-
 use heliograph::math::{Pcg32, Vec2, Vec3};
 use heliograph::scene::Scene;
 
-fn repo_root() -> PathBuf {
-    if let Ok(r) = std::env::var("HELIOGRAPH_ROOT") {
-        return PathBuf::from(r);
-    }
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
-}
+use super::harness::repo_root;
 
 /// The test scene: every supported plugin, several parameter variants.
 pub fn scene_xml() -> String {
