@@ -91,13 +91,7 @@ impl Plastic {
 
     /// Probability of sampling the specular lobe given the Fresnel term `f_i`.
     fn prob_specular(&self, f_i: f32) -> f32 {
-        let w = self.specular_sampling_weight;
-        let (ps, pd) = (f_i * w, (1.0 - f_i) * (1.0 - w));
-        if ps + pd > 0.0 {
-            ps / (ps + pd)
-        } else {
-            0.5
-        }
+        coating_probability(f_i, 1.0 - f_i, self.specular_sampling_weight)
     }
 
     /// Picks the specular lobe or the diffuse base with `u1`.
@@ -155,6 +149,18 @@ impl Plastic {
         }
         let f_i = fresnel_dielectric(wi.z, self.eta).r;
         (1.0 - self.prob_specular(f_i)) * cosine_hemisphere_pdf(wo)
+    }
+}
+
+/// The probability of sampling the coating of a plastic rather than its base: the
+/// coating's share `coat` (its reflectance) against the base's `base` (what the coating
+/// lets through), weighted by `specular_sampling_weight`; 0.5 when both vanish.
+pub(super) fn coating_probability(coat: f32, base: f32, weight: f32) -> f32 {
+    let (ps, pd) = (coat * weight, base * (1.0 - weight));
+    if ps + pd > 0.0 {
+        ps / (ps + pd)
+    } else {
+        0.5
     }
 }
 

@@ -188,13 +188,7 @@ impl RoughPlastic {
 
     fn prob_specular(&self, cos_i: f32) -> f32 {
         let t_i = self.transmittance_at(cos_i);
-        let w = self.specular_sampling_weight;
-        let (ps, pd) = ((1.0 - t_i) * w, t_i * (1.0 - w));
-        if ps + pd > 0.0 {
-            ps / (ps + pd)
-        } else {
-            0.5
-        }
+        super::plastic::coating_probability(1.0 - t_i, t_i, self.specular_sampling_weight)
     }
 
     /// Picks the coating (microfacet reflection) or the base (cosine) with `u1`.
