@@ -8,16 +8,20 @@
 
 #define HG_NO_EMITTER 0xffffffffu
 
+#define HG_EMITTER_KIND(e) HG_KIND(HG_EMITTER_SET, (e).kind)
+#define HG_ENV_EMITTERS ((1u << HG_EMITTER_CONSTANT) | (1u << HG_EMITTER_ENVMAP))
+
 __device__ inline bool emitter_sample_direction(const SceneData& s, const FlatEmitter& e, V3 p, V2 u,
                                                 EmitterSample* out) {
-    switch (e.kind) {
-        case HG_EMITTER_AREA: return area_sample(s, e, p, u, out);
-        case HG_EMITTER_CONSTANT: return constant_sample(s, e, u, out);
-        case HG_EMITTER_POINT: return point_sample(s, e, p, out);
-        case HG_EMITTER_DIRECTIONAL: return directional_sample(s, e, out);
-        case HG_EMITTER_ENVMAP: return envmap_sample(s, e, u, out);
-        default: return false;
+    switch (HG_EMITTER_KIND(e)) {
+        HG_CASE(HG_EMITTER_SET, HG_EMITTER_AREA) return area_sample(s, e, p, u, out);
+        HG_CASE(HG_EMITTER_SET, HG_EMITTER_CONSTANT) return constant_sample(s, e, u, out);
+        HG_CASE(HG_EMITTER_SET, HG_EMITTER_POINT) return point_sample(s, e, p, out);
+        HG_CASE(HG_EMITTER_SET, HG_EMITTER_DIRECTIONAL) return directional_sample(s, e, out);
+        HG_CASE(HG_EMITTER_SET, HG_EMITTER_ENVMAP) return envmap_sample(s, e, u, out);
+        default: break;
     }
+    return false;
 }
 
 // integrators::EmitterSampleResult
@@ -30,7 +34,7 @@ struct EmitterSampleResult {
 };
 
 // integrators::sample_emitter: uniform emitter selection, then a direction towards it.
-__device__ __noinline__ bool sample_emitter(const SceneData& s, const Hit& h, V2 u, EmitterSampleResult* out) {
+__device__ HG_OUTLINE bool sample_emitter(const SceneData& s, const Hit& h, V2 u, EmitterSampleResult* out) {
     hg_u32 n = s.emitter_count;
     if (n == 0u) return false;
     float scaled = u.x * (float)n;
@@ -60,7 +64,8 @@ __device__ __noinline__ bool sample_emitter(const SceneData& s, const Hit& h, V2
 }
 
 // integrators::surface_emission: radiance towards the ray origin and its emitter-sampling pdf.
-__device__ __noinline__ bool surface_emission(const SceneData& s, const Hit& h, V3 ray_d, V3 from, V3* le, float* pdf) {
+__device__ HG_OUTLINE bool surface_emission(const SceneData& s, const Hit& h, V3 ray_d, V3 from, V3* le, float* pdf) {
+    if (!HG_HAS(HG_EMITTER_SET, HG_EMITTER_AREA)) return false;  // only area emitters sit on shapes
     hg_u32 ei = s.g.shapes[h.shape].emitter;
     if (ei == HG_NO_EMITTER) return false;
     const FlatEmitter& e = s.emitters[ei];
@@ -75,15 +80,17 @@ __device__ __noinline__ bool surface_emission(const SceneData& s, const Hit& h, 
 }
 
 // integrators::environment_emission
-__device__ __noinline__ V3 environment_emission(const SceneData& s, V3 d, float* pdf) {
+__device__ HG_OUTLINE V3 environment_emission(const SceneData& s, V3 d, float* pdf) {
     V3 l = v3(0.0f, 0.0f, 0.0f);
     float p = 0.0f, n = (float)s.emitter_count;
-    for (hg_u32 k = 0; k < s.env_count; ++k) {
+    hg_u32 count = (HG_EMITTER_SET & HG_ENV_EMITTERS) != 0u ? s.env_count : 0u;
+    for (hg_u32 k = 0; k < count; ++k) {
         const FlatEmitter& e = s.emitters[s.env_emitters[k]];
-        if (e.kind == HG_EMITTER_CONSTANT) {
+        hg_u32 kind = HG_KIND(HG_EMITTER_SET & HG_ENV_EMITTERS, e.kind);
+        if (HG_HAS(HG_EMITTER_SET, HG_EMITTER_CONSTANT) && kind == HG_EMITTER_CONSTANT) {
             l = l + constant_eval(s, e);
             p = p + HG_INV_FOUR_PI / n;
-        } else if (e.kind == HG_EMITTER_ENVMAP) {
+        } else if (HG_HAS(HG_EMITTER_SET, HG_EMITTER_ENVMAP) && kind == HG_EMITTER_ENVMAP) {
             l = l + envmap_eval(s, e, d);
             p = p + envmap_pdf(s, e, d) / n;
         }

@@ -11,8 +11,8 @@
 // is only tabulated. A one-pixel box (radius <= 0.5) is exactly the CPU: uniform jitter,
 // weight 1.
 //
-// Reduction: hg_render's thread i renders pixel i / n, sample s0 + i % n, with n a power of
-// two <= 32, so a pixel's samples of one wave fill one aligned segment of a warp. The
+// Reduction: hg_render's thread i renders pixel p0 + i / n, sample s0 + i % n, with n a
+// power of two <= 32, so a pixel's samples of one wave fill one aligned segment of a warp. The
 // segment sums (w r, w g, w b, w alpha, w) with a fixed xor butterfly and its first lane
 // adds them to the pixel's accumulator: one writer per pixel per wave, waves in order, so
 // the result does not depend on the thread schedule (same scene, spp, seed and wave split
@@ -86,7 +86,8 @@ __device__ inline float filter_sample(const float* cdf, float r, float lo, float
 __device__ inline float film_sample(const FlatFilm& film, const float* __restrict__ table, hg_u32 x, hg_u32 y,
                                     float u1, float u2, float* ox, float* oy) {
     float r = film.filter_radius;
-    if (film.filter == HG_FILTER_BOX && r <= 0.5f) {
+    hg_u32 mode = (film.filter == HG_FILTER_BOX && r <= 0.5f) ? HG_FILM_JITTER : HG_FILM_IMPORTANCE;
+    if (HG_KIND(HG_FILM_SET, mode) == HG_FILM_JITTER) {
         *ox = u1;  // the CPU: position = pixel + jitter, weight 1
         *oy = u2;
         return 1.0f;
@@ -137,8 +138,7 @@ __device__ inline bool segment_sum(float* v, hg_u32 lane, hg_u32 n) {
 }
 
 // Block::develop: one thread per crop pixel, rgb(a) = accumulated / weight.
-extern "C" __global__ void hg_develop(const FlatFilm* film_p, const float* accum, float* out) {
-    const FlatFilm film = *film_p;
+extern "C" __global__ void hg_develop(const __grid_constant__ FlatFilm film, const float* accum, float* out) {
     hg_u32 x = blockIdx.x * blockDim.x + threadIdx.x;
     hg_u32 y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= film.crop_size[0] || y >= film.crop_size[1]) return;

@@ -3,6 +3,7 @@
 // same list as the Rust table `flat::LAYOUT` (a CPU test compares the two lists; the GPU
 // test compares the offsets NVRTC used, written by `hg_layout_table`).
 #pragma once
+#include "features.cuh"
 
 typedef unsigned int hg_u32;
 typedef unsigned long long hg_u64;

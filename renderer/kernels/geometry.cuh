@@ -6,6 +6,9 @@
 #pragma once
 #include "common.cuh"
 
+#define HG_SHAPE_KIND(sh) HG_KIND(HG_SHAPE_SET, (sh).kind)
+#define HG_ANALYTIC_SHAPES (HG_SHAPE_SET & ~(1u << HG_SHAPE_MESH))
+
 struct SceneGeom {
     const FlatBvhNode* nodes;  // node 0: the header (root box and child word)
     hg_u32 node_count;
@@ -94,8 +97,9 @@ __device__ inline float intersect_planar(const FlatShape& s, const Ray& r, float
     V3 d = affine_vector(s.to_local, r.d);
     float t = -o.z / d.z;
     float x = o.x + t * d.x, y = o.y + t * d.y;
-    bool inside = s.kind == HG_SHAPE_RECTANGLE ? (fabsf(x) <= 1.0f && fabsf(y) <= 1.0f)
-                                               : (x * x + y * y <= 1.0f);
+    bool rect = !HG_HAS(HG_SHAPE_SET, HG_SHAPE_DISK) ||
+                (HG_HAS(HG_SHAPE_SET, HG_SHAPE_RECTANGLE) && s.kind == HG_SHAPE_RECTANGLE);
+    bool inside = rect ? (fabsf(x) <= 1.0f && fabsf(y) <= 1.0f) : (x * x + y * y <= 1.0f);
     if (!(t > HG_RAY_TMIN && t < tmax && inside)) return HG_INF;
     xy[0] = x;
     xy[1] = y;
@@ -130,9 +134,12 @@ __device__ inline float intersect_slot(const SceneGeom& g, hg_u32 slot, const Ra
                                        const TriRay& tr, float tmax, hg_u32* prim, float* uv) {
     const LeafPrim lp = load_leaf(g.leaf + slot);
     *prim = lp.prim;
-    if (lp.is_tri) return intersect_tri(lp, tr, tmax, uv);
+    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_MESH) && (HG_ANALYTIC_SHAPES == 0u || lp.is_tri))
+        return intersect_tri(lp, tr, tmax, uv);
+    if (HG_ANALYTIC_SHAPES == 0u) return HG_INF;
     const FlatShape& s = g.shapes[g.prims[lp.prim].shape];
-    if (s.kind == HG_SHAPE_SPHERE) return intersect_sphere(s, r, tmax);
+    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_SPHERE) && HG_KIND(HG_ANALYTIC_SHAPES, s.kind) == HG_SHAPE_SPHERE)
+        return intersect_sphere(s, r, tmax);
     return intersect_planar(s, r, tmax, uv);
 }
 
@@ -164,9 +171,11 @@ __device__ inline float box_enter(const RayBox& rb, float4 lo, float4 hi, float 
     return near <= far ? near : HG_INF;
 }
 
-// The host refuses trees whose leaves lie deeper than this (flat::flatten_bvh), and the
-// stack holds at most one entry per level above the current node: it cannot overflow.
-#define HG_STACK 128  // accel::STACK_SIZE
+// The traversal stack has HG_STACK entries (features.cuh): accel::STACK_SIZE, whose
+// depth the host refuses trees to exceed (flat::flatten_bvh), or at least the depth of a
+// specialised module's own BVH. The stack holds at most one entry per level above the
+// current node, so it cannot overflow; a shallow scene's small stack keeps the local
+// memory it touches small.
 
 // A postponed child: its child word and the distance at which the ray enters its box.
 // Node and distance side by side: one 8-byte local store per push, one load per pop.

@@ -134,11 +134,12 @@ __device__ inline Hit make_hit(const SceneData& s, hg_u32 prim, const Ray& ray, 
     Hit h;
     h.t = t;
     h.shape = pr.shape;
-    if (sh.kind == HG_SHAPE_MESH) {
+    hg_u32 kind = HG_SHAPE_KIND(sh);
+    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_MESH) && kind == HG_SHAPE_MESH) {
         mesh_eval(s, sh, pr.index, v2(c[0], c[1]), &h.p, &h.ng, &h.n, &h.uv, &h.dpdu);
         return h;
     }
-    if (sh.kind == HG_SHAPE_SPHERE) {
+    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_SPHERE) && kind == HG_SHAPE_SPHERE) {
         V3 dir = normalize_or((ray.o + ray.d * t) - v3a(sh.center), v3(0.0f, 0.0f, 1.0f));
         sphere_eval(sh, dir, &h.n, &h.uv, &h.dpdu);
         h.p = v3a(sh.center) + dir * sh.radius;
@@ -148,7 +149,7 @@ __device__ inline Hit make_hit(const SceneData& s, hg_u32 prim, const Ray& ray, 
     h.p = ray.o + ray.d * t;
     h.ng = v3a(sh.normal);
     h.n = h.ng;
-    if (sh.kind == HG_SHAPE_RECTANGLE) {
+    if (!HG_HAS(HG_SHAPE_SET, HG_SHAPE_DISK) || kind == HG_SHAPE_RECTANGLE) {
         h.uv = v2(c[0] * 0.5f + 0.5f, c[1] * 0.5f + 0.5f);
         h.dpdu = v3a(sh.to_world) * 2.0f;
     } else {
@@ -171,7 +172,7 @@ __device__ inline void count_ray() {}
 #endif
 
 // Scene::intersect; false on a miss.
-__device__ __noinline__ bool scene_intersect(const SceneData& s, const Ray& ray, Hit* h) {
+__device__ HG_OUTLINE bool scene_intersect(const SceneData& s, const Ray& ray, Hit* h) {
     count_ray();
     hg_u32 prim = 0;
     float c[2] = {0.0f, 0.0f};
@@ -182,7 +183,7 @@ __device__ __noinline__ bool scene_intersect(const SceneData& s, const Ray& ray,
 }
 
 // Scene::occluded
-__device__ __noinline__ bool scene_occluded(const SceneData& s, const Ray& ray) {
+__device__ HG_OUTLINE bool scene_occluded(const SceneData& s, const Ray& ray) {
     count_ray();
     hg_u32 prim = 0;
     return intersect_scene(s.g, ray, &prim, nullptr, true) != HG_INF;

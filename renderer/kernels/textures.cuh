@@ -1,15 +1,24 @@
-// Texture dispatch (renderer/src/textures/mod.rs TextureStore::eval / eval_1):
-// `constant` is the record's colour; `bitmap` and `checkerboard` have their own files.
+// Texture dispatch (renderer/src/textures/mod.rs TextureStore::eval / eval_1), compiled
+// for the kinds in HG_TEX_SET (features.cuh): `constant` is the record's colour; `bitmap`
+// and `checkerboard` have their own files.
 #pragma once
 #include "textures/checkerboard.cuh"
 
+#define HG_TEX_KIND(t) HG_KIND(HG_TEX_SET, (t).kind)
+
+// A constant or bitmap texture (not a checkerboard).
+__device__ inline V3 tex_eval_leaf(const SceneData& s, const FlatTexture& t, V2 uv) {
+    if (HG_HAS(HG_TEX_SET, HG_TEX_BITMAP) && HG_TEX_KIND(t) == HG_TEX_BITMAP) return bitmap_eval(t, s.texels, uv);
+    return v3a(t.color);
+}
+
 // TextureStore::eval (a checkerboard's colours are textures themselves: followed iteratively).
-__device__ __noinline__ V3 tex_eval(const SceneData& s, hg_u32 ti, V2 uv) {
+__device__ HG_OUTLINE V3 tex_eval(const SceneData& s, hg_u32 ti, V2 uv) {
+    if (!HG_HAS(HG_TEX_SET, HG_TEX_CHECKERBOARD)) return tex_eval_leaf(s, s.textures[ti], uv);
 #pragma unroll 1
     for (int guard = 0; guard < 16; ++guard) {
         const FlatTexture& t = s.textures[ti];
-        if (t.kind == HG_TEX_CONSTANT) return v3a(t.color);
-        if (t.kind == HG_TEX_BITMAP) return bitmap_eval(t, s.texels, uv);
+        if (HG_TEX_KIND(t) != HG_TEX_CHECKERBOARD) return tex_eval_leaf(s, t, uv);
         ti = checker_is_color0(t, uv) ? t.color0 : t.color1;
     }
     return v3(0.0f, 0.0f, 0.0f);
@@ -19,11 +28,11 @@ __device__ __noinline__ V3 tex_eval(const SceneData& s, hg_u32 ti, V2 uv) {
 __device__ inline float luminance(V3 c) { return (c.x * 0.212671f + c.y * 0.715160f) + c.z * 0.072169f; }
 
 // TextureStore::eval_1 (a checkerboard swaps its colours, as Mitsuba's eval_1)
-__device__ __noinline__ float tex_eval_1(const SceneData& s, hg_u32 ti, V2 uv) {
+__device__ HG_OUTLINE float tex_eval_1(const SceneData& s, hg_u32 ti, V2 uv) {
 #pragma unroll 1
     for (int guard = 0; guard < 16; ++guard) {
         const FlatTexture& t = s.textures[ti];
-        if (t.kind == HG_TEX_CHECKERBOARD) {
+        if (HG_HAS(HG_TEX_SET, HG_TEX_CHECKERBOARD) && HG_TEX_KIND(t) == HG_TEX_CHECKERBOARD) {
             ti = checker_is_color0(t, uv) ? t.color1 : t.color0;
             continue;
         }

@@ -16,8 +16,10 @@ mod common;
 use std::path::Path;
 use std::time::Instant;
 
-use heliograph::backend::cuda::{kernels, nvrtc_compile_offline, CudaBackend};
+use heliograph::backend::cuda::features::Features;
+use heliograph::backend::cuda::{kernels, nvrtc_compile_offline, CudaBackend, RenderTuning};
 use heliograph::backend::{cpu, RenderOptions};
+use heliograph::flat::FlatScene;
 use heliograph::integrators::{self, AnyIntegrator, Depth};
 use heliograph::rfilters::AnyFilter;
 use heliograph::scene::{build_scene, xml, Scene};
@@ -214,31 +216,109 @@ fn benchmark_seed_direct_and_cbox_path() {
             }
         }
         let samples = 512.0 * 512.0 * 32.0;
+        let info = be
+            .render_kernel_info(&scene)
+            .unwrap_or_else(|e| panic!("{e}"));
         println!(
             "HG_GPU_STAT bench scene={name} res=512 spp=32 kernel_ms={kernel:.3} \
              kernel_gsamples_per_s={:.3} of_which_film_ms={film_ms:.3} wall_ms={:.3} \
-             wall_gsamples_per_s={:.3}",
+             wall_gsamples_per_s={:.3} module={} inlined={} registers={} local_bytes={} \
+             block={} blocks_per_sm={}",
             samples / (kernel as f64 * 1e-3) / 1e9,
             wall * 1e3,
-            samples / wall / 1e9
+            samples / wall / 1e9,
+            info.module,
+            info.inlined,
+            info.registers,
+            info.local_bytes,
+            info.block,
+            info.blocks_per_sm
         );
         assert!(kernel > 0.0 && kernel.is_finite());
     }
 }
 
-/// NVRTC alone (no GPU needed): both modules compile for sm_90 with the backend's options.
-/// Runs wherever libnvrtc.so.13 loads (e.g. `LD_LIBRARY_PATH` pointing at the
-/// `nvidia-cuda-nvrtc` wheel's lib/ on the build machine), else skips.
+/// The megakernel's block size and register cap, swept on the two benchmark scenes
+/// (512×512, 32 spp): which launch shape the default should be. Every configuration must
+/// render the same image as the default one (same seed: the tuning changes no arithmetic
+/// but the register allocation, so the images agree to rounding).
+#[test]
+fn benchmark_tuning_sweep() {
+    let Some(be) = backend_or_skip("tuning sweep") else {
+        return;
+    };
+    let default = be.render_tuning();
+    for name in ["seed.xml", "cbox.xml"] {
+        let scene = load(name, 512);
+        let opts = RenderOptions {
+            spp: Some(32),
+            seed: 3,
+        };
+        let reference = be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
+        for max_registers in [0, 64, 80, 96, 128] {
+            for block in [32, 64, 128, 256] {
+                be.set_render_tuning(RenderTuning {
+                    block,
+                    max_registers,
+                })
+                .unwrap();
+                let kernel = best_kernel_ms(&be, &scene, &opts);
+                let info = be
+                    .render_kernel_info(&scene)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                let img = be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
+                let worst = img
+                    .data
+                    .iter()
+                    .zip(&reference.data)
+                    .map(|(a, b)| (a - b).abs() / b.abs().max(1e-2))
+                    .fold(0.0f32, f32::max);
+                println!(
+                    "HG_GPU_STAT tune scene={name} block={block} max_registers={max_registers} \
+                     registers={} local_bytes={} blocks_per_sm={} kernel_ms={kernel:.3} \
+                     gsamples_per_s={:.3} worst_rel_diff={worst:.1e}",
+                    info.registers,
+                    info.local_bytes,
+                    info.blocks_per_sm,
+                    512.0 * 512.0 * 32.0 / (kernel as f64 * 1e-3) / 1e9
+                );
+                assert!(
+                    worst < 1e-3,
+                    "{name} {block}/{max_registers}: image changed"
+                );
+            }
+        }
+    }
+    be.set_render_tuning(default).unwrap();
+}
+
+/// NVRTC alone (no GPU needed): the generic modules, and the render module specialised
+/// to each shipped scene's plugin set (what the backend compiles for it), compile for
+/// sm_90 with the backend's options. Runs wherever libnvrtc.so.13 loads (e.g.
+/// `LD_LIBRARY_PATH` pointing at the `nvidia-cuda-nvrtc` wheel's lib/ on the build
+/// machine), else skips.
 #[test]
 fn nvrtc_compiles_the_kernels_for_sm_90() {
-    for module in [
+    let mut jobs: Vec<(String, &str, String)> = [
         kernels::RENDER_MODULE,
         kernels::DEPTH_MODULE,
         kernels::PARITY_MODULE,
-    ] {
-        match nvrtc_compile_offline(module, "sm_90") {
+    ]
+    .iter()
+    .map(|m| (m.to_string(), *m, String::new()))
+    .collect();
+    for name in ["seed.xml", "cbox.xml", "showcase.xml"] {
+        let f = Features::of(&FlatScene::from_scene(&load(name, 16)).unwrap());
+        jobs.push((
+            format!("{}[{}] ({name})", kernels::RENDER_MODULE, f.tag()),
+            kernels::RENDER_MODULE,
+            f.prelude(),
+        ));
+    }
+    for (label, module, prelude) in jobs {
+        match nvrtc_compile_offline(module, &prelude, "sm_90") {
             Ok((bytes, secs)) => {
-                println!("HG_GPU_STAT nvrtc module={module} cubin_bytes={bytes} seconds={secs:.2}");
+                println!("HG_GPU_STAT nvrtc module={label} cubin_bytes={bytes} seconds={secs:.2}");
                 assert!(bytes > 0);
             }
             Err(heliograph::Error::CudaUnavailable(why)) => {
@@ -247,7 +327,7 @@ fn nvrtc_compiles_the_kernels_for_sm_90() {
                 println!("SKIP: nvrtc_compiles_the_kernels_for_sm_90: {why}");
                 return;
             }
-            Err(e) => panic!("{module}: {e}"),
+            Err(e) => panic!("{label}: {e}"),
         }
     }
 }

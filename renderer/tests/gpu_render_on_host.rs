@@ -24,9 +24,13 @@
 
 mod common;
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
+use heliograph::backend::cuda::features::Features;
 use heliograph::backend::cuda::{check_supported, kernels};
 use heliograph::backend::{cpu, RenderOptions};
 use heliograph::films::block::FilterTable;
@@ -35,22 +39,49 @@ use heliograph::integrators::{self, AnyIntegrator, Direct};
 use heliograph::rfilters::AnyFilter;
 use heliograph::scene::{build_scene, xml, Scene};
 
-use common::harness::{build_host, read_f32s, repo_root};
+use common::harness::{build_host, build_host_with, read_f32s, repo_root};
 use common::{block_means, worst_p};
 
+/// The host-compiled render kernels: for each scene the module specialised to its plugin
+/// set (what the CUDA backend compiles for it), built on first use; with `generic`, the
+/// module for every plugin with the plugin calls out of line.
 struct Host {
-    exe: PathBuf,
+    exes: RefCell<HashMap<String, PathBuf>>,
     dir: PathBuf,
+    generic: bool,
 }
 
 impl Host {
+    /// The driver built for `flat`'s plugin set (or the generic one).
+    fn exe(&self, flat: &FlatScene) -> PathBuf {
+        let f = Features::of(flat);
+        let (tag, prelude) = if self.generic {
+            ("generic".to_string(), String::new())
+        } else {
+            (f.tag(), f.prelude())
+        };
+        if let Some(e) = self.exes.borrow().get(&tag) {
+            return e.clone();
+        }
+        let exe = build_host_with(
+            &self.dir,
+            &prelude,
+            kernels::RENDER_MODULE,
+            "host_render.cpp",
+            &format!("hg_render_host-{tag}"),
+        )
+        .expect("a C++ compiler (checked by host_or_skip)");
+        self.exes.borrow_mut().insert(tag, exe.clone());
+        exe
+    }
+
     /// Renders `scene` with the host-compiled kernels, `per_wave` samples per pixel per wave.
     fn render(&self, scene: &Scene, seed: u64, spp: u32, per_wave: u32) -> Vec<f32> {
         let flat = FlatScene::from_scene(scene).unwrap();
         for (name, bytes) in flat.render_arrays() {
             std::fs::write(self.dir.join(format!("{name}.bin")), bytes).unwrap();
         }
-        let st = Command::new(&self.exe)
+        let st = Command::new(self.exe(&flat))
             .arg(&self.dir)
             .args([seed.to_string(), spp.to_string(), per_wave.to_string()])
             .status()
@@ -104,21 +135,29 @@ fn compare(host: &Host, scene: &Scene, spp: u32, label: &str) -> (f64, f64) {
     (p, pb)
 }
 
-fn host_or_skip() -> Option<Host> {
-    let dir = std::env::temp_dir().join(format!("hg-host-render-{}", std::process::id()));
+fn host_or_skip(generic: bool) -> Option<Host> {
+    // tests run in parallel threads of one process: a folder per Host for its scene files
+    static HOSTS: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "hg-host-render-{}-{}",
+        std::process::id(),
+        HOSTS.fetch_add(1, Ordering::Relaxed)
+    ));
     std::fs::create_dir_all(&dir).unwrap();
+    // one build up front: it skips the test when there is no C++ compiler
     let exe = build_host(
         &dir,
         kernels::RENDER_MODULE,
         "host_render.cpp",
-        "hg_render_host",
+        "hg_render_host-generic",
     )?;
-    Some(Host { exe, dir })
+    let exes = RefCell::new(HashMap::from([("generic".to_string(), exe)]));
+    Some(Host { exes, dir, generic })
 }
 
 #[test]
 fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_deterministic() {
-    let Some(host) = host_or_skip() else {
+    let Some(host) = host_or_skip(false) else {
         return;
     };
     let alpha = 1e-3;
@@ -256,6 +295,59 @@ fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_determinist
         assert!(close, "the wave split changes more than the rounding");
     }
     let _ = std::fs::remove_dir_all(&host.dir);
+}
+
+/// A specialised module (backend/cuda/features.rs) may only drop code that the scene
+/// cannot reach: on the host, where nothing contracts multiply-adds, the module compiled
+/// for each scene's plugin set and the generic module (every plugin, calls out of line)
+/// must give the same bits, whatever the plugins, integrator and filter.
+#[test]
+fn specialised_modules_compute_what_the_generic_module_does() {
+    let (Some(special), Some(generic)) = (host_or_skip(false), host_or_skip(true)) else {
+        return;
+    };
+    let mut scenes = vec![
+        ("seed", load("seed.xml", 24)),
+        ("cbox", load("cbox.xml", 24)),
+        ("showcase", load("showcase.xml", 24)),
+    ];
+    let mut c = scenes[0].1.clone();
+    c.sensor.film.rfilter = AnyFilter::Box { radius: 0.5 };
+    scenes.push(("seed, one-pixel box", c));
+    let mut c = scenes[2].1.clone();
+    c.integrator = AnyIntegrator::Direct(Direct {
+        emitter_samples: 2,
+        bsdf_samples: 1,
+        hide_emitters: false,
+    });
+    scenes.push(("showcase, direct", c));
+    let mut tags = Vec::new();
+    for (label, scene) in &scenes {
+        let f = Features::of(&FlatScene::from_scene(scene).unwrap());
+        let a = special.render(scene, 5, 6, 4);
+        let b = generic.render(scene, 5, 6, 4);
+        let same = a
+            .iter()
+            .zip(&b)
+            .filter(|(x, y)| x.to_bits() == y.to_bits())
+            .count();
+        println!(
+            "{label} ({}): {same} of {} values bit-identical",
+            f.tag(),
+            a.len()
+        );
+        assert_eq!(same, a.len(), "{label}: the specialised module differs");
+        tags.push(f.tag());
+    }
+    tags.sort();
+    tags.dedup();
+    assert_eq!(
+        tags.len(),
+        scenes.len(),
+        "each scene is a different plugin set"
+    );
+    let _ = std::fs::remove_dir_all(&special.dir);
+    let _ = std::fs::remove_dir_all(&generic.dir);
 }
 
 /// The filter-weighted mean of `g` around `c` over `[c - r, c + r]`, clipped to `[0, size]`

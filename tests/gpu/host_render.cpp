@@ -48,18 +48,21 @@ int main(int argc, char** argv) {
         hg_u32 cap = spp - s0 < per_wave ? spp - s0 : per_wave;
         hg_u32 n = 1;
         while (n * 2 <= cap && n * 2 <= 32) n *= 2;
-        hg_u64 threads = pixels * n;
+        hg_u32 log2_n = 0;
+        while ((1u << log2_n) < n) ++log2_n;
+        hg_u32 threads = (hg_u32)(pixels * n);
         blockDim = {64, 1, 1};
-        for (hg_u64 t = 0; t < (threads + 63) / 64 * 64; ++t) {
+        for (hg_u64 t = 0; t < ((hg_u64)threads + 63) / 64 * 64; ++t) {
             blockIdx = {(unsigned)(t / 64), 0, 0};
             threadIdx = {(unsigned)(t % 64), 0, 0};
-            hg_render(as<FlatCamera>(cam), fl, as<FlatIntegrator>(integ), as<FlatBvhNode>(nodes),
+            hg_render(*as<FlatCamera>(cam), *fl, *as<FlatIntegrator>(integ), as<FlatBvhNode>(nodes),
                       count<FlatBvhNode>(nodes), as<LeafPrim>(leaf), as<Prim>(prims), as<FlatShape>(shapes),
                       as<float>(positions), as<float>(normals), as<float>(uvs), as<hg_u32>(tris),
                       as<FlatBsdf>(bsdfs), as<float>(tables), as<FlatTexture>(textures), as<float>(texels),
                       as<FlatEmitter>(emitters), count<FlatEmitter>(emitters), as<hg_u32>(env),
                       count<hg_u32>(env), as<FlatDist1D>(dist1d), as<FlatDist2D>(dist2d),
-                      as<float>(dist_data), as<float>(bsphere), as<float>(table), seed, s0, n, accum.data());
+                      as<float>(dist_data), as<float>(bsphere), as<float>(table), seed, s0, log2_n, 0u, threads,
+                      accum.data());
         }
         s0 += n;
     }
@@ -70,7 +73,7 @@ int main(int argc, char** argv) {
                 for (hg_u32 tx = 0; tx < 16; ++tx) {
                     blockIdx = {bx, by, 0};
                     threadIdx = {tx, ty, 0};
-                    hg_develop(fl, accum.data(), out.data());
+                    hg_develop(*fl, accum.data(), out.data());
                 }
     spill(d + "out.bin", out.data(), out.size() * sizeof(float));
     return 0;

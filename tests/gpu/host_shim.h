@@ -9,6 +9,8 @@
 #define __global__
 #define __device__
 #define __noinline__ __attribute__((noinline))
+#define __forceinline__ inline __attribute__((always_inline))
+#define __grid_constant__
 #define __restrict__ __restrict
 #define __launch_bounds__(...)
 

@@ -70,6 +70,7 @@ elif [ -x "$RBIN" ]; then
   run "gpu_render NVRTC compile" "$LOGS/nvrtc.log" "$RBIN" --exact nvrtc_compiles_the_kernels_for_sm_90 --nocapture
   run "gpu_render benchmark" "$LOGS/bench.log" "$RBIN" --exact benchmark_seed_direct_and_cbox_path --nocapture
   run "gpu_render benchmark mesh1m" "$LOGS/bench_mesh1m.log" "$RBIN" --exact benchmark_mesh1m_primary_and_diffuse_rays --nocapture
+  run "gpu_render tuning sweep" "$LOGS/tune.log" "$RBIN" --exact benchmark_tuning_sweep --nocapture
 else
   echo "missing $RBIN"; FAILED=1; ROWS+=("gpu_render: binary missing")
 fi
@@ -123,5 +124,7 @@ echo "benchmarks (512x512, 32 spp; seed: direct, target >= 24 Gsamples/s; cbox: 
 stat "$LOGS/bench.log" | grep 'bench ' | sed 's/HG_GPU_STAT /  /'
 echo "ray throughput (~1M-triangle bumpy sphere, 1024x1024, 4 spp; primary: depth; diffuse: path max_depth 4, kernel-counted rays):"
 stat "$LOGS/bench_mesh1m.log" | grep 'bench ' | sed 's/HG_GPU_STAT /  /'
+echo "tuning sweep (block size x register cap; kernel ms):"
+stat "$LOGS/tune.log" | grep 'tune ' | sed 's/HG_GPU_STAT tune /  /' | awk '{print $1, $2, $3, $4, $5, $6, $7}'
 echo "overall   : $([ "$FAILED" -eq 0 ] && echo PASS || echo FAIL)"
 exit "$FAILED"

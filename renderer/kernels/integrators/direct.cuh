@@ -5,7 +5,7 @@
 #include "../bsdfs.cuh"
 #include "../emitters.cuh"
 
-__device__ __noinline__ V3 direct_sample(const SceneData& s, const FlatIntegrator& it, const Ray& ray, Pcg32& rng,
+__device__ HG_OUTLINE V3 direct_sample(const SceneData& s, const FlatIntegrator& it, const Ray& ray, Pcg32& rng,
                                    float* alpha) {
     Hit hit;
     if (!scene_intersect(s, ray, &hit)) {

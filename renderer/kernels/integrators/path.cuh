@@ -5,7 +5,7 @@
 #include "../bsdfs.cuh"
 #include "../emitters.cuh"
 
-__device__ __noinline__ V3 path_sample(const SceneData& s, const FlatIntegrator& it, Ray ray, Pcg32& rng,
+__device__ HG_OUTLINE V3 path_sample(const SceneData& s, const FlatIntegrator& it, Ray ray, Pcg32& rng,
                                  float* alpha) {
     V3 throughput = v3(1.0f, 1.0f, 1.0f);
     V3 result = v3(0.0f, 0.0f, 0.0f);

@@ -16,7 +16,8 @@ __device__ inline PositionSample sample_position(const SceneData& s, hg_u32 shap
     ps.n = v3(0.0f, 0.0f, 1.0f);
     ps.uv = v2(0.0f, 0.0f);
     ps.pdf = 0.0f;
-    if (sh.kind == HG_SHAPE_MESH) {
+    hg_u32 kind = HG_SHAPE_KIND(sh);
+    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_MESH) && kind == HG_SHAPE_MESH) {
         if (sh.area_dist == 0xffffffffu || s.dist1d[sh.area_dist].n == 0u || !(sh.area > 0.0f)) return ps;
         float pmf, du;
         hg_u32 i = dist1d_sample(s, sh.area_dist, u.y, &pmf, &du);
@@ -24,18 +25,18 @@ __device__ inline PositionSample sample_position(const SceneData& s, hg_u32 shap
         V3 ng, dpdu;
         mesh_eval(s, sh, sh.first_tri + i, b, &ps.p, &ng, &ps.n, &ps.uv, &dpdu);
         ps.pdf = 1.0f / sh.area;
-    } else if (sh.kind == HG_SHAPE_RECTANGLE) {
+    } else if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_RECTANGLE) && kind == HG_SHAPE_RECTANGLE) {
         ps.p = affine_point(sh.to_world, v3(2.0f * u.x - 1.0f, 2.0f * u.y - 1.0f, 0.0f));
         ps.n = v3a(sh.normal);
         ps.uv = u;
         ps.pdf = 1.0f / sh.area;
-    } else if (sh.kind == HG_SHAPE_SPHERE) {
+    } else if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_SPHERE) && kind == HG_SHAPE_SPHERE) {
         V3 dir = square_to_uniform_sphere(u);
         V3 dpdu;
         sphere_eval(sh, dir, &ps.n, &ps.uv, &dpdu);
         ps.p = v3a(sh.center) + dir * sh.radius;
         ps.pdf = 1.0f / sh.area;
-    } else if (sh.kind == HG_SHAPE_DISK) {
+    } else if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_DISK) && kind == HG_SHAPE_DISK) {
         V2 xy = square_to_uniform_disk_concentric(u);
         V3 dpdu;
         disk_eval(sh, xy, &ps.uv, &dpdu);

@@ -226,6 +226,9 @@ pub struct FlatScene {
     pub filter_table: Vec<f32>,
     /// The scene's bounding sphere: centre x, y, z and radius.
     pub bsphere: [f32; 4],
+    /// The depth of the BVH's deepest leaf (the root is at depth 0): the traversal
+    /// stack never holds more entries (kernels/geometry.cuh).
+    pub bvh_depth: u32,
 }
 
 /// Column-major 3×4 floats of an affine map (x, y, z axes, translation).
@@ -374,6 +377,7 @@ impl FlatScene {
             dist2d,
             dist_data,
             nodes: flatten_bvh(&scene.bvh)?,
+            bvh_depth: bvh::bvh_depth(&scene.bvh.nodes)?,
             leaf_prims: scene.bvh.leaf_prims.clone(),
             prims: g.prims.clone(),
             shapes,

@@ -51,18 +51,37 @@ pub fn backend_or_skip(test: &str) -> Option<heliograph::backend::cuda::CudaBack
 /// Compiles kernel module `module` with the host driver `tests/gpu/<driver>` into
 /// `dir/<exe>`, or `None` (after printing why) when there is no C++ compiler.
 pub fn build_host(dir: &Path, module: &str, driver: &str, exe: &str) -> Option<PathBuf> {
+    build_host_with(dir, "", module, driver, exe)
+}
+
+/// [`build_host`] of `module` after the `#define`s of `prelude` (a specialised render
+/// module: backend/cuda/features.rs), in its own folder `dir/<exe>.d` (the driver
+/// includes the source by a fixed name).
+pub fn build_host_with(
+    dir: &Path,
+    prelude: &str,
+    module: &str,
+    driver: &str,
+    exe: &str,
+) -> Option<PathBuf> {
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
     if Command::new(&cxx).arg("--version").output().is_err() {
         println!("SKIP: no C++ compiler ({cxx}) to run the kernels on the host");
         return None;
     }
     let src = kernels::assemble(module).expect("kernel source");
-    std::fs::write(dir.join("kernel_src.cu"), src).unwrap();
+    let dir = &dir.join(format!("{exe}.d"));
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("kernel_src.cu"), format!("{prelude}{src}")).unwrap();
     let exe = dir.join(exe);
     let shim = repo_root().join("tests/gpu");
     let out = Command::new(&cxx)
         .args(["-std=c++17", "-O2", "-ffp-contract=off", "-Wall"])
-        .args(["-Wno-unused-function", "-Wno-unused-variable"])
+        .args([
+            "-Wno-unused-function",
+            "-Wno-unused-variable",
+            "-Wno-unknown-pragmas",
+        ])
         .arg("-I")
         .arg(&shim)
         .arg("-I")

@@ -6,6 +6,7 @@
 //! libraries load and runs the driver calls under `catch_unwind`: a machine without a
 //! GPU gets `Error::CudaUnavailable`, and the process (and the CPU backend) carry on.
 
+use std::collections::HashMap;
 use std::ffi::{c_char, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
@@ -28,7 +29,8 @@ use crate::scene::Scene;
 mod render;
 mod tensor;
 
-use render::CachedArray;
+use render::{CachedArray, RenderModuleKey};
+pub use render::{RenderKernelInfo, RenderTuning};
 pub use tensor::{live_device_tensors, DeviceTensor};
 
 /// Runs `f`, turning a cudarc panic (missing library or symbol) into an error.
@@ -145,7 +147,9 @@ pub struct CudaBackend {
     stream: Arc<CudaStream>,
     cache: ProgramCache,
     depth: Mutex<Option<Arc<CudaModule>>>,
-    render: Mutex<Option<Arc<CudaModule>>>,
+    /// The render modules loaded so far, one per plugin set and tuning.
+    render: Mutex<HashMap<RenderModuleKey, Arc<CudaModule>>>,
+    tuning: Mutex<RenderTuning>,
     parity: Mutex<Option<Arc<CudaModule>>>,
     scene_cache: Mutex<Vec<CachedArray>>,
     uploaded: std::sync::atomic::AtomicU64,
@@ -217,7 +221,8 @@ impl CudaBackend {
             stream,
             cache: ProgramCache::new(),
             depth: Mutex::new(None),
-            render: Mutex::new(None),
+            render: Mutex::new(HashMap::new()),
+            tuning: Mutex::new(RenderTuning::default()),
             parity: Mutex::new(None),
             scene_cache: Mutex::new(Vec::new()),
             uploaded: std::sync::atomic::AtomicU64::new(0),
@@ -245,11 +250,6 @@ impl CudaBackend {
         self.module(&self.depth, kernels::DEPTH_MODULE)
     }
 
-    /// The `direct`/`path` + film module, compiled and loaded on first use.
-    fn render_module(&self) -> Result<Arc<CudaModule>> {
-        self.module(&self.render, kernels::RENDER_MODULE)
-    }
-
     fn module(&self, slot: &Mutex<Option<Arc<CudaModule>>>, name: &str) -> Result<Arc<CudaModule>> {
         let mut slot = slot
             .lock()
@@ -257,23 +257,36 @@ impl CudaBackend {
         if let Some(m) = slot.as_ref() {
             return Ok(m.clone());
         }
-        let (module, stats) = self.load_source(name, kernels::assemble(name)?)?;
-        if let Ok(mut s) = self.stats.lock() {
-            s.push(stats);
-        }
+        let (module, stats) = self.load_source(name, kernels::assemble(name)?, &[])?;
+        self.record_stats(stats);
         *slot = Some(module.clone());
         Ok(module)
     }
 
-    /// Compiles (through the cache) and loads CUDA C `source` as module `name`.
-    fn load_source(&self, name: &str, source: String) -> Result<(Arc<CudaModule>, ModuleStats)> {
+    /// Remembers how a module was obtained (for [`Self::module_stats`]).
+    fn record_stats(&self, stats: ModuleStats) {
+        if let Ok(mut s) = self.stats.lock() {
+            s.push(stats);
+        }
+    }
+
+    /// Compiles (through the cache) and loads CUDA C `source` as module `name`, with
+    /// `extra` NVRTC options after the backend's own.
+    fn load_source(
+        &self,
+        name: &str,
+        source: String,
+        extra: &[String],
+    ) -> Result<(Arc<CudaModule>, ModuleStats)> {
+        let mut options = compile_options(&self.info.arch, name);
+        options.extend_from_slice(extra);
         let key = CacheKey {
             module: name.into(),
             source,
             arch: self.info.arch.clone(),
             driver_version: self.info.driver_version,
             nvrtc_version: self.info.nvrtc_version,
-            options: compile_options(&self.info.arch, name),
+            options,
         };
         let (cubin, stats) = self.cache.get_or_compile(&key, || {
             guarded("NVRTC", || compile_cubin(name, &key.source, &key.options))
@@ -290,7 +303,8 @@ impl CudaBackend {
     /// compile error comes back with NVRTC's log and the file name).
     pub fn compile_module(&self, name: &str, source: &str) -> Result<ModuleStats> {
         guarded("NVRTC", || {
-            self.load_source(name, source.to_string()).map(|(_, s)| s)
+            self.load_source(name, source.to_string(), &[])
+                .map(|(_, s)| s)
         })
     }
 
@@ -541,17 +555,18 @@ impl std::fmt::Debug for CudaFilm {
     }
 }
 
-/// Compiles embedded kernel module `module` with NVRTC for `arch` (e.g. `sm_90`) with
-/// the backend's options, without a GPU or driver (NVRTC only): returns the CUBIN
+/// Compiles embedded kernel module `module` after `prelude` (a render module's
+/// [`super::features::Features::prelude`], or "") with NVRTC for `arch` (e.g. `sm_90`)
+/// with the backend's options, without a GPU or driver (NVRTC only): returns the CUBIN
 /// size and the compile time in seconds. For build-machine checks of the NVRTC dialect.
-pub fn nvrtc_compile_offline(module: &str, arch: &str) -> Result<(usize, f64)> {
+pub fn nvrtc_compile_offline(module: &str, prelude: &str, arch: &str) -> Result<(usize, f64)> {
     // SAFETY: only tries to dlopen the library.
     if !unsafe { nsys::is_culib_present() } {
         return Err(Error::CudaUnavailable(
             "NVRTC not found (libnvrtc.so could not be loaded)".into(),
         ));
     }
-    let source = kernels::assemble(module)?;
+    let source = format!("{prelude}{}", kernels::assemble(module)?);
     let t = std::time::Instant::now();
     let cubin = guarded("NVRTC", || {
         compile_cubin(module, &source, &compile_options(arch, module))

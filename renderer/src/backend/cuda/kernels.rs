@@ -20,6 +20,7 @@ pub const FILES: &[(&str, &str)] = embed![
     "common.cuh",
     "depth.cu",
     "emitters.cuh",
+    "features.cuh",
     "film.cuh",
     "flat.cuh",
     "geometry.cuh",

@@ -22,6 +22,7 @@
 //! same scene, spp and seed give the same bits (kernels/film.cuh; DESIGN.md §3).
 
 pub mod cache;
+pub mod features;
 pub mod kernels;
 
 #[cfg(feature = "cuda")]
@@ -29,7 +30,7 @@ mod device;
 #[cfg(feature = "cuda")]
 pub use device::{
     device_count, libraries_present, live_device_tensors, nvrtc_compile_offline, CudaBackend,
-    CudaFilm, DeviceTensor,
+    CudaFilm, DeviceTensor, RenderKernelInfo, RenderTuning,
 };
 
 #[cfg(not(feature = "cuda"))]

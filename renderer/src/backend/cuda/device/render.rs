@@ -1,34 +1,110 @@
-//! The `direct`/`path` launch (kernels/render.cu, kernels/film.cuh): scene arrays
-//! uploaded through a per-array content cache, the megakernel wave by wave (each wave
-//! places its samples by filter importance sampling and reduces every pixel's samples
-//! into the film accumulator inside the kernel), then the develop kernel; all on the
-//! render stream.
+//! The `direct`/`path` launch (kernels/render.cu, kernels/film.cuh): the render module
+//! compiled for the scene's plugin set ([`Features`]), scene arrays uploaded through a
+//! per-array content cache, the megakernel wave by wave (each wave places its samples by
+//! filter importance sampling and reduces every pixel's samples into the film
+//! accumulator inside the kernel), then the develop kernel; all on the render stream.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use cudarc::driver::{sys as dsys, CudaModule, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{sys as dsys, CudaModule, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
 
 use super::{drv, guarded, read_back, CudaBackend, CudaFilm, Inputs};
+use crate::backend::cuda::features::Features;
 use crate::backend::cuda::{check_supported, kernels};
 use crate::backend::RenderOptions;
 use crate::error::{Error, Result};
-use crate::flat::{content_hash, FlatScene};
+use crate::flat::{content_hash, FlatCamera, FlatFilm, FlatIntegrator, FlatScene};
 use crate::integrators::AnyIntegrator;
 use crate::io::Image;
 use crate::scene::Scene;
 
-/// The module name of the render module's ray-counting variant (`count_rays`).
-const COUNT_MODULE: &str = "render.cu+HG_COUNT_RAYS";
+// SAFETY: #[repr(C)] records of u32/f32 fields without padding (flat::LAYOUT's asserts),
+// passed by value as hg_render's first three parameters, whose CUDA twins they are.
+unsafe impl DeviceRepr for FlatCamera {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for FlatFilm {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for FlatIntegrator {}
 
 /// Most samples per pixel in one megakernel wave: a pixel's samples of a wave share one
 /// warp segment (kernels/film.cuh `segment_sum`).
 const MAX_WAVE_SPP: u32 = 32;
 
-/// Threads per block of the megakernel: a multiple of 32, so that warp segments stay
-/// aligned to pixels; 64 rather than 128 because at its 108 registers per thread an SM
-/// holds 9 blocks of 64 (18 warps) but only 4 of 128 (16 warps) (see render.cu).
-const RENDER_BLOCK: u32 = 64;
+/// Most threads in one launch of the megakernel: a wave larger than this is split into
+/// launches over consecutive pixel ranges (hg_render indexes its threads with 32 bits).
+const MAX_LAUNCH_THREADS: u64 = 1 << 31;
+
+/// Launch and compile settings of the megakernel (the GPU benchmark sweeps them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RenderTuning {
+    /// Threads per block: a multiple of 32 (warp segments stay aligned to pixels), at
+    /// most 1024.
+    pub block: u32,
+    /// NVRTC's `--maxrregcount`; 0 lets ptxas choose.
+    pub max_registers: u32,
+}
+
+impl Default for RenderTuning {
+    fn default() -> Self {
+        RenderTuning {
+            block: 64,
+            max_registers: 0,
+        }
+    }
+}
+
+impl RenderTuning {
+    /// An error unless the block size and register cap are usable.
+    fn check(&self) -> Result<()> {
+        if self.block == 0 || self.block % 32 != 0 || self.block > 1024 {
+            return Err(Error::Cuda(format!(
+                "render block size {} is not a multiple of 32 in 32..=1024",
+                self.block
+            )));
+        }
+        if self.max_registers != 0 && !(16..=255).contains(&self.max_registers) {
+            return Err(Error::Cuda(format!(
+                "register cap {} is outside 16..=255 (0: no cap)",
+                self.max_registers
+            )));
+        }
+        Ok(())
+    }
+
+    /// The extra NVRTC options.
+    fn options(&self) -> Vec<String> {
+        match self.max_registers {
+            0 => Vec::new(),
+            n => vec![format!("--maxrregcount={n}")],
+        }
+    }
+}
+
+/// Resources of the megakernel compiled for one scene ([`CudaBackend::render_kernel_info`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RenderKernelInfo {
+    /// The plugin set's tag ([`Features::tag`]).
+    pub module: String,
+    /// Whether the sample path is inlined ([`Features::inline_all`]).
+    pub inlined: bool,
+    /// Registers per thread.
+    pub registers: u32,
+    /// Local memory (stack) bytes per thread.
+    pub local_bytes: u32,
+    /// Resident blocks per SM at `block` threads each.
+    pub blocks_per_sm: u32,
+    /// Threads per block.
+    pub block: u32,
+}
+
+/// What a loaded render module is compiled for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) struct RenderModuleKey {
+    features: Features,
+    max_registers: u32,
+    count_rays: bool,
+}
 
 /// Samples per pixel of the wave that starts with `done` of `spp` samples rendered: the
 /// largest power of two <= min(spp - done, 32), so that a pixel's samples of the wave fill
@@ -40,7 +116,8 @@ fn wave_spp(spp: u32, done: u32) -> u32 {
 }
 
 /// The flat arrays that every scene kernel takes, in the order of `HG_SCENE_PARAMS`
-/// (kernels/scene.cuh); the counts sit between them as that list says.
+/// (kernels/scene.cuh); the counts sit between them as that list says. The render kernel
+/// also reads `filter_table`; camera, film and integrator travel by value.
 const SCENE_ARRAYS: [&str; 18] = [
     "nodes",
     "leaf",
@@ -142,11 +219,89 @@ impl CudaBackend {
         self.uploaded.load(Ordering::Relaxed)
     }
 
+    /// The megakernel's launch and compile settings.
+    pub fn render_tuning(&self) -> RenderTuning {
+        self.tuning.lock().map(|t| *t).unwrap_or_default()
+    }
+
+    /// Changes the megakernel's block size and register cap for later renders (a
+    /// benchmark knob: modules compiled under another cap are kept and reused).
+    pub fn set_render_tuning(&self, tuning: RenderTuning) -> Result<()> {
+        tuning.check()?;
+        *self
+            .tuning
+            .lock()
+            .map_err(|_| Error::Cuda("tuning lock poisoned".into()))? = tuning;
+        Ok(())
+    }
+
+    /// The render module for `features` under the current register cap (with the
+    /// ray counter when `count_rays`), compiled through the program cache and loaded on
+    /// first use.
+    fn render_module(&self, features: &Features, count_rays: bool) -> Result<Arc<CudaModule>> {
+        let tuning = self.render_tuning();
+        let key = RenderModuleKey {
+            features: *features,
+            max_registers: tuning.max_registers,
+            count_rays,
+        };
+        let mut modules = self
+            .render
+            .lock()
+            .map_err(|_| Error::Cuda("module lock poisoned".into()))?;
+        if let Some(m) = modules.get(&key) {
+            return Ok(m.clone());
+        }
+        let mut source = features.prelude();
+        if count_rays {
+            source.push_str("#define HG_COUNT_RAYS 1\n");
+        }
+        source.push_str(&kernels::assemble(kernels::RENDER_MODULE)?);
+        let name = format!(
+            "{}[{}]{}",
+            kernels::RENDER_MODULE,
+            features.tag(),
+            if count_rays { "+HG_COUNT_RAYS" } else { "" }
+        );
+        let (module, stats) = self.load_source(&name, source, &tuning.options())?;
+        self.record_stats(stats);
+        modules.insert(key, module.clone());
+        Ok(module)
+    }
+
+    /// What the megakernel compiled for `scene` under the current tuning uses: for the
+    /// benchmark tables and the profile notes.
+    pub fn render_kernel_info(&self, scene: &Scene) -> Result<RenderKernelInfo> {
+        guarded("CUDA kernel info", || {
+            let features = Features::of(&FlatScene::from_scene(scene)?);
+            let module = self.render_module(&features, false)?;
+            let f = self.function(&module, "hg_render")?;
+            let attr = |a, what: &'static str| f.get_attribute(a).map_err(drv(what));
+            use dsys::CUfunction_attribute_enum as A;
+            let block = self.render_tuning().block;
+            Ok(RenderKernelInfo {
+                module: features.tag(),
+                inlined: features.inline_all(),
+                registers: attr(A::CU_FUNC_ATTRIBUTE_NUM_REGS, "reading the register count")?
+                    as u32,
+                local_bytes: attr(
+                    A::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+                    "reading the stack size",
+                )? as u32,
+                blocks_per_sm: f
+                    .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+                    .map_err(drv("reading the occupancy"))?,
+                block,
+            })
+        })
+    }
+
     /// Enqueues the `direct`/`path` megakernel wave by wave ([`wave_spp`] samples per
     /// pixel each), then the develop kernel (kernels/render.cu, kernels/film.cuh).
     pub(super) fn enqueue_render(&self, scene: &Scene, seed: u64, spp: u32) -> Result<CudaFilm> {
-        let module = self.render_module()?;
-        self.enqueue_render_in(&module, scene, seed, spp)
+        let flat = FlatScene::from_scene(scene)?;
+        let module = self.render_module(&Features::of(&flat), false)?;
+        self.enqueue_render_in(&module, &flat, seed, spp)
     }
 
     /// Rays traced (closest-hit and shadow rays) by the `direct`/`path` render of `scene`
@@ -165,18 +320,15 @@ impl CudaBackend {
             ));
         }
         guarded("CUDA ray count", || {
-            let source = format!(
-                "#define HG_COUNT_RAYS 1\n{}",
-                kernels::assemble(kernels::RENDER_MODULE)?
-            );
-            let (module, _) = self.load_source(COUNT_MODULE, source)?;
+            let flat = FlatScene::from_scene(scene)?;
+            let module = self.render_module(&Features::of(&flat), true)?;
             let mut counter = module
                 .get_global("hg_ray_count", &self.stream)
                 .map_err(drv("finding hg_ray_count"))?;
             self.stream
                 .memcpy_htod(&[0u8; 8], &mut counter)
                 .map_err(drv("zeroing hg_ray_count"))?;
-            let film = self.enqueue_render_in(&module, scene, opts.seed, spp)?;
+            let film = self.enqueue_render_in(&module, &flat, opts.seed, spp)?;
             let image = film.to_image()?;
             let mut bytes = [0u8; 8];
             self.stream
@@ -189,12 +341,12 @@ impl CudaBackend {
         })
     }
 
-    /// [`Self::enqueue_render`] with the kernels of `module` (the render module or its
-    /// ray-counting variant).
+    /// [`Self::enqueue_render`] of `flat` with the kernels of `module` (the render
+    /// module or its ray-counting variant).
     fn enqueue_render_in(
         &self,
         module: &Arc<CudaModule>,
-        scene: &Scene,
+        flat: &FlatScene,
         seed: u64,
         spp: u32,
     ) -> Result<CudaFilm> {
@@ -202,8 +354,12 @@ impl CudaBackend {
             self.function(module, "hg_render")?,
             self.function(module, "hg_develop")?,
         );
-        let flat = FlatScene::from_scene(scene)?;
-        let arrays = flat.render_arrays();
+        let block = self.render_tuning().block;
+        let arrays: Vec<_> = flat
+            .render_arrays()
+            .into_iter()
+            .filter(|(n, _)| *n == "filter_table" || SCENE_ARRAYS.contains(n))
+            .collect();
         let mut bufs = Vec::with_capacity(arrays.len());
         for (name, bytes) in &arrays {
             bufs.push(self.upload_cached(name, bytes)?);
@@ -218,6 +374,12 @@ impl CudaBackend {
         let [w, h] = flat.film.crop_size;
         let ch = if flat.film.alpha != 0 { 4 } else { 3 };
         let pixels = w as u64 * h as u64;
+        if pixels > u32::MAX as u64 {
+            return Err(Error::Cuda(format!(
+                "a {w}x{h} film has more than 2^32 - 1 pixels, more than the CUDA kernels \
+                 index; render it in crops (hdrfilm crop_offset_x/y, crop_width/height)"
+            )));
+        }
         let alloc = |n: u64, what: &str| {
             self.stream
                 .alloc_zeros::<f32>((n as usize).max(1))
@@ -225,7 +387,7 @@ impl CudaBackend {
         };
         let mut accum = alloc(pixels * 5, "the film accumulator")?;
         let mut out = alloc(pixels * ch as u64, "the film")?;
-        let scene_args = SceneArgs::new(&flat, b)?;
+        let scene_args = SceneArgs::new(flat, b)?;
         let px_cfg = LaunchConfig {
             grid_dim: (w.div_ceil(16), h.div_ceil(16), 1),
             block_dim: (16, 16, 1),
@@ -236,30 +398,42 @@ impl CudaBackend {
             .stream
             .record_event(timing)
             .map_err(drv("recording the start event"))?;
+        let table = b("filter_table")?;
         let mut s0 = 0u32;
         while s0 < spp {
             let n = wave_spp(spp, s0);
-            let threads = pixels * n as u64;
-            let blocks = u32::try_from(threads.div_ceil(RENDER_BLOCK as u64))
-                .map_err(|_| Error::Cuda(format!("a wave of {threads} samples is too large")))?;
-            let mut l = self.stream.launch_builder(&fr);
-            l.arg(b("camera")?).arg(b("film")?).arg(b("integrator")?);
-            scene_args.push(&mut l);
-            l.arg(b("filter_table")?)
-                .arg(&seed)
-                .arg(&s0)
-                .arg(&n)
-                .arg(&mut accum);
-            let cfg = LaunchConfig {
-                grid_dim: (blocks, 1, 1),
-                block_dim: (RENDER_BLOCK, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            // SAFETY: the arguments match hg_render in render.cu one for one; every array
-            // holds the records the kernel indexes (`filter_table`: the LUT, the sampling
-            // CDF and its guide table); `accum` has 5 floats per pixel; n is a power of two <= 32 and
-            // RENDER_BLOCK a multiple of 32, as the kernel's warp reduction requires.
-            unsafe { l.launch(cfg) }.map_err(drv("launching hg_render"))?;
+            let log2_n = n.trailing_zeros();
+            let chunk = MAX_LAUNCH_THREADS >> log2_n; // pixels per launch
+            let mut p0 = 0u64;
+            while p0 < pixels {
+                let count = chunk.min(pixels - p0);
+                // < 2^31 threads, and p0 < pixels <= 2^32 (a film has u32 sides, and
+                // the accumulator allocation of 20 bytes per pixel fails long before)
+                let (p0_32, threads) = (p0 as u32, (count << log2_n) as u32);
+                let mut l = self.stream.launch_builder(&fr);
+                l.arg(&flat.camera).arg(&flat.film).arg(&flat.integrator);
+                scene_args.push(&mut l);
+                l.arg(table)
+                    .arg(&seed)
+                    .arg(&s0)
+                    .arg(&log2_n)
+                    .arg(&p0_32)
+                    .arg(&threads)
+                    .arg(&mut accum);
+                let cfg = LaunchConfig {
+                    grid_dim: (threads.div_ceil(block), 1, 1),
+                    block_dim: (block, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                // SAFETY: the arguments match hg_render in render.cu one for one (the
+                // three records by value); every array holds the records the kernel
+                // indexes (`filter_table`: the LUT, the sampling CDF and its guide
+                // table); `accum` has 5 floats per pixel and the launch covers pixels
+                // [p0, p0 + count); n is a power of two <= 32 and the block a multiple
+                // of 32 (RenderTuning::check), as the kernel's warp reduction requires.
+                unsafe { l.launch(cfg) }.map_err(drv("launching hg_render"))?;
+                p0 += count;
+            }
             s0 += n;
         }
         // the film's own work is now only hg_develop (the reduction runs inside hg_render)
@@ -269,7 +443,7 @@ impl CudaBackend {
                 .map_err(drv("recording the develop event"))?,
         );
         let mut d = self.stream.launch_builder(&fd);
-        d.arg(b("film")?).arg(&accum).arg(&mut out);
+        d.arg(&flat.film).arg(&accum).arg(&mut out);
         // SAFETY: matches hg_develop in film.cuh; `out` has pixels * ch floats.
         unsafe { d.launch(px_cfg) }.map_err(drv("launching hg_develop"))?;
         let ready = self

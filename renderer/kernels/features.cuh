@@ -1,0 +1,61 @@
+// The plugin set a module is compiled for (renderer/src/backend/cuda/features.rs).
+//
+// A render module is compiled for one scene's plugin set: the host prepends #defines
+// naming the BSDF, texture, emitter and shape kinds the scene uses (bit k of a set = kind
+// k), its integrator, how its film places samples and how deep its BVH is. Every
+// dispatch then compiles only the cases that can occur (HG_CASE), a category with one
+// kind dispatches on a constant (HG_KIND), and HG_INLINE_ALL inlines the whole sample path
+// into the kernel: no ABI calls, and the scene, hit and sample records stay in registers
+// instead of the stack. Without the #defines (the parity kernel, the host tests' generic
+// build) every case is compiled and the large plugin functions stay out of line.
+#pragma once
+
+#ifndef HG_BSDF_SET
+#define HG_BSDF_SET 0xffu        // bit HG_BSDF_*: diffuse .. twosided
+#endif
+#ifndef HG_TEX_SET
+#define HG_TEX_SET 0x7u          // bit HG_TEX_*: constant, bitmap, checkerboard
+#endif
+#ifndef HG_EMITTER_SET
+#define HG_EMITTER_SET 0x1fu     // bit HG_EMITTER_*: area, point, directional, constant, envmap
+#endif
+#ifndef HG_SHAPE_SET
+#define HG_SHAPE_SET 0xfu        // bit HG_SHAPE_*: mesh, sphere, rectangle, disk
+#endif
+#ifndef HG_INTEGRATOR_SET
+#define HG_INTEGRATOR_SET 0x3u   // bit HG_INTEGRATOR_*: direct, path
+#endif
+#ifndef HG_FILM_SET
+#define HG_FILM_SET 0x3u         // bit HG_FILM_*: one-pixel jitter, filter importance sampling
+#endif
+#ifndef HG_STACK
+#define HG_STACK 128             // BVH traversal stack entries (accel::STACK_SIZE)
+#endif
+
+#define HG_FILM_JITTER 0u        // a box of radius <= 0.5: uniform jitter in the pixel, weight 1
+#define HG_FILM_IMPORTANCE 1u    // every other filter (film.cuh)
+
+#define HG_HAS(set, k) ((((set) >> (k)) & 1u) != 0u)
+
+// Log2 of a one-bit set of up to 8 kinds.
+#define HG_LOG2_8(s)                                                                                   \
+    ((s) == 1u ? 0u : (s) == 2u ? 1u : (s) == 4u ? 2u : (s) == 8u ? 3u : (s) == 16u ? 4u : (s) == 32u ? 5u \
+                                                                     : (s) == 64u ? 6u : 7u)
+
+// The kind of a record whose category set is `set`: the one member when there is one
+// (a constant: the record's tag is not even read), else the tag `k`.
+#define HG_KIND(set, k) ((((set) & ((set) - 1u)) == 0u) ? HG_LOG2_8(set) : (k))
+
+// A switch case that compiles its body only when kind k is in `set`:
+//   switch (HG_KIND(set, tag)) { HG_CASE(set, A) return a(); HG_CASE(set, B) return b(); }
+#define HG_CASE(set, k) \
+    case k:             \
+        if (!HG_HAS(set, k)) break;
+
+// The plugin entry points that the generic build keeps out of line (compile time) and a
+// specialised build inlines (speed).
+#ifdef HG_INLINE_ALL
+#define HG_OUTLINE __forceinline__
+#else
+#define HG_OUTLINE __noinline__
+#endif

@@ -1,0 +1,220 @@
+//! The plugin set a `direct`/`path` render module is compiled for
+//! (`renderer/kernels/features.cuh`).
+//!
+//! A megakernel compiled for every plugin pays for all of them on every sample: the
+//! dispatch over every BSDF, texture, emitter and shape kind is too large to inline, so
+//! the sample path runs through out-of-line calls whose arguments (the scene, the hit,
+//! the samples) live on the stack, and the register allocation covers the largest
+//! plugin. A scene uses a few plugins, so the backend compiles the render module per
+//! [`Features`] of the scene: the host prepends `#define`s ([`Features::prelude`]) that
+//! name the kinds present, the integrator, the film's sample placement and the BVH
+//! depth; every dispatch then compiles only the cases that can occur, and a small set is
+//! inlined whole. The module name and the CUBIN cache key include the prelude, so each
+//! set is compiled once per machine (the disk cache) and loaded once per process.
+//!
+//! A texture or parameter update keeps the set; only adding a kind of plugin, changing
+//! the integrator or filter kind, or a BVH growing past a stack size compiles another
+//! module.
+
+use crate::flat::materials::bsdf_kind;
+use crate::flat::{FlatScene, FILTER_BOX, INTEGRATOR_DEPTH};
+
+/// `HG_FILM_SET` bit of a film that jitters within the pixel (box of radius <= 0.5).
+pub const FILM_JITTER: u32 = 0;
+/// `HG_FILM_SET` bit of a film that places samples by filter importance sampling.
+pub const FILM_IMPORTANCE: u32 = 1;
+
+/// Inline the sample path when the BSDF dispatch has at most this many cases (a
+/// `twosided` wrapper doubles its base kinds): NVRTC's time grows fast with the inlined
+/// BSDF code (on the 2-core build machine: 5 kinds 3 s, 7 kinds 18 s, every plugin with
+/// `twosided` 2 min); larger sets are specialised but keep the plugin calls out of line.
+pub const INLINE_MAX_BSDF_CASES: u32 = 5;
+
+/// The smallest traversal stack a specialised module gets; stacks are powers of two
+/// from here to `accel::STACK_SIZE`, so a BVH that is rebuilt a little deeper or
+/// shallower (an optimisation loop moving vertices) seldom needs a new module.
+pub const MIN_STACK: u32 = 8;
+
+/// Which plugins a render needs: bit `k` of a set is kind `k` of that category (the
+/// `kind` tags of the flat records).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Features {
+    /// BSDF kinds (`bsdf_kind::*`), `twosided` and the kinds it wraps included.
+    pub bsdfs: u32,
+    /// Texture kinds (`TEX_*`).
+    pub textures: u32,
+    /// Emitter kinds (`emitter_kind::*`).
+    pub emitters: u32,
+    /// Shape kinds (`SHAPE_*`).
+    pub shapes: u32,
+    /// Integrator kinds (`INTEGRATOR_DIRECT` or `INTEGRATOR_PATH`).
+    pub integrators: u32,
+    /// Film sample placement ([`FILM_JITTER`] or [`FILM_IMPORTANCE`]).
+    pub film: u32,
+    /// Traversal stack entries: at least the BVH depth.
+    pub stack: u32,
+}
+
+/// The set of `kinds`.
+fn set_of(kinds: impl IntoIterator<Item = u32>) -> u32 {
+    kinds.into_iter().fold(0, |s, k| s | (1u32 << k.min(31)))
+}
+
+impl Features {
+    /// The plugins, integrator, film placement and stack `flat` needs.
+    pub fn of(flat: &FlatScene) -> Features {
+        let box_jitter = flat.film.filter == FILTER_BOX && flat.film.filter_radius <= 0.5;
+        let stack = flat
+            .bvh_depth
+            .max(1)
+            .next_power_of_two()
+            .clamp(MIN_STACK, crate::accel::STACK_SIZE as u32);
+        Features {
+            bsdfs: set_of(flat.bsdfs.iter().map(|b| b.kind)),
+            textures: set_of(flat.textures.iter().map(|t| t.kind)),
+            emitters: set_of(flat.emitters.iter().map(|e| e.kind)),
+            shapes: set_of(flat.shapes.iter().map(|s| s.kind)),
+            integrators: set_of([flat.integrator.kind]) & !(1 << INTEGRATOR_DEPTH),
+            film: 1
+                << if box_jitter {
+                    FILM_JITTER
+                } else {
+                    FILM_IMPORTANCE
+                },
+            stack,
+        }
+    }
+
+    /// The cases of the BSDF dispatch: the base kinds, twice over with `twosided`.
+    pub fn bsdf_cases(&self) -> u32 {
+        let two_sided = 1u32 << bsdf_kind::TWO_SIDED;
+        let base = (self.bsdfs & !two_sided).count_ones();
+        if self.bsdfs & two_sided != 0 {
+            2 * base
+        } else {
+            base
+        }
+    }
+
+    /// Whether the module inlines the whole sample path ([`INLINE_MAX_BSDF_CASES`]).
+    pub fn inline_all(&self) -> bool {
+        self.bsdf_cases() <= INLINE_MAX_BSDF_CASES
+    }
+
+    /// The `#define`s that select this set in kernels/features.cuh.
+    pub fn prelude(&self) -> String {
+        let mut s = format!(
+            "// heliograph render module for one plugin set (backend/cuda/features.rs)\n\
+             #define HG_BSDF_SET 0x{:x}u\n#define HG_TEX_SET 0x{:x}u\n\
+             #define HG_EMITTER_SET 0x{:x}u\n#define HG_SHAPE_SET 0x{:x}u\n\
+             #define HG_INTEGRATOR_SET 0x{:x}u\n#define HG_FILM_SET 0x{:x}u\n\
+             #define HG_STACK {}\n",
+            self.bsdfs,
+            self.textures,
+            self.emitters,
+            self.shapes,
+            self.integrators,
+            self.film,
+            self.stack
+        );
+        if self.inline_all() {
+            s.push_str("#define HG_INLINE_ALL 1\n");
+        }
+        s
+    }
+
+    /// A short name for messages and cache file names, e.g. `b1.t3.e8.s4.i1.f2.k8`.
+    pub fn tag(&self) -> String {
+        format!(
+            "b{:x}.t{:x}.e{:x}.s{:x}.i{:x}.f{:x}.k{}",
+            self.bsdfs,
+            self.textures,
+            self.emitters,
+            self.shapes,
+            self.integrators,
+            self.film,
+            self.stack
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flat::materials::emitter_kind;
+    use crate::flat::materials::{TEX_BITMAP, TEX_CONSTANT};
+    use crate::flat::{INTEGRATOR_DIRECT, INTEGRATOR_PATH, SHAPE_MESH, SHAPE_RECTANGLE};
+    use crate::scene::{build_scene, xml};
+
+    fn flat(name: &str) -> FlatScene {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
+        let desc = xml::load_file(&root.join(name), &[("res".into(), "16".into())]).unwrap();
+        FlatScene::from_scene(&build_scene(&desc).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_seed_scene_needs_diffuse_bitmap_constant_and_one_rectangle() {
+        let f = Features::of(&flat("seed.xml"));
+        assert_eq!(f.bsdfs, 1 << bsdf_kind::DIFFUSE);
+        assert_eq!(f.textures, (1 << TEX_CONSTANT) | (1 << TEX_BITMAP));
+        assert_eq!(f.emitters, 1 << emitter_kind::CONSTANT);
+        assert_eq!(f.shapes, 1 << SHAPE_RECTANGLE);
+        assert_eq!(f.integrators, 1 << INTEGRATOR_DIRECT);
+        assert_eq!(f.film, 1 << FILM_IMPORTANCE, "the default gaussian filter");
+        assert_eq!(f.stack, MIN_STACK);
+        assert!(f.inline_all());
+    }
+
+    #[test]
+    fn the_cornell_box_needs_meshes_rectangles_and_an_area_light() {
+        let fl = flat("cbox.xml");
+        let f = Features::of(&fl);
+        assert_eq!(f.shapes, (1 << SHAPE_MESH) | (1 << SHAPE_RECTANGLE));
+        assert_eq!(f.emitters, 1 << emitter_kind::AREA);
+        assert_eq!(f.integrators, 1 << INTEGRATOR_PATH);
+        assert!(f.stack >= fl.bvh_depth && f.stack.is_power_of_two());
+    }
+
+    #[test]
+    fn the_prelude_names_every_set_and_inlines_only_small_ones() {
+        let mut f = Features::of(&flat("seed.xml"));
+        let p = f.prelude();
+        for d in [
+            "HG_BSDF_SET 0x1u",
+            "HG_TEX_SET 0x3u",
+            "HG_EMITTER_SET 0x8u",
+            "HG_SHAPE_SET 0x4u",
+            "HG_INTEGRATOR_SET 0x1u",
+            "HG_FILM_SET 0x2u",
+            "HG_STACK 8",
+            "HG_INLINE_ALL",
+        ] {
+            assert!(p.contains(d), "{d} missing from\n{p}");
+        }
+        // five base kinds under twosided are ten dispatch cases: not inlined
+        f.bsdfs = 0b1001_1111;
+        assert_eq!(f.bsdf_cases(), 10);
+        assert!(!f.inline_all() && !f.prelude().contains("HG_INLINE_ALL"));
+        f.bsdfs = 0b0001_1111;
+        assert!(f.inline_all());
+    }
+
+    #[test]
+    fn stacks_are_powers_of_two_covering_the_depth() {
+        let mut fl = flat("seed.xml");
+        for (depth, stack) in [(0, 8), (1, 8), (8, 8), (9, 16), (33, 64), (128, 128)] {
+            fl.bvh_depth = depth;
+            assert_eq!(Features::of(&fl).stack, stack, "depth {depth}");
+        }
+    }
+
+    #[test]
+    fn a_one_pixel_box_jitters() {
+        let mut fl = flat("seed.xml");
+        fl.film.filter = FILTER_BOX;
+        fl.film.filter_radius = 0.5;
+        assert_eq!(Features::of(&fl).film, 1 << FILM_JITTER);
+        fl.film.filter_radius = 0.6;
+        assert_eq!(Features::of(&fl).film, 1 << FILM_IMPORTANCE);
+    }
+}
