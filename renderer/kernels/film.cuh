@@ -35,9 +35,9 @@ __device__ inline float filter_table_eval(const float* values, float scale, floa
     return values[i] + t * (values[i + 1] - values[i]);
 }
 
-// The tabulated CDF at offset x in [-r, r] (linear within a bin).
-__device__ inline float filter_cdf_at(const float* cdf, float r, float x) {
-    float s = (x + r) * ((float)HG_FILTER_BINS / (2.0f * r));
+// The tabulated CDF at offset x in [-r, r] (linear within a bin); inv_bw = bins / (2 r).
+__device__ inline float filter_cdf_at(const float* cdf, float r, float inv_bw, float x) {
+    float s = (x + r) * inv_bw;
     int k = (int)floorf(s);
     k = k < 0 ? 0 : (k > HG_FILTER_BINS - 1 ? HG_FILTER_BINS - 1 : k);
     float t = fminf(fmaxf(s - (float)k, 0.0f), 1.0f);
@@ -66,17 +66,20 @@ __device__ inline int filter_bin(const float* cdf, const float* guide, float c) 
 // Draws an offset in [lo, hi] (a sub-interval of [-r, r]) from the tabulated density
 // truncated to [lo, hi], by inverting the CDF at u in [0, 1); *pdf gets the untruncated
 // density there (the truncation's constant factor cancels in sum(w L) / sum(w)). The CDF's
-// guide table follows it in the filter table array.
-__device__ inline float filter_sample(const float* cdf, float r, float lo, float hi, float u, float* pdf) {
+// guide table follows it in the filter table array. bw is the bin width 2 r / bins and
+// inv_bw its inverse. Divisions are the GPU's fast ones: the position only has to follow
+// the density it reports (the weight divides by that same density), and the host checks
+// the estimator against quadrature (tests/gpu/host_film.cpp).
+__device__ inline float filter_sample(const float* cdf, float r, float bw, float inv_bw, float lo, float hi,
+                                      float u, float* pdf) {
     // away from the film edges the window is all of [-r, r]: the CDF's ends, 0 and 1 exactly
-    float c_lo = lo > -r ? filter_cdf_at(cdf, r, lo) : 0.0f;
-    float c_hi = hi < r ? filter_cdf_at(cdf, r, hi) : 1.0f;
+    float c_lo = lo > -r ? filter_cdf_at(cdf, r, inv_bw, lo) : 0.0f;
+    float c_hi = hi < r ? filter_cdf_at(cdf, r, inv_bw, hi) : 1.0f;
     float c = c_lo + u * (c_hi - c_lo);
     int a = filter_bin(cdf, cdf + (HG_FILTER_BINS + 1), c);
     float c0 = cdf[a], c1 = cdf[a + 1];
-    float bw = 2.0f * r / (float)HG_FILTER_BINS;
-    float t = c1 > c0 ? fminf(fmaxf((c - c0) / (c1 - c0), 0.0f), 1.0f) : 0.5f;
-    *pdf = (c1 - c0) / bw;
+    float t = c1 > c0 ? fminf(fmaxf(__fdividef(c - c0, c1 - c0), 0.0f), 1.0f) : 0.5f;
+    *pdf = (c1 - c0) * inv_bw;
     float x = -r + ((float)a + t) * bw;
     return fminf(fmaxf(x, lo), hi);
 }
@@ -95,13 +98,16 @@ __device__ inline float film_sample(const FlatFilm& film, const float* __restric
     const float* cdf = table + HG_FILTER_CDF;
     float cx = (float)x + 0.5f, cy = (float)y + 0.5f;
     float px, py;
-    float dx = filter_sample(cdf, r, fmaxf(-r, -cx), fminf(r, (float)film.crop_size[0] - cx), u1, &px);
-    float dy = filter_sample(cdf, r, fmaxf(-r, -cy), fminf(r, (float)film.crop_size[1] - cy), u2, &py);
+    float inv_r = __frcp_rn(r);
+    float bw = 2.0f * r / (float)HG_FILTER_BINS, inv_bw = (0.5f * (float)HG_FILTER_BINS) * inv_r;
+    float dx = filter_sample(cdf, r, bw, inv_bw, fmaxf(-r, -cx), fminf(r, (float)film.crop_size[0] - cx), u1, &px);
+    float dy = filter_sample(cdf, r, bw, inv_bw, fmaxf(-r, -cy), fminf(r, (float)film.crop_size[1] - cy), u2, &py);
     *ox = 0.5f + dx;
     *oy = 0.5f + dy;
-    float scale = (float)HG_LUT_SIZE / r;
+    float scale = (float)HG_LUT_SIZE * inv_r;
     float pdf = px * py;
-    return pdf > 0.0f ? filter_table_eval(table, scale, dx) * filter_table_eval(table, scale, dy) / pdf : 0.0f;
+    return pdf > 0.0f ? __fdividef(filter_table_eval(table, scale, dx) * filter_table_eval(table, scale, dy), pdf)
+                      : 0.0f;
 }
 
 // Sums v over the n lanes (a power of two <= 32) of this thread's aligned warp segment

@@ -32,7 +32,7 @@ struct LeafPrim {
     float p1[3];
     hg_u32 is_tri;
     float p2[3];
-    hg_u32 pad;
+    hg_u32 shape;  // the primitive's shape (analytic shapes are tested from its record)
 };
 
 struct Prim {
@@ -189,7 +189,7 @@ struct FlatDist2D {
     F(FlatBvhNode, a_max, 16) F(FlatBvhNode, a_pad, 28) F(FlatBvhNode, b_min, 32) \
     F(FlatBvhNode, b_child, 44) F(FlatBvhNode, b_max, 48) F(FlatBvhNode, b_pad, 60) \
     S(LeafPrim, 48) F(LeafPrim, p0, 0) F(LeafPrim, prim, 12) F(LeafPrim, p1, 16) \
-    F(LeafPrim, is_tri, 28) F(LeafPrim, p2, 32) F(LeafPrim, pad, 44) \
+    F(LeafPrim, is_tri, 28) F(LeafPrim, p2, 32) F(LeafPrim, shape, 44) \
     S(Prim, 8) F(Prim, shape, 0) F(Prim, index, 4) \
     S(FlatShape, 160) F(FlatShape, kind, 0) F(FlatShape, flags, 4) F(FlatShape, bsdf, 8) \
     F(FlatShape, emitter, 12) F(FlatShape, first_tri, 16) F(FlatShape, tri_count, 20) \

@@ -72,8 +72,35 @@ __device__ inline float intersect_tri(const LeafPrim& lp, const TriRay& r, float
     return t;
 }
 
+// What the tests of analytic shapes read of a FlatShape, with 16-byte read-only loads
+// (the record is 160 bytes, 16-byte aligned: to_local at 112, radius at 28, centre at 32).
+struct ShapeTest {
+    hg_u32 kind;
+    float radius;
+    float center[3];
+    float to_local[12];
+};
+
+__device__ inline ShapeTest load_shape_test(const FlatShape* sh) {
+    const float4* q = reinterpret_cast<const float4*>(sh);
+    ShapeTest t;
+    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_SPHERE)) {
+        float4 a = __ldg(q + 1), b = __ldg(q + 2);  // bytes 16..47: .., area, radius, centre
+        t.radius = a.w;
+        t.center[0] = b.x;
+        t.center[1] = b.y;
+        t.center[2] = b.z;
+    }
+    float4 m0 = __ldg(q + 7), m1 = __ldg(q + 8), m2 = __ldg(q + 9);
+    t.to_local[0] = m0.x, t.to_local[1] = m0.y, t.to_local[2] = m0.z, t.to_local[3] = m0.w;
+    t.to_local[4] = m1.x, t.to_local[5] = m1.y, t.to_local[6] = m1.z, t.to_local[7] = m1.w;
+    t.to_local[8] = m2.x, t.to_local[9] = m2.y, t.to_local[10] = m2.z, t.to_local[11] = m2.w;
+    t.kind = HG_KIND(HG_ANALYTIC_SHAPES, __float_as_uint(__ldg(q).x));
+    return t;
+}
+
 // shapes/sphere.rs Sphere::intersect
-__device__ inline float intersect_sphere(const FlatShape& s, const Ray& r, float tmax) {
+__device__ inline float intersect_sphere(const ShapeTest& s, const Ray& r, float tmax) {
     V3 oc = r.o - v3a(s.center);
     float a = dot(r.d, r.d);
     float b = dot(oc, r.d);
@@ -92,7 +119,7 @@ __device__ inline float intersect_sphere(const FlatShape& s, const Ray& r, float
 
 // shapes/rectangle.rs and disk.rs: Planar::cross_plane, then the square / unit-disk test.
 // Returns t and the object-space point (x, y) in xy.
-__device__ inline float intersect_planar(const FlatShape& s, const Ray& r, float tmax, float* xy) {
+__device__ inline float intersect_planar(const ShapeTest& s, const Ray& r, float tmax, float* xy) {
     V3 o = affine_point(s.to_local, r.o);
     V3 d = affine_vector(s.to_local, r.d);
     float t = -o.z / d.z;
@@ -126,9 +153,10 @@ __device__ inline LeafPrim load_leaf(const LeafPrim* p) {
     l.p2[0] = c.x;
     l.p2[1] = c.y;
     l.p2[2] = c.z;
-    l.pad = __float_as_uint(c.w);
+    l.shape = __float_as_uint(c.w);
     return l;
 }
+
 
 __device__ inline float intersect_slot(const SceneGeom& g, hg_u32 slot, const Ray& r,
                                        const TriRay& tr, float tmax, hg_u32* prim, float* uv) {
@@ -137,9 +165,8 @@ __device__ inline float intersect_slot(const SceneGeom& g, hg_u32 slot, const Ra
     if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_MESH) && (HG_ANALYTIC_SHAPES == 0u || lp.is_tri))
         return intersect_tri(lp, tr, tmax, uv);
     if (HG_ANALYTIC_SHAPES == 0u) return HG_INF;
-    const FlatShape& s = g.shapes[g.prims[lp.prim].shape];
-    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_SPHERE) && HG_KIND(HG_ANALYTIC_SHAPES, s.kind) == HG_SHAPE_SPHERE)
-        return intersect_sphere(s, r, tmax);
+    const ShapeTest s = load_shape_test(g.shapes + lp.shape);
+    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_SPHERE) && s.kind == HG_SHAPE_SPHERE) return intersect_sphere(s, r, tmax);
     return intersect_planar(s, r, tmax, uv);
 }
 
@@ -153,7 +180,8 @@ __device__ inline float safe_dir(float d) { return fabsf(d) < 1e-30f ? copysignf
 __device__ inline RayBox ray_box(const Ray& r) {
     RayBox b;
     b.o = r.o;
-    b.inv = v3(1.0f / safe_dir(r.d.x), 1.0f / safe_dir(r.d.y), 1.0f / safe_dir(r.d.z));
+    // __frcp_rn is the correctly rounded 1 / x (the CPU's bits) without the division's slow path
+    b.inv = v3(__frcp_rn(safe_dir(r.d.x)), __frcp_rn(safe_dir(r.d.y)), __frcp_rn(safe_dir(r.d.z)));
     return b;
 }
 

@@ -11,7 +11,9 @@
 
 __device__ inline V3 operator-(V3 a) { return v3(-a.x, -a.y, -a.z); }
 __device__ inline V3 mul(V3 a, V3 b) { return v3(a.x * b.x, a.y * b.y, a.z * b.z); }
-__device__ inline V3 operator/(V3 a, float s) { return v3(a.x / s, a.y / s, a.z / s); }
+// One correctly rounded reciprocal and three products instead of three IEEE divisions (each
+// a dozen instructions with a slow-path check): within an ulp of the CPU's a / s.
+__device__ inline V3 operator/(V3 a, float s) { return a * __frcp_rn(s); }
 __device__ inline V3& operator+=(V3& a, V3 b) { a = a + b; return a; }
 __device__ inline V3 cross(V3 a, V3 b) {
     return v3(a.y * b.z - b.y * a.z, a.z * b.x - b.z * a.x, a.x * b.y - b.x * a.y);

@@ -248,15 +248,15 @@ fn benchmark_tuning_sweep() {
         return;
     };
     let default = be.render_tuning();
-    for name in ["seed.xml", "cbox.xml"] {
+    for name in ["seed.xml", "cbox.xml", "showcase.xml"] {
         let scene = load(name, 512);
         let opts = RenderOptions {
             spp: Some(32),
             seed: 3,
         };
         let reference = be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
-        for max_registers in [0, 64, 80, 96, 128] {
-            for block in [32, 64, 128, 256] {
+        for max_registers in [0, 56, 64, 72] {
+            for block in [128, 256, 512] {
                 be.set_render_tuning(RenderTuning {
                     block,
                     max_registers,

@@ -23,9 +23,10 @@
 #include "kernel_src.cu"
 
 // The inverse-CDF search before the guide table: the last bin k with cdf[k] <= c.
-static float binary_search_sample(const float* cdf, float r, float lo, float hi, float u, float* pdf) {
-    float c_lo = lo > -r ? filter_cdf_at(cdf, r, lo) : 0.0f;
-    float c_hi = hi < r ? filter_cdf_at(cdf, r, hi) : 1.0f;
+static float binary_search_sample(const float* cdf, float r, float bw, float inv_bw, float lo, float hi, float u,
+                                  float* pdf) {
+    float c_lo = lo > -r ? filter_cdf_at(cdf, r, inv_bw, lo) : 0.0f;
+    float c_hi = hi < r ? filter_cdf_at(cdf, r, inv_bw, hi) : 1.0f;
     float c = c_lo + u * (c_hi - c_lo);
     int a = 0, b = HG_FILTER_BINS;
     while (b - a > 1) {
@@ -34,9 +35,8 @@ static float binary_search_sample(const float* cdf, float r, float lo, float hi,
         else b = m;
     }
     float c0 = cdf[a], c1 = cdf[a + 1];
-    float bw = 2.0f * r / (float)HG_FILTER_BINS;
-    float t = c1 > c0 ? fminf(fmaxf((c - c0) / (c1 - c0), 0.0f), 1.0f) : 0.5f;
-    *pdf = (c1 - c0) / bw;
+    float t = c1 > c0 ? fminf(fmaxf(__fdividef(c - c0, c1 - c0), 0.0f), 1.0f) : 0.5f;
+    *pdf = (c1 - c0) * inv_bw;
     float x = -r + ((float)a + t) * bw;
     return fminf(fmaxf(x, lo), hi);
 }
@@ -45,6 +45,7 @@ static int check_search(const FlatFilm* fl, const float* tab, long n) {
     const float* cdf = tab + HG_FILTER_CDF;
     const float* guide = cdf + HG_FILTER_BINS + 1;
     float r = fl->filter_radius;
+    float bw = 2.0f * r / (float)HG_FILTER_BINS, inv_bw = (0.5f * (float)HG_FILTER_BINS) * __frcp_rn(r);
     std::vector<float> us;
     for (int k = 0; k <= HG_FILTER_BINS; ++k) us.push_back(cdf[k]);
     for (int j = 0; j < HG_FILTER_GUIDE_SIZE; ++j) us.push_back((float)j / HG_FILTER_GUIDE_SIZE);
@@ -68,16 +69,16 @@ static int check_search(const FlatFilm* fl, const float* tab, long n) {
         if (kind == 2 || kind == 3) hi = lo + (r - lo) * pcg_next_f32(rng);
         if (!(hi > lo)) hi = r;
         float pa, pb;
-        float xa = filter_sample(cdf, r, lo, hi, u, &pa);
-        float xb = binary_search_sample(cdf, r, lo, hi, u, &pb);
+        float xa = filter_sample(cdf, r, bw, inv_bw, lo, hi, u, &pa);
+        float xb = binary_search_sample(cdf, r, bw, inv_bw, lo, hi, u, &pb);
         if (__float_as_uint(xa) != __float_as_uint(xb) || __float_as_uint(pa) != __float_as_uint(pb)) {
             std::fprintf(stderr,
                          "u = %.9g on [%.9g, %.9g]: guide gives (%.9g, pdf %.9g), binary search (%.9g, pdf %.9g)\n",
                          u, lo, hi, xa, pa, xb, pb);
             return 4;
         }
-        float c_lo = lo > -r ? filter_cdf_at(cdf, r, lo) : 0.0f;
-        float c_hi = hi < r ? filter_cdf_at(cdf, r, hi) : 1.0f;
+        float c_lo = lo > -r ? filter_cdf_at(cdf, r, inv_bw, lo) : 0.0f;
+        float c_hi = hi < r ? filter_cdf_at(cdf, r, inv_bw, hi) : 1.0f;
         float c = c_lo + u * (c_hi - c_lo);
         int steps = 0;  // the binary search steps of filter_bin
         if (c >= 0.0f) {

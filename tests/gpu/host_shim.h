@@ -41,6 +41,10 @@ static inline unsigned __float_as_uint(float f) {
     return u;
 }
 
+// Correctly rounded reciprocal, and the GPU's fast approximate division (exact here).
+static inline float __frcp_rn(float x) { return 1.0f / x; }
+static inline float __fdividef(float a, float b) { return a / b; }
+
 static inline float __int_as_float(int i) {
     float f;
     std::memcpy(&f, &i, sizeof f);

@@ -94,11 +94,12 @@ fn leaf_prim(geom: &Geometry, prim: u32) -> LeafPrim {
                 p1: p[1].into(),
                 is_tri: 1,
                 p2: p[2].into(),
-                pad: 0,
+                shape: pr.shape,
             }
         }
         _ => LeafPrim {
             prim,
+            shape: pr.shape,
             ..Default::default()
         },
     }

@@ -75,8 +75,9 @@ pub struct LeafPrim {
     pub is_tri: u32,
     /// Third vertex (triangles).
     pub p2: [f32; 3],
-    /// Padding to 48 bytes.
-    pub pad: u32,
+    /// The primitive's shape (`Geometry::prims[prim].shape`), so that the GPU tests an
+    /// analytic shape straight from its record, without the primitive lookup.
+    pub shape: u32,
 }
 
 const _: () = assert!(std::mem::size_of::<LeafPrim>() == 48);

@@ -421,8 +421,9 @@ mod tests {
     #[test]
     fn cuda_constants_match() {
         let flat = include_str!("../../kernels/flat.cuh");
-        let geom = include_str!("../../kernels/geometry.cuh");
+        let features = include_str!("../../kernels/features.cuh");
         assert_eq!(define(flat, "HG_CHILD_INDEX_BITS"), CHILD_INDEX_BITS);
-        assert_eq!(define(geom, "HG_STACK") as usize, STACK_SIZE);
+        // the generic modules' stack; specialised ones get at least their BVH's depth
+        assert_eq!(define(features, "HG_STACK") as usize, STACK_SIZE);
     }
 }

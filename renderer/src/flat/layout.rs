@@ -48,7 +48,7 @@ macro_rules! layout {
 /// Sizes and field offsets of every shared record, in `HG_LAYOUT` order.
 pub const LAYOUT: &[LayoutEntry] = layout! {
     FlatBvhNode { a_min, a_child, a_max, a_pad, b_min, b_child, b_max, b_pad }
-    LeafPrim { p0, prim, p1, is_tri, p2, pad }
+    LeafPrim { p0, prim, p1, is_tri, p2, shape }
     Prim { shape, index }
     FlatShape {
         kind, flags, bsdf, emitter, first_tri, tri_count, area, radius,
