@@ -28,6 +28,9 @@
 #ifndef HG_FILM_SET
 #define HG_FILM_SET 0x3u         // bit HG_FILM_*: one-pixel jitter, filter importance sampling
 #endif
+#ifndef HG_PATH_WAVEFRONT
+#define HG_PATH_WAVEFRONT 0      // 1: `path` as the wavefront kernels (hg_render: `direct` only)
+#endif
 #ifndef HG_STACK
 #define HG_STACK 128             // BVH traversal stack entries (accel::STACK_SIZE)
 #endif

@@ -92,17 +92,27 @@ fn every_scene_matches_the_cpu_backend() {
         );
         assert!(pb < alpha, "{label}: the test cannot see a 5% bias");
     }
-    let cbox = load("cbox.xml", 64);
-    let (p, pb) = compare(&be, &cbox, 16, "cbox-path");
-    assert!(p > alpha, "cbox: CUDA differs from the CPU (p = {p:.3e})");
-    assert!(pb < alpha, "cbox: the test cannot see a 5% bias");
-    let showcase = load("showcase.xml", 64);
-    let (p, pb) = compare(&be, &showcase, 16, "showcase-path");
-    assert!(
-        p > alpha,
-        "showcase: CUDA differs from the CPU (p = {p:.3e})"
-    );
-    assert!(pb < alpha, "showcase: the test cannot see a 5% bias");
+    // `path` both ways: the wavefront kernels (the default) and the megakernel
+    let default = be.render_tuning();
+    for wavefront in [true, false] {
+        be.set_render_tuning(RenderTuning {
+            wavefront,
+            ..default
+        })
+        .unwrap();
+        let mode = if wavefront { "wavefront" } else { "megakernel" };
+        for name in ["cbox", "showcase"] {
+            let scene = load(&format!("{name}.xml"), 64);
+            let label = format!("{name}-path-{mode}");
+            let (p, pb) = compare(&be, &scene, 16, &label);
+            assert!(
+                p > alpha,
+                "{label}: CUDA differs from the CPU (p = {p:.3e})"
+            );
+            assert!(pb < alpha, "{label}: the test cannot see a 5% bias");
+        }
+    }
+    be.set_render_tuning(default).unwrap();
 }
 
 #[test]
@@ -223,7 +233,7 @@ fn benchmark_seed_direct_and_cbox_path() {
             "HG_GPU_STAT bench scene={name} res=512 spp=32 kernel_ms={kernel:.3} \
              kernel_gsamples_per_s={:.3} of_which_film_ms={film_ms:.3} wall_ms={:.3} \
              wall_gsamples_per_s={:.3} module={} inlined={} registers={} local_bytes={} \
-             block={} blocks_per_sm={}",
+             block={} blocks_per_sm={} wavefront={}",
             samples / (kernel as f64 * 1e-3) / 1e9,
             wall * 1e3,
             samples / wall / 1e9,
@@ -232,7 +242,8 @@ fn benchmark_seed_direct_and_cbox_path() {
             info.registers,
             info.local_bytes,
             info.block,
-            info.blocks_per_sm
+            info.blocks_per_sm,
+            be.render_tuning().wavefront
         );
         assert!(kernel > 0.0 && kernel.is_finite());
     }
@@ -254,38 +265,53 @@ fn benchmark_tuning_sweep() {
             spp: Some(32),
             seed: 3,
         };
-        let reference = be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
-        for max_registers in [0, 56, 64, 72] {
-            for block in [128, 256, 512] {
-                be.set_render_tuning(RenderTuning {
-                    block,
-                    max_registers,
-                })
-                .unwrap();
-                let kernel = best_kernel_ms(&be, &scene, &opts);
-                let info = be
-                    .render_kernel_info(&scene)
-                    .unwrap_or_else(|e| panic!("{e}"));
-                let img = be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
-                let worst = img
-                    .data
-                    .iter()
-                    .zip(&reference.data)
-                    .map(|(a, b)| (a - b).abs() / b.abs().max(1e-2))
-                    .fold(0.0f32, f32::max);
-                println!(
-                    "HG_GPU_STAT tune scene={name} block={block} max_registers={max_registers} \
-                     registers={} local_bytes={} blocks_per_sm={} kernel_ms={kernel:.3} \
-                     gsamples_per_s={:.3} worst_rel_diff={worst:.1e}",
-                    info.registers,
-                    info.local_bytes,
-                    info.blocks_per_sm,
-                    512.0 * 512.0 * 32.0 / (kernel as f64 * 1e-3) / 1e9
-                );
-                assert!(
-                    worst < 1e-3,
-                    "{name} {block}/{max_registers}: image changed"
-                );
+        let modes: &[bool] = if name == "seed.xml" {
+            &[true]
+        } else {
+            &[true, false]
+        };
+        for &wavefront in modes {
+            // the reference of each mode: another kernel may contract other multiply-adds,
+            // and an ulp can send a sample down another path
+            be.set_render_tuning(RenderTuning {
+                wavefront,
+                ..default
+            })
+            .unwrap();
+            let reference = be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
+            for max_registers in [0, 56, 64, 72] {
+                for block in [128, 256, 512] {
+                    be.set_render_tuning(RenderTuning {
+                        block,
+                        max_registers,
+                        wavefront,
+                    })
+                    .unwrap();
+                    let kernel = best_kernel_ms(&be, &scene, &opts);
+                    let info = be
+                        .render_kernel_info(&scene)
+                        .unwrap_or_else(|e| panic!("{e}"));
+                    let img = be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
+                    let worst = img
+                        .data
+                        .iter()
+                        .zip(&reference.data)
+                        .map(|(a, b)| (a - b).abs() / b.abs().max(1e-2))
+                        .fold(0.0f32, f32::max);
+                    println!(
+                        "HG_GPU_STAT tune scene={name} wavefront={wavefront} block={block} \
+                     max_registers={max_registers} registers={} local_bytes={} blocks_per_sm={} \
+                     kernel_ms={kernel:.3} gsamples_per_s={:.3} worst_rel_diff={worst:.1e}",
+                        info.registers,
+                        info.local_bytes,
+                        info.blocks_per_sm,
+                        512.0 * 512.0 * 32.0 / (kernel as f64 * 1e-3) / 1e9
+                    );
+                    assert!(
+                        worst < 1e-3,
+                        "{name} {block}/{max_registers}: image changed"
+                    );
+                }
             }
         }
     }
@@ -312,7 +338,7 @@ fn nvrtc_compiles_the_kernels_for_sm_90() {
         jobs.push((
             format!("{}[{}] ({name})", kernels::RENDER_MODULE, f.tag()),
             kernels::RENDER_MODULE,
-            f.prelude(),
+            f.prelude(true),
         ));
     }
     for (label, module, prelude) in jobs {

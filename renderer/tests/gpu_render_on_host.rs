@@ -31,7 +31,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use heliograph::backend::cuda::features::Features;
-use heliograph::backend::cuda::{check_supported, kernels};
+use heliograph::backend::cuda::{check_supported, kernels, wavefront_bounce_launches};
 use heliograph::backend::{cpu, RenderOptions};
 use heliograph::films::block::FilterTable;
 use heliograph::flat::FlatScene;
@@ -52,13 +52,19 @@ struct Host {
 }
 
 impl Host {
-    /// The driver built for `flat`'s plugin set (or the generic one).
-    fn exe(&self, flat: &FlatScene) -> PathBuf {
+    /// The driver built for `flat`'s plugin set (or the generic one), with the wavefront
+    /// `path` kernels when `wavefront`.
+    fn exe(&self, flat: &FlatScene, wavefront: bool) -> PathBuf {
         let f = Features::of(flat);
         let (tag, prelude) = if self.generic {
             ("generic".to_string(), String::new())
         } else {
-            (f.tag(), f.prelude())
+            let mode = if wavefront && f.has_path() {
+                "-wavefront"
+            } else {
+                ""
+            };
+            (format!("{}{mode}", f.tag()), f.prelude(wavefront))
         };
         if let Some(e) = self.exes.borrow().get(&tag) {
             return e.clone();
@@ -77,13 +83,27 @@ impl Host {
 
     /// Renders `scene` with the host-compiled kernels, `per_wave` samples per pixel per wave.
     fn render(&self, scene: &Scene, seed: u64, spp: u32, per_wave: u32) -> Vec<f32> {
+        self.render_mode(scene, seed, spp, per_wave, None)
+    }
+
+    /// [`Self::render`]; with `bounces`, `path` runs as the wavefront kernels with that many
+    /// bounce launches.
+    fn render_mode(
+        &self,
+        scene: &Scene,
+        seed: u64,
+        spp: u32,
+        per_wave: u32,
+        bounces: Option<u32>,
+    ) -> Vec<f32> {
         let flat = FlatScene::from_scene(scene).unwrap();
         for (name, bytes) in flat.render_arrays() {
             std::fs::write(self.dir.join(format!("{name}.bin")), bytes).unwrap();
         }
-        let st = Command::new(self.exe(&flat))
+        let st = Command::new(self.exe(&flat, bounces.is_some()))
             .arg(&self.dir)
             .args([seed.to_string(), spp.to_string(), per_wave.to_string()])
+            .args(bounces.map(|b| b.to_string()))
             .status()
             .unwrap();
         assert!(st.success(), "host render failed");
@@ -348,6 +368,61 @@ fn specialised_modules_compute_what_the_generic_module_does() {
     );
     let _ = std::fs::remove_dir_all(&special.dir);
     let _ = std::fs::remove_dir_all(&generic.dir);
+}
+
+/// The wavefront `path` kernels (kernels/wavefront.cuh) compute what the megakernel does:
+/// each path is the same steps with the same random numbers, only scheduled over launches
+/// and queues, and the reduction adds in the same order. On the host (no FMA contraction)
+/// the images must be bit-identical, with the backend's number of bounce launches and with
+/// a single one (its `finish` launch then runs almost every path to its end).
+#[test]
+fn the_wavefront_path_kernels_give_the_megakernel_bits() {
+    let Some(host) = host_or_skip(false) else {
+        return;
+    };
+    let cbox = load("cbox.xml", 24);
+    let showcase = load("showcase.xml", 24);
+    let mut rr = showcase.clone();
+    rr.integrator = AnyIntegrator::Path(integrators::Path {
+        max_depth: u32::MAX,
+        rr_depth: 1,
+        hide_emitters: true,
+    });
+    let mut short = cbox.clone();
+    short.integrator = AnyIntegrator::Path(integrators::Path {
+        max_depth: 2,
+        rr_depth: 5,
+        hide_emitters: false,
+    });
+    for (label, scene) in [
+        ("cbox", &cbox),
+        ("showcase", &showcase),
+        ("showcase, unbounded, rr from 1, hidden emitters", &rr),
+        ("cbox, max_depth 2", &short),
+    ] {
+        let AnyIntegrator::Path(p) = &scene.integrator else {
+            unreachable!()
+        };
+        let mega = host.render(scene, 11, 6, 4);
+        for bounces in [wavefront_bounce_launches(p.max_depth), 1] {
+            let wave = host.render_mode(scene, 11, 6, 4, Some(bounces));
+            let same = mega
+                .iter()
+                .zip(&wave)
+                .filter(|(a, b)| a.to_bits() == b.to_bits())
+                .count();
+            println!(
+                "{label}, {bounces} bounce launches: {same} of {} values bit-identical",
+                mega.len()
+            );
+            assert_eq!(
+                same,
+                mega.len(),
+                "{label}: the wavefront differs ({bounces} launches)"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&host.dir);
 }
 
 /// The filter-weighted mean of `g` around `c` over `[c - r, c + r]`, clipped to `[0, size]`

@@ -3,8 +3,10 @@
 // wave has n samples per pixel, the largest power of two <= min(samples left, N_WAVE, 32),
 // and its threads run in index order (so a warp segment's lanes arrive in order, as the
 // shim's segment reduction expects).
-// Usage: hg_render_host DIR SEED SPP N_WAVE — reads DIR/<array>.bin (flat scene arrays,
-// as written by the test), writes DIR/out.bin (the developed film).
+// Usage: hg_render_host DIR SEED SPP N_WAVE [BOUNCE_LAUNCHES] — reads DIR/<array>.bin (flat
+// scene arrays, as written by the test), writes DIR/out.bin (the developed film). With
+// BOUNCE_LAUNCHES, `path` runs as the wavefront kernels (wavefront.cuh): start, that many
+// bounce launches (the last finishes every path), reduce.
 #include "host_shim.h"
 #include <cstdio>
 #include <cstdlib>
@@ -23,12 +25,35 @@ static void spill(const std::string& path, const void* p, size_t n) {
 template <class T> static const T* as(const std::vector<char>& v) { return (const T*)v.data(); }
 template <class T> static hg_u32 count(const std::vector<char>& v) { return (hg_u32)((v.size() - 16) / sizeof(T)); }
 
+#define SCENE_ARGS                                                                                       \
+    as<FlatBvhNode>(nodes), count<FlatBvhNode>(nodes), as<LeafPrim>(leaf), as<Prim>(prims),              \
+        as<FlatShape>(shapes), as<float>(positions), as<float>(normals), as<float>(uvs), as<hg_u32>(tris), \
+        as<FlatBsdf>(bsdfs), as<float>(tables), as<FlatTexture>(textures), as<float>(texels),            \
+        as<FlatEmitter>(emitters), count<FlatEmitter>(emitters), as<hg_u32>(env), count<hg_u32>(env),     \
+        as<FlatDist1D>(dist1d), as<FlatDist2D>(dist2d), as<float>(dist_data), as<float>(bsphere)
+
+// Runs `kernel` over threads [0, n) in blocks of 64, one thread after another.
+template <class F> static void launch(hg_u64 n, F kernel) {
+    blockDim = {64, 1, 1};
+    gridDim = {(unsigned)((n + 63) / 64), 1, 1};
+    for (hg_u64 t = 0; t < (n + 63) / 64 * 64; ++t) {
+        blockIdx = {(unsigned)(t / 64), 0, 0};
+        threadIdx = {(unsigned)(t % 64), 0, 0};
+        kernel();
+    }
+}
+
 int main(int argc, char** argv) {
-    if (argc != 5) { std::fprintf(stderr, "usage: hg_render_host DIR SEED SPP N_WAVE\n"); return 2; }
+    if (argc != 5 && argc != 6) {
+        std::fprintf(stderr, "usage: hg_render_host DIR SEED SPP N_WAVE [BOUNCE_LAUNCHES]\n");
+        return 2;
+    }
     std::string d = std::string(argv[1]) + "/";
     hg_u64 seed = std::strtoull(argv[2], nullptr, 10);
     hg_u32 spp = (hg_u32)std::strtoul(argv[3], nullptr, 10);
     hg_u32 per_wave = (hg_u32)std::strtoul(argv[4], nullptr, 10);
+    bool wavefront = argc == 6;  // the path integrator's wavefront kernels
+    hg_u32 bounces = wavefront ? (hg_u32)std::strtoul(argv[5], nullptr, 10) : 0;
     auto cam = slurp(d + "camera.bin"), film = slurp(d + "film.bin"), integ = slurp(d + "integrator.bin");
     auto nodes = slurp(d + "nodes.bin"), leaf = slurp(d + "leaf.bin");
     auto prims = slurp(d + "prims.bin"), shapes = slurp(d + "shapes.bin");
@@ -41,6 +66,8 @@ int main(int argc, char** argv) {
     auto dist_data = slurp(d + "dist_data.bin"), table = slurp(d + "filter_table.bin");
     auto bsphere = slurp(d + "bsphere.bin");
     const FlatFilm* fl = as<FlatFilm>(film);
+    const FlatCamera& camera = *as<FlatCamera>(cam);
+    const FlatIntegrator& it = *as<FlatIntegrator>(integ);
     hg_u32 w = fl->crop_size[0], h = fl->crop_size[1], ch = fl->alpha ? 4 : 3;
     hg_u64 pixels = (hg_u64)w * h;
     std::vector<float> accum(pixels * 5, 0.0f), out(pixels * ch, 0.0f);
@@ -51,18 +78,32 @@ int main(int argc, char** argv) {
         hg_u32 log2_n = 0;
         while ((1u << log2_n) < n) ++log2_n;
         hg_u32 threads = (hg_u32)(pixels * n);
-        blockDim = {64, 1, 1};
-        for (hg_u64 t = 0; t < ((hg_u64)threads + 63) / 64 * 64; ++t) {
-            blockIdx = {(unsigned)(t / 64), 0, 0};
-            threadIdx = {(unsigned)(t % 64), 0, 0};
-            hg_render(*as<FlatCamera>(cam), *fl, *as<FlatIntegrator>(integ), as<FlatBvhNode>(nodes),
-                      count<FlatBvhNode>(nodes), as<LeafPrim>(leaf), as<Prim>(prims), as<FlatShape>(shapes),
-                      as<float>(positions), as<float>(normals), as<float>(uvs), as<hg_u32>(tris),
-                      as<FlatBsdf>(bsdfs), as<float>(tables), as<FlatTexture>(textures), as<float>(texels),
-                      as<FlatEmitter>(emitters), count<FlatEmitter>(emitters), as<hg_u32>(env),
-                      count<hg_u32>(env), as<FlatDist1D>(dist1d), as<FlatDist2D>(dist2d),
-                      as<float>(dist_data), as<float>(bsphere), as<float>(table), seed, s0, log2_n, 0u, threads,
-                      accum.data());
+        if (!wavefront) {
+            launch(threads, [&] {
+                hg_render(camera, *fl, it, SCENE_ARGS, as<float>(table), seed, s0, log2_n, 0u, threads, accum.data());
+            });
+        } else {
+#if HG_HAS(HG_INTEGRATOR_SET, HG_INTEGRATOR_PATH) && HG_PATH_WAVEFRONT
+            // one chunk of every pixel; the device splits large waves into several
+            std::vector<float> st((size_t)threads * HG_PS_WORDS, std::nanf(""));
+            std::vector<hg_u32> queues(2 * (size_t)threads), counts(bounces + 1, 0u);
+            launch(threads, [&] {
+                hg_path_start(camera, *fl, it, SCENE_ARGS, as<float>(table), seed, s0, log2_n, 0u, threads,
+                              st.data(), threads, queues.data(), counts.data());
+            });
+            for (hg_u32 k = 1; k <= bounces; ++k) {
+                hg_u32 finish = k == bounces ? 1u : 0u;
+                launch(64, [&] {  // one block: the kernel strides over the queue
+                    hg_path_bounce(it, SCENE_ARGS, st.data(), threads, queues.data(), counts.data(), k, finish);
+                });
+            }
+            launch(threads, [&] {
+                hg_path_reduce(st.data(), threads, s0, log2_n, 0u, threads, accum.data());
+            });
+#else
+            std::fprintf(stderr, "this module has no wavefront path kernels\n");
+            return 2;
+#endif
         }
         s0 += n;
     }

@@ -23,7 +23,7 @@ static float hg_host_lanes[32][5];
 struct hg_dim3 {
     unsigned x, y, z;
 };
-static hg_dim3 blockIdx, threadIdx, blockDim;
+static hg_dim3 blockIdx, threadIdx, blockDim, gridDim;
 
 // 16-byte vector loads (geometry.cuh: BVH nodes, load_leaf): memcpy keeps the host's
 // reads free of type punning.
@@ -44,6 +44,12 @@ static inline unsigned __float_as_uint(float f) {
 // Correctly rounded reciprocal, and the GPU's fast approximate division (exact here).
 static inline float __frcp_rn(float x) { return 1.0f / x; }
 static inline float __fdividef(float a, float b) { return a / b; }
+
+static inline float __uint_as_float(unsigned u) {
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+}
 
 static inline float __int_as_float(int i) {
     float f;

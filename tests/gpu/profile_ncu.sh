@@ -12,17 +12,19 @@ BIN=$BUNDLE/bin/gpu_render
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 export HELIOGRAPH_ROOT=$BUNDLE HELIOGRAPH_REQUIRE_GPU=1
 mkdir -p "$OUT"
-# the benchmark launches hg_render once per render: seed warm-up + 5, then cbox warm-up + 5
-for case in "seed 1" "cbox 7"; do
+# the benchmark renders the seed scene (direct: one hg_render launch per render) warm-up + 5
+# times, then the Cornell box (path: hg_path_start, 7 hg_path_bounce, hg_path_reduce per
+# render with the wavefront kernels): profile the second render of each
+for case in "seed hg_render 1 1" "cbox hg_path 9 9"; do
   set -- $case
-  "$NCU" --clock-control none --set full -k regex:hg_render --launch-skip "$2" --launch-count 1 \
+  "$NCU" --clock-control none --set full -k "regex:$2" --launch-skip "$3" --launch-count "$4" \
     --export "$OUT/$1" --force-overwrite \
     "$BIN" --exact benchmark_seed_direct_and_cbox_path --nocapture > "$OUT/$1-run.txt" 2>&1
   "$NCU" --import "$OUT/$1.ncu-rep" --page details > "$OUT/$1-details.txt" 2>&1
   # per-line metrics (instructions executed, stall samples): CUDA lines via -lineinfo, and SASS
   "$NCU" --import "$OUT/$1.ncu-rep" --page source --csv --print-source cuda > "$OUT/$1-source-cuda.csv" 2>&1
   "$NCU" --import "$OUT/$1.ncu-rep" --page source --csv --print-source sass > "$OUT/$1-source-sass.csv" 2>&1
-  echo "==== ncu $1 (hg_render)"
-  grep -E "Duration|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Compute \(SM\) Throughput|Memory Throughput|L1/TEX Hit Rate|L2 Hit Rate|Warp Cycles Per Issued|Issue Slots Busy|Block Limit Registers|Local Memory|Branch Efficiency|Avg. Active Threads Per Warp|Avg. Not Predicated|No Eligible|One or More Eligible" "$OUT/$1-details.txt" | head -40
+  echo "==== ncu $1 ($2)"
+  grep -E "^  hg_|Duration|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Compute \(SM\) Throughput|Memory Throughput|L1/TEX Hit Rate|L2 Hit Rate|Warp Cycles Per Issued|Issue Slots Busy|Block Limit Registers|Local Memory|Branch Efficiency|Avg. Active Threads Per Warp|Avg. Not Predicated|No Eligible|One or More Eligible" "$OUT/$1-details.txt" | head -200
   grep -E -A3 "Stall|stall" "$OUT/$1-details.txt" | grep -E "OPT|stall" | head -12
 done

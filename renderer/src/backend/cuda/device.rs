@@ -138,6 +138,8 @@ struct Inputs {
     _arrays: Vec<Arc<CudaSlice<u8>>>,
     /// The film accumulator (direct/path).
     _work: Vec<CudaSlice<f32>>,
+    /// Queues and counters (wavefront path).
+    _queues: Vec<CudaSlice<u32>>,
 }
 
 /// The CUDA backend: one device, its primary context and one render stream.
@@ -416,6 +418,7 @@ impl CudaBackend {
                 _depth: Some(Box::new(dev)),
                 _arrays: Vec::new(),
                 _work: Vec::new(),
+                _queues: Vec::new(),
             },
             ctx: self.ctx.clone(),
             stream: self.stream.clone(),

@@ -17,7 +17,7 @@
 //! module.
 
 use crate::flat::materials::bsdf_kind;
-use crate::flat::{FlatScene, FILTER_BOX, INTEGRATOR_DEPTH};
+use crate::flat::{FlatScene, FILTER_BOX, INTEGRATOR_DEPTH, INTEGRATOR_PATH};
 
 /// `HG_FILM_SET` bit of a film that jitters within the pixel (box of radius <= 0.5).
 pub const FILM_JITTER: u32 = 0;
@@ -101,8 +101,15 @@ impl Features {
         self.bsdf_cases() <= INLINE_MAX_BSDF_CASES
     }
 
-    /// The `#define`s that select this set in kernels/features.cuh.
-    pub fn prelude(&self) -> String {
+    /// Whether the set has the `path` integrator.
+    pub fn has_path(&self) -> bool {
+        self.integrators & (1 << INTEGRATOR_PATH) != 0
+    }
+
+    /// The `#define`s that select this set in kernels/features.cuh; with
+    /// `path_wavefront`, a `path` module holds the wavefront kernels (kernels/wavefront.cuh)
+    /// instead of the megakernel's path loop.
+    pub fn prelude(&self, path_wavefront: bool) -> String {
         let mut s = format!(
             "// heliograph render module for one plugin set (backend/cuda/features.rs)\n\
              #define HG_BSDF_SET 0x{:x}u\n#define HG_TEX_SET 0x{:x}u\n\
@@ -119,6 +126,9 @@ impl Features {
         );
         if self.inline_all() {
             s.push_str("#define HG_INLINE_ALL 1\n");
+        }
+        if path_wavefront && self.has_path() {
+            s.push_str("#define HG_PATH_WAVEFRONT 1\n");
         }
         s
     }
@@ -178,7 +188,7 @@ mod tests {
     #[test]
     fn the_prelude_names_every_set_and_inlines_only_small_ones() {
         let mut f = Features::of(&flat("seed.xml"));
-        let p = f.prelude();
+        let p = f.prelude(true);
         for d in [
             "HG_BSDF_SET 0x1u",
             "HG_TEX_SET 0x3u",
@@ -191,10 +201,15 @@ mod tests {
         ] {
             assert!(p.contains(d), "{d} missing from\n{p}");
         }
+        // the seed scene renders with `direct`: no wavefront kernels
+        assert!(!p.contains("HG_PATH_WAVEFRONT"));
+        let c = Features::of(&flat("cbox.xml"));
+        assert!(c.prelude(true).contains("HG_PATH_WAVEFRONT 1"));
+        assert!(!c.prelude(false).contains("HG_PATH_WAVEFRONT"));
         // five base kinds under twosided are ten dispatch cases: not inlined
         f.bsdfs = 0b1001_1111;
         assert_eq!(f.bsdf_cases(), 10);
-        assert!(!f.inline_all() && !f.prelude().contains("HG_INLINE_ALL"));
+        assert!(!f.inline_all() && !f.prelude(false).contains("HG_INLINE_ALL"));
         f.bsdfs = 0b0001_1111;
         assert!(f.inline_all());
     }

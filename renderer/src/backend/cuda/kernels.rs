@@ -29,6 +29,7 @@ pub const FILES: &[(&str, &str)] = embed![
     "render.cu",
     "scene.cuh",
     "textures.cuh",
+    "wavefront.cuh",
     "bsdfs/conductor.cuh",
     "bsdfs/dielectric.cuh",
     "bsdfs/diffuse.cuh",

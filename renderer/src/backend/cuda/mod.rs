@@ -46,6 +46,18 @@ use crate::integrators::AnyIntegrator;
 use crate::rfilters::AnyFilter;
 use crate::scene::Scene;
 
+/// Bounce launches of the wavefront `path` integrator (kernels/wavefront.cuh) after its
+/// start kernel, which takes the first step: each launch advances every live path by one
+/// step and compacts the survivors; the last one runs the remaining paths to their end
+/// (an unbounded `max_depth` ends by Russian roulette). Past ~12 steps few paths live on
+/// and a launch would cost more than the lanes it keeps busy.
+pub const WAVEFRONT_BOUNCES: u32 = 12;
+
+/// The bounce launches for paths of at most `max_depth` steps (the start took one).
+pub fn wavefront_bounce_launches(max_depth: u32) -> u32 {
+    max_depth.saturating_sub(1).min(WAVEFRONT_BOUNCES)
+}
+
 /// The oldest architecture the kernels are written for (Volta: independent thread
 /// scheduling). NVRTC may start later (CUDA 13: sm_75); [`check_nvrtc_targets`] says so.
 pub const MIN_COMPUTE_CAPABILITY: (i32, i32) = (7, 0);

@@ -7,14 +7,16 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use cudarc::driver::{sys as dsys, CudaModule, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    sys as dsys, CudaFunction, CudaModule, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg,
+};
 
 use super::{drv, guarded, read_back, CudaBackend, CudaFilm, Inputs};
 use crate::backend::cuda::features::Features;
-use crate::backend::cuda::{check_supported, kernels};
+use crate::backend::cuda::{check_supported, kernels, wavefront_bounce_launches};
 use crate::backend::RenderOptions;
 use crate::error::{Error, Result};
-use crate::flat::{content_hash, FlatCamera, FlatFilm, FlatIntegrator, FlatScene};
+use crate::flat::{content_hash, FlatCamera, FlatFilm, FlatIntegrator, FlatScene, INTEGRATOR_PATH};
 use crate::integrators::AnyIntegrator;
 use crate::io::Image;
 use crate::scene::Scene;
@@ -35,7 +37,14 @@ const MAX_WAVE_SPP: u32 = 32;
 /// launches over consecutive pixel ranges (hg_render indexes its threads with 32 bits).
 const MAX_LAUNCH_THREADS: u64 = 1 << 31;
 
-/// Launch and compile settings of the megakernel (the GPU benchmark sweeps them).
+/// Floats of path state per wavefront slot (kernels/wavefront.cuh `HG_PS_WORDS`).
+const PATH_STATE_WORDS: u64 = 25;
+
+/// Most samples in one wavefront chunk: their state takes 100 bytes each (400 MiB), and
+/// a larger wave is rendered chunk after chunk through the same buffers.
+const WAVEFRONT_CHUNK: u64 = 1 << 22;
+
+/// Launch and compile settings of the render kernels (the GPU benchmark sweeps them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RenderTuning {
     /// Threads per block: a multiple of 32 (warp segments stay aligned to pixels), at
@@ -43,6 +52,9 @@ pub struct RenderTuning {
     pub block: u32,
     /// NVRTC's `--maxrregcount`; 0 lets ptxas choose.
     pub max_registers: u32,
+    /// `path` through the wavefront kernels (kernels/wavefront.cuh) instead of the
+    /// megakernel.
+    pub wavefront: bool,
 }
 
 /// The default tuning, from the H200 sweep of 2026-12-02 (tests/gpu/RESULTS.md): with 64
@@ -53,6 +65,7 @@ impl Default for RenderTuning {
         RenderTuning {
             block: 256,
             max_registers: 64,
+            wavefront: true,
         }
     }
 }
@@ -106,6 +119,7 @@ pub struct RenderKernelInfo {
 pub(super) struct RenderModuleKey {
     features: Features,
     max_registers: u32,
+    path_wavefront: bool,
     count_rays: bool,
 }
 
@@ -116,6 +130,73 @@ pub(super) struct RenderModuleKey {
 fn wave_spp(spp: u32, done: u32) -> u32 {
     let left = spp.saturating_sub(done).clamp(1, MAX_WAVE_SPP);
     1 << (31 - left.leading_zeros())
+}
+
+/// One launch's share of a render: samples [s0, s0 + n) (n = 1 << log2_n) of crop pixels
+/// [p0, p0 + threads / n), one thread per sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Chunk {
+    s0: u32,
+    log2_n: u32,
+    p0: u32,
+    threads: u32,
+}
+
+/// The chunks of a render of `spp` samples over `pixels` (<= 2^32 - 1) pixels with at most
+/// `max_threads` (a power of two >= 32, < 2^32) threads each: wave by wave ([`wave_spp`]),
+/// consecutive pixel ranges within a wave.
+fn chunks(spp: u32, pixels: u64, max_threads: u64) -> Vec<Chunk> {
+    let mut out = Vec::new();
+    let mut s0 = 0u32;
+    while s0 < spp {
+        let n = wave_spp(spp, s0);
+        let log2_n = n.trailing_zeros();
+        let per = max_threads >> log2_n; // pixels per chunk
+        let mut p0 = 0u64;
+        while p0 < pixels {
+            let count = per.min(pixels - p0);
+            out.push(Chunk {
+                s0,
+                log2_n,
+                p0: p0 as u32,
+                threads: (count << log2_n) as u32,
+            });
+            p0 += count;
+        }
+        s0 += n;
+    }
+    out
+}
+
+/// A one-dimensional launch of `threads` threads in blocks of `block`.
+fn threads_cfg(threads: u32, block: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (threads.div_ceil(block), 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// The wavefront `path` kernels of a render module.
+struct PathKernels {
+    start: CudaFunction,
+    bounce: CudaFunction,
+    reduce: CudaFunction,
+}
+
+/// The wavefront's device buffers for chunks of up to `cap` samples.
+struct PathBuffers {
+    /// `PATH_STATE_WORDS` floats per slot.
+    state: CudaSlice<f32>,
+    /// Two queues of `cap` slots.
+    queues: CudaSlice<u32>,
+    /// The length of queue k, for the start and every bounce launch.
+    counts: CudaSlice<u32>,
+    cap: u32,
+    /// Bounce launches after the start ([`wavefront_bounce_launches`]).
+    bounces: u32,
+    /// Blocks of the grid-stride bounce kernel: a full GPU.
+    bounce_blocks: u32,
 }
 
 /// The flat arrays that every scene kernel takes, in the order of `HG_SCENE_PARAMS`
@@ -241,11 +322,17 @@ impl CudaBackend {
     /// The render module for `features` under the current register cap (with the
     /// ray counter when `count_rays`), compiled through the program cache and loaded on
     /// first use.
-    fn render_module(&self, features: &Features, count_rays: bool) -> Result<Arc<CudaModule>> {
-        let tuning = self.render_tuning();
+    fn render_module(
+        &self,
+        features: &Features,
+        tuning: &RenderTuning,
+        count_rays: bool,
+    ) -> Result<Arc<CudaModule>> {
+        let path_wavefront = tuning.wavefront && features.has_path();
         let key = RenderModuleKey {
             features: *features,
             max_registers: tuning.max_registers,
+            path_wavefront,
             count_rays,
         };
         let mut modules = self
@@ -255,15 +342,16 @@ impl CudaBackend {
         if let Some(m) = modules.get(&key) {
             return Ok(m.clone());
         }
-        let mut source = features.prelude();
+        let mut source = features.prelude(path_wavefront);
         if count_rays {
             source.push_str("#define HG_COUNT_RAYS 1\n");
         }
         source.push_str(&kernels::assemble(kernels::RENDER_MODULE)?);
         let name = format!(
-            "{}[{}]{}",
+            "{}[{}]{}{}",
             kernels::RENDER_MODULE,
             features.tag(),
+            if path_wavefront { "+wavefront" } else { "" },
             if count_rays { "+HG_COUNT_RAYS" } else { "" }
         );
         let (module, stats) = self.load_source(&name, source, &tuning.options())?;
@@ -277,11 +365,12 @@ impl CudaBackend {
     pub fn render_kernel_info(&self, scene: &Scene) -> Result<RenderKernelInfo> {
         guarded("CUDA kernel info", || {
             let features = Features::of(&FlatScene::from_scene(scene)?);
-            let module = self.render_module(&features, false)?;
+            let tuning = self.render_tuning();
+            let module = self.render_module(&features, &tuning, false)?;
             let f = self.function(&module, "hg_render")?;
             let attr = |a, what: &'static str| f.get_attribute(a).map_err(drv(what));
             use dsys::CUfunction_attribute_enum as A;
-            let block = self.render_tuning().block;
+            let block = tuning.block;
             Ok(RenderKernelInfo {
                 module: features.tag(),
                 inlined: features.inline_all(),
@@ -303,8 +392,9 @@ impl CudaBackend {
     /// pixel each), then the develop kernel (kernels/render.cu, kernels/film.cuh).
     pub(super) fn enqueue_render(&self, scene: &Scene, seed: u64, spp: u32) -> Result<CudaFilm> {
         let flat = FlatScene::from_scene(scene)?;
-        let module = self.render_module(&Features::of(&flat), false)?;
-        self.enqueue_render_in(&module, &flat, seed, spp)
+        let tuning = self.render_tuning();
+        let module = self.render_module(&Features::of(&flat), &tuning, false)?;
+        self.enqueue_render_in(&module, &tuning, &flat, seed, spp)
     }
 
     /// Rays traced (closest-hit and shadow rays) by the `direct`/`path` render of `scene`
@@ -324,14 +414,15 @@ impl CudaBackend {
         }
         guarded("CUDA ray count", || {
             let flat = FlatScene::from_scene(scene)?;
-            let module = self.render_module(&Features::of(&flat), true)?;
+            let tuning = self.render_tuning();
+            let module = self.render_module(&Features::of(&flat), &tuning, true)?;
             let mut counter = module
                 .get_global("hg_ray_count", &self.stream)
                 .map_err(drv("finding hg_ray_count"))?;
             self.stream
                 .memcpy_htod(&[0u8; 8], &mut counter)
                 .map_err(drv("zeroing hg_ray_count"))?;
-            let film = self.enqueue_render_in(&module, &flat, opts.seed, spp)?;
+            let film = self.enqueue_render_in(&module, &tuning, &flat, opts.seed, spp)?;
             let image = film.to_image()?;
             let mut bytes = [0u8; 8];
             self.stream
@@ -349,6 +440,7 @@ impl CudaBackend {
     fn enqueue_render_in(
         &self,
         module: &Arc<CudaModule>,
+        tuning: &RenderTuning,
         flat: &FlatScene,
         seed: u64,
         spp: u32,
@@ -357,7 +449,7 @@ impl CudaBackend {
             self.function(module, "hg_render")?,
             self.function(module, "hg_develop")?,
         );
-        let block = self.render_tuning().block;
+        let block = tuning.block;
         let arrays: Vec<_> = flat
             .render_arrays()
             .into_iter()
@@ -402,42 +494,54 @@ impl CudaBackend {
             .record_event(timing)
             .map_err(drv("recording the start event"))?;
         let table = b("filter_table")?;
-        let mut s0 = 0u32;
-        while s0 < spp {
-            let n = wave_spp(spp, s0);
-            let log2_n = n.trailing_zeros();
-            let chunk = MAX_LAUNCH_THREADS >> log2_n; // pixels per launch
-            let mut p0 = 0u64;
-            while p0 < pixels {
-                let count = chunk.min(pixels - p0);
-                // < 2^31 threads, and p0 < pixels <= 2^32 (a film has u32 sides, and
-                // the accumulator allocation of 20 bytes per pixel fails long before)
-                let (p0_32, threads) = (p0 as u32, (count << log2_n) as u32);
+        let mut work = Vec::new();
+        let mut queues = Vec::new();
+        if tuning.wavefront && flat.integrator.kind == INTEGRATOR_PATH {
+            // the module was compiled with the wavefront kernels (render_module)
+            let cap = (pixels * wave_spp(spp, 0) as u64).min(WAVEFRONT_CHUNK);
+            let kernels = PathKernels {
+                start: self.function(module, "hg_path_start")?,
+                bounce: self.function(module, "hg_path_bounce")?,
+                reduce: self.function(module, "hg_path_reduce")?,
+            };
+            let mut paths = self.path_buffers(&kernels, cap, flat.integrator.max_depth, block)?;
+            for c in chunks(spp, pixels, cap) {
+                self.launch_path_chunk(
+                    &kernels,
+                    &mut paths,
+                    flat,
+                    &scene_args,
+                    table,
+                    seed,
+                    &c,
+                    block,
+                    &mut accum,
+                )?;
+            }
+            work.push(paths.state);
+            queues.push(paths.queues);
+            queues.push(paths.counts);
+        } else {
+            for c in chunks(spp, pixels, MAX_LAUNCH_THREADS) {
                 let mut l = self.stream.launch_builder(&fr);
                 l.arg(&flat.camera).arg(&flat.film).arg(&flat.integrator);
                 scene_args.push(&mut l);
                 l.arg(table)
                     .arg(&seed)
-                    .arg(&s0)
-                    .arg(&log2_n)
-                    .arg(&p0_32)
-                    .arg(&threads)
+                    .arg(&c.s0)
+                    .arg(&c.log2_n)
+                    .arg(&c.p0)
+                    .arg(&c.threads)
                     .arg(&mut accum);
-                let cfg = LaunchConfig {
-                    grid_dim: (threads.div_ceil(block), 1, 1),
-                    block_dim: (block, 1, 1),
-                    shared_mem_bytes: 0,
-                };
                 // SAFETY: the arguments match hg_render in render.cu one for one (the
                 // three records by value); every array holds the records the kernel
                 // indexes (`filter_table`: the LUT, the sampling CDF and its guide
-                // table); `accum` has 5 floats per pixel and the launch covers pixels
-                // [p0, p0 + count); n is a power of two <= 32 and the block a multiple
-                // of 32 (RenderTuning::check), as the kernel's warp reduction requires.
-                unsafe { l.launch(cfg) }.map_err(drv("launching hg_render"))?;
-                p0 += count;
+                // table); `accum` has 5 floats per pixel and the chunk's pixels lie in
+                // the crop; n is a power of two <= 32 and the block a multiple of 32
+                // (RenderTuning::check), as the kernel's warp reduction requires.
+                unsafe { l.launch(threads_cfg(c.threads, block)) }
+                    .map_err(drv("launching hg_render"))?;
             }
-            s0 += n;
         }
         // the film's own work is now only hg_develop (the reduction runs inside hg_render)
         let film_start = Some(
@@ -461,7 +565,8 @@ impl CudaBackend {
             _inputs: Inputs {
                 _depth: None,
                 _arrays: bufs,
-                _work: vec![accum],
+                _work: [vec![accum], work].concat(),
+                _queues: queues,
             },
             ctx: self.ctx.clone(),
             stream: self.stream.clone(),
@@ -469,6 +574,131 @@ impl CudaBackend {
             height: h as usize,
             channels: ch,
         })
+    }
+
+    /// The wavefront buffers for chunks of `cap` samples of paths of at most `max_depth`
+    /// steps; `block` threads per block.
+    fn path_buffers(
+        &self,
+        k: &PathKernels,
+        cap: u64,
+        max_depth: u32,
+        block: u32,
+    ) -> Result<PathBuffers> {
+        let words = cap * PATH_STATE_WORDS;
+        // SAFETY: uninitialised device floats; hg_path_start writes every field the later
+        // kernels of a chunk read, of every slot they read, before they run.
+        let state = unsafe { self.stream.alloc::<f32>(words as usize) }.map_err(|e| {
+            super::mem_error(
+                "the wavefront path state",
+                words as usize * 4,
+                self.info.total_mem,
+                e,
+            )
+        })?;
+        let queues = self
+            .stream
+            .alloc_zeros::<u32>(2 * cap as usize)
+            .map_err(|e| {
+                super::mem_error(
+                    "the wavefront queues",
+                    8 * cap as usize,
+                    self.info.total_mem,
+                    e,
+                )
+            })?;
+        let bounces = wavefront_bounce_launches(max_depth);
+        let counts = self
+            .stream
+            .alloc_zeros::<u32>(bounces as usize + 1)
+            .map_err(drv("allocating the wavefront queue counts"))?;
+        let per_sm = k
+            .bounce
+            .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+            .map_err(drv("reading the bounce kernel's occupancy"))?
+            .max(1);
+        let full = per_sm * self.info.sm_count.max(1) as u32;
+        Ok(PathBuffers {
+            state,
+            queues,
+            counts,
+            cap: cap as u32,
+            bounces,
+            bounce_blocks: full.min((cap as u32).div_ceil(block)),
+        })
+    }
+
+    /// Enqueues chunk `c` of a wavefront `path` render: the start kernel (first step),
+    /// `bounces` bounce launches (the last one finishes every path), the reduction into
+    /// `accum` (kernels/wavefront.cuh).
+    fn launch_path_chunk(
+        &self,
+        k: &PathKernels,
+        p: &mut PathBuffers,
+        flat: &FlatScene,
+        scene_args: &SceneArgs<'_>,
+        table: &CudaSlice<u8>,
+        seed: u64,
+        c: &Chunk,
+        block: u32,
+        accum: &mut CudaSlice<f32>,
+    ) -> Result<()> {
+        self.stream
+            .memset_zeros(&mut p.counts)
+            .map_err(drv("clearing the wavefront queue counts"))?;
+        let mut l = self.stream.launch_builder(&k.start);
+        l.arg(&flat.camera).arg(&flat.film).arg(&flat.integrator);
+        scene_args.push(&mut l);
+        l.arg(table)
+            .arg(&seed)
+            .arg(&c.s0)
+            .arg(&c.log2_n)
+            .arg(&c.p0)
+            .arg(&c.threads)
+            .arg(&mut p.state)
+            .arg(&p.cap)
+            .arg(&mut p.queues)
+            .arg(&mut p.counts);
+        // SAFETY: the arguments match hg_path_start in wavefront.cuh one for one; the
+        // state has PATH_STATE_WORDS * cap floats and each queue cap slots, cap >= the
+        // chunk's threads; counts has bounces + 1 zeroed entries; the chunk's pixels lie
+        // in the crop and the block is a multiple of 32 (warp-wide queue pushes).
+        unsafe { l.launch(threads_cfg(c.threads, block)) }
+            .map_err(drv("launching hg_path_start"))?;
+        let cfg = LaunchConfig {
+            grid_dim: (p.bounce_blocks, 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        for launch in 1..=p.bounces {
+            let finish = u32::from(launch == p.bounces);
+            let mut l = self.stream.launch_builder(&k.bounce);
+            l.arg(&flat.integrator);
+            scene_args.push(&mut l);
+            l.arg(&mut p.state)
+                .arg(&p.cap)
+                .arg(&mut p.queues)
+                .arg(&mut p.counts)
+                .arg(&launch)
+                .arg(&finish);
+            // SAFETY: matches hg_path_bounce; launch k reads queue k - 1 and counts[k - 1]
+            // (written by the launch before it on this stream) and writes queue k and
+            // counts[k], k <= bounces.
+            unsafe { l.launch(cfg) }.map_err(drv("launching hg_path_bounce"))?;
+        }
+        let mut l = self.stream.launch_builder(&k.reduce);
+        l.arg(&p.state)
+            .arg(&p.cap)
+            .arg(&c.s0)
+            .arg(&c.log2_n)
+            .arg(&c.p0)
+            .arg(&c.threads)
+            .arg(accum);
+        // SAFETY: matches hg_path_reduce; every slot < threads has its result, flags and
+        // weight written by the kernels above; `accum` has 5 floats per pixel.
+        unsafe { l.launch(threads_cfg(c.threads, block)) }
+            .map_err(drv("launching hg_path_reduce"))?;
+        Ok(())
     }
 
     /// Runs the per-plugin parity kernel (kernels/parity.cu) on `queries` (16 floats
@@ -520,6 +750,26 @@ impl CudaBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chunks_cover_every_sample_of_every_pixel_once_in_bounded_launches() {
+        for (spp, pixels, max) in [
+            (1, 7, 32),
+            (3, 1000, 64),
+            (32, 512 * 512, 1 << 22),
+            (45, 333, 256),
+        ] {
+            let mut seen = vec![0u32; pixels as usize];
+            for c in chunks(spp, pixels, max) {
+                assert!(c.threads as u64 <= max && c.threads % (1 << c.log2_n) == 0);
+                for px in c.p0..c.p0 + (c.threads >> c.log2_n) {
+                    assert_eq!(seen[px as usize], c.s0, "{spp} {pixels} {max}: pixel {px}");
+                    seen[px as usize] += 1 << c.log2_n;
+                }
+            }
+            assert!(seen.iter().all(|&s| s == spp), "{spp} {pixels} {max}");
+        }
+    }
 
     #[test]
     fn waves_are_powers_of_two_up_to_32_and_cover_spp() {
