@@ -31,6 +31,9 @@
 #ifndef HG_PATH_WAVEFRONT
 #define HG_PATH_WAVEFRONT 0      // 1: `path` as the wavefront kernels (hg_render: `direct` only)
 #endif
+#ifndef HG_BRUTE_FORCE
+#define HG_BRUTE_FORCE 0         // 1: rays test every leaf slot instead of walking the BVH
+#endif
 #ifndef HG_STACK
 #define HG_STACK 128             // BVH traversal stack entries (accel::STACK_SIZE)
 #endif

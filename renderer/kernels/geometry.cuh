@@ -226,6 +226,28 @@ __device__ inline bool bvh_pop(const BvhEntry* stack, int& sp, float tmax, hg_u3
     return false;
 }
 
+// Tests leaf slots [first, end) against the ray, keeping the nearest hit in best/tmax
+// (and its primitive and coordinates); true when `any_hit` found one (stop).
+__device__ inline bool test_slots(const SceneGeom& g, hg_u32 first, hg_u32 end, const Ray& ray, const TriRay& tr,
+                                  float& tmax, float& best, hg_u32* hit_prim, float* coords, bool any_hit) {
+    for (hg_u32 slot = first; slot < end; ++slot) {
+        hg_u32 prim;
+        float uv[2] = {0.0f, 0.0f};
+        float t = intersect_slot(g, slot, ray, tr, tmax, &prim, uv);
+        if (t != HG_INF) {
+            best = t;
+            tmax = t;
+            *hit_prim = prim;
+            if (coords) {
+                coords[0] = uv[0];
+                coords[1] = uv[1];
+            }
+            if (any_hit) return true;
+        }
+    }
+    return false;
+}
+
 // Closest hit: returns t (HG_INF on a miss), the primitive and, when `coords` is given,
 // the primitive's coordinates (triangles: barycentrics; rectangles, disks: local x, y).
 // `any_hit` stops at the first hit (shadow rays).
@@ -235,16 +257,25 @@ __device__ inline bool bvh_pop(const BvhEntry* stack, int& sp, float tmax, hg_u3
 // the far child and descending the near one (the left one on a tie, as the CPU does);
 // a leaf's primitives are then tested straight from its child word. Leaves are visited
 // in the CPU's order, so ties between equally near primitives resolve the same way.
+//
+// HG_BRUTE_FORCE (a specialised module of a small scene, backend/cuda/features.rs):
+// every leaf slot in order instead (the header's b_child is their count), so all lanes
+// of a warp test the same primitive together. Only a tie between two equally near
+// primitives can then resolve differently from the CPU's walk.
 __device__ inline float intersect_scene(const SceneGeom& g, const Ray& ray, hg_u32* hit_prim,
                                         float* coords = nullptr, bool any_hit = false) {
     float best = HG_INF;
     if (g.node_count == 0) return best;
-    RayBox rb = ray_box(ray);
     TriRay tr = tri_ray(ray);
     float tmax = ray.tmax;
+    const float4* header = reinterpret_cast<const float4*>(g.nodes);
+#if HG_BRUTE_FORCE
+    test_slots(g, 0u, __float_as_uint(__ldg(header + 2).w), ray, tr, tmax, best, hit_prim, coords, any_hit);
+    return best;
+#else
+    RayBox rb = ray_box(ray);
     BvhEntry stack[HG_STACK];
     int sp = 0;
-    const float4* header = reinterpret_cast<const float4*>(g.nodes);
     const float4 root_lo = __ldg(header), root_hi = __ldg(header + 1);
     if (box_enter(rb, root_lo, root_hi, tmax) == HG_INF) return best;
     hg_u32 child = __float_as_uint(root_lo.w);
@@ -270,21 +301,8 @@ __device__ inline float intersect_scene(const SceneGeom& g, const Ray& ray, hg_u
             child = a_near ? ca : cb;
         }
         hg_u32 first = child & HG_CHILD_INDEX_MASK, end = first + (child >> HG_CHILD_INDEX_BITS);
-        for (hg_u32 slot = first; slot < end; ++slot) {
-            hg_u32 prim;
-            float uv[2] = {0.0f, 0.0f};
-            float t = intersect_slot(g, slot, ray, tr, tmax, &prim, uv);
-            if (t != HG_INF) {
-                best = t;
-                tmax = t;
-                *hit_prim = prim;
-                if (coords) {
-                    coords[0] = uv[0];
-                    coords[1] = uv[1];
-                }
-                if (any_hit) return best;
-            }
-        }
+        if (test_slots(g, first, end, ray, tr, tmax, best, hit_prim, coords, any_hit)) return best;
         if (!bvh_pop(stack, sp, tmax, child)) return best;
     }
+#endif
 }

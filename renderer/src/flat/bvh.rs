@@ -9,7 +9,9 @@
 //! efficiency of ray traversal on GPUs").
 //!
 //! Layout of the array: node 0 is a header whose `a` half holds the root's box and
-//! child word (its `b` half is unused and zero); the CPU's interior nodes follow in
+//! child word, and whose `b_child` holds the number of leaf slots (the kernels' brute
+//! force test of small scenes loops over them; the rest of the `b` half is zero); the
+//! CPU's interior nodes follow in
 //! the CPU's order (the root, when interior, is node 1). The children keep the CPU's
 //! order (`a` = left, `b` = right), so the GPU visits leaves in the CPU's order and
 //! finds the same closest hit. A child word packs either an interior node index or a
@@ -126,10 +128,17 @@ pub fn flatten_bvh(bvh: &Bvh) -> Result<Vec<FlatBvhNode>> {
         })
     };
     let mut out = Vec::with_capacity(interior as usize + 1);
+    let slots = u32::try_from(bvh.leaf_prims.len()).map_err(|_| {
+        Error::Render(format!(
+            "{} BVH primitives are more than the GPU indexes",
+            bvh.leaf_prims.len()
+        ))
+    })?;
     out.push(FlatBvhNode {
         a_min: root.min,
         a_child: word(0)?,
         a_max: root.max,
+        b_child: slots,
         ..FlatBvhNode::default()
     });
     for n in nodes.iter().filter(|n| !n.is_leaf()) {
@@ -212,9 +221,10 @@ mod tests {
         assert!(interior > 100);
         assert_eq!(gpu.len(), interior + 1);
         assert_eq!(gpu[0].a_child, 1, "an interior root is node 1");
+        // the header's b half: the leaf slot count (brute force), else zero
         assert_eq!(
             (gpu[0].b_child, gpu[0].b_min, gpu[0].b_max),
-            (0, [0.0; 3], [0.0; 3])
+            (bvh.leaf_prims.len() as u32, [0.0; 3], [0.0; 3])
         );
         let mut seen = vec![0u32; gpu.len()];
         check(

@@ -30,6 +30,12 @@ pub const FILM_IMPORTANCE: u32 = 1;
 /// `twosided` 2 min); larger sets are specialised but keep the plugin calls out of line.
 pub const INLINE_MAX_BSDF_CASES: u32 = 5;
 
+/// Scenes of at most this many primitives skip the BVH: every ray tests every leaf slot
+/// in order. All lanes of a warp then test the same primitive at the same time, where the
+/// tree walk of incoherent rays kept ~10 of 32 lanes busy (the Cornell box's 30
+/// primitives, H200 profile of 2026-12-02), and no ray box needs its reciprocals.
+pub const BRUTE_FORCE_MAX_PRIMS: usize = 64;
+
 /// The smallest traversal stack a specialised module gets; stacks are powers of two
 /// from here to `accel::STACK_SIZE`, so a BVH that is rebuilt a little deeper or
 /// shallower (an optimisation loop moving vertices) seldom needs a new module.
@@ -53,6 +59,8 @@ pub struct Features {
     pub film: u32,
     /// Traversal stack entries: at least the BVH depth.
     pub stack: u32,
+    /// Rays test every primitive instead of walking the BVH ([`BRUTE_FORCE_MAX_PRIMS`]).
+    pub brute_force: bool,
 }
 
 /// The set of `kinds`.
@@ -82,6 +90,7 @@ impl Features {
                     FILM_IMPORTANCE
                 },
             stack,
+            brute_force: flat.leaf_prims.len() <= BRUTE_FORCE_MAX_PRIMS,
         }
     }
 
@@ -127,23 +136,26 @@ impl Features {
         if self.inline_all() {
             s.push_str("#define HG_INLINE_ALL 1\n");
         }
+        if self.brute_force {
+            s.push_str("#define HG_BRUTE_FORCE 1\n");
+        }
         if path_wavefront && self.has_path() {
             s.push_str("#define HG_PATH_WAVEFRONT 1\n");
         }
         s
     }
 
-    /// A short name for messages and cache file names, e.g. `b1.t3.e8.s4.i1.f2.k8`.
+    /// A short name for messages and cache file names, e.g. `b1.t3.e8.s4.i1.f2.k8`
+    /// (`.bf` instead of the stack size `.kN` when brute force).
     pub fn tag(&self) -> String {
+        let accel = if self.brute_force {
+            "bf".to_string()
+        } else {
+            format!("k{}", self.stack)
+        };
         format!(
-            "b{:x}.t{:x}.e{:x}.s{:x}.i{:x}.f{:x}.k{}",
-            self.bsdfs,
-            self.textures,
-            self.emitters,
-            self.shapes,
-            self.integrators,
-            self.film,
-            self.stack
+            "b{:x}.t{:x}.e{:x}.s{:x}.i{:x}.f{:x}.{accel}",
+            self.bsdfs, self.textures, self.emitters, self.shapes, self.integrators, self.film
         )
     }
 }
@@ -172,7 +184,8 @@ mod tests {
         assert_eq!(f.integrators, 1 << INTEGRATOR_DIRECT);
         assert_eq!(f.film, 1 << FILM_IMPORTANCE, "the default gaussian filter");
         assert_eq!(f.stack, MIN_STACK);
-        assert!(f.inline_all());
+        assert!(f.inline_all() && f.brute_force, "one rectangle");
+        assert_eq!(f.tag(), "b1.t3.e8.s4.i1.f2.bf");
     }
 
     #[test]
@@ -183,6 +196,13 @@ mod tests {
         assert_eq!(f.emitters, 1 << emitter_kind::AREA);
         assert_eq!(f.integrators, 1 << INTEGRATOR_PATH);
         assert!(f.stack >= fl.bvh_depth && f.stack.is_power_of_two());
+        assert!(f.brute_force, "30 primitives");
+        let mut many = fl.clone();
+        many.leaf_prims
+            .resize(BRUTE_FORCE_MAX_PRIMS + 1, many.leaf_prims[0]);
+        let g = Features::of(&many);
+        assert!(!g.brute_force && !g.prelude(false).contains("HG_BRUTE_FORCE"));
+        assert!(g.tag().ends_with(&format!(".k{}", g.stack)));
     }
 
     #[test]
@@ -198,6 +218,7 @@ mod tests {
             "HG_FILM_SET 0x2u",
             "HG_STACK 8",
             "HG_INLINE_ALL",
+            "HG_BRUTE_FORCE 1",
         ] {
             assert!(p.contains(d), "{d} missing from\n{p}");
         }

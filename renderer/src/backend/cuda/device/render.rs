@@ -57,15 +57,18 @@ pub struct RenderTuning {
     pub wavefront: bool,
 }
 
-/// The default tuning, from the H200 sweep of 2026-12-02 (tests/gpu/RESULTS.md): with 64
-/// registers and 256-thread blocks the specialised seed and Cornell box modules ran 12 %
-/// and 9 % faster than with ptxas's own choice (78 and 96 registers) and 64-thread blocks.
+/// The default tuning, from the H200 sweeps of 2026-12-02 (tests/gpu/RESULTS.md): a 64
+/// register cap beat ptxas's own choice (78 to 113 registers) on the seed, Cornell box and
+/// showcase modules, 512-thread blocks were best or within 1 % of best, and the wavefront
+/// `path` was slower than the megakernel on the Cornell box (10.5 vs 9.9 ms: its bounce
+/// kernels still ran ~10 of 32 lanes, so the idle lanes were the BVH walk's, not the path
+/// lengths'), so the megakernel stays the default, as DESIGN.md §3 has it.
 impl Default for RenderTuning {
     fn default() -> Self {
         RenderTuning {
-            block: 256,
+            block: 512,
             max_registers: 64,
-            wavefront: true,
+            wavefront: false,
         }
     }
 }
@@ -97,7 +100,7 @@ impl RenderTuning {
     }
 }
 
-/// Resources of the megakernel compiled for one scene ([`CudaBackend::render_kernel_info`]).
+/// Resources of the main render kernel compiled for one scene ([`CudaBackend::render_kernel_info`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RenderKernelInfo {
     /// The plugin set's tag ([`Features::tag`]).
@@ -367,7 +370,16 @@ impl CudaBackend {
             let features = Features::of(&FlatScene::from_scene(scene)?);
             let tuning = self.render_tuning();
             let module = self.render_module(&features, &tuning, false)?;
-            let f = self.function(&module, "hg_render")?;
+            // the kernel that does the work: the bounce kernel of a wavefront `path`
+            let wavefront = tuning.wavefront && features.has_path();
+            let f = self.function(
+                &module,
+                if wavefront {
+                    "hg_path_bounce"
+                } else {
+                    "hg_render"
+                },
+            )?;
             let attr = |a, what: &'static str| f.get_attribute(a).map_err(drv(what));
             use dsys::CUfunction_attribute_enum as A;
             let block = tuning.block;
