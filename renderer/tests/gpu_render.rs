@@ -280,7 +280,7 @@ fn benchmark_tuning_sweep() {
             .unwrap();
             let reference = be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
             for max_registers in [0, 56, 64, 72] {
-                for block in [128, 256, 512] {
+                for block in [256, 512] {
                     be.set_render_tuning(RenderTuning {
                         block,
                         max_registers,

@@ -12,10 +12,10 @@ BIN=$BUNDLE/bin/gpu_render
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 export HELIOGRAPH_ROOT=$BUNDLE HELIOGRAPH_REQUIRE_GPU=1
 mkdir -p "$OUT"
-# the benchmark renders the seed scene (direct: one hg_render launch per render) warm-up + 5
-# times, then the Cornell box (path: hg_path_start, 7 hg_path_bounce, hg_path_reduce per
-# render with the wavefront kernels): profile the second render of each
-for case in "seed hg_render 1 1" "cbox hg_path 9 9"; do
+# the benchmark renders the seed scene (direct) and then the Cornell box (path), warm-up + 5
+# times each, one hg_render launch per render (the megakernel, the default): profile the
+# second render of each
+for case in "seed hg_render 1 1" "cbox hg_render 7 1"; do
   set -- $case
   "$NCU" --clock-control none --set full -k "regex:$2" --launch-skip "$3" --launch-count "$4" \
     --export "$OUT/$1" --force-overwrite \

@@ -31,10 +31,12 @@ pub const FILM_IMPORTANCE: u32 = 1;
 pub const INLINE_MAX_BSDF_CASES: u32 = 5;
 
 /// Scenes of at most this many primitives skip the BVH: every ray tests every leaf slot
-/// in order. All lanes of a warp then test the same primitive at the same time, where the
-/// tree walk of incoherent rays kept ~10 of 32 lanes busy (the Cornell box's 30
-/// primitives, H200 profile of 2026-12-02), and no ray box needs its reciprocals.
-pub const BRUTE_FORCE_MAX_PRIMS: usize = 64;
+/// in order, so all lanes of a warp test the same primitive together and no ray box needs
+/// its reciprocals. Measured on the H200 (2026-12-02): the seed scene (1 primitive) went
+/// 0.410 -> 0.399 ms, but the Cornell box (30) went 9.9 -> 11.7 ms: testing every
+/// primitive, shadow rays included, cost more than the divergent walk (~10 of 32 lanes
+/// busy) lost. Past a handful of primitives the tree wins.
+pub const BRUTE_FORCE_MAX_PRIMS: usize = 8;
 
 /// The smallest traversal stack a specialised module gets; stacks are powers of two
 /// from here to `accel::STACK_SIZE`, so a BVH that is rebuilt a little deeper or
@@ -196,13 +198,15 @@ mod tests {
         assert_eq!(f.emitters, 1 << emitter_kind::AREA);
         assert_eq!(f.integrators, 1 << INTEGRATOR_PATH);
         assert!(f.stack >= fl.bvh_depth && f.stack.is_power_of_two());
-        assert!(f.brute_force, "30 primitives");
+        assert!(!f.brute_force, "30 primitives: the BVH");
         let mut many = fl.clone();
         many.leaf_prims
             .resize(BRUTE_FORCE_MAX_PRIMS + 1, many.leaf_prims[0]);
         let g = Features::of(&many);
         assert!(!g.brute_force && !g.prelude(false).contains("HG_BRUTE_FORCE"));
         assert!(g.tag().ends_with(&format!(".k{}", g.stack)));
+        many.leaf_prims.truncate(BRUTE_FORCE_MAX_PRIMS);
+        assert!(Features::of(&many).brute_force);
     }
 
     #[test]
