@@ -13,7 +13,11 @@
 //! What runs on the GPU: the `direct` and `path` integrators as megakernels (one thread
 //! = one sample path; `renderer/kernels/render.cu`) over every shape, BSDF, texture and
 //! emitter plugin (one `.cuh` twin per plugin under `renderer/kernels/`), and the
-//! `depth` integrator with a one-pixel box filter. Both use the CPU's per-(pixel,
+//! `depth` integrator with a one-pixel box filter. The render module is compiled per
+//! scene plugin set ([`features`]: only the kinds present, small sets inlined whole,
+//! tiny scenes without the BVH), and `path` can also run as wavefront kernels
+//! (`kernels/wavefront.cuh`, [`RenderTuning`]), measured slower on the Cornell box and
+//! so not the default. Both use the CPU's per-(pixel,
 //! sample) random streams, so CPU and GPU consume identical random numbers. The film is
 //! reconstructed without float atomics or a sample buffer: each sample is placed by
 //! importance sampling the reconstruction filter (truncated to the crop window) and

@@ -171,6 +171,43 @@ fn chunks(spp: u32, pixels: u64, max_threads: u64) -> Vec<Chunk> {
     out
 }
 
+/// The leading parameters of the kernels that start samples (hg_render, hg_path_start:
+/// kernels/render.cu `sample_start`): camera, film and integrator by value, the scene
+/// arrays, the filter table, the seed and the chunk.
+struct SampleArgs<'f> {
+    flat: &'f FlatScene,
+    seed: u64,
+    chunk: Chunk,
+}
+
+impl<'f> SampleArgs<'f> {
+    fn new(flat: &'f FlatScene, seed: u64, chunk: &Chunk) -> Self {
+        SampleArgs {
+            flat,
+            seed,
+            chunk: *chunk,
+        }
+    }
+
+    /// Pushes them onto `l`, in the kernels' order.
+    fn push<'l>(
+        &'l self,
+        l: &mut cudarc::driver::LaunchArgs<'l>,
+        scene: &'l SceneArgs<'_>,
+        table: &'l CudaSlice<u8>,
+    ) {
+        let (f, c) = (self.flat, &self.chunk);
+        l.arg(&f.camera).arg(&f.film).arg(&f.integrator);
+        scene.push(l);
+        l.arg(table)
+            .arg(&self.seed)
+            .arg(&c.s0)
+            .arg(&c.log2_n)
+            .arg(&c.p0)
+            .arg(&c.threads);
+    }
+}
+
 /// A one-dimensional launch of `threads` threads in blocks of `block`.
 fn threads_cfg(threads: u32, block: u32) -> LaunchConfig {
     LaunchConfig {
@@ -536,15 +573,9 @@ impl CudaBackend {
         } else {
             for c in chunks(spp, pixels, MAX_LAUNCH_THREADS) {
                 let mut l = self.stream.launch_builder(&fr);
-                l.arg(&flat.camera).arg(&flat.film).arg(&flat.integrator);
-                scene_args.push(&mut l);
-                l.arg(table)
-                    .arg(&seed)
-                    .arg(&c.s0)
-                    .arg(&c.log2_n)
-                    .arg(&c.p0)
-                    .arg(&c.threads)
-                    .arg(&mut accum);
+                let sample = SampleArgs::new(flat, seed, &c);
+                sample.push(&mut l, &scene_args, table);
+                l.arg(&mut accum);
                 // SAFETY: the arguments match hg_render in render.cu one for one (the
                 // three records by value); every array holds the records the kernel
                 // indexes (`filter_table`: the LUT, the sampling CDF and its guide
@@ -659,15 +690,9 @@ impl CudaBackend {
             .memset_zeros(&mut p.counts)
             .map_err(drv("clearing the wavefront queue counts"))?;
         let mut l = self.stream.launch_builder(&k.start);
-        l.arg(&flat.camera).arg(&flat.film).arg(&flat.integrator);
-        scene_args.push(&mut l);
-        l.arg(table)
-            .arg(&seed)
-            .arg(&c.s0)
-            .arg(&c.log2_n)
-            .arg(&c.p0)
-            .arg(&c.threads)
-            .arg(&mut p.state)
+        let sample = SampleArgs::new(flat, seed, c);
+        sample.push(&mut l, scene_args, table);
+        l.arg(&mut p.state)
             .arg(&p.cap)
             .arg(&mut p.queues)
             .arg(&mut p.counts);
