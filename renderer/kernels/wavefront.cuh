@@ -112,7 +112,7 @@ extern "C" __global__ void hg_path_start(const __grid_constant__ FlatCamera cam,
     bool alive = false;
     if (i < threads) {  // no early return: the queue push is warp-wide
         SceneData s = HG_SCENE_DATA;
-        SampleStart ss = sample_start(cam, film, table, seed, s0, log2_n, p0, i);
+        SampleStart ss = sample_start(cam, film, table, seed, p0 + (i >> log2_n), s0 + (i & ((1u << log2_n) - 1u)));
         PathState p;
         path_begin(s, it, ss.ray, ss.rng, &p);
         alive = path_step(s, it, &p);
@@ -152,14 +152,23 @@ extern "C" __global__ void hg_path_bounce(const __grid_constant__ FlatIntegrator
     }
 }
 
-// Every slot's result into its pixel (as hg_render's end).
+// Every slot's result into its pixel, summed as hg_render sums the same samples: thread i
+// of pixels << (log2_n - log2_k) adds its k = 1 << log2_k slots in order, then its warp
+// segment reduces (render.cu film_add), so both modes give the same bits.
 extern "C" __global__ void hg_path_reduce(const float* __restrict__ st, hg_u32 cap, hg_u32 s0, hg_u32 log2_n,
-                                          hg_u32 p0, hg_u32 threads, float* __restrict__ accum) {
+                                          hg_u32 log2_k, hg_u32 p0, hg_u32 threads, float* __restrict__ accum) {
     hg_u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= threads) return;  // whole segments only
-    hg_u32 flags = __float_as_uint(ps_get(st, cap, HG_PS_FLAGS, i));
-    film_add(accum, p0 + (i >> log2_n), s0, i, 1u << log2_n, ps_get3(st, cap, HG_PS_RESULT, i),
-             (flags & 1u) ? 1.0f : 0.0f, ps_get(st, cap, HG_PS_W, i));
+    hg_u32 log2_t = log2_n - log2_k;
+    hg_u32 px = i >> log2_t;  // the chunk's pixel: its slots are px * n + sample
+    hg_u32 first = (px << log2_n) + ((i & ((1u << log2_t) - 1u)) << log2_k);
+    float acc[HG_FILM_ACC] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    for (hg_u32 slot = first; slot < first + (1u << log2_k); ++slot) {
+        hg_u32 flags = __float_as_uint(ps_get(st, cap, HG_PS_FLAGS, slot));
+        film_accumulate(acc, ps_get3(st, cap, HG_PS_RESULT, slot), (flags & 1u) ? 1.0f : 0.0f,
+                        ps_get(st, cap, HG_PS_W, slot));
+    }
+    film_add(accum, p0 + px, s0, i, 1u << log2_t, acc);
 }
 
 #endif

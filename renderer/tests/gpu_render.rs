@@ -285,6 +285,7 @@ fn benchmark_tuning_sweep() {
                         block,
                         max_registers,
                         wavefront,
+                        ..default
                     })
                     .unwrap();
                     let kernel = best_kernel_ms(&be, &scene, &opts);

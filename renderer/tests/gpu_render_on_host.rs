@@ -81,9 +81,10 @@ impl Host {
         exe
     }
 
-    /// Renders `scene` with the host-compiled kernels, `per_wave` samples per pixel per wave.
-    fn render(&self, scene: &Scene, seed: u64, spp: u32, per_wave: u32) -> Vec<f32> {
-        self.render_mode(scene, seed, spp, per_wave, None)
+    /// Renders `scene` with the host-compiled kernels, `per_wave` samples per pixel per
+    /// wave, `per_lane` samples per megakernel thread.
+    fn render(&self, scene: &Scene, seed: u64, spp: u32, per_wave: u32, per_lane: u32) -> Vec<f32> {
+        self.render_mode(scene, seed, spp, per_wave, per_lane, None)
     }
 
     /// [`Self::render`]; with `bounces`, `path` runs as the wavefront kernels with that many
@@ -94,6 +95,7 @@ impl Host {
         seed: u64,
         spp: u32,
         per_wave: u32,
+        per_lane: u32,
         bounces: Option<u32>,
     ) -> Vec<f32> {
         let flat = FlatScene::from_scene(scene).unwrap();
@@ -102,7 +104,7 @@ impl Host {
         }
         let st = Command::new(self.exe(&flat, bounces.is_some()))
             .arg(&self.dir)
-            .args([seed.to_string(), spp.to_string(), per_wave.to_string()])
+            .args([seed, spp as u64, per_wave as u64, per_lane as u64].map(|v| v.to_string()))
             .args(bounces.map(|b| b.to_string()))
             .status()
             .unwrap();
@@ -133,7 +135,7 @@ fn compare(host: &Host, scene: &Scene, spp: u32, label: &str) -> (f64, f64) {
         };
         let c = cpu::render(scene, &opts).unwrap();
         cpu_b.push(block_means(&c.data, w, h, ch));
-        let g = host.render(scene, 1000 + k, spp, spp.div_ceil(2));
+        let g = host.render(scene, 1000 + k, spp, spp.div_ceil(2), 2);
         assert_eq!(g.len(), c.data.len());
         assert!(
             g.iter().all(|v| v.is_finite()),
@@ -275,7 +277,7 @@ fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_determinist
             seed: 9,
         };
         let c = cpu::render(scene, &opts).unwrap();
-        let g = host.render(scene, 9, spp, 2);
+        let g = host.render(scene, 9, spp, 2, 2);
         let close = c
             .data
             .iter()
@@ -298,21 +300,27 @@ fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_determinist
         );
     }
 
-    // determinism: same scene, spp, seed and wave split -> the same bits
+    // determinism: same scene, spp, seed, wave split and samples per lane -> the same bits
     for scene in [&seed, &cbox] {
-        let a = host.render(scene, 42, 6, 4);
-        let b = host.render(scene, 42, 6, 4);
+        let a = host.render(scene, 42, 6, 4, 2);
+        let b = host.render(scene, 42, 6, 4, 2);
         assert!(
             a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
             "two renders with the same seed differ"
         );
-        // a different split (waves of 2, 2, 2 instead of 4, 2) only reorders the sums
-        let c = host.render(scene, 42, 6, 2);
-        let close = a
-            .iter()
-            .zip(&c)
-            .all(|(x, y)| (x - y).abs() <= 1e-4 * x.abs().max(1e-2));
-        assert!(close, "the wave split changes more than the rounding");
+        // a different split (waves of 2, 2, 2 instead of 4, 2) or another number of
+        // samples per lane only reorders the sums
+        for (per_wave, per_lane) in [(2, 2), (4, 1), (4, 4)] {
+            let c = host.render(scene, 42, 6, per_wave, per_lane);
+            let close = a
+                .iter()
+                .zip(&c)
+                .all(|(x, y)| (x - y).abs() <= 1e-4 * x.abs().max(1e-2));
+            assert!(
+                close,
+                "waves of {per_wave}, {per_lane} per lane: the sums changed more than their rounding"
+            );
+        }
     }
     let _ = std::fs::remove_dir_all(&host.dir);
 }
@@ -344,8 +352,8 @@ fn specialised_modules_compute_what_the_generic_module_does() {
     let mut tags = Vec::new();
     for (label, scene) in &scenes {
         let f = Features::of(&FlatScene::from_scene(scene).unwrap());
-        let a = special.render(scene, 5, 6, 4);
-        let b = generic.render(scene, 5, 6, 4);
+        let a = special.render(scene, 5, 6, 4, 2);
+        let b = generic.render(scene, 5, 6, 4, 2);
         let same = a
             .iter()
             .zip(&b)
@@ -403,9 +411,9 @@ fn the_wavefront_path_kernels_give_the_megakernel_bits() {
         let AnyIntegrator::Path(p) = &scene.integrator else {
             unreachable!()
         };
-        let mega = host.render(scene, 11, 6, 4);
+        let mega = host.render(scene, 11, 6, 4, 2);
         for bounces in [wavefront_bounce_launches(p.max_depth), 1] {
-            let wave = host.render_mode(scene, 11, 6, 4, Some(bounces));
+            let wave = host.render_mode(scene, 11, 6, 4, 2, Some(bounces));
             let same = mega
                 .iter()
                 .zip(&wave)

@@ -2,11 +2,11 @@
 // backend/cuda/device/render.rs launches them (renderer/tests/gpu_render_on_host.rs): each
 // wave has n samples per pixel, the largest power of two <= min(samples left, N_WAVE, 32),
 // and its threads run in index order (so a warp segment's lanes arrive in order, as the
-// shim's segment reduction expects).
-// Usage: hg_render_host DIR SEED SPP N_WAVE [BOUNCE_LAUNCHES] — reads DIR/<array>.bin (flat
-// scene arrays, as written by the test), writes DIR/out.bin (the developed film). With
-// BOUNCE_LAUNCHES, `path` runs as the wavefront kernels (wavefront.cuh): start, that many
-// bounce launches (the last finishes every path), reduce.
+// shim's segment reduction expects), each taking min(PER_LANE, n) samples of its pixel.
+// Usage: hg_render_host DIR SEED SPP N_WAVE PER_LANE [BOUNCE_LAUNCHES] — reads
+// DIR/<array>.bin (flat scene arrays, as written by the test), writes DIR/out.bin (the
+// developed film). With BOUNCE_LAUNCHES, `path` runs as the wavefront kernels
+// (wavefront.cuh): start, that many bounce launches (the last finishes every path), reduce.
 #include "host_shim.h"
 #include <cstdio>
 #include <cstdlib>
@@ -44,16 +44,17 @@ template <class F> static void launch(hg_u64 n, F kernel) {
 }
 
 int main(int argc, char** argv) {
-    if (argc != 5 && argc != 6) {
-        std::fprintf(stderr, "usage: hg_render_host DIR SEED SPP N_WAVE [BOUNCE_LAUNCHES]\n");
+    if (argc != 6 && argc != 7) {
+        std::fprintf(stderr, "usage: hg_render_host DIR SEED SPP N_WAVE PER_LANE [BOUNCE_LAUNCHES]\n");
         return 2;
     }
     std::string d = std::string(argv[1]) + "/";
     hg_u64 seed = std::strtoull(argv[2], nullptr, 10);
     hg_u32 spp = (hg_u32)std::strtoul(argv[3], nullptr, 10);
     hg_u32 per_wave = (hg_u32)std::strtoul(argv[4], nullptr, 10);
-    bool wavefront = argc == 6;  // the path integrator's wavefront kernels
-    hg_u32 bounces = wavefront ? (hg_u32)std::strtoul(argv[5], nullptr, 10) : 0;
+    hg_u32 per_lane = (hg_u32)std::strtoul(argv[5], nullptr, 10);
+    bool wavefront = argc == 7;  // the path integrator's wavefront kernels
+    hg_u32 bounces = wavefront ? (hg_u32)std::strtoul(argv[6], nullptr, 10) : 0;
     auto cam = slurp(d + "camera.bin"), film = slurp(d + "film.bin"), integ = slurp(d + "integrator.bin");
     auto nodes = slurp(d + "nodes.bin"), leaf = slurp(d + "leaf.bin");
     auto prims = slurp(d + "prims.bin"), shapes = slurp(d + "shapes.bin");
@@ -75,12 +76,14 @@ int main(int argc, char** argv) {
         hg_u32 cap = spp - s0 < per_wave ? spp - s0 : per_wave;
         hg_u32 n = 1;
         while (n * 2 <= cap && n * 2 <= 32) n *= 2;
-        hg_u32 log2_n = 0;
+        hg_u32 log2_n = 0, log2_k = 0;
         while ((1u << log2_n) < n) ++log2_n;
-        hg_u32 threads = (hg_u32)(pixels * n);
+        while ((2u << log2_k) <= per_lane && log2_k < log2_n) ++log2_k;
+        hg_u32 threads = (hg_u32)(pixels * n), lanes = threads >> log2_k;
         if (!wavefront) {
-            launch(threads, [&] {
-                hg_render(camera, *fl, it, SCENE_ARGS, as<float>(table), seed, s0, log2_n, 0u, threads, accum.data());
+            launch(lanes, [&] {
+                hg_render(camera, *fl, it, SCENE_ARGS, as<float>(table), seed, s0, log2_n, log2_k, 0u, lanes,
+                          accum.data());
             });
         } else {
 #if HG_HAS(HG_INTEGRATOR_SET, HG_INTEGRATOR_PATH) && HG_PATH_WAVEFRONT
@@ -97,8 +100,8 @@ int main(int argc, char** argv) {
                     hg_path_bounce(it, SCENE_ARGS, st.data(), threads, queues.data(), counts.data(), k, finish);
                 });
             }
-            launch(threads, [&] {
-                hg_path_reduce(st.data(), threads, s0, log2_n, 0u, threads, accum.data());
+            launch(lanes, [&] {
+                hg_path_reduce(st.data(), threads, s0, log2_n, log2_k, 0u, lanes, accum.data());
             });
 #else
             std::fprintf(stderr, "this module has no wavefront path kernels\n");

@@ -4,9 +4,9 @@
 //
 // The path loop is split into its state (PathState), its start (path_begin) and one
 // iteration (path_step: one intersection, the emission found there, next-event
-// estimation and the next direction), so that the megakernel (path_sample) and the
-// wavefront kernels (wavefront.cuh), which run one step per launch over a queue of live
-// paths, compute the same thing.
+// estimation and the next direction), so that the megakernel (render.cu hg_render, which starts a lane's next sample as
+// soon as its path ends) and the wavefront kernels (wavefront.cuh), which run one step per
+// launch over a queue of live paths, compute the same thing.
 #pragma once
 #include "../bsdfs.cuh"
 #include "../emitters.cuh"
@@ -99,15 +99,4 @@ __device__ inline bool path_step(const SceneData& s, const FlatIntegrator& it, P
         p->throughput = p->throughput / q;
     }
     return true;
-}
-
-__device__ HG_OUTLINE V3 path_sample(const SceneData& s, const FlatIntegrator& it, Ray ray, Pcg32& rng,
-                                     float* alpha) {
-    PathState p;
-    path_begin(s, it, ray, rng, &p);
-    while (path_step(s, it, &p)) {
-    }
-    rng = p.rng;
-    *alpha = p.valid ? 1.0f : 0.0f;
-    return p.result;
 }

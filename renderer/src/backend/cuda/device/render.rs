@@ -55,6 +55,11 @@ pub struct RenderTuning {
     /// `path` through the wavefront kernels (kernels/wavefront.cuh) instead of the
     /// megakernel.
     pub wavefront: bool,
+    /// Samples of a pixel each megakernel thread renders one after another (a power of
+    /// two, 1..=32; a wave of fewer samples per pixel gives each thread all of them): a
+    /// lane whose `path` ends early starts its next sample instead of idling until the
+    /// longest path of its warp ends.
+    pub samples_per_lane: u32,
 }
 
 /// The default tuning, from the H200 sweeps of 2026-12-02 (tests/gpu/RESULTS.md): a 64
@@ -69,6 +74,7 @@ impl Default for RenderTuning {
             block: 512,
             max_registers: 64,
             wavefront: false,
+            samples_per_lane: 1,
         }
     }
 }
@@ -80,6 +86,12 @@ impl RenderTuning {
             return Err(Error::Cuda(format!(
                 "render block size {} is not a multiple of 32 in 32..=1024",
                 self.block
+            )));
+        }
+        if !self.samples_per_lane.is_power_of_two() || self.samples_per_lane > MAX_WAVE_SPP {
+            return Err(Error::Cuda(format!(
+                "samples per lane {} is not a power of two in 1..={MAX_WAVE_SPP}",
+                self.samples_per_lane
             )));
         }
         if self.max_registers != 0 && !(16..=255).contains(&self.max_registers) {
@@ -136,33 +148,49 @@ fn wave_spp(spp: u32, done: u32) -> u32 {
 }
 
 /// One launch's share of a render: samples [s0, s0 + n) (n = 1 << log2_n) of crop pixels
-/// [p0, p0 + threads / n), one thread per sample.
+/// [p0, p0 + pixels); megakernel threads take k = 1 << log2_k samples each (k <= n).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Chunk {
     s0: u32,
     log2_n: u32,
+    log2_k: u32,
     p0: u32,
-    threads: u32,
+    pixels: u32,
+}
+
+impl Chunk {
+    /// Threads of the megakernel (hg_render) and of the wavefront reduction: n / k per
+    /// pixel.
+    fn lanes(&self) -> u32 {
+        self.pixels << (self.log2_n - self.log2_k)
+    }
+
+    /// Samples of the chunk: the wavefront start kernel's threads and state slots.
+    fn samples(&self) -> u32 {
+        self.pixels << self.log2_n
+    }
 }
 
 /// The chunks of a render of `spp` samples over `pixels` (<= 2^32 - 1) pixels with at most
-/// `max_threads` (a power of two >= 32, < 2^32) threads each: wave by wave ([`wave_spp`]),
-/// consecutive pixel ranges within a wave.
-fn chunks(spp: u32, pixels: u64, max_threads: u64) -> Vec<Chunk> {
+/// `max_samples` (a power of two >= 32, < 2^32) samples each, `per_lane` (a power of two)
+/// samples per megakernel thread: wave by wave ([`wave_spp`]), consecutive pixel ranges
+/// within a wave.
+fn chunks(spp: u32, pixels: u64, max_samples: u64, per_lane: u32) -> Vec<Chunk> {
     let mut out = Vec::new();
     let mut s0 = 0u32;
     while s0 < spp {
         let n = wave_spp(spp, s0);
         let log2_n = n.trailing_zeros();
-        let per = max_threads >> log2_n; // pixels per chunk
+        let per = max_samples >> log2_n; // pixels per chunk
         let mut p0 = 0u64;
         while p0 < pixels {
             let count = per.min(pixels - p0);
             out.push(Chunk {
                 s0,
                 log2_n,
+                log2_k: per_lane.min(n).trailing_zeros(),
                 p0: p0 as u32,
-                threads: (count << log2_n) as u32,
+                pixels: count as u32,
             });
             p0 += count;
         }
@@ -173,23 +201,41 @@ fn chunks(spp: u32, pixels: u64, max_threads: u64) -> Vec<Chunk> {
 
 /// The leading parameters of the kernels that start samples (hg_render, hg_path_start:
 /// kernels/render.cu `sample_start`): camera, film and integrator by value, the scene
-/// arrays, the filter table, the seed and the chunk.
+/// arrays, the filter table, the seed and the chunk (hg_render: with its samples per
+/// lane and one thread per lane; hg_path_start: one thread per sample).
 struct SampleArgs<'f> {
     flat: &'f FlatScene,
     seed: u64,
     chunk: Chunk,
+    /// `Some(log2_k)` for hg_render.
+    log2_k: Option<u32>,
+    threads: u32,
 }
 
 impl<'f> SampleArgs<'f> {
-    fn new(flat: &'f FlatScene, seed: u64, chunk: &Chunk) -> Self {
+    /// hg_render's: `chunk.lanes()` threads.
+    fn megakernel(flat: &'f FlatScene, seed: u64, chunk: &Chunk) -> Self {
         SampleArgs {
             flat,
             seed,
             chunk: *chunk,
+            log2_k: Some(chunk.log2_k),
+            threads: chunk.lanes(),
         }
     }
 
-    /// Pushes them onto `l`, in the kernels' order.
+    /// hg_path_start's: `chunk.samples()` threads.
+    fn path_start(flat: &'f FlatScene, seed: u64, chunk: &Chunk) -> Self {
+        SampleArgs {
+            flat,
+            seed,
+            chunk: *chunk,
+            log2_k: None,
+            threads: chunk.samples(),
+        }
+    }
+
+    /// Pushes them onto `l`, in the kernel's order.
     fn push<'l>(
         &'l self,
         l: &mut cudarc::driver::LaunchArgs<'l>,
@@ -199,12 +245,11 @@ impl<'f> SampleArgs<'f> {
         let (f, c) = (self.flat, &self.chunk);
         l.arg(&f.camera).arg(&f.film).arg(&f.integrator);
         scene.push(l);
-        l.arg(table)
-            .arg(&self.seed)
-            .arg(&c.s0)
-            .arg(&c.log2_n)
-            .arg(&c.p0)
-            .arg(&c.threads);
+        l.arg(table).arg(&self.seed).arg(&c.s0).arg(&c.log2_n);
+        if let Some(k) = &self.log2_k {
+            l.arg(k);
+        }
+        l.arg(&c.p0).arg(&self.threads);
     }
 }
 
@@ -554,7 +599,7 @@ impl CudaBackend {
                 reduce: self.function(module, "hg_path_reduce")?,
             };
             let mut paths = self.path_buffers(&kernels, cap, flat.integrator.max_depth, block)?;
-            for c in chunks(spp, pixels, cap) {
+            for c in chunks(spp, pixels, cap, tuning.samples_per_lane) {
                 self.launch_path_chunk(
                     &kernels,
                     &mut paths,
@@ -571,18 +616,19 @@ impl CudaBackend {
             queues.push(paths.queues);
             queues.push(paths.counts);
         } else {
-            for c in chunks(spp, pixels, MAX_LAUNCH_THREADS) {
+            for c in chunks(spp, pixels, MAX_LAUNCH_THREADS, tuning.samples_per_lane) {
                 let mut l = self.stream.launch_builder(&fr);
-                let sample = SampleArgs::new(flat, seed, &c);
+                let sample = SampleArgs::megakernel(flat, seed, &c);
                 sample.push(&mut l, &scene_args, table);
                 l.arg(&mut accum);
                 // SAFETY: the arguments match hg_render in render.cu one for one (the
                 // three records by value); every array holds the records the kernel
                 // indexes (`filter_table`: the LUT, the sampling CDF and its guide
                 // table); `accum` has 5 floats per pixel and the chunk's pixels lie in
-                // the crop; n is a power of two <= 32 and the block a multiple of 32
-                // (RenderTuning::check), as the kernel's warp reduction requires.
-                unsafe { l.launch(threads_cfg(c.threads, block)) }
+                // the crop; n and k are powers of two, k <= n <= 32, and the block a
+                // multiple of 32 (RenderTuning::check), as the kernel's warp reduction
+                // requires.
+                unsafe { l.launch(threads_cfg(sample.threads, block)) }
                     .map_err(drv("launching hg_render"))?;
             }
         }
@@ -690,7 +736,7 @@ impl CudaBackend {
             .memset_zeros(&mut p.counts)
             .map_err(drv("clearing the wavefront queue counts"))?;
         let mut l = self.stream.launch_builder(&k.start);
-        let sample = SampleArgs::new(flat, seed, c);
+        let sample = SampleArgs::path_start(flat, seed, c);
         sample.push(&mut l, scene_args, table);
         l.arg(&mut p.state)
             .arg(&p.cap)
@@ -700,7 +746,7 @@ impl CudaBackend {
         // state has PATH_STATE_WORDS * cap floats and each queue cap slots, cap >= the
         // chunk's threads; counts has bounces + 1 zeroed entries; the chunk's pixels lie
         // in the crop and the block is a multiple of 32 (warp-wide queue pushes).
-        unsafe { l.launch(threads_cfg(c.threads, block)) }
+        unsafe { l.launch(threads_cfg(sample.threads, block)) }
             .map_err(drv("launching hg_path_start"))?;
         let cfg = LaunchConfig {
             grid_dim: (p.bounce_blocks, 1, 1),
@@ -724,17 +770,19 @@ impl CudaBackend {
             unsafe { l.launch(cfg) }.map_err(drv("launching hg_path_bounce"))?;
         }
         let mut l = self.stream.launch_builder(&k.reduce);
+        let lanes = c.lanes();
         l.arg(&p.state)
             .arg(&p.cap)
             .arg(&c.s0)
             .arg(&c.log2_n)
+            .arg(&c.log2_k)
             .arg(&c.p0)
-            .arg(&c.threads)
+            .arg(&lanes)
             .arg(accum);
-        // SAFETY: matches hg_path_reduce; every slot < threads has its result, flags and
-        // weight written by the kernels above; `accum` has 5 floats per pixel.
-        unsafe { l.launch(threads_cfg(c.threads, block)) }
-            .map_err(drv("launching hg_path_reduce"))?;
+        // SAFETY: matches hg_path_reduce; every slot of the chunk's samples has its
+        // result, flags and weight written by the kernels above; `accum` has 5 floats per
+        // pixel; k <= n, both powers of two.
+        unsafe { l.launch(threads_cfg(lanes, block)) }.map_err(drv("launching hg_path_reduce"))?;
         Ok(())
     }
 
@@ -797,9 +845,10 @@ mod tests {
             (45, 333, 256),
         ] {
             let mut seen = vec![0u32; pixels as usize];
-            for c in chunks(spp, pixels, max) {
-                assert!(c.threads as u64 <= max && c.threads % (1 << c.log2_n) == 0);
-                for px in c.p0..c.p0 + (c.threads >> c.log2_n) {
+            for c in chunks(spp, pixels, max, 4) {
+                assert!(c.samples() as u64 <= max && c.log2_k <= c.log2_n.min(2));
+                assert_eq!(c.lanes() << c.log2_k, c.samples());
+                for px in c.p0..c.p0 + c.pixels {
                     assert_eq!(seen[px as usize], c.s0, "{spp} {pixels} {max}: pixel {px}");
                     seen[px as usize] += 1 << c.log2_n;
                 }
