@@ -35,6 +35,22 @@ struct LeafPrim {
     hg_u32 shape;  // the primitive's shape (analytic shapes are tested from its record)
 };
 
+// A leaf slot as an affine map into a unit shape, for the brute-force test of small
+// scenes (flat/unit_prims.rs): local coordinate r of p = rows[4r..4r+3] . (p, 1).
+struct FlatUnitPrim {
+    float rows[12];
+    hg_u32 kind;
+    hg_u32 prim;
+    hg_u32 shape;
+    hg_u32 pad;
+};
+
+#define HG_UNIT_NONE 0u
+#define HG_UNIT_TRIANGLE 1u
+#define HG_UNIT_SQUARE 2u
+#define HG_UNIT_DISK 3u
+#define HG_UNIT_SPHERE 4u
+
 struct Prim {
     hg_u32 shape;
     hg_u32 index;
@@ -190,6 +206,8 @@ struct FlatDist2D {
     F(FlatBvhNode, b_child, 44) F(FlatBvhNode, b_max, 48) F(FlatBvhNode, b_pad, 60) \
     S(LeafPrim, 48) F(LeafPrim, p0, 0) F(LeafPrim, prim, 12) F(LeafPrim, p1, 16) \
     F(LeafPrim, is_tri, 28) F(LeafPrim, p2, 32) F(LeafPrim, shape, 44) \
+    S(FlatUnitPrim, 64) F(FlatUnitPrim, rows, 0) F(FlatUnitPrim, kind, 48) F(FlatUnitPrim, prim, 52) \
+    F(FlatUnitPrim, shape, 56) F(FlatUnitPrim, pad, 60) \
     S(Prim, 8) F(Prim, shape, 0) F(Prim, index, 4) \
     S(FlatShape, 160) F(FlatShape, kind, 0) F(FlatShape, flags, 4) F(FlatShape, bsdf, 8) \
     F(FlatShape, emitter, 12) F(FlatShape, first_tri, 16) F(FlatShape, tri_count, 20) \

@@ -11,9 +11,10 @@
 
 __device__ inline V3 operator-(V3 a) { return v3(-a.x, -a.y, -a.z); }
 __device__ inline V3 mul(V3 a, V3 b) { return v3(a.x * b.x, a.y * b.y, a.z * b.z); }
-// One correctly rounded reciprocal and three products instead of three IEEE divisions (each
-// a dozen instructions with a slow-path check): within an ulp of the CPU's a / s.
-__device__ inline V3 operator/(V3 a, float s) { return a * __frcp_rn(s); }
+// One reciprocal and three products instead of three divisions: correctly rounded where
+// division is (the depth module), the GPU's approximate reciprocal in the render modules
+// (--prec-div=false, backend/cuda/mod.rs compile_options).
+__device__ inline V3 operator/(V3 a, float s) { return a * (1.0f / s); }
 __device__ inline V3& operator+=(V3& a, V3 b) { a = a + b; return a; }
 __device__ inline V3 cross(V3 a, V3 b) {
     return v3(a.y * b.z - b.y * a.z, a.z * b.x - b.z * a.x, a.x * b.y - b.x * a.y);
@@ -94,7 +95,9 @@ __device__ inline V2 square_to_uniform_disk_concentric(V2 u) {
         r = y;
         phi = HG_PI / 2.0f - (HG_PI / 4.0f) * (x / y);
     }
-    return v2(r * cosf(phi), r * sinf(phi));
+    float sn, cs;
+    __sincosf(phi, &sn, &cs);  // |phi| <= 3 pi / 4: the fast hardware sine is accurate to ~1e-6
+    return v2(r * cs, r * sn);
 }
 
 __device__ inline V3 square_to_cosine_hemisphere(V2 u) {
@@ -109,7 +112,9 @@ __device__ inline V3 square_to_uniform_sphere(V2 u) {
     float z = 1.0f - 2.0f * u.y;
     float r = safe_sqrt(1.0f - z * z);
     float phi = 2.0f * HG_PI * u.x;
-    return v3(r * cosf(phi), r * sinf(phi), z);
+    float sn, cs;
+    __sincosf(phi, &sn, &cs);  // 0 <= phi < 2 pi: the fast hardware sine is accurate to ~1e-6
+    return v3(r * cs, r * sn, z);
 }
 
 __device__ inline V2 square_to_uniform_triangle(V2 u) {

@@ -229,90 +229,114 @@ fn benchmark_seed_direct_and_cbox_path() {
         let info = be
             .render_kernel_info(&scene)
             .unwrap_or_else(|e| panic!("{e}"));
+        // the kernel's own ray count (a counting variant of the module; same paths)
+        let (rays, _) = be
+            .count_rays(&scene, &opts)
+            .unwrap_or_else(|e| panic!("{e}"));
         println!(
             "HG_GPU_STAT bench scene={name} res=512 spp=32 kernel_ms={kernel:.3} \
              kernel_gsamples_per_s={:.3} of_which_film_ms={film_ms:.3} wall_ms={:.3} \
-             wall_gsamples_per_s={:.3} module={} inlined={} registers={} local_bytes={} \
-             block={} blocks_per_sm={} wavefront={}",
+             wall_gsamples_per_s={:.3} rays_per_sample={:.3} grays_per_s={:.3} module={} \
+             inlined={} registers={} local_bytes={} block={} blocks_per_sm={} \
+             samples_per_lane={} wavefront={}",
             samples / (kernel as f64 * 1e-3) / 1e9,
             wall * 1e3,
             samples / wall / 1e9,
+            rays as f64 / samples,
+            rays as f64 / (kernel as f64 * 1e-3) / 1e9,
             info.module,
             info.inlined,
             info.registers,
             info.local_bytes,
             info.block,
             info.blocks_per_sm,
+            be.render_tuning().samples_per_lane,
             be.render_tuning().wavefront
         );
         assert!(kernel > 0.0 && kernel.is_finite());
     }
 }
 
-/// The megakernel's block size and register cap, swept on the two benchmark scenes
-/// (512×512, 32 spp): which launch shape the default should be. Every configuration must
-/// render the same image as the default one (same seed: the tuning changes no arithmetic
-/// but the register allocation, so the images agree to rounding).
+/// The megakernel's launch and compile settings, swept on the benchmark scenes (512×512,
+/// 32 spp): block size × register cap × samples per lane × brute force (the Cornell box's
+/// 30 primitives, BVH or unit-shape brute force), plus the wavefront `path` once: which
+/// settings the default should be. Within one intersection mode every configuration must
+/// render the image of that mode's default configuration (same seed: the settings change
+/// the register allocation and the summation order, so the images agree to rounding).
 #[test]
 fn benchmark_tuning_sweep() {
     let Some(be) = backend_or_skip("tuning sweep") else {
         return;
     };
     let default = be.render_tuning();
+    let opts = RenderOptions {
+        spp: Some(32),
+        seed: 3,
+    };
     for name in ["seed.xml", "cbox.xml", "showcase.xml"] {
         let scene = load(name, 512);
-        let opts = RenderOptions {
-            spp: Some(32),
-            seed: 3,
-        };
-        let modes: &[bool] = if name == "seed.xml" {
-            &[true]
+        let brute: &[u32] = if name == "cbox.xml" {
+            &[8, 64]
         } else {
-            &[true, false]
+            &[default.brute_force_max_prims]
         };
-        for &wavefront in modes {
-            // the reference of each mode: another kernel may contract other multiply-adds,
-            // and an ulp can send a sample down another path
-            be.set_render_tuning(RenderTuning {
-                wavefront,
+        for &brute_force_max_prims in brute {
+            let mode = RenderTuning {
+                brute_force_max_prims,
                 ..default
-            })
-            .unwrap();
+            };
+            be.set_render_tuning(mode).unwrap();
             let reference = be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
-            for max_registers in [0, 56, 64, 72] {
+            let mut configs = Vec::new();
+            for max_registers in [0, 64] {
                 for block in [256, 512] {
-                    be.set_render_tuning(RenderTuning {
-                        block,
-                        max_registers,
-                        wavefront,
-                        ..default
-                    })
-                    .unwrap();
-                    let kernel = best_kernel_ms(&be, &scene, &opts);
-                    let info = be
-                        .render_kernel_info(&scene)
-                        .unwrap_or_else(|e| panic!("{e}"));
-                    let img = be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
-                    let worst = img
-                        .data
-                        .iter()
-                        .zip(&reference.data)
-                        .map(|(a, b)| (a - b).abs() / b.abs().max(1e-2))
-                        .fold(0.0f32, f32::max);
-                    println!(
-                        "HG_GPU_STAT tune scene={name} wavefront={wavefront} block={block} \
-                     max_registers={max_registers} registers={} local_bytes={} blocks_per_sm={} \
-                     kernel_ms={kernel:.3} gsamples_per_s={:.3} worst_rel_diff={worst:.1e}",
-                        info.registers,
-                        info.local_bytes,
-                        info.blocks_per_sm,
-                        512.0 * 512.0 * 32.0 / (kernel as f64 * 1e-3) / 1e9
-                    );
-                    assert!(
-                        worst < 1e-3,
-                        "{name} {block}/{max_registers}: image changed"
-                    );
+                    for samples_per_lane in [1, 2, 4, 8] {
+                        configs.push(RenderTuning {
+                            block,
+                            max_registers,
+                            samples_per_lane,
+                            ..mode
+                        });
+                    }
                 }
+            }
+            if name != "seed.xml" {
+                configs.push(RenderTuning {
+                    wavefront: true,
+                    ..mode
+                });
+            }
+            for t in configs {
+                be.set_render_tuning(t).unwrap();
+                let kernel = best_kernel_ms(&be, &scene, &opts);
+                let info = be
+                    .render_kernel_info(&scene)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                let img = be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
+                let worst = img
+                    .data
+                    .iter()
+                    .zip(&reference.data)
+                    .map(|(a, b)| (a - b).abs() / b.abs().max(1e-2))
+                    .fold(0.0f32, f32::max);
+                println!(
+                    "HG_GPU_STAT tune scene={name} module={} wavefront={} block={} \
+                     max_registers={} samples_per_lane={} registers={} local_bytes={} \
+                     blocks_per_sm={} kernel_ms={kernel:.3} gsamples_per_s={:.3} \
+                     worst_rel_diff={worst:.1e}",
+                    info.module,
+                    t.wavefront,
+                    t.block,
+                    t.max_registers,
+                    t.samples_per_lane,
+                    info.registers,
+                    info.local_bytes,
+                    info.blocks_per_sm,
+                    512.0 * 512.0 * 32.0 / (kernel as f64 * 1e-3) / 1e9
+                );
+                // the wavefront contracts other multiply-adds: an ulp can send a sample
+                // down another path
+                assert!(t.wavefront || worst < 1e-3, "{name} {t:?}: image changed");
             }
         }
     }
@@ -522,5 +546,21 @@ fn benchmark_mesh1m_primary_and_diffuse_rays() {
         rays >= pixels * 4 * 3 / 2 && rays <= pixels * 4 * 7,
         "rays = {rays}: too few means the paths do not bounce (back-facing triangles?)"
     );
+    // the BVH path with several samples per megakernel lane
+    let default = be.render_tuning();
+    for samples_per_lane in [1, 2, 4] {
+        be.set_render_tuning(RenderTuning {
+            samples_per_lane,
+            ..default
+        })
+        .unwrap();
+        let ms = best_kernel_ms(&be, &diffuse, &opts);
+        println!(
+            "HG_GPU_STAT tune scene=mesh1m pass=diffuse samples_per_lane={samples_per_lane} \
+             kernel_ms={ms:.3} grays_per_s={:.3}",
+            rays as f64 / (ms as f64 * 1e-3) / 1e9
+        );
+    }
+    be.set_render_tuning(default).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }

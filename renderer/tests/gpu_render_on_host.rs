@@ -30,10 +30,11 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use heliograph::backend::cuda::features::Features;
+use heliograph::backend::cuda::features::{Features, BRUTE_FORCE_MAX_PRIMS};
 use heliograph::backend::cuda::{check_supported, kernels, wavefront_bounce_launches};
 use heliograph::backend::{cpu, RenderOptions};
 use heliograph::films::block::FilterTable;
+use heliograph::flat::unit_prims::UNIT_PRIMS_MAX;
 use heliograph::flat::FlatScene;
 use heliograph::integrators::{self, AnyIntegrator, Direct};
 use heliograph::rfilters::AnyFilter;
@@ -49,13 +50,16 @@ struct Host {
     exes: RefCell<HashMap<String, PathBuf>>,
     dir: PathBuf,
     generic: bool,
+    /// Scenes of at most this many primitives get brute-force modules (the backend's
+    /// `RenderTuning::brute_force_max_prims`).
+    brute_max: usize,
 }
 
 impl Host {
     /// The driver built for `flat`'s plugin set (or the generic one), with the wavefront
     /// `path` kernels when `wavefront`.
     fn exe(&self, flat: &FlatScene, wavefront: bool) -> PathBuf {
-        let f = Features::of(flat);
+        let f = Features::with_brute_force_max(flat, self.brute_max);
         let (tag, prelude) = if self.generic {
             ("generic".to_string(), String::new())
         } else {
@@ -174,7 +178,12 @@ fn host_or_skip(generic: bool) -> Option<Host> {
         "hg_render_host-generic",
     )?;
     let exes = RefCell::new(HashMap::from([("generic".to_string(), exe)]));
-    Some(Host { exes, dir, generic })
+    Some(Host {
+        exes,
+        dir,
+        generic,
+        brute_max: BRUTE_FORCE_MAX_PRIMS,
+    })
 }
 
 #[test]
@@ -206,6 +215,34 @@ fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_determinist
     let (p, pb) = compare(&host, &showcase, 16, "showcase (path)");
     assert!(p > alpha, "showcase: the kernels differ from the CPU");
     assert!(pb < alpha, "the test cannot see a 5% bias (showcase)");
+    // brute force with the unit-shape test (flat/unit_prims.rs) on every kind of
+    // primitive: the Cornell box (triangles, rectangles) plus a sphere and a disk
+    let brute = Host {
+        brute_max: UNIT_PRIMS_MAX,
+        ..host_or_skip(false).unwrap()
+    };
+    let text = std::fs::read_to_string(repo_root().join("scenes/cbox.xml")).unwrap();
+    let extra = r#"<shape type="sphere"><point name="center" x="-0.45" y="0.35" z="0.35"/>
+        <float name="radius" value="0.22"/><ref id="white"/></shape>
+        <shape type="disk"><transform name="to_world"><scale value="0.25"/>
+        <rotate x="1" angle="-60"/><translate value="0.4, 0.25, 0.1"/></transform>
+        <ref id="red"/></shape></scene>"#;
+    let file = brute.dir.join("cbox_shapes.xml");
+    std::fs::write(&file, text.replace("</scene>", extra)).unwrap();
+    let desc = xml::load_file(&file, &[("res".into(), "64".into())]).unwrap();
+    let shapes = build_scene(&desc).unwrap();
+    for (label, scene) in [
+        ("cbox (path, brute force)", &cbox),
+        ("cbox + sphere + disk (path, brute force)", &shapes),
+    ] {
+        let f =
+            Features::with_brute_force_max(&FlatScene::from_scene(scene).unwrap(), brute.brute_max);
+        assert!(f.brute_force, "{label}: {}", f.tag());
+        let (p, pb) = compare(&brute, scene, 32, label);
+        assert!(p > alpha, "{label}: the kernels differ from the CPU");
+        assert!(pb < alpha, "the test cannot see a 5% bias ({label})");
+    }
+    let _ = std::fs::remove_dir_all(&brute.dir);
 
     // integrator variants: direct with several samples per strategy and hidden emitters,
     // path with early Russian roulette and hidden emitters, and delta lights

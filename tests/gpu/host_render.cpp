@@ -26,7 +26,8 @@ template <class T> static const T* as(const std::vector<char>& v) { return (cons
 template <class T> static hg_u32 count(const std::vector<char>& v) { return (hg_u32)((v.size() - 16) / sizeof(T)); }
 
 #define SCENE_ARGS                                                                                       \
-    as<FlatBvhNode>(nodes), count<FlatBvhNode>(nodes), as<LeafPrim>(leaf), as<Prim>(prims),              \
+    as<FlatBvhNode>(nodes), count<FlatBvhNode>(nodes), as<LeafPrim>(leaf), as<FlatUnitPrim>(unit),       \
+        as<Prim>(prims),                                                                                 \
         as<FlatShape>(shapes), as<float>(positions), as<float>(normals), as<float>(uvs), as<hg_u32>(tris), \
         as<FlatBsdf>(bsdfs), as<float>(tables), as<FlatTexture>(textures), as<float>(texels),            \
         as<FlatEmitter>(emitters), count<FlatEmitter>(emitters), as<hg_u32>(env), count<hg_u32>(env),     \
@@ -56,7 +57,7 @@ int main(int argc, char** argv) {
     bool wavefront = argc == 7;  // the path integrator's wavefront kernels
     hg_u32 bounces = wavefront ? (hg_u32)std::strtoul(argv[6], nullptr, 10) : 0;
     auto cam = slurp(d + "camera.bin"), film = slurp(d + "film.bin"), integ = slurp(d + "integrator.bin");
-    auto nodes = slurp(d + "nodes.bin"), leaf = slurp(d + "leaf.bin");
+    auto nodes = slurp(d + "nodes.bin"), leaf = slurp(d + "leaf.bin"), unit = slurp(d + "unit.bin");
     auto prims = slurp(d + "prims.bin"), shapes = slurp(d + "shapes.bin");
     auto positions = slurp(d + "positions.bin"), normals = slurp(d + "normals.bin");
     auto uvs = slurp(d + "uvs.bin"), tris = slurp(d + "tris.bin");

@@ -41,9 +41,15 @@ static inline unsigned __float_as_uint(float f) {
     return u;
 }
 
-// Correctly rounded reciprocal, and the GPU's fast approximate division (exact here).
+// Correctly rounded reciprocal, and the GPU's fast approximate division and sine/cosine
+// (exact here; glibc declares a __sincosf of its own, hence the macro).
 static inline float __frcp_rn(float x) { return 1.0f / x; }
 static inline float __fdividef(float a, float b) { return a / b; }
+static inline void hg_host_sincosf(float x, float* s, float* c) {
+    *s = std::sin(x);
+    *c = std::cos(x);
+}
+#define __sincosf(x, s, c) hg_host_sincosf(x, s, c)
 
 static inline float __uint_as_float(unsigned u) {
     float f;

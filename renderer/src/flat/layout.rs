@@ -5,8 +5,8 @@
 
 use std::mem::{offset_of, size_of};
 
-use super::FlatBvhNode;
 use super::{FlatBsdf, FlatDist1D, FlatDist2D, FlatEmitter, FlatTexture};
+use super::{FlatBvhNode, FlatUnitPrim};
 use super::{FlatCamera, FlatFilm, FlatIntegrator, FlatShape};
 use crate::accel::LeafPrim;
 use crate::shapes::Prim;
@@ -49,6 +49,7 @@ macro_rules! layout {
 pub const LAYOUT: &[LayoutEntry] = layout! {
     FlatBvhNode { a_min, a_child, a_max, a_pad, b_min, b_child, b_max, b_pad }
     LeafPrim { p0, prim, p1, is_tri, p2, shape }
+    FlatUnitPrim { rows, kind, prim, shape, pad }
     Prim { shape, index }
     FlatShape {
         kind, flags, bsdf, emitter, first_tri, tri_count, area, radius,

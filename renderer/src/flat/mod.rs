@@ -18,7 +18,9 @@
 //! * BVH nodes: the CPU's 32-byte one-box nodes become 64-byte two-box nodes
 //!   ([`FlatBvhNode`], [`bvh`]), so the GPU fetches one node per visited interior node;
 //!   leaf primitives ([`LeafPrim`], 48 bytes, triangles inlined in leaf order) are
-//!   already POD without padding: uploaded as-is.
+//!   already POD without padding: uploaded as-is. Scenes of a few primitives also get
+//!   each slot as an affine map into a unit shape ([`FlatUnitPrim`], [`unit_prims`]),
+//!   for the GPU's brute-force test.
 //! * Primitives ([`Prim`]: shape, triangle) are POD: uploaded as-is.
 //! * Shapes: `AnyShape` is a Rust enum (no fixed layout) whose analytic variants hold
 //!   `glam::Affine3A` (16-byte SIMD columns with padding): flattened to [`FlatShape`],
@@ -184,6 +186,9 @@ pub struct FlatScene {
     pub nodes: Vec<FlatBvhNode>,
     /// Leaf primitives in leaf order, triangles inlined.
     pub leaf_prims: Vec<LeafPrim>,
+    /// The same slots as unit-shape maps for the brute-force test of small scenes (empty
+    /// past [`unit_prims::UNIT_PRIMS_MAX`] primitives).
+    pub unit_prims: Vec<FlatUnitPrim>,
     /// BVH primitives (shape, triangle).
     pub prims: Vec<Prim>,
     /// Shapes.
@@ -379,6 +384,7 @@ impl FlatScene {
             nodes: flatten_bvh(&scene.bvh)?,
             bvh_depth: bvh::bvh_depth(&scene.bvh.nodes)?,
             leaf_prims: scene.bvh.leaf_prims.clone(),
+            unit_prims: unit_prims::unit_prims(&scene.bvh.leaf_prims, &shapes),
             prims: g.prims.clone(),
             shapes,
             positions: g.mesh.positions.iter().map(|p| p.to_array()).collect(),
@@ -419,6 +425,7 @@ impl FlatScene {
             ),
             ("nodes", as_bytes(&self.nodes)),
             ("leaf", as_bytes(&self.leaf_prims)),
+            ("unit", as_bytes(&self.unit_prims)),
             ("prims", as_bytes(&self.prims)),
             ("shapes", as_bytes(&self.shapes)),
             ("positions", as_bytes(&self.positions)),
@@ -482,6 +489,7 @@ unsafe impl Pod for FlatFilm {}
 unsafe impl Pod for FlatIntegrator {}
 unsafe impl Pod for FlatBvhNode {}
 unsafe impl Pod for LeafPrim {}
+unsafe impl Pod for FlatUnitPrim {}
 unsafe impl Pod for Prim {}
 unsafe impl Pod for FlatBsdf {}
 unsafe impl Pod for FlatTexture {}
@@ -504,6 +512,8 @@ pub fn as_bytes<T: Pod>(v: &[T]) -> &[u8] {
 pub mod bvh;
 mod layout;
 pub use bvh::{flatten_bvh, FlatBvhNode};
+pub mod unit_prims;
+pub use unit_prims::FlatUnitPrim;
 pub mod materials;
 pub use layout::{LayoutEntry, LAYOUT};
 use materials::{flatten_bsdf, flatten_dist2d, flatten_emitter, flatten_texture, push_dist1d};
@@ -517,6 +527,7 @@ const _: () = assert!(size_of::<FlatIntegrator>() == 32);
 const _: () = assert!(size_of::<FlatBsdf>() == 64 && size_of::<FlatTexture>() == 80);
 const _: () = assert!(size_of::<FlatEmitter>() == 128 && size_of::<FlatDist1D>() == 16);
 const _: () = assert!(size_of::<Prim>() == 8 && size_of::<LeafPrim>() == 48);
+const _: () = assert!(size_of::<FlatUnitPrim>() == 64);
 const _: () = assert!(size_of::<FlatBvhNode>() == 64 && offset_of!(FlatBvhNode, b_min) == 32);
 const _: () = assert!(offset_of!(FlatShape, to_local) == 112);
 const _: () = assert!(offset_of!(FlatCamera, lin) == 16);

@@ -17,6 +17,7 @@
 //! module.
 
 use crate::flat::materials::bsdf_kind;
+use crate::flat::unit_prims::UNIT_PRIMS_MAX;
 use crate::flat::{FlatScene, FILTER_BOX, INTEGRATOR_DEPTH, INTEGRATOR_PATH};
 
 /// `HG_FILM_SET` bit of a film that jitters within the pixel (box of radius <= 0.5).
@@ -71,8 +72,15 @@ fn set_of(kinds: impl IntoIterator<Item = u32>) -> u32 {
 }
 
 impl Features {
-    /// The plugins, integrator, film placement and stack `flat` needs.
+    /// The plugins, integrator, film placement and stack `flat` needs, with brute force
+    /// up to [`BRUTE_FORCE_MAX_PRIMS`] primitives.
     pub fn of(flat: &FlatScene) -> Features {
+        Self::with_brute_force_max(flat, BRUTE_FORCE_MAX_PRIMS)
+    }
+
+    /// [`Self::of`] with brute force for scenes of at most `brute_max` primitives (and
+    /// at most [`UNIT_PRIMS_MAX`], past which the scene has no unit records).
+    pub fn with_brute_force_max(flat: &FlatScene, brute_max: usize) -> Features {
         let box_jitter = flat.film.filter == FILTER_BOX && flat.film.filter_radius <= 0.5;
         let stack = flat
             .bvh_depth
@@ -92,7 +100,8 @@ impl Features {
                     FILM_IMPORTANCE
                 },
             stack,
-            brute_force: flat.leaf_prims.len() <= BRUTE_FORCE_MAX_PRIMS,
+            brute_force: flat.leaf_prims.len() <= brute_max.min(UNIT_PRIMS_MAX)
+                && flat.unit_prims.len() == flat.leaf_prims.len(),
         }
     }
 
@@ -198,15 +207,18 @@ mod tests {
         assert_eq!(f.emitters, 1 << emitter_kind::AREA);
         assert_eq!(f.integrators, 1 << INTEGRATOR_PATH);
         assert!(f.stack >= fl.bvh_depth && f.stack.is_power_of_two());
-        assert!(!f.brute_force, "30 primitives: the BVH");
-        let mut many = fl.clone();
-        many.leaf_prims
-            .resize(BRUTE_FORCE_MAX_PRIMS + 1, many.leaf_prims[0]);
-        let g = Features::of(&many);
-        assert!(!g.brute_force && !g.prelude(false).contains("HG_BRUTE_FORCE"));
-        assert!(g.tag().ends_with(&format!(".k{}", g.stack)));
-        many.leaf_prims.truncate(BRUTE_FORCE_MAX_PRIMS);
-        assert!(Features::of(&many).brute_force);
+        assert!(!f.brute_force && !f.prelude(false).contains("HG_BRUTE_FORCE"));
+        assert!(f.tag().ends_with(&format!(".k{}", f.stack)));
+        // 30 primitives: brute force from a threshold of 30 on
+        assert_eq!(fl.unit_prims.len(), 30);
+        assert!(!Features::with_brute_force_max(&fl, 29).brute_force);
+        let b = Features::with_brute_force_max(&fl, 30);
+        assert!(b.brute_force && b.prelude(false).contains("HG_BRUTE_FORCE 1"));
+        assert!(b.tag().ends_with(".bf"));
+        // no unit records (a scene past UNIT_PRIMS_MAX): never brute force
+        let mut big = fl.clone();
+        big.unit_prims.clear();
+        assert!(!Features::with_brute_force_max(&big, UNIT_PRIMS_MAX).brute_force);
     }
 
     #[test]

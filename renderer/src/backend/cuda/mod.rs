@@ -137,23 +137,27 @@ pub fn check_nvrtc_targets(cc: (i32, i32), supported: &[i32], nvrtc: (i32, i32))
 
 /// NVRTC options for kernel module `module` on `arch`; part of the cache key.
 ///
-/// The `depth` module is compiled with `--fmad=false`: no multiply-add contraction, so
-/// its arithmetic rounds exactly as the CPU's and depth images are bit-identical to the
-/// CPU backend (a GPU test checks that). The `direct`/`path` modules are compared with
-/// the CPU statistically, so they keep the GPU's fused multiply-add (fewer instructions,
-/// one rounding instead of two).
+/// The `depth` module is compiled with `--fmad=false` and IEEE division and square
+/// root: its arithmetic rounds exactly as the CPU's, and depth images are bit-identical
+/// to the CPU backend (a GPU test checks that). The `direct`/`path` modules (and the
+/// plugin parity module, which checks their plugin code) are compared with the CPU
+/// statistically, so they keep the GPU's fused multiply-add (one rounding instead of
+/// two) and take the GPU's approximate division and square root (`--prec-div=false
+/// --prec-sqrt=false`: within 2 ulp, a reciprocal and a multiply instead of a dozen
+/// instructions with a slow path; a Cornell box path step divides about twenty times).
 pub fn compile_options(arch: &str, module: &str) -> Vec<String> {
-    let fmad = if module == kernels::DEPTH_MODULE {
-        "--fmad=false"
-    } else {
-        "--fmad=true"
-    };
-    vec![
+    let exact = module == kernels::DEPTH_MODULE;
+    let mut o = vec![
         format!("--gpu-architecture={arch}"),
         "--std=c++17".into(),
-        fmad.into(),
         "--generate-line-info".into(),
-    ]
+    ];
+    if exact {
+        o.push("--fmad=false".into());
+    } else {
+        o.extend(["--fmad=true", "--prec-div=false", "--prec-sqrt=false"].map(String::from));
+    }
+    o
 }
 
 /// Checks that the GPU kernels support `scene` as configured, with a message naming
@@ -206,9 +210,10 @@ mod tests {
         let opts = compile_options("sm_90", kernels::RENDER_MODULE);
         assert!(opts.contains(&"--gpu-architecture=sm_90".to_string()));
         assert!(opts.contains(&"--fmad=true".to_string()));
-        assert!(
-            compile_options("sm_90", kernels::DEPTH_MODULE).contains(&"--fmad=false".to_string())
-        );
+        assert!(opts.contains(&"--prec-div=false".to_string()));
+        let depth = compile_options("sm_90", kernels::DEPTH_MODULE);
+        assert!(depth.contains(&"--fmad=false".to_string()));
+        assert!(!depth.iter().any(|o| o.starts_with("--prec-")));
     }
 
     #[test]

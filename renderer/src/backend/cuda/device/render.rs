@@ -12,10 +12,11 @@ use cudarc::driver::{
 };
 
 use super::{drv, guarded, read_back, CudaBackend, CudaFilm, Inputs};
-use crate::backend::cuda::features::Features;
+use crate::backend::cuda::features::{Features, BRUTE_FORCE_MAX_PRIMS};
 use crate::backend::cuda::{check_supported, kernels, wavefront_bounce_launches};
 use crate::backend::RenderOptions;
 use crate::error::{Error, Result};
+use crate::flat::unit_prims::UNIT_PRIMS_MAX;
 use crate::flat::{content_hash, FlatCamera, FlatFilm, FlatIntegrator, FlatScene, INTEGRATOR_PATH};
 use crate::integrators::AnyIntegrator;
 use crate::io::Image;
@@ -60,6 +61,10 @@ pub struct RenderTuning {
     /// lane whose `path` ends early starts its next sample instead of idling until the
     /// longest path of its warp ends.
     pub samples_per_lane: u32,
+    /// Scenes of at most this many primitives skip the BVH: every ray tests every
+    /// primitive with the unit-shape test (features::BRUTE_FORCE_MAX_PRIMS, at most
+    /// flat::unit_prims::UNIT_PRIMS_MAX).
+    pub brute_force_max_prims: u32,
 }
 
 /// The default tuning, from the H200 sweeps of 2026-12-02 (tests/gpu/RESULTS.md): a 64
@@ -75,6 +80,7 @@ impl Default for RenderTuning {
             max_registers: 64,
             wavefront: false,
             samples_per_lane: 1,
+            brute_force_max_prims: BRUTE_FORCE_MAX_PRIMS as u32,
         }
     }
 }
@@ -94,6 +100,12 @@ impl RenderTuning {
                 self.samples_per_lane
             )));
         }
+        if self.brute_force_max_prims as usize > UNIT_PRIMS_MAX {
+            return Err(Error::Cuda(format!(
+                "brute force up to {} primitives: at most {UNIT_PRIMS_MAX} are supported",
+                self.brute_force_max_prims
+            )));
+        }
         if self.max_registers != 0 && !(16..=255).contains(&self.max_registers) {
             return Err(Error::Cuda(format!(
                 "register cap {} is outside 16..=255 (0: no cap)",
@@ -101,6 +113,11 @@ impl RenderTuning {
             )));
         }
         Ok(())
+    }
+
+    /// The plugin set of the module that renders `flat` under this tuning.
+    pub fn features(&self, flat: &FlatScene) -> Features {
+        Features::with_brute_force_max(flat, self.brute_force_max_prims as usize)
     }
 
     /// The extra NVRTC options.
@@ -287,9 +304,10 @@ struct PathBuffers {
 /// The flat arrays that every scene kernel takes, in the order of `HG_SCENE_PARAMS`
 /// (kernels/scene.cuh); the counts sit between them as that list says. The render kernel
 /// also reads `filter_table`; camera, film and integrator travel by value.
-const SCENE_ARRAYS: [&str; 18] = [
+const SCENE_ARRAYS: [&str; 19] = [
     "nodes",
     "leaf",
+    "unit",
     "prims",
     "shapes",
     "positions",
@@ -334,11 +352,11 @@ impl<'a> SceneArgs<'a> {
     {
         let a = &self.arrays;
         l.arg(a[0]).arg(&self.node_count);
-        for s in &a[1..13] {
+        for s in &a[1..14] {
             l.arg(*s); // leaf ..= emitters
         }
-        l.arg(&self.emitter_count).arg(a[13]).arg(&self.env_count);
-        for s in &a[14..18] {
+        l.arg(&self.emitter_count).arg(a[14]).arg(&self.env_count);
+        for s in &a[15..19] {
             l.arg(*s);
         }
     }
@@ -449,8 +467,8 @@ impl CudaBackend {
     /// benchmark tables and the profile notes.
     pub fn render_kernel_info(&self, scene: &Scene) -> Result<RenderKernelInfo> {
         guarded("CUDA kernel info", || {
-            let features = Features::of(&FlatScene::from_scene(scene)?);
             let tuning = self.render_tuning();
+            let features = tuning.features(&FlatScene::from_scene(scene)?);
             let module = self.render_module(&features, &tuning, false)?;
             // the kernel that does the work: the bounce kernel of a wavefront `path`
             let wavefront = tuning.wavefront && features.has_path();
@@ -487,7 +505,7 @@ impl CudaBackend {
     pub(super) fn enqueue_render(&self, scene: &Scene, seed: u64, spp: u32) -> Result<CudaFilm> {
         let flat = FlatScene::from_scene(scene)?;
         let tuning = self.render_tuning();
-        let module = self.render_module(&Features::of(&flat), &tuning, false)?;
+        let module = self.render_module(&tuning.features(&flat), &tuning, false)?;
         self.enqueue_render_in(&module, &tuning, &flat, seed, spp)
     }
 
@@ -509,7 +527,7 @@ impl CudaBackend {
         guarded("CUDA ray count", || {
             let flat = FlatScene::from_scene(scene)?;
             let tuning = self.render_tuning();
-            let module = self.render_module(&Features::of(&flat), &tuning, true)?;
+            let module = self.render_module(&tuning.features(&flat), &tuning, true)?;
             let mut counter = module
                 .get_global("hg_ray_count", &self.stream)
                 .map_err(drv("finding hg_ray_count"))?;
