@@ -34,6 +34,9 @@
 #ifndef HG_BRUTE_FORCE
 #define HG_BRUTE_FORCE 0         // 1: rays test every leaf slot instead of walking the BVH
 #endif
+#ifndef HG_UNIT_CAP
+#define HG_UNIT_CAP 4            // brute force: unit records passed by value (flat.cuh UnitPrims)
+#endif
 #ifndef HG_STACK
 #define HG_STACK 128             // BVH traversal stack entries (accel::STACK_SIZE)
 #endif

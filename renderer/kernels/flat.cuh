@@ -39,10 +39,18 @@ struct LeafPrim {
 // scenes (flat/unit_prims.rs): local coordinate r of p = rows[4r..4r+3] . (p, 1).
 struct FlatUnitPrim {
     float rows[12];
-    hg_u32 kind;
     hg_u32 prim;
-    hg_u32 shape;
-    hg_u32 pad;
+    float lo;  // inside iff min(x, y) >= lo and max(x, y) + w min(x, y) <= 1 (and disks: x^2 + y^2 <= 1)
+    float w;
+    hg_u32 kind;
+};
+
+// A brute-force module's unit records travel by value as a kernel parameter (the
+// constant bank: the test's multiply-adds read them as operands, no loads); HG_UNIT_CAP
+// (features.cuh) is the scene's slot count rounded up to a multiple of 4, the padding
+// slots never hit.
+struct UnitPrims {
+    FlatUnitPrim p[HG_UNIT_CAP];
 };
 
 #define HG_UNIT_NONE 0u
@@ -206,8 +214,8 @@ struct FlatDist2D {
     F(FlatBvhNode, b_child, 44) F(FlatBvhNode, b_max, 48) F(FlatBvhNode, b_pad, 60) \
     S(LeafPrim, 48) F(LeafPrim, p0, 0) F(LeafPrim, prim, 12) F(LeafPrim, p1, 16) \
     F(LeafPrim, is_tri, 28) F(LeafPrim, p2, 32) F(LeafPrim, shape, 44) \
-    S(FlatUnitPrim, 64) F(FlatUnitPrim, rows, 0) F(FlatUnitPrim, kind, 48) F(FlatUnitPrim, prim, 52) \
-    F(FlatUnitPrim, shape, 56) F(FlatUnitPrim, pad, 60) \
+    S(FlatUnitPrim, 64) F(FlatUnitPrim, rows, 0) F(FlatUnitPrim, prim, 48) F(FlatUnitPrim, lo, 52) \
+    F(FlatUnitPrim, w, 56) F(FlatUnitPrim, kind, 60) \
     S(Prim, 8) F(Prim, shape, 0) F(Prim, index, 4) \
     S(FlatShape, 160) F(FlatShape, kind, 0) F(FlatShape, flags, 4) F(FlatShape, bsdf, 8) \
     F(FlatShape, emitter, 12) F(FlatShape, first_tri, 16) F(FlatShape, tri_count, 20) \

@@ -13,7 +13,7 @@ struct SceneGeom {
     const FlatBvhNode* nodes;  // node 0: the header (root box and child word)
     hg_u32 node_count;
     const LeafPrim* leaf;
-    const FlatUnitPrim* unit;  // brute-force modules only (HG_BRUTE_FORCE)
+    const UnitPrims* units;    // brute-force modules only (HG_BRUTE_FORCE): the kernel parameter
     const Prim* prims;
     const FlatShape* shapes;
 };
@@ -171,40 +171,42 @@ __device__ inline float intersect_slot(const SceneGeom& g, hg_u32 slot, const Ra
     return intersect_planar(s, r, tmax, uv);
 }
 
-// Brute force (HG_BRUTE_FORCE, flat/unit_prims.rs): slot `slot` as a map into a unit
+// Brute force (HG_BRUTE_FORCE, flat/unit_prims.rs): unit record u, a map into a unit
 // shape. The local z of the ray's origin and direction give t, the local x and y at t
 // decide (the unit triangle's barycentrics, or a rectangle's or disk's local point, as
-// the hit record wants them); a sphere keeps its own test. Every lane of a warp tests the
-// same slot, so the kind branches are uniform.
-__device__ inline float intersect_unit(const SceneGeom& g, hg_u32 slot, const Ray& r, float tmax, hg_u32* prim,
-                                       float* uv) {
-    const float4* q = reinterpret_cast<const float4*>(g.unit + slot);
-    const float4 meta = __ldg(q + 3);
-    hg_u32 kind = __float_as_uint(meta.x);
-    *prim = __float_as_uint(meta.y);
-    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_SPHERE) && kind == HG_UNIT_SPHERE) {
-        const float4 c = __ldg(q);
+// the hit record wants them), with the record's branch-free bounds for triangles and
+// squares; a disk adds its circle, a sphere keeps its own test. Every lane of a warp
+// tests the same record, so the kind branches (compiled only for the kinds the module's
+// shapes have) are uniform; the records are kernel parameters, so the multiply-adds read
+// them straight from the constant bank.
+__device__ inline float hg_affine_row(const float* r, V3 p) { return fmaf(r[0], p.x, fmaf(r[1], p.y, fmaf(r[2], p.z, r[3]))); }
+__device__ inline float hg_linear_row(const float* r, V3 v) { return fmaf(r[0], v.x, fmaf(r[1], v.y, r[2] * v.z)); }
+
+// The GPU's approximate reciprocal (one MUFU.RCP, no range fix-up: the test rejects the
+// +-inf or NaN t of a ray parallel to the plane).
+__device__ inline float hg_rcp_approx(float x) {
+#ifdef HG_HOST_SHIM
+    return 1.0f / x;
+#else
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+#endif
+}
+
+__device__ inline float intersect_unit(const FlatUnitPrim& u, const Ray& r, float tmax, float* uv) {
+    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_SPHERE) && u.kind == HG_UNIT_SPHERE) {
         ShapeTest st;
-        st.radius = c.w;
-        st.center[0] = c.x, st.center[1] = c.y, st.center[2] = c.z;
+        st.radius = u.rows[3];
+        st.center[0] = u.rows[0], st.center[1] = u.rows[1], st.center[2] = u.rows[2];
         return intersect_sphere(st, r, tmax);
     }
-    const float4 rx = __ldg(q), ry = __ldg(q + 1), rz = __ldg(q + 2);
-    float oz = rz.x * r.o.x + rz.y * r.o.y + rz.z * r.o.z + rz.w;
-    float dz = rz.x * r.d.x + rz.y * r.d.y + rz.z * r.d.z;
-    float t = -oz / dz;
-    float x = (rx.x * r.o.x + rx.y * r.o.y + rx.z * r.o.z + rx.w) + t * (rx.x * r.d.x + rx.y * r.d.y + rx.z * r.d.z);
-    float y = (ry.x * r.o.x + ry.y * r.o.y + ry.z * r.o.z + ry.w) + t * (ry.x * r.d.x + ry.y * r.d.y + ry.z * r.d.z);
-    bool inside;
-    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_MESH) && kind == HG_UNIT_TRIANGLE) {
-        inside = x >= 0.0f && y >= 0.0f && x + y <= 1.0f;
-    } else if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_RECTANGLE) && kind == HG_UNIT_SQUARE) {
-        inside = fabsf(x) <= 1.0f && fabsf(y) <= 1.0f;
-    } else if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_DISK) && kind == HG_UNIT_DISK) {
-        inside = x * x + y * y <= 1.0f;
-    } else {
-        inside = false;  // HG_UNIT_NONE: a triangle without area
-    }
+    float t = -hg_affine_row(u.rows + 8, r.o) * hg_rcp_approx(hg_linear_row(u.rows + 8, r.d));
+    float x = fmaf(t, hg_linear_row(u.rows, r.d), hg_affine_row(u.rows, r.o));
+    float y = fmaf(t, hg_linear_row(u.rows + 4, r.d), hg_affine_row(u.rows + 4, r.o));
+    float a = fminf(x, y), b = fmaxf(x, y);
+    bool inside = a >= u.lo && fmaf(u.w, a, b) <= 1.0f;
+    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_DISK) && u.kind == HG_UNIT_DISK) inside = inside && x * x + y * y <= 1.0f;
     if (!(t > HG_RAY_TMIN && t < tmax && inside)) return HG_INF;
     uv[0] = x;
     uv[1] = y;
@@ -300,26 +302,25 @@ __device__ inline bool test_slots(const SceneGeom& g, hg_u32 first, hg_u32 end, 
 // in the CPU's order, so ties between equally near primitives resolve the same way.
 //
 // HG_BRUTE_FORCE (a specialised module of a small scene, backend/cuda/features.rs):
-// every leaf slot in order instead (the header's b_child is their count) with the
-// unit-shape test (intersect_unit), so all lanes of a warp test the same primitive
-// together. A tie between two equally near primitives can then resolve differently from
+// every leaf slot in order instead (the module's HG_UNIT_CAP unit records, padded with
+// records that never hit) with the unit-shape test (intersect_unit), so all lanes of a
+// warp test the same primitive together. A tie between two equally near primitives can then resolve differently from
 // the CPU's walk, and the triangle test is not watertight (flat/unit_prims.rs).
 __device__ inline float intersect_scene(const SceneGeom& g, const Ray& ray, hg_u32* hit_prim,
                                         float* coords = nullptr, bool any_hit = false) {
     float best = HG_INF;
     if (g.node_count == 0) return best;
     float tmax = ray.tmax;
-    const float4* header = reinterpret_cast<const float4*>(g.nodes);
 #if HG_BRUTE_FORCE
-    hg_u32 slots = __float_as_uint(__ldg(header + 2).w);
-    for (hg_u32 slot = 0; slot < slots; ++slot) {
-        hg_u32 prim;
+#pragma unroll
+    for (hg_u32 slot = 0; slot < HG_UNIT_CAP; ++slot) {
+        const FlatUnitPrim& u = g.units->p[slot];
         float uv[2] = {0.0f, 0.0f};
-        float t = intersect_unit(g, slot, ray, tmax, &prim, uv);
+        float t = intersect_unit(u, ray, tmax, uv);
         if (t != HG_INF) {
             best = t;
             tmax = t;
-            *hit_prim = prim;
+            *hit_prim = u.prim;
             if (coords) {
                 coords[0] = uv[0];
                 coords[1] = uv[1];
@@ -329,6 +330,7 @@ __device__ inline float intersect_scene(const SceneGeom& g, const Ray& ray, hg_u
     }
     return best;
 #else
+    const float4* header = reinterpret_cast<const float4*>(g.nodes);
     TriRay tr = tri_ray(ray);
     RayBox rb = ray_box(ray);
     BvhEntry stack[HG_STACK];

@@ -28,26 +28,34 @@ struct SceneData {
 
 // The scene arrays as kernel parameters, in the order the host pushes them
 // (backend/cuda/device/render.rs, `SceneArgs::push`); every scene kernel takes them
-// through this macro and turns them into a SceneData with HG_SCENE_DATA.
-#define HG_SCENE_PARAMS                                                                                   \
-    const FlatBvhNode *nodes, hg_u32 node_count, const LeafPrim *leaf, const FlatUnitPrim *unit,        \
-        const Prim *prims,                                                                               \
+// through HG_SCENE_PARAMS and turns them into a SceneData with HG_SCENE_DATA. A
+// brute-force module's kernels take the unit records by value after them (HG_UNIT_PARAM).
+#define HG_SCENE_ARRAYS                                                                                   \
+    const FlatBvhNode *nodes, hg_u32 node_count, const LeafPrim *leaf, const Prim *prims,               \
         const FlatShape *shapes, const float *positions, const float *normals, const float *uvs,         \
         const hg_u32 *tris, const FlatBsdf *bsdfs, const float *tables, const FlatTexture *textures,     \
         const float *texels, const FlatEmitter *emitters, hg_u32 emitter_count,                          \
         const hg_u32 *env_emitters, hg_u32 env_count, const FlatDist1D *dist1d, const FlatDist2D *dist2d, \
         const float *dist_data, const float *bsphere
+#if HG_BRUTE_FORCE
+#define HG_UNIT_PARAM , const __grid_constant__ UnitPrims units
+#define HG_UNIT_ARG &units
+#else
+#define HG_UNIT_PARAM
+#define HG_UNIT_ARG nullptr
+#endif
+#define HG_SCENE_PARAMS HG_SCENE_ARRAYS HG_UNIT_PARAM
 #define HG_SCENE_DATA                                                                                    \
-    scene_data(nodes, node_count, leaf, unit, prims, shapes, positions, normals, uvs, tris, bsdfs, tables, \
+    scene_data(nodes, node_count, leaf, prims, shapes, positions, normals, uvs, tris, bsdfs, tables,    \
                textures, texels, emitters, emitter_count, env_emitters, env_count, dist1d, dist2d,      \
-               dist_data, bsphere)
+               dist_data, bsphere, HG_UNIT_ARG)
 
-__device__ inline SceneData scene_data(HG_SCENE_PARAMS) {
+__device__ inline SceneData scene_data(HG_SCENE_ARRAYS, const UnitPrims* units) {
     SceneData s;
     s.g.nodes = nodes;
     s.g.node_count = node_count;
     s.g.leaf = leaf;
-    s.g.unit = unit;
+    s.g.units = units;
     s.g.prims = prims;
     s.g.shapes = shapes;
     s.positions = positions;

@@ -56,11 +56,20 @@ struct Host {
 }
 
 impl Host {
-    /// The driver built for `flat`'s plugin set (or the generic one), with the wavefront
-    /// `path` kernels when `wavefront`.
+    /// The driver built for `flat`'s plugin set (or the generic one: every plugin, calls
+    /// out of line, with the scene's intersection mode, BVH or brute force), with the
+    /// wavefront `path` kernels when `wavefront`.
     fn exe(&self, flat: &FlatScene, wavefront: bool) -> PathBuf {
         let f = Features::with_brute_force_max(flat, self.brute_max);
-        let (tag, prelude) = if self.generic {
+        let (tag, prelude) = if self.generic && f.brute_force {
+            (
+                format!("generic.bf{}", f.unit_cap),
+                format!(
+                    "#define HG_BRUTE_FORCE 1\n#define HG_UNIT_CAP {}\n",
+                    f.unit_cap
+                ),
+            )
+        } else if self.generic {
             ("generic".to_string(), String::new())
         } else {
             let mode = if wavefront && f.has_path() {
@@ -364,13 +373,25 @@ fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_determinist
 
 /// A specialised module (backend/cuda/features.rs) may only drop code that the scene
 /// cannot reach: on the host, where nothing contracts multiply-adds, the module compiled
-/// for each scene's plugin set and the generic module (every plugin, calls out of line)
-/// must give the same bits, whatever the plugins, integrator and filter.
+/// for each scene's plugin set and the generic module (every plugin, calls out of line;
+/// brute force where the scene's module is) must give the same bits, whatever the
+/// plugins, integrator and filter.
 #[test]
 fn specialised_modules_compute_what_the_generic_module_does() {
     let (Some(special), Some(generic)) = (host_or_skip(false), host_or_skip(true)) else {
         return;
     };
+    // the Cornell box once more with brute force (its 30 primitives, unit-shape tests)
+    let (special_bf, generic_bf) = (
+        Host {
+            brute_max: UNIT_PRIMS_MAX,
+            ..host_or_skip(false).unwrap()
+        },
+        Host {
+            brute_max: UNIT_PRIMS_MAX,
+            ..host_or_skip(true).unwrap()
+        },
+    );
     let mut scenes = vec![
         ("seed", load("seed.xml", 24)),
         ("cbox", load("cbox.xml", 24)),
@@ -386,9 +407,16 @@ fn specialised_modules_compute_what_the_generic_module_does() {
         hide_emitters: false,
     });
     scenes.push(("showcase, direct", c));
+    scenes.push(("cbox, brute force", scenes[1].1.clone()));
     let mut tags = Vec::new();
     for (label, scene) in &scenes {
-        let f = Features::of(&FlatScene::from_scene(scene).unwrap());
+        let (special, generic) = if label.ends_with("brute force") {
+            (&special_bf, &generic_bf)
+        } else {
+            (&special, &generic)
+        };
+        let flat = FlatScene::from_scene(scene).unwrap();
+        let f = Features::with_brute_force_max(&flat, special.brute_max);
         let a = special.render(scene, 5, 6, 4, 2);
         let b = generic.render(scene, 5, 6, 4, 2);
         let same = a
@@ -411,8 +439,9 @@ fn specialised_modules_compute_what_the_generic_module_does() {
         scenes.len(),
         "each scene is a different plugin set"
     );
-    let _ = std::fs::remove_dir_all(&special.dir);
-    let _ = std::fs::remove_dir_all(&generic.dir);
+    for h in [&special, &generic, &special_bf, &generic_bf] {
+        let _ = std::fs::remove_dir_all(&h.dir);
+    }
 }
 
 /// The wavefront `path` kernels (kernels/wavefront.cuh) compute what the megakernel does:

@@ -23,15 +23,32 @@ static void spill(const std::string& path, const void* p, size_t n) {
 }
 
 template <class T> static const T* as(const std::vector<char>& v) { return (const T*)v.data(); }
+
+// A brute-force module's kernels take the unit records by value: unit.bin's records, padded
+// to HG_UNIT_CAP with records that never hit (as render.rs pads them).
+#if HG_BRUTE_FORCE
+#define UNIT_ARG , units
+static UnitPrims unit_param(const std::vector<char>& v) {
+    UnitPrims u;
+    size_t n = (v.size() - 16) / sizeof(FlatUnitPrim);
+    if (n > HG_UNIT_CAP) { std::fprintf(stderr, "%zu unit records, the module holds %u\n", n, HG_UNIT_CAP); std::exit(2); }
+    for (size_t i = 0; i < HG_UNIT_CAP; ++i) {
+        if (i < n) std::memcpy(&u.p[i], v.data() + i * sizeof(FlatUnitPrim), sizeof(FlatUnitPrim));
+        else u.p[i] = FlatUnitPrim{{0.0f}, 0u, __int_as_float(0x7f800000), 0.0f, HG_UNIT_NONE};
+    }
+    return u;
+}
+#else
+#define UNIT_ARG
+#endif
 template <class T> static hg_u32 count(const std::vector<char>& v) { return (hg_u32)((v.size() - 16) / sizeof(T)); }
 
 #define SCENE_ARGS                                                                                       \
-    as<FlatBvhNode>(nodes), count<FlatBvhNode>(nodes), as<LeafPrim>(leaf), as<FlatUnitPrim>(unit),       \
-        as<Prim>(prims),                                                                                 \
+    as<FlatBvhNode>(nodes), count<FlatBvhNode>(nodes), as<LeafPrim>(leaf), as<Prim>(prims),              \
         as<FlatShape>(shapes), as<float>(positions), as<float>(normals), as<float>(uvs), as<hg_u32>(tris), \
         as<FlatBsdf>(bsdfs), as<float>(tables), as<FlatTexture>(textures), as<float>(texels),            \
         as<FlatEmitter>(emitters), count<FlatEmitter>(emitters), as<hg_u32>(env), count<hg_u32>(env),     \
-        as<FlatDist1D>(dist1d), as<FlatDist2D>(dist2d), as<float>(dist_data), as<float>(bsphere)
+        as<FlatDist1D>(dist1d), as<FlatDist2D>(dist2d), as<float>(dist_data), as<float>(bsphere) UNIT_ARG
 
 // Runs `kernel` over threads [0, n) in blocks of 64, one thread after another.
 template <class F> static void launch(hg_u64 n, F kernel) {
@@ -57,7 +74,10 @@ int main(int argc, char** argv) {
     bool wavefront = argc == 7;  // the path integrator's wavefront kernels
     hg_u32 bounces = wavefront ? (hg_u32)std::strtoul(argv[6], nullptr, 10) : 0;
     auto cam = slurp(d + "camera.bin"), film = slurp(d + "film.bin"), integ = slurp(d + "integrator.bin");
-    auto nodes = slurp(d + "nodes.bin"), leaf = slurp(d + "leaf.bin"), unit = slurp(d + "unit.bin");
+    auto nodes = slurp(d + "nodes.bin"), leaf = slurp(d + "leaf.bin");
+#if HG_BRUTE_FORCE
+    UnitPrims units = unit_param(slurp(d + "unit.bin"));
+#endif
     auto prims = slurp(d + "prims.bin"), shapes = slurp(d + "shapes.bin");
     auto positions = slurp(d + "positions.bin"), normals = slurp(d + "normals.bin");
     auto uvs = slurp(d + "uvs.bin"), tris = slurp(d + "tris.bin");

@@ -11,8 +11,11 @@
 //! (b1, b2) are then the local x, y: Woop's unit-triangle test), the square [-1, 1]² of a
 //! `rectangle` or the unit disk of a `disk` (their `to_local`, whose local x, y the hit
 //! record wants) — so one test serves them all: local z of the origin and direction give
-//! t, then local x and y at t decide. Spheres keep their own test (centre and radius in
-//! the first row).
+//! t, then local x and y at t decide, branch-free for triangles and squares alike:
+//! inside iff min(x, y) >= `lo` and max(x, y) + `w` min(x, y) <= 1 (triangle: lo 0, w 1,
+//! i.e. x, y >= 0 and x + y <= 1; square: lo -1, w 0, i.e. -1 <= x, y <= 1; a disk is
+//! its square and x² + y² <= 1). Spheres keep their own test (centre and radius in the
+//! first row).
 //!
 //! The triangle test is not watertight (an edge shared by two triangles can, rarely, be
 //! missed by a ray through it, as with Möller–Trumbore); the BVH path and the CPU keep
@@ -29,7 +32,7 @@ use crate::accel::LeafPrim;
 /// threshold of `backend/cuda/features.rs` may be at most this).
 pub const UNIT_PRIMS_MAX: usize = 64;
 
-/// `FlatUnitPrim::kind`: never hit (a degenerate triangle).
+/// `FlatUnitPrim::kind`: never hit (a degenerate triangle; its `lo` is +inf).
 pub const UNIT_NONE: u32 = 0;
 /// `FlatUnitPrim::kind`: the unit triangle x, y >= 0, x + y <= 1.
 pub const UNIT_TRIANGLE: u32 = 1;
@@ -49,14 +52,14 @@ pub struct FlatUnitPrim {
     /// `rows[4r] p.x + rows[4r + 1] p.y + rows[4r + 2] p.z + rows[4r + 3]`. Spheres:
     /// centre and radius.
     pub rows: [f32; 12],
-    /// `UNIT_*`.
-    pub kind: u32,
     /// The primitive (index into `FlatScene::prims`).
     pub prim: u32,
-    /// The primitive's shape.
-    pub shape: u32,
-    /// Padding (zero) to 64 bytes.
-    pub pad: u32,
+    /// Lower bound of the local x and y (0 triangle, -1 square and disk, +inf never).
+    pub lo: f32,
+    /// Weight of min(x, y) in the upper bound (1 triangle, 0 square and disk).
+    pub w: f32,
+    /// `UNIT_*`.
+    pub kind: u32,
 }
 
 /// The rows of a column-major 3×4 affine map (x axis, y axis, z axis, translation).
@@ -100,6 +103,25 @@ fn triangle_rows(p0: [f32; 3], p1: [f32; 3], p2: [f32; 3]) -> Option<[f32; 12]> 
     r.iter().all(|x| x.is_finite()).then_some(r)
 }
 
+/// A record that no ray hits: the padding of a module's unit records.
+pub const UNIT_PADDING: FlatUnitPrim = FlatUnitPrim {
+    rows: [0.0; 12],
+    prim: 0,
+    lo: f32::INFINITY,
+    w: 0.0,
+    kind: UNIT_NONE,
+};
+
+/// `units` padded with [`UNIT_PADDING`] to `cap` records (the kernels' `UnitPrims`
+/// parameter), or `None` when there are more than `cap`.
+pub fn padded(units: &[FlatUnitPrim], cap: usize) -> Option<Vec<FlatUnitPrim>> {
+    (units.len() <= cap).then(|| {
+        let mut v = units.to_vec();
+        v.resize(cap, UNIT_PADDING);
+        v
+    })
+}
+
 /// The unit records of `leaf` (leaf order) for a scene whose shapes are `shapes`;
 /// empty when there are more than [`UNIT_PRIMS_MAX`] primitives.
 pub fn unit_prims(leaf: &[LeafPrim], shapes: &[FlatShape]) -> Vec<FlatUnitPrim> {
@@ -124,12 +146,17 @@ pub fn unit_prims(leaf: &[LeafPrim], shapes: &[FlatShape]) -> Vec<FlatUnitPrim> 
                 }
                 _ => (UNIT_NONE, [0.0; 12]),
             };
+            let (lo, w) = match kind {
+                UNIT_TRIANGLE => (0.0, 1.0),
+                UNIT_SQUARE | UNIT_DISK => (-1.0, 0.0),
+                _ => (UNIT_PADDING.lo, UNIT_PADDING.w),
+            };
             FlatUnitPrim {
                 rows,
-                kind,
                 prim: lp.prim,
-                shape: lp.shape,
-                pad: 0,
+                lo,
+                w,
+                kind,
             }
         })
         .collect()
@@ -172,6 +199,67 @@ mod tests {
         // no area, no map
         assert!(triangle_rows(p0, p1, p1).is_none());
         assert!(triangle_rows([0.0; 3], [1.0, 0.0, 0.0], [2.0, 0.0, 0.0]).is_none());
+    }
+
+    /// The kernel's branch-free inside rule (kernels/geometry.cuh intersect_unit).
+    fn inside(p: &FlatUnitPrim, x: f32, y: f32) -> bool {
+        let (a, b) = (x.min(y), x.max(y));
+        a >= p.lo && b + p.w * a <= 1.0 && (p.kind != UNIT_DISK || x * x + y * y <= 1.0)
+    }
+
+    #[test]
+    fn the_inside_rule_is_each_unit_shape() {
+        let rec = |kind| {
+            let lp = LeafPrim::default();
+            let mut shape = FlatShape {
+                kind: match kind {
+                    UNIT_TRIANGLE => SHAPE_MESH,
+                    UNIT_SQUARE => SHAPE_RECTANGLE,
+                    _ => SHAPE_DISK,
+                },
+                ..FlatShape::default()
+            };
+            shape.to_local[0] = 1.0;
+            let lp = LeafPrim {
+                p1: [1.0, 0.0, 0.0],
+                p2: [0.0, 1.0, 0.0],
+                ..lp
+            };
+            unit_prims(&[lp], &[shape])[0]
+        };
+        let (tri, square, disk) = (rec(UNIT_TRIANGLE), rec(UNIT_SQUARE), rec(UNIT_DISK));
+        assert_eq!(
+            (tri.kind, square.kind, disk.kind),
+            (UNIT_TRIANGLE, UNIT_SQUARE, UNIT_DISK)
+        );
+        for i in -30..=30 {
+            for j in -30..=30 {
+                let (x, y) = (i as f32 / 20.0, j as f32 / 20.0);
+                assert_eq!(
+                    inside(&tri, x, y),
+                    x >= 0.0 && y >= 0.0 && x + y <= 1.0,
+                    "{x} {y}"
+                );
+                assert_eq!(
+                    inside(&square, x, y),
+                    x.abs() <= 1.0 && y.abs() <= 1.0,
+                    "{x} {y}"
+                );
+                assert_eq!(inside(&disk, x, y), x * x + y * y <= 1.0, "{x} {y}");
+            }
+        }
+        let none = unit_prims(
+            &[LeafPrim::default()],
+            &[FlatShape {
+                kind: SHAPE_MESH,
+                ..FlatShape::default()
+            }],
+        )[0];
+        assert_eq!(none.kind, UNIT_NONE);
+        assert!(
+            !inside(&none, 0.0, 0.0),
+            "a triangle without area is never hit"
+        );
     }
 
     #[test]

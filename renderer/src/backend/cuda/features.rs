@@ -64,7 +64,15 @@ pub struct Features {
     pub stack: u32,
     /// Rays test every primitive instead of walking the BVH ([`BRUTE_FORCE_MAX_PRIMS`]).
     pub brute_force: bool,
+    /// Brute force: the unit records the kernels take by value (the primitive count
+    /// rounded up to a multiple of [`UNIT_CAP_STEP`]); 0 otherwise.
+    pub unit_cap: u32,
 }
+
+/// Brute-force modules hold their unit records in multiples of this many (padding
+/// records never hit), so a scene that gains or loses a primitive seldom needs a new
+/// module while the fully unrolled test loop wastes at most three tests.
+pub const UNIT_CAP_STEP: u32 = 4;
 
 /// The set of `kinds`.
 fn set_of(kinds: impl IntoIterator<Item = u32>) -> u32 {
@@ -81,6 +89,8 @@ impl Features {
     /// [`Self::of`] with brute force for scenes of at most `brute_max` primitives (and
     /// at most [`UNIT_PRIMS_MAX`], past which the scene has no unit records).
     pub fn with_brute_force_max(flat: &FlatScene, brute_max: usize) -> Features {
+        let brute_force = flat.leaf_prims.len() <= brute_max.min(UNIT_PRIMS_MAX)
+            && flat.unit_prims.len() == flat.leaf_prims.len();
         let box_jitter = flat.film.filter == FILTER_BOX && flat.film.filter_radius <= 0.5;
         let stack = flat
             .bvh_depth
@@ -100,8 +110,14 @@ impl Features {
                     FILM_IMPORTANCE
                 },
             stack,
-            brute_force: flat.leaf_prims.len() <= brute_max.min(UNIT_PRIMS_MAX)
-                && flat.unit_prims.len() == flat.leaf_prims.len(),
+            brute_force,
+            unit_cap: if brute_force {
+                (flat.unit_prims.len() as u32)
+                    .max(1)
+                    .next_multiple_of(UNIT_CAP_STEP)
+            } else {
+                0
+            },
         }
     }
 
@@ -148,7 +164,10 @@ impl Features {
             s.push_str("#define HG_INLINE_ALL 1\n");
         }
         if self.brute_force {
-            s.push_str("#define HG_BRUTE_FORCE 1\n");
+            s.push_str(&format!(
+                "#define HG_BRUTE_FORCE 1\n#define HG_UNIT_CAP {}\n",
+                self.unit_cap
+            ));
         }
         if path_wavefront && self.has_path() {
             s.push_str("#define HG_PATH_WAVEFRONT 1\n");
@@ -157,10 +176,10 @@ impl Features {
     }
 
     /// A short name for messages and cache file names, e.g. `b1.t3.e8.s4.i1.f2.k8`
-    /// (`.bf` instead of the stack size `.kN` when brute force).
+    /// (`.bfN`, N unit records, instead of the stack size `.kN` when brute force).
     pub fn tag(&self) -> String {
         let accel = if self.brute_force {
-            "bf".to_string()
+            format!("bf{}", self.unit_cap)
         } else {
             format!("k{}", self.stack)
         };
@@ -196,7 +215,8 @@ mod tests {
         assert_eq!(f.film, 1 << FILM_IMPORTANCE, "the default gaussian filter");
         assert_eq!(f.stack, MIN_STACK);
         assert!(f.inline_all() && f.brute_force, "one rectangle");
-        assert_eq!(f.tag(), "b1.t3.e8.s4.i1.f2.bf");
+        assert_eq!(f.tag(), "b1.t3.e8.s4.i1.f2.bf4");
+        assert!(f.prelude(false).contains("HG_UNIT_CAP 4"));
     }
 
     #[test]
@@ -214,7 +234,8 @@ mod tests {
         assert!(!Features::with_brute_force_max(&fl, 29).brute_force);
         let b = Features::with_brute_force_max(&fl, 30);
         assert!(b.brute_force && b.prelude(false).contains("HG_BRUTE_FORCE 1"));
-        assert!(b.tag().ends_with(".bf"));
+        assert_eq!(b.unit_cap, 32, "30 records, padded to a multiple of 4");
+        assert!(b.tag().ends_with(".bf32") && b.prelude(false).contains("HG_UNIT_CAP 32"));
         // no unit records (a scene past UNIT_PRIMS_MAX): never brute force
         let mut big = fl.clone();
         big.unit_prims.clear();

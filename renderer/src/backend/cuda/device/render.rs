@@ -16,7 +16,7 @@ use crate::backend::cuda::features::{Features, BRUTE_FORCE_MAX_PRIMS};
 use crate::backend::cuda::{check_supported, kernels, wavefront_bounce_launches};
 use crate::backend::RenderOptions;
 use crate::error::{Error, Result};
-use crate::flat::unit_prims::UNIT_PRIMS_MAX;
+use crate::flat::unit_prims::{self, FlatUnitPrim, UNIT_PRIMS_MAX};
 use crate::flat::{content_hash, FlatCamera, FlatFilm, FlatIntegrator, FlatScene, INTEGRATOR_PATH};
 use crate::integrators::AnyIntegrator;
 use crate::io::Image;
@@ -29,6 +29,10 @@ unsafe impl DeviceRepr for FlatCamera {}
 unsafe impl DeviceRepr for FlatFilm {}
 // SAFETY: as above.
 unsafe impl DeviceRepr for FlatIntegrator {}
+// SAFETY: #[repr(C)] u32/f32 record without padding (flat::LAYOUT); pushed as the first of
+// the contiguous records of a brute-force module's by-value `UnitPrims` parameter
+// (SceneArgs::push).
+unsafe impl DeviceRepr for FlatUnitPrim {}
 
 /// Most samples per pixel in one megakernel wave: a pixel's samples of a wave share one
 /// warp segment (kernels/film.cuh `segment_sum`).
@@ -304,10 +308,9 @@ struct PathBuffers {
 /// The flat arrays that every scene kernel takes, in the order of `HG_SCENE_PARAMS`
 /// (kernels/scene.cuh); the counts sit between them as that list says. The render kernel
 /// also reads `filter_table`; camera, film and integrator travel by value.
-const SCENE_ARRAYS: [&str; 19] = [
+const SCENE_ARRAYS: [&str; 18] = [
     "nodes",
     "leaf",
-    "unit",
     "prims",
     "shapes",
     "positions",
@@ -332,16 +335,35 @@ struct SceneArgs<'a> {
     node_count: u32,
     emitter_count: u32,
     env_count: u32,
+    /// A brute-force module's unit records, padded to its `HG_UNIT_CAP` (empty otherwise).
+    units: Vec<FlatUnitPrim>,
 }
 
 impl<'a> SceneArgs<'a> {
-    /// Looks up [`SCENE_ARRAYS`] with `b` (name → device array).
-    fn new(flat: &FlatScene, b: impl Fn(&str) -> Result<&'a CudaSlice<u8>>) -> Result<Self> {
+    /// Looks up [`SCENE_ARRAYS`] with `b` (name → device array) for a module compiled
+    /// for `features`.
+    fn new(
+        flat: &FlatScene,
+        features: &Features,
+        b: impl Fn(&str) -> Result<&'a CudaSlice<u8>>,
+    ) -> Result<Self> {
+        let units = if features.brute_force {
+            unit_prims::padded(&flat.unit_prims, features.unit_cap as usize).ok_or_else(|| {
+                Error::Cuda(format!(
+                    "the scene has {} primitives but its brute-force module holds {}",
+                    flat.unit_prims.len(),
+                    features.unit_cap
+                ))
+            })?
+        } else {
+            Vec::new()
+        };
         Ok(SceneArgs {
             arrays: SCENE_ARRAYS.iter().map(|n| b(n)).collect::<Result<_>>()?,
             node_count: flat.nodes.len() as u32,
             emitter_count: flat.emitters.len() as u32,
             env_count: flat.env_emitters.len() as u32,
+            units,
         })
     }
 
@@ -352,12 +374,17 @@ impl<'a> SceneArgs<'a> {
     {
         let a = &self.arrays;
         l.arg(a[0]).arg(&self.node_count);
-        for s in &a[1..14] {
+        for s in &a[1..13] {
             l.arg(*s); // leaf ..= emitters
         }
-        l.arg(&self.emitter_count).arg(a[14]).arg(&self.env_count);
-        for s in &a[15..19] {
+        l.arg(&self.emitter_count).arg(a[13]).arg(&self.env_count);
+        for s in &a[14..18] {
             l.arg(*s);
+        }
+        if let Some(u) = self.units.first() {
+            // The kernel's `UnitPrims` parameter is `units.len()` records by value: the
+            // driver copies the parameter's size from this address, the vector's start.
+            l.arg(u);
         }
     }
 }
@@ -594,7 +621,8 @@ impl CudaBackend {
         };
         let mut accum = alloc(pixels * 5, "the film accumulator")?;
         let mut out = alloc(pixels * ch as u64, "the film")?;
-        let scene_args = SceneArgs::new(flat, b)?;
+        // the plugin set `module` was compiled for (render_module's callers use the same)
+        let scene_args = SceneArgs::new(flat, &tuning.features(flat), b)?;
         let px_cfg = LaunchConfig {
             grid_dim: (w.div_ceil(16), h.div_ceil(16), 1),
             block_dim: (16, 16, 1),
@@ -833,7 +861,13 @@ impl CudaBackend {
                 .stream
                 .alloc_zeros::<f32>((nq as usize * 16).max(1))
                 .map_err(drv("allocating the parity answers"))?;
-            let scene_args = SceneArgs::new(&flat, b)?;
+            // the parity module is generic: every plugin, the BVH, no unit records
+            let generic = Features {
+                brute_force: false,
+                unit_cap: 0,
+                ..Features::of(&flat)
+            };
+            let scene_args = SceneArgs::new(&flat, &generic, b)?;
             let mut l = self.stream.launch_builder(&f);
             scene_args.push(&mut l);
             l.arg(&q).arg(&nq).arg(&mut out);
