@@ -46,12 +46,14 @@ struct FlatUnitPrim {
 };
 
 // A brute-force module's unit records travel by value as a kernel parameter (the
-// constant bank: the test's multiply-adds read them as operands, no loads); HG_UNIT_CAP
-// (features.cuh) is the scene's slot count rounded up to a multiple of 4, the padding
-// slots never hit.
+// constant bank: one indexed constant load per two floats, no global loads or address
+// arithmetic); HG_UNIT_CAP (features.cuh) is the scene's record count rounded up to a
+// multiple of 4 (padding records never hit), `count` the scene's own.
 struct UnitPrims {
     FlatUnitPrim p[HG_UNIT_CAP];
+    hg_u32 count;
 };
+static_assert(sizeof(UnitPrims) == 64 * HG_UNIT_CAP + 4, "UnitPrims differs from flat::unit_prims::kernel_param");
 
 #define HG_UNIT_NONE 0u
 #define HG_UNIT_TRIANGLE 1u

@@ -177,8 +177,7 @@ __device__ inline float intersect_slot(const SceneGeom& g, hg_u32 slot, const Ra
 // the hit record wants them), with the record's branch-free bounds for triangles and
 // squares; a disk adds its circle, a sphere keeps its own test. Every lane of a warp
 // tests the same record, so the kind branches (compiled only for the kinds the module's
-// shapes have) are uniform; the records are kernel parameters, so the multiply-adds read
-// them straight from the constant bank.
+// shapes have) are uniform; the records are a kernel parameter (constant bank).
 __device__ inline float hg_affine_row(const float* r, V3 p) { return fmaf(r[0], p.x, fmaf(r[1], p.y, fmaf(r[2], p.z, r[3]))); }
 __device__ inline float hg_linear_row(const float* r, V3 v) { return fmaf(r[0], v.x, fmaf(r[1], v.y, r[2] * v.z)); }
 
@@ -312,8 +311,9 @@ __device__ inline float intersect_scene(const SceneGeom& g, const Ray& ray, hg_u
     if (g.node_count == 0) return best;
     float tmax = ray.tmax;
 #if HG_BRUTE_FORCE
-#pragma unroll
-    for (hg_u32 slot = 0; slot < HG_UNIT_CAP; ++slot) {
+    // not unrolled: unrolled, ptxas computed many records' tests at once and spilled them
+#pragma unroll 1
+    for (hg_u32 slot = 0; slot < g.units->count; ++slot) {
         const FlatUnitPrim& u = g.units->p[slot];
         float uv[2] = {0.0f, 0.0f};
         float t = intersect_unit(u, ray, tmax, uv);

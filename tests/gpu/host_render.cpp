@@ -36,6 +36,7 @@ static UnitPrims unit_param(const std::vector<char>& v) {
         if (i < n) std::memcpy(&u.p[i], v.data() + i * sizeof(FlatUnitPrim), sizeof(FlatUnitPrim));
         else u.p[i] = FlatUnitPrim{{0.0f}, 0u, __int_as_float(0x7f800000), 0.0f, HG_UNIT_NONE};
     }
+    u.count = (hg_u32)n;
     return u;
 }
 #else

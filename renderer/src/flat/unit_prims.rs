@@ -112,13 +112,19 @@ pub const UNIT_PADDING: FlatUnitPrim = FlatUnitPrim {
     kind: UNIT_NONE,
 };
 
-/// `units` padded with [`UNIT_PADDING`] to `cap` records (the kernels' `UnitPrims`
-/// parameter), or `None` when there are more than `cap`.
-pub fn padded(units: &[FlatUnitPrim], cap: usize) -> Option<Vec<FlatUnitPrim>> {
+/// The brute-force kernels' `UnitPrims` parameter (flat.cuh) as 32-bit words: `units`
+/// padded with [`UNIT_PADDING`] to `cap` records, then their count; `None` when there
+/// are more than `cap`.
+pub fn kernel_param(units: &[FlatUnitPrim], cap: usize) -> Option<Vec<u32>> {
     (units.len() <= cap).then(|| {
         let mut v = units.to_vec();
         v.resize(cap, UNIT_PADDING);
-        v
+        let mut words: Vec<u32> = super::as_bytes(&v)
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        words.push(units.len() as u32);
+        words
     })
 }
 

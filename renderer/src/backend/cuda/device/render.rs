@@ -16,7 +16,7 @@ use crate::backend::cuda::features::{Features, BRUTE_FORCE_MAX_PRIMS};
 use crate::backend::cuda::{check_supported, kernels, wavefront_bounce_launches};
 use crate::backend::RenderOptions;
 use crate::error::{Error, Result};
-use crate::flat::unit_prims::{self, FlatUnitPrim, UNIT_PRIMS_MAX};
+use crate::flat::unit_prims::{self, UNIT_PRIMS_MAX};
 use crate::flat::{content_hash, FlatCamera, FlatFilm, FlatIntegrator, FlatScene, INTEGRATOR_PATH};
 use crate::integrators::AnyIntegrator;
 use crate::io::Image;
@@ -29,10 +29,6 @@ unsafe impl DeviceRepr for FlatCamera {}
 unsafe impl DeviceRepr for FlatFilm {}
 // SAFETY: as above.
 unsafe impl DeviceRepr for FlatIntegrator {}
-// SAFETY: #[repr(C)] u32/f32 record without padding (flat::LAYOUT); pushed as the first of
-// the contiguous records of a brute-force module's by-value `UnitPrims` parameter
-// (SceneArgs::push).
-unsafe impl DeviceRepr for FlatUnitPrim {}
 
 /// Most samples per pixel in one megakernel wave: a pixel's samples of a wave share one
 /// warp segment (kernels/film.cuh `segment_sum`).
@@ -335,8 +331,8 @@ struct SceneArgs<'a> {
     node_count: u32,
     emitter_count: u32,
     env_count: u32,
-    /// A brute-force module's unit records, padded to its `HG_UNIT_CAP` (empty otherwise).
-    units: Vec<FlatUnitPrim>,
+    /// A brute-force module's `UnitPrims` parameter as words (empty otherwise).
+    units: Vec<u32>,
 }
 
 impl<'a> SceneArgs<'a> {
@@ -348,13 +344,15 @@ impl<'a> SceneArgs<'a> {
         b: impl Fn(&str) -> Result<&'a CudaSlice<u8>>,
     ) -> Result<Self> {
         let units = if features.brute_force {
-            unit_prims::padded(&flat.unit_prims, features.unit_cap as usize).ok_or_else(|| {
-                Error::Cuda(format!(
-                    "the scene has {} primitives but its brute-force module holds {}",
-                    flat.unit_prims.len(),
-                    features.unit_cap
-                ))
-            })?
+            unit_prims::kernel_param(&flat.unit_prims, features.unit_cap as usize).ok_or_else(
+                || {
+                    Error::Cuda(format!(
+                        "the scene has {} primitives but its brute-force module holds {}",
+                        flat.unit_prims.len(),
+                        features.unit_cap
+                    ))
+                },
+            )?
         } else {
             Vec::new()
         };
@@ -382,7 +380,7 @@ impl<'a> SceneArgs<'a> {
             l.arg(*s);
         }
         if let Some(u) = self.units.first() {
-            // The kernel's `UnitPrims` parameter is `units.len()` records by value: the
+            // The kernel's by-value `UnitPrims` parameter (flat.cuh) is these words: the
             // driver copies the parameter's size from this address, the vector's start.
             l.arg(u);
         }
