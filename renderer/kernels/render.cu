@@ -3,8 +3,8 @@
 // samples [s0, s0 + n) of crop pixels [p0, p0 + pixels), n = 1 << log2_n a power of two
 // <= 32; thread i takes pixel p0 + i / n, sample s0 + i % n, draws from the CPU's stream
 // for that (pixel, sample) (samplers/mod.rs SampleRng; the film position first, as
-// backend/cpu.rs draws its jitter first), places the sample by filter importance sampling
-// and reduces the pixel's weighted samples inside its warp segment into the accumulator
+// backend/cpu.rs draws its jitter first), places the sample by closed-form filter importance
+// sampling and reduces the pixel's weighted samples inside its warp segment into the accumulator
 // (film.cuh), which hg_develop divides by the weight at the end. Camera, film and
 // integrator records come by value (the kernel parameter space: constant-bank operands,
 // no loads); a specialised module (features.cuh) compiles only its scene's plugins and
@@ -13,7 +13,7 @@
 #include "integrators/path.cuh"
 #include "film.cuh"
 
-// The start of thread i's sample: its crop pixel, random stream (after the two film
+// The start of thread i's sample: its crop pixel, random stream (after the film's
 // numbers), film weight and camera ray.
 struct SampleStart {
     hg_u32 pix;
@@ -22,7 +22,7 @@ struct SampleStart {
     Ray ray;
 };
 
-__device__ inline SampleStart sample_start(const FlatCamera& cam, const FlatFilm& film, const float* table,
+__device__ inline SampleStart sample_start(const FlatCamera& cam, const FlatFilm& film,
                                            hg_u64 seed, hg_u32 s0, hg_u32 log2_n, hg_u32 p0, hg_u32 i) {
     SampleStart st;
     st.pix = p0 + (i >> log2_n);
@@ -32,10 +32,8 @@ __device__ inline SampleStart sample_start(const FlatCamera& cam, const FlatFilm
     hg_u32 fx = x + film.crop_offset[0], fy = y + film.crop_offset[1];
     hg_u64 pixel = (hg_u64)fy * (hg_u64)film.width + (hg_u64)fx;
     st.rng = sample_rng(seed, pixel, sidx);
-    float u1 = pcg_next_f32(st.rng);
-    float u2 = pcg_next_f32(st.rng);
     float ox, oy;
-    st.w = film_sample(film, table, x, y, u1, u2, &ox, &oy);
+    st.w = film_sample(film, x, y, st.rng, &ox, &oy);
     st.ray = camera_ray(cam, film, (float)fx + ox, (float)fy + oy);
     return st;
 }
@@ -60,12 +58,12 @@ __device__ inline void film_add(float* accum, hg_u32 pix, hg_u32 s0, hg_u32 i, h
 // RenderTuning), so warp segments stay aligned to pixels; `threads` = pixels << log2_n < 2^32.
 extern "C" __global__ void hg_render(const __grid_constant__ FlatCamera cam, const __grid_constant__ FlatFilm film,
                                      const __grid_constant__ FlatIntegrator it, HG_SCENE_PARAMS,
-                                     const float* __restrict__ table, hg_u64 seed, hg_u32 s0, hg_u32 log2_n,
+                                     hg_u64 seed, hg_u32 s0, hg_u32 log2_n,
                                      hg_u32 p0, hg_u32 threads, float* __restrict__ accum) {
     hg_u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= threads) return;  // whole segments only: threads is a multiple of n
     SceneData s = HG_SCENE_DATA;
-    SampleStart st = sample_start(cam, film, table, seed, s0, log2_n, p0, i);
+    SampleStart st = sample_start(cam, film, seed, s0, log2_n, p0, i);
     float alpha = 0.0f;
     V3 l = v3(0.0f, 0.0f, 0.0f);  // a wavefront `path` module: the host launches hg_path_* instead
     bool path = HG_KIND(HG_INTEGRATOR_SET, it.kind) == HG_INTEGRATOR_PATH;

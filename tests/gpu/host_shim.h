@@ -45,6 +45,16 @@ static inline unsigned __float_as_uint(float f) {
 static inline float __frcp_rn(float x) { return 1.0f / x; }
 static inline float __fdividef(float a, float b) { return a / b; }
 
+// The GPU's fast approximate log, exp and sincos (film.cuh film_gaussian): libm's here.
+// Macros, because glibc's <math.h> already declares functions of these names.
+static inline void hg_host_sincosf(float x, float* s, float* c) {
+    *s = sinf(x);
+    *c = cosf(x);
+}
+#define __logf(x) logf(x)
+#define __expf(x) expf(x)
+#define __sincosf(x, s, c) hg_host_sincosf(x, s, c)
+
 static inline float __uint_as_float(unsigned u) {
     float f;
     std::memcpy(&f, &u, sizeof f);

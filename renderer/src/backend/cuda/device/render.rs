@@ -173,7 +173,7 @@ fn chunks(spp: u32, pixels: u64, max_threads: u64) -> Vec<Chunk> {
 
 /// The leading parameters of the kernels that start samples (hg_render, hg_path_start:
 /// kernels/render.cu `sample_start`): camera, film and integrator by value, the scene
-/// arrays, the filter table, the seed and the chunk.
+/// arrays, the seed and the chunk.
 struct SampleArgs<'f> {
     flat: &'f FlatScene,
     seed: u64,
@@ -190,17 +190,11 @@ impl<'f> SampleArgs<'f> {
     }
 
     /// Pushes them onto `l`, in the kernels' order.
-    fn push<'l>(
-        &'l self,
-        l: &mut cudarc::driver::LaunchArgs<'l>,
-        scene: &'l SceneArgs<'_>,
-        table: &'l CudaSlice<u8>,
-    ) {
+    fn push<'l>(&'l self, l: &mut cudarc::driver::LaunchArgs<'l>, scene: &'l SceneArgs<'_>) {
         let (f, c) = (self.flat, &self.chunk);
         l.arg(&f.camera).arg(&f.film).arg(&f.integrator);
         scene.push(l);
-        l.arg(table)
-            .arg(&self.seed)
+        l.arg(&self.seed)
             .arg(&c.s0)
             .arg(&c.log2_n)
             .arg(&c.p0)
@@ -240,8 +234,8 @@ struct PathBuffers {
 }
 
 /// The flat arrays that every scene kernel takes, in the order of `HG_SCENE_PARAMS`
-/// (kernels/scene.cuh); the counts sit between them as that list says. The render kernel
-/// also reads `filter_table`; camera, film and integrator travel by value.
+/// (kernels/scene.cuh); the counts sit between them as that list says. Camera, film and
+/// integrator travel by value.
 const SCENE_ARRAYS: [&str; 18] = [
     "nodes",
     "leaf",
@@ -502,7 +496,7 @@ impl CudaBackend {
         let arrays: Vec<_> = flat
             .render_arrays()
             .into_iter()
-            .filter(|(n, _)| *n == "filter_table" || SCENE_ARRAYS.contains(n))
+            .filter(|(n, _)| SCENE_ARRAYS.contains(n))
             .collect();
         let mut bufs = Vec::with_capacity(arrays.len());
         for (name, bytes) in &arrays {
@@ -542,7 +536,6 @@ impl CudaBackend {
             .stream
             .record_event(timing)
             .map_err(drv("recording the start event"))?;
-        let table = b("filter_table")?;
         let mut work = Vec::new();
         let mut queues = Vec::new();
         if tuning.wavefront && flat.integrator.kind == INTEGRATOR_PATH {
@@ -560,7 +553,6 @@ impl CudaBackend {
                     &mut paths,
                     flat,
                     &scene_args,
-                    table,
                     seed,
                     &c,
                     block,
@@ -574,12 +566,11 @@ impl CudaBackend {
             for c in chunks(spp, pixels, MAX_LAUNCH_THREADS) {
                 let mut l = self.stream.launch_builder(&fr);
                 let sample = SampleArgs::new(flat, seed, &c);
-                sample.push(&mut l, &scene_args, table);
+                sample.push(&mut l, &scene_args);
                 l.arg(&mut accum);
                 // SAFETY: the arguments match hg_render in render.cu one for one (the
                 // three records by value); every array holds the records the kernel
-                // indexes (`filter_table`: the LUT, the sampling CDF and its guide
-                // table); `accum` has 5 floats per pixel and the chunk's pixels lie in
+                // indexes; `accum` has 5 floats per pixel and the chunk's pixels lie in
                 // the crop; n is a power of two <= 32 and the block a multiple of 32
                 // (RenderTuning::check), as the kernel's warp reduction requires.
                 unsafe { l.launch(threads_cfg(c.threads, block)) }
@@ -680,7 +671,6 @@ impl CudaBackend {
         p: &mut PathBuffers,
         flat: &FlatScene,
         scene_args: &SceneArgs<'_>,
-        table: &CudaSlice<u8>,
         seed: u64,
         c: &Chunk,
         block: u32,
@@ -691,7 +681,7 @@ impl CudaBackend {
             .map_err(drv("clearing the wavefront queue counts"))?;
         let mut l = self.stream.launch_builder(&k.start);
         let sample = SampleArgs::new(flat, seed, c);
-        sample.push(&mut l, scene_args, table);
+        sample.push(&mut l, scene_args);
         l.arg(&mut p.state)
             .arg(&p.cap)
             .arg(&mut p.queues)
