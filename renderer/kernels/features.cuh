@@ -26,7 +26,7 @@
 #define HG_INTEGRATOR_SET 0x3u   // bit HG_INTEGRATOR_*: direct, path
 #endif
 #ifndef HG_FILM_SET
-#define HG_FILM_SET 0x3u         // bit HG_FILM_*: one-pixel jitter, filter importance sampling
+#define HG_FILM_SET 0xfu         // bit HG_FILM_*: one-pixel jitter, box, tent, gaussian
 #endif
 #ifndef HG_PATH_WAVEFRONT
 #define HG_PATH_WAVEFRONT 0      // 1: `path` as the wavefront kernels (hg_render: `direct` only)
@@ -41,8 +41,11 @@
 #define HG_STACK 128             // BVH traversal stack entries (accel::STACK_SIZE)
 #endif
 
+// How the film places a sample (film.cuh film_sample; features.rs film_placement).
 #define HG_FILM_JITTER 0u        // a box of radius <= 0.5: uniform jitter in the pixel, weight 1
-#define HG_FILM_IMPORTANCE 1u    // every other filter (film.cuh)
+#define HG_FILM_BOX 1u           // a wider box: uniform over the window, weight 1
+#define HG_FILM_TENT 2u          // a tent: its CDF inverted over the window, weight 1
+#define HG_FILM_GAUSSIAN 3u      // a gaussian: Box-Muller, rejection outside the window, weight f / pdf
 
 #define HG_HAS(set, k) ((((set) >> (k)) & 1u) != 0u)
 

@@ -1,15 +1,23 @@
 // Deterministic film reconstruction by filter importance sampling (no sample buffer, no
 // float atomics). The CPU (renderer/src/films/block.rs) splats each sample, drawn
-// uniformly in its pixel, onto every pixel within the filter radius; its pixel is sum(f(x - c) L) / sum(f(x - c)) over the film positions x near the centre
-// c, whose expectation is the filter-weighted mean of L over [c - r, c + r] clipped to
-// the film. Here each sample of pixel c is drawn at c + (dx, dy) with dx, dy from the
-// filter's tabulated 1D density (the host's FilterTable::sampling_cdf: piecewise constant
-// over HG_FILTER_BINS bins of [-r, r]) truncated to the crop window (inverse CDF over the
-// window's part of [-r, r], found through a guide table: no rejection, no fallback), and
-// weighted by w = f(dx) f(dy) / (pdf(dx) pdf(dy)) with f the CPU's filter table; the pixel
-// is sum(w L) / sum(w), so the estimator has the CPU's expectation even though the density
-// is only tabulated. A one-pixel box (radius <= 0.5) is exactly the CPU: uniform jitter,
-// weight 1.
+// uniformly in its pixel, onto every pixel within the filter radius; its pixel is
+// sum(f(x - c) L) / sum(f(x - c)) over the film positions x near the centre c, whose
+// expectation is the filter-weighted mean of L over [c - r, c + r] clipped to the film.
+// Here each sample of pixel c is drawn at c + (dx, dy), (dx, dy) in the window [-r, r]^2
+// clipped to the crop, from a density p proportional to f (box, tent) or to the untruncated
+// normal (gaussian), truncated to the window, and weighted by w = f(dx) f(dy) / p(dx, dy)
+// up to a constant factor per pixel; the pixel is sum(w L) / sum(w), so the factor cancels
+// and the estimator has the CPU's expectation. f is the filter itself (rfilters/mod.rs
+// AnyFilter::eval, separable), not the CPU's table of it, which differs by ~1e-6.
+// Each kind is sampled in closed form, so a specialised module compiles only its own
+// (features.cuh HG_FILM_*):
+// - a box of radius <= 0.5: uniform jitter in the pixel, weight 1 (exactly the CPU);
+// - a wider box: uniform over the window, weight 1;
+// - a tent: its CDF inverted over the window (one sqrt), weight 1;
+// - a gaussian: Box-Muller, redrawn while outside the window (only pixels within r of
+//   the crop edge, and 1.3e-4 of the rest, whose draw falls beyond 4 stddev, ever redraw),
+//   weight (1 - exp(a (r^2 - dx^2))) (1 - exp(a (r^2 - dy^2))), a = -1 / (2 stddev^2).
+// The film takes the sample's first two random numbers, and two more per redraw.
 //
 // Reduction: hg_render's thread i renders pixel p0 + i / n, sample s0 + i % n, with n a
 // power of two <= 32, so a pixel's samples of one wave fill one aligned segment of a warp. The
@@ -20,94 +28,111 @@
 #pragma once
 #include "common.cuh"
 
-#define HG_LUT_SIZE 1024
-#define HG_FILTER_BINS 256                      // films::block::SAMPLING_BINS
-#define HG_FILTER_CDF (HG_LUT_SIZE + 2)         // the CDF's offset in the filter table array
-#define HG_FILTER_GUIDE_SIZE 1024               // films::block::SAMPLING_GUIDE (+1 entries after the CDF)
 #define HG_FILM_ACC 5                           // r, g, b, alpha, weight per pixel
 
-// FilterTable::eval
-__device__ inline float filter_table_eval(const float* values, float scale, float x) {
-    float f = fabsf(x) * scale;
-    if (!(f < (float)HG_LUT_SIZE)) return f == (float)HG_LUT_SIZE ? values[HG_LUT_SIZE] : 0.0f;
-    int i = (int)f;
-    float t = f - (float)i;
-    return values[i] + t * (values[i + 1] - values[i]);
+// The placement kind (HG_FILM_*) of `film`'s filter (backend/cuda/features.rs
+// film_placement, which picks the module's HG_FILM_SET).
+__device__ inline hg_u32 film_placement(const FlatFilm& film) {
+    if (film.filter == HG_FILTER_BOX) return film.filter_radius <= 0.5f ? HG_FILM_JITTER : HG_FILM_BOX;
+    return film.filter == HG_FILTER_TENT ? HG_FILM_TENT : HG_FILM_GAUSSIAN;
 }
 
-// The tabulated CDF at offset x in [-r, r] (linear within a bin); inv_bw = bins / (2 r).
-__device__ inline float filter_cdf_at(const float* cdf, float r, float inv_bw, float x) {
-    float s = (x + r) * inv_bw;
-    int k = (int)floorf(s);
-    k = k < 0 ? 0 : (k > HG_FILTER_BINS - 1 ? HG_FILTER_BINS - 1 : k);
-    float t = fminf(fmaxf(s - (float)k, 0.0f), 1.0f);
-    return cdf[k] + t * (cdf[k + 1] - cdf[k]);
+// An offset uniform over the window [lo, hi] (a box's density truncated to it) from u in
+// [0, 1); the clamp keeps a rounded-up hi - lo from stepping past the window.
+__device__ inline float film_box(float lo, float hi, float u) {
+    return fminf(lo + u * (hi - lo), hi);
 }
 
-// The last bin k < HG_FILTER_BINS with cdf[k] <= c (c >= 0; else 0, as a binary search
-// over all bins gives), by a binary search over the few bins the guide table leaves
-// (films/block.rs sampling_guide: entry j is the last bin with cdf[k] <= j / G, so for c in
-// [j / G, (j + 1) / G) the bin lies in [guide[j], guide[j + 1]]; c * G is exact since G is
-// a power of two). The CDF is non-decreasing, so this is the full binary search's bin; it
-// takes 0 or 1 steps where the filter has mass and a few only in its tails, where it took
-// eight dependent loads everywhere.
-__device__ inline int filter_bin(const float* cdf, const float* guide, float c) {
-    if (!(c >= 0.0f)) return 0;
-    int j = (int)fminf(c * (float)HG_FILTER_GUIDE_SIZE, (float)(HG_FILTER_GUIDE_SIZE - 1));
-    int a = (int)guide[j], b = (int)guide[j + 1] + 1;
-    while (b - a > 1) {
-        int m = (a + b) >> 1;
-        if (cdf[m] <= c) a = m;
-        else b = m;
-    }
-    return a;
+// The CDF of the tent over [-1, 1] at t (an offset in units of the radius).
+__device__ inline float tent_cdf(float t) {
+    float a = 1.0f - fabsf(t);
+    float h = 0.5f * a * a;
+    return t < 0.0f ? h : 1.0f - h;
 }
 
-// Draws an offset in [lo, hi] (a sub-interval of [-r, r]) from the tabulated density
-// truncated to [lo, hi], by inverting the CDF at u in [0, 1); *pdf gets the untruncated
-// density there (the truncation's constant factor cancels in sum(w L) / sum(w)). The CDF's
-// guide table follows it in the filter table array. bw is the bin width 2 r / bins and
-// inv_bw its inverse. Divisions are the GPU's fast ones: the position only has to follow
-// the density it reports (the weight divides by that same density), and the host checks
-// the estimator against quadrature (tests/gpu/host_film.cpp).
-__device__ inline float filter_sample(const float* cdf, float r, float bw, float inv_bw, float lo, float hi,
-                                      float u, float* pdf) {
-    // away from the film edges the window is all of [-r, r]: the CDF's ends, 0 and 1 exactly
-    float c_lo = lo > -r ? filter_cdf_at(cdf, r, inv_bw, lo) : 0.0f;
-    float c_hi = hi < r ? filter_cdf_at(cdf, r, inv_bw, hi) : 1.0f;
+// An offset in the window [lo, hi] (a part of [-r, r]) drawn from the tent of radius r
+// truncated to the window, from u in [0, 1): the CDF's value c = F(lo) + u (F(hi) - F(lo))
+// inverted in closed form, t = sqrt(2 c) - 1 below one half, 1 - sqrt(2 (1 - c)) above.
+// inv_r = 1 / r (FlatFilm::filter_k). Away from the crop edges the window is all of
+// [-r, r] and c = u.
+__device__ inline float film_tent(float r, float inv_r, float lo, float hi, float u) {
+    float c_lo = lo > -r ? tent_cdf(lo * inv_r) : 0.0f;
+    float c_hi = hi < r ? tent_cdf(hi * inv_r) : 1.0f;
     float c = c_lo + u * (c_hi - c_lo);
-    int a = filter_bin(cdf, cdf + (HG_FILTER_BINS + 1), c);
-    float c0 = cdf[a], c1 = cdf[a + 1];
-    float t = c1 > c0 ? fminf(fmaxf(__fdividef(c - c0, c1 - c0), 0.0f), 1.0f) : 0.5f;
-    *pdf = (c1 - c0) * inv_bw;
-    float x = -r + ((float)a + t) * bw;
-    return fminf(fmaxf(x, lo), hi);
+    float q = sqrtf(2.0f * fminf(c, 1.0f - c));
+    float x = copysignf(r * (1.0f - q), c - 0.5f);
+    return fminf(fmaxf(x, lo), hi);  // rounding may step a hair outside the window
 }
 
-// The film position (crop-space pixel x + offset, returned in *off) and filter weight of
-// one sample of crop pixel (x, y), from the first two numbers (u1, u2) of its stream.
-__device__ inline float film_sample(const FlatFilm& film, const float* __restrict__ table, hg_u32 x, hg_u32 y,
-                                    float u1, float u2, float* ox, float* oy) {
-    float r = film.filter_radius;
-    hg_u32 mode = (film.filter == HG_FILTER_BOX && r <= 0.5f) ? HG_FILM_JITTER : HG_FILM_IMPORTANCE;
-    if (HG_KIND(HG_FILM_SET, mode) == HG_FILM_JITTER) {
-        *ox = u1;  // the CPU: position = pixel + jitter, weight 1
-        *oy = u2;
-        return 1.0f;
+// Draws (*dx, *dy) in the window [lox, hix] x [loy, hiy] for the gaussian of `film`
+// (stddev s, radius r): s (zx, zy) with (zx, zy) standard normal by Box-Muller from
+// (u1, u2) (the GPU's fast log and sincos: the position only has to follow the density
+// the weight assumes to ~1e-6; 1 - u1 lies in (0, 1], so the log is finite, and the
+// angle 2 pi u2 - pi, a rotation by pi that the normal does not see, stays in the fast
+// sincos's accurate range [-pi, pi]), redrawn from two more numbers of `rng` while
+// outside the window. Returns the weight f(dx) f(dy) / (pdf(dx) pdf(dy)) up to a constant:
+// per axis 1 - exp(a (r^2 - dx^2)) = 1 - exp(a r^2 + z^2 / 2), a = -1 / (2 s^2) and a r^2
+// = FlatFilm::filter_k, clamped at 0 (it is 0 at |dx| = r, and the window lies in [-r, r]).
+__device__ inline float film_gaussian(const FlatFilm& film, float lox, float hix, float loy, float hiy, float u1,
+                                      float u2, Pcg32& rng, float* dx, float* dy) {
+    float s = film.filter_stddev;
+    float zx, zy;
+    for (;;) {
+        float rho = sqrtf(-2.0f * __logf(1.0f - u1));
+        float sn, cs;
+        __sincosf(6.28318531f * u2 - 3.14159265f, &sn, &cs);
+        zx = rho * cs;
+        zy = rho * sn;
+        *dx = s * zx;
+        *dy = s * zy;
+        if (*dx >= lox && *dx <= hix && *dy >= loy && *dy <= hiy) break;
+        u1 = pcg_next_f32(rng);
+        u2 = pcg_next_f32(rng);
     }
-    const float* cdf = table + HG_FILTER_CDF;
+    float k = film.filter_k;
+    float wx = fmaxf(0.0f, 1.0f - __expf(0.5f * zx * zx + k));
+    float wy = fmaxf(0.0f, 1.0f - __expf(0.5f * zy * zy + k));
+    return wx * wy;
+}
+
+// The film position (crop-space pixel (x, y) + (*ox, *oy)) and filter weight of one
+// sample of crop pixel (x, y), from the sample's random stream: its first two numbers
+// (u1, u2, as backend/cpu.rs draws its jitter first), and two more per gaussian redraw.
+__device__ inline float film_sample(const FlatFilm& film, hg_u32 x, hg_u32 y, Pcg32& rng, float* ox, float* oy) {
+    float u1 = pcg_next_f32(rng);
+    float u2 = pcg_next_f32(rng);
+    float r = film.filter_radius;
+    // the window: offsets from the pixel centre within r that stay in the crop
     float cx = (float)x + 0.5f, cy = (float)y + 0.5f;
-    float px, py;
-    float inv_r = __frcp_rn(r);
-    float bw = 2.0f * r / (float)HG_FILTER_BINS, inv_bw = (0.5f * (float)HG_FILTER_BINS) * inv_r;
-    float dx = filter_sample(cdf, r, bw, inv_bw, fmaxf(-r, -cx), fminf(r, (float)film.crop_size[0] - cx), u1, &px);
-    float dy = filter_sample(cdf, r, bw, inv_bw, fmaxf(-r, -cy), fminf(r, (float)film.crop_size[1] - cy), u2, &py);
+    float lox = fmaxf(-r, -cx), hix = fminf(r, (float)film.crop_size[0] - cx);
+    float loy = fmaxf(-r, -cy), hiy = fminf(r, (float)film.crop_size[1] - cy);
+    float dx = 0.0f, dy = 0.0f, w = 0.0f;
+    switch (HG_KIND(HG_FILM_SET, film_placement(film))) {
+        HG_CASE(HG_FILM_SET, HG_FILM_JITTER) {
+            *ox = u1;  // the CPU: position = pixel + jitter, weight 1
+            *oy = u2;
+            return 1.0f;
+        }
+        HG_CASE(HG_FILM_SET, HG_FILM_BOX) {
+            dx = film_box(lox, hix, u1);
+            dy = film_box(loy, hiy, u2);
+            w = 1.0f;
+            break;
+        }
+        HG_CASE(HG_FILM_SET, HG_FILM_TENT) {
+            dx = film_tent(r, film.filter_k, lox, hix, u1);
+            dy = film_tent(r, film.filter_k, loy, hiy, u2);
+            w = 1.0f;  // f / pdf is constant
+            break;
+        }
+        HG_CASE(HG_FILM_SET, HG_FILM_GAUSSIAN) {
+            w = film_gaussian(film, lox, hix, loy, hiy, u1, u2, rng, &dx, &dy);
+            break;
+        }
+    }
     *ox = 0.5f + dx;
     *oy = 0.5f + dy;
-    float scale = (float)HG_LUT_SIZE * inv_r;
-    float pdf = px * py;
-    return pdf > 0.0f ? __fdividef(filter_table_eval(table, scale, dx) * filter_table_eval(table, scale, dy), pdf)
-                      : 0.0f;
+    return w;
 }
 
 // Sums v over the n lanes (a power of two <= 32) of this thread's aligned warp segment

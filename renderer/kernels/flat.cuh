@@ -114,7 +114,8 @@ struct FlatFilm {
     hg_u32 filter;
     float filter_radius;
     float filter_stddev;
-    hg_u32 pad[2];
+    float filter_k;  // film.cuh: 1 / radius (tent), a r^2 = -(r / stddev)^2 / 2 (gaussian), 0 (box)
+    hg_u32 pad;
 };
 
 #define HG_INTEGRATOR_DIRECT 0u
@@ -229,7 +230,8 @@ struct FlatDist2D {
     F(FlatCamera, far_clip, 60) \
     S(FlatFilm, 48) F(FlatFilm, width, 0) F(FlatFilm, height, 4) F(FlatFilm, crop_offset, 8) \
     F(FlatFilm, crop_size, 16) F(FlatFilm, alpha, 24) F(FlatFilm, filter, 28) \
-    F(FlatFilm, filter_radius, 32) F(FlatFilm, filter_stddev, 36) F(FlatFilm, pad, 40) \
+    F(FlatFilm, filter_radius, 32) F(FlatFilm, filter_stddev, 36) F(FlatFilm, filter_k, 40) \
+    F(FlatFilm, pad, 44) \
     S(FlatIntegrator, 32) F(FlatIntegrator, kind, 0) F(FlatIntegrator, max_depth, 4) \
     F(FlatIntegrator, rr_depth, 8) F(FlatIntegrator, hide_emitters, 12) \
     F(FlatIntegrator, emitter_samples, 16) F(FlatIntegrator, bsdf_samples, 20) \

@@ -8,7 +8,8 @@
 // does not idle until the longest path of its warp ends; `path` paths differ in length).
 // Each sample draws from the CPU's stream for that (pixel, sample) (samplers/mod.rs
 // SampleRng; the film position first, as backend/cpu.rs draws its jitter first), is
-// placed by filter importance sampling, and its weighted value is added to the thread's
+// placed by closed-form filter importance sampling (film.cuh), and its weighted value is
+// added to the thread's
 // sum in j order; the pixel's t sums are then reduced inside their warp segment into the
 // accumulator (film.cuh), which hg_develop divides by the weight at the end. Camera, film
 // and integrator records come by value (the kernel parameter space: constant-bank
@@ -18,26 +19,24 @@
 #include "integrators/path.cuh"
 #include "film.cuh"
 
-// The start of one sample: its random stream (after the two film numbers), film weight
-// and camera ray; the sample has index `sidx` in crop pixel `pix`.
+// The start of one sample: its random stream (after the film's numbers), film weight and
+// camera ray; the sample has index `sidx` in crop pixel `pix`.
 struct SampleStart {
     Pcg32 rng;
     float w;
     Ray ray;
 };
 
-__device__ inline SampleStart sample_start(const FlatCamera& cam, const FlatFilm& film, const float* table,
-                                           hg_u64 seed, hg_u32 pix, hg_u32 sidx) {
+__device__ inline SampleStart sample_start(const FlatCamera& cam, const FlatFilm& film, hg_u64 seed, hg_u32 pix,
+                                           hg_u32 sidx) {
     SampleStart st;
     hg_u32 cw = film.crop_size[0];
     hg_u32 y = pix / cw, x = pix - y * cw;
     hg_u32 fx = x + film.crop_offset[0], fy = y + film.crop_offset[1];
     hg_u64 pixel = (hg_u64)fy * (hg_u64)film.width + (hg_u64)fx;
     st.rng = sample_rng(seed, pixel, sidx);
-    float u1 = pcg_next_f32(st.rng);
-    float u2 = pcg_next_f32(st.rng);
     float ox, oy;
-    st.w = film_sample(film, table, x, y, u1, u2, &ox, &oy);
+    st.w = film_sample(film, x, y, st.rng, &ox, &oy);
     st.ray = camera_ray(cam, film, (float)fx + ox, (float)fy + oy);
     return st;
 }
@@ -82,8 +81,8 @@ __device__ inline bool direct_step(const SceneData& s, const FlatIntegrator& it,
 // log2_k) < 2^32, log2_k <= log2_n.
 extern "C" __global__ void hg_render(const __grid_constant__ FlatCamera cam, const __grid_constant__ FlatFilm film,
                                      const __grid_constant__ FlatIntegrator it, HG_SCENE_PARAMS,
-                                     const float* __restrict__ table, hg_u64 seed, hg_u32 s0, hg_u32 log2_n,
-                                     hg_u32 log2_k, hg_u32 p0, hg_u32 threads, float* __restrict__ accum) {
+                                     hg_u64 seed, hg_u32 s0, hg_u32 log2_n, hg_u32 log2_k, hg_u32 p0,
+                                     hg_u32 threads, float* __restrict__ accum) {
     hg_u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= threads) return;  // whole segments only: threads is a multiple of t
     SceneData s = HG_SCENE_DATA;
@@ -99,7 +98,7 @@ extern "C" __global__ void hg_render(const __grid_constant__ FlatCamera cam, con
     for (hg_u32 next = first;;) {
         if (!alive) {  // start the next sample
             if (next == end) break;
-            SampleStart st = sample_start(cam, film, table, seed, pix, next++);
+            SampleStart st = sample_start(cam, film, seed, pix, next++);
             w = st.w;
             path_begin(s, it, st.ray, st.rng, &p);
         }

@@ -105,14 +105,14 @@ __device__ inline void queue_push(bool alive, hg_u32 i, hg_u32* queue, hg_u32* c
 // threads.
 extern "C" __global__ void hg_path_start(const __grid_constant__ FlatCamera cam, const __grid_constant__ FlatFilm film,
                                          const __grid_constant__ FlatIntegrator it, HG_SCENE_PARAMS,
-                                         const float* __restrict__ table, hg_u64 seed, hg_u32 s0, hg_u32 log2_n,
+                                         hg_u64 seed, hg_u32 s0, hg_u32 log2_n,
                                          hg_u32 p0, hg_u32 threads, float* __restrict__ st, hg_u32 cap,
                                          hg_u32* __restrict__ queues, hg_u32* __restrict__ counts) {
     hg_u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     bool alive = false;
     if (i < threads) {  // no early return: the queue push is warp-wide
         SceneData s = HG_SCENE_DATA;
-        SampleStart ss = sample_start(cam, film, table, seed, p0 + (i >> log2_n), s0 + (i & ((1u << log2_n) - 1u)));
+        SampleStart ss = sample_start(cam, film, seed, p0 + (i >> log2_n), s0 + (i & ((1u << log2_n) - 1u)));
         PathState p;
         path_begin(s, it, ss.ray, ss.rng, &p);
         alive = path_step(s, it, &p);

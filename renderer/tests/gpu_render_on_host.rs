@@ -14,11 +14,13 @@
 //! they agree statistically only); (b) determinism: the same scene, spp, seed and wave
 //! split give the same bits (a different split changes the summation order), and the
 //! in-warp reduction (emulated by the host shim) does not depend on the wave split beyond
-//! rounding; (c) the film's filter importance sampling (`film_sample`, driven by
-//! `tests/gpu/host_film.cpp`) against quadrature of the CPU's filter table truncated to the
-//! crop window, per pixel, for every filter (and the untruncated integral must be rejected
-//! at the edges, so the check can fail), and its O(1) inverse-CDF search (guide table +
-//! binary search over the bins it leaves) against a full binary search, bit for bit, on full and truncated windows.
+//! rounding; each module specialised to a scene's plugins and filter kind computes the
+//! generic module's bits; (c) the film's closed-form filter importance sampling
+//! (`film_sample`, driven by `tests/gpu/host_film.cpp`) against quadrature of the analytic
+//! filter truncated to the crop window, per pixel, for every filter kind (and the
+//! untruncated integral must be rejected at the edges, so the check can fail): every
+//! sample inside its window, and the gaussian's redraws as frequent as its window's
+//! normal mass says, down to a 1×1 crop.
 //!
 //! Skips with a message when no C++ compiler (`$CXX`, else `c++`) is available.
 
@@ -33,7 +35,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use heliograph::backend::cuda::features::{Features, BRUTE_FORCE_MAX_PRIMS};
 use heliograph::backend::cuda::{check_supported, kernels, wavefront_bounce_launches};
 use heliograph::backend::{cpu, RenderOptions};
-use heliograph::films::block::FilterTable;
 use heliograph::flat::unit_prims::UNIT_PRIMS_MAX;
 use heliograph::flat::FlatScene;
 use heliograph::integrators::{self, AnyIntegrator, Direct};
@@ -247,7 +248,7 @@ fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_determinist
         let f =
             Features::with_brute_force_max(&FlatScene::from_scene(scene).unwrap(), brute.brute_max);
         assert!(f.brute_force, "{label}: {}", f.tag());
-        let (p, pb) = compare(&brute, scene, 32, label);
+        let (p, pb) = compare(&brute, scene, 64, label);
         assert!(p > alpha, "{label}: the kernels differ from the CPU");
         assert!(pb < alpha, "the test cannot see a 5% bias ({label})");
     }
@@ -397,9 +398,15 @@ fn specialised_modules_compute_what_the_generic_module_does() {
         ("cbox", load("cbox.xml", 24)),
         ("showcase", load("showcase.xml", 24)),
     ];
-    let mut c = scenes[0].1.clone();
-    c.sensor.film.rfilter = AnyFilter::Box { radius: 0.5 };
-    scenes.push(("seed, one-pixel box", c));
+    for (label, f) in [
+        ("seed, one-pixel box", AnyFilter::Box { radius: 0.5 }),
+        ("seed, box 1", AnyFilter::Box { radius: 1.0 }),
+        ("seed, tent 1.5", AnyFilter::Tent { radius: 1.5 }),
+    ] {
+        let mut c = scenes[0].1.clone();
+        c.sensor.film.rfilter = f;
+        scenes.push((label, c));
+    }
     let mut c = scenes[2].1.clone();
     c.integrator = AnyIntegrator::Direct(Direct {
         emitter_samples: 2,
@@ -500,15 +507,9 @@ fn the_wavefront_path_kernels_give_the_megakernel_bits() {
 }
 
 /// The filter-weighted mean of `g` around `c` over `[c - r, c + r]`, clipped to `[0, size]`
-/// when `clip` (midpoint rule with the CPU's filter table as the weight).
-fn filtered_mean(
-    t: &FilterTable,
-    r: f64,
-    c: f64,
-    size: f64,
-    clip: bool,
-    g: impl Fn(f64) -> f64,
-) -> f64 {
+/// when `clip` (midpoint rule with the analytic filter as the weight).
+fn filtered_mean(f: &AnyFilter, c: f64, size: f64, clip: bool, g: impl Fn(f64) -> f64) -> f64 {
+    let r = f.radius() as f64;
     let (lo, hi) = if clip {
         ((c - r).max(0.0), (c + r).min(size))
     } else {
@@ -519,13 +520,51 @@ fn filtered_mean(
     let (mut sw, mut swg) = (0.0, 0.0);
     for k in 0..m {
         let u = lo + (k as f64 + 0.5) * h;
-        let w = t.eval((u - c) as f32) as f64;
+        let w = f.eval((u - c) as f32) as f64;
         sw += w;
         swg += w * g(u);
     }
     swg / sw
 }
 
+/// The probability that a normal offset of standard deviation `s` from the centre `c`
+/// lands in `[c - r, c + r]` clipped to `[0, size]` (midpoint rule): the chance that the
+/// film's gaussian keeps a Box-Muller draw, per axis.
+fn normal_mass(s: f64, r: f64, c: f64, size: f64) -> f64 {
+    let (lo, hi) = ((-r).max(-c), r.min(size - c));
+    let m = 20_000;
+    let h = (hi - lo) / m as f64;
+    let density =
+        |x: f64| (-0.5 * (x / s).powi(2)).exp() / (s * (2.0 * std::f64::consts::PI).sqrt());
+    (0..m).map(|k| density(lo + (k as f64 + 0.5) * h) * h).sum()
+}
+
+/// Runs `cmd` and returns its status, or panics when it runs past `secs` seconds.
+fn status_within(cmd: &mut Command, secs: u64, what: &str) -> std::process::ExitStatus {
+    let mut child = cmd.spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return st;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{what}: still running after {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The film's closed-form filter importance sampling (kernels/film.cuh `film_sample`,
+/// driven by tests/gpu/host_film.cpp) per crop pixel against quadrature of the analytic
+/// filter truncated to the crop window (z-test), on an 8×6 crop (offset 0, 1) and a 1×1
+/// crop, whose one pixel is truncated on every side. Where the filter reaches past the
+/// film the untruncated integral must be rejected, so the check can fail. The driver
+/// checks that every sample lies in its window with a finite weight >= 0; here, each
+/// pixel's first samples' weights against f / pdf from the analytic filter, and that every
+/// placement but the gaussian's draws one pair of numbers, and the gaussian's redraws
+/// per pixel follow its window's normal mass (a z-test on the mean count: the rejection
+/// loop ends, and rejects only outside the window).
 #[test]
 fn filter_importance_sampling_matches_the_truncated_filter_integral() {
     let dir = std::env::temp_dir().join(format!("hg-host-film-{}", std::process::id()));
@@ -539,84 +578,116 @@ fn filter_importance_sampling_matches_the_truncated_filter_integral() {
         return;
     };
     let mut scene = load("seed.xml", 8);
-    scene.sensor.film.crop_offset = [0, 1];
-    scene.sensor.film.crop_size = [8, 6];
-    let (cw, ch) = (8usize, 6usize);
     // the driver's signal, split into its x and y parts (the filter is separable)
     let gx = |u: f64| 0.01 * u * u + 0.2 * (1.3 * u).sin();
     let gy = |v: f64| 0.3 * v;
     let n = 40_000;
-    for f in [
-        AnyFilter::default(),
-        AnyFilter::Tent { radius: 1.5 },
-        AnyFilter::Box { radius: 1.0 },
-        AnyFilter::Box { radius: 0.5 },
-    ] {
-        scene.sensor.film.rfilter = f;
-        let flat = FlatScene::from_scene(&scene).unwrap();
-        for (name, bytes) in flat.render_arrays() {
-            if name == "film" || name == "filter_table" {
-                std::fs::write(dir.join(format!("{name}.bin")), bytes).unwrap();
+    let gaussian = |stddev: f32| AnyFilter::Gaussian {
+        stddev,
+        radius: 4.0 * stddev,
+    };
+    for (crop_offset, crop_size) in [([0, 1], [8, 6]), ([3, 2], [1, 1])] {
+        scene.sensor.film.crop_offset = crop_offset;
+        scene.sensor.film.crop_size = crop_size;
+        let (cw, ch) = (crop_size[0] as usize, crop_size[1] as usize);
+        for f in [
+            AnyFilter::default(),
+            gaussian(0.8),
+            gaussian(3.75),
+            AnyFilter::Tent { radius: 1.5 },
+            AnyFilter::Box { radius: 1.0 },
+            AnyFilter::Box { radius: 0.5 },
+        ] {
+            let label = format!("{f:?} on the {cw}x{ch} crop");
+            scene.sensor.film.rfilter = f;
+            let flat = FlatScene::from_scene(&scene).unwrap();
+            for (name, bytes) in flat.render_arrays() {
+                if name == "film" {
+                    std::fs::write(dir.join("film.bin"), bytes).unwrap();
+                }
             }
-        }
-        let st = Command::new(&exe)
-            .arg(&dir)
-            .arg(n.to_string())
-            .status()
-            .unwrap();
-        assert!(
-            st.success(),
-            "{f:?}: the film sampling driver failed ({st})"
-        );
-        // the guide-table search finds the binary search's bin: same offset and pdf bits
-        let out = Command::new(&exe)
-            .arg(&dir)
-            .args(["200000", "search"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{f:?}: the guide-table search differs from the binary search: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        print!("{f:?}: {}", String::from_utf8_lossy(&out.stdout));
-        let est: Vec<f64> = std::fs::read(dir.join("est.bin"))
-            .unwrap()
-            .chunks_exact(8)
-            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-            .collect();
-        assert_eq!(est.len(), cw * ch * 2);
-        let table = FilterTable::new(&f);
-        let r = f.radius() as f64;
-        let (mut worst, mut untruncated_z) = (0.0f64, 0.0f64);
-        for y in 0..ch {
-            for x in 0..cw {
-                let (cx, cy) = (x as f64 + 0.5, y as f64 + 0.5);
-                let mean = |clip| {
-                    filtered_mean(&table, r, cx, cw as f64, clip, gx)
-                        + filtered_mean(&table, r, cy, ch as f64, clip, gy)
-                };
-                let (e, se) = (est[2 * (y * cw + x)], est[2 * (y * cw + x) + 1]);
-                let z = (e - mean(true)) / se;
-                assert!(
-                    z.abs() < 5.0,
-                    "{f:?} pixel ({x}, {y}): estimate {e:.6} vs filtered {:.6} (z = {z:.2})",
-                    mean(true)
-                );
-                worst = worst.max(z.abs());
-                untruncated_z = untruncated_z.max(((e - mean(false)) / se).abs());
-            }
-        }
-        println!(
-            "{f:?}: worst |z| vs the film-truncated filter = {worst:.2}; \
-             vs the untruncated filter = {untruncated_z:.1}"
-        );
-        if r > 0.5 {
+            let st = status_within(Command::new(&exe).arg(&dir).arg(n.to_string()), 300, &label);
             assert!(
-                untruncated_z > 20.0,
-                "{f:?}: the check cannot tell a filter truncated at the film edge from one that is not"
+                st.success(),
+                "{label}: the film sampling driver failed ({st})"
             );
+            let est: Vec<f64> = std::fs::read(dir.join("est.bin"))
+                .unwrap()
+                .chunks_exact(8)
+                .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+                .collect();
+            assert_eq!(est.len(), cw * ch * 4);
+            let r = f.radius() as f64;
+            let (mut worst, mut untruncated_z, mut worst_draws_z) = (0.0f64, 0.0f64, 0.0f64);
+            let mut most_pairs = 0.0f64;
+            for y in 0..ch {
+                for x in 0..cw {
+                    let (cx, cy) = (x as f64 + 0.5, y as f64 + 0.5);
+                    let mean = |clip| {
+                        filtered_mean(&f, cx, cw as f64, clip, gx)
+                            + filtered_mean(&f, cy, ch as f64, clip, gy)
+                    };
+                    let e = &est[4 * (y * cw + x)..4 * (y * cw + x + 1)];
+                    let z = (e[0] - mean(true)) / e[1];
+                    assert!(
+                        z.abs() < 5.0,
+                        "{label} pixel ({x}, {y}): estimate {:.6} vs filtered {:.6} (z = {z:.2})",
+                        e[0],
+                        mean(true)
+                    );
+                    worst = worst.max(z.abs());
+                    untruncated_z = untruncated_z.max(((e[0] - mean(false)) / e[1]).abs());
+                    most_pairs = most_pairs.max(e[3]);
+                    if let AnyFilter::Gaussian { stddev, .. } = f {
+                        // pairs per sample: geometric, mean 1 / p and variance (1 - p) / p^2
+                        let s = stddev as f64;
+                        let p = normal_mass(s, r, cx, cw as f64) * normal_mass(s, r, cy, ch as f64);
+                        let se = ((1.0 - p) / (p * p) / n as f64).sqrt();
+                        let zd = (e[2] - 1.0 / p) / se;
+                        assert!(
+                            zd.abs() < 5.0,
+                            "{label} pixel ({x}, {y}): {:.4} pairs per sample, expected {:.4} (z = {zd:.2})",
+                            e[2],
+                            1.0 / p
+                        );
+                        worst_draws_z = worst_draws_z.max(zd.abs());
+                    } else {
+                        assert_eq!((e[2], e[3]), (1.0, 1.0), "{label}: one pair per sample");
+                    }
+                }
+            }
+            // each weight is f(dx) f(dy) / (pdf(dx) pdf(dy)) up to the placement's constant
+            let first = read_f32s(&dir.join("samples.bin"));
+            assert_eq!(first.len(), cw * ch * 16 * 3);
+            let mut worst_w = 0.0f64;
+            for s in first.chunks_exact(3) {
+                let (dx, dy, w) = (s[0], s[1], s[2] as f64);
+                let want = match f {
+                    AnyFilter::Gaussian { stddev, .. } => {
+                        // the normal's density is exp(-x^2 / (2 s^2)) / (s sqrt(2 pi))
+                        let ratio = |x: f32| {
+                            f.eval(x) as f64 / (-0.5 * (x as f64 / stddev as f64).powi(2)).exp()
+                        };
+                        ratio(dx) * ratio(dy)
+                    }
+                    _ => 1.0, // box and tent: the density is f over its integral
+                };
+                worst_w = worst_w.max((w - want).abs());
+            }
+            assert!(worst_w < 2e-5, "{label}: weights off by {worst_w:.2e}");
+            println!(
+                "{label}: weights within {worst_w:.1e} of f / pdf; worst |z| vs the film-truncated filter = {worst:.2}; \
+                 vs the untruncated filter = {untruncated_z:.1}; pairs drawn per sample: \
+                 most {most_pairs}, worst |z| of the mean {worst_draws_z:.2}"
+            );
+            if r > 0.5 && cw > 1 {
+                assert!(
+                    untruncated_z > 20.0,
+                    "{label}: the check cannot tell a filter truncated at the film edge from one that is not"
+                );
+            }
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+

@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
     auto textures = slurp(d + "textures.bin"), texels = slurp(d + "texels.bin");
     auto emitters = slurp(d + "emitters.bin"), env = slurp(d + "env.bin");
     auto dist1d = slurp(d + "dist1d.bin"), dist2d = slurp(d + "dist2d.bin");
-    auto dist_data = slurp(d + "dist_data.bin"), table = slurp(d + "filter_table.bin");
+    auto dist_data = slurp(d + "dist_data.bin");
     auto bsphere = slurp(d + "bsphere.bin");
     const FlatFilm* fl = as<FlatFilm>(film);
     const FlatCamera& camera = *as<FlatCamera>(cam);
@@ -104,8 +104,7 @@ int main(int argc, char** argv) {
         hg_u32 threads = (hg_u32)(pixels * n), lanes = threads >> log2_k;
         if (!wavefront) {
             launch(lanes, [&] {
-                hg_render(camera, *fl, it, SCENE_ARGS, as<float>(table), seed, s0, log2_n, log2_k, 0u, lanes,
-                          accum.data());
+                hg_render(camera, *fl, it, SCENE_ARGS, seed, s0, log2_n, log2_k, 0u, lanes, accum.data());
             });
         } else {
 #if HG_HAS(HG_INTEGRATOR_SET, HG_INTEGRATOR_PATH) && HG_PATH_WAVEFRONT
@@ -113,8 +112,8 @@ int main(int argc, char** argv) {
             std::vector<float> st((size_t)threads * HG_PS_WORDS, std::nanf(""));
             std::vector<hg_u32> queues(2 * (size_t)threads), counts(bounces + 1, 0u);
             launch(threads, [&] {
-                hg_path_start(camera, *fl, it, SCENE_ARGS, as<float>(table), seed, s0, log2_n, 0u, threads,
-                              st.data(), threads, queues.data(), counts.data());
+                hg_path_start(camera, *fl, it, SCENE_ARGS, seed, s0, log2_n, 0u, threads, st.data(), threads,
+                              queues.data(), counts.data());
             });
             for (hg_u32 k = 1; k <= bounces; ++k) {
                 hg_u32 finish = k == bounces ? 1u : 0u;

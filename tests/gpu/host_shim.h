@@ -41,14 +41,19 @@ static inline unsigned __float_as_uint(float f) {
     return u;
 }
 
-// Correctly rounded reciprocal, and the GPU's fast approximate division and sine/cosine
-// (exact here; glibc declares a __sincosf of its own, hence the macro).
+// Correctly rounded reciprocal, and the GPU's fast approximate division (exact here).
 static inline float __frcp_rn(float x) { return 1.0f / x; }
 static inline float __fdividef(float a, float b) { return a / b; }
+
+// The GPU's fast approximate log, exp and sincos (film.cuh film_gaussian, math.cuh's
+// warps): libm's here. Macros, because glibc's <math.h> already declares functions of
+// these names.
 static inline void hg_host_sincosf(float x, float* s, float* c) {
-    *s = std::sin(x);
-    *c = std::cos(x);
+    *s = sinf(x);
+    *c = cosf(x);
 }
+#define __logf(x) logf(x)
+#define __expf(x) expf(x)
 #define __sincosf(x, s, c) hg_host_sincosf(x, s, c)
 
 static inline float __uint_as_float(unsigned u) {

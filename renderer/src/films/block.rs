@@ -12,14 +12,6 @@ pub const MAX_FOOTPRINT: usize = 32;
 /// Entries of the filter table over `[0, radius]`.
 const LUT_SIZE: usize = 1024;
 
-/// Bins of [`FilterTable::sampling_cdf`] over `[-radius, radius]` (each covers
-/// `2 * LUT_SIZE / SAMPLING_BINS` table intervals).
-pub const SAMPLING_BINS: usize = 256;
-
-/// Cells of [`FilterTable::sampling_guide`] over `[0, 1]` (a power of two, so that
-/// `c * SAMPLING_GUIDE` is exact in f32); the table has one entry more.
-pub const SAMPLING_GUIDE: usize = 1024;
-
 /// A reconstruction filter tabulated over `[0, radius]` with linear
 /// interpolation, so a splat costs table lookups instead of `exp` calls
 /// (the interpolation error is below 2e-6 of the peak for the default Gaussian).
@@ -45,67 +37,6 @@ impl FilterTable {
             scale: LUT_SIZE as f32 / radius,
             values,
         }
-    }
-
-    /// The tabulated values (`LUT_SIZE + 2` of them: the table and a trailing zero),
-    /// as the CUDA film kernels read them.
-    pub fn values(&self) -> &[f32] {
-        &self.values
-    }
-
-    /// The CDF (`SAMPLING_BINS + 1` values, 0 to 1) of the piecewise-constant density
-    /// over `SAMPLING_BINS` equal bins of `[-radius, radius]` whose bin masses are the exact
-    /// integrals of the tabulated (linearly interpolated) filter: the CUDA film draws
-    /// sample offsets from it (filter importance sampling, kernels/film.cuh). Filters
-    /// are non-negative; a filter of zero mass gives a uniform CDF.
-    pub fn sampling_cdf(&self) -> Vec<f32> {
-        let per_bin = 2 * LUT_SIZE / SAMPLING_BINS;
-        let half = SAMPLING_BINS / 2;
-        // mass of the j-th bin of [0, radius] (trapezoids of the table, in table units)
-        let pos: Vec<f64> = (0..half)
-            .map(|j| {
-                (j * per_bin..(j + 1) * per_bin)
-                    .map(|i| 0.5 * (self.values[i] as f64 + self.values[i + 1] as f64))
-                    .sum::<f64>()
-                    .max(0.0)
-            })
-            .collect();
-        let mass: Vec<f64> = pos.iter().rev().chain(pos.iter()).copied().collect();
-        let total: f64 = mass.iter().sum();
-        let mut acc = 0.0f64;
-        let mut cdf = vec![0.0f32];
-        for (k, m) in mass.iter().enumerate() {
-            acc += if total > 0.0 { *m } else { 1.0 };
-            let denom = if total > 0.0 {
-                total
-            } else {
-                SAMPLING_BINS as f64
-            };
-            cdf.push(if k + 1 == SAMPLING_BINS {
-                1.0
-            } else {
-                (acc / denom) as f32
-            });
-        }
-        cdf
-    }
-
-    /// The guide table of `cdf` (a [`Self::sampling_cdf`]) for kernels/film.cuh:
-    /// `SAMPLING_GUIDE + 1` entries, entry `j` the last bin `k < SAMPLING_BINS` with
-    /// `cdf[k] <= j / SAMPLING_GUIDE` (stored as an exact f32), so that the inverse-CDF
-    /// search for `c` in `[j, j + 1) / SAMPLING_GUIDE` only has to look at the bins from
-    /// entry `j` to entry `j + 1`: the same bin as a binary search over all bins, with
-    /// fewer dependent loads.
-    pub fn sampling_guide(cdf: &[f32]) -> Vec<f32> {
-        let bins = cdf.len().saturating_sub(1).max(1);
-        (0..=SAMPLING_GUIDE)
-            .map(|j| {
-                let c = j as f32 / SAMPLING_GUIDE as f32;
-                // cdf[0] = 0 <= c always: the count of entries <= c is at least 1
-                let k = cdf[..bins].iter().take_while(|&&v| v <= c).count();
-                k.saturating_sub(1) as f32
-            })
-            .collect()
     }
 
     /// The filter at offset `x` (pixels).
@@ -259,70 +190,6 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn sampling_guide_entries_are_the_last_bins_at_or_below_their_level() {
-        for f in [
-            AnyFilter::default(),
-            AnyFilter::Tent { radius: 1.5 },
-            AnyFilter::Box { radius: 1.0 },
-        ] {
-            let cdf = FilterTable::new(&f).sampling_cdf();
-            let guide = FilterTable::sampling_guide(&cdf);
-            assert_eq!(guide.len(), SAMPLING_GUIDE + 1);
-            assert_eq!(guide[SAMPLING_GUIDE], (SAMPLING_BINS - 1) as f32);
-            for (j, &g) in guide.iter().enumerate() {
-                let level = j as f64 / SAMPLING_GUIDE as f64;
-                let k = g as usize;
-                assert_eq!(k as f32, g, "{f:?}: entry {j} is not a whole bin");
-                assert!(k < SAMPLING_BINS && cdf[k] as f64 <= level, "{f:?} {j}");
-                assert!(
-                    k + 1 == SAMPLING_BINS || cdf[k + 1] as f64 > level,
-                    "{f:?} {j}: bin {k} is not the last one at or below {level}"
-                );
-            }
-        }
-        // a CDF with empty bins: the entries skip them
-        let mut cdf = vec![0.0f32; SAMPLING_BINS + 1];
-        for (k, c) in cdf.iter_mut().enumerate().skip(SAMPLING_BINS / 2 + 1) {
-            *c = (k - SAMPLING_BINS / 2) as f32 / (SAMPLING_BINS / 2) as f32;
-        }
-        let guide = FilterTable::sampling_guide(&cdf);
-        assert_eq!(guide[0], (SAMPLING_BINS / 2) as f32);
-        assert_eq!(guide[SAMPLING_GUIDE - 1], (SAMPLING_BINS - 1) as f32);
-        assert_eq!(guide[SAMPLING_GUIDE / 2], (SAMPLING_BINS * 3 / 4) as f32);
-    }
-
-    #[test]
-    fn sampling_cdf_matches_the_analytic_filter_integral() {
-        // tent of radius 1.5: CDF(x) = 1/2 + sign(x) (1 - (1 - |x|/r)^2) / 2; box: linear
-        let r = 1.5f64;
-        let tent = FilterTable::new(&AnyFilter::Tent { radius: r as f32 }).sampling_cdf();
-        let boxf = FilterTable::new(&AnyFilter::Box { radius: 1.0 }).sampling_cdf();
-        assert_eq!(
-            (tent.len(), boxf.len()),
-            (SAMPLING_BINS + 1, SAMPLING_BINS + 1)
-        );
-        for k in 0..=SAMPLING_BINS {
-            let x = -r + 2.0 * r * k as f64 / SAMPLING_BINS as f64;
-            let a = x.abs() / r;
-            let want = 0.5 + x.signum() * (1.0 - (1.0 - a) * (1.0 - a)) / 2.0;
-            assert!(
-                (tent[k] as f64 - want).abs() < 1e-5,
-                "tent bin {k}: {} vs {want}",
-                tent[k]
-            );
-            let want_box = k as f64 / SAMPLING_BINS as f64;
-            assert!((boxf[k] as f64 - want_box).abs() < 1e-6, "box bin {k}");
-        }
-        let g = FilterTable::new(&AnyFilter::default()).sampling_cdf();
-        assert!(
-            g.windows(2).all(|w| w[1] > w[0]),
-            "gaussian: every bin has mass"
-        );
-        assert_eq!((g[0], g[SAMPLING_BINS]), (0.0, 1.0));
-        assert!((g[SAMPLING_BINS / 2] - 0.5).abs() < 1e-6, "symmetric");
     }
 
     #[test]

@@ -58,7 +58,7 @@ pub const LAYOUT: &[LayoutEntry] = layout! {
     FlatCamera { origin, tan_half_x, lin, aspect, near_clip, far_clip }
     FlatFilm {
         width, height, crop_offset, crop_size, alpha, filter, filter_radius,
-        filter_stddev, pad
+        filter_stddev, filter_k, pad
     }
     FlatIntegrator {
         kind, max_depth, rr_depth, hide_emitters, emitter_samples, bsdf_samples, pad

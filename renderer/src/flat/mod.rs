@@ -45,7 +45,6 @@ use glam::Affine3A;
 
 use crate::accel::LeafPrim;
 use crate::error::Result;
-use crate::films::block::FilterTable;
 use crate::integrators::AnyIntegrator;
 use crate::rfilters::AnyFilter;
 use crate::scene::Scene;
@@ -155,8 +154,12 @@ pub struct FlatFilm {
     pub filter_radius: f32,
     /// Gaussian standard deviation (0 for other filters).
     pub filter_stddev: f32,
+    /// The constant of the GPU's closed-form sample placement (kernels/film.cuh): `1 /
+    /// radius` for a tent, `a radius²` with `a = -1 / (2 stddev²)` for a gaussian (the
+    /// exponent of its truncation offset, about -8), 0 for a box.
+    pub filter_k: f32,
     /// Padding to 48 bytes.
-    pub pad: [u32; 2],
+    pub pad: u32,
 }
 
 /// Integrator settings (32 bytes).
@@ -225,10 +228,6 @@ pub struct FlatScene {
     pub dist2d: Vec<FlatDist2D>,
     /// The floats the distributions point into.
     pub dist_data: Vec<f32>,
-    /// The reconstruction filter tabulated as `films::block::FilterTable` does
-    /// (`values()`), followed by its sampling CDF (`sampling_cdf()`) and that CDF's guide
-    /// table (`sampling_guide()`), for kernels/film.cuh.
-    pub filter_table: Vec<f32>,
     /// The scene's bounding sphere: centre x, y, z and radius.
     pub bsphere: [f32; 4],
     /// The depth of the BVH's deepest leaf (the root is at depth 0): the traversal
@@ -306,10 +305,18 @@ fn flatten_camera(cam: &crate::sensors::Perspective) -> FlatCamera {
 
 /// Flattens the film and its filter.
 fn flatten_film(film: &crate::films::Film) -> FlatFilm {
-    let (filter, filter_radius, filter_stddev) = match film.rfilter {
-        AnyFilter::Box { radius } => (FILTER_BOX, radius, 0.0),
-        AnyFilter::Tent { radius } => (FILTER_TENT, radius, 0.0),
-        AnyFilter::Gaussian { stddev, radius } => (FILTER_GAUSSIAN, radius, stddev),
+    let (filter, filter_radius, filter_stddev, filter_k) = match film.rfilter {
+        AnyFilter::Box { radius } => (FILTER_BOX, radius, 0.0, 0.0),
+        AnyFilter::Tent { radius } => (FILTER_TENT, radius, 0.0, (1.0 / f64::from(radius)) as f32),
+        AnyFilter::Gaussian { stddev, radius } => {
+            let ratio = f64::from(radius) / f64::from(stddev);
+            (
+                FILTER_GAUSSIAN,
+                radius,
+                stddev,
+                (-0.5 * ratio * ratio) as f32,
+            )
+        }
     };
     FlatFilm {
         width: film.width,
@@ -320,7 +327,8 @@ fn flatten_film(film: &crate::films::Film) -> FlatFilm {
         filter,
         filter_radius,
         filter_stddev,
-        pad: [0; 2],
+        filter_k,
+        pad: 0,
     }
 }
 
@@ -394,14 +402,6 @@ impl FlatScene {
             camera: flatten_camera(&scene.sensor.camera),
             film: flatten_film(&scene.sensor.film),
             integrator: flatten_integrator(&scene.integrator),
-            filter_table: {
-                let t = FilterTable::new(&scene.sensor.film.rfilter);
-                let mut v = t.values().to_vec();
-                let cdf = t.sampling_cdf();
-                v.extend(&cdf);
-                v.extend(FilterTable::sampling_guide(&cdf));
-                v
-            },
             bsphere: [
                 scene.bsphere.0.x,
                 scene.bsphere.0.y,
@@ -441,7 +441,6 @@ impl FlatScene {
             ("dist1d", as_bytes(&self.dist1d)),
             ("dist2d", as_bytes(&self.dist2d)),
             ("dist_data", as_bytes(&self.dist_data)),
-            ("filter_table", as_bytes(&self.filter_table)),
             ("bsphere", as_bytes(&self.bsphere)),
         ]
     }

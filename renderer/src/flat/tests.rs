@@ -326,3 +326,42 @@ fn content_hash_sees_every_bit_and_the_length() {
     padded.push(0);
     assert!(seen.insert(super::content_hash(&padded)));
 }
+
+#[test]
+fn the_film_carries_the_constant_of_its_sample_placement() {
+    // kernels/film.cuh: the tent inverts its CDF in units of 1 / radius; the gaussian's
+    // weight per axis is 1 - exp(filter_k + z^2 / 2) with filter_k = a r^2, a = -1 / (2 s^2)
+    let film = |rfilter| {
+        flatten_film(&crate::films::Film {
+            rfilter,
+            ..Default::default()
+        })
+    };
+    let f = film(AnyFilter::Box { radius: 1.0 });
+    assert_eq!(
+        (f.filter, f.filter_radius, f.filter_k),
+        (FILTER_BOX, 1.0, 0.0)
+    );
+    let f = film(AnyFilter::Tent { radius: 1.5 });
+    assert_eq!((f.filter, f.filter_radius), (FILTER_TENT, 1.5));
+    assert!((f.filter_k - 1.0 / 1.5).abs() < 1e-7);
+    for stddev in [0.5f32, 0.8, 3.75] {
+        let g = AnyFilter::Gaussian {
+            stddev,
+            radius: 4.0 * stddev,
+        };
+        let f = film(g);
+        assert_eq!((f.filter, f.filter_stddev), (FILTER_GAUSSIAN, stddev));
+        assert_eq!(f.filter_k, -8.0, "a r^2 at r = 4 stddev");
+        // f / exp(a x^2) is the weight's factor at every offset
+        let a = -0.5 / (stddev as f64 * stddev as f64);
+        for x in [0.0f32, 0.3, 1.0, 2.0 * stddev] {
+            let w = 1.0 - (f.filter_k as f64 - a * (x as f64).powi(2)).exp();
+            let want = g.eval(x) as f64 / (a * (x as f64).powi(2)).exp();
+            assert!(
+                (w - want).abs() < 1e-6,
+                "stddev {stddev} at {x}: {w} vs {want}"
+            );
+        }
+    }
+}

@@ -18,12 +18,28 @@
 
 use crate::flat::materials::bsdf_kind;
 use crate::flat::unit_prims::UNIT_PRIMS_MAX;
-use crate::flat::{FlatScene, FILTER_BOX, INTEGRATOR_DEPTH, INTEGRATOR_PATH};
+use crate::flat::{
+    FlatFilm, FlatScene, FILTER_BOX, FILTER_TENT, INTEGRATOR_DEPTH, INTEGRATOR_PATH,
+};
 
 /// `HG_FILM_SET` bit of a film that jitters within the pixel (box of radius <= 0.5).
 pub const FILM_JITTER: u32 = 0;
-/// `HG_FILM_SET` bit of a film that places samples by filter importance sampling.
-pub const FILM_IMPORTANCE: u32 = 1;
+/// `HG_FILM_SET` bit of a wider box: uniform over the sample's window.
+pub const FILM_BOX: u32 = 1;
+/// `HG_FILM_SET` bit of a tent: its CDF inverted over the window.
+pub const FILM_TENT: u32 = 2;
+/// `HG_FILM_SET` bit of a gaussian: Box-Muller with rejection outside the window.
+pub const FILM_GAUSSIAN: u32 = 3;
+
+/// How kernels/film.cuh places `film`'s samples (`FILM_*`; `film_placement` there).
+pub fn film_placement(film: &FlatFilm) -> u32 {
+    match film.filter {
+        FILTER_BOX if film.filter_radius <= 0.5 => FILM_JITTER,
+        FILTER_BOX => FILM_BOX,
+        FILTER_TENT => FILM_TENT,
+        _ => FILM_GAUSSIAN,
+    }
+}
 
 /// Inline the sample path when the BSDF dispatch has at most this many cases (a
 /// `twosided` wrapper doubles its base kinds): NVRTC's time grows fast with the inlined
@@ -58,7 +74,8 @@ pub struct Features {
     pub shapes: u32,
     /// Integrator kinds (`INTEGRATOR_DIRECT` or `INTEGRATOR_PATH`).
     pub integrators: u32,
-    /// Film sample placement ([`FILM_JITTER`] or [`FILM_IMPORTANCE`]).
+    /// Film sample placement ([`FILM_JITTER`], [`FILM_BOX`], [`FILM_TENT`] or
+    /// [`FILM_GAUSSIAN`]).
     pub film: u32,
     /// Traversal stack entries: at least the BVH depth.
     pub stack: u32,
@@ -91,7 +108,6 @@ impl Features {
     pub fn with_brute_force_max(flat: &FlatScene, brute_max: usize) -> Features {
         let brute_force = flat.leaf_prims.len() <= brute_max.min(UNIT_PRIMS_MAX)
             && flat.unit_prims.len() == flat.leaf_prims.len();
-        let box_jitter = flat.film.filter == FILTER_BOX && flat.film.filter_radius <= 0.5;
         let stack = flat
             .bvh_depth
             .max(1)
@@ -103,12 +119,7 @@ impl Features {
             emitters: set_of(flat.emitters.iter().map(|e| e.kind)),
             shapes: set_of(flat.shapes.iter().map(|s| s.kind)),
             integrators: set_of([flat.integrator.kind]) & !(1 << INTEGRATOR_DEPTH),
-            film: 1
-                << if box_jitter {
-                    FILM_JITTER
-                } else {
-                    FILM_IMPORTANCE
-                },
+            film: 1 << film_placement(&flat.film),
             stack,
             brute_force,
             unit_cap: if brute_force {
@@ -175,7 +186,7 @@ impl Features {
         s
     }
 
-    /// A short name for messages and cache file names, e.g. `b1.t3.e8.s4.i1.f2.k8`
+    /// A short name for messages and cache file names, e.g. `b1.t3.e8.s4.i1.f8.k8`
     /// (`.bfN`, N unit records, instead of the stack size `.kN` when brute force).
     pub fn tag(&self) -> String {
         let accel = if self.brute_force {
@@ -195,7 +206,9 @@ mod tests {
     use super::*;
     use crate::flat::materials::emitter_kind;
     use crate::flat::materials::{TEX_BITMAP, TEX_CONSTANT};
-    use crate::flat::{INTEGRATOR_DIRECT, INTEGRATOR_PATH, SHAPE_MESH, SHAPE_RECTANGLE};
+    use crate::flat::{
+        FILTER_GAUSSIAN, INTEGRATOR_DIRECT, INTEGRATOR_PATH, SHAPE_MESH, SHAPE_RECTANGLE,
+    };
     use crate::scene::{build_scene, xml};
 
     fn flat(name: &str) -> FlatScene {
@@ -212,10 +225,10 @@ mod tests {
         assert_eq!(f.emitters, 1 << emitter_kind::CONSTANT);
         assert_eq!(f.shapes, 1 << SHAPE_RECTANGLE);
         assert_eq!(f.integrators, 1 << INTEGRATOR_DIRECT);
-        assert_eq!(f.film, 1 << FILM_IMPORTANCE, "the default gaussian filter");
+        assert_eq!(f.film, 1 << FILM_GAUSSIAN, "the default gaussian filter");
         assert_eq!(f.stack, MIN_STACK);
         assert!(f.inline_all() && f.brute_force, "one rectangle");
-        assert_eq!(f.tag(), "b1.t3.e8.s4.i1.f2.bf4");
+        assert_eq!(f.tag(), "b1.t3.e8.s4.i1.f8.bf4");
         assert!(f.prelude(false).contains("HG_UNIT_CAP 4"));
     }
 
@@ -252,7 +265,7 @@ mod tests {
             "HG_EMITTER_SET 0x8u",
             "HG_SHAPE_SET 0x4u",
             "HG_INTEGRATOR_SET 0x1u",
-            "HG_FILM_SET 0x2u",
+            "HG_FILM_SET 0x8u",
             "HG_STACK 8",
             "HG_INLINE_ALL",
             "HG_BRUTE_FORCE 1",
@@ -282,12 +295,24 @@ mod tests {
     }
 
     #[test]
-    fn a_one_pixel_box_jitters() {
+    fn each_filter_kind_has_its_own_placement() {
         let mut fl = flat("seed.xml");
-        fl.film.filter = FILTER_BOX;
-        fl.film.filter_radius = 0.5;
-        assert_eq!(Features::of(&fl).film, 1 << FILM_JITTER);
-        fl.film.filter_radius = 0.6;
-        assert_eq!(Features::of(&fl).film, 1 << FILM_IMPORTANCE);
+        for (filter, radius, placement) in [
+            (FILTER_BOX, 0.5, FILM_JITTER),
+            (FILTER_BOX, 0.3, FILM_JITTER),
+            (FILTER_BOX, 0.6, FILM_BOX),
+            (FILTER_TENT, 0.5, FILM_TENT),
+            (FILTER_TENT, 1.5, FILM_TENT),
+            (FILTER_GAUSSIAN, 2.0, FILM_GAUSSIAN),
+        ] {
+            fl.film.filter = filter;
+            fl.film.filter_radius = radius;
+            let f = Features::of(&fl);
+            assert_eq!(f.film, 1 << placement, "filter {filter} radius {radius}");
+            assert!(f
+                .prelude(false)
+                .contains(&format!("HG_FILM_SET 0x{:x}u", 1 << placement)));
+            assert!(f.tag().contains(&format!(".f{:x}.", 1 << placement)));
+        }
     }
 }

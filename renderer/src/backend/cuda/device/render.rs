@@ -218,7 +218,7 @@ fn chunks(spp: u32, pixels: u64, max_samples: u64, per_lane: u32) -> Vec<Chunk> 
 
 /// The leading parameters of the kernels that start samples (hg_render, hg_path_start:
 /// kernels/render.cu `sample_start`): camera, film and integrator by value, the scene
-/// arrays, the filter table, the seed and the chunk (hg_render: with its samples per
+/// arrays, the seed and the chunk (hg_render: with its samples per
 /// lane and one thread per lane; hg_path_start: one thread per sample).
 struct SampleArgs<'f> {
     flat: &'f FlatScene,
@@ -253,16 +253,11 @@ impl<'f> SampleArgs<'f> {
     }
 
     /// Pushes them onto `l`, in the kernel's order.
-    fn push<'l>(
-        &'l self,
-        l: &mut cudarc::driver::LaunchArgs<'l>,
-        scene: &'l SceneArgs<'_>,
-        table: &'l CudaSlice<u8>,
-    ) {
+    fn push<'l>(&'l self, l: &mut cudarc::driver::LaunchArgs<'l>, scene: &'l SceneArgs<'_>) {
         let (f, c) = (self.flat, &self.chunk);
         l.arg(&f.camera).arg(&f.film).arg(&f.integrator);
         scene.push(l);
-        l.arg(table).arg(&self.seed).arg(&c.s0).arg(&c.log2_n);
+        l.arg(&self.seed).arg(&c.s0).arg(&c.log2_n);
         if let Some(k) = &self.log2_k {
             l.arg(k);
         }
@@ -302,8 +297,9 @@ struct PathBuffers {
 }
 
 /// The flat arrays that every scene kernel takes, in the order of `HG_SCENE_PARAMS`
-/// (kernels/scene.cuh); the counts sit between them as that list says. The render kernel
-/// also reads `filter_table`; camera, film and integrator travel by value.
+/// (kernels/scene.cuh); the counts sit between them as that list says, and a brute-force
+/// module's unit records follow them by value. Camera, film and integrator travel by
+/// value too.
 const SCENE_ARRAYS: [&str; 18] = [
     "nodes",
     "leaf",
@@ -590,7 +586,7 @@ impl CudaBackend {
         let arrays: Vec<_> = flat
             .render_arrays()
             .into_iter()
-            .filter(|(n, _)| *n == "filter_table" || SCENE_ARRAYS.contains(n))
+            .filter(|(n, _)| SCENE_ARRAYS.contains(n))
             .collect();
         let mut bufs = Vec::with_capacity(arrays.len());
         for (name, bytes) in &arrays {
@@ -631,7 +627,6 @@ impl CudaBackend {
             .stream
             .record_event(timing)
             .map_err(drv("recording the start event"))?;
-        let table = b("filter_table")?;
         let mut work = Vec::new();
         let mut queues = Vec::new();
         if tuning.wavefront && flat.integrator.kind == INTEGRATOR_PATH {
@@ -649,7 +644,6 @@ impl CudaBackend {
                     &mut paths,
                     flat,
                     &scene_args,
-                    table,
                     seed,
                     &c,
                     block,
@@ -663,12 +657,11 @@ impl CudaBackend {
             for c in chunks(spp, pixels, MAX_LAUNCH_THREADS, tuning.samples_per_lane) {
                 let mut l = self.stream.launch_builder(&fr);
                 let sample = SampleArgs::megakernel(flat, seed, &c);
-                sample.push(&mut l, &scene_args, table);
+                sample.push(&mut l, &scene_args);
                 l.arg(&mut accum);
                 // SAFETY: the arguments match hg_render in render.cu one for one (the
                 // three records by value); every array holds the records the kernel
-                // indexes (`filter_table`: the LUT, the sampling CDF and its guide
-                // table); `accum` has 5 floats per pixel and the chunk's pixels lie in
+                // indexes; `accum` has 5 floats per pixel and the chunk's pixels lie in
                 // the crop; n and k are powers of two, k <= n <= 32, and the block a
                 // multiple of 32 (RenderTuning::check), as the kernel's warp reduction
                 // requires.
@@ -770,7 +763,6 @@ impl CudaBackend {
         p: &mut PathBuffers,
         flat: &FlatScene,
         scene_args: &SceneArgs<'_>,
-        table: &CudaSlice<u8>,
         seed: u64,
         c: &Chunk,
         block: u32,
@@ -781,7 +773,7 @@ impl CudaBackend {
             .map_err(drv("clearing the wavefront queue counts"))?;
         let mut l = self.stream.launch_builder(&k.start);
         let sample = SampleArgs::path_start(flat, seed, c);
-        sample.push(&mut l, scene_args, table);
+        sample.push(&mut l, scene_args);
         l.arg(&mut p.state)
             .arg(&p.cap)
             .arg(&mut p.queues)
