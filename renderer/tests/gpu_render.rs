@@ -92,15 +92,25 @@ fn every_scene_matches_the_cpu_backend() {
         );
         assert!(pb < alpha, "{label}: the test cannot see a 5% bias");
     }
-    // `path` both ways: the wavefront kernels (the default) and the megakernel
+    // `path` every way: the megakernel (the default) and the wavefront kernels, and the
+    // Cornell box's 30 primitives by brute force (the default) and through the BVH
     let default = be.render_tuning();
-    for wavefront in [true, false] {
+    for (wavefront, brute_force_max_prims) in [
+        (false, default.brute_force_max_prims),
+        (true, default.brute_force_max_prims),
+        (false, 0),
+    ] {
         be.set_render_tuning(RenderTuning {
             wavefront,
+            brute_force_max_prims,
             ..default
         })
         .unwrap();
-        let mode = if wavefront { "wavefront" } else { "megakernel" };
+        let mode = match (wavefront, brute_force_max_prims) {
+            (true, _) => "wavefront",
+            (false, 0) => "megakernel-bvh",
+            _ => "megakernel",
+        };
         for name in ["cbox", "showcase"] {
             let scene = load(&format!("{name}.xml"), 64);
             let label = format!("{name}-path-{mode}");
@@ -273,9 +283,25 @@ fn benchmark_tuning_sweep() {
         spp: Some(32),
         seed: 3,
     };
-    for name in ["seed.xml", "cbox.xml", "showcase.xml"] {
-        let scene = load(name, 512);
-        let brute: &[u32] = if name == "cbox.xml" {
+    // the Cornell box with two more boxes (54 primitives): where brute force stops paying
+    let text = std::fs::read_to_string(repo_root().join("scenes/cbox.xml")).unwrap();
+    let boxes = r#"<shape type="cube"><transform name="to_world"><scale value="0.15"/>
+        <translate value="-0.5, -0.85, 0.5"/></transform><ref id="white"/></shape>
+        <shape type="cube"><transform name="to_world"><scale value="0.12"/>
+        <rotate y="1" angle="30"/><translate value="0.55, 0.6, -0.6"/></transform>
+        <ref id="white"/></shape></scene>"#;
+    let dir = std::env::temp_dir().join(format!("hg-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("cbox54.xml");
+    std::fs::write(&file, text.replace("</scene>", boxes)).unwrap();
+    for name in ["seed.xml", "cbox.xml", "cbox54.xml", "showcase.xml"] {
+        let scene = if name == "cbox54.xml" {
+            let desc = xml::load_file(&file, &[("res".into(), "512".into())]).unwrap();
+            build_scene(&desc).unwrap()
+        } else {
+            load(name, 512)
+        };
+        let brute: &[u32] = if name.starts_with("cbox") {
             &[8, 64]
         } else {
             &[default.brute_force_max_prims]
@@ -300,7 +326,7 @@ fn benchmark_tuning_sweep() {
                     }
                 }
             }
-            if name != "seed.xml" {
+            if name == "cbox.xml" || name == "showcase.xml" {
                 configs.push(RenderTuning {
                     wavefront: true,
                     ..mode

@@ -35,7 +35,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use heliograph::backend::cuda::features::{Features, BRUTE_FORCE_MAX_PRIMS};
 use heliograph::backend::cuda::{check_supported, kernels, wavefront_bounce_launches};
 use heliograph::backend::{cpu, RenderOptions};
-use heliograph::flat::unit_prims::UNIT_PRIMS_MAX;
 use heliograph::flat::FlatScene;
 use heliograph::integrators::{self, AnyIntegrator, Direct};
 use heliograph::rfilters::AnyFilter;
@@ -218,41 +217,51 @@ fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_determinist
         assert!(pb < alpha, "the test cannot see a 5% bias ({f:?})");
     }
     let cbox = load("cbox.xml", 64);
-    let (p, pb) = compare(&host, &cbox, 16, "cbox (path)");
+    assert!(
+        Features::with_brute_force_max(&FlatScene::from_scene(&cbox).unwrap(), host.brute_max)
+            .brute_force,
+        "the Cornell box renders by brute force"
+    );
+    let (p, pb) = compare(&host, &cbox, 16, "cbox (path, brute force)");
     assert!(p > alpha, "Cornell box: the kernels differ from the CPU");
     assert!(pb < alpha, "the test cannot see a 5% bias (cbox)");
     let showcase = load("showcase.xml", 64);
     let (p, pb) = compare(&host, &showcase, 16, "showcase (path)");
     assert!(p > alpha, "showcase: the kernels differ from the CPU");
     assert!(pb < alpha, "the test cannot see a 5% bias (showcase)");
-    // brute force with the unit-shape test (flat/unit_prims.rs) on every kind of
-    // primitive: the Cornell box (triangles, rectangles) plus a sphere and a disk
-    let brute = Host {
-        brute_max: UNIT_PRIMS_MAX,
-        ..host_or_skip(false).unwrap()
-    };
+    // brute force (the default up to BRUTE_FORCE_MAX_PRIMS primitives: the Cornell box)
+    // with the unit-shape test (flat/unit_prims.rs) on every kind of primitive: the
+    // Cornell box plus a sphere and a disk; and the Cornell box through the BVH
     let text = std::fs::read_to_string(repo_root().join("scenes/cbox.xml")).unwrap();
     let extra = r#"<shape type="sphere"><point name="center" x="-0.45" y="0.35" z="0.35"/>
         <float name="radius" value="0.22"/><ref id="white"/></shape>
         <shape type="disk"><transform name="to_world"><scale value="0.25"/>
         <rotate x="1" angle="-60"/><translate value="0.4, 0.25, 0.1"/></transform>
         <ref id="red"/></shape></scene>"#;
-    let file = brute.dir.join("cbox_shapes.xml");
+    let file = host.dir.join("cbox_shapes.xml");
     std::fs::write(&file, text.replace("</scene>", extra)).unwrap();
     let desc = xml::load_file(&file, &[("res".into(), "64".into())]).unwrap();
     let shapes = build_scene(&desc).unwrap();
-    for (label, scene) in [
-        ("cbox (path, brute force)", &cbox),
-        ("cbox + sphere + disk (path, brute force)", &shapes),
+    let bvh = Host {
+        brute_max: 0,
+        ..host_or_skip(false).unwrap()
+    };
+    for (label, scene, h, brute) in [
+        (
+            "cbox + sphere + disk (path, brute force)",
+            &shapes,
+            &host,
+            true,
+        ),
+        ("cbox (path, BVH)", &cbox, &bvh, false),
     ] {
-        let f =
-            Features::with_brute_force_max(&FlatScene::from_scene(scene).unwrap(), brute.brute_max);
-        assert!(f.brute_force, "{label}: {}", f.tag());
-        let (p, pb) = compare(&brute, scene, 64, label);
+        let f = Features::with_brute_force_max(&FlatScene::from_scene(scene).unwrap(), h.brute_max);
+        assert_eq!(f.brute_force, brute, "{label}: {}", f.tag());
+        let (p, pb) = compare(h, scene, 64, label);
         assert!(p > alpha, "{label}: the kernels differ from the CPU");
         assert!(pb < alpha, "the test cannot see a 5% bias ({label})");
     }
-    let _ = std::fs::remove_dir_all(&brute.dir);
+    let _ = std::fs::remove_dir_all(&bvh.dir);
 
     // integrator variants: direct with several samples per strategy and hidden emitters,
     // path with early Russian roulette and hidden emitters, and delta lights
@@ -382,14 +391,15 @@ fn specialised_modules_compute_what_the_generic_module_does() {
     let (Some(special), Some(generic)) = (host_or_skip(false), host_or_skip(true)) else {
         return;
     };
-    // the Cornell box once more with brute force (its 30 primitives, unit-shape tests)
-    let (special_bf, generic_bf) = (
+    // the Cornell box once more through the BVH (by default its 30 primitives are brute
+    // forced with unit-shape tests)
+    let (special_bvh, generic_bvh) = (
         Host {
-            brute_max: UNIT_PRIMS_MAX,
+            brute_max: 0,
             ..host_or_skip(false).unwrap()
         },
         Host {
-            brute_max: UNIT_PRIMS_MAX,
+            brute_max: 0,
             ..host_or_skip(true).unwrap()
         },
     );
@@ -414,11 +424,11 @@ fn specialised_modules_compute_what_the_generic_module_does() {
         hide_emitters: false,
     });
     scenes.push(("showcase, direct", c));
-    scenes.push(("cbox, brute force", scenes[1].1.clone()));
+    scenes.push(("cbox, BVH", scenes[1].1.clone()));
     let mut tags = Vec::new();
     for (label, scene) in &scenes {
-        let (special, generic) = if label.ends_with("brute force") {
-            (&special_bf, &generic_bf)
+        let (special, generic) = if label.ends_with("BVH") {
+            (&special_bvh, &generic_bvh)
         } else {
             (&special, &generic)
         };
@@ -446,7 +456,7 @@ fn specialised_modules_compute_what_the_generic_module_does() {
         scenes.len(),
         "each scene is a different plugin set"
     );
-    for h in [&special, &generic, &special_bf, &generic_bf] {
+    for h in [&special, &generic, &special_bvh, &generic_bvh] {
         let _ = std::fs::remove_dir_all(&h.dir);
     }
 }
@@ -690,4 +700,3 @@ fn filter_importance_sampling_matches_the_truncated_filter_integral() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
-

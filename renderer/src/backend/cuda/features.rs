@@ -47,13 +47,13 @@ pub fn film_placement(film: &FlatFilm) -> u32 {
 /// `twosided` 2 min); larger sets are specialised but keep the plugin calls out of line.
 pub const INLINE_MAX_BSDF_CASES: u32 = 5;
 
-/// Scenes of at most this many primitives skip the BVH: every ray tests every leaf slot
-/// in order, so all lanes of a warp test the same primitive together and no ray box needs
-/// its reciprocals. Measured on the H200 (2026-12-02): the seed scene (1 primitive) went
-/// 0.410 -> 0.399 ms, but the Cornell box (30) went 9.9 -> 11.7 ms: testing every
-/// primitive, shadow rays included, cost more than the divergent walk (~10 of 32 lanes
-/// busy) lost. Past a handful of primitives the tree wins.
-pub const BRUTE_FORCE_MAX_PRIMS: usize = 8;
+/// Scenes of at most this many primitives skip the BVH: every ray tests every primitive
+/// in order with the unit-shape test (flat/unit_prims.rs), so all lanes of a warp test
+/// the same primitive together. Measured on the H200 (2026-12-03): the Cornell box (30
+/// primitives) 9.2 ms with the BVH, 8.3 ms brute force (7.2 ms with 8 samples per lane);
+/// a test costs ~50 instructions, so the cost grows linearly with the primitives while
+/// the BVH's grows with their logarithm (tests/gpu/RESULTS.md has the crossover).
+pub const BRUTE_FORCE_MAX_PRIMS: usize = 32;
 
 /// The smallest traversal stack a specialised module gets; stacks are powers of two
 /// from here to `accel::STACK_SIZE`, so a BVH that is rebuilt a little deeper or
@@ -240,15 +240,15 @@ mod tests {
         assert_eq!(f.emitters, 1 << emitter_kind::AREA);
         assert_eq!(f.integrators, 1 << INTEGRATOR_PATH);
         assert!(f.stack >= fl.bvh_depth && f.stack.is_power_of_two());
-        assert!(!f.brute_force && !f.prelude(false).contains("HG_BRUTE_FORCE"));
-        assert!(f.tag().ends_with(&format!(".k{}", f.stack)));
-        // 30 primitives: brute force from a threshold of 30 on
+        // 30 primitives: brute force by default and from a threshold of 30 on
         assert_eq!(fl.unit_prims.len(), 30);
-        assert!(!Features::with_brute_force_max(&fl, 29).brute_force);
-        let b = Features::with_brute_force_max(&fl, 30);
-        assert!(b.brute_force && b.prelude(false).contains("HG_BRUTE_FORCE 1"));
-        assert_eq!(b.unit_cap, 32, "30 records, padded to a multiple of 4");
-        assert!(b.tag().ends_with(".bf32") && b.prelude(false).contains("HG_UNIT_CAP 32"));
+        assert!(f.brute_force && f.prelude(false).contains("HG_BRUTE_FORCE 1"));
+        assert_eq!(f.unit_cap, 32, "30 records, padded to a multiple of 4");
+        assert!(f.tag().ends_with(".bf32") && f.prelude(false).contains("HG_UNIT_CAP 32"));
+        assert_eq!(Features::with_brute_force_max(&fl, 30), f);
+        let b = Features::with_brute_force_max(&fl, 29);
+        assert!(!b.brute_force && !b.prelude(false).contains("HG_BRUTE_FORCE"));
+        assert!(b.tag().ends_with(&format!(".k{}", b.stack)) && b.unit_cap == 0);
         // no unit records (a scene past UNIT_PRIMS_MAX): never brute force
         let mut big = fl.clone();
         big.unit_prims.clear();

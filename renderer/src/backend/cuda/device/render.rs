@@ -59,7 +59,7 @@ pub struct RenderTuning {
     /// Samples of a pixel each megakernel thread renders one after another (a power of
     /// two, 1..=32; a wave of fewer samples per pixel gives each thread all of them): a
     /// lane whose `path` ends early starts its next sample instead of idling until the
-    /// longest path of its warp ends.
+    /// longest path of its warp ends. 0: [`RenderTuning::lanes_default`].
     pub samples_per_lane: u32,
     /// Scenes of at most this many primitives skip the BVH: every ray tests every
     /// primitive with the unit-shape test (features::BRUTE_FORCE_MAX_PRIMS, at most
@@ -79,7 +79,7 @@ impl Default for RenderTuning {
             block: 512,
             max_registers: 64,
             wavefront: false,
-            samples_per_lane: 1,
+            samples_per_lane: 0,
             brute_force_max_prims: BRUTE_FORCE_MAX_PRIMS as u32,
         }
     }
@@ -94,9 +94,11 @@ impl RenderTuning {
                 self.block
             )));
         }
-        if !self.samples_per_lane.is_power_of_two() || self.samples_per_lane > MAX_WAVE_SPP {
+        if self.samples_per_lane != 0
+            && (!self.samples_per_lane.is_power_of_two() || self.samples_per_lane > MAX_WAVE_SPP)
+        {
             return Err(Error::Cuda(format!(
-                "samples per lane {} is not a power of two in 1..={MAX_WAVE_SPP}",
+                "samples per lane {} is not 0 (the default) or a power of two in 1..={MAX_WAVE_SPP}",
                 self.samples_per_lane
             )));
         }
@@ -113,6 +115,23 @@ impl RenderTuning {
             )));
         }
         Ok(())
+    }
+
+    /// The samples per lane a render of `flat` uses: `samples_per_lane`, or when that is
+    /// 0, 8 for a brute-force `path` module, 4 for a brute-force `direct` one and 1 with
+    /// the BVH. Measured on the H200 (tests/gpu/RESULTS.md, 2026-12-03): brute force tests
+    /// every lane's ray against every primitive together, so a lane that starts its next
+    /// path costs the others nothing (Cornell box 8.30 -> 7.23 ms with 8), and `direct`
+    /// sums 4 samples per lane before its warp reduction (seed 0.392 -> 0.346 ms); lanes
+    /// at different depths walk the BVH less coherently (1M-triangle diffuse pass 6.33 ->
+    /// 8.51 ms with 4, showcase 13.6 -> 17.6 ms).
+    pub fn lanes_default(&self, flat: &FlatScene) -> u32 {
+        match self.samples_per_lane {
+            0 if !self.features(flat).brute_force => 1,
+            0 if flat.integrator.kind == INTEGRATOR_PATH => 8,
+            0 => 4,
+            k => k,
+        }
     }
 
     /// The plugin set of the module that renders `flat` under this tuning.
@@ -638,7 +657,7 @@ impl CudaBackend {
                 reduce: self.function(module, "hg_path_reduce")?,
             };
             let mut paths = self.path_buffers(&kernels, cap, flat.integrator.max_depth, block)?;
-            for c in chunks(spp, pixels, cap, tuning.samples_per_lane) {
+            for c in chunks(spp, pixels, cap, tuning.lanes_default(flat)) {
                 self.launch_path_chunk(
                     &kernels,
                     &mut paths,
@@ -654,7 +673,7 @@ impl CudaBackend {
             queues.push(paths.queues);
             queues.push(paths.counts);
         } else {
-            for c in chunks(spp, pixels, MAX_LAUNCH_THREADS, tuning.samples_per_lane) {
+            for c in chunks(spp, pixels, MAX_LAUNCH_THREADS, tuning.lanes_default(flat)) {
                 let mut l = self.stream.launch_builder(&fr);
                 let sample = SampleArgs::megakernel(flat, seed, &c);
                 sample.push(&mut l, &scene_args);
