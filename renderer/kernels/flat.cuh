@@ -35,14 +35,15 @@ struct LeafPrim {
     hg_u32 shape;  // the primitive's shape (analytic shapes are tested from its record)
 };
 
-// A leaf slot as an affine map into a unit shape, for the brute-force test of small
-// scenes (flat/unit_prims.rs): local coordinate r of p = rows[4r..4r+3] . (p, 1).
+// A primitive (or a parallelogram pair of triangles) as an affine map into a unit shape,
+// for the brute-force test of small scenes (flat/unit_prims.rs): local coordinate r of p =
+// rows[4r..4r+3] . (p, 1).
 struct FlatUnitPrim {
     float rows[12];
     hg_u32 prim;
-    float lo;  // inside iff min(x, y) >= lo and max(x, y) + w min(x, y) <= 1 (and disks: x^2 + y^2 <= 1)
-    float w;
+    hg_u32 prim_b;  // a pair's triangle above the diagonal x + y = 1
     hg_u32 kind;
+    hg_u32 roles;   // triangles, pairs: the weights that are (b1, b2), 2 bits each (unit_prims.rs)
 };
 
 // A brute-force module's unit records travel by value as a kernel parameter (the
@@ -57,9 +58,10 @@ static_assert(sizeof(UnitPrims) == 64 * HG_UNIT_CAP + 4, "UnitPrims differs from
 
 #define HG_UNIT_NONE 0u
 #define HG_UNIT_TRIANGLE 1u
-#define HG_UNIT_SQUARE 2u
-#define HG_UNIT_DISK 3u
-#define HG_UNIT_SPHERE 4u
+#define HG_UNIT_PAIR 2u
+#define HG_UNIT_SQUARE 3u
+#define HG_UNIT_DISK 4u
+#define HG_UNIT_SPHERE 5u
 
 struct Prim {
     hg_u32 shape;
@@ -217,8 +219,8 @@ struct FlatDist2D {
     F(FlatBvhNode, b_child, 44) F(FlatBvhNode, b_max, 48) F(FlatBvhNode, b_pad, 60) \
     S(LeafPrim, 48) F(LeafPrim, p0, 0) F(LeafPrim, prim, 12) F(LeafPrim, p1, 16) \
     F(LeafPrim, is_tri, 28) F(LeafPrim, p2, 32) F(LeafPrim, shape, 44) \
-    S(FlatUnitPrim, 64) F(FlatUnitPrim, rows, 0) F(FlatUnitPrim, prim, 48) F(FlatUnitPrim, lo, 52) \
-    F(FlatUnitPrim, w, 56) F(FlatUnitPrim, kind, 60) \
+    S(FlatUnitPrim, 64) F(FlatUnitPrim, rows, 0) F(FlatUnitPrim, prim, 48) F(FlatUnitPrim, prim_b, 52) \
+    F(FlatUnitPrim, kind, 56) F(FlatUnitPrim, roles, 60) \
     S(Prim, 8) F(Prim, shape, 0) F(Prim, index, 4) \
     S(FlatShape, 160) F(FlatShape, kind, 0) F(FlatShape, flags, 4) F(FlatShape, bsdf, 8) \
     F(FlatShape, emitter, 12) F(FlatShape, first_tri, 16) F(FlatShape, tri_count, 20) \

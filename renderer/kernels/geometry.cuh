@@ -173,16 +173,16 @@ __device__ inline float intersect_slot(const SceneGeom& g, hg_u32 slot, const Ra
 
 // Brute force (HG_BRUTE_FORCE, flat/unit_prims.rs): unit record u, a map into a unit
 // shape. The local z of the ray's origin and direction give t, the local x and y at t
-// decide (the unit triangle's barycentrics, or a rectangle's or disk's local point, as
-// the hit record wants them), with the record's branch-free bounds for triangles and
-// squares; a disk adds its circle, a sphere keeps its own test. Every lane of a warp
-// tests the same record, so the kind branches (compiled only for the kinds the module's
-// shapes have) are uniform; the records are a kernel parameter (constant bank).
+// decide, with branch-free bounds for triangles, pairs and squares (a disk adds its
+// circle, a sphere keeps its own test). Every lane of a warp tests the same record, so
+// the kind branches (compiled only for the kinds the module's shapes have) are uniform;
+// the records are a kernel parameter (constant bank). Returns t in (HG_RAY_TMIN, tmax),
+// or HG_INF, and the local x, y (sphere: 0).
 __device__ inline float hg_affine_row(const float* r, V3 p) { return fmaf(r[0], p.x, fmaf(r[1], p.y, fmaf(r[2], p.z, r[3]))); }
 __device__ inline float hg_linear_row(const float* r, V3 v) { return fmaf(r[0], v.x, fmaf(r[1], v.y, r[2] * v.z)); }
 
 // The GPU's approximate reciprocal (one MUFU.RCP, no range fix-up: the test rejects the
-// +-inf or NaN t of a ray parallel to the plane).
+// +-inf or NaN t of a ray parallel to the plane, or of a record whose rows are zero).
 __device__ inline float hg_rcp_approx(float x) {
 #ifdef HG_HOST_SHIM
     return 1.0f / x;
@@ -193,23 +193,39 @@ __device__ inline float hg_rcp_approx(float x) {
 #endif
 }
 
-__device__ inline float intersect_unit(const FlatUnitPrim& u, const Ray& r, float tmax, float* uv) {
+__device__ inline float intersect_unit(const FlatUnitPrim& u, const Ray& r, float tmax, float* x, float* y) {
     if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_SPHERE) && u.kind == HG_UNIT_SPHERE) {
         ShapeTest st;
         st.radius = u.rows[3];
         st.center[0] = u.rows[0], st.center[1] = u.rows[1], st.center[2] = u.rows[2];
+        *x = *y = 0.0f;
         return intersect_sphere(st, r, tmax);
     }
     float t = -hg_affine_row(u.rows + 8, r.o) * hg_rcp_approx(hg_linear_row(u.rows + 8, r.d));
-    float x = fmaf(t, hg_linear_row(u.rows, r.d), hg_affine_row(u.rows, r.o));
-    float y = fmaf(t, hg_linear_row(u.rows + 4, r.d), hg_affine_row(u.rows + 4, r.o));
-    float a = fminf(x, y), b = fmaxf(x, y);
-    bool inside = a >= u.lo && fmaf(u.w, a, b) <= 1.0f;
-    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_DISK) && u.kind == HG_UNIT_DISK) inside = inside && x * x + y * y <= 1.0f;
-    if (!(t > HG_RAY_TMIN && t < tmax && inside)) return HG_INF;
-    uv[0] = x;
-    uv[1] = y;
-    return t;
+    *x = fmaf(t, hg_linear_row(u.rows, r.d), hg_affine_row(u.rows, r.o));
+    *y = fmaf(t, hg_linear_row(u.rows + 4, r.d), hg_affine_row(u.rows + 4, r.o));
+    float lo = u.kind >= HG_UNIT_SQUARE ? -1.0f : 0.0f, w = u.kind == HG_UNIT_TRIANGLE ? 1.0f : 0.0f;
+    float a = fminf(*x, *y), b = fmaxf(*x, *y);
+    bool inside = a >= lo && fmaf(w, a, b) <= 1.0f;
+    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_DISK) && u.kind == HG_UNIT_DISK) inside = inside && *x * *x + *y * *y <= 1.0f;
+    return t > HG_RAY_TMIN && t < tmax && inside ? t : HG_INF;
+}
+
+// The primitive and hit coordinates of a hit at unit x, y on record u: a triangle's or a
+// pair's half's barycentrics in its mesh's vertex order (unit_prims.rs FlatUnitPrim::
+// triangle_hit), else x, y themselves.
+__device__ inline hg_u32 unit_hit(const FlatUnitPrim& u, float x, float y, float* coords) {
+    coords[0] = x;
+    coords[1] = y;
+    if (!HG_HAS(HG_SHAPE_SET, HG_SHAPE_MESH) || (u.kind != HG_UNIT_TRIANGLE && u.kind != HG_UNIT_PAIR)) return u.prim;
+    bool upper = u.kind == HG_UNIT_PAIR && x + y > 1.0f;
+    float w[3] = {1.0f - x - y, x, y};
+    if (upper) w[0] = x + y - 1.0f, w[1] = 1.0f - y, w[2] = 1.0f - x;
+    hg_u32 r = upper ? u.roles >> 4 : u.roles;
+    hg_u32 r1 = r & 3u, r2 = (r >> 2) & 3u;
+    coords[0] = r1 == 0u ? w[0] : (r1 == 1u ? w[1] : w[2]);
+    coords[1] = r2 == 0u ? w[0] : (r2 == 1u ? w[1] : w[2]);
+    return upper ? u.prim_b : u.prim;
 }
 
 // accel/mod.rs RayBox
@@ -312,20 +328,27 @@ __device__ inline float intersect_scene(const SceneGeom& g, const Ray& ray, hg_u
     float tmax = ray.tmax;
 #if HG_BRUTE_FORCE
     // not unrolled: unrolled, ptxas computed many records' tests at once and spilled them
+    hg_u32 best_slot = 0;
+    float bx = 0.0f, by = 0.0f;
 #pragma unroll 1
     for (hg_u32 slot = 0; slot < g.units->count; ++slot) {
-        const FlatUnitPrim& u = g.units->p[slot];
-        float uv[2] = {0.0f, 0.0f};
-        float t = intersect_unit(u, ray, tmax, uv);
+        float x, y;
+        float t = intersect_unit(g.units->p[slot], ray, tmax, &x, &y);
         if (t != HG_INF) {
             best = t;
             tmax = t;
-            *hit_prim = u.prim;
-            if (coords) {
-                coords[0] = uv[0];
-                coords[1] = uv[1];
-            }
+            best_slot = slot;
+            bx = x;
+            by = y;
             if (any_hit) break;
+        }
+    }
+    if (best != HG_INF) {
+        float c[2];
+        *hit_prim = unit_hit(g.units->p[best_slot], bx, by, c);
+        if (coords) {
+            coords[0] = c[0];
+            coords[1] = c[1];
         }
     }
     return best;

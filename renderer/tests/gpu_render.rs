@@ -95,18 +95,18 @@ fn every_scene_matches_the_cpu_backend() {
     // `path` every way: the megakernel (the default) and the wavefront kernels, and the
     // Cornell box's 30 primitives by brute force (the default) and through the BVH
     let default = be.render_tuning();
-    for (wavefront, brute_force_max_prims) in [
-        (false, default.brute_force_max_prims),
-        (true, default.brute_force_max_prims),
+    for (wavefront, brute_force_max_records) in [
+        (false, default.brute_force_max_records),
+        (true, default.brute_force_max_records),
         (false, 0),
     ] {
         be.set_render_tuning(RenderTuning {
             wavefront,
-            brute_force_max_prims,
+            brute_force_max_records,
             ..default
         })
         .unwrap();
-        let mode = match (wavefront, brute_force_max_prims) {
+        let mode = match (wavefront, brute_force_max_records) {
             (true, _) => "wavefront",
             (false, 0) => "megakernel-bvh",
             _ => "megakernel",
@@ -304,11 +304,11 @@ fn benchmark_tuning_sweep() {
         let brute: &[u32] = if name.starts_with("cbox") {
             &[8, 64]
         } else {
-            &[default.brute_force_max_prims]
+            &[default.brute_force_max_records]
         };
-        for &brute_force_max_prims in brute {
+        for &brute_force_max_records in brute {
             let mode = RenderTuning {
-                brute_force_max_prims,
+                brute_force_max_records,
                 ..default
             };
             be.set_render_tuning(mode).unwrap();

@@ -32,7 +32,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use heliograph::backend::cuda::features::{Features, BRUTE_FORCE_MAX_PRIMS};
+use heliograph::backend::cuda::features::{Features, BRUTE_FORCE_MAX_RECORDS};
 use heliograph::backend::cuda::{check_supported, kernels, wavefront_bounce_launches};
 use heliograph::backend::{cpu, RenderOptions};
 use heliograph::flat::FlatScene;
@@ -51,7 +51,7 @@ struct Host {
     dir: PathBuf,
     generic: bool,
     /// Scenes of at most this many primitives get brute-force modules (the backend's
-    /// `RenderTuning::brute_force_max_prims`).
+    /// `RenderTuning::brute_force_max_records`).
     brute_max: usize,
 }
 
@@ -191,7 +191,7 @@ fn host_or_skip(generic: bool) -> Option<Host> {
         exes,
         dir,
         generic,
-        brute_max: BRUTE_FORCE_MAX_PRIMS,
+        brute_max: BRUTE_FORCE_MAX_RECORDS,
     })
 }
 
@@ -229,7 +229,7 @@ fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_determinist
     let (p, pb) = compare(&host, &showcase, 16, "showcase (path)");
     assert!(p > alpha, "showcase: the kernels differ from the CPU");
     assert!(pb < alpha, "the test cannot see a 5% bias (showcase)");
-    // brute force (the default up to BRUTE_FORCE_MAX_PRIMS primitives: the Cornell box)
+    // brute force (the default up to BRUTE_FORCE_MAX_RECORDS primitives: the Cornell box)
     // with the unit-shape test (flat/unit_prims.rs) on every kind of primitive: the
     // Cornell box plus a sphere and a disk; and the Cornell box through the BVH
     let text = std::fs::read_to_string(repo_root().join("scenes/cbox.xml")).unwrap();

@@ -34,7 +34,7 @@ static UnitPrims unit_param(const std::vector<char>& v) {
     if (n > HG_UNIT_CAP) { std::fprintf(stderr, "%zu unit records, the module holds %u\n", n, HG_UNIT_CAP); std::exit(2); }
     for (size_t i = 0; i < HG_UNIT_CAP; ++i) {
         if (i < n) std::memcpy(&u.p[i], v.data() + i * sizeof(FlatUnitPrim), sizeof(FlatUnitPrim));
-        else u.p[i] = FlatUnitPrim{{0.0f}, 0u, __int_as_float(0x7f800000), 0.0f, HG_UNIT_NONE};
+        else u.p[i] = FlatUnitPrim{{0.0f}, 0u, 0u, HG_UNIT_NONE, 0u};
     }
     u.count = (hg_u32)n;
     return u;

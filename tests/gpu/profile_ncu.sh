@@ -14,8 +14,8 @@ export HELIOGRAPH_ROOT=$BUNDLE HELIOGRAPH_REQUIRE_GPU=1
 mkdir -p "$OUT"
 # the benchmark renders the seed scene (direct) and then the Cornell box (path), warm-up + 5
 # times each, one hg_render launch per render (the megakernel, the default): profile the
-# second render of each
-for case in "seed hg_render 1 1" "cbox hg_render 7 1"; do
+# second render of each (the seed scene: warm-up, 5 timed renders, one ray-counting render)
+for case in "seed hg_render 1 1" "cbox hg_render 8 1"; do
   set -- $case
   "$NCU" --clock-control none --set full -k "regex:$2" --launch-skip "$3" --launch-count "$4" \
     --export "$OUT/$1" --force-overwrite \

@@ -49,7 +49,7 @@ macro_rules! layout {
 pub const LAYOUT: &[LayoutEntry] = layout! {
     FlatBvhNode { a_min, a_child, a_max, a_pad, b_min, b_child, b_max, b_pad }
     LeafPrim { p0, prim, p1, is_tri, p2, shape }
-    FlatUnitPrim { rows, prim, lo, w, kind }
+    FlatUnitPrim { rows, prim, prim_b, kind, roles }
     Prim { shape, index }
     FlatShape {
         kind, flags, bsdf, emitter, first_tri, tri_count, area, radius,

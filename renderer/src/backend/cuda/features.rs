@@ -17,7 +17,7 @@
 //! module.
 
 use crate::flat::materials::bsdf_kind;
-use crate::flat::unit_prims::UNIT_PRIMS_MAX;
+use crate::flat::unit_prims::UNIT_RECORDS_MAX;
 use crate::flat::{
     FlatFilm, FlatScene, FILTER_BOX, FILTER_TENT, INTEGRATOR_DEPTH, INTEGRATOR_PATH,
 };
@@ -47,13 +47,15 @@ pub fn film_placement(film: &FlatFilm) -> u32 {
 /// `twosided` 2 min); larger sets are specialised but keep the plugin calls out of line.
 pub const INLINE_MAX_BSDF_CASES: u32 = 5;
 
-/// Scenes of at most this many primitives skip the BVH: every ray tests every primitive
-/// in order with the unit-shape test (flat/unit_prims.rs), so all lanes of a warp test
-/// the same primitive together. Measured on the H200 (2026-12-03): the Cornell box (30
-/// primitives) 9.2 ms with the BVH, 8.3 ms brute force (7.2 ms with 8 samples per lane);
-/// a test costs ~50 instructions, so the cost grows linearly with the primitives while
-/// the BVH's grows with their logarithm (tests/gpu/RESULTS.md has the crossover).
-pub const BRUTE_FORCE_MAX_PRIMS: usize = 32;
+/// Scenes of at most this many unit records (flat/unit_prims.rs: a primitive each, two
+/// triangles forming a parallelogram one) skip the BVH: every ray tests every record in
+/// order with the unit-shape test, so all lanes of a warp test the same record together.
+/// Measured on the H200 (2026-12-03, before triangles were paired): the Cornell box (30
+/// records) 9.2 ms through the BVH, 8.3 ms brute force (7.2 ms with 8 samples per lane);
+/// with two more boxes (54 records) 13.6 vs 13.0 ms. A test costs ~50 instructions, so
+/// the cost grows linearly with the records, the BVH's with their logarithm; 48 is also
+/// the most the kernel parameter holds ([`UNIT_RECORDS_MAX`]).
+pub const BRUTE_FORCE_MAX_RECORDS: usize = UNIT_RECORDS_MAX;
 
 /// The smallest traversal stack a specialised module gets; stacks are powers of two
 /// from here to `accel::STACK_SIZE`, so a BVH that is rebuilt a little deeper or
@@ -79,7 +81,7 @@ pub struct Features {
     pub film: u32,
     /// Traversal stack entries: at least the BVH depth.
     pub stack: u32,
-    /// Rays test every primitive instead of walking the BVH ([`BRUTE_FORCE_MAX_PRIMS`]).
+    /// Rays test every unit record instead of walking the BVH ([`BRUTE_FORCE_MAX_RECORDS`]).
     pub brute_force: bool,
     /// Brute force: the unit records the kernels take by value (the primitive count
     /// rounded up to a multiple of [`UNIT_CAP_STEP`]); 0 otherwise.
@@ -98,16 +100,19 @@ fn set_of(kinds: impl IntoIterator<Item = u32>) -> u32 {
 
 impl Features {
     /// The plugins, integrator, film placement and stack `flat` needs, with brute force
-    /// up to [`BRUTE_FORCE_MAX_PRIMS`] primitives.
+    /// up to [`BRUTE_FORCE_MAX_RECORDS`] primitives.
     pub fn of(flat: &FlatScene) -> Features {
-        Self::with_brute_force_max(flat, BRUTE_FORCE_MAX_PRIMS)
+        Self::with_brute_force_max(flat, BRUTE_FORCE_MAX_RECORDS)
     }
 
-    /// [`Self::of`] with brute force for scenes of at most `brute_max` primitives (and
-    /// at most [`UNIT_PRIMS_MAX`], past which the scene has no unit records).
+    /// [`Self::of`] with brute force for scenes of at most `brute_max` unit records
+    /// (flat/unit_prims.rs: a primitive each, a parallelogram of two triangles one; at most
+    /// [`UNIT_RECORDS_MAX`]; a scene of many primitives has none).
     pub fn with_brute_force_max(flat: &FlatScene, brute_max: usize) -> Features {
-        let brute_force = flat.leaf_prims.len() <= brute_max.min(UNIT_PRIMS_MAX)
-            && flat.unit_prims.len() == flat.leaf_prims.len();
+        let records = flat.unit_prims.len();
+        let brute_force = !flat.leaf_prims.is_empty()
+            && records > 0
+            && records <= brute_max.min(UNIT_RECORDS_MAX);
         let stack = flat
             .bvh_depth
             .max(1)
@@ -240,19 +245,20 @@ mod tests {
         assert_eq!(f.emitters, 1 << emitter_kind::AREA);
         assert_eq!(f.integrators, 1 << INTEGRATOR_PATH);
         assert!(f.stack >= fl.bvh_depth && f.stack.is_power_of_two());
-        // 30 primitives: brute force by default and from a threshold of 30 on
-        assert_eq!(fl.unit_prims.len(), 30);
+        // 30 primitives: 6 rectangles and 2 cubes of 6 parallelogram faces, so 18 unit
+        // records: brute force by default and from a threshold of 18 on
+        assert_eq!((fl.leaf_prims.len(), fl.unit_prims.len()), (30, 18));
         assert!(f.brute_force && f.prelude(false).contains("HG_BRUTE_FORCE 1"));
-        assert_eq!(f.unit_cap, 32, "30 records, padded to a multiple of 4");
-        assert!(f.tag().ends_with(".bf32") && f.prelude(false).contains("HG_UNIT_CAP 32"));
-        assert_eq!(Features::with_brute_force_max(&fl, 30), f);
-        let b = Features::with_brute_force_max(&fl, 29);
+        assert_eq!(f.unit_cap, 20, "18 records, padded to a multiple of 4");
+        assert!(f.tag().ends_with(".bf20") && f.prelude(false).contains("HG_UNIT_CAP 20"));
+        assert_eq!(Features::with_brute_force_max(&fl, 18), f);
+        let b = Features::with_brute_force_max(&fl, 17);
         assert!(!b.brute_force && !b.prelude(false).contains("HG_BRUTE_FORCE"));
         assert!(b.tag().ends_with(&format!(".k{}", b.stack)) && b.unit_cap == 0);
-        // no unit records (a scene past UNIT_PRIMS_MAX): never brute force
+        // no unit records (a scene past unit_prims::UNIT_PRIMS_MAX): never brute force
         let mut big = fl.clone();
         big.unit_prims.clear();
-        assert!(!Features::with_brute_force_max(&big, UNIT_PRIMS_MAX).brute_force);
+        assert!(!Features::with_brute_force_max(&big, UNIT_RECORDS_MAX).brute_force);
     }
 
     #[test]

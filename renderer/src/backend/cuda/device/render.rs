@@ -12,11 +12,11 @@ use cudarc::driver::{
 };
 
 use super::{drv, guarded, read_back, CudaBackend, CudaFilm, Inputs};
-use crate::backend::cuda::features::{Features, BRUTE_FORCE_MAX_PRIMS};
+use crate::backend::cuda::features::{Features, BRUTE_FORCE_MAX_RECORDS};
 use crate::backend::cuda::{check_supported, kernels, wavefront_bounce_launches};
 use crate::backend::RenderOptions;
 use crate::error::{Error, Result};
-use crate::flat::unit_prims::{self, UNIT_PRIMS_MAX};
+use crate::flat::unit_prims::{self, UNIT_RECORDS_MAX};
 use crate::flat::{content_hash, FlatCamera, FlatFilm, FlatIntegrator, FlatScene, INTEGRATOR_PATH};
 use crate::integrators::AnyIntegrator;
 use crate::io::Image;
@@ -61,26 +61,27 @@ pub struct RenderTuning {
     /// lane whose `path` ends early starts its next sample instead of idling until the
     /// longest path of its warp ends. 0: [`RenderTuning::lanes_default`].
     pub samples_per_lane: u32,
-    /// Scenes of at most this many primitives skip the BVH: every ray tests every
-    /// primitive with the unit-shape test (features::BRUTE_FORCE_MAX_PRIMS, at most
-    /// flat::unit_prims::UNIT_PRIMS_MAX).
-    pub brute_force_max_prims: u32,
+    /// Scenes of at most this many unit records skip the BVH: every ray tests every
+    /// record with the unit-shape test (features::BRUTE_FORCE_MAX_RECORDS, at most
+    /// flat::unit_prims::UNIT_RECORDS_MAX).
+    pub brute_force_max_records: u32,
 }
 
-/// The default tuning, from the H200 sweeps of 2026-12-02 (tests/gpu/RESULTS.md): a 64
-/// register cap beat ptxas's own choice (78 to 113 registers) on the seed, Cornell box and
-/// showcase modules, 512-thread blocks were best or within 1 % of best, and the wavefront
-/// `path` was slower than the megakernel on the Cornell box (10.5 vs 9.9 ms: its bounce
-/// kernels still ran ~10 of 32 lanes, so the idle lanes were the BVH walk's, not the path
-/// lengths'), so the megakernel stays the default, as DESIGN.md §3 has it.
+/// The default tuning, from the H200 sweeps of 2026-12-02 and -03 (tests/gpu/RESULTS.md):
+/// a 64 register cap beat ptxas's own choice (78 to 122 registers) on every module;
+/// 256-thread blocks were best or within 1 % of best (Cornell box 1.300 vs 1.276
+/// Gsamples/s with 512); the wavefront `path` was slower than the megakernel on the
+/// Cornell box (its bounce kernels still ran ~10 of 32 lanes busy: the idle lanes were
+/// the BVH walk's, not the path lengths'), so the megakernel stays the default, as
+/// DESIGN.md §3 has it; samples per lane and brute force: see their fields.
 impl Default for RenderTuning {
     fn default() -> Self {
         RenderTuning {
-            block: 512,
+            block: 256,
             max_registers: 64,
             wavefront: false,
             samples_per_lane: 0,
-            brute_force_max_prims: BRUTE_FORCE_MAX_PRIMS as u32,
+            brute_force_max_records: BRUTE_FORCE_MAX_RECORDS as u32,
         }
     }
 }
@@ -102,10 +103,10 @@ impl RenderTuning {
                 self.samples_per_lane
             )));
         }
-        if self.brute_force_max_prims as usize > UNIT_PRIMS_MAX {
+        if self.brute_force_max_records as usize > UNIT_RECORDS_MAX {
             return Err(Error::Cuda(format!(
-                "brute force up to {} primitives: at most {UNIT_PRIMS_MAX} are supported",
-                self.brute_force_max_prims
+                "brute force up to {} unit records: at most {UNIT_RECORDS_MAX} are supported",
+                self.brute_force_max_records
             )));
         }
         if self.max_registers != 0 && !(16..=255).contains(&self.max_registers) {
@@ -136,7 +137,7 @@ impl RenderTuning {
 
     /// The plugin set of the module that renders `flat` under this tuning.
     pub fn features(&self, flat: &FlatScene) -> Features {
-        Features::with_brute_force_max(flat, self.brute_force_max_prims as usize)
+        Features::with_brute_force_max(flat, self.brute_force_max_records as usize)
     }
 
     /// The extra NVRTC options.
@@ -362,7 +363,7 @@ impl<'a> SceneArgs<'a> {
             unit_prims::kernel_param(&flat.unit_prims, features.unit_cap as usize).ok_or_else(
                 || {
                     Error::Cuda(format!(
-                        "the scene has {} primitives but its brute-force module holds {}",
+                        "the scene has {} unit records but its brute-force module holds {}",
                         flat.unit_prims.len(),
                         features.unit_cap
                     ))
