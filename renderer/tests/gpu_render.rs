@@ -283,7 +283,8 @@ fn benchmark_tuning_sweep() {
         spp: Some(32),
         seed: 3,
     };
-    // the Cornell box with two more boxes (54 primitives): where brute force stops paying
+    // the Cornell box with two more boxes (54 primitives, 30 unit records): brute force
+    // past the Cornell box's 18 records
     let text = std::fs::read_to_string(repo_root().join("scenes/cbox.xml")).unwrap();
     let boxes = r#"<shape type="cube"><transform name="to_world"><scale value="0.15"/>
         <translate value="-0.5, -0.85, 0.5"/></transform><ref id="white"/></shape>
@@ -301,8 +302,9 @@ fn benchmark_tuning_sweep() {
         } else {
             load(name, 512)
         };
+        // the Cornell boxes both ways: through the BVH (0) and brute forced (the default)
         let brute: &[u32] = if name.starts_with("cbox") {
-            &[8, 64]
+            &[0, default.brute_force_max_records]
         } else {
             &[default.brute_force_max_records]
         };
