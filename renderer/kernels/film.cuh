@@ -19,12 +19,13 @@
 //   weight (1 - exp(a (r^2 - dx^2))) (1 - exp(a (r^2 - dy^2))), a = -1 / (2 stddev^2).
 // The film takes the sample's first two random numbers, and two more per redraw.
 //
-// Reduction: hg_render's thread i renders pixel p0 + i / n, sample s0 + i % n, with n a
-// power of two <= 32, so a pixel's samples of one wave fill one aligned segment of a warp. The
-// segment sums (w r, w g, w b, w alpha, w) with a fixed xor butterfly and its first lane
-// adds them to the pixel's accumulator: one writer per pixel per wave, waves in order, so
-// the result does not depend on the thread schedule (same scene, spp, seed and wave split
-// give the same bits). hg_develop divides by the weight.
+// Reduction: a pixel's n samples of one wave (n a power of two <= 32) are rendered by t =
+// n / k threads of k samples each (render.cu hg_render), which fill one aligned segment of
+// a warp; each thread sums its samples' (w r, w g, w b, w alpha, w) in order, the segment
+// sums the t threads' with a fixed xor butterfly and its first lane adds them to the
+// pixel's accumulator: one writer per pixel per wave, waves in order, so the result does
+// not depend on the thread schedule (same scene, spp, seed, wave split and samples per
+// lane give the same bits). hg_develop divides by the weight.
 #pragma once
 #include "common.cuh"
 

@@ -317,10 +317,11 @@ __device__ inline bool test_slots(const SceneGeom& g, hg_u32 first, hg_u32 end, 
 // in the CPU's order, so ties between equally near primitives resolve the same way.
 //
 // HG_BRUTE_FORCE (a specialised module of a small scene, backend/cuda/features.rs):
-// every leaf slot in order instead (the module's HG_UNIT_CAP unit records, padded with
-// records that never hit) with the unit-shape test (intersect_unit), so all lanes of a
-// warp test the same primitive together. A tie between two equally near primitives can then resolve differently from
-// the CPU's walk, and the triangle test is not watertight (flat/unit_prims.rs).
+// the scene's unit records in order instead (UnitPrims::count of them) with the
+// unit-shape test (intersect_unit), so all lanes of a warp test the same record together,
+// then the winner's triangle and barycentrics (unit_hit). A tie between two equally near
+// primitives can then resolve differently from the CPU's walk, and the triangle test is
+// not watertight across records (flat/unit_prims.rs).
 __device__ inline float intersect_scene(const SceneGeom& g, const Ray& ray, hg_u32* hit_prim,
                                         float* coords = nullptr, bool any_hit = false) {
     float best = HG_INF;

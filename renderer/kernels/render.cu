@@ -9,9 +9,9 @@
 // Each sample draws from the CPU's stream for that (pixel, sample) (samplers/mod.rs
 // SampleRng; the film position first, as backend/cpu.rs draws its jitter first), is
 // placed by closed-form filter importance sampling (film.cuh), and its weighted value is
-// added to the thread's
-// sum in j order; the pixel's t sums are then reduced inside their warp segment into the
-// accumulator (film.cuh), which hg_develop divides by the weight at the end. Camera, film
+// added to the thread's sum in j order; the pixel's t sums are then reduced inside their
+// warp segment into the accumulator (film.cuh), which hg_develop divides by the weight at
+// the end. Camera, film
 // and integrator records come by value (the kernel parameter space: constant-bank
 // operands, no loads); a specialised module (features.cuh) compiles only its scene's
 // plugins and integrator.

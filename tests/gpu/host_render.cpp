@@ -25,7 +25,7 @@ static void spill(const std::string& path, const void* p, size_t n) {
 template <class T> static const T* as(const std::vector<char>& v) { return (const T*)v.data(); }
 
 // A brute-force module's kernels take the unit records by value: unit.bin's records, padded
-// to HG_UNIT_CAP with records that never hit (as render.rs pads them).
+// to HG_UNIT_CAP with records that never hit (as flat::unit_prims::kernel_param pads them).
 #if HG_BRUTE_FORCE
 #define UNIT_ARG , units
 static UnitPrims unit_param(const std::vector<char>& v) {

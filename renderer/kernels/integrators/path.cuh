@@ -4,9 +4,10 @@
 //
 // The path loop is split into its state (PathState), its start (path_begin) and one
 // iteration (path_step: one intersection, the emission found there, next-event
-// estimation and the next direction), so that the megakernel (render.cu hg_render, which starts a lane's next sample as
-// soon as its path ends) and the wavefront kernels (wavefront.cuh), which run one step per
-// launch over a queue of live paths, compute the same thing.
+// estimation and the next direction), so that the megakernel (render.cu hg_render, which
+// starts a lane's next sample as soon as its path ends) and the wavefront kernels
+// (wavefront.cuh), which run one step per launch over a queue of live paths, compute the
+// same thing.
 #pragma once
 #include "../bsdfs.cuh"
 #include "../emitters.cuh"

@@ -19,8 +19,8 @@
 //!   ([`FlatBvhNode`], [`bvh`]), so the GPU fetches one node per visited interior node;
 //!   leaf primitives ([`LeafPrim`], 48 bytes, triangles inlined in leaf order) are
 //!   already POD without padding: uploaded as-is. Scenes of a few primitives also get
-//!   each slot as an affine map into a unit shape ([`FlatUnitPrim`], [`unit_prims`]),
-//!   for the GPU's brute-force test.
+//!   each primitive (or parallelogram pair of triangles) as an affine map into a unit
+//!   shape ([`FlatUnitPrim`], [`unit_prims`]), for the GPU's brute-force test.
 //! * Primitives ([`Prim`]: shape, triangle) are POD: uploaded as-is.
 //! * Shapes: `AnyShape` is a Rust enum (no fixed layout) whose analytic variants hold
 //!   `glam::Affine3A` (16-byte SIMD columns with padding): flattened to [`FlatShape`],
@@ -189,8 +189,9 @@ pub struct FlatScene {
     pub nodes: Vec<FlatBvhNode>,
     /// Leaf primitives in leaf order, triangles inlined.
     pub leaf_prims: Vec<LeafPrim>,
-    /// The same slots as unit-shape maps for the brute-force test of small scenes (empty
-    /// past [`unit_prims::UNIT_PRIMS_MAX`] primitives).
+    /// The leaf slots as unit-shape maps (a parallelogram pair of triangles one) for the
+    /// brute-force test of small scenes (empty past [`unit_prims::UNIT_PRIMS_MAX`]
+    /// primitives).
     pub unit_prims: Vec<FlatUnitPrim>,
     /// BVH primitives (shape, triangle).
     pub prims: Vec<Prim>,

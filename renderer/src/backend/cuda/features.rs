@@ -83,14 +83,15 @@ pub struct Features {
     pub stack: u32,
     /// Rays test every unit record instead of walking the BVH ([`BRUTE_FORCE_MAX_RECORDS`]).
     pub brute_force: bool,
-    /// Brute force: the unit records the kernels take by value (the primitive count
-    /// rounded up to a multiple of [`UNIT_CAP_STEP`]); 0 otherwise.
+    /// Brute force: the unit records the kernels' by-value parameter holds (the scene's
+    /// record count rounded up to a multiple of [`UNIT_CAP_STEP`]); 0 otherwise.
     pub unit_cap: u32,
 }
 
-/// Brute-force modules hold their unit records in multiples of this many (padding
-/// records never hit), so a scene that gains or loses a primitive seldom needs a new
-/// module while the fully unrolled test loop wastes at most three tests.
+/// Brute-force modules hold their unit records in multiples of this many (the kernels
+/// loop over the scene's own count; the padding records are never tested), so a scene
+/// that gains or loses a primitive seldom needs a new module while the parameter stays
+/// close to the records' size.
 pub const UNIT_CAP_STEP: u32 = 4;
 
 /// The set of `kinds`.
@@ -100,7 +101,7 @@ fn set_of(kinds: impl IntoIterator<Item = u32>) -> u32 {
 
 impl Features {
     /// The plugins, integrator, film placement and stack `flat` needs, with brute force
-    /// up to [`BRUTE_FORCE_MAX_RECORDS`] primitives.
+    /// up to [`BRUTE_FORCE_MAX_RECORDS`] unit records.
     pub fn of(flat: &FlatScene) -> Features {
         Self::with_brute_force_max(flat, BRUTE_FORCE_MAX_RECORDS)
     }

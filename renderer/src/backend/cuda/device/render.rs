@@ -59,7 +59,7 @@ pub struct RenderTuning {
     /// Samples of a pixel each megakernel thread renders one after another (a power of
     /// two, 1..=32; a wave of fewer samples per pixel gives each thread all of them): a
     /// lane whose `path` ends early starts its next sample instead of idling until the
-    /// longest path of its warp ends. 0: [`RenderTuning::lanes_default`].
+    /// longest path of its warp ends. 0: [`RenderTuning::lanes_for`].
     pub samples_per_lane: u32,
     /// Scenes of at most this many unit records skip the BVH: every ray tests every
     /// record with the unit-shape test (features::BRUTE_FORCE_MAX_RECORDS, at most
@@ -118,18 +118,18 @@ impl RenderTuning {
         Ok(())
     }
 
-    /// The samples per lane a render of `flat` uses: `samples_per_lane`, or when that is
-    /// 0, 8 for a brute-force `path` module, 4 for a brute-force `direct` one and 1 with
-    /// the BVH. Measured on the H200 (tests/gpu/RESULTS.md, 2026-12-03): brute force tests
+    /// The samples per lane a render with the module of `features` uses:
+    /// `samples_per_lane`, or when that is 0, 8 for a brute-force `path` module, 4 for a
+    /// brute-force `direct` one and 1 with the BVH. Measured on the H200 (tests/gpu/RESULTS.md, 2026-12-03): brute force tests
     /// every lane's ray against every primitive together, so a lane that starts its next
     /// path costs the others nothing (Cornell box 8.30 -> 7.23 ms with 8), and `direct`
     /// sums 4 samples per lane before its warp reduction (seed 0.392 -> 0.346 ms); lanes
     /// at different depths walk the BVH less coherently (1M-triangle diffuse pass 6.33 ->
     /// 8.51 ms with 4, showcase 13.6 -> 17.6 ms).
-    pub fn lanes_default(&self, flat: &FlatScene) -> u32 {
+    pub fn lanes_for(&self, features: &Features) -> u32 {
         match self.samples_per_lane {
-            0 if !self.features(flat).brute_force => 1,
-            0 if flat.integrator.kind == INTEGRATOR_PATH => 8,
+            0 if !features.brute_force => 1,
+            0 if features.has_path() => 8,
             0 => 4,
             k => k,
         }
@@ -546,8 +546,9 @@ impl CudaBackend {
     pub(super) fn enqueue_render(&self, scene: &Scene, seed: u64, spp: u32) -> Result<CudaFilm> {
         let flat = FlatScene::from_scene(scene)?;
         let tuning = self.render_tuning();
-        let module = self.render_module(&tuning.features(&flat), &tuning, false)?;
-        self.enqueue_render_in(&module, &tuning, &flat, seed, spp)
+        let features = tuning.features(&flat);
+        let module = self.render_module(&features, &tuning, false)?;
+        self.enqueue_render_in(&module, &features, &tuning, &flat, seed, spp)
     }
 
     /// Rays traced (closest-hit and shadow rays) by the `direct`/`path` render of `scene`
@@ -568,14 +569,16 @@ impl CudaBackend {
         guarded("CUDA ray count", || {
             let flat = FlatScene::from_scene(scene)?;
             let tuning = self.render_tuning();
-            let module = self.render_module(&tuning.features(&flat), &tuning, true)?;
+            let features = tuning.features(&flat);
+            let module = self.render_module(&features, &tuning, true)?;
             let mut counter = module
                 .get_global("hg_ray_count", &self.stream)
                 .map_err(drv("finding hg_ray_count"))?;
             self.stream
                 .memcpy_htod(&[0u8; 8], &mut counter)
                 .map_err(drv("zeroing hg_ray_count"))?;
-            let film = self.enqueue_render_in(&module, &tuning, &flat, opts.seed, spp)?;
+            let film =
+                self.enqueue_render_in(&module, &features, &tuning, &flat, opts.seed, spp)?;
             let image = film.to_image()?;
             let mut bytes = [0u8; 8];
             self.stream
@@ -589,10 +592,11 @@ impl CudaBackend {
     }
 
     /// [`Self::enqueue_render`] of `flat` with the kernels of `module` (the render
-    /// module or its ray-counting variant).
+    /// module or its ray-counting variant), compiled for `features`.
     fn enqueue_render_in(
         &self,
         module: &Arc<CudaModule>,
+        features: &Features,
         tuning: &RenderTuning,
         flat: &FlatScene,
         seed: u64,
@@ -635,8 +639,8 @@ impl CudaBackend {
         };
         let mut accum = alloc(pixels * 5, "the film accumulator")?;
         let mut out = alloc(pixels * ch as u64, "the film")?;
-        // the plugin set `module` was compiled for (render_module's callers use the same)
-        let scene_args = SceneArgs::new(flat, &tuning.features(flat), b)?;
+        let scene_args = SceneArgs::new(flat, features, b)?;
+        let per_lane = tuning.lanes_for(features);
         let px_cfg = LaunchConfig {
             grid_dim: (w.div_ceil(16), h.div_ceil(16), 1),
             block_dim: (16, 16, 1),
@@ -658,7 +662,7 @@ impl CudaBackend {
                 reduce: self.function(module, "hg_path_reduce")?,
             };
             let mut paths = self.path_buffers(&kernels, cap, flat.integrator.max_depth, block)?;
-            for c in chunks(spp, pixels, cap, tuning.lanes_default(flat)) {
+            for c in chunks(spp, pixels, cap, per_lane) {
                 self.launch_path_chunk(
                     &kernels,
                     &mut paths,
@@ -674,7 +678,7 @@ impl CudaBackend {
             queues.push(paths.queues);
             queues.push(paths.counts);
         } else {
-            for c in chunks(spp, pixels, MAX_LAUNCH_THREADS, tuning.lanes_default(flat)) {
+            for c in chunks(spp, pixels, MAX_LAUNCH_THREADS, per_lane) {
                 let mut l = self.stream.launch_builder(&fr);
                 let sample = SampleArgs::megakernel(flat, seed, &c);
                 sample.push(&mut l, &scene_args);
