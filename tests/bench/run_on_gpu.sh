@@ -57,7 +57,7 @@ PYEOF
 LIMIT="timeout -k 10 540"
 command -v timeout >/dev/null 2>&1 || LIMIT=
 echo "==== tests/bench/seed_loop.py (worker logs: $OUT/seed_loop.log)"
-$LIMIT "$PY" tests/bench/seed_loop.py --deadline 420 --out "$OUT/seed_loop" "$@" 2>"$OUT/seed_loop.log" \
+$LIMIT "$PY" tests/bench/seed_loop.py --deadline 420 --request-timeout 120 --out "$OUT/seed_loop" "$@" 2>"$OUT/seed_loop.log" \
   >"$OUT/seed_loop.stdout"
 rc=$?
 if [ "$rc" -ne 0 ]; then
