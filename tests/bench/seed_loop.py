@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import importlib.metadata
 import json
 import os
 import platform
@@ -861,12 +862,11 @@ def machine_info() -> Dict[str, str]:
                            capture_output=True, text=True)
         if p.returncode == 0 and p.stdout.strip():
             info["gpu"] = p.stdout.strip().splitlines()[0]
-    try:
-        import numpy
-
-        info["numpy (parent)"] = numpy.__version__
-    except ImportError:
-        pass
+    for dist in ("heliograph", "mitsuba", "drjit", "torch", "jax", "numpy"):
+        try:  # installed versions, without importing (a worker that fails still has one)
+            info[f"version {dist}"] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            info[f"version {dist}"] = "not installed"
     try:
         rev = subprocess.run(["git", "-C", repo_root(), "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True)
@@ -910,24 +910,28 @@ def build_rows(results: Dict[str, Dict[str, Dict[str, Any]]], res: int, tol: flo
 
 
 def cell_text(c: Dict[str, Any]) -> str:
-    return f"n/a ({c['na']})" if "na" in c else fmt_stats(c.get("stats"))
+    if "na" in c:
+        why = c["na"] if len(c["na"]) <= 100 else c["na"][:97] + "..."
+        return f"n/a ({why})"
+    return fmt_stats(c.get("stats"))
 
 
 def render_markdown(report: Dict[str, Any]) -> str:
     m, cfg = report["machine"], report["config"]
     hgi, mii = report["workers"].get("hg", {}), report["workers"].get("mi", {})
-    vers: Dict[str, str] = {}
+    vers = {k.split(" ", 1)[1]: v for k, v in m.items() if k.startswith("version ")}
     for w in (hgi, mii):
         vers.update(w.get("versions", {}))
-    lines = [f"## seed-loop benchmark: heliograph {vers.get('heliograph variant', '?')} vs Mitsuba "
-             f"{vers.get('mitsuba variant', '?')}", ""]
+    asked = cfg["variants"]
+    lines = [f"## seed-loop benchmark: heliograph {vers.get('heliograph variant', asked['hg'])} vs Mitsuba "
+             f"{vers.get('mitsuba variant', asked['mi'])}", ""]
     lines.append(f"- date: {report['date']}; commit {m.get('commit', '?')}; {m['os']}")
     gpu = m.get("gpu") or hgi.get("gpu") or mii.get("gpu") or "none"
     load = " -> ".join("/".join(f"{x:.1f}" for x in la) for la in report.get("load", []))
     lines.append(f"- machine: GPU {gpu}; CPU {m['cpu']} ({m['cores']} cores); load average at start -> end: {load}")
-    order = ("heliograph", "mitsuba", "drjit", "libLLVM (Dr.Jit)", "torch", "jax")
+    order = ("heliograph", "mitsuba", "drjit", "libLLVM (Dr.Jit)", "torch", "jax", "numpy")
     vtext = ", ".join(f"{k} {vers[k]}" for k in order if k in vers)
-    lines.append(f"- versions: {vtext}, numpy {m.get('numpy (parent)', '?')}, python {m['python']}")
+    lines.append(f"- versions: {vtext}, python {m['python']}")
     lines.append(f"- film {cfg['res']}x{cfg['res']}; texture {cfg['res']}x{cfg['res']}x3 float32, {TEXTURES} rotating; "
                  f"per row and renderer {cfg['warmup']} untimed warm-up calls (kernel compiles, caches), then "
                  f">= {cfg['min_reps']} timed calls over >= {cfg['row_seconds']} s (max {cfg['max_reps']}); "
@@ -1023,8 +1027,11 @@ def main(argv: Optional[List[str]] = None) -> int:
            "max_reps": args.max_reps, "row_seconds": args.row_seconds, "guard_spp": args.guard_spp,
            "diag_reps": args.diag_reps, "workdir": workdir, "tolerance": args.tolerance,
            "variants": {"hg": args.hg_variant, "mi": args.mi_variant}}
+    title_variants = {"hg": args.hg_variant or ("cpu_rgb" if args.cpu else "cuda_rgb"),
+                      "mi": args.mi_variant or ("llvm_ad_rgb" if args.cpu else "cuda_ad_rgb")}
     report: Dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": machine_info(),
-                              "config": {k: v for k, v in cfg.items() if k != "workdir"}, "workers": {},
+                              "config": {**{k: v for k, v in cfg.items() if k != "workdir"},
+                                         "variants": title_variants}, "workers": {},
                               "notes": [], "load": [os.getloadavg()]}
     workers: Dict[str, Worker] = {}
     results: Dict[str, Dict[str, Any]] = {r: {} for r in rows}
@@ -1053,7 +1060,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             order = FRAMEWORKS if n % 2 == 0 else FRAMEWORKS[::-1]
             for fw in order:
                 if fw not in workers:
-                    results[rid][fw] = {"ok": False, "na": report["workers"][fw].get("na", "no worker")}
+                    results[rid][fw] = {"ok": False, "na": f"no {NAMES[fw]} worker, see above"}
                     continue
                 if args.deadline is not None and time.monotonic() - t_start > args.deadline:
                     results[rid][fw] = {"ok": False, "na": f"not started: past --deadline {args.deadline:.0f} s"}
