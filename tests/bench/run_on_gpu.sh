@@ -41,8 +41,9 @@ export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 echo "==== environment"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -2
 # Mitsuba's cuda variants trace rays with OptiX, which the driver installs as libnvoptix
-ldconfig -p 2>/dev/null | grep -q libnvoptix.so.1 && echo "libnvoptix.so.1: present" \
-  || echo "libnvoptix.so.1: NOT on the loader path (Mitsuba cuda_ad_rgb needs it)"
+if ! command -v ldconfig >/dev/null 2>&1; then echo "libnvoptix.so.1: unknown (no ldconfig)"
+elif ldconfig -p | grep -q libnvoptix.so.1; then echo "libnvoptix.so.1: present"
+else echo "libnvoptix.so.1: NOT on the loader path (Mitsuba cuda_ad_rgb needs it)"; fi
 echo "installed in $SITE after $(( $(date +%s) - T0 )) s: $(ls "$SITE" | tr '\n' ' ')"
 "$PY" - <<'PYEOF' 2>&1
 import importlib

@@ -946,7 +946,8 @@ def render_markdown(report: Dict[str, Any]) -> str:
         lines.append("- --cpu: torch tensors live on the CPU, so the torch rows have no torch.cuda.synchronize(); "
                      "no device-time column")
     lines.append(f"- guard: {cfg['guard_spp']} spp renders, channel means within {100 * cfg['tolerance']:.0f}% and "
-                 f"4x4 block means within {200 * cfg['tolerance']:.0f}%; device ms: heliograph's stream, diagnostic")
+                 f"4x4 block means within {200 * cfg['tolerance']:.0f}% (or 5 standard errors of the noise); "
+                 "device ms: heliograph's stream, diagnostic")
     lines.append("")
     head = ["row", "heliograph ms", "Mitsuba ms", "hg/mi", "hg samples/s", "mi samples/s", "hg device ms (diag.)",
             "guard"]
