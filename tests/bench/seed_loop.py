@@ -916,7 +916,8 @@ def cell_text(c: Dict[str, Any]) -> str:
     return fmt_stats(c.get("stats"))
 
 
-def render_markdown(report: Dict[str, Any]) -> str:
+def header_lines(report: Dict[str, Any]) -> List[str]:
+    """Machine, versions, settings, cold starts and the guard, above the table."""
     m, cfg = report["machine"], report["config"]
     hgi, mii = report["workers"].get("hg", {}), report["workers"].get("mi", {})
     vers = {k.split(" ", 1)[1]: v for k, v in m.items() if k.startswith("version ")}
@@ -948,11 +949,34 @@ def render_markdown(report: Dict[str, Any]) -> str:
     lines.append(f"- guard: {cfg['guard_spp']} spp renders, channel means within {100 * cfg['tolerance']:.0f}% and "
                  f"4x4 block means within {200 * cfg['tolerance']:.0f}% (or 5 standard errors of the noise); "
                  "device ms: heliograph's stream, diagnostic")
-    lines.append("")
+    return lines
+
+
+def note_lines(report: Dict[str, Any]) -> List[str]:
+    """Below the table: the soak's memory and checks, per-row notes, first calls, worker notes."""
+    out = []
+    for r in report["rows"]:
+        for fw in FRAMEWORKS:
+            c = r[fw]
+            if r["id"] == "soak" and "stats" in c:
+                rss, dev = c["rss_mib"], c["device_used_mib"]
+                dtext = f"{dev[0]:.0f} -> {dev[1]:.0f} MiB" if dev[0] is not None else "n/a"
+                out.append(f"- soak, {NAMES[fw]}: {c['stats']['n']} cycles; host RSS {rss[0]:.0f} -> "
+                           f"{rss[1]:.0f} MiB; device memory used {dtext}; export vs host read: "
+                           f"{c['mismatched']} of {c['checked']} checked cycles differ")
+            if c.get("note"):
+                out.append(f"- {r['label']}, {NAMES[fw]}: {c['note']}")
+            if c.get("first_ms") is not None and r["id"] in ("seed32_np", "cbox32_np", "update_render4"):
+                out.append(f"- {r['label']}, {NAMES[fw]}: first (untimed) call {fmt_ms(c['first_ms'])} ms")
+    for fw in FRAMEWORKS:
+        out += [f"- {n}" for n in report["workers"].get(fw, {}).get("notes", [])]
+    return out + [f"- {n}" for n in report["notes"]]
+
+
+def render_markdown(report: Dict[str, Any]) -> str:
     head = ["row", "heliograph ms", "Mitsuba ms", "hg/mi", "hg samples/s", "mi samples/s", "hg device ms (diag.)",
             "guard"]
-    lines.append("| " + " | ".join(head) + " |")
-    lines.append("|" + "---|" * len(head))
+    lines = header_lines(report) + ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in report["rows"]:
         hg, mi = r["hg"], r["mi"]
         dev = hg.get("device_ms")
@@ -960,26 +984,8 @@ def render_markdown(report: Dict[str, Any]) -> str:
             r["label"], cell_text(hg), cell_text(mi), f"{r['ratio']:.2f}" if "ratio" in r else "-",
             fmt_rate(hg.get("samples_per_s")), fmt_rate(mi.get("samples_per_s")),
             fmt_ms(dev) if dev is not None else "-", r["guard"]]) + " |")
-    extra = []
-    for r in report["rows"]:
-        for fw in FRAMEWORKS:
-            c = r[fw]
-            if r["id"] == "soak" and "stats" in c:
-                rss, dev = c["rss_mib"], c["device_used_mib"]
-                dtext = f"{dev[0]:.0f} -> {dev[1]:.0f} MiB" if dev[0] is not None else "n/a"
-                extra.append(f"- soak, {NAMES[fw]}: {c['stats']['n']} cycles; host RSS {rss[0]:.0f} -> "
-                             f"{rss[1]:.0f} MiB; device memory used {dtext}; export vs host read: "
-                             f"{c['mismatched']} of {c['checked']} checked cycles differ")
-            if c.get("note"):
-                extra.append(f"- {r['label']}, {NAMES[fw]}: {c['note']}")
-            if c.get("first_ms") is not None and r["id"] in ("seed32_np", "cbox32_np", "update_render4"):
-                extra.append(f"- {r['label']}, {NAMES[fw]}: first (untimed) call {fmt_ms(c['first_ms'])} ms")
-    for w in (hgi, mii):
-        extra += [f"- {n}" for n in w.get("notes", [])]
-    extra += [f"- {n}" for n in report["notes"]]
-    if extra:
-        lines += ["", *extra]
-    return "\n".join(lines) + "\n"
+    notes = note_lines(report)
+    return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
 
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
@@ -1012,6 +1018,50 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     return args
 
 
+def start_workers(fws: List[str], cfg: Dict[str, Any], report: Dict[str, Any], started: List[Worker],
+                  timeout: float) -> Dict[str, Worker]:
+    """The workers that started (imports, scene loads, cold first renders); why not, in the report."""
+    workers = {}
+    for fw in FRAMEWORKS:
+        if fw not in fws:
+            report["workers"][fw] = {"na": "not selected (--frameworks)"}
+            continue
+        print(f"starting the {NAMES[fw]} worker (imports, scene loads, cold first renders)", file=sys.stderr)
+        w = Worker(fw, cfg)
+        started.append(w)
+        ans = w.request({"cmd": "init"}, timeout=timeout)
+        if ans.get("ok"):
+            report["workers"][fw] = ans["info"]
+            workers[fw] = w
+        else:
+            report["workers"][fw] = {"na": ans["na"]}
+    return workers
+
+
+def run_rows(rows: List[str], workers: Dict[str, Worker], args: argparse.Namespace, t_start: float,
+             results: Dict[str, Dict[str, Any]]) -> None:
+    """Each row on both workers back to back, which goes first alternating; fills `results`."""
+    for n, rid in enumerate(rows):
+        elapsed = time.monotonic() - t_start
+        for fw in FRAMEWORKS if n % 2 == 0 else FRAMEWORKS[::-1]:
+            if fw not in workers:
+                results[rid][fw] = {"ok": False, "na": f"no {NAMES[fw]} worker, see above"}
+                continue
+            if args.deadline is not None and time.monotonic() - t_start > args.deadline:
+                results[rid][fw] = {"ok": False, "na": f"not started: past --deadline {args.deadline:.0f} s"}
+                continue
+            soak = args.soak_seconds
+            if args.deadline is not None and rid == "soak":
+                soak = max(5.0, min(soak, (args.deadline - elapsed - 60.0) / 2))
+            print(f"row {rid}: {NAMES[fw]}", file=sys.stderr)
+            results[rid][fw] = workers[fw].request({"cmd": "row", "row": rid, "soak_seconds": soak},
+                                                   timeout=args.request_timeout + soak)
+
+
+def on_sigterm(signum: int, frame: Any) -> None:
+    raise Stopped()
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
     if args.worker:
@@ -1022,77 +1072,45 @@ def main(argv: Optional[List[str]] = None) -> int:
     if bad:
         print(f"unknown rows {bad}; known: {', '.join(ROW_IDS)}", file=sys.stderr)
         return 2
-    fws = [f for f in args.frameworks.split(",") if f]
     workdir = tempfile.mkdtemp(prefix="seed_loop_")
     cfg = {"cpu": args.cpu, "res": args.res, "warmup": args.warmup, "min_reps": args.min_reps,
            "max_reps": args.max_reps, "row_seconds": args.row_seconds, "guard_spp": args.guard_spp,
            "diag_reps": args.diag_reps, "workdir": workdir, "tolerance": args.tolerance,
            "variants": {"hg": args.hg_variant, "mi": args.mi_variant}}
-    title_variants = {"hg": args.hg_variant or ("cpu_rgb" if args.cpu else "cuda_rgb"),
-                      "mi": args.mi_variant or ("llvm_ad_rgb" if args.cpu else "cuda_ad_rgb")}
-    report: Dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": machine_info(),
-                              "config": {**{k: v for k, v in cfg.items() if k != "workdir"},
-                                         "variants": title_variants}, "workers": {},
-                              "notes": [], "load": [os.getloadavg()]}
-    workers: Dict[str, Worker] = {}
+    asked = {"hg": args.hg_variant or ("cpu_rgb" if args.cpu else "cuda_rgb"),
+             "mi": args.mi_variant or ("llvm_ad_rgb" if args.cpu else "cuda_ad_rgb")}
+    report: Dict[str, Any] = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": machine_info(),
+        "config": {**{k: v for k, v in cfg.items() if k != "workdir"}, "variants": asked},
+        "workers": {}, "notes": [], "load": [os.getloadavg()]}
     results: Dict[str, Dict[str, Any]] = {r: {} for r in rows}
-
-    def on_sigterm(signum: int, frame: Any) -> None:
-        raise Stopped()
-
+    started: List[Worker] = []
     signal.signal(signal.SIGTERM, on_sigterm)
     stopped = False
     try:
-        for fw in FRAMEWORKS:
-            if fw not in fws:
-                report["workers"][fw] = {"na": "not selected (--frameworks)"}
-                continue
-            print(f"starting the {NAMES[fw]} worker (imports, scene loads, cold first renders)", file=sys.stderr)
-            w = Worker(fw, cfg)
-            ans = w.request({"cmd": "init"}, timeout=args.request_timeout)
-            if ans.get("ok"):
-                report["workers"][fw] = ans["info"]
-                workers[fw] = w
-            else:
-                report["workers"][fw] = {"na": ans["na"]}
-                w.close()
-        for n, rid in enumerate(rows):
-            elapsed = time.monotonic() - t_start
-            order = FRAMEWORKS if n % 2 == 0 else FRAMEWORKS[::-1]
-            for fw in order:
-                if fw not in workers:
-                    results[rid][fw] = {"ok": False, "na": f"no {NAMES[fw]} worker, see above"}
-                    continue
-                if args.deadline is not None and time.monotonic() - t_start > args.deadline:
-                    results[rid][fw] = {"ok": False, "na": f"not started: past --deadline {args.deadline:.0f} s"}
-                    continue
-                soak = args.soak_seconds
-                if args.deadline is not None and rid == "soak":
-                    soak = max(5.0, min(soak, (args.deadline - elapsed - 60.0) / 2))
-                print(f"row {rid}: {NAMES[fw]}", file=sys.stderr)
-                results[rid][fw] = workers[fw].request({"cmd": "row", "row": rid, "soak_seconds": soak},
-                                                       timeout=args.request_timeout + soak)
+        workers = start_workers([f for f in args.frameworks.split(",") if f], cfg, report, started,
+                                args.request_timeout)
+        run_rows(rows, workers, args, t_start, results)
     except (Stopped, KeyboardInterrupt):
         stopped = True
         report["notes"].append(f"stopped (signal) after {time.monotonic() - t_start:.0f} s: later rows are missing")
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        for w in workers.values():
+        for w in started:
             w.close(force=stopped)
         shutil.rmtree(workdir, ignore_errors=True)
     report["load"].append(os.getloadavg())
     report["rows"] = build_rows(results, args.res, args.tolerance)
     report["seconds"] = round(time.monotonic() - t_start, 1)
     text = render_markdown(report)
+    print()
+    print(text, end="")
     if args.out:
         base = args.out[:-3] if args.out.endswith(".md") else args.out
         with open(base + ".md", "w") as f:
             f.write(text)
         with open(base + ".json", "w") as f:
             json.dump(report, f, indent=1)
-    print()
-    print(text, end="")
-    if args.out:
         print(f"\n(written to {base}.md and {base}.json; {report['seconds']} s in all)")
     return 0
 
