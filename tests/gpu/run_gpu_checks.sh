@@ -5,6 +5,7 @@
 #   tests/gpu/run_gpu_checks.sh [BUNDLE]        # BUNDLE defaults to .gpu
 #   HG_GPU_LOG_DIR=$OUT tests/gpu/run_gpu_checks.sh   # keep the logs (default BUNDLE/logs)
 #   HG_GPU_GROUPS=python tests/gpu/run_gpu_checks.sh   # only some groups: rust, python
+#   HG_GPU_SKIP=tune,mesh1m tests/gpu/run_gpu_checks.sh # leave out the long benchmarks
 #
 # Exit status: 0 when every check passed, 1 otherwise.
 set -u
@@ -50,6 +51,8 @@ cat "$BUNDLE/MANIFEST.txt" 2>/dev/null | head -3
 
 GROUPS_=${HG_GPU_GROUPS:-rust,python}
 want() { case ",$GROUPS_," in *",$1,"*) return 0;; *) return 1;; esac; }
+SKIP_=${HG_GPU_SKIP:-}
+skip() { case ",$SKIP_," in *",$1,"*) return 0;; *) return 1;; esac; }
 
 BIN=$BUNDLE/bin/gpu_depth
 if ! want rust; then :
@@ -68,8 +71,8 @@ elif [ -x "$RBIN" ]; then
   run "gpu_render determinism" "$LOGS/determinism.log" "$RBIN" --exact same_seed_same_bits --nocapture
   run "gpu_render NVRTC compile" "$LOGS/nvrtc.log" "$RBIN" --exact nvrtc_compiles_the_kernels_for_sm_90 --nocapture
   run "gpu_render benchmark" "$LOGS/bench.log" "$RBIN" --exact benchmark_seed_direct_and_cbox_path --nocapture
-  run "gpu_render benchmark mesh1m" "$LOGS/bench_mesh1m.log" "$RBIN" --exact benchmark_mesh1m_primary_and_diffuse_rays --nocapture
-  run "gpu_render tuning sweep" "$LOGS/tune.log" "$RBIN" --exact benchmark_tuning_sweep --nocapture
+  skip mesh1m || run "gpu_render benchmark mesh1m" "$LOGS/bench_mesh1m.log" "$RBIN" --exact benchmark_mesh1m_primary_and_diffuse_rays --nocapture
+  skip tune || run "gpu_render tuning sweep" "$LOGS/tune.log" "$RBIN" --exact benchmark_tuning_sweep --nocapture
 else
   echo "missing $RBIN"; FAILED=1; ROWS+=("gpu_render: binary missing")
 fi
