@@ -10,15 +10,14 @@
 use std::sync::{Arc, Mutex};
 
 use heliograph::math::{Transform, Vec3};
-use heliograph::scene::params::{shape_str, DeviceValues};
+use heliograph::scene::params::{non_finite_msg, shape_str, DeviceValues};
 use heliograph::scene::{ParamValue, PixelArray, SceneParams, TensorData, TensorValue};
-use heliograph::Loc;
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyList};
 
-use crate::dict::{pixels, transform_of};
-use crate::dlpack::{HostArray, Imported};
+use crate::dict::transform_of;
+use crate::dlpack::{HostArray, HostTo, Imported};
 use crate::errors::{to_py, SceneError};
 use crate::scene::PyScene;
 use crate::tensor::{import_any, TensorXf};
@@ -116,6 +115,7 @@ fn from_python(
     key: &str,
     current: &ParamValue,
     v: &Bound<'_, PyAny>,
+    host_to: HostTo<'_>,
 ) -> PyResult<ParamValue> {
     if v.is_instance_of::<PyBool>() || v.is_none() || v.is_instance_of::<pyo3::types::PyString>() {
         return Err(PyTypeError::new_err(format!(
@@ -131,17 +131,22 @@ fn from_python(
     if let Some(t) = transform_of(v)? {
         return Ok(ParamValue::Transform(t));
     }
-    let imported = import_any(py, v).map_err(|e| {
+    let imported = import_any(py, v, host_to).map_err(|e| {
         // the same exception type, with the key in front
         let msg = format!("<parameters>: parameter \"{key}\": {}", e.value(py));
         PyErr::from_type(e.get_type(py), msg)
     })?;
     match imported {
         Imported::Host(a) => from_host(key, current, a),
+        Imported::Buffer { buf, shape, dtype } => {
+            let data = buf.as_slice().to_vec();
+            from_host(key, current, HostArray { shape, data, dtype })
+        }
         Imported::Device {
             tensor,
             shape,
             dtype,
+            non_finite,
         } => {
             let ParamValue::Tensor(cur) = current else {
                 // a small value on the device: read it (a few floats)
@@ -161,6 +166,12 @@ fn from_python(
             };
             if given != cur.shape {
                 return Err(mismatch(key, current, &given));
+            }
+            if let Some(i) = non_finite {
+                return Err(SceneError::new_err(format!(
+                    "<parameters>: parameter \"{key}\": {}",
+                    non_finite_msg(&given, i)
+                )));
             }
             // a TensorXf stays the caller's: the scene keeps its own copy (on the device)
             let tensor = if v.cast::<TensorXf>().is_ok() {
@@ -201,12 +212,18 @@ fn from_host(key: &str, current: &ParamValue, a: HostArray) -> PyResult<ParamVal
                     a.dtype_name()
                 )));
             }
-            let given = a.shape.clone();
-            if !matches!(given.last(), Some(1 | 3 | 4)) && given.len() == 3 {
-                return Err(mismatch(key, current, &given));
-            }
-            let loc = Loc::unknown(&format!("<parameters>: parameter \"{key}\""));
-            let px: PixelArray = pixels(a, &loc)?;
+            let (h, w, c) = match a.shape[..] {
+                [h, w] => (h, w, 1),
+                [h, w, c] if matches!(c, 1 | 3 | 4) => (h, w, c),
+                _ => return Err(mismatch(key, current, &a.shape)),
+            };
+            // float data of a checked shape; SceneParams::set checks the values
+            let px = PixelArray {
+                width: w,
+                height: h,
+                channels: c,
+                data: a.data,
+            };
             ParamValue::Tensor(TensorValue::host(Arc::new(px)))
         }
         (s, _) => return Err(mismatch(key, current, s)),
@@ -267,7 +284,17 @@ impl SceneParameters {
                 Err(_) => return Err(key_error(&p, key)),
             }
         };
-        let new = from_python(py, key, &current, value)?;
+        // a texture of a scene the GPU holds goes straight to the device (one host copy,
+        // into page-locked staging), unless a reader needs its values on the host
+        let upload = match &current {
+            ParamValue::Tensor(_) => self.scene.bind(py).get().upload_target(py, key),
+            _ => None,
+        };
+        let len = current.shape().iter().product();
+        let host_to = upload
+            .as_ref()
+            .map_or(HostTo::Vec, |be| HostTo::Device(be, Some(len)));
+        let new = from_python(py, key, &current, value, host_to)?;
         // the finiteness scan of a large texture runs without the GIL
         let mut staged = self.lock(py).clone();
         let staged = py

@@ -157,6 +157,16 @@ impl PyScene {
         .map_err(to_py)
     }
 
+    /// The backend a new host value for `key` should be uploaded to: the scene has a
+    /// device copy and the value would stay on the device at update.
+    pub fn upload_target(&self, py: Python<'_>, key: &str) -> Option<Arc<CudaBackend>> {
+        let be = crate::cuda::opened()?;
+        let keep = self.with_state(py, |st| {
+            st.device.is_some() && st.loaded.keeps_on_device(key)
+        });
+        keep.then_some(be)
+    }
+
     /// Enqueues a CUDA render: uploads the scene first if it has no current device
     /// copy (the host copy of device-only textures is fetched first).
     fn render_cuda(&self, be: &CudaBackend, opts: &RenderOptions) -> heliograph::Result<CudaFilm> {

@@ -23,7 +23,9 @@ use pyo3::exceptions::{PyBufferError, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyTuple};
 
-use crate::dlpack::{self, Buffer, ExportArgs, Fence, HostArray, Imported, Owner, StreamArg};
+use crate::dlpack::{
+    self, Buffer, ExportArgs, Fence, HostArray, HostTo, Imported, Owner, StreamArg,
+};
 use crate::errors::{self, RenderError};
 
 /// Whether waits draw a progress line (`set_progress`).
@@ -143,11 +145,7 @@ impl TensorXf {
         if let Some(d) = self.device_tensor() {
             wait_device(py, &d)?;
             let buf = py
-                .detach(|| {
-                    let mut b = Buffer::zeroed(d.len())?;
-                    d.read_into(b.as_mut_slice())?;
-                    Ok(Arc::new(b))
-                })
+                .detach(|| d.to_buffer().map(Arc::new))
                 .map_err(errors::to_py)?;
             return Ok(buf);
         }
@@ -228,12 +226,20 @@ impl TensorXf {
                 return Ok(TensorXf::device(t.get().shape.clone(), copy));
             }
         }
-        match import_any(py, array)? {
+        // under cuda_rgb a host array is uploaded, as Mitsuba's TensorXf is on the GPU
+        let cuda = match crate::scene::variant() {
+            Some("cuda_rgb") => crate::cuda::opened(),
+            _ => None,
+        };
+        let host_to = cuda
+            .as_ref()
+            .map_or(HostTo::Buffer, |be| HostTo::Device(be, None));
+        match import_any(py, array, host_to)? {
             Imported::Host(a) => {
-                let shape = a.shape.clone();
                 let buf = Buffer::from_slice(&a.data).map_err(errors::to_py)?;
-                Ok(TensorXf::from_buffer(shape, buf))
+                Ok(TensorXf::from_buffer(a.shape, buf))
             }
+            Imported::Buffer { buf, shape, .. } => Ok(TensorXf::from_buffer(shape, buf)),
             Imported::Device { tensor, shape, .. } => Ok(TensorXf::device_shared(shape, tensor)),
         }
     }
@@ -474,12 +480,18 @@ pub fn on_cuda(obj: &Bound<'_, PyAny>) -> bool {
 /// producer (CUDA arrays are copied on the device, then read), or (through
 /// `numpy.asarray`) nested sequences.
 pub fn to_host_array(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArray> {
-    match import_any(py, obj)? {
+    match import_any(py, obj, HostTo::Vec)? {
         Imported::Host(a) => Ok(a),
+        Imported::Buffer { buf, shape, dtype } => Ok(HostArray {
+            shape,
+            data: buf.as_slice().to_vec(),
+            dtype,
+        }),
         Imported::Device {
             tensor,
             shape,
             dtype,
+            ..
         } => {
             let data = py.detach(|| tensor.to_host()).map_err(errors::to_py)?;
             Ok(HostArray { shape, data, dtype })
@@ -489,23 +501,59 @@ pub fn to_host_array(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArr
 
 /// Imports anything array-like, keeping CUDA arrays on the device: a TensorXf (a host
 /// one waits for its render; a CUDA one is shared), a DLPack producer, or (through
-/// `numpy.asarray`) nested sequences.
-pub fn import_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Imported> {
+/// `numpy.asarray`) nested sequences. Host arrays go where `host_to` says.
+pub fn import_any(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    host_to: HostTo<'_>,
+) -> PyResult<Imported> {
     if let Ok(t) = obj.cast::<TensorXf>() {
         let t = t.get();
+        let shape = t.shape.clone();
+        let dtype = dlpack::DLDataType::F32;
         if let Some(d) = t.device_tensor() {
             return Ok(Imported::Device {
                 tensor: d,
-                shape: t.shape.clone(),
-                dtype: dlpack::DLDataType::F32,
+                shape,
+                dtype,
+                non_finite: None,
             });
         }
         let buf = t.wait(py)?;
-        return Ok(Imported::Host(HostArray {
-            shape: t.shape.clone(),
-            data: buf.as_slice().to_vec(),
-            dtype: dlpack::DLDataType::F32,
-        }));
+        return match host_to {
+            HostTo::Device(be, len) if len.is_none_or(|n| n == buf.len()) => {
+                let values = buf.as_slice();
+                let tensor = py
+                    .detach(|| {
+                        be.upload_with(values.len(), |dst| {
+                            dst.copy_from_slice(values);
+                            Ok(())
+                        })
+                    })
+                    .map_err(errors::to_py)?;
+                let non_finite = match heliograph::math::all_finite(values) {
+                    true => None,
+                    false => values.iter().position(|v| !v.is_finite()),
+                };
+                Ok(Imported::Device {
+                    tensor: Arc::new(tensor),
+                    shape,
+                    dtype,
+                    non_finite,
+                })
+            }
+            HostTo::Vec | HostTo::Device(..) => Ok(Imported::Host(HostArray {
+                shape,
+                data: buf.as_slice().to_vec(),
+                dtype,
+            })),
+            // a copy: consumers of the original's exports may write to it
+            HostTo::Buffer => Ok(Imported::Buffer {
+                buf: Buffer::from_slice(buf.as_slice()).map_err(errors::to_py)?,
+                shape,
+                dtype,
+            }),
+        };
     }
     let is_type = obj.is_instance_of::<pyo3::types::PyType>();
     if let Ok(kind) = obj.getattr("dtype").and_then(|d| d.getattr("kind")) {
@@ -517,7 +565,7 @@ pub fn import_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Imported> 
         }
     }
     if obj.hasattr("__dlpack__")? && !is_type {
-        return dlpack::import_device(py, obj);
+        return dlpack::import_device(py, obj, host_to);
     }
     let np = py.import("numpy")?;
     let arr = np
@@ -530,7 +578,7 @@ pub fn import_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Imported> 
             "expected a number, a sequence of numbers or an array, got {ty} (array kind '{kind}')"
         )));
     }
-    dlpack::import_device(py, &arr)
+    dlpack::import_device(py, &arr, host_to)
 }
 
 /// A host buffer as NumPy sees it (`numpy.from_dlpack` of a CPU capsule): the view

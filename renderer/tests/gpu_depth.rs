@@ -194,14 +194,25 @@ fn unsupported_requests_are_clear_errors_not_crashes() {
         seed: 0,
     };
     assert!(be.render(&depth_scene(&path, 16), &zero).is_err());
-    // a film larger than the device: a clear out-of-memory error, the process carries on
+    // a film with more pixels than the kernels index: refused before any allocation
     let mut huge = depth_scene(&path, 16);
     huge.sensor.film.width = 400_000;
     huge.sensor.film.height = 400_000;
     huge.sensor.film.crop_size = [400_000, 400_000];
     let e = be.render(&huge, &ok_opts()).unwrap_err().to_string();
+    assert!(e.contains("400000x400000") && e.contains("crop"), "{e}");
+    // more memory than the device has: a clear out-of-memory error with the sizes
+    let too_big = (be.info().total_mem / 4) * 2;
+    let e = be.zeros(too_big).unwrap_err().to_string();
     assert!(e.contains("out of GPU memory") && e.contains("GiB"), "{e}");
     println!("HG_GPU_STAT oom_error {e}");
+    assert!(
+        be.zeros(usize::MAX / 2).is_err(),
+        "a byte count that overflows"
+    );
+    // the pool gave back what it kept and the next allocation is served
+    let z = be.zeros(1 << 20).unwrap();
+    assert!(z.to_host().unwrap().iter().all(|v| *v == 0.0));
     // the backend is still usable afterwards, and the asynchronous path fences its film
     let ok = ok_opts();
     let film = be.render_async(&depth_scene(&path, 16), &ok).unwrap();

@@ -195,6 +195,11 @@ def main():
         for _ in range(200):
             hg.render(scene, seed=2).__dlpack__(stream=1)
         gc.collect()
+        # buffers a consumer let go of without naming a stream are freed by the
+        # reclaimer thread after a device synchronise: give it a second
+        deadline = time.monotonic() + 1.0
+        while hg._native._cuda_live_buffers()[0] != base and time.monotonic() < deadline:
+            time.sleep(0.005)
         assert hg._native._cuda_live_buffers()[0] == base, hg._native._cuda_live_buffers()
         assert hg._native._live_exports() == base_exports, hg._native._live_exports()
         return f"live buffers back to {base}, exports back to {base_exports}"

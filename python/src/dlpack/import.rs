@@ -17,7 +17,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyTuple};
 
 use heliograph::backend::cuda::{CudaBackend, DeviceTensor, ForeignArray, MAX_DIMS};
-use heliograph::tensor::{layout, read_host};
+use heliograph::math::all_finite;
+use heliograph::tensor::{
+    host_layout, layout, read_host, read_host_buffer, read_host_into, Buffer,
+};
 
 use super::{
     DLDataType, DLManagedTensor, DLManagedTensorVersioned, DLTensor, HostArray, DEVICE_CPU,
@@ -25,11 +28,35 @@ use super::{
 };
 use crate::errors::to_py;
 
+/// Where an import puts a host array.
+#[derive(Clone, Copy)]
+pub enum HostTo<'a> {
+    /// Into a `Vec` ([`Imported::Host`]).
+    Vec,
+    /// Into a 64-byte aligned [`Buffer`] ([`Imported::Buffer`]), a host tensor's storage.
+    Buffer,
+    /// Into page-locked staging and on to a new tensor on this backend's device
+    /// ([`Imported::Device`], scanned for non-finite values on the way). With
+    /// `Some(len)`, an array of another size is read into a `Vec` (for the caller's
+    /// shape error) rather than uploaded.
+    Device(&'a Arc<CudaBackend>, Option<usize>),
+}
+
 /// What an import produced.
 pub enum Imported {
     /// A host array, converted to float32.
     Host(HostArray),
-    /// A CUDA array copied into a new float32 device tensor (C order).
+    /// A host array converted to float32 into a buffer.
+    Buffer {
+        /// The values.
+        buf: Arc<Buffer>,
+        /// Their shape.
+        shape: Vec<usize>,
+        /// The producer's element type.
+        dtype: DLDataType,
+    },
+    /// A CUDA array copied (or a host array uploaded) into a new float32 device tensor
+    /// (C order).
     Device {
         /// The copy (ready once its import has run).
         tensor: Arc<DeviceTensor>,
@@ -37,6 +64,9 @@ pub enum Imported {
         shape: Vec<usize>,
         /// The producer's element type.
         dtype: DLDataType,
+        /// For an uploaded host array, the index of its first non-finite value, if any
+        /// (CUDA arrays are not scanned: that would wait for the copy).
+        non_finite: Option<usize>,
     },
 }
 
@@ -44,12 +74,18 @@ pub enum Imported {
 /// device and then read (this waits for the copy: for callers that need the values on
 /// the host, such as image files and bitmaps).
 pub fn import(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArray> {
-    match import_device(py, obj)? {
+    match import_device(py, obj, HostTo::Vec)? {
         Imported::Host(a) => Ok(a),
+        Imported::Buffer { buf, shape, dtype } => Ok(HostArray {
+            shape,
+            data: buf.as_slice().to_vec(),
+            dtype,
+        }),
         Imported::Device {
             tensor,
             shape,
             dtype,
+            ..
         } => {
             let data = py.detach(|| tensor.to_host()).map_err(to_py)?;
             Ok(HostArray { shape, data, dtype })
@@ -57,8 +93,13 @@ pub fn import(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArray> {
     }
 }
 
-/// Imports `obj`, keeping a CUDA array on the device (see the module docs).
-pub fn import_device(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Imported> {
+/// Imports `obj`, keeping a CUDA array on the device (see the module docs); a host
+/// array goes where `host_to` says.
+pub fn import_device(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    host_to: HostTo<'_>,
+) -> PyResult<Imported> {
     sweep_parked(py);
     let claimed = match obj.call_method0("__dlpack_device__") {
         Ok(d) => Some(d.extract::<(i32, i32)>().map_err(|_| {
@@ -100,18 +141,60 @@ pub fn import_device(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Importe
         // SAFETY: as above; the capsule (held here) keeps the memory alive without the GIL.
         None => {
             let t = SendPtr(t);
-            py.detach(move || unsafe { read_host(t.get()) })
-                .map(Imported::Host)
+            py.detach(move || unsafe { read_host_to(t.get(), host_to) })
                 .map_err(to_py)
         }
         // SAFETY: as above; the deleter runs once the copy has (taken is parked).
         Some(be) => unsafe { copy_cuda(py, be, t) },
     });
-    match &res {
-        Ok(Imported::Device { tensor, .. }) => park_release(taken, tensor.clone()),
+    match (&res, &cuda) {
+        (Ok(Imported::Device { tensor, .. }), Some(_)) => park_release(taken, tensor.clone()),
         _ => drop(taken),
     }
     res
+}
+
+/// Reads a host tensor where `host_to` says (an upload reads it once, into staging).
+///
+/// # Safety
+/// `t` must describe live host memory (DLPack).
+unsafe fn read_host_to(t: &DLTensor, host_to: HostTo<'_>) -> heliograph::Result<Imported> {
+    match host_to {
+        // SAFETY: caller's contract.
+        HostTo::Vec => unsafe { read_host(t) }.map(Imported::Host),
+        HostTo::Buffer => {
+            // SAFETY: caller's contract.
+            let (buf, shape) = unsafe { read_host_buffer(t) }?;
+            Ok(Imported::Buffer {
+                buf: Arc::new(buf),
+                shape,
+                dtype: t.dtype,
+            })
+        }
+        HostTo::Device(be, len) => {
+            // SAFETY: caller's contract.
+            let l = unsafe { host_layout(t) }?;
+            if len.is_some_and(|n| n != l.count) {
+                // SAFETY: caller's contract.
+                return unsafe { read_host(t) }.map(Imported::Host);
+            }
+            let mut non_finite = None;
+            let tensor = be.upload_with(l.count, |dst| {
+                // SAFETY: caller's contract; dst has room for count values.
+                unsafe { read_host_into(t, &l, dst) }?;
+                if !all_finite(dst) {
+                    non_finite = dst.iter().position(|v| !v.is_finite());
+                }
+                Ok(())
+            })?;
+            Ok(Imported::Device {
+                tensor: Arc::new(tensor),
+                shape: l.extents(),
+                dtype: t.dtype,
+                non_finite,
+            })
+        }
+    }
 }
 
 /// A tensor reference that crosses a GIL release (the capsule keeps it alive).
@@ -177,8 +260,9 @@ unsafe fn copy_cuda(py: Python<'_>, be: &CudaBackend, t: &DLTensor) -> PyResult<
     let tensor = py.detach(|| be.import_device(&a)).map_err(to_py)?;
     Ok(Imported::Device {
         tensor: Arc::new(tensor),
-        shape: l.shape.iter().map(|&n| n as usize).collect(),
+        shape: l.extents(),
         dtype: t.dtype,
+        non_finite: None,
     })
 }
 

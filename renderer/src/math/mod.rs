@@ -13,6 +13,25 @@ pub use glam::{Mat3, Mat4, Vec2, Vec3, Vec4};
 pub use rng::Pcg32;
 pub use transform::Transform;
 
+/// Whether every value is finite (no NaN or infinity). Tests 64 values per step on
+/// their exponent bits, which the compiler vectorises; a texture update checks
+/// millions of values per call.
+pub fn all_finite(values: &[f32]) -> bool {
+    const EXP: u32 = 0x7f80_0000;
+    let chunks = values.chunks_exact(64);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        let mut any = false;
+        for v in chunk {
+            any |= v.to_bits() & EXP == EXP;
+        }
+        if any {
+            return false;
+        }
+    }
+    rest.iter().all(|v| v.is_finite())
+}
+
 /// Linear RGB radiance or reflectance.
 pub type Color = Vec3;
 
@@ -213,6 +232,22 @@ pub fn safe_sqrt(x: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn all_finite_finds_every_non_finite_value() {
+        let mut v: Vec<f32> = (0..200).map(|i| i as f32 * 0.5 - 30.0).collect();
+        v.push(f32::MAX);
+        v.push(f32::MIN_POSITIVE / 4.0); // subnormal
+        assert!(super::all_finite(&v));
+        for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            for i in [0, 63, 64, 150, v.len() - 1] {
+                let mut w = v.clone();
+                w[i] = bad;
+                assert!(!super::all_finite(&w), "{bad} at {i}");
+            }
+        }
+        assert!(super::all_finite(&[]));
+    }
 
     #[test]
     fn frame_is_orthonormal() {

@@ -174,6 +174,12 @@ impl BuildCtx {
         &self.cache
     }
 
+    /// Whether this context replays an object for an update (its parameter values
+    /// were checked when they were set).
+    pub fn is_replay(&self) -> bool {
+        self.replay.is_some()
+    }
+
     /// The object an `id` refers to.
     pub fn lookup(&self, id: &str, loc: &Loc) -> Result<Arc<ObjectDesc>> {
         self.ids.get(id).cloned().ok_or_else(|| {

@@ -252,11 +252,13 @@ impl LoadedScene {
                 {
                     push_unique(&mut changes.textures, h)
                 }
+                // a device-only image changes back to its host values even when the
+                // host slot is the same array (its values went stale on the device)
                 Alloc::Image(i)
                     if !Arc::ptr_eq(
                         &ctx.textures.images[i as usize],
                         &old.textures.images[i as usize],
-                    ) =>
+                    ) || self.device_images.contains(&i) =>
                 {
                     changes.images.retain(|c| c.image != i);
                     changes.images.push(ImageChange {
@@ -286,6 +288,42 @@ impl LoadedScene {
         if let Some(d) = ctx.take_replayed_dists() {
             scene.dists2d = Arc::new(d);
         }
+    }
+
+    /// Adds the readers of `objects` to it, transitively.
+    fn add_readers(&self, objects: &mut BTreeSet<usize>) {
+        let mut todo: Vec<usize> = objects.iter().copied().collect();
+        while let Some(r) = todo.pop() {
+            for &dep in &self.log.objects[r].dependents {
+                if objects.insert(dep) {
+                    todo.push(dep);
+                }
+            }
+        }
+    }
+
+    /// Whether object `r` derives values from its textures' means on the host.
+    fn reads_means(&self, r: usize) -> bool {
+        READS_TEXTURE_MEANS.contains(&self.log.objects[r].kind.as_str())
+    }
+
+    /// Whether a device value for parameter `key` would stay on the device at update
+    /// (a bitmap's data that no reader needs on the host): a backend with a device
+    /// copy of the scene can then upload a host array for it straight away.
+    pub fn keeps_on_device(&self, key: &str) -> bool {
+        let Some(d) = self.params.decls().iter().find(|d| d.key == key) else {
+            return false;
+        };
+        let rec = &self.log.objects[d.owner];
+        if rec.kind != "bitmap"
+            || self.image_of(d.owner).is_none()
+            || !matches!(d.value, ParamValue::Tensor(_))
+        {
+            return false;
+        }
+        let mut readers = BTreeSet::from([d.owner]);
+        self.add_readers(&mut readers);
+        !readers.iter().any(|&r| self.reads_means(r))
     }
 
     /// What `staged` needs: the edited description, the objects to replay (owners and
@@ -339,15 +377,7 @@ impl LoadedScene {
                 }
             }
         }
-        // the readers of what changed, transitively
-        let mut todo: Vec<usize> = owners.iter().copied().collect();
-        while let Some(r) = todo.pop() {
-            for &dep in &self.log.objects[r].dependents {
-                if owners.insert(dep) {
-                    todo.push(dep);
-                }
-            }
-        }
+        self.add_readers(&mut owners);
         let mut replay: Vec<usize> = owners
             .into_iter()
             .filter(|&r| {
@@ -358,9 +388,7 @@ impl LoadedScene {
         replay.sort_by_key(|&r| self.log.objects[r].order);
         // device data read by a BSDF that derives values from texture means: those
         // values need the data on the host
-        let needs_host = replay
-            .iter()
-            .any(|&r| READS_TEXTURE_MEANS.contains(&self.log.objects[r].kind.as_str()));
+        let needs_host = replay.iter().any(|&r| self.reads_means(r));
         if needs_host {
             for (image, data) in std::mem::take(&mut plan.device_images) {
                 let owner = (0..self.log.objects.len()).find(|&r| {

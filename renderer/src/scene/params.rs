@@ -128,7 +128,7 @@ impl ParamValue {
             ParamValue::Color(c) | ParamValue::Vector(c) => c.is_finite(),
             ParamValue::Transform(t) => t.m.is_finite(),
             ParamValue::Tensor(t) => match &t.data {
-                TensorData::Host(p) => p.data.iter().all(|v| v.is_finite()),
+                TensorData::Host(p) => crate::math::all_finite(&p.data),
                 TensorData::Device(_) => true,
             },
         }
@@ -232,6 +232,18 @@ impl Range {
             _ => None,
         }
     }
+}
+
+/// The message for a tensor of `shape` (H, W, C) whose element `i` (C order) is the
+/// first non-finite one.
+pub fn non_finite_msg(shape: &[usize; 3], i: usize) -> String {
+    let [_, w, c] = *shape;
+    let (pixel, channel) = (i / c.max(1), i % c.max(1));
+    format!(
+        "contains NaN or infinite values (the first at row {}, column {}, channel {channel})",
+        pixel / w.max(1),
+        pixel % w.max(1)
+    )
 }
 
 fn fmt_scalars(v: &[f64]) -> String {
@@ -356,7 +368,7 @@ impl SceneParams {
     /// The value of `key`: the staged one if there is one, else the scene's.
     pub fn get(&self, key: &str) -> Result<&ParamValue> {
         let i = self.index(key)?;
-        let staged = self.staged.iter().rev().find(|(j, _)| *j == i);
+        let staged = self.staged.iter().find(|(j, _)| *j == i);
         Ok(staged.map_or(&self.table.decls[i].value, |(_, v)| v))
     }
 
@@ -371,26 +383,17 @@ impl SceneParams {
 
     /// Keys set since the last successful update, in the order they were first set.
     pub fn changed(&self) -> Vec<&str> {
-        let mut out: Vec<&str> = Vec::new();
-        for (i, _) in &self.staged {
-            let k = self.table.decls[*i].key.as_str();
-            if !out.contains(&k) {
-                out.push(k);
-            }
-        }
-        out
+        let decls = &self.table.decls;
+        self.staged
+            .iter()
+            .map(|(i, _)| decls[*i].key.as_str())
+            .collect()
     }
 
-    /// The staged changes (declaration index, value), the last value per key.
+    /// The staged changes (declaration index, value), in the order the keys were first
+    /// set, the last value per key.
     pub fn staged(&self) -> Vec<(usize, ParamValue)> {
-        let mut out: Vec<(usize, ParamValue)> = Vec::new();
-        for (i, v) in &self.staged {
-            match out.iter_mut().find(|(j, _)| j == i) {
-                Some(slot) => slot.1 = v.clone(),
-                None => out.push((*i, v.clone())),
-            }
-        }
-        out
+        self.staged.clone()
     }
 
     /// The declaration behind index `i`.
@@ -421,11 +424,18 @@ impl SceneParams {
             return Err(Error::param(&params_loc(), key, msg));
         }
         if !value.is_finite() {
-            return Err(Error::param(
-                &params_loc(),
-                key,
-                "contains NaN or infinite values",
-            ));
+            let at = match &value {
+                ParamValue::Tensor(TensorValue {
+                    data: TensorData::Host(p),
+                    ..
+                }) => p.data.iter().position(|v| !v.is_finite()),
+                _ => None,
+            };
+            let msg = match (at, &value) {
+                (Some(i), ParamValue::Tensor(t)) => non_finite_msg(&t.shape, i),
+                _ => "contains NaN or infinite values".to_string(),
+            };
+            return Err(Error::param(&params_loc(), key, msg));
         }
         let bad = match (&d.target, &value) {
             (Target::XFov, ParamValue::Float(v)) if !(*v > 0.0 && *v < 180.0) => {
@@ -451,7 +461,10 @@ impl SceneParams {
     pub fn set(&mut self, key: &str, value: ParamValue) -> Result<()> {
         let value = self.check(key, value)?;
         let i = self.index(key)?;
-        self.staged.push((i, value));
+        match self.staged.iter_mut().find(|(j, _)| *j == i) {
+            Some(slot) => slot.1 = value,
+            None => self.staged.push((i, value)),
+        }
         Ok(())
     }
 

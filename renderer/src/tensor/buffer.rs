@@ -54,17 +54,25 @@ impl Buffer {
         Self::allocate(len, true)
     }
 
+    /// `len` values of unspecified contents, for a reader that writes every one of them
+    /// (through [`Self::as_ptr`]) before the buffer is read or shared: one pass over
+    /// the memory instead of zero-filling it first.
+    pub(crate) fn uninit(len: usize) -> Result<Buffer> {
+        Self::allocate(len, false)
+    }
+
     /// A buffer holding a copy of `data`.
     pub fn from_slice(data: &[f32]) -> Result<Arc<Buffer>> {
-        let mut b = Self::allocate(data.len(), false)?;
-        b.as_mut_slice().copy_from_slice(data);
+        let b = Self::uninit(data.len())?;
+        // SAFETY: the new buffer has room for data.len() values and does not overlap it.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), b.as_ptr(), data.len()) };
         Ok(Arc::new(b))
     }
 
     /// The values.
     pub fn as_slice(&self) -> &[f32] {
-        // SAFETY: ptr/len describe a live allocation owned by self (allocate() fills it
-        // before anyone reads: from_slice copies, zeroed zeroes).
+        // SAFETY: ptr/len describe a live allocation owned by self, filled before anyone
+        // reads: from_slice copies, zeroed zeroes, an uninit buffer's reader writes all.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 

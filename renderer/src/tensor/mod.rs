@@ -8,4 +8,7 @@ pub mod dlpack;
 pub mod strided;
 
 pub use buffer::Buffer;
-pub use strided::{check_dtype, layout, read_host, HostArray, Layout};
+pub use strided::{
+    check_dtype, host_layout, layout, read_host, read_host_buffer, read_host_into, HostArray,
+    Layout,
+};

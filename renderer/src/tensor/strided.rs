@@ -9,6 +9,7 @@
 //! layouts walk the outer dimensions and run a tight loop over the innermost one.
 
 use super::dlpack::{DLDataType, DLTensor, CODE_BOOL, CODE_FLOAT, CODE_INT, CODE_UINT};
+use super::Buffer;
 use crate::error::{ArrayProblem, Error, Result};
 
 /// Most dimensions a host array may have.
@@ -60,6 +61,11 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// The extents as sizes.
+    pub fn extents(&self) -> Vec<usize> {
+        self.shape.iter().map(|&n| n as usize).collect()
+    }
+
     /// Whether the elements are contiguous in C order (extents of 1 excepted).
     pub fn is_compact(&self) -> bool {
         let mut want = 1i64;
@@ -170,16 +176,30 @@ pub fn check_dtype(dt: DLDataType) -> Result<()> {
     }
 }
 
+/// The checked layout of a host DLPack tensor heliograph can read: a supported element
+/// type, a valid layout, and a data pointer when there are elements.
+///
+/// # Safety
+/// As [`layout`].
+pub unsafe fn host_layout(t: &DLTensor) -> Result<Layout> {
+    check_dtype(t.dtype)?;
+    let elem = (t.dtype.bits / 8) as usize;
+    // SAFETY: caller's contract.
+    let l = unsafe { layout(t, elem)? };
+    if l.count > 0 && t.data.is_null() {
+        return Err(layout_err("the array's data pointer is null"));
+    }
+    Ok(l)
+}
+
 /// Copies a host DLPack tensor into float32.
 ///
 /// # Safety
 /// `t` must describe live host memory as the DLPack spec requires: every element the
 /// shape and strides reach, from `data + byte_offset`, is readable.
 pub unsafe fn read_host(t: &DLTensor) -> Result<HostArray> {
-    check_dtype(t.dtype)?;
-    let elem = (t.dtype.bits / 8) as usize;
     // SAFETY: caller's contract.
-    let l = unsafe { layout(t, elem)? };
+    let l = unsafe { host_layout(t)? };
     let mut data: Vec<f32> = Vec::new();
     data.try_reserve_exact(l.count).map_err(|_| {
         Error::array(
@@ -191,46 +211,85 @@ pub unsafe fn read_host(t: &DLTensor) -> Result<HostArray> {
             ),
         )
     })?;
-    if l.count == 0 {
-        return Ok(HostArray {
-            shape: l.shape.iter().map(|&n| n as usize).collect(),
-            data,
-            dtype: t.dtype,
-        });
-    }
-    if t.data.is_null() {
-        return Err(layout_err("the array's data pointer is null"));
-    }
-    let base = (t.data as *const u8).wrapping_add(t.byte_offset as usize);
-    let dt = t.dtype;
-    if l.is_compact() {
-        if dt == DLDataType::F32 {
-            // SAFETY: count compact floats from base (caller's contract), copied bytewise
-            // (any alignment) into the reserved, non-overlapping vector.
-            unsafe {
-                std::ptr::copy_nonoverlapping(base, data.as_mut_ptr() as *mut u8, l.count * 4);
-                data.set_len(l.count);
-            }
-        } else {
-            // SAFETY: as above, elements of `elem` bytes.
-            data.extend((0..l.count).map(|i| unsafe { load(base.add(i * elem), dt) }));
-        }
-    } else {
-        // SAFETY: every offset lies within the span checked by layout().
-        unsafe { gather(base, elem, dt, &l, &mut data) };
+    // SAFETY: caller's contract; the vector has room for count values, all of which
+    // read_raw writes.
+    unsafe {
+        read_raw(t, &l, data.as_mut_ptr());
+        data.set_len(l.count);
     }
     Ok(HostArray {
-        shape: l.shape.iter().map(|&n| n as usize).collect(),
+        shape: l.extents(),
         data,
-        dtype: dt,
+        dtype: t.dtype,
     })
 }
 
-/// Appends the elements of a strided layout in C order.
+/// As [`read_host`], into `out` (`l.count` values; the caller's buffer, such as
+/// page-locked staging memory for an upload). `l` is `t`'s [`host_layout`].
 ///
 /// # Safety
-/// As [`read_host`]; `l` is `t`'s checked layout and `count > 0`.
-unsafe fn gather(base: *const u8, elem: usize, dt: DLDataType, l: &Layout, out: &mut Vec<f32>) {
+/// As [`read_host`].
+pub unsafe fn read_host_into(t: &DLTensor, l: &Layout, out: &mut [f32]) -> Result<()> {
+    if out.len() != l.count {
+        return Err(layout_err(format!(
+            "internal error: reading {} values into room for {}",
+            l.count,
+            out.len()
+        )));
+    }
+    // SAFETY: caller's contract; out has room for count values.
+    unsafe { read_raw(t, l, out.as_mut_ptr()) };
+    Ok(())
+}
+
+/// As [`read_host`], into a new [`Buffer`] (one copy, no zero-filling first); returns
+/// the buffer and the shape.
+///
+/// # Safety
+/// As [`read_host`].
+pub unsafe fn read_host_buffer(t: &DLTensor) -> Result<(Buffer, Vec<usize>)> {
+    // SAFETY: caller's contract.
+    let l = unsafe { host_layout(t)? };
+    let buf = Buffer::uninit(l.count)?;
+    // SAFETY: caller's contract; the buffer has room for count values, all written.
+    unsafe { read_raw(t, &l, buf.as_ptr()) };
+    Ok((buf, l.extents()))
+}
+
+/// Writes the `l.count` elements of `t` as float32 to `out`, in C order.
+///
+/// # Safety
+/// As [`read_host`]; `l` is `t`'s [`host_layout`] and `out` has room for `l.count`
+/// values.
+unsafe fn read_raw(t: &DLTensor, l: &Layout, out: *mut f32) {
+    if l.count == 0 {
+        return;
+    }
+    let base = (t.data as *const u8).wrapping_add(t.byte_offset as usize);
+    let dt = t.dtype;
+    let elem = (dt.bits / 8) as usize;
+    if l.is_compact() {
+        if dt == DLDataType::F32 {
+            // SAFETY: count compact floats from base (caller's contract), copied
+            // bytewise (any alignment) into the caller's non-overlapping room.
+            unsafe { std::ptr::copy_nonoverlapping(base, out as *mut u8, l.count * 4) };
+        } else {
+            for i in 0..l.count {
+                // SAFETY: as above, elements of `elem` bytes.
+                unsafe { out.add(i).write(load(base.add(i * elem), dt)) };
+            }
+        }
+    } else {
+        // SAFETY: every offset lies within the span checked by layout().
+        unsafe { gather(base, elem, dt, l, out) };
+    }
+}
+
+/// Writes the elements of a strided layout in C order.
+///
+/// # Safety
+/// As [`read_raw`], with `count > 0`.
+unsafe fn gather(base: *const u8, elem: usize, dt: DLDataType, l: &Layout, out: *mut f32) {
     let nd = l.shape.len();
     let (inner_n, inner_s) = match nd {
         0 => (1, 0),
@@ -241,12 +300,17 @@ unsafe fn gather(base: *const u8, elem: usize, dt: DLDataType, l: &Layout, out: 
     };
     let outer = nd.saturating_sub(1);
     let mut idx = vec![0i64; outer];
+    let mut at = 0usize;
     loop {
         let off: i64 = idx.iter().zip(&l.strides).map(|(i, s)| i * s).sum();
         let row = base.wrapping_offset(off as isize * elem as isize);
         for k in 0..inner_n {
-            // SAFETY: inside the checked span (caller's contract).
-            out.push(unsafe { load(row.wrapping_offset(k as isize * inner_s), dt) });
+            // SAFETY: inside the checked span (caller's contract); at < count.
+            unsafe {
+                out.add(at)
+                    .write(load(row.wrapping_offset(k as isize * inner_s), dt))
+            };
+            at += 1;
         }
         let mut d = outer;
         loop {

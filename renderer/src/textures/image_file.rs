@@ -54,6 +54,26 @@ fn drop_alpha(img: Image) -> Image {
 /// stored form (1 or 3 channels), checking its shape and values; errors name `key`
 /// at `loc`. An array already in the stored form is shared, not copied.
 pub fn from_pixels(px: &Arc<PixelArray>, loc: &Loc, key: &str) -> Result<Arc<PixelArray>> {
+    if !crate::math::all_finite(&px.data) {
+        let i = px.data.iter().position(|v| !v.is_finite()).unwrap_or(0);
+        let c = px.channels.max(1);
+        let (pix, ch) = (i / c, i % c);
+        return Err(Error::param(
+            loc,
+            key,
+            format!(
+                "non-finite value {} at row {}, column {}, channel {ch}",
+                px.data[i],
+                pix / px.width.max(1),
+                pix % px.width.max(1)
+            ),
+        ));
+    }
+    stored_form(px, loc, key)
+}
+
+/// `px` (shape checked) with alpha dropped: shared when it has 1 or 3 channels.
+fn stored_form(px: &Arc<PixelArray>, loc: &Loc, key: &str) -> Result<Arc<PixelArray>> {
     let (w, h, c) = (px.width, px.height, px.channels);
     if w == 0 || h == 0 || !matches!(c, 1 | 3 | 4) {
         return Err(Error::param(
@@ -67,19 +87,6 @@ pub fn from_pixels(px: &Arc<PixelArray>, loc: &Loc, key: &str) -> Result<Arc<Pix
             loc,
             key,
             format!("array of shape {h}x{w}x{c} holds {} values", px.data.len()),
-        ));
-    }
-    if let Some(i) = px.data.iter().position(|v| !v.is_finite()) {
-        let (pix, ch) = (i / c, i % c);
-        return Err(Error::param(
-            loc,
-            key,
-            format!(
-                "non-finite value {} at row {}, column {}, channel {ch}",
-                px.data[i],
-                pix / w,
-                pix % w
-            ),
         ));
     }
     if c != 4 {
@@ -101,6 +108,8 @@ pub fn from_pixels(px: &Arc<PixelArray>, loc: &Loc, key: &str) -> Result<Arc<Pix
 /// Reads the image of a plugin in the stored form (1 or 3 channels): `filename`
 /// (decoded once per scene, see [`crate::scene::cache`]), or in-memory pixels under
 /// `bitmap` or `data` (exactly one of them). `raw` applies to 8/16-bit files only.
+/// In-memory pixels are checked for non-finite values, except when an update replays
+/// the plugin: a new parameter value was checked when it was set.
 pub fn from_props(p: &Props, ctx: &BuildCtx, raw: bool) -> Result<Arc<PixelArray>> {
     let mut mem = None;
     for key in ["bitmap", "data"] {
@@ -119,7 +128,11 @@ pub fn from_props(p: &Props, ctx: &BuildCtx, raw: bool) -> Result<Arc<PixelArray
                     "give only one of \"bitmap\", \"data\"",
                 ));
             }
-            mem = Some(from_pixels(px, &e.loc, key)?);
+            mem = Some(if ctx.is_replay() {
+                stored_form(px, &e.loc, key)?
+            } else {
+                from_pixels(px, &e.loc, key)?
+            });
         }
     }
     match mem {

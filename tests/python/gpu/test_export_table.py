@@ -245,9 +245,17 @@ def test_failed_exports_leak_nothing(make_seed):
 
 
 def test_cpu_tensors_under_cuda_rgb_keep_the_cpu_rules():
-    t = hg.TensorXf(np.arange(6.0, dtype=np.float32).reshape(2, 3))
-    if t.__dlpack_device__() != (1, 0):
-        pytest.skip(f"a NumPy-made TensorXf lives on {t.device} under cuda_rgb")
+    a = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    # as Mitsuba's, a TensorXf made from host data under cuda_rgb is on the GPU
+    g = hg.TensorXf(a)
+    assert g.device == "cuda:0" and g.__dlpack_device__() == (2, 0)
+    np.testing.assert_array_equal(g.numpy(), a)
+    # one made under cpu_rgb stays on the host, and keeps the host rules under cuda_rgb
+    hg.set_variant("cpu_rgb")
+    try:
+        t = hg.TensorXf(a)
+    finally:
+        hg.set_variant("cuda_rgb")
     assert t.device == "cpu"
     for s in (-1, 1, 2, 12345):
         with pytest.raises(BufferError):

@@ -68,7 +68,7 @@ def _run(cupy, spin, seed, stream_value, versioned, deleter_thread=False):
     if stream_value == 2:
         use = cupy.cuda.Stream.ptds
 
-    def consumer():
+    def consumer(img):
         arr = _consume(cupy, img, stream_value, use, versioned)
         with use:
             kernel((132,), (256,), (arr.reshape(-1), out, np.int64(n), np.int64(cycles)))
@@ -77,12 +77,12 @@ def _run(cupy, spin, seed, stream_value, versioned, deleter_thread=False):
     if deleter_thread:
         # exported and queued on one thread, released on another
         box = {}
-        t = threading.Thread(target=lambda: box.setdefault("arr", consumer()))
+        t = threading.Thread(target=lambda im: box.setdefault("arr", consumer(im)), args=(img,))
         t.start()
         t.join()
         arr = box.pop("arr")
     else:
-        arr = consumer()
+        arr = consumer(img)
     del arr, img  # the deleter runs now, the kernel is still spinning
     seed.set_texture(seed.texture(12))
     for i in range(100):  # films from the same pool, another texture

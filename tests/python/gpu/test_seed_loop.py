@@ -20,7 +20,7 @@ import pytest
 import heliograph as hg
 from heliograph import _native
 
-from .common import KEY, frame_colour, scenes_root, settle
+from .common import KEY, frame_colour, settle
 
 CYCLES = int(os.environ.get("HELIOGRAPH_SOAK_CYCLES", "10000"))
 
@@ -42,7 +42,9 @@ def _seed_dict(texture, res):
     }
 
 
-@pytest.mark.parametrize("source", ["numpy", "torch", "cupy", "jax"])
+@pytest.mark.parametrize(
+    "source", ["numpy", "numpy-reversed", "numpy-float64", "tensorxf", "torch", "cupy", "jax"]
+)
 def test_an_update_renders_the_image_of_a_fresh_load(request, source):
     res, spp = 96, 8
     rng = np.random.default_rng(3)
@@ -53,6 +55,13 @@ def test_an_update_renders_the_image_of_a_fresh_load(request, source):
     hg.render(scene, spp=spp).numpy()  # uploaded to the device
     if source == "numpy":
         value = tex1
+    elif source == "numpy-reversed":  # negative strides: read element by element
+        value = np.ascontiguousarray(tex1[::-1, ::-1])[::-1, ::-1]
+        assert value.strides[0] < 0
+    elif source == "numpy-float64":
+        value = tex1.astype(np.float64)
+    elif source == "tensorxf":
+        value = hg.TensorXf(tex1)
     else:
         fw = request.getfixturevalue(source)
         value = {
@@ -75,6 +84,33 @@ def test_an_update_renders_the_image_of_a_fresh_load(request, source):
     d["sensor"]["fov"] = 30.0
     d["sensor"]["fov_axis"] = "x"
     np.testing.assert_array_equal(hg.render(scene, spp=spp, seed=7).numpy(), hg.render(hg.load_dict(d), spp=spp, seed=7).numpy())
+
+
+def test_host_textures_of_a_gpu_scene_go_straight_to_the_device():
+    res, spp = 64, 4
+    rng = np.random.default_rng(5)
+    tex0 = rng.random((16, 24, 3), dtype=np.float32)
+    scene = hg.load_dict(_seed_dict(tex0, res))
+    p = hg.traverse(scene)
+    before = hg.render(scene, spp=spp, seed=1).numpy()
+    tex1 = rng.random((16, 24, 3), dtype=np.float32)
+    p[KEY] = tex1
+    assert p[KEY].device == "cuda:0", "uploaded when set (one host copy, into staging)"
+    p.update()
+    np.testing.assert_array_equal(np.asarray(hg.traverse(scene)[KEY]), tex1)
+    # refused values name the key and where the problem is, and change nothing
+    bad = tex1.copy()
+    bad[3, 5, 2] = np.nan
+    with pytest.raises(hg.SceneError, match=r"reflectance.data.*row 3, column 5, channel 2"):
+        p[KEY] = bad
+    with pytest.raises(hg.SceneError, match=r"shape \(16, 24, 3\).*\(24, 16, 3\)"):
+        p[KEY] = np.zeros((24, 16, 3), np.float32)
+    with pytest.raises(hg.SceneError, match="float"):
+        p[KEY] = np.zeros((16, 24, 3), np.int32)
+    assert p.changed() == []
+    p[KEY] = tex0
+    p.update()
+    np.testing.assert_array_equal(hg.render(scene, spp=spp, seed=1).numpy(), before)
 
 
 def test_a_cuda_texture_import_never_blocks_the_host(make_seed, torch):

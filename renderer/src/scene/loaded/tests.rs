@@ -373,6 +373,9 @@ fn device_data_stays_on_the_device_unless_the_host_needs_it() {
     )
     .unwrap();
     let mut s = LoadedScene::new(desc).unwrap();
+    assert!(s.keeps_on_device("tex.data"));
+    assert!(!s.keeps_on_device("no.such.key"));
+    let original = value(&s, "tex.data");
     let files = files();
     let mut vars = defaults(&files);
     vars.iter_mut().find(|(k, _)| *k == "tex").unwrap().1 = files.tex[1].clone();
@@ -390,6 +393,21 @@ fn device_data_stays_on_the_device_unless_the_host_needs_it() {
     ));
     assert!(c.bsdfs.is_empty(), "the diffuse record does not change");
     assert_eq!(value(&s, "tex.data"), v);
+    // undo: the original host array, which the host slot still holds, goes back to
+    // the device as a change
+    let c = set(&mut s, "tex.data", original).unwrap();
+    assert!(
+        s.device_images().is_empty(),
+        "undo leaves nothing device-only"
+    );
+    assert!(matches!(
+        c.images[..],
+        [ImageChange {
+            image: 0,
+            data: TensorData::Host(_)
+        }]
+    ));
+    set(&mut s, "tex.data", v.clone()).unwrap();
     // a CPU render needs the values: fetched once
     s.fetch_device_images().unwrap();
     assert_eq!(dev.reads.load(Ordering::Relaxed), 1);
@@ -404,6 +422,7 @@ fn device_data_stays_on_the_device_unless_the_host_needs_it() {
 
     // a plastic reads its texture's mean: the values come to the host at update
     let mut s = load(&defaults(&files));
+    assert!(!s.keeps_on_device("tex.data"));
     let (v, dev) = device_tensor(&new);
     let c = set(&mut s, "tex.data", v).unwrap();
     assert_eq!(dev.reads.load(Ordering::Relaxed), 1);

@@ -131,12 +131,16 @@ fn refused_values_name_key_and_shapes_and_stage_nothing() {
         unreachable!()
     };
     let mut nan = (**t.host_data().unwrap()).clone();
-    nan.data[7] = f32::NAN;
+    nan.data[3 * 6 + 3 * 2 + 1] = f32::NAN;
+    nan.data[40] = f32::INFINITY;
     let e = p
         .set(KEY, ParamValue::Tensor(TensorValue::host(Arc::new(nan))))
         .unwrap_err()
         .to_string();
-    assert!(e.contains("NaN"), "{e}");
+    assert!(
+        e.contains("NaN") && e.contains("row 1, column 2, channel 1"),
+        "{e}"
+    );
     for (key, v, want) in [
         ("sensor.x_fov", ParamValue::Float(180.0), "(0, 180)"),
         ("sensor.near_clip", ParamValue::Float(0.0), "(0, inf)"),

@@ -3,11 +3,13 @@
 //! Films, accumulators, scene arrays and imported arrays are allocated with
 //! `cuMemAllocFromPoolAsync` on the render stream and freed with `cuMemFreeAsync` on
 //! it, so a buffer is reused only after every earlier operation of the render stream
-//! (and every fence a consumer left on it, see [`super::tensor`]). The pool keeps
-//! freed memory instead of returning it to the driver at every synchronisation (its
-//! release threshold is unbounded): a loop that renders, exports and drops films
-//! allocates from memory it already holds. The device's default pool, which other
-//! libraries may use, is left alone.
+//! (and every fence a consumer left on it, see [`super::tensor`]). The pool keeps up to
+//! [`keep_bytes`] of freed memory instead of returning it to the driver at every
+//! synchronisation: a loop that renders, exports and drops films allocates from memory
+//! it already holds, while memory beyond that goes back to the driver for the other
+//! libraries of the process. When an allocation finds the device full, the pool first
+//! gives back everything it keeps and tries once more. The device's default pool, which
+//! other libraries may use, is left alone.
 
 use std::sync::Arc;
 
@@ -15,6 +17,12 @@ use cudarc::driver::{result as dres, sys as dsys, CudaStream};
 
 use super::drv;
 use crate::error::{Error, Result};
+
+/// Freed memory the pool keeps for reuse: 2 GiB, at most an eighth of the device (many
+/// 4K films and their scene; a framework sharing the device gets the rest back).
+pub(crate) fn keep_bytes(total_mem: usize) -> u64 {
+    (2u64 << 30).min(total_mem as u64 / 8)
+}
 
 /// A memory pool of one device; destroyed when the backend and every buffer from it
 /// are gone (the driver releases it once its allocations are freed).
@@ -30,7 +38,7 @@ unsafe impl Send for Pool {}
 unsafe impl Sync for Pool {}
 
 impl Pool {
-    /// A pool on device `ordinal` that keeps the memory it frees.
+    /// A pool on device `ordinal` that keeps up to [`keep_bytes`] of the memory it frees.
     pub(crate) fn new(ordinal: usize, total_mem: usize) -> Result<Arc<Pool>> {
         // SAFETY: all-zero is a valid CUmemPoolProps (no handle types, no limits).
         let mut props: dsys::CUmemPoolProps = unsafe { std::mem::zeroed() };
@@ -41,7 +49,7 @@ impl Pool {
         // SAFETY: props is a valid, initialised CUmemPoolProps.
         let pool = unsafe { dres::mem_pool::create(&props) }
             .map_err(drv("creating the film memory pool"))?;
-        let mut keep = u64::MAX;
+        let mut keep = keep_bytes(total_mem);
         // SAFETY: the release threshold attribute takes a u64.
         let set = unsafe {
             dsys::cuMemPoolSetAttribute(
@@ -65,9 +73,13 @@ impl Pool {
     ) -> Result<DeviceBuffer> {
         let size = bytes.max(16);
         let mut ptr: dsys::CUdeviceptr = 0;
-        // SAFETY: the pool and stream are live; ptr receives the allocation.
-        let r =
-            unsafe { dsys::cuMemAllocFromPoolAsync(&mut ptr, size, self.pool, stream.cu_stream()) };
+        let mut r = self.try_alloc(&mut ptr, size, stream);
+        if r == dsys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
+            // give back the freed memory the pool keeps, then try once more
+            // SAFETY: the pool is live; trimming releases only unused memory.
+            let _ = unsafe { dsys::cuMemPoolTrimTo(self.pool, 0) };
+            r = self.try_alloc(&mut ptr, size, stream);
+        }
         r.result()
             .map_err(|e| super::mem_error(what, size, self.total_mem, e))?;
         Ok(DeviceBuffer {
@@ -76,6 +88,16 @@ impl Pool {
             stream: stream.clone(),
             _pool: self.clone(),
         })
+    }
+
+    fn try_alloc(
+        &self,
+        ptr: &mut dsys::CUdeviceptr,
+        size: usize,
+        stream: &Arc<CudaStream>,
+    ) -> dsys::CUresult {
+        // SAFETY: the pool and stream are live; ptr receives the allocation.
+        unsafe { dsys::cuMemAllocFromPoolAsync(ptr, size, self.pool, stream.cu_stream()) }
     }
 
     /// As [`Self::alloc`], zero-filled on `stream`.

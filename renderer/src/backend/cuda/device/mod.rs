@@ -31,7 +31,7 @@ use cudarc::nvrtc::sys as nsys;
 
 use super::{arch_for, check_nvrtc_targets, DeviceInfo};
 use crate::error::{Error, Result};
-use crate::flat::{as_bytes, LAYOUT};
+use crate::flat::LAYOUT;
 use crate::scene::Scene;
 
 mod event;
@@ -277,18 +277,47 @@ impl CudaBackend {
     /// Uploads `data` to a new device tensor (through page-locked staging, an
     /// asynchronous DMA on the render stream).
     pub fn upload_tensor(&self, data: &[f32]) -> Result<DeviceTensor> {
+        self.upload_with(data.len(), |dst| {
+            dst.copy_from_slice(data);
+            Ok(())
+        })
+    }
+
+    /// Uploads `len` values that `fill` writes straight into page-locked staging (the
+    /// one host copy of an upload: a DLPack reader converts into it), then copies them
+    /// to a new device tensor with an asynchronous DMA on the render stream. The host
+    /// does not wait for the DMA; the staging is reused once it has run.
+    pub fn upload_with(
+        &self,
+        len: usize,
+        fill: impl FnOnce(&mut [f32]) -> Result<()>,
+    ) -> Result<DeviceTensor> {
+        let what = format!("a tensor of {len} floats");
+        let bytes = len
+            .checked_mul(4)
+            .ok_or_else(|| Error::Cuda(format!("{what} has more bytes than an address holds")))?;
+        let mut lease = self.readers.staging.lease(bytes)?;
+        fill(lease.floats_mut())?;
         guarded("uploading a tensor", || {
-            let bytes = as_bytes(data);
-            let buf = self
-                .pool
-                .alloc(bytes.len(), &self.stream, "uploading a tensor")?;
-            let mut lease = self.readers.staging.lease(bytes.len())?;
-            lease.as_mut_slice().copy_from_slice(bytes);
+            let buf = self.pool.alloc(bytes, &self.stream, &what)?;
             // SAFETY: the lease is held until the DMA's event below completed.
             unsafe { buf.write(0, lease.as_slice()) }?;
             let ready = Event::recorded(&self.ctx, self.stream.cu_stream())?;
             lease.release_after(Event::recorded(&self.ctx, self.stream.cu_stream())?);
-            Ok(self.tensor(buf, data.len(), ready))
+            Ok(self.tensor(buf, len, ready))
+        })
+    }
+
+    /// A new device tensor of `len` zeros (filled on the render stream).
+    pub fn zeros(&self, len: usize) -> Result<DeviceTensor> {
+        guarded("allocating a tensor", || {
+            let what = format!("a tensor of {len} floats");
+            let bytes = len.checked_mul(4).ok_or_else(|| {
+                Error::Cuda(format!("{what} has more bytes than an address holds"))
+            })?;
+            let buf = self.pool.alloc_zeros(bytes, &self.stream, &what)?;
+            let ready = Event::recorded(&self.ctx, self.stream.cu_stream())?;
+            Ok(self.tensor(buf, len, ready))
         })
     }
 

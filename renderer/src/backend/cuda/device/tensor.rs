@@ -28,10 +28,11 @@ use cudarc::driver::{result as dres, sys as dsys, CudaContext, CudaStream};
 
 use super::event::{Event, SPIN};
 use super::memory::DeviceBuffer;
-use super::transfer::Staging;
+use super::transfer::{copy_parallel, Staging};
 use super::{drv, guarded};
 use crate::error::{Error, Result};
 use crate::scene::params::DeviceValues;
+use crate::tensor::Buffer;
 
 static LIVE_COUNT: AtomicUsize = AtomicUsize::new(0);
 static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
@@ -266,6 +267,26 @@ impl DeviceTensor {
                 out.len()
             )));
         }
+        // SAFETY: out has room for len values.
+        unsafe { self.read_raw(out.as_mut_ptr()) }
+    }
+
+    /// As [`Self::to_host`], into a new host [`Buffer`] (written once, not zero-filled
+    /// first).
+    pub fn to_buffer(&self) -> Result<Buffer> {
+        let buf = Buffer::uninit(self.len)?;
+        // SAFETY: the buffer has room for len values; read_raw writes them all or fails
+        // (and the buffer is dropped unread).
+        unsafe { self.read_raw(buf.as_ptr()) }?;
+        Ok(buf)
+    }
+
+    /// Copies the values to `out` through page-locked staging, on the copy stream after
+    /// the ready event (a read waits for its own render, not for later ones).
+    ///
+    /// # Safety
+    /// `out` must be valid for writes of `len` floats.
+    unsafe fn read_raw(&self, out: *mut f32) -> Result<()> {
         if self.len == 0 {
             return self.wait();
         }
@@ -282,11 +303,8 @@ impl DeviceTensor {
                 .map_err(drv("copying a tensor to the host"))?;
             let done = Event::recorded(&r.ctx, copy)?;
             done.wait(SPIN)?;
-            // SAFETY: f32 has no invalid bit patterns; the slice holds len floats.
-            let src = unsafe {
-                std::slice::from_raw_parts(lease.as_slice().as_ptr() as *const f32, self.len)
-            };
-            out.copy_from_slice(src);
+            // SAFETY: the caller's contract; the lease holds len floats.
+            unsafe { copy_parallel(&lease.floats()[..self.len], out) };
             Ok(())
         })
     }

@@ -190,6 +190,19 @@ impl Lease<'_> {
         unsafe { std::slice::from_raw_parts(self.ptr, self.bytes) }
     }
 
+    /// The first `bytes / 4` floats of the buffer (page-locked memory is page aligned).
+    pub(crate) fn floats_mut(&mut self) -> &mut [f32] {
+        debug_assert_eq!(self.ptr as usize % 4, 0);
+        // SAFETY: as above; the memory is aligned for f32 and any bit pattern is one.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr as *mut f32, self.bytes / 4) }
+    }
+
+    /// As [`Self::floats_mut`], read-only.
+    pub(crate) fn floats(&self) -> &[f32] {
+        // SAFETY: as above.
+        unsafe { std::slice::from_raw_parts(self.ptr as *const f32, self.bytes / 4) }
+    }
+
     /// Returns the buffer once the DMA `dma` (recorded after the copy that reads or
     /// writes it) has run.
     pub(crate) fn release_after(mut self, dma: Event) {
@@ -201,4 +214,32 @@ impl Drop for Lease<'_> {
     fn drop(&mut self) {
         self.staging.give_back(self.index, self.dma.take());
     }
+}
+
+/// Copies `src` to `dst` (room for `src.len()` values, not overlapping it): large copies
+/// are split over the rayon pool, since one core copies a film out of page-locked
+/// memory at a fraction of the memory bandwidth.
+///
+/// # Safety
+/// `dst` must be valid for writes of `src.len()` floats and not overlap `src`.
+pub(crate) unsafe fn copy_parallel(src: &[f32], dst: *mut f32) {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 16; // 256 KiB
+    if src.len() < 4 * CHUNK {
+        // SAFETY: caller's contract.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
+        return;
+    }
+    let dst = dst as usize;
+    src.par_chunks(CHUNK).enumerate().for_each(|(i, chunk)| {
+        // SAFETY: chunk i goes to dst[i * CHUNK..], inside the caller's room; chunks do
+        // not overlap each other or src.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                chunk.as_ptr(),
+                (dst as *mut f32).add(i * CHUNK),
+                chunk.len(),
+            )
+        };
+    });
 }
