@@ -75,14 +75,17 @@ pub fn libraries_present() -> Result<()> {
             "no NVIDIA driver found (libcuda.so could not be loaded)".into(),
         ));
     }
-    // SAFETY: as above.
-    if !unsafe { nsys::is_culib_present() } {
-        return Err(Error::CudaUnavailable(
-            "NVRTC not found (libnvrtc.so could not be loaded; install the CUDA 13 runtime compiler)"
-                .into(),
-        ));
-    }
-    Ok(())
+    // Before any other driver call: an older driver lacks entry points of the CUDA 13
+    // bindings, on whose first use cudarc would panic.
+    let mut version = 0;
+    guarded("cuDriverGetVersion", || {
+        // SAFETY: writes one int; needs no cuInit.
+        unsafe { dsys::cuDriverGetVersion(&mut version) }
+            .result()
+            .map_err(drv("cuDriverGetVersion"))
+    })?;
+    super::check_driver_version(version)?;
+    super::nvrtc_lib::load().map(|_| ())
 }
 
 /// The number of CUDA devices (0 when the driver reports none).
@@ -560,20 +563,21 @@ impl std::fmt::Debug for CudaFilm {
 
 /// Compiles embedded kernel module `module` after `prelude` (a render module's
 /// [`super::features::Features::prelude`], or "") with NVRTC for `arch` (e.g. `sm_90`)
-/// with the backend's options, without a GPU or driver (NVRTC only): returns the CUBIN
-/// size and the compile time in seconds. For build-machine checks of the NVRTC dialect.
-pub fn nvrtc_compile_offline(module: &str, prelude: &str, arch: &str) -> Result<(usize, f64)> {
-    // SAFETY: only tries to dlopen the library.
-    if !unsafe { nsys::is_culib_present() } {
-        return Err(Error::CudaUnavailable(
-            "NVRTC not found (libnvrtc.so could not be loaded)".into(),
-        ));
-    }
+/// with the backend's options and then `extra` (a render module's register cap), without a
+/// GPU or driver (NVRTC only): returns the CUBIN size and the compile time in seconds.
+/// For build-machine checks of the NVRTC dialect.
+pub fn nvrtc_compile_offline(
+    module: &str,
+    prelude: &str,
+    arch: &str,
+    extra: &[String],
+) -> Result<(usize, f64)> {
+    super::nvrtc_lib::load()?;
     let source = format!("{prelude}{}", kernels::assemble(module)?);
+    let mut options = compile_options(arch, module);
+    options.extend_from_slice(extra);
     let t = std::time::Instant::now();
-    let cubin = guarded("NVRTC", || {
-        compile_cubin(module, &source, &compile_options(arch, module))
-    })?;
+    let cubin = guarded("NVRTC", || compile_cubin(module, &source, &options))?;
     Ok((cubin.len(), t.elapsed().as_secs_f64()))
 }
 
