@@ -1,7 +1,7 @@
 """Type stubs for the compiled module ``heliograph._native``."""
 
 import os
-from typing import Any, Iterator, List, Optional, Tuple, Union
+from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from typing_extensions import final
@@ -16,10 +16,13 @@ __all__ = [
     "TensorXf",
     "VariantError",
     "__version__",
+    "_cli_main",
     "_cuda_live_buffers",
     "_live_exports",
+    "_nvrtc_path",
     "_pixels",
     "_read_image",
+    "_set_nvrtc_search_paths",
     "_write_image",
     "cuda_stream",
     "load_dict",
@@ -118,5 +121,8 @@ def _read_image(path: Union[str, os.PathLike[str]]) -> TensorXf: ...
 def _write_image(path: Union[str, os.PathLike[str]], image: Any) -> None: ...
 def _live_exports() -> int: ...
 def _cuda_live_buffers() -> Tuple[int, int]: ...
+def _cli_main(argv: Sequence[Union[str, os.PathLike[str]]]) -> int: ...
+def _set_nvrtc_search_paths(paths: Sequence[Union[str, os.PathLike[str]]]) -> None: ...
+def _nvrtc_path() -> str: ...
 def sync_device() -> None: ...
 def cuda_stream() -> int: ...

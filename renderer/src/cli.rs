@@ -26,6 +26,10 @@ use heliograph::scene::{self, ObjectDesc, Value};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// The NVRTC library to use (a libnvrtc.so.13 file); default: $HELIOGRAPH_NVRTC, else the
+    /// Python environment's nvidia-cuda-nvrtc wheel, else the system's
+    #[arg(long, global = true, value_name = "PATH")]
+    nvrtc: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -109,6 +113,7 @@ where
             return e.exit_code();
         }
     };
+    heliograph::backend::cuda::nvrtc_lib::set_flag_path(cli.nvrtc);
     let res = match cli.command {
         Command::Render {
             scene,

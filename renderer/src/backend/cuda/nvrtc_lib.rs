@@ -213,8 +213,33 @@ pub fn unusable(place: &str, why: &str) -> Error {
     Error::CudaUnavailable(format!("{place}: {why}; fix: {FIX}, or set {ENV_VAR} to the path of an NVRTC {NVRTC_MAJOR}.x {SONAME}"))
 }
 
+/// The NVRTC library the backend uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Nvrtc {
+    /// The file cudarc's handle resolves to.
+    pub path: PathBuf,
+    /// `nvrtcVersion` (major, minor).
+    pub version: (i32, i32),
+    /// Where it was found.
+    pub origin: Origin,
+}
+
 #[cfg(feature = "cuda")]
-pub use loader::{load, loaded, Nvrtc};
+pub use loader::{load, loaded};
+
+/// Finding NVRTC: an error, in a build without the `cuda` feature.
+#[cfg(not(feature = "cuda"))]
+pub fn load() -> crate::error::Result<Nvrtc> {
+    Err(Error::CudaUnavailable(
+        "this build of heliograph has no CUDA support (cargo feature \"cuda\")".into(),
+    ))
+}
+
+/// The NVRTC in use: none, in a build without the `cuda` feature.
+#[cfg(not(feature = "cuda"))]
+pub fn loaded() -> Option<Nvrtc> {
+    None
+}
 
 /// Opening the library (cudarc is compiled in only with the `cuda` feature).
 #[cfg(feature = "cuda")]
@@ -227,21 +252,10 @@ mod loader {
     use cudarc::nvrtc::sys as nsys;
 
     use super::{
-        candidates, check_file, check_version, config, not_found, unusable, Candidate, Origin,
-        ENV_VAR, SONAME,
+        candidates, check_file, check_version, config, not_found, unusable, Candidate, Nvrtc,
+        Origin, ENV_VAR, SONAME,
     };
     use crate::error::{Error, Result};
-
-    /// The NVRTC library the backend uses.
-    #[derive(Clone, Debug, PartialEq, Eq)]
-    pub struct Nvrtc {
-        /// The file cudarc's handle resolves to.
-        pub path: PathBuf,
-        /// `nvrtcVersion` (major, minor).
-        pub version: (i32, i32),
-        /// Where it was found.
-        pub origin: Origin,
-    }
 
     static LOADED: OnceLock<Nvrtc> = OnceLock::new();
     /// Serialises [`load`]: two threads opening the backend must not race the preload.
