@@ -1,6 +1,7 @@
 //! How the CUDA backend finds NVRTC (backend/cuda/nvrtc_lib.rs), end to end and without
-//! a GPU: an explicit file, the wheel's layout in a Python import folder, and the
-//! errors for a wrong file, a wrong version or none at all.
+//! a GPU: an explicit file, the wheel's layout in a Python import folder, an unversioned
+//! `libnvrtc.so` on the loader path that cudarc opens first, and the errors for a wrong
+//! file, a wrong version or none at all.
 //!
 //! A library a process has loaded stays loaded, so each case runs in a child process:
 //! this test binary again, running only [`child_load`], configured by environment
@@ -68,7 +69,20 @@ enum Outcome {
 /// Runs [`child_load`] in a new process with `HELIOGRAPH_NVRTC` = `env` (unset if None),
 /// the Python folders `py` and the flag `flag`.
 fn child(env: Option<&Path>, py: &[PathBuf], flag: Option<&Path>) -> Outcome {
+    child_with(env, py, flag, None)
+}
+
+/// [`child`] with `LD_LIBRARY_PATH` = `ld_path` (read by the loader at start-up).
+fn child_with(
+    env: Option<&Path>,
+    py: &[PathBuf],
+    flag: Option<&Path>,
+    ld_path: Option<&Path>,
+) -> Outcome {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
+    if let Some(p) = ld_path {
+        cmd.env("LD_LIBRARY_PATH", p);
+    }
     cmd.args(["--exact", "child_load", "--nocapture", "--test-threads=1"])
         .env(CHILD, "1")
         .env_remove(nvrtc_lib::ENV_VAR)
@@ -286,8 +300,23 @@ fn the_explicit_file_is_used_and_compiles() {
     }
 }
 
-/// The layout `pip install nvidia-cuda-nvrtc` gives, in the second of two import
-/// folders, with the library and its builtins linked from the real ones.
+/// `dir/site/nvidia/cu13/lib` (the layout `pip install nvidia-cuda-nvrtc` gives) with
+/// the library and its builtins linked from the real ones; returns that folder.
+fn wheel_layout(dir: &Path, real: &Path) -> PathBuf {
+    let lib = dir.join("site").join(nvrtc_lib::WHEEL_LIB_DIR);
+    std::fs::create_dir_all(&lib).unwrap();
+    let real = std::fs::canonicalize(real).unwrap();
+    let real_dir = real.parent().unwrap();
+    for entry in std::fs::read_dir(real_dir).unwrap() {
+        let name: OsString = entry.unwrap().file_name();
+        if name.to_string_lossy().starts_with("libnvrtc") {
+            std::os::unix::fs::symlink(real_dir.join(&name), lib.join(&name)).unwrap();
+        }
+    }
+    lib
+}
+
+/// The wheel's layout in the second of two import folders.
 #[test]
 fn the_wheel_layout_in_a_python_import_folder_is_found_and_used() {
     let test = "the_wheel_layout_in_a_python_import_folder_is_found_and_used";
@@ -299,18 +328,10 @@ fn the_wheel_layout_in_a_python_import_folder_is_found_and_used() {
         return;
     }
     let dir = scratch("wheel");
-    let (empty, site) = (dir.join("empty-site"), dir.join("site"));
-    let lib = site.join(nvrtc_lib::WHEEL_LIB_DIR);
-    std::fs::create_dir_all(&lib).unwrap();
+    let empty = dir.join("empty-site");
     std::fs::create_dir_all(&empty).unwrap();
-    let real = std::fs::canonicalize(real).unwrap();
-    let real_dir = real.parent().unwrap();
-    for entry in std::fs::read_dir(real_dir).unwrap() {
-        let name: OsString = entry.unwrap().file_name();
-        if name.to_string_lossy().starts_with("libnvrtc") {
-            std::os::unix::fs::symlink(real_dir.join(&name), lib.join(&name)).unwrap();
-        }
-    }
+    let lib = wheel_layout(&dir, &real);
+    let site = dir.join("site");
     match child(None, &[empty, site.clone()], None) {
         Outcome::Loaded {
             path,
@@ -323,4 +344,52 @@ fn the_wheel_layout_in_a_python_import_folder_is_found_and_used() {
         }
         o => panic!("{o:?}"),
     }
+}
+
+/// cudarc asks the loader for `libnvrtc.so` before `libnvrtc.so.13`: an unversioned
+/// library on the loader path (a toolkit's) is used instead of the wheel's when it is a
+/// 13.x, named in an error when it is not, and never replaces an explicit file.
+#[test]
+fn an_unversioned_libnvrtc_so_on_the_loader_path_shadows_the_wheel_and_is_named() {
+    let test = "an_unversioned_libnvrtc_so_on_the_loader_path_shadows_the_wheel_and_is_named";
+    let Some(real) = real_nvrtc(test) else {
+        return;
+    };
+    if let Outcome::Loaded { line, .. } = child(None, &[], None) {
+        println!("SKIP: {test}: this machine's own NVRTC ({line}) is on the loader path");
+        return;
+    }
+    let dir = scratch("shadow");
+    let lib = wheel_layout(&dir, &real);
+    let site = [dir.join("site")];
+    let (old, new) = (dir.join("old"), dir.join("new"));
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::create_dir_all(&new).unwrap();
+    let Some(old_lib) = fake_nvrtc(&old, "libnvrtc.so", "libnvrtc.so.12", Some((12, 4))) else {
+        return;
+    };
+    let e = error(child_with(None, &site, None, Some(&old)));
+    assert!(
+        e.contains(&lib.join(nvrtc_lib::SONAME).display().to_string())
+            && e.contains(&old_lib.display().to_string())
+            && e.contains("NVRTC 12.4")
+            && e.contains("LD_LIBRARY_PATH"),
+        "{e}"
+    );
+    let new_lib = fake_nvrtc(&new, "libnvrtc.so", "libnvrtc.so.13", Some((13, 0))).unwrap();
+    let builtins = "libnvrtc-builtins.so.13.0";
+    std::os::unix::fs::symlink(lib.join(builtins), new.join(builtins)).unwrap();
+    match child_with(None, &site, None, Some(&new)) {
+        Outcome::Loaded { path, line, .. } => {
+            assert_eq!(path, new_lib, "{line}");
+            assert!(line.ends_with("System"), "{line}");
+        }
+        o => panic!("{o:?}"),
+    }
+    let e = error(child_with(Some(&real), &[], None, Some(&new)));
+    assert!(
+        e.starts_with("CUDA unavailable: HELIOGRAPH_NVRTC=")
+            && e.contains(&new_lib.display().to_string()),
+        "{e}"
+    );
 }
