@@ -52,3 +52,23 @@ pub fn cuda_stream(py: Python<'_>) -> PyResult<usize> {
 pub fn _cuda_live_buffers() -> (usize, usize) {
     live_device_tensors()
 }
+
+/// `(page-locked staging bytes, device bytes waiting for the reclaimer)` of the backend,
+/// `(0, 0)` when CUDA was never used (tests of memory growth and of the reclaimer).
+#[pyfunction]
+pub fn _cuda_held_bytes() -> (usize, usize) {
+    opened().map(|be| be.held_bytes()).unwrap_or((0, 0))
+}
+
+/// Release fences a CUDA tensor holds (tests: one per consumer stream, however often
+/// it is exported); 0 for a host tensor.
+#[pyfunction]
+pub fn _cuda_fence_count(t: &Bound<'_, crate::tensor::TensorXf>) -> usize {
+    t.get().device_tensor().map_or(0, |d| d.fence_count())
+}
+
+/// DLPack capsules of other frameworks whose device copy is still queued (tests).
+#[pyfunction]
+pub fn _parked_imports() -> usize {
+    crate::dlpack::parked()
+}

@@ -305,8 +305,9 @@ pub fn pixels(a: crate::dlpack::HostArray, loc: &Loc) -> PyResult<PixelArray> {
             heliograph::scene::params::shape_str(&a.shape)
         )));
     }
-    let mut data = a.data.clone();
-    if a.is_u8() {
+    let (is_u8, is_float, dtype) = (a.is_u8(), a.is_float(), a.dtype_name());
+    let mut data = a.data;
+    if is_u8 {
         for (i, v) in data.iter_mut().enumerate() {
             let alpha = c == 4 && i % 4 == 3;
             let x = *v / 255.0;
@@ -316,10 +317,9 @@ pub fn pixels(a: crate::dlpack::HostArray, loc: &Loc) -> PyResult<PixelArray> {
                 heliograph::io::srgb_to_linear(x)
             };
         }
-    } else if !a.is_float() {
+    } else if !is_float {
         return Err(SceneError::new_err(format!(
-            "{loc}: bitmap arrays must be float16/32/64 or uint8, got {}",
-            a.dtype_name()
+            "{loc}: bitmap arrays must be float16/32/64 or uint8, got {dtype}"
         )));
     }
     if let Some(i) = data.iter().position(|v| !v.is_finite()) {

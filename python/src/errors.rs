@@ -3,7 +3,7 @@
 //! the core error's text unchanged (what, where, expected vs given).
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyBufferError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 create_exception!(
@@ -47,6 +47,11 @@ pub fn to_py(e: heliograph::Error) -> PyErr {
         E::Render(_) | E::Cancelled => RenderError::new_err(msg),
         E::CudaUnavailable(_) => CudaUnavailableError::new_err(msg),
         E::Cuda(_) => RenderError::new_err(msg),
+        E::Array { problem, .. } => match problem {
+            heliograph::ArrayProblem::Dtype => PyTypeError::new_err(msg),
+            heliograph::ArrayProblem::Layout => PyValueError::new_err(msg),
+            heliograph::ArrayProblem::Device => PyBufferError::new_err(msg),
+        },
     }
 }
 

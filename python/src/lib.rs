@@ -49,20 +49,14 @@ fn progress() -> bool {
 fn _pixels(py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<TensorXf> {
     let a = to_host_array(py, array)?;
     let p = dict::pixels(a, &Loc::unknown("Bitmap"))?;
-    Ok(TensorXf::from_data(
-        vec![p.height, p.width, p.channels],
-        &p.data,
-    ))
+    TensorXf::from_data(vec![p.height, p.width, p.channels], &p.data)
 }
 
 /// Reads an image file (EXR linear; PNG/JPEG decoded from sRGB) as an (H, W, C) tensor.
 #[pyfunction]
 fn _read_image(py: Python<'_>, path: std::path::PathBuf) -> PyResult<TensorXf> {
     let img = py.detach(|| read_image(&path)).map_err(to_py)?;
-    Ok(TensorXf::from_data(
-        vec![img.height, img.width, img.channels],
-        &img.data,
-    ))
+    TensorXf::from_data(vec![img.height, img.width, img.channels], &img.data)
 }
 
 /// Writes an (H, W, C) or (H, W) image (EXR linear float; PNG sRGB 8-bit) by extension.
@@ -145,6 +139,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cuda::sync_device, m)?)?;
     m.add_function(wrap_pyfunction!(cuda::cuda_stream, m)?)?;
     m.add_function(wrap_pyfunction!(cuda::_cuda_live_buffers, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda::_cuda_held_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda::_cuda_fence_count, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda::_parked_imports, m)?)?;
     m.add_function(wrap_pyfunction!(_cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(_set_nvrtc_search_paths, m)?)?;
     m.add_function(wrap_pyfunction!(_nvrtc_path, m)?)?;

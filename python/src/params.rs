@@ -1,21 +1,27 @@
-//! `traverse(scene)` → `SceneParameters`, a dict-like view over
-//! [`heliograph::scene::SceneParams`] (key names, validation and the rebuild on
-//! `update()` live in the core).
+//! `traverse(scene)` → `SceneParameters`, a dict-like view over the scene's declared
+//! parameters ([`heliograph::scene::SceneParams`]): key names, checks and the update
+//! (which rebuilds only what changed, and patches the CUDA copy of the scene in place)
+//! live in the core.
+//!
+//! `params[key] = x` accepts numbers, colours, transforms, and for texture data any
+//! array: a NumPy array or nested list (converted on the host), a `TensorXf`, or any
+//! framework's CUDA array (copied device to device, never through the host).
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use heliograph::math::{Transform, Vec3};
-use heliograph::scene::params::shape_str;
-use heliograph::scene::{ParamValue, PixelArray, SceneParams};
+use heliograph::scene::params::{shape_str, DeviceValues};
+use heliograph::scene::{ParamValue, PixelArray, SceneParams, TensorData, TensorValue};
 use heliograph::Loc;
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyList};
 
 use crate::dict::{pixels, transform_of};
+use crate::dlpack::{HostArray, Imported};
 use crate::errors::{to_py, SceneError};
 use crate::scene::PyScene;
-use crate::tensor::{to_host_array, TensorXf};
+use crate::tensor::{import_any, TensorXf};
 
 /// The editable parameters of a scene, under Mitsuba's key names.
 #[pyclass(module = "heliograph", frozen)]
@@ -25,8 +31,13 @@ pub struct SceneParameters {
 }
 
 impl SceneParameters {
-    fn lock(&self) -> std::sync::MutexGuard<'_, SceneParams> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    /// The view, with current values read from the scene (another view may have
+    /// updated it).
+    fn lock(&self, py: Python<'_>) -> std::sync::MutexGuard<'_, SceneParams> {
+        let table = self.scene.bind(py).get().params_table(py);
+        let mut p = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        p.refresh(&table);
+        p
     }
 }
 
@@ -36,10 +47,7 @@ pub fn traverse(scene: &Bound<'_, PyAny>) -> PyResult<SceneParameters> {
     let s = scene
         .cast::<PyScene>()
         .map_err(|_| PyTypeError::new_err("traverse() takes a heliograph Scene"))?;
-    let params = {
-        let st = s.get().lock();
-        SceneParams::traverse(&st.desc, &st.scene)
-    };
+    let params = SceneParams::new(&s.get().params_table(s.py()));
     Ok(SceneParameters {
         scene: s.clone().unbind(),
         inner: Mutex::new(params),
@@ -62,36 +70,53 @@ fn to_python<'py>(py: Python<'py>, v: &ParamValue) -> PyResult<Bound<'py, PyAny>
             cls.call1((c.x, c.y, c.z))
         }
         ParamValue::Vector(c) => {
-            Ok(Bound::new(py, TensorXf::from_data(vec![3], &c.to_array()))?.into_any())
+            Ok(Bound::new(py, TensorXf::from_data(vec![3], &c.to_array())?)?.into_any())
         }
         ParamValue::Transform(t) => {
             let rows = t.to_rows().map(|r| r.map(|x| x as f64));
             let cls = py.import("heliograph")?.getattr("ScalarTransform4f")?;
             cls.call1((rows,))
         }
-        ParamValue::Tensor(p) => {
-            let shape = vec![p.height, p.width, p.channels];
-            Ok(Bound::new(py, TensorXf::from_data(shape, &p.data))?.into_any())
+        ParamValue::Tensor(t) => {
+            let shape = t.shape.to_vec();
+            let tensor = match &t.data {
+                TensorData::Host(p) => TensorXf::from_data(shape, &p.data)?,
+                TensorData::Device(d) => {
+                    // a copy on the device, so that writes to it do not touch the scene's
+                    let d = device_tensor(d.as_ref())?;
+                    let copy = py.detach(|| d.duplicate()).map_err(to_py)?;
+                    TensorXf::device(shape, copy)
+                }
+            };
+            Ok(Bound::new(py, tensor)?.into_any())
         }
     }
 }
 
-/// Converts a Python value to the kind `current` has; a shape the core cannot
-/// even represent gets the core's message format.
+fn device_tensor(d: &dyn DeviceValues) -> PyResult<&heliograph::backend::cuda::DeviceTensor> {
+    d.as_any()
+        .downcast_ref::<heliograph::backend::cuda::DeviceTensor>()
+        .ok_or_else(|| PyTypeError::new_err("device values of an unknown backend"))
+}
+
+/// The error of a value of the wrong kind or shape for `key`.
+fn mismatch(key: &str, current: &ParamValue, given: &[usize]) -> PyErr {
+    SceneError::new_err(format!(
+        "<parameters>: parameter \"{key}\": expected a {} of shape {}, got an array of shape {}",
+        current.kind(),
+        shape_str(&current.shape()),
+        shape_str(given)
+    ))
+}
+
+/// Converts a Python value to the kind `current` has; a shape the core cannot even
+/// represent gets the core's message format.
 fn from_python(
     py: Python<'_>,
     key: &str,
     current: &ParamValue,
     v: &Bound<'_, PyAny>,
 ) -> PyResult<ParamValue> {
-    let mismatch = |given: &[usize]| {
-        SceneError::new_err(format!(
-            "<parameters>: parameter \"{key}\": expected a {} of shape {}, got an array of shape {}",
-            current.kind(),
-            shape_str(&current.shape()),
-            shape_str(given)
-        ))
-    };
     if v.is_instance_of::<PyBool>() || v.is_none() || v.is_instance_of::<pyo3::types::PyString>() {
         return Err(PyTypeError::new_err(format!(
             "parameter \"{key}\": expected a {} of shape {}, got {}",
@@ -106,11 +131,53 @@ fn from_python(
     if let Some(t) = transform_of(v)? {
         return Ok(ParamValue::Transform(t));
     }
-    let a = to_host_array(py, v).map_err(|e| {
+    let imported = import_any(py, v).map_err(|e| {
         // the same exception type, with the key in front
         let msg = format!("<parameters>: parameter \"{key}\": {}", e.value(py));
         PyErr::from_type(e.get_type(py), msg)
     })?;
+    match imported {
+        Imported::Host(a) => from_host(key, current, a),
+        Imported::Device {
+            tensor,
+            shape,
+            dtype,
+        } => {
+            let ParamValue::Tensor(cur) = current else {
+                // a small value on the device: read it (a few floats)
+                let data = py.detach(|| tensor.to_host()).map_err(to_py)?;
+                return from_host(key, current, HostArray { shape, data, dtype });
+            };
+            if dtype.code != heliograph::tensor::dlpack::CODE_FLOAT {
+                return Err(SceneError::new_err(format!(
+                    "<parameters>: parameter \"{key}\": expected float data, got {}",
+                    dtype.name()
+                )));
+            }
+            let given = match shape[..] {
+                [h, w] => [h, w, 1],
+                [h, w, c] => [h, w, c],
+                _ => return Err(mismatch(key, current, &shape)),
+            };
+            if given != cur.shape {
+                return Err(mismatch(key, current, &given));
+            }
+            // a TensorXf stays the caller's: the scene keeps its own copy (on the device)
+            let tensor = if v.cast::<TensorXf>().is_ok() {
+                Arc::new(py.detach(|| tensor.duplicate()).map_err(to_py)?)
+            } else {
+                tensor
+            };
+            Ok(ParamValue::Tensor(TensorValue {
+                shape: given,
+                data: TensorData::Device(tensor as Arc<dyn DeviceValues>),
+            }))
+        }
+    }
+}
+
+/// A host array as the kind `current` has.
+fn from_host(key: &str, current: &ParamValue, a: HostArray) -> PyResult<ParamValue> {
     Ok(match (&a.shape[..], current) {
         ([], _) => ParamValue::Float(a.data[0] as f64),
         ([3], ParamValue::Color(_)) => ParamValue::Color(Vec3::from_slice(&a.data)),
@@ -136,24 +203,24 @@ fn from_python(
             }
             let given = a.shape.clone();
             if !matches!(given.last(), Some(1 | 3 | 4)) && given.len() == 3 {
-                return Err(mismatch(&given));
+                return Err(mismatch(key, current, &given));
             }
             let loc = Loc::unknown(&format!("<parameters>: parameter \"{key}\""));
             let px: PixelArray = pixels(a, &loc)?;
-            ParamValue::Tensor(std::sync::Arc::new(px))
+            ParamValue::Tensor(TensorValue::host(Arc::new(px)))
         }
-        (s, _) => return Err(mismatch(s)),
+        (s, _) => return Err(mismatch(key, current, s)),
     })
 }
 
 #[pymethods]
 impl SceneParameters {
-    fn keys(&self) -> Vec<String> {
-        self.lock().keys().map(str::to_string).collect()
+    fn keys(&self, py: Python<'_>) -> Vec<String> {
+        self.lock(py).keys().map(str::to_string).collect()
     }
 
     fn items<'py>(&self, py: Python<'py>) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
-        let p = self.lock();
+        let p = self.lock(py).clone();
         let mut out = Vec::new();
         for k in p.keys() {
             out.push((k.to_string(), to_python(py, p.get(k).map_err(to_py)?)?));
@@ -165,47 +232,56 @@ impl SceneParameters {
         Ok(self.items(py)?.into_iter().map(|kv| kv.1).collect())
     }
 
-    fn __len__(&self) -> usize {
-        self.lock().len()
+    fn __len__(&self, py: Python<'_>) -> usize {
+        self.lock(py).len()
     }
 
-    fn __contains__(&self, key: &Bound<'_, PyAny>) -> bool {
+    fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> bool {
         key.extract::<String>()
-            .is_ok_and(|k| self.lock().contains(&k))
+            .is_ok_and(|k| self.lock(py).contains(&k))
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        PyList::new(py, self.keys())?
+        PyList::new(py, self.keys(py))?
             .try_iter()
             .map(|i| i.into_any())
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyAny>> {
-        let p = self.lock();
-        match p.get(key) {
-            Ok(v) => to_python(py, v),
-            Err(_) => Err(key_error(&p, key)),
-        }
+        let v = {
+            let p = self.lock(py);
+            match p.get(key) {
+                Ok(v) => v.clone(),
+                Err(_) => return Err(key_error(&p, key)),
+            }
+        };
+        to_python(py, &v)
     }
 
-    /// Validates and stages a new value; it takes effect at `update()`.
+    /// Checks and stages a new value; it takes effect at `update()`.
     fn __setitem__(&self, py: Python<'_>, key: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let current = {
-            let p = self.lock();
+            let p = self.lock(py);
             match p.get(key) {
                 Ok(v) => v.clone(),
                 Err(_) => return Err(key_error(&p, key)),
             }
         };
         let new = from_python(py, key, &current, value)?;
-        self.lock().set(key, new).map_err(to_py)
+        // the finiteness scan of a large texture runs without the GIL
+        let mut staged = self.lock(py).clone();
+        let staged = py
+            .detach(move || staged.set(key, new).map(|()| staged))
+            .map_err(to_py)?;
+        *self.inner.lock().unwrap_or_else(|p| p.into_inner()) = staged;
+        Ok(())
     }
 
     /// Keeps only some parameters: a list of keys, or a regular expression that
     /// `re.search` must find in the key (as Mitsuba's `keep`). Unknown keys in a list
     /// are a KeyError.
     fn keep(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
-        let all = self.keys();
+        let all = self.keys(py);
         let wanted: Vec<String> = if keys.is_instance_of::<pyo3::types::PyString>() {
             let re = py.import("re")?;
             let mut out = Vec::new();
@@ -220,54 +296,44 @@ impl SceneParameters {
                 PyTypeError::new_err("keep() takes a list of keys or a regular expression string")
             })?;
             if let Some(k) = list.iter().find(|k| !all.contains(k)) {
-                return Err(key_error(&self.lock(), k));
+                return Err(key_error(&self.lock(py), k));
             }
             list
         };
-        self.lock().keep(|k| wanted.iter().any(|w| w == k));
+        self.lock(py).keep(|k| wanted.iter().any(|w| w == k));
         Ok(())
     }
 
     /// Keys set since the last update.
-    fn changed(&self) -> Vec<String> {
-        self.lock()
+    fn changed(&self, py: Python<'_>) -> Vec<String> {
+        self.lock(py)
             .changed()
             .into_iter()
             .map(str::to_string)
             .collect()
     }
 
-    /// Writes the staged values into the scene and rebuilds it (only the sensor when
-    /// only camera parameters changed, else the whole scene); returns the keys that
-    /// changed. On error the scene is unchanged.
+    /// Applies the staged values, rebuilding only what they change (on the CUDA
+    /// variant the scene's device copy is patched in place, asynchronously); returns the
+    /// keys that changed. On error nothing changes and the values stay staged.
     fn update(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        let scene = self.scene.bind(py).get();
-        // no lock is held while the GIL is released (another thread could hold the
-        // GIL and wait for the lock); the rebuild works on copies
-        let mut params = self.lock().clone();
-        let keys: Vec<String> = params.changed().into_iter().map(str::to_string).collect();
+        let (keys, staged) = {
+            let p = self.lock(py);
+            let keys: Vec<String> = p.changed().into_iter().map(str::to_string).collect();
+            (keys, p.staged())
+        };
         if keys.is_empty() {
             return Ok(keys);
         }
-        let (desc, prev) = {
-            let st = scene.lock();
-            (st.desc.clone(), st.scene.clone())
-        };
-        let (new_desc, new_scene) = py
-            .detach(move || params.update_from(&desc, &prev).map(|r| (r, params)))
-            .map_err(to_py)
-            .map(|((d, s), p)| {
-                *self.lock() = p;
-                (d, s)
-            })?;
-        let mut st = scene.lock();
-        st.desc = new_desc;
-        st.scene = std::sync::Arc::new(new_scene);
+        let table = self.scene.bind(py).get().update(py, &staged)?;
+        self.inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .commit(&table);
         Ok(keys)
     }
 
-    fn __repr__(&self) -> String {
-        let p = self.lock();
-        format!("SceneParameters[\n{}]", p.table())
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!("SceneParameters[\n{}]", self.lock(py).table())
     }
 }

@@ -1,10 +1,17 @@
 //! `Scene`, variants, the loaders and `render`.
+//!
+//! A `Scene` holds the loaded scene (description, render-ready scene, parameters) and,
+//! once it has been rendered under `cuda_rgb`, its copy on the device: uploaded at the
+//! first CUDA render, patched in place by every update, read by every render — so a
+//! render only enqueues kernels.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use heliograph::backend::cpu::render_async;
+use heliograph::backend::cuda::{check_supported, CudaBackend, CudaFilm, DeviceScene};
 use heliograph::backend::RenderOptions;
-use heliograph::scene::{build_scene, xml, Scene, SceneDesc};
+use heliograph::scene::params::ParamTable;
+use heliograph::scene::{xml, LoadedScene, ParamValue, SceneDesc};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString};
@@ -76,42 +83,102 @@ pub fn variants() -> Vec<&'static str> {
     VARIANTS.to_vec()
 }
 
-/// A loaded scene: its description and the render-ready scene built from it.
+/// A loaded scene (see the module docs).
 #[pyclass(module = "heliograph", name = "Scene", frozen)]
 pub struct PyScene {
     state: Mutex<SceneState>,
 }
 
-/// The description and the scene built from it, replaced together by updates.
+/// The loaded scene and its device copy, changed together by updates.
 pub struct SceneState {
-    /// What the scene was built from (parameters are written here).
-    pub desc: SceneDesc,
-    /// The built scene; renders hold their own `Arc`, so updates never race them.
-    pub scene: Arc<Scene>,
+    /// The description, the render-ready scene and the parameters.
+    pub loaded: LoadedScene,
+    /// The copy on the CUDA device, once rendered there.
+    pub device: Option<DeviceScene>,
 }
 
 impl PyScene {
     fn build(py: Python<'_>, desc: SceneDesc) -> PyResult<PyScene> {
-        let scene = py.detach(|| build_scene(&desc)).map_err(to_py)?;
+        let loaded = py.detach(|| LoadedScene::new(desc)).map_err(to_py)?;
         Ok(PyScene {
             state: Mutex::new(SceneState {
-                desc,
-                scene: Arc::new(scene),
+                loaded,
+                device: None,
             }),
         })
     }
 
-    /// The state, for traversal and updates.
-    pub fn lock(&self) -> MutexGuard<'_, SceneState> {
+    /// Runs `f` on the state, locked without the GIL (another thread may hold the lock
+    /// while it rebuilds geometry).
+    pub fn with_state<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut SceneState) -> T + Send,
+    ) -> T {
+        py.detach(|| f(&mut self.lock_now()))
+    }
+
+    fn lock_now(&self) -> MutexGuard<'_, SceneState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The current parameter table.
+    pub fn params_table(&self, py: Python<'_>) -> Arc<ParamTable> {
+        self.with_state(py, |st| st.loaded.params().clone())
+    }
+
+    /// Applies staged parameter values (see `SceneParameters.update`): the host scene is
+    /// rebuilt where they change it, then the device copy patched; returns the new table.
+    pub fn update(
+        &self,
+        py: Python<'_>,
+        staged: &[(usize, ParamValue)],
+    ) -> PyResult<Arc<ParamTable>> {
+        crate::dlpack::sweep_parked(py);
+        let backend = crate::cuda::opened();
+        py.detach(|| {
+            let mut st = self.lock_now();
+            let changes = st.loaded.update(staged)?;
+            let version = st.loaded.version();
+            let scene = st.loaded.scene().clone();
+            let table = st.loaded.params().clone();
+            if let (Some(dev), Some(be)) = (st.device.as_mut(), backend.as_ref()) {
+                if let Err(e) = be.update_scene(dev, &scene, &changes, version) {
+                    // the next CUDA render uploads the whole scene again
+                    st.device = None;
+                    return Err(heliograph::Error::Cuda(format!(
+                        "the update was applied, but patching the scene on the GPU failed \
+                         ({e}); the next render uploads it again"
+                    )));
+                }
+            }
+            Ok(table)
+        })
+        .map_err(to_py)
+    }
+
+    /// Enqueues a CUDA render: uploads the scene first if it has no current device
+    /// copy (the host copy of device-only textures is fetched first).
+    fn render_cuda(&self, be: &CudaBackend, opts: &RenderOptions) -> heliograph::Result<CudaFilm> {
+        let mut st = self.lock_now();
+        let version = st.loaded.version();
+        if st.device.as_ref().is_none_or(|d| d.version() != version) {
+            st.device = None;
+            st.loaded.fetch_device_images()?;
+            check_supported(st.loaded.scene())?;
+            let dev = be.upload_scene(st.loaded.scene(), version)?;
+            st.device = Some(dev);
+        }
+        let spp = st.loaded.scene().sensor.sampler.sample_count;
+        let dev = st.device.as_ref().expect("uploaded above");
+        be.render_scene(dev, opts, spp)
     }
 }
 
 #[pymethods]
 impl PyScene {
-    fn __repr__(&self) -> String {
-        let st = self.lock();
-        let s = &st.scene;
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let s = self.with_state(py, |st| st.loaded.scene().clone());
         let f = &s.sensor.film;
         format!(
             "Scene(shapes={}, emitters={}, bsdfs={}, film={}x{})",
@@ -230,22 +297,29 @@ pub fn render(
             "render(): the scene has one sensor; 'sensor' must be 0",
         ));
     }
-    let scene_arc = scene.get().lock().scene.clone();
+    let py = scene.py();
+    let opts = RenderOptions { spp, seed };
+    crate::dlpack::sweep_parked(py);
+    if variant() == Some("cuda_rgb") {
+        let be = crate::cuda::backend(py)?;
+        let s: &PyScene = scene.get();
+        let film = py.detach(|| s.render_cuda(&be, &opts)).map_err(to_py)?;
+        let (w, h, c) = film.shape();
+        return Ok(TensorXf::device(vec![h, w, c], film.into_tensor()));
+    }
+    let scene_arc = scene
+        .get()
+        .with_state(py, |st| {
+            st.loaded.fetch_device_images()?;
+            Ok(st.loaded.scene().clone())
+        })
+        .map_err(to_py)?;
     let f = &scene_arc.sensor.film;
     let shape = vec![
         f.crop_size[1] as usize,
         f.crop_size[0] as usize,
         f.channels(),
     ];
-    let opts = RenderOptions { spp, seed };
-    if variant() == Some("cuda_rgb") {
-        let py = scene.py();
-        let be = crate::cuda::backend(py)?;
-        let film = py
-            .detach(|| be.render_async(&scene_arc, &opts))
-            .map_err(to_py)?;
-        return Ok(TensorXf::device(shape, film.into_tensor()));
-    }
     let job = render_async(scene_arc, opts).map_err(to_py)?;
     Ok(TensorXf::pending(shape, job))
 }

@@ -23,7 +23,7 @@ use pyo3::exceptions::{PyBufferError, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyTuple};
 
-use crate::dlpack::{self, Buffer, ExportArgs, HostArray, Owner, StreamArg};
+use crate::dlpack::{self, Buffer, ExportArgs, Fence, HostArray, Imported, Owner, StreamArg};
 use crate::errors::{self, RenderError};
 
 /// Whether waits draw a progress line (`set_progress`).
@@ -46,11 +46,17 @@ pub struct TensorXf {
 }
 
 impl TensorXf {
-    /// A finished tensor.
-    pub fn from_data(shape: Vec<usize>, data: &[f32]) -> TensorXf {
+    /// A finished tensor holding a copy of `data`.
+    pub fn from_data(shape: Vec<usize>, data: &[f32]) -> PyResult<TensorXf> {
+        let buf = Buffer::from_slice(data).map_err(errors::to_py)?;
+        Ok(Self::from_buffer(shape, buf))
+    }
+
+    /// A finished tensor sharing `buf`.
+    pub fn from_buffer(shape: Vec<usize>, buf: Arc<Buffer>) -> TensorXf {
         TensorXf {
             shape,
-            state: Mutex::new(State::Ready(Buffer::from_slice(data))),
+            state: Mutex::new(State::Ready(buf)),
         }
     }
 
@@ -64,14 +70,19 @@ impl TensorXf {
 
     /// A CUDA tensor (a render's film or an imported array).
     pub fn device(shape: Vec<usize>, tensor: DeviceTensor) -> TensorXf {
+        Self::device_shared(shape, Arc::new(tensor))
+    }
+
+    /// A CUDA tensor sharing `tensor`.
+    pub fn device_shared(shape: Vec<usize>, tensor: Arc<DeviceTensor>) -> TensorXf {
         TensorXf {
             shape,
-            state: Mutex::new(State::Device(Arc::new(tensor))),
+            state: Mutex::new(State::Device(tensor)),
         }
     }
 
     /// The device tensor, for CUDA tensors.
-    fn device_tensor(&self) -> Option<Arc<DeviceTensor>> {
+    pub fn device_tensor(&self) -> Option<Arc<DeviceTensor>> {
         match &*self.lock() {
             State::Device(d) => Some(d.clone()),
             _ => None,
@@ -121,16 +132,24 @@ impl TensorXf {
                 img.height, img.width, img.channels, self.shape
             )));
         }
-        Ok(Buffer::from_slice(&img.data))
+        Buffer::from_slice(&img.data)
     }
 
     /// The data on the host: waits (GIL released) for the render — Ctrl-C cancels a CPU
-    /// render — or, for a CUDA tensor, copies it after its ready event.
+    /// render — or, for a CUDA tensor, copies it after its ready event into a new host
+    /// buffer (the buffer is the caller's own: a CUDA tensor's host data is never
+    /// shared).
     pub fn wait(&self, py: Python<'_>) -> PyResult<Arc<Buffer>> {
         if let Some(d) = self.device_tensor() {
             wait_device(py, &d)?;
-            let v = py.detach(|| d.to_host()).map_err(errors::to_py)?;
-            return Ok(Buffer::from_slice(&v));
+            let buf = py
+                .detach(|| {
+                    let mut b = Buffer::zeroed(d.len())?;
+                    d.read_into(b.as_mut_slice())?;
+                    Ok(Arc::new(b))
+                })
+                .map_err(errors::to_py)?;
+            return Ok(buf);
         }
         let start = Instant::now();
         let delay = Duration::from_micros(PROGRESS_DELAY_US.load(Ordering::Relaxed));
@@ -183,7 +202,7 @@ impl TensorXf {
     }
 
     /// A NumPy array of the (finished) data: a view of the host buffer, or of a host
-    /// copy of a CUDA tensor.
+    /// copy of a CUDA tensor (then a fresh array nobody else holds: `owned`).
     fn numpy_view<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
         let t = slf.get();
@@ -199,24 +218,24 @@ impl TensorXf {
 #[pymethods]
 impl TensorXf {
     /// `TensorXf(array)`: copies a NumPy array, any DLPack producer, a nested list or a TensorXf.
-    /// A CUDA array (a CUDA TensorXf, or any framework's) gives a CUDA tensor.
+    /// A CUDA array (a CUDA TensorXf, or any framework's) gives a CUDA tensor, copied
+    /// on the device (the host never waits).
     #[new]
     fn py_new(py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<TensorXf> {
-        let a = to_host_array(py, array)?;
-        if !(a.is_float() || a.dtype.code <= 1) {
-            return Err(PyTypeError::new_err(format!(
-                "TensorXf: cannot convert an array of {} to float32",
-                a.dtype_name()
-            )));
+        if let Ok(t) = array.cast::<TensorXf>() {
+            if let Some(d) = t.get().device_tensor() {
+                let copy = py.detach(|| d.duplicate()).map_err(errors::to_py)?;
+                return Ok(TensorXf::device(t.get().shape.clone(), copy));
+            }
         }
-        if on_cuda(array) {
-            let be = crate::cuda::backend(py)?;
-            let d = py
-                .detach(|| be.upload_tensor(&a.data))
-                .map_err(errors::to_py)?;
-            return Ok(TensorXf::device(a.shape, d));
+        match import_any(py, array)? {
+            Imported::Host(a) => {
+                let shape = a.shape.clone();
+                let buf = Buffer::from_slice(&a.data).map_err(errors::to_py)?;
+                Ok(TensorXf::from_buffer(shape, buf))
+            }
+            Imported::Device { tensor, shape, .. } => Ok(TensorXf::device_shared(shape, tensor)),
         }
-        Ok(TensorXf::from_data(a.shape, &a.data))
     }
 
     /// `"cuda:N"` for a CUDA tensor, `"cpu"` otherwise.
@@ -274,6 +293,8 @@ impl TensorXf {
         dtype: Option<&Bound<'py, PyAny>>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        // a CUDA tensor's host data is a fresh copy already: copy=True needs no other
+        let fresh = slf.get().device_tensor().is_some();
         let mut a = Self::numpy_view(slf)?;
         if let Some(dt) = dtype.filter(|d| !d.is_none()) {
             let same: bool = a.getattr("dtype")?.eq(dt)?;
@@ -285,7 +306,7 @@ impl TensorXf {
             a = a.call_method1("astype", (dt,))?;
             return Ok(a);
         }
-        if copy == Some(true) {
+        if copy == Some(true) && !fresh {
             a = a.call_method0("copy")?;
         }
         Ok(a)
@@ -340,15 +361,13 @@ impl TensorXf {
             let mut buf = t.wait(py)?;
             let copied = args.copy == Some(true);
             if copied {
-                buf = Buffer::from_slice(buf.as_slice());
+                buf = Buffer::from_slice(buf.as_slice()).map_err(errors::to_py)?;
             }
             return dlpack::export(py, Owner::Host(buf), &t.shape, args.versioned, copied);
         };
         if args.check_cuda(d.ordinal())? {
             // dl_device=(1, 0): a host copy, finished before the consumer gets it.
-            wait_device(py, &d)?;
-            let v = py.detach(|| d.to_host()).map_err(errors::to_py)?;
-            let owner = Owner::Host(Buffer::from_slice(&v));
+            let owner = Owner::Host(t.wait(py)?);
             return dlpack::export(py, owner, &t.shape, args.versioned, true);
         }
         let copied = args.copy == Some(true);
@@ -360,15 +379,19 @@ impl TensorXf {
         let fence = match args.stream {
             StreamArg::Unspecified => {
                 wait_device(py, &d)?;
-                None
+                Fence::Unknown
             }
-            StreamArg::NoSync => None,
+            StreamArg::NoSync => Fence::Unknown,
             StreamArg::Handle(h) => {
                 d.order_stream(h)
                     .map_err(|e| PyBufferError::new_err(format!("__dlpack__(stream={h}): {e}")))?;
-                // The per-thread default stream (2) of the thread that will run the
-                // deleter is not the caller's: no release fence there.
-                (h != 2).then_some(h)
+                // the per-thread default stream (2) is the exporting thread's: the
+                // deleter can fence it only from this thread
+                if h == 2 {
+                    Fence::PerThread(std::thread::current().id())
+                } else {
+                    Fence::Stream(h)
+                }
             }
         };
         let owner = Owner::Device { tensor: d, fence };
@@ -411,16 +434,30 @@ impl TensorXf {
 }
 
 /// Waits on the host for a CUDA tensor's ready event (that event only), with the GIL
-/// released, polling so that Ctrl-C interrupts the wait (the kernel itself runs on; the
-/// tensor stays valid). A failed kernel surfaces as an error here.
-fn wait_device(py: Python<'_>, d: &DeviceTensor) -> PyResult<()> {
-    let mut poll = Duration::from_micros(20);
-    while !d.query().map_err(errors::to_py)? {
-        py.detach(|| std::thread::sleep(poll));
-        poll = (poll * 2).min(Duration::from_millis(1));
-        py.check_signals()?;
+/// released: a short poll, then a sleep on the event; Ctrl-C interrupts the wait (the
+/// kernel runs on; the tensor stays valid). A failed kernel surfaces as an error here.
+fn wait_device(py: Python<'_>, d: &Arc<DeviceTensor>) -> PyResult<()> {
+    let mut interrupt = None;
+    let done = py
+        .detach(|| {
+            d.wait_until(|| {
+                Python::attach(|py| match py.check_signals() {
+                    Ok(()) => true,
+                    Err(e) => {
+                        interrupt = Some(e);
+                        false
+                    }
+                })
+            })
+        })
+        .map_err(errors::to_py)?;
+    match (done, interrupt) {
+        (true, _) => Ok(()),
+        (false, Some(e)) => Err(e),
+        (false, None) => Err(RenderError::new_err(
+            "the wait for a CUDA tensor was interrupted",
+        )),
     }
-    py.detach(|| d.wait()).map_err(errors::to_py)
 }
 
 /// Whether `obj` says it lives on a CUDA device (`__dlpack_device__()[0] == 2`).
@@ -434,21 +471,41 @@ pub fn on_cuda(obj: &Bound<'_, PyAny>) -> bool {
 }
 
 /// Converts anything array-like to a host array: a TensorXf (waits), a DLPack
-/// producer (CUDA arrays are copied after the producer's pending writes), or
-/// (through `numpy.asarray`) nested sequences.
+/// producer (CUDA arrays are copied on the device, then read), or (through
+/// `numpy.asarray`) nested sequences.
 pub fn to_host_array(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArray> {
+    match import_any(py, obj)? {
+        Imported::Host(a) => Ok(a),
+        Imported::Device {
+            tensor,
+            shape,
+            dtype,
+        } => {
+            let data = py.detach(|| tensor.to_host()).map_err(errors::to_py)?;
+            Ok(HostArray { shape, data, dtype })
+        }
+    }
+}
+
+/// Imports anything array-like, keeping CUDA arrays on the device: a TensorXf (a host
+/// one waits for its render; a CUDA one is shared), a DLPack producer, or (through
+/// `numpy.asarray`) nested sequences.
+pub fn import_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Imported> {
     if let Ok(t) = obj.cast::<TensorXf>() {
         let t = t.get();
+        if let Some(d) = t.device_tensor() {
+            return Ok(Imported::Device {
+                tensor: d,
+                shape: t.shape.clone(),
+                dtype: dlpack::DLDataType::F32,
+            });
+        }
         let buf = t.wait(py)?;
-        return Ok(HostArray {
+        return Ok(Imported::Host(HostArray {
             shape: t.shape.clone(),
             data: buf.as_slice().to_vec(),
-            dtype: dlpack::DLDataType {
-                code: 2,
-                bits: 32,
-                lanes: 1,
-            },
-        });
+            dtype: dlpack::DLDataType::F32,
+        }));
     }
     let is_type = obj.is_instance_of::<pyo3::types::PyType>();
     if let Ok(kind) = obj.getattr("dtype").and_then(|d| d.getattr("kind")) {
@@ -460,7 +517,7 @@ pub fn to_host_array(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArr
         }
     }
     if obj.hasattr("__dlpack__")? && !is_type {
-        return dlpack::import(py, obj);
+        return dlpack::import_device(py, obj);
     }
     let np = py.import("numpy")?;
     let arr = np
@@ -473,7 +530,7 @@ pub fn to_host_array(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArr
             "expected a number, a sequence of numbers or an array, got {ty} (array kind '{kind}')"
         )));
     }
-    dlpack::import(py, &arr)
+    dlpack::import_device(py, &arr)
 }
 
 /// A host buffer as NumPy sees it (`numpy.from_dlpack` of a CPU capsule): the view

@@ -244,8 +244,9 @@ fn info(path: &Path, define: &[String]) -> Result<()> {
     let defines = parse_defines(define)?;
     let desc = scene::xml::load_file(path, &defines)?;
     // building validates every plugin and parameter; report the result
-    let scene = scene::build_scene(&desc)?;
-    print_object(&desc.root, "", 0);
+    let loaded = scene::LoadedScene::new(desc)?;
+    let scene = loaded.scene();
+    print_object(&loaded.desc().root, "", 0);
     let f = &scene.sensor.film;
     println!(
         "\n{} shapes, {} triangles, {} BSDFs, {} emitters; film {}x{} (crop {}x{}), {} spp by default",
@@ -259,9 +260,11 @@ fn info(path: &Path, define: &[String]) -> Result<()> {
         f.crop_size[1],
         scene.sensor.sampler.sample_count
     );
-    // the keys Python's traverse(scene) uses (shared key naming: scene::params)
-    let params = scene::SceneParams::traverse(&desc, &scene);
-    print!("\nparameters (Python traverse keys):\n{}", params.table());
+    // the keys Python's traverse(scene) uses (declared by the plugins: scene::params)
+    print!(
+        "\nparameters (Python traverse keys):\n{}",
+        loaded.traverse().table()
+    );
     Ok(())
 }
 

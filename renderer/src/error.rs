@@ -85,6 +85,30 @@ pub enum Error {
     /// A CUDA driver, NVRTC or kernel failure where CUDA itself is usable.
     #[error("CUDA error: {0}")]
     Cuda(String),
+
+    /// An array that cannot be read as asked (an import): its element type, layout or
+    /// device.
+    #[error("{msg}")]
+    Array {
+        /// What is wrong with it.
+        problem: ArrayProblem,
+        /// The message.
+        msg: String,
+    },
+}
+
+/// What is wrong with an array (Python maps these to `TypeError`, `ValueError` and
+/// `BufferError`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArrayProblem {
+    /// An element type that cannot be converted.
+    Dtype,
+    /// A shape or strides that cannot be read (negative extents, too many elements or
+    /// dimensions).
+    Layout,
+    /// Memory heliograph cannot read (another device, a non-host array where host
+    /// memory is needed).
+    Device,
 }
 
 /// The core's result type.
@@ -109,6 +133,14 @@ impl Error {
     }
 
     /// An I/O error for `path`.
+    /// An [`Error::Array`].
+    pub fn array(problem: ArrayProblem, msg: impl Into<String>) -> Self {
+        Error::Array {
+            problem,
+            msg: msg.into(),
+        }
+    }
+
     pub fn io(path: impl Into<PathBuf>, msg: impl fmt::Display) -> Self {
         Error::Io {
             path: path.into(),

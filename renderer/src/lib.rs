@@ -25,9 +25,10 @@ pub mod samplers;
 pub mod scene;
 pub mod sensors;
 pub mod shapes;
+pub mod tensor;
 pub mod textures;
 
-pub use error::{Error, Loc, Result};
+pub use error::{ArrayProblem, Error, Loc, Result};
 
 /// The crate version, as reported by the CLI and the Python package.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -255,10 +255,13 @@ fn depth_throughput_first_data_point() {
     };
     let mut best = f32::INFINITY;
     let mut best_wall = f64::INFINITY;
+    be.set_timing(true);
+    let s = be.upload_scene(&scene, 0).unwrap_or_else(|e| panic!("{e}"));
+    let spp = scene.sensor.sampler.sample_count;
     for _ in 0..4 {
         let t = Instant::now();
         let film = be
-            .render_async(&scene, &opts)
+            .render_scene(&s, &opts, spp)
             .unwrap_or_else(|e| panic!("{e}"));
         film.to_image().unwrap_or_else(|e| panic!("{e}"));
         best_wall = best_wall.min(t.elapsed().as_secs_f64());

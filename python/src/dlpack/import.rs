@@ -1,71 +1,72 @@
-//! DLPack import: copies a host or CUDA tensor out of any producer's capsule (NumPy,
-//! PyTorch, JAX, CuPy, ...) into float32 on the host, honouring strides and byte
-//! offsets, and consumes the capsule as the protocol says (rename to `used_*`, call
-//! the deleter).
+//! DLPack import from any producer (NumPy, PyTorch, JAX, CuPy, ...): host tensors are
+//! read into float32 on the host (the core's strided reader); CUDA tensors are copied
+//! device to device on heliograph's render stream and never go through the host.
+//!
+//! A CUDA producer is asked for its tensor with `stream=<heliograph's render stream>`,
+//! so it orders its pending writes before the copy, which runs on that stream. The
+//! producer's capsule is consumed at once (renamed `used_*`) but its deleter runs only
+//! once the copy has finished: the capsule is *parked* with the imported tensor and
+//! released by the next heliograph call that finds the copy done ([`sweep_parked`]),
+//! holding the GIL (some producers' deleters need it). The host never waits.
+
+use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyTuple};
 
-use std::sync::Arc;
-
-use heliograph::backend::cuda::CudaBackend;
+use heliograph::backend::cuda::{CudaBackend, DeviceTensor, ForeignArray, MAX_DIMS};
+use heliograph::tensor::{layout, read_host};
 
 use super::{
-    DLDataType, DLManagedTensor, DLManagedTensorVersioned, DLTensor, CODE_BOOL, CODE_FLOAT,
-    CODE_INT, CODE_UINT, DEVICE_CPU, DEVICE_CUDA, DEVICE_CUDA_HOST, NAME_LEGACY, NAME_VERSIONED,
-    USED_LEGACY, USED_VERSIONED,
+    DLDataType, DLManagedTensor, DLManagedTensorVersioned, DLTensor, HostArray, DEVICE_CPU,
+    DEVICE_CUDA, DEVICE_CUDA_HOST, NAME_LEGACY, NAME_VERSIONED, USED_LEGACY, USED_VERSIONED,
 };
+use crate::errors::to_py;
 
-/// A host array copied out of a DLPack producer, converted to float32.
-pub struct HostArray {
-    /// C-order shape.
-    pub shape: Vec<usize>,
-    /// The values, as float32.
-    pub data: Vec<f32>,
-    /// The producer's element type.
-    pub dtype: DLDataType,
+/// What an import produced.
+pub enum Imported {
+    /// A host array, converted to float32.
+    Host(HostArray),
+    /// A CUDA array copied into a new float32 device tensor (C order).
+    Device {
+        /// The copy (ready once its import has run).
+        tensor: Arc<DeviceTensor>,
+        /// Its shape.
+        shape: Vec<usize>,
+        /// The producer's element type.
+        dtype: DLDataType,
+    },
 }
 
-impl HostArray {
-    /// The element type as NumPy names it, for messages.
-    pub fn dtype_name(&self) -> String {
-        let kind = match self.dtype.code {
-            CODE_INT => "int",
-            CODE_UINT => "uint",
-            CODE_FLOAT => "float",
-            CODE_BOOL => return "bool".into(),
-            c => return format!("dlpack type code {c}"),
-        };
-        format!("{kind}{}", self.dtype.bits)
-    }
-
-    /// Whether the producer's elements were floating point.
-    pub fn is_float(&self) -> bool {
-        self.dtype.code == CODE_FLOAT
-    }
-
-    /// Whether the producer's elements were 8-bit unsigned.
-    pub fn is_u8(&self) -> bool {
-        self.dtype.code == CODE_UINT && self.dtype.bits == 8
-    }
-}
-
-/// Calls `obj.__dlpack__` (versioned first, legacy when the producer refuses
-/// `max_version`) and copies the tensor out of the capsule, converted to float32.
-///
-/// A CUDA producer is asked for its tensor with `stream=<heliograph's render stream>`,
-/// so that it orders its pending writes before our copy, which runs on that stream; the
-/// capsule is released only once the copy has finished.
+/// Imports `obj` into host memory: a host array is read, a CUDA array is copied on the
+/// device and then read (this waits for the copy: for callers that need the values on
+/// the host, such as image files and bitmaps).
 pub fn import(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArray> {
-    let device = match obj.call_method0("__dlpack_device__") {
+    match import_device(py, obj)? {
+        Imported::Host(a) => Ok(a),
+        Imported::Device {
+            tensor,
+            shape,
+            dtype,
+        } => {
+            let data = py.detach(|| tensor.to_host()).map_err(to_py)?;
+            Ok(HostArray { shape, data, dtype })
+        }
+    }
+}
+
+/// Imports `obj`, keeping a CUDA array on the device (see the module docs).
+pub fn import_device(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Imported> {
+    sweep_parked(py);
+    let claimed = match obj.call_method0("__dlpack_device__") {
         Ok(d) => Some(d.extract::<(i32, i32)>().map_err(|_| {
             PyTypeError::new_err("__dlpack_device__() must return a (device_type, device_id) tuple")
         })?),
         Err(_) => None,
     };
-    let cuda = match device {
+    let cuda = match claimed {
         None | Some((DEVICE_CPU, _)) | Some((DEVICE_CUDA_HOST, _)) => None,
         Some((DEVICE_CUDA, id)) => Some(cuda_backend_for(py, id)?),
         Some((kind, id)) => {
@@ -82,6 +83,7 @@ pub fn import(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArray> {
     kwargs.set_item("max_version", PyTuple::new(py, [1u32, 1u32])?)?;
     let cap = match obj.call_method("__dlpack__", (), Some(&kwargs)) {
         Ok(c) => c,
+        // an older producer without max_version: ask again for a legacy capsule
         Err(e) if e.is_instance_of::<PyTypeError>(py) => {
             kwargs.del_item("max_version")?;
             obj.call_method("__dlpack__", (), Some(&kwargs))?
@@ -91,11 +93,92 @@ pub fn import(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArray> {
     let cap = cap
         .cast_into::<PyCapsule>()
         .map_err(|_| PyTypeError::new_err("__dlpack__ did not return a capsule"))?;
-    consume(&cap, |t| match &cuda {
-        // SAFETY: the producer keeps `t` alive until consume() calls its deleter.
-        Some(be) => unsafe { read_cuda_tensor(py, be, t) },
-        // SAFETY: as above.
-        None => unsafe { read_tensor(t) },
+    let taken = take(&cap)?;
+    // SAFETY: the producer keeps the tensor alive until its deleter runs.
+    let t = unsafe { taken.tensor() };
+    let res = check_device(t, claimed).and_then(|()| match &cuda {
+        // SAFETY: as above; the capsule (held here) keeps the memory alive without the GIL.
+        None => {
+            let t = SendPtr(t);
+            py.detach(move || unsafe { read_host(t.get()) })
+                .map(Imported::Host)
+                .map_err(to_py)
+        }
+        // SAFETY: as above; the deleter runs once the copy has (taken is parked).
+        Some(be) => unsafe { copy_cuda(py, be, t) },
+    });
+    match &res {
+        Ok(Imported::Device { tensor, .. }) => park_release(taken, tensor.clone()),
+        _ => drop(taken),
+    }
+    res
+}
+
+/// A tensor reference that crosses a GIL release (the capsule keeps it alive).
+struct SendPtr<'a>(&'a DLTensor);
+
+// SAFETY: the DLTensor describes memory the producer keeps alive until its deleter runs;
+// reading it from another thread without the GIL is what DLPack allows.
+unsafe impl Send for SendPtr<'_> {}
+
+impl<'a> SendPtr<'a> {
+    fn get(self) -> &'a DLTensor {
+        self.0
+    }
+}
+
+/// An error unless the capsule's tensor lives where `__dlpack_device__` said.
+fn check_device(t: &DLTensor, claimed: Option<(i32, i32)>) -> PyResult<()> {
+    let (kind, id) = (t.device.device_type, t.device.device_id);
+    let host = |k| k == DEVICE_CPU || k == DEVICE_CUDA_HOST;
+    let same = match claimed {
+        None => host(kind),
+        Some((k, i)) => (host(k) && host(kind)) || (k == kind && i == id),
+    };
+    if same {
+        return Ok(());
+    }
+    Err(PyBufferError::new_err(format!(
+        "the producer's capsule holds memory of DLPack device ({kind}, {id}), but its \
+         __dlpack_device__() said {}",
+        claimed.map_or("nothing (a host array)".to_string(), |(k, i)| format!(
+            "({k}, {i})"
+        ))
+    )))
+}
+
+/// Enqueues the device-to-device copy of a CUDA tensor.
+///
+/// # Safety
+/// `t` must describe live device memory of `be`'s device until the returned tensor is
+/// ready.
+unsafe fn copy_cuda(py: Python<'_>, be: &CudaBackend, t: &DLTensor) -> PyResult<Imported> {
+    heliograph::tensor::check_dtype(t.dtype).map_err(to_py)?;
+    if t.ndim as usize > MAX_DIMS {
+        return Err(PyValueError::new_err(format!(
+            "a CUDA array with {} dimensions cannot be imported (at most {MAX_DIMS})",
+            t.ndim
+        )));
+    }
+    let elem = (t.dtype.bits / 8) as usize;
+    // SAFETY: shape and strides have ndim entries (DLPack).
+    let l = unsafe { layout(t, elem) }.map_err(to_py)?;
+    let a = ForeignArray {
+        ptr: (t.data as u64).wrapping_add(t.byte_offset),
+        shape: l.shape.clone(),
+        strides: l.strides.clone(),
+        dtype: t.dtype,
+    };
+    if l.count > 0 && t.data.is_null() {
+        return Err(PyValueError::new_err(
+            "the CUDA array's data pointer is null",
+        ));
+    }
+    let tensor = py.detach(|| be.import_device(&a)).map_err(to_py)?;
+    Ok(Imported::Device {
+        tensor: Arc::new(tensor),
+        shape: l.shape.iter().map(|&n| n as usize).collect(),
+        dtype: t.dtype,
     })
 }
 
@@ -118,247 +201,120 @@ fn cuda_backend_for(py: Python<'_>, id: i32) -> PyResult<Arc<CudaBackend>> {
     Ok(be)
 }
 
-/// Runs `read` on the capsule's tensor, then consumes the capsule as the protocol says
-/// (rename to `used_*`, call the deleter), whatever `read` returned.
-fn consume<T>(
-    cap: &Bound<'_, PyCapsule>,
-    read: impl FnOnce(&DLTensor) -> PyResult<T>,
-) -> PyResult<T> {
+/// A consumed producer capsule: its managed tensor, whose deleter runs on drop.
+pub struct Taken {
+    managed: *mut std::ffi::c_void,
+    versioned: bool,
+}
+
+// SAFETY: the managed tensor is the producer's; DLPack lets its deleter run on any
+// thread (heliograph runs it while holding the GIL, see sweep_parked).
+unsafe impl Send for Taken {}
+
+impl Taken {
+    /// The tensor.
+    ///
+    /// # Safety
+    /// Valid until the drop runs the deleter.
+    unsafe fn tensor(&self) -> &DLTensor {
+        // SAFETY: `managed` points at the record kind `versioned` says.
+        unsafe {
+            if self.versioned {
+                &(*(self.managed as *mut DLManagedTensorVersioned)).dl_tensor
+            } else {
+                &(*(self.managed as *mut DLManagedTensor)).dl_tensor
+            }
+        }
+    }
+}
+
+impl Drop for Taken {
+    fn drop(&mut self) {
+        // SAFETY: the record is the producer's, consumed by us; its deleter frees it.
+        unsafe {
+            if self.versioned {
+                let m = self.managed as *mut DLManagedTensorVersioned;
+                if let Some(d) = (*m).deleter {
+                    d(m);
+                }
+            } else {
+                let m = self.managed as *mut DLManagedTensor;
+                if let Some(d) = (*m).deleter {
+                    d(m);
+                }
+            }
+        }
+    }
+}
+
+/// Consumes the capsule as the protocol says (renamed to `used_*`); the deleter runs
+/// when the returned value is dropped.
+fn take(cap: &Bound<'_, PyCapsule>) -> PyResult<Taken> {
     let ptr = cap.as_ptr();
     // SAFETY: ptr is a live capsule; IsValid sets no error.
     let versioned = unsafe { ffi::PyCapsule_IsValid(ptr, NAME_VERSIONED.as_ptr()) } == 1;
     // SAFETY: as above.
     let legacy = unsafe { ffi::PyCapsule_IsValid(ptr, NAME_LEGACY.as_ptr()) } == 1;
-    if versioned {
-        // SAFETY: a valid versioned capsule holds a DLManagedTensorVersioned.
-        let m = unsafe { ffi::PyCapsule_GetPointer(ptr, NAME_VERSIONED.as_ptr()) }
-            as *mut DLManagedTensorVersioned;
-        // SAFETY: m is live until we call its deleter.
-        let major = unsafe { (*m).version.major };
-        let res = if major != 1 {
-            Err(PyBufferError::new_err(format!(
-                "the producer returned a DLPack {major}.x capsule; heliograph reads 1.x"
-            )))
-        } else {
-            // SAFETY: as above.
-            read(unsafe { &(*m).dl_tensor })
-        };
-        // SAFETY: consume the capsule (rename) then release the producer's memory.
-        unsafe {
-            ffi::PyCapsule_SetName(ptr, USED_VERSIONED.as_ptr());
-            if let Some(d) = (*m).deleter {
-                d(m);
-            }
+    let (name, used) = match (versioned, legacy) {
+        (true, _) => (NAME_VERSIONED, USED_VERSIONED),
+        (_, true) => (NAME_LEGACY, USED_LEGACY),
+        _ => {
+            return Err(PyValueError::new_err(
+                "__dlpack__ returned a capsule that is not an unconsumed DLPack tensor",
+            ))
         }
-        res
-    } else if legacy {
-        // SAFETY: a valid legacy capsule holds a DLManagedTensor.
-        let m =
-            unsafe { ffi::PyCapsule_GetPointer(ptr, NAME_LEGACY.as_ptr()) } as *mut DLManagedTensor;
-        // SAFETY: as above.
-        let res = read(unsafe { &(*m).dl_tensor });
-        // SAFETY: as above.
-        unsafe {
-            ffi::PyCapsule_SetName(ptr, USED_LEGACY.as_ptr());
-            if let Some(d) = (*m).deleter {
-                d(m);
-            }
-        }
-        res
-    } else {
-        Err(PyValueError::new_err(
-            "__dlpack__ returned a capsule that is not an unconsumed DLPack tensor",
-        ))
-    }
-}
-
-/// Copies a CUDA `DLTensor` to the host (the span its strides cover, on the render
-/// stream, waiting for that copy only) and converts it like a host tensor.
-///
-/// # Safety
-/// `t` must describe live device memory of `be`'s context as the DLPack spec requires.
-unsafe fn read_cuda_tensor(py: Python<'_>, be: &CudaBackend, t: &DLTensor) -> PyResult<HostArray> {
-    check_dtype(t.dtype)?;
-    let nd = t.ndim.max(0) as usize;
-    // SAFETY: shape has ndim entries (caller's contract).
-    let shape: Vec<i64> = (0..nd).map(|i| unsafe { *t.shape.add(i) }).collect();
-    let strides = strides_of(t, &shape);
-    let elem = (t.dtype.bits / 8) as i64;
-    let (mut lo, mut hi) = (0i64, 0i64);
-    let empty = shape.iter().any(|&n| n <= 0);
-    for (&n, &s) in shape.iter().zip(&strides) {
-        let reach = (n.max(1) - 1).saturating_mul(s);
-        lo += reach.min(0);
-        hi += reach.max(0);
-    }
-    let bytes = if empty {
-        0
-    } else {
-        ((hi - lo + 1) * elem) as usize
     };
-    let start = (t.data as u64)
-        .wrapping_add(t.byte_offset)
-        .wrapping_add((lo * elem) as u64);
-    let host = py
-        .detach(|| be.read_device_bytes(start, bytes))
-        .map_err(crate::errors::to_py)?;
-    let view = DLTensor {
-        data: host.as_ptr() as *mut std::ffi::c_void,
-        device: super::DLDevice {
-            device_type: DEVICE_CPU,
-            device_id: 0,
-        },
-        ndim: t.ndim,
-        dtype: t.dtype,
-        shape: t.shape,
-        strides: t.strides,
-        byte_offset: (-lo * elem) as u64,
-    };
-    // SAFETY: `host` holds every element the strides reach, shifted by -lo elements.
-    unsafe { read_tensor(&view) }
-}
-
-/// The element strides of `t` (compact C order when the producer gives none).
-fn strides_of(t: &DLTensor, shape: &[i64]) -> Vec<i64> {
-    let nd = shape.len();
-    if t.strides.is_null() {
-        let mut s = vec![1i64; nd];
-        for i in (0..nd.saturating_sub(1)).rev() {
-            s[i] = s[i + 1] * shape[i + 1];
-        }
-        s
-    } else {
-        // SAFETY: strides has ndim entries when non-null (DLPack).
-        (0..nd).map(|i| unsafe { *t.strides.add(i) }).collect()
-    }
-}
-
-/// Refuses element types heliograph cannot convert to float32.
-fn check_dtype(dt: DLDataType) -> PyResult<()> {
-    let supported = dt.lanes == 1
-        && match dt.code {
-            CODE_FLOAT => matches!(dt.bits, 16 | 32 | 64),
-            CODE_INT | CODE_UINT => matches!(dt.bits, 8 | 16 | 32 | 64),
-            CODE_BOOL => dt.bits == 8,
-            _ => false,
-        };
-    if supported {
-        Ok(())
-    } else {
-        Err(PyTypeError::new_err(format!(
-            "unsupported DLPack element type (code {}, {} bits, {} lanes); heliograph converts \
-             bool, int, uint and float arrays to float32",
-            dt.code, dt.bits, dt.lanes
-        )))
-    }
-}
-
-/// Copies a host `DLTensor` into a float32 array.
-///
-/// # Safety
-/// `t` must describe live memory as the DLPack spec requires.
-unsafe fn read_tensor(t: &DLTensor) -> PyResult<HostArray> {
-    if t.device.device_type != DEVICE_CPU && t.device.device_type != DEVICE_CUDA_HOST {
-        return Err(PyBufferError::new_err(format!(
-            "only host arrays can be imported (DLPack device type {})",
-            t.device.device_type
-        )));
-    }
-    let dt = t.dtype;
-    check_dtype(dt)?;
-    let nd = t.ndim.max(0) as usize;
-    // SAFETY: shape has ndim entries (caller's contract).
-    let shape: Vec<i64> = (0..nd).map(|i| unsafe { *t.shape.add(i) }).collect();
-    if shape.iter().any(|&n| n < 0) {
+    // SAFETY: a valid capsule of that name holds the record kind it names.
+    let managed = unsafe { ffi::PyCapsule_GetPointer(ptr, name.as_ptr()) };
+    if managed.is_null() {
         return Err(PyValueError::new_err(
-            "DLPack tensor with a negative extent",
+            "the DLPack capsule holds a null pointer",
         ));
     }
-    let strides = strides_of(t, &shape);
-    let count = shape
-        .iter()
-        .try_fold(1usize, |acc, &n| acc.checked_mul(n as usize))
-        .filter(|&c| c <= isize::MAX as usize / 8)
-        .ok_or_else(|| {
-            PyValueError::new_err(format!("DLPack tensor too large: shape {shape:?}"))
-        })?;
-    let mut data = Vec::with_capacity(count);
-    let base = (t.data as *const u8).wrapping_add(t.byte_offset as usize);
-    let elem = (dt.bits / 8) as isize;
-    let mut idx = vec![0i64; nd];
-    for _ in 0..count {
-        let off: i64 = idx.iter().zip(&strides).map(|(i, s)| i * s).sum();
-        let p = base.wrapping_offset(off as isize * elem);
-        // SAFETY: p is inside the producer's tensor (index within shape, stride layout).
-        data.push(unsafe { load(p, dt) });
-        for d in (0..nd).rev() {
-            idx[d] += 1;
-            if idx[d] < shape[d] {
-                break;
-            }
-            idx[d] = 0;
+    if versioned {
+        // SAFETY: as above.
+        let major = unsafe { (*(managed as *mut DLManagedTensorVersioned)).version.major };
+        if major != 1 {
+            // consume it anyway, so its memory is released
+            let t = Taken { managed, versioned };
+            // SAFETY: renaming consumes the capsule; `t`'s drop calls the deleter.
+            unsafe { ffi::PyCapsule_SetName(ptr, used.as_ptr()) };
+            drop(t);
+            return Err(PyBufferError::new_err(format!(
+                "the producer returned a DLPack {major}.x capsule; heliograph reads 1.x"
+            )));
         }
     }
-    Ok(HostArray {
-        shape: shape.iter().map(|&n| n as usize).collect(),
-        data,
-        dtype: dt,
-    })
+    // SAFETY: renaming marks the capsule consumed: its destructor no longer deletes.
+    unsafe { ffi::PyCapsule_SetName(ptr, used.as_ptr()) };
+    Ok(Taken { managed, versioned })
 }
 
-/// Reads one element as f32.
-///
-/// # Safety
-/// `p` must point at a readable element of type `dt`.
-unsafe fn load(p: *const u8, dt: DLDataType) -> f32 {
-    // SAFETY: caller's contract; unaligned reads tolerate any producer alignment.
-    unsafe {
-        match (dt.code, dt.bits) {
-            (CODE_FLOAT, 16) => half_to_f32((p as *const u16).read_unaligned()),
-            (CODE_FLOAT, 32) => (p as *const f32).read_unaligned(),
-            (CODE_FLOAT, 64) => (p as *const f64).read_unaligned() as f32,
-            (CODE_INT, 8) => (p as *const i8).read_unaligned() as f32,
-            (CODE_INT, 16) => (p as *const i16).read_unaligned() as f32,
-            (CODE_INT, 32) => (p as *const i32).read_unaligned() as f32,
-            (CODE_INT, 64) => (p as *const i64).read_unaligned() as f32,
-            (CODE_UINT, 8) | (CODE_BOOL, 8) => p.read_unaligned() as f32,
-            (CODE_UINT, 16) => (p as *const u16).read_unaligned() as f32,
-            (CODE_UINT, 32) => (p as *const u32).read_unaligned() as f32,
-            (CODE_UINT, 64) => (p as *const u64).read_unaligned() as f32,
-            _ => f32::NAN,
-        }
+/// Capsules whose device copy is still queued, with the tensor that copy fills.
+static PARKED: Mutex<Vec<(Taken, Arc<DeviceTensor>)>> = Mutex::new(Vec::new());
+
+/// Keeps `taken` (the producer's memory) until `copy` is ready.
+pub fn park_release(taken: Taken, copy: Arc<DeviceTensor>) {
+    if let Ok(mut p) = PARKED.lock() {
+        p.push((taken, copy));
     }
 }
 
-/// IEEE binary16 → f32.
-fn half_to_f32(h: u16) -> f32 {
-    let sign = ((h >> 15) as u32) << 31;
-    let exp = ((h >> 10) & 0x1f) as u32;
-    let frac = (h & 0x3ff) as u32;
-    let bits = match exp {
-        0 if frac == 0 => sign,
-        0 => {
-            // subnormal: value = frac * 2^-24
-            let v = frac as f32 * (1.0 / 16_777_216.0);
-            return if sign != 0 { -v } else { v };
+/// Releases the parked capsules whose copies have finished (or failed: the memory is
+/// then no longer read either). Needs the GIL, which some producers' deleters take.
+pub fn sweep_parked(_py: Python<'_>) {
+    let done: Vec<(Taken, Arc<DeviceTensor>)> = match PARKED.lock() {
+        Ok(mut p) => {
+            let (ready, busy): (Vec<_>, Vec<_>) = p.drain(..).partition(|(_, t)| t.is_ready());
+            *p = busy;
+            ready
         }
-        0x1f => sign | 0x7f80_0000 | (frac << 13),
-        _ => sign | ((exp + 112) << 23) | (frac << 13),
+        Err(_) => return,
     };
-    f32::from_bits(bits)
+    drop(done); // deleters run here, outside the lock
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn half_floats_decode_exactly() {
-        assert_eq!(half_to_f32(0x3c00), 1.0);
-        assert_eq!(half_to_f32(0xc000), -2.0);
-        assert_eq!(half_to_f32(0x3555), 0.333_251_95);
-        assert_eq!(half_to_f32(0x0001), 5.960_464_5e-8);
-        assert!(half_to_f32(0x7c00).is_infinite());
-        assert!(half_to_f32(0x7e00).is_nan());
-    }
+/// Number of parked capsules (tests).
+pub fn parked() -> usize {
+    PARKED.lock().map(|p| p.len()).unwrap_or(0)
 }

@@ -1,6 +1,7 @@
-//! DLPack on the host (../shared/DLPACK.md): the FFI structs, a 64-byte-aligned
-//! float buffer, export as legacy (`dltensor`) or versioned (`dltensor_versioned`)
-//! capsules; `import` copies from any host DLPack producer.
+//! DLPack capsules: export of host and CUDA tensors as legacy (`dltensor`) or
+//! versioned (`dltensor_versioned`) capsules, and import from any producer
+//! ([`import`]). The structs, buffers and strided reads are the core's
+//! ([`heliograph::tensor`]); this module is the PyCapsule glue.
 //!
 //! Ownership: a capsule's `manager_ctx` holds an `Arc` of the buffer, so the
 //! memory lives until both heliograph and the consumer are done. The capsule
@@ -8,157 +9,51 @@
 //! name (a consumer renames it to `used_*` and calls the deleter itself), and the
 //! deleter needs no Python, so it may run on any thread.
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ffi::{c_void, CStr};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::Arc;
+use std::thread::ThreadId;
 
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
 use heliograph::backend::cuda::DeviceTensor;
-
-/// `kDLCPU`.
-pub const DEVICE_CPU: i32 = 1;
-/// `kDLCUDA`.
-pub const DEVICE_CUDA: i32 = 2;
-/// `kDLCUDAHost` (pinned host memory, readable by the host).
-pub const DEVICE_CUDA_HOST: i32 = 3;
-pub(crate) const CODE_INT: u8 = 0;
-pub(crate) const CODE_UINT: u8 = 1;
-pub(crate) const CODE_FLOAT: u8 = 2;
-pub(crate) const CODE_BOOL: u8 = 6;
-/// `DLPACK_FLAG_BITMASK_IS_COPIED`.
-const FLAG_IS_COPIED: u64 = 2;
-
-/// `DLDevice`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct DLDevice {
-    /// Device type (1 = CPU, 2 = CUDA).
-    pub device_type: i32,
-    /// Device ordinal.
-    pub device_id: i32,
-}
-
-/// `DLDataType`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DLDataType {
-    /// Type code (0 int, 1 uint, 2 float, 6 bool, ...).
-    pub code: u8,
-    /// Bits per lane.
-    pub bits: u8,
-    /// Lanes (1 for scalars).
-    pub lanes: u16,
-}
-
-/// `DLTensor`.
-#[repr(C)]
-pub struct DLTensor {
-    pub(crate) data: *mut c_void,
-    pub(crate) device: DLDevice,
-    pub(crate) ndim: i32,
-    pub(crate) dtype: DLDataType,
-    pub(crate) shape: *mut i64,
-    pub(crate) strides: *mut i64,
-    pub(crate) byte_offset: u64,
-}
-
-/// `DLManagedTensor` (legacy capsules).
-#[repr(C)]
-pub struct DLManagedTensor {
-    pub(crate) dl_tensor: DLTensor,
-    pub(crate) manager_ctx: *mut c_void,
-    pub(crate) deleter: Option<unsafe extern "C" fn(*mut DLManagedTensor)>,
-}
-
-/// `DLPackVersion`.
-#[repr(C)]
-pub struct DLPackVersion {
-    pub(crate) major: u32,
-    pub(crate) minor: u32,
-}
-
-/// `DLManagedTensorVersioned` (versioned capsules).
-#[repr(C)]
-pub struct DLManagedTensorVersioned {
-    pub(crate) version: DLPackVersion,
-    pub(crate) manager_ctx: *mut c_void,
-    pub(crate) deleter: Option<unsafe extern "C" fn(*mut DLManagedTensorVersioned)>,
-    pub(crate) flags: u64,
-    pub(crate) dl_tensor: DLTensor,
-}
+pub use heliograph::tensor::dlpack::{
+    DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor,
+    CODE_FLOAT, DEVICE_CPU, DEVICE_CUDA, DEVICE_CUDA_HOST, FLAG_IS_COPIED,
+};
+pub use heliograph::tensor::{Buffer, HostArray};
 
 /// Capsule exports whose deleter has not run yet (for leak and double-free tests).
 pub static LIVE_EXPORTS: AtomicIsize = AtomicIsize::new(0);
 
-/// A float32 buffer aligned to 64 bytes (XLA:CPU copies unaligned buffers).
-pub struct Buffer {
-    ptr: NonNull<f32>,
-    len: usize,
+/// How the memory of a CUDA export is made safe to reuse once the consumer lets go
+/// (DLPACK.md, "After the consumer drops its tensor").
+#[derive(Clone, Copy, Debug)]
+pub enum Fence {
+    /// A stream the deleter can fence from any thread (1 or a pointer > 2).
+    Stream(usize),
+    /// The per-thread default stream (2) of the exporting thread: fenced there if the
+    /// deleter runs on that thread, otherwise like `Unknown`.
+    PerThread(ThreadId),
+    /// The consumer named no stream (`None`, `-1`): the reclaimer frees the memory
+    /// after a device-wide synchronise on its own thread.
+    Unknown,
 }
 
-// SAFETY: the buffer is plain memory owned by this struct; sharing happens through Arc.
-unsafe impl Send for Buffer {}
-// SAFETY: see above; readers only read, and writers are DLPack consumers by contract.
-unsafe impl Sync for Buffer {}
-
-impl Buffer {
-    fn layout(len: usize) -> Layout {
-        // never zero-sized, so that the pointer is a real allocation
-        Layout::from_size_align((len * 4).max(64), 64).expect("buffer size overflows")
-    }
-
-    /// A buffer holding a copy of `data`.
-    pub fn from_slice(data: &[f32]) -> Arc<Buffer> {
-        let layout = Self::layout(data.len());
-        // SAFETY: the layout has a non-zero size.
-        let raw = unsafe { alloc_zeroed(layout) } as *mut f32;
-        let Some(ptr) = NonNull::new(raw) else {
-            std::alloc::handle_alloc_error(layout)
-        };
-        // SAFETY: the allocation holds at least `data.len()` floats and does not overlap `data`.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), ptr.as_ptr(), data.len()) };
-        Arc::new(Buffer {
-            ptr,
-            len: data.len(),
-        })
-    }
-
-    /// The values.
-    pub fn as_slice(&self) -> &[f32] {
-        // SAFETY: ptr/len describe a live allocation owned by self.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
-    }
-
-    /// The data pointer (for DLPack).
-    pub fn as_ptr(&self) -> *mut f32 {
-        self.ptr.as_ptr()
-    }
-}
-
-impl Drop for Buffer {
-    fn drop(&mut self) {
-        // SAFETY: allocated in from_slice with the same layout.
-        unsafe { dealloc(self.ptr.as_ptr() as *mut u8, Self::layout(self.len)) }
-    }
-}
-
-/// What a capsule shares: host memory, or device memory plus the consumer stream (if
-/// known) on which to leave a release fence when the consumer is done.
+/// What a capsule shares: host memory, or device memory plus how to fence it when the
+/// consumer is done.
 pub enum Owner {
     /// A host buffer.
     Host(Arc<Buffer>),
-    /// A CUDA tensor; `fence`: the consumer's stream handle (1 = legacy default stream,
-    /// or a stream > 2), whose queued work the free must wait for.
+    /// A CUDA tensor.
     Device {
         /// The tensor.
         tensor: Arc<DeviceTensor>,
-        /// The consumer's stream, when it named one the deleter can use.
-        fence: Option<usize>,
+        /// How its reuse is made safe after the consumer's queued work.
+        fence: Fence,
     },
 }
 
@@ -182,14 +77,20 @@ impl Owner {
         }
     }
 
-    /// Drops the share; a device share first leaves its release fence.
+    /// Drops the share; a device share first leaves its release fence (or hands the
+    /// memory to the reclaimer when no stream can be fenced).
     fn release(self) {
-        if let Owner::Device {
-            tensor,
-            fence: Some(s),
-        } = &self
-        {
-            tensor.fence_stream(*s);
+        let Owner::Device { tensor, fence } = &self else {
+            return;
+        };
+        match *fence {
+            Fence::Stream(s) => {
+                tensor.fence_stream(s);
+            }
+            Fence::PerThread(t) if t == std::thread::current().id() => {
+                tensor.fence_stream(2);
+            }
+            Fence::PerThread(_) | Fence::Unknown => tensor.mark_unfenced(),
         }
     }
 }
@@ -329,11 +230,7 @@ fn make_capsule<'py, M: Managed>(
         data,
         device,
         ndim: shape.len() as i32,
-        dtype: DLDataType {
-            code: CODE_FLOAT,
-            bits: 32,
-            lanes: 1,
-        },
+        dtype: DLDataType::F32,
         shape: shape_arr.as_mut_ptr(),
         strides: strides.as_mut_ptr(),
         byte_offset: 0,
@@ -366,31 +263,4 @@ pub use args::{ExportArgs, StreamArg};
 
 mod import;
 
-pub use import::{import, HostArray};
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn buffers_are_64_byte_aligned_and_hold_their_data() {
-        for n in [0usize, 1, 3, 1000] {
-            let data: Vec<f32> = (0..n).map(|i| i as f32).collect();
-            let b = Buffer::from_slice(&data);
-            assert_eq!(b.as_ptr() as usize % 64, 0);
-            assert_eq!(b.as_slice(), &data[..]);
-        }
-    }
-
-    #[test]
-    fn record_layouts_match_dlpack_h() {
-        // dlpack.h on 64-bit: DLTensor 48 bytes, DLManagedTensor 64, DLManagedTensorVersioned 80
-        assert_eq!(std::mem::size_of::<DLTensor>(), 48);
-        assert_eq!(std::mem::size_of::<DLManagedTensor>(), 64);
-        assert_eq!(std::mem::size_of::<DLManagedTensorVersioned>(), 80);
-        assert_eq!(
-            std::mem::offset_of!(DLManagedTensorVersioned, dl_tensor),
-            32
-        );
-    }
-}
+pub use import::{import, import_device, park_release, parked, sweep_parked, Imported};

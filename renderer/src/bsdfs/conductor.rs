@@ -20,7 +20,7 @@ use crate::scene::props::Props;
 use crate::textures::TexRef;
 
 /// The smooth conductor record.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct Conductor {
     /// Real part of the IOR.
@@ -53,7 +53,7 @@ pub fn read_complex_ior(p: &Props, ctx: &mut BuildCtx) -> Result<(TexRef, TexRef
                 ),
             )
         })?;
-        return Ok((ctx.textures.add_constant(eta), ctx.textures.add_constant(k)));
+        return Ok((ctx.add_constant(eta)?, ctx.add_constant(k)?));
     }
     let eta = ctx.texture(p, "eta", Some(Color::ZERO))?;
     let k = ctx.texture(p, "k", Some(Color::ONE))?;

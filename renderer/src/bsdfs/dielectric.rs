@@ -27,7 +27,7 @@ use crate::scene::props::Props;
 use crate::textures::TexRef;
 
 /// The smooth dielectric record.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct Dielectric {
     /// Relative IOR `int_ior / ext_ior`.
@@ -39,10 +39,14 @@ pub struct Dielectric {
 }
 
 /// Reads `int_ior` / `ext_ior` and returns their ratio.
-pub fn read_eta(p: &Props, int_default: &str) -> Result<f32> {
+/// Reads `int_ior`/`ext_ior` (names or numbers) as their ratio, declared as the
+/// parameter `eta` (Mitsuba's key).
+pub fn read_eta(p: &Props, int_default: &str, ctx: &mut BuildCtx) -> Result<f32> {
     let int_ior = lookup_ior(p, "int_ior", int_default)?;
     let ext_ior = lookup_ior(p, "ext_ior", "air")?;
-    Ok(int_ior / ext_ior)
+    let eta = int_ior / ext_ior;
+    ctx.declare_eta(eta);
+    Ok(eta)
 }
 
 /// Reads `specular_transmittance`; Mitsuba 3's spelling, with the brief's
@@ -64,7 +68,7 @@ impl Dielectric {
     /// Reads the plugin's parameters.
     pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
         Ok(Dielectric {
-            eta: read_eta(p, "bk7")?,
+            eta: read_eta(p, "bk7", ctx)?,
             specular_reflectance: ctx.texture(p, "specular_reflectance", Some(Color::ONE))?,
             specular_transmittance: read_transmittance(p, ctx)?,
         })

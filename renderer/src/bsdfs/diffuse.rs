@@ -17,7 +17,7 @@ use crate::scene::props::Props;
 use crate::textures::TexRef;
 
 /// The Lambertian BSDF record.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct Diffuse {
     /// Albedo texture.

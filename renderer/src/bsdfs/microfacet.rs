@@ -25,7 +25,7 @@ pub const GGX: u32 = 0;
 pub const BECKMANN: u32 = 1;
 
 /// The roughness parameters of a microfacet BSDF record (plain data).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct MicrofacetParams {
     /// [`GGX`] or [`BECKMANN`].

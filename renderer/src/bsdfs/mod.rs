@@ -78,7 +78,7 @@ pub struct BsdfSample {
 // `roughplastic` carries its 64-entry transmittance table inline: records stay
 // plain data that the CUDA side can copy as is, at the cost of ~300 bytes per BSDF.
 #[allow(clippy::large_enum_variant)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C, u32)]
 pub enum AnyBsdf {
     /// `diffuse`.

@@ -27,7 +27,7 @@ use crate::scene::props::Props;
 use crate::textures::TexRef;
 
 /// The smooth plastic record.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct Plastic {
     /// Albedo of the base.
@@ -71,7 +71,7 @@ pub fn internal_scattering(diff: Color, f_int: f32, nonlinear: u32) -> Color {
 impl Plastic {
     /// Reads the plugin's parameters.
     pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
-        let eta = read_eta(p, "polypropylene")?;
+        let eta = read_eta(p, "polypropylene", ctx)?;
         let diffuse_reflectance = ctx.texture(p, "diffuse_reflectance", Some(Color::splat(0.5)))?;
         let specular_reflectance = ctx.texture(p, "specular_reflectance", Some(Color::ONE))?;
         Ok(Plastic {

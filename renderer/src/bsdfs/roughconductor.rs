@@ -32,7 +32,7 @@ use crate::scene::props::Props;
 use crate::textures::TexRef;
 
 /// The rough conductor record.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct RoughConductor {
     /// Microfacet distribution and roughness.

@@ -41,6 +41,7 @@ use crate::error::{Error, Result};
 use crate::math::warp::{cosine_hemisphere_pdf, square_to_cosine_hemisphere};
 use crate::math::{reflect, Color, Vec2, Vec3};
 use crate::scene::builder::BuildCtx;
+use crate::scene::params::{ParamValue, Range, Target};
 use crate::scene::props::Props;
 use crate::textures::TexRef;
 
@@ -48,7 +49,7 @@ use crate::textures::TexRef;
 pub const TABLE_RES: usize = 64;
 
 /// The rough plastic record.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct RoughPlastic {
     /// Albedo of the base.
@@ -143,7 +144,13 @@ impl RoughPlastic {
         }
         let alpha = p.float("alpha", 0.1)?;
         check_alpha(p, "alpha", alpha)?;
-        let eta = read_eta(p, "polypropylene")?;
+        ctx.declare(
+            "alpha",
+            ParamValue::Float(alpha as f64),
+            Target::prop("alpha"),
+            Range::AtLeast(0.0),
+        );
+        let eta = read_eta(p, "polypropylene", ctx)?;
         if eta == 1.0 {
             return Err(Error::param(
                 &p.entry_loc("int_ior"),

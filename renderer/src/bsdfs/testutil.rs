@@ -75,7 +75,9 @@ impl Setup {
     /// Builds a BSDF object.
     pub fn from_obj(o: &ObjectDesc) -> Self {
         let mut ctx = BuildCtx::default();
-        let handle = ctx.bsdf(o).unwrap_or_else(|e| panic!("build failed: {e}"));
+        let handle = ctx
+            .bsdf(&std::sync::Arc::new(o.clone()))
+            .unwrap_or_else(|e| panic!("build failed: {e}"));
         Setup {
             bsdfs: ctx.bsdfs,
             tex: ctx.textures,

@@ -24,7 +24,7 @@ use crate::scene::props::Props;
 use crate::textures::TexRef;
 
 /// The thin dielectric record.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct ThinDielectric {
     /// Relative IOR `int_ior / ext_ior`.
@@ -39,7 +39,7 @@ impl ThinDielectric {
     /// Reads the plugin's parameters.
     pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
         Ok(ThinDielectric {
-            eta: read_eta(p, "bk7")?,
+            eta: read_eta(p, "bk7", ctx)?,
             specular_reflectance: ctx.texture(p, "specular_reflectance", Some(Color::ONE))?,
             specular_transmittance: read_transmittance(p, ctx)?,
         })

@@ -22,7 +22,7 @@ use crate::scene::builder::BuildCtx;
 use crate::scene::desc::{Category, ObjectDesc};
 
 /// The two-sided adapter record: handles of the nested BSDFs.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct TwoSided {
     /// BSDF used when `wi.z > 0`.
@@ -38,7 +38,7 @@ fn flip(v: Vec3) -> Vec3 {
 impl TwoSided {
     /// Builds the nested BSDFs.
     pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<Self> {
-        let kids = ctx.children(&obj.props, Category::Bsdf)?;
+        let kids = ctx.children_at(&obj.props, Category::Bsdf)?;
         if kids.is_empty() || kids.len() > 2 {
             return Err(Error::parse(
                 &obj.loc,
@@ -46,8 +46,8 @@ impl TwoSided {
             ));
         }
         let mut handles = [0u32; 2];
-        for (i, kid) in kids.iter().enumerate() {
-            let h = ctx.bsdf(kid)?;
+        for (i, (kid, via)) in kids.iter().enumerate() {
+            let h = ctx.bsdf_at(kid, via)?;
             let b = &ctx.bsdfs[h as usize];
             if b.has_transmission() || matches!(b, AnyBsdf::TwoSided(_)) {
                 return Err(Error::parse(

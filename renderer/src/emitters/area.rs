@@ -19,6 +19,7 @@ use super::{EmitterCtx, EmitterSample};
 use crate::error::{Error, Result};
 use crate::math::{Color, Vec2, Vec3};
 use crate::scene::builder::BuildCtx;
+use crate::scene::params::Range;
 use crate::scene::props::Props;
 use crate::shapes::{Hit, PositionSample};
 use crate::textures::TexRef;
@@ -44,7 +45,7 @@ impl AreaEmitter {
                 "an area emitter takes its placement from its shape; move the transform there",
             ));
         }
-        let radiance = ctx.texture(p, "radiance", Some(Color::ONE))?;
+        let radiance = ctx.texture_in(p, "radiance", Some(Color::ONE), Range::NonNegative)?;
         if let Some(c) = ctx.textures.constant(radiance) {
             if !(c.min_element() >= 0.0) {
                 let loc = p.entry_loc("radiance");
@@ -251,7 +252,7 @@ mod tests {
                 eprintln!("skipped: the disk shape plugin is not available on this branch");
                 return;
             }
-            res => res.unwrap(),
+            res => drop(res.unwrap()),
         }
         let e = ctx.emitters[ctx.geom.shapes[0].emitter as usize];
         let c = crate::emitters::EmitterCtx {

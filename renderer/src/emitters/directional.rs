@@ -47,6 +47,7 @@ impl DirectionalEmitter {
                 format!("must give a non-zero finite direction, got {d}"),
             ));
         }
+        ctx.declare_vector("direction", d, &["to_world"]);
         Ok(DirectionalEmitter {
             direction,
             irradiance: constant_color(p, "irradiance", Color::ONE, ctx)?,

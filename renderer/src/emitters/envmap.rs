@@ -25,9 +25,11 @@
 use super::{EmitterCtx, EmitterSample};
 use crate::error::{Error, Result};
 use crate::math::{luminance, Color, Distribution2D, Mat3, Vec2, Vec3, INV_PI, INV_TWO_PI, PI};
+use std::sync::Arc;
+
 use crate::scene::builder::BuildCtx;
-use crate::scene::props::Props;
-use crate::textures::image_file::{self, Image};
+use crate::scene::props::{PixelArray, Props};
+use crate::textures::image_file;
 
 /// [`EnvmapEmitter::dist`] of a black map (nothing to sample).
 pub const NO_DIST: u32 = u32::MAX;
@@ -41,8 +43,8 @@ pub struct EnvmapEmitter {
     pub to_world: Mat3,
     /// World → map frame.
     pub to_local: Mat3,
-    /// Index of the first value in the texel array.
-    pub offset: u32,
+    /// Index of the padded image in the texture store's images.
+    pub image: u32,
     /// Width of the source image (rows hold `width + 1` texels).
     pub width: u32,
     /// Height of the image.
@@ -57,7 +59,9 @@ impl EnvmapEmitter {
     /// Reads the plugin's parameters, storing texels and the sampling distribution in `ctx`.
     pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
         let scale = p.positive_float("scale", 1.0, true)?;
+        ctx.declare_float(p, "scale", scale)?;
         let (to_world, to_local) = rotation(p)?;
+        ctx.declare_transform(p, "to_world")?;
         let img = image_file::from_props(p, ctx, false)?;
         if img.width < 2 || img.height < 3 {
             return Err(Error::param(
@@ -74,22 +78,24 @@ impl EnvmapEmitter {
             ));
         }
         let texels = padded_rgb(&img);
-        let offset = ctx.textures.texels.len();
-        if offset + texels.len() > u32::MAX as usize {
+        if texels.len() > u32::MAX as usize {
             return Err(Error::param(&p.loc, "filename", "image too large"));
         }
-        ctx.textures.texels.extend_from_slice(&texels);
+        ctx.declare_image(p, "data", &img)?;
         let dist = match sampling_distribution(&texels, img.width, img.height) {
-            Some(d) => {
-                ctx.dists2d.push(d);
-                (ctx.dists2d.len() - 1) as u32
-            }
+            Some(d) => ctx.add_dist2d(d)?,
             None => NO_DIST,
+        };
+        let padded = PixelArray {
+            width: img.width + 1,
+            height: img.height,
+            channels: 3,
+            data: texels,
         };
         Ok(EnvmapEmitter {
             to_world,
             to_local,
-            offset: offset as u32,
+            image: ctx.add_image(Arc::new(padded))?,
             width: img.width as u32,
             height: img.height as u32,
             dist,
@@ -116,7 +122,7 @@ impl EnvmapEmitter {
         let (fx, fy) = (x - ix as f32, y - iy as f32);
         let row = w + 1;
         let at = |i: usize, j: usize| {
-            let k = self.offset as usize + 3 * (j * row + i);
+            let k = 3 * (j * row + i);
             Color::new(texels[k], texels[k + 1], texels[k + 2])
         };
         let top = at(ix, iy) * (1.0 - fx) + at(ix + 1, iy) * fx;
@@ -128,7 +134,7 @@ impl EnvmapEmitter {
     #[inline]
     pub fn eval(&self, ctx: &EmitterCtx, d: Vec3) -> Color {
         let local = (self.to_local * d).normalize_or_zero();
-        self.lookup(&ctx.tex.texels, direction_to_uv(local))
+        self.lookup(ctx.tex.image(self.image), direction_to_uv(local))
     }
 
     /// Picks a direction by luminance × sin θ (piecewise constant between pixels).
@@ -146,7 +152,7 @@ impl EnvmapEmitter {
             d: (self.to_world * local).normalize(),
             dist: f32::INFINITY,
             pdf,
-            radiance: self.lookup(&ctx.tex.texels, uv),
+            radiance: self.lookup(ctx.tex.image(self.image), uv),
             delta: false,
         })
     }
@@ -203,12 +209,15 @@ fn rotation(p: &Props) -> Result<(Mat3, Mat3)> {
     Ok((m, m.transpose()))
 }
 
-/// RGB texels with an extra last column repeating the first.
-fn padded_rgb(img: &Image) -> Vec<f32> {
-    let mut out = Vec::with_capacity((img.width + 1) * img.height * 3);
+/// RGB texels (grey repeated) with an extra last column repeating the first.
+fn padded_rgb(img: &PixelArray) -> Vec<f32> {
+    let (w, c) = (img.width, img.channels);
+    let mut out = Vec::with_capacity((w + 1) * img.height * 3);
     for y in 0..img.height {
-        for x in 0..=img.width {
-            out.extend_from_slice(&img.rgb(x % img.width, y));
+        for x in 0..=w {
+            let k = c * (y * w + x % w);
+            let px = &img.data[k..k + c];
+            out.extend_from_slice(&[px[0], px[1.min(c - 1)], px[2.min(c - 1)]]);
         }
     }
     out

@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::math::{Color, Distribution2D, Vec2, Vec3};
 use crate::scene::builder::BuildCtx;
 use crate::scene::desc::ObjectDesc;
+use crate::scene::params::Range;
 use crate::scene::props::Props;
 use crate::shapes::{Geometry, Hit};
 use crate::textures::{TexRef, TextureStore};
@@ -186,7 +187,7 @@ pub(crate) fn constant_color(
     default: Color,
     ctx: &mut BuildCtx,
 ) -> Result<TexRef> {
-    let t = ctx.texture(p, key, Some(default))?;
+    let t = ctx.texture_in(p, key, Some(default), Range::NonNegative)?;
     let c = ctx.textures.constant(t).ok_or_else(|| {
         Error::param(
             &p.entry_loc(key),

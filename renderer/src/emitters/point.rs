@@ -46,6 +46,7 @@ impl PointEmitter {
             };
             return Err(Error::param(&p.entry_loc(key), key, "must be finite"));
         }
+        ctx.declare_vector("position", position, &["to_world"]);
         Ok(PointEmitter {
             position,
             intensity: constant_color(p, "intensity", Color::ONE, ctx)?,

@@ -323,14 +323,16 @@ pub fn unflatten_bsdf(f: &FlatBsdf, tables: &[f32]) -> Option<AnyBsdf> {
     })
 }
 
-/// Flattens a texture record.
-pub fn flatten_texture(t: &AnyTexture) -> FlatTexture {
+/// Flattens a texture record; `image_offsets[i]` is where image `i` starts in the
+/// flat texel array.
+pub fn flatten_texture(t: &AnyTexture, image_offsets: &[u32]) -> FlatTexture {
     let mut f = FlatTexture::default();
     match t {
         AnyTexture::Constant(c) => (f.kind, f.color) = (TEX_CONSTANT, c.to_array()),
         AnyTexture::Bitmap(b) => {
             f.kind = TEX_BITMAP;
-            (f.offset, f.width, f.height, f.channels) = (b.offset, b.width, b.height, b.channels);
+            f.offset = image_offsets[b.image as usize];
+            (f.width, f.height, f.channels) = (b.width, b.height, b.channels);
             (f.filter, f.wrap, f.to_uv) = (b.filter as u32, b.wrap as u32, b.to_uv.m);
         }
         AnyTexture::Checkerboard(c) => {
@@ -341,12 +343,13 @@ pub fn flatten_texture(t: &AnyTexture) -> FlatTexture {
     f
 }
 
-/// Rebuilds a texture record (`None` for an unknown kind, filter or wrap mode).
-pub fn unflatten_texture(f: &FlatTexture) -> Option<AnyTexture> {
+/// Rebuilds a texture record (`None` for an unknown kind, filter or wrap mode, or an
+/// offset where no image starts).
+pub fn unflatten_texture(f: &FlatTexture, image_offsets: &[u32]) -> Option<AnyTexture> {
     Some(match f.kind {
         TEX_CONSTANT => AnyTexture::Constant(Vec3::from(f.color)),
         TEX_BITMAP => AnyTexture::Bitmap(BitmapTex {
-            offset: f.offset,
+            image: image_offsets.iter().position(|&o| o == f.offset)? as u32,
             width: f.width,
             height: f.height,
             channels: f.channels,
@@ -367,8 +370,8 @@ pub fn unflatten_texture(f: &FlatTexture) -> Option<AnyTexture> {
     })
 }
 
-/// Flattens an emitter record.
-pub fn flatten_emitter(e: &AnyEmitter) -> FlatEmitter {
+/// Flattens an emitter record (`image_offsets` as for [`flatten_texture`]).
+pub fn flatten_emitter(e: &AnyEmitter, image_offsets: &[u32]) -> FlatEmitter {
     use emitter_kind as k;
     let mut f = FlatEmitter::default();
     match e {
@@ -382,7 +385,8 @@ pub fn flatten_emitter(e: &AnyEmitter) -> FlatEmitter {
         AnyEmitter::Constant(c) => (f.kind, f.tex) = (k::CONSTANT, c.radiance),
         AnyEmitter::Envmap(m) => {
             f.kind = k::ENVMAP;
-            (f.offset, f.width, f.height, f.dist) = (m.offset, m.width, m.height, m.dist);
+            f.offset = image_offsets[m.image as usize];
+            (f.width, f.height, f.dist) = (m.width, m.height, m.dist);
             f.scale = m.scale;
             f.to_world = m.to_world.to_cols_array();
             f.to_local = m.to_local.to_cols_array();
@@ -391,8 +395,9 @@ pub fn flatten_emitter(e: &AnyEmitter) -> FlatEmitter {
     f
 }
 
-/// Rebuilds an emitter record (`None` for an unknown kind).
-pub fn unflatten_emitter(f: &FlatEmitter) -> Option<AnyEmitter> {
+/// Rebuilds an emitter record (`None` for an unknown kind or an offset where no image
+/// starts).
+pub fn unflatten_emitter(f: &FlatEmitter, image_offsets: &[u32]) -> Option<AnyEmitter> {
     use emitter_kind as k;
     Some(match f.kind {
         k::AREA => AnyEmitter::Area(emitters::AreaEmitter {
@@ -411,7 +416,7 @@ pub fn unflatten_emitter(f: &FlatEmitter) -> Option<AnyEmitter> {
         k::ENVMAP => AnyEmitter::Envmap(emitters::EnvmapEmitter {
             to_world: Mat3::from_cols_array(&f.to_world),
             to_local: Mat3::from_cols_array(&f.to_local),
-            offset: f.offset,
+            image: image_offsets.iter().position(|&o| o == f.offset)? as u32,
             width: f.width,
             height: f.height,
             dist: f.dist,

@@ -217,8 +217,10 @@ pub struct FlatScene {
     pub tables: Vec<f32>,
     /// Textures.
     pub textures: Vec<FlatTexture>,
-    /// Texels of every bitmap and envmap.
+    /// Texels of every bitmap and envmap, image after image.
     pub texels: Vec<f32>,
+    /// Where each image of the texture store starts in `texels`.
+    pub image_offsets: Vec<u32>,
     /// Emitters.
     pub emitters: Vec<FlatEmitter>,
     /// Indices of the environment emitters (evaluated on escape).
@@ -248,7 +250,7 @@ fn affine_cols(a: &Affine3A) -> [f32; 12] {
 }
 
 /// Flattens one shape record.
-fn flatten_shape(s: &crate::shapes::Shape) -> FlatShape {
+pub(crate) fn flatten_shape(s: &crate::shapes::Shape) -> FlatShape {
     let mut f = FlatShape {
         bsdf: s.bsdf,
         emitter: s.emitter,
@@ -292,7 +294,7 @@ fn flatten_shape(s: &crate::shapes::Shape) -> FlatShape {
 }
 
 /// Flattens the camera.
-fn flatten_camera(cam: &crate::sensors::Perspective) -> FlatCamera {
+pub fn flatten_camera(cam: &crate::sensors::Perspective) -> FlatCamera {
     let m = glam::Mat3::from_mat4(cam.to_world.m);
     FlatCamera {
         origin: cam.to_world.point(glam::Vec3::ZERO).to_array(),
@@ -305,7 +307,7 @@ fn flatten_camera(cam: &crate::sensors::Perspective) -> FlatCamera {
 }
 
 /// Flattens the film and its filter.
-fn flatten_film(film: &crate::films::Film) -> FlatFilm {
+pub fn flatten_film(film: &crate::films::Film) -> FlatFilm {
     let (filter, filter_radius, filter_stddev, filter_k) = match film.rfilter {
         AnyFilter::Box { radius } => (FILTER_BOX, radius, 0.0, 0.0),
         AnyFilter::Tent { radius } => (FILTER_TENT, radius, 0.0, (1.0 / f64::from(radius)) as f32),
@@ -334,7 +336,7 @@ fn flatten_film(film: &crate::films::Film) -> FlatFilm {
 }
 
 /// Flattens the integrator settings.
-fn flatten_integrator(i: &AnyIntegrator) -> FlatIntegrator {
+pub fn flatten_integrator(i: &AnyIntegrator) -> FlatIntegrator {
     let mut f = FlatIntegrator::default();
     match i {
         AnyIntegrator::Direct(d) => {
@@ -359,6 +361,12 @@ impl FlatScene {
     /// textures, emitters and sampling distributions; an error when the BVH does not
     /// fit the GPU's traversal (see [`flatten_bvh`]).
     pub fn from_scene(scene: &Scene) -> Result<FlatScene> {
+        Self::from_scene_with(scene, true)
+    }
+
+    /// As [`Self::from_scene`]; without `texels` the texel array stays empty (the
+    /// image offsets are still computed): for backends that already hold the texels.
+    pub fn from_scene_with(scene: &Scene, texels: bool) -> Result<FlatScene> {
         let g = &scene.geom;
         let (mut dist1d, mut dist_data) = (Vec::new(), Vec::new());
         let mut shapes: Vec<FlatShape> = g.shapes.iter().map(flatten_shape).collect();
@@ -380,12 +388,23 @@ impl FlatScene {
             .iter()
             .map(|b| flatten_bsdf(b, &mut tables))
             .collect();
+        let (texels, image_offsets) = if texels {
+            concat_images(&scene.textures.images)?
+        } else {
+            (Vec::new(), image_offsets(&scene.textures.images)?)
+        };
+        let offsets = &image_offsets;
         Ok(FlatScene {
             bsdfs,
             tables,
-            textures: scene.textures.records.iter().map(flatten_texture).collect(),
-            texels: scene.textures.texels.clone(),
-            emitters: scene.emitters.iter().map(flatten_emitter).collect(),
+            textures: (scene.textures.records.iter())
+                .map(|t| flatten_texture(t, offsets))
+                .collect(),
+            emitters: (scene.emitters.iter())
+                .map(|e| flatten_emitter(e, offsets))
+                .collect(),
+            texels,
+            image_offsets,
             env_emitters: scene.env_emitters.clone(),
             dist1d,
             dist2d,
@@ -411,6 +430,38 @@ impl FlatScene {
             ],
         })
     }
+}
+
+/// The images one after another, and where each starts; an error past the 2^32
+/// values a kernel indexes.
+pub fn concat_images(
+    images: &[std::sync::Arc<crate::scene::PixelArray>],
+) -> Result<(Vec<f32>, Vec<u32>)> {
+    let offsets = image_offsets(images)?;
+    let total: usize = images.iter().map(|i| i.data.len()).sum();
+    let mut texels = Vec::with_capacity(total);
+    for img in images {
+        texels.extend_from_slice(&img.data);
+    }
+    Ok((texels, offsets))
+}
+
+/// Where each image starts when the images are laid one after another; an error past
+/// the 2^32 values a kernel indexes.
+pub fn image_offsets(images: &[std::sync::Arc<crate::scene::PixelArray>]) -> Result<Vec<u32>> {
+    let mut offsets = Vec::with_capacity(images.len());
+    let mut total = 0usize;
+    for img in images {
+        offsets.push(total as u32);
+        total += img.data.len();
+        if total > u32::MAX as usize {
+            return Err(crate::error::Error::Render(format!(
+                "the scene's images hold more than the 2^32 - 1 values the kernels index \
+                 ({total} and counting)"
+            )));
+        }
+    }
+    Ok(offsets)
 }
 
 impl FlatScene {

@@ -223,20 +223,35 @@ fn materials_textures_and_emitters_round_trip_through_their_twins() {
     for (name, scene) in repo_scenes() {
         let flat = FlatScene::from_scene(&scene).unwrap();
         assert_eq!(flat.bsdfs.len(), scene.bsdfs.len(), "{name}");
-        for (f, b) in flat.bsdfs.iter().zip(&scene.bsdfs) {
+        for (f, b) in flat.bsdfs.iter().zip(scene.bsdfs.iter()) {
             let back = unflatten_bsdf(f, &flat.tables).expect("known kind");
             assert_eq!(format!("{back:?}"), format!("{b:?}"), "{name}");
             kinds.insert(format!("bsdf {}", f.kind));
         }
         for (f, t) in flat.textures.iter().zip(&scene.textures.records) {
-            assert_eq!(unflatten_texture(f), Some(*t), "{name}");
+            assert_eq!(
+                unflatten_texture(f, &flat.image_offsets),
+                Some(*t),
+                "{name}"
+            );
             kinds.insert(format!("texture {}", f.kind));
         }
-        for (f, e) in flat.emitters.iter().zip(&scene.emitters) {
-            assert_eq!(unflatten_emitter(f), Some(*e), "{name}");
+        for (f, e) in flat.emitters.iter().zip(scene.emitters.iter()) {
+            assert_eq!(
+                unflatten_emitter(f, &flat.image_offsets),
+                Some(*e),
+                "{name}"
+            );
             kinds.insert(format!("emitter {}", f.kind));
         }
-        assert_eq!(flat.texels, scene.textures.texels);
+        let images = &scene.textures.images;
+        assert_eq!(flat.image_offsets.len(), images.len());
+        for (o, img) in flat.image_offsets.iter().zip(images) {
+            let o = *o as usize;
+            assert_eq!(flat.texels[o..o + img.data.len()], img.data[..], "{name}");
+        }
+        let total: usize = images.iter().map(|i| i.data.len()).sum();
+        assert_eq!(flat.texels.len(), total);
         assert_eq!(flat.env_emitters, scene.env_emitters);
     }
     // the scenes exercise most kinds: diffuse, roughconductor, dielectric, plastic,
@@ -272,7 +287,7 @@ fn distributions_flatten_to_their_func_and_cdf() {
     for (name, scene) in repo_scenes() {
         let flat = FlatScene::from_scene(&scene).unwrap();
         assert_eq!(flat.dist2d.len(), scene.dists2d.len(), "{name}");
-        for (f, d) in flat.dist2d.iter().zip(&scene.dists2d) {
+        for (f, d) in flat.dist2d.iter().zip(scene.dists2d.iter()) {
             assert_eq!(f.h as usize, d.rows.len());
             for (r, row) in d.rows.iter().enumerate() {
                 assert_eq!(

@@ -1,26 +1,103 @@
 //! Turns a [`SceneDesc`] into a render-ready [`Scene`]: resolves references,
 //! builds every plugin through its category's registry, and checks that every
 //! property was read.
+//!
+//! While it builds, the context also records what parameter updates need
+//! ([`BuildLog`]): every object (texture, BSDF, emitter, shape, sensor) with its key
+//! prefix and path, the records its build allocated (its own, nested constants,
+//! images, distributions) and which objects read it. An update then rebuilds one
+//! object by *replaying* its build on the same slots: the plugin's own `build` runs
+//! again on the edited description, each allocation returns the handle it returned
+//! the first time and overwrites that slot, and nested objects are not rebuilt — so an
+//! updated scene is exactly the scene a fresh load of the edited description gives.
+//! Plugins declare their editable parameters through [`BuildCtx::declare`] and the
+//! helpers around it ([`super::params`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::cache::LoadCache;
 use super::desc::{Category, ObjectDesc, SceneDesc};
-use super::props::{Props, Value};
+use super::keys::ObjectKeys;
+use super::params::{ParamDecl, ParamTable, ParamValue, Range, Target, TensorValue};
+use super::props::{PixelArray, Props, Value};
 use super::Scene;
 use crate::accel::Bvh;
 use crate::bsdfs::{self, AnyBsdf, Diffuse};
 use crate::emitters::{self, AnyEmitter};
 use crate::error::{Error, Loc, Result};
 use crate::integrators;
-use crate::math::{Color, Distribution2D};
+use crate::math::{Color, Distribution2D, Transform, Vec3};
 use crate::sensors::{self, Sensor};
 use crate::shapes::{self, Geometry};
-use crate::textures::{self, TexRef, TextureStore};
+use crate::textures::{self, AnyTexture, TexRef, TextureStore};
+
+/// A slot a build allocated (or a nested object it resolved), in call order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Alloc {
+    /// A texture record (a constant, a texture's own record, or a resolved nested texture).
+    Texture(u32),
+    /// An image of the texture store.
+    Image(u32),
+    /// An environment map's sampling distribution.
+    Dist2d(u32),
+    /// A BSDF record (own, or a resolved nested BSDF).
+    Bsdf(u32),
+    /// An emitter record.
+    Emitter(u32),
+}
+
+/// One object of a built scene, as the build saw it.
+#[derive(Clone, Debug)]
+pub struct ObjRecord {
+    /// Key prefix of its parameters (empty for objects without a name).
+    pub key: String,
+    /// Property names from the root of the description to the object.
+    pub path: Vec<String>,
+    /// Its category.
+    pub category: Category,
+    /// Its plugin name.
+    pub kind: String,
+    /// Its handle: texture, BSDF or emitter record, shape index (0 for the sensor).
+    pub handle: u32,
+    /// An area emitter's shape.
+    pub shape: Option<u32>,
+    /// What its build allocated or resolved, in order.
+    pub allocs: Vec<Alloc>,
+    /// When its build finished, among all objects (an object finishes after every
+    /// object it reads).
+    pub order: usize,
+    /// Objects whose records were built from this one (they read its record, e.g. a
+    /// texture's mean): rebuilt after it.
+    pub dependents: Vec<usize>,
+}
+
+/// Every object of a built scene, in the order their builds finished (an object
+/// finishes after the objects it reads).
+#[derive(Clone, Debug, Default)]
+pub struct BuildLog {
+    /// The objects.
+    pub objects: Vec<ObjRecord>,
+}
+
+/// The replay of one object's build (see the module docs).
+#[derive(Debug)]
+struct Replay {
+    allocs: Vec<Alloc>,
+    cursor: usize,
+}
+
+/// An object being built, and where its slot in the log is.
+#[derive(Debug)]
+struct Open {
+    record: Option<usize>,
+    id: Option<(String, Loc)>,
+}
 
 /// Mutable state while a scene is built. Plugin `build` functions receive it to
-/// add records and to resolve textures, nested BSDFs and file paths.
+/// add records, resolve textures, nested BSDFs and file paths, and declare their
+/// parameters.
 #[derive(Default)]
 pub struct BuildCtx {
     /// Geometry built so far.
@@ -37,32 +114,64 @@ pub struct BuildCtx {
     built_bsdfs: HashMap<String, u32>,
     built_textures: HashMap<String, TexRef>,
     default_bsdf: Option<u32>,
+    keys: ObjectKeys,
+    log: BuildLog,
+    /// Log record of each object built so far, by address.
+    record_of: HashMap<usize, usize>,
+    /// Objects finished so far.
+    finished: usize,
+    /// Slots a replay overwrote.
+    written: Vec<Alloc>,
+    /// In a replay context: the scene's distributions, copied into `dists2d` only
+    /// when a replay writes one (they can be large).
+    base_dists: Option<Arc<Vec<Distribution2D>>>,
+    params: ParamTable,
+    open: Vec<Open>,
+    replay: Option<Replay>,
+    cache: LoadCache,
 }
 
 impl BuildCtx {
     /// A context that resolves `<ref>`s against the objects of `root` that have ids.
     pub fn new(root: &ObjectDesc) -> Result<Self> {
-        let mut ctx = BuildCtx::default();
+        Self::with_cache(root, LoadCache::default())
+    }
+
+    /// As [`Self::new`], reading files through `cache`.
+    pub fn with_cache(root: &ObjectDesc, cache: LoadCache) -> Result<Self> {
+        let mut ctx = BuildCtx {
+            keys: ObjectKeys::new(root),
+            cache,
+            ..BuildCtx::default()
+        };
         ctx.collect_ids(root)?;
         Ok(ctx)
     }
 
-    fn collect_ids(&mut self, obj: &ObjectDesc) -> Result<()> {
-        for e in obj.props.entries() {
-            if let Value::Object(child) = &e.value {
-                if let Some(id) = &child.id {
-                    if let Some(prev) = self.ids.get(id) {
-                        return Err(Error::parse(
-                            &child.loc,
-                            format!("duplicate id \"{id}\" (first defined at {})", prev.loc),
-                        ));
+    fn collect_ids(&mut self, root: &ObjectDesc) -> Result<()> {
+        let mut todo = vec![root];
+        while let Some(obj) = todo.pop() {
+            for e in obj.props.entries() {
+                if let Value::Object(child) = &e.value {
+                    if let Some(id) = &child.id {
+                        if let Some(prev) = self.ids.get(id) {
+                            return Err(Error::parse(
+                                &child.loc,
+                                format!("duplicate id \"{id}\" (first defined at {})", prev.loc),
+                            ));
+                        }
+                        self.ids.insert(id.clone(), child.clone());
                     }
-                    self.ids.insert(id.clone(), child.clone());
+                    todo.push(child);
                 }
-                self.collect_ids(child)?;
             }
         }
         Ok(())
+    }
+
+    /// The files this scene read.
+    pub fn cache(&self) -> &LoadCache {
+        &self.cache
     }
 
     /// The object an `id` refers to.
@@ -82,6 +191,19 @@ impl BuildCtx {
 
     /// Nested objects of `category` in `p` (references resolved), marking them used.
     pub fn children(&self, p: &Props, category: Category) -> Result<Vec<Arc<ObjectDesc>>> {
+        Ok(self
+            .children_at(p, category)?
+            .into_iter()
+            .map(|(o, _)| o)
+            .collect())
+    }
+
+    /// As [`Self::children`], with where each was nested or referenced.
+    pub fn children_at(
+        &self,
+        p: &Props,
+        category: Category,
+    ) -> Result<Vec<(Arc<ObjectDesc>, Loc)>> {
         let mut out = Vec::new();
         for e in p.entries() {
             let obj = match &e.value {
@@ -91,7 +213,7 @@ impl BuildCtx {
             };
             if obj.category == category {
                 e.mark_used();
-                out.push(obj);
+                out.push((obj, e.loc.clone()));
             }
         }
         Ok(out)
@@ -126,26 +248,264 @@ impl BuildCtx {
         Ok(path)
     }
 
-    /// A colour parameter as a texture handle: a constant (`rgb`, `float`), a nested
-    /// `<texture>` or a reference to one. `default = None` makes it required.
-    pub fn texture(&mut self, p: &Props, key: &str, default: Option<Color>) -> Result<TexRef> {
-        let entry = p.entries().iter().find(|e| e.name == key);
-        let obj = match entry.map(|e| (&e.value, e)) {
-            None => {
-                return match default {
-                    Some(c) => Ok(self.textures.add_constant(c)),
-                    None => Err(Error::param(&p.loc, key, "is required")),
+    // ---- objects: scopes, the log and reference cycles -----------------------------
+
+    /// Opens the scope of `obj` (reached through a property at `via`): allocations and
+    /// declarations until [`Self::end`] belong to it. A reference back to an object
+    /// whose build is still running is a cycle: an error naming both places.
+    fn begin(&mut self, obj: &ObjectDesc, via: &Loc) -> Result<()> {
+        if let Some(id) = &obj.id {
+            let open: Vec<&(String, Loc)> =
+                self.open.iter().filter_map(|o| o.id.as_ref()).collect();
+            if let Some(k) = open.iter().position(|(o, _)| o == id) {
+                let chain: Vec<&str> = open[k..].iter().map(|(o, _)| o.as_str()).collect();
+                return Err(Error::parse(
+                    via,
+                    format!(
+                        "reference cycle {} -> {id}: \"{id}\" (defined at {}) is referenced \
+                         here while it is still being built",
+                        chain.join(" -> "),
+                        open[k].1
+                    ),
+                ));
+            }
+        }
+        let record = match (&self.replay, self.keys.get(obj)) {
+            (None, Some(name)) => {
+                self.log.objects.push(ObjRecord {
+                    key: name.key.clone(),
+                    path: name.path.clone(),
+                    category: obj.category,
+                    kind: obj.kind.clone(),
+                    handle: 0,
+                    shape: None,
+                    allocs: Vec::new(),
+                    order: 0,
+                    dependents: Vec::new(),
+                });
+                let r = self.log.objects.len() - 1;
+                self.record_of.insert(obj as *const ObjectDesc as usize, r);
+                Some(r)
+            }
+            _ => None,
+        };
+        self.open.push(Open {
+            record,
+            id: obj.id.clone().map(|id| (id, obj.loc.clone())),
+        });
+        Ok(())
+    }
+
+    /// Closes the innermost scope; the object's handle is `handle`. The enclosing
+    /// object (if any) logs it as a resolved child (`as_child`) and becomes its
+    /// dependent.
+    fn end(&mut self, handle: u32, as_child: Option<fn(u32) -> Alloc>) {
+        let Some(open) = self.open.pop() else {
+            return;
+        };
+        if let Some(r) = open.record {
+            self.log.objects[r].handle = handle;
+            self.log.objects[r].order = self.finished;
+            self.finished += 1;
+            if let Some(parent) = self.current_record() {
+                self.log.objects[r].dependents.push(parent);
+            }
+        }
+        if let Some(child) = as_child {
+            self.log_alloc(child(handle));
+        }
+    }
+
+    /// Runs `f` in the scope of `obj`, closing it on success and failure alike.
+    fn scoped<T>(
+        &mut self,
+        obj: &ObjectDesc,
+        via: &Loc,
+        as_child: Option<fn(u32) -> Alloc>,
+        f: impl FnOnce(&mut Self) -> Result<(u32, T)>,
+    ) -> Result<T> {
+        self.begin(obj, via)?;
+        match f(self) {
+            Ok((handle, v)) => {
+                self.end(handle, as_child);
+                Ok(v)
+            }
+            Err(e) => {
+                self.open.pop();
+                Err(e)
+            }
+        }
+    }
+
+    fn current_record(&self) -> Option<usize> {
+        self.open.last().and_then(|o| o.record)
+    }
+
+    fn log_alloc(&mut self, a: Alloc) {
+        if self.replay.is_none() {
+            if let Some(r) = self.current_record() {
+                self.log.objects[r].allocs.push(a);
+            }
+        }
+    }
+
+    /// In a replay: the slot the original build got at this point, which must be of
+    /// the kind `want` describes.
+    fn replayed(&mut self, want: &str) -> Option<Result<Alloc>> {
+        let r = self.replay.as_mut()?;
+        let a = r.allocs.get(r.cursor).copied();
+        r.cursor += 1;
+        Some(a.ok_or_else(|| {
+            Error::Render(format!(
+                "internal error: an updated object allocated more than its first build \
+                 (a {want} past the end)"
+            ))
+        }))
+    }
+
+    fn replay_mismatch(got: Alloc, want: &str) -> Error {
+        Error::Render(format!(
+            "internal error: an updated object's build diverged from its first build \
+             (wanted a {want}, the first build had {got:?})"
+        ))
+    }
+
+    // ---- allocations -----------------------------------------------------------------
+
+    /// Adds a texture record (in a replay: overwrites the slot of the first build).
+    pub fn add_texture(&mut self, t: AnyTexture) -> Result<TexRef> {
+        if let Some(a) = self.replayed("texture") {
+            return match a? {
+                Alloc::Texture(h) => {
+                    self.textures.records[h as usize] = t;
+                    self.written.push(Alloc::Texture(h));
+                    Ok(h)
                 }
+                other => Err(Self::replay_mismatch(other, "texture")),
+            };
+        }
+        let h = self.textures.add(t);
+        self.log_alloc(Alloc::Texture(h));
+        Ok(h)
+    }
+
+    /// Adds a constant texture.
+    pub fn add_constant(&mut self, c: Color) -> Result<TexRef> {
+        self.add_texture(AnyTexture::Constant(c))
+    }
+
+    /// Adds an image to the texture store.
+    pub fn add_image(&mut self, img: Arc<PixelArray>) -> Result<u32> {
+        if let Some(a) = self.replayed("image") {
+            return match a? {
+                Alloc::Image(i) => {
+                    self.textures.images[i as usize] = img;
+                    self.written.push(Alloc::Image(i));
+                    Ok(i)
+                }
+                other => Err(Self::replay_mismatch(other, "image")),
+            };
+        }
+        let i = self.textures.add_image(img);
+        self.log_alloc(Alloc::Image(i));
+        Ok(i)
+    }
+
+    /// Adds an environment map's sampling distribution.
+    pub fn add_dist2d(&mut self, d: Distribution2D) -> Result<u32> {
+        if let Some(a) = self.replayed("distribution") {
+            return match a? {
+                Alloc::Dist2d(i) => {
+                    if let Some(base) = self.base_dists.take() {
+                        self.dists2d = base.to_vec();
+                    }
+                    self.dists2d[i as usize] = d;
+                    self.written.push(Alloc::Dist2d(i));
+                    Ok(i)
+                }
+                other => Err(Self::replay_mismatch(other, "distribution")),
+            };
+        }
+        self.dists2d.push(d);
+        let i = (self.dists2d.len() - 1) as u32;
+        self.log_alloc(Alloc::Dist2d(i));
+        Ok(i)
+    }
+
+    /// Adds a BSDF record.
+    pub fn add_bsdf(&mut self, b: AnyBsdf) -> Result<u32> {
+        if let Some(a) = self.replayed("BSDF") {
+            return match a? {
+                Alloc::Bsdf(h) => {
+                    self.bsdfs[h as usize] = b;
+                    self.written.push(Alloc::Bsdf(h));
+                    Ok(h)
+                }
+                other => Err(Self::replay_mismatch(other, "BSDF")),
+            };
+        }
+        self.bsdfs.push(b);
+        let h = (self.bsdfs.len() - 1) as u32;
+        self.log_alloc(Alloc::Bsdf(h));
+        Ok(h)
+    }
+
+    /// Adds an emitter record.
+    pub fn add_emitter(&mut self, e: AnyEmitter) -> Result<u32> {
+        if let Some(a) = self.replayed("emitter") {
+            return match a? {
+                Alloc::Emitter(h) => {
+                    self.emitters[h as usize] = e;
+                    self.written.push(Alloc::Emitter(h));
+                    Ok(h)
+                }
+                other => Err(Self::replay_mismatch(other, "emitter")),
+            };
+        }
+        self.emitters.push(e);
+        let h = (self.emitters.len() - 1) as u32;
+        self.log_alloc(Alloc::Emitter(h));
+        Ok(h)
+    }
+
+    // ---- textures, BSDFs and emitters ------------------------------------------------
+
+    /// A colour parameter as a texture handle: a constant (`rgb`, `float`), a nested
+    /// `<texture>` or a reference to one. `default = None` makes it required. A constant
+    /// (or the default) is declared as the parameter `<key>.value`.
+    pub fn texture(&mut self, p: &Props, key: &str, default: Option<Color>) -> Result<TexRef> {
+        self.texture_in(p, key, default, Range::Any)
+    }
+
+    /// As [`Self::texture`]; a constant's parameter accepts values in `range`.
+    pub fn texture_in(
+        &mut self,
+        p: &Props,
+        key: &str,
+        default: Option<Color>,
+        range: Range,
+    ) -> Result<TexRef> {
+        let entry = p.entries().iter().find(|e| e.name == key);
+        let (obj, via) = match entry.map(|e| (&e.value, e)) {
+            None => {
+                let c = default.ok_or_else(|| Error::param(&p.loc, key, "is required"))?;
+                let value = if c.x == c.y && c.y == c.z {
+                    ParamValue::Float(c.x as f64)
+                } else {
+                    ParamValue::Color(c)
+                };
+                self.declare(&format!("{key}.value"), value, Target::prop(key), range);
+                return self.add_constant(c);
             }
             Some((Value::Object(o), e)) => {
                 e.mark_used();
-                o.clone()
+                (o.clone(), e.loc.clone())
             }
             Some((Value::Ref(id), e)) => {
                 e.mark_used();
-                self.lookup(id, &e.loc)?
+                (self.lookup(id, &e.loc)?, e.loc.clone())
             }
-            Some(_) => {
+            Some((v, _)) => {
                 let c = p.color_opt(key)?.expect("present");
                 if !c.is_finite() {
                     return Err(Error::param(
@@ -154,7 +514,12 @@ impl BuildCtx {
                         format!("must be finite, got {c}"),
                     ));
                 }
-                return Ok(self.textures.add_constant(c));
+                let value = match v {
+                    Value::Float(_) | Value::Int(_) => ParamValue::Float(c.x as f64),
+                    _ => ParamValue::Color(c),
+                };
+                self.declare(&format!("{key}.value"), value, Target::prop(key), range);
+                return self.add_constant(c);
             }
         };
         if obj.category != Category::Texture {
@@ -164,62 +529,272 @@ impl BuildCtx {
                 format!("expected a texture, got a {}", obj.category.tag()),
             ));
         }
+        self.texture_object(&obj, &via)
+    }
+
+    /// Builds a texture object (once per id) and returns its handle; in a replay, the
+    /// handle the first build resolved.
+    fn texture_object(&mut self, obj: &Arc<ObjectDesc>, via: &Loc) -> Result<TexRef> {
+        if let Some(a) = self.replayed("nested texture") {
+            return match a? {
+                Alloc::Texture(h) => Ok(h),
+                other => Err(Self::replay_mismatch(other, "nested texture")),
+            };
+        }
         if let Some(id) = &obj.id {
             if let Some(&t) = self.built_textures.get(id) {
+                self.link_child(obj, Alloc::Texture(t));
                 return Ok(t);
             }
         }
-        let t = textures::build(&obj, self)?;
+        let t = self.scoped(obj, via, Some(Alloc::Texture), |ctx| {
+            let t = textures::build(obj, ctx)?;
+            Ok((t, t))
+        })?;
         if let Some(id) = &obj.id {
             self.built_textures.insert(id.clone(), t);
         }
         Ok(t)
     }
 
-    /// Builds a BSDF object (once per id) and returns its handle.
-    pub fn bsdf(&mut self, obj: &ObjectDesc) -> Result<u32> {
+    /// An object built earlier (by id) is read again here: log it for the current
+    /// object and make the current object its dependent.
+    fn link_child(&mut self, child: &ObjectDesc, a: Alloc) {
+        let Some(parent) = self.current_record() else {
+            return;
+        };
+        self.log_alloc(a);
+        if let Some(&r) = self.record_of.get(&(child as *const ObjectDesc as usize)) {
+            let deps = &mut self.log.objects[r].dependents;
+            if !deps.contains(&parent) {
+                deps.push(parent);
+            }
+        }
+    }
+
+    /// Builds a BSDF object (once per id) and returns its handle; in a replay, the
+    /// handle the first build resolved.
+    pub fn bsdf(&mut self, obj: &Arc<ObjectDesc>) -> Result<u32> {
+        let via = obj.loc.clone();
+        self.bsdf_at(obj, &via)
+    }
+
+    /// As [`Self::bsdf`], for an object nested or referenced at `via`.
+    pub fn bsdf_at(&mut self, obj: &Arc<ObjectDesc>, via: &Loc) -> Result<u32> {
+        if let Some(a) = self.replayed("nested BSDF") {
+            return match a? {
+                Alloc::Bsdf(h) => Ok(h),
+                other => Err(Self::replay_mismatch(other, "nested BSDF")),
+            };
+        }
         if let Some(id) = &obj.id {
             if let Some(&b) = self.built_bsdfs.get(id) {
+                self.link_child(obj, Alloc::Bsdf(b));
                 return Ok(b);
             }
         }
-        let b = bsdfs::build(obj, self)?;
-        let h = self.add_bsdf(b);
+        let h = self.scoped(obj, via, Some(Alloc::Bsdf), |ctx| {
+            let h = ctx.build_bsdf_record(obj)?;
+            Ok((h, h))
+        })?;
         if let Some(id) = &obj.id {
             self.built_bsdfs.insert(id.clone(), h);
         }
         Ok(h)
     }
 
+    /// The plugin's build plus its own record (what a replay repeats).
+    fn build_bsdf_record(&mut self, obj: &ObjectDesc) -> Result<u32> {
+        let b = bsdfs::build(obj, self)?;
+        self.add_bsdf(b)
+    }
+
     /// The BSDF nested in (or referenced by) `p`, or the shared default
     /// (diffuse, reflectance 0.5) when there is none.
     pub fn bsdf_of(&mut self, p: &Props) -> Result<u32> {
-        match self.child(p, Category::Bsdf)? {
-            Some(obj) => self.bsdf(&obj),
-            None => Ok(self.default_bsdf()),
+        let entry = p.entries().iter().find(|e| match &e.value {
+            Value::Object(o) => o.category == Category::Bsdf,
+            Value::Ref(_) => true,
+            _ => false,
+        });
+        let via = entry.map(|e| e.loc.clone());
+        match (self.child(p, Category::Bsdf)?, via) {
+            (Some(obj), Some(via)) => self.bsdf_at(&obj, &via),
+            (Some(obj), None) => self.bsdf(&obj),
+            (None, _) => self.default_bsdf(),
         }
     }
 
-    fn default_bsdf(&mut self) -> u32 {
+    fn default_bsdf(&mut self) -> Result<u32> {
         if let Some(b) = self.default_bsdf {
-            return b;
+            return Ok(b);
         }
-        let reflectance = self.textures.add_constant(Color::splat(0.5));
-        let b = self.add_bsdf(AnyBsdf::Diffuse(Diffuse { reflectance }));
+        // not part of any object: never replayed, no parameters
+        let open = std::mem::take(&mut self.open);
+        let made = self
+            .add_constant(Color::splat(0.5))
+            .and_then(|reflectance| self.add_bsdf(AnyBsdf::Diffuse(Diffuse { reflectance })));
+        self.open = open;
+        let b = made?;
         self.default_bsdf = Some(b);
-        b
+        Ok(b)
     }
 
-    /// Adds a BSDF record.
-    pub fn add_bsdf(&mut self, b: AnyBsdf) -> u32 {
-        self.bsdfs.push(b);
-        (self.bsdfs.len() - 1) as u32
+    /// Builds an `<emitter>` object (`shape`: the shape an area emitter is nested in)
+    /// and adds its record.
+    pub fn emitter(&mut self, obj: &Arc<ObjectDesc>, shape: Option<u32>) -> Result<u32> {
+        let via = obj.loc.clone();
+        self.scoped(obj, &via, Some(Alloc::Emitter), |ctx| {
+            let h = ctx.build_emitter_record(obj, shape)?;
+            if let Some(r) = ctx.current_record() {
+                ctx.log.objects[r].shape = shape;
+            }
+            Ok((h, h))
+        })
     }
 
-    /// Adds an emitter record.
-    pub fn add_emitter(&mut self, e: AnyEmitter) -> u32 {
-        self.emitters.push(e);
-        (self.emitters.len() - 1) as u32
+    fn build_emitter_record(&mut self, obj: &ObjectDesc, shape: Option<u32>) -> Result<u32> {
+        let e = emitters::build(obj, shape, self)?;
+        self.add_emitter(e)
+    }
+
+    // ---- parameter declarations ------------------------------------------------------
+
+    /// Declares parameter `<object key>.<name>` of the object being built with its
+    /// current `value`; nothing in a replay or outside a named object.
+    pub fn declare(&mut self, name: &str, value: ParamValue, target: Target, range: Range) {
+        if self.replay.is_some() {
+            return;
+        }
+        let Some(r) = self.current_record() else {
+            return;
+        };
+        let key = format!("{}.{name}", self.log.objects[r].key);
+        self.params.declare(ParamDecl {
+            key,
+            value,
+            owner: r,
+            target,
+            range,
+        });
+    }
+
+    /// Declares float parameter `name` (property `name`) with value `v`.
+    pub fn declare_float(&mut self, _p: &Props, name: &str, v: f32) -> Result<()> {
+        self.declare(
+            name,
+            ParamValue::Float(v as f64),
+            Target::prop(name),
+            Range::Any,
+        );
+        Ok(())
+    }
+
+    /// Declares transform parameter `name` (identity when the property is absent).
+    pub fn declare_transform(&mut self, p: &Props, name: &str) -> Result<()> {
+        let t = match p.get(name).map(|e| &e.value) {
+            Some(Value::Transform(t)) => *t,
+            _ => Transform::IDENTITY,
+        };
+        self.declare(
+            name,
+            ParamValue::Transform(t),
+            Target::prop(name),
+            Range::Any,
+        );
+        Ok(())
+    }
+
+    /// Declares point/vector parameter `name` with value `v`; setting it removes the
+    /// properties in `instead` (another way to give the same value).
+    pub fn declare_vector(&mut self, name: &str, v: Vec3, instead: &[&str]) {
+        let target = Target::Prop {
+            set: name.to_string(),
+            remove: instead.iter().map(|s| s.to_string()).collect(),
+        };
+        self.declare(name, ParamValue::Vector(v), target, Range::Any);
+    }
+
+    /// Declares image parameter `name` (a bitmap's or environment map's texels, as
+    /// stored); setting it replaces the file or array the image came from.
+    pub fn declare_image(&mut self, _p: &Props, name: &str, img: &Arc<PixelArray>) -> Result<()> {
+        let target = Target::Prop {
+            set: "data".to_string(),
+            remove: vec!["filename".into(), "bitmap".into()],
+        };
+        let value = ParamValue::Tensor(TensorValue::host(img.clone()));
+        self.declare(name, value, target, Range::Any);
+        Ok(())
+    }
+
+    /// Declares a relative index of refraction `eta` (written as `int_ior = eta`,
+    /// `ext_ior = 1`).
+    pub fn declare_eta(&mut self, eta: f32) {
+        let value = ParamValue::Float(eta as f64);
+        self.declare("eta", value, Target::Eta, Range::Open(0.0, f64::INFINITY));
+    }
+
+    // ---- whole scenes and replays ----------------------------------------------------
+
+    /// Rebuilds the object of record `r` (found at `obj` in the edited description) on
+    /// the slots of its first build.
+    pub(crate) fn replay(&mut self, log: &BuildLog, r: usize, obj: &ObjectDesc) -> Result<()> {
+        let rec = &log.objects[r];
+        self.replay = Some(Replay {
+            allocs: rec.allocs.clone(),
+            cursor: 0,
+        });
+        self.open.push(Open {
+            record: None,
+            id: None,
+        });
+        let res = match rec.category {
+            Category::Texture => textures::build(obj, self).map(drop),
+            Category::Bsdf => self.build_bsdf_record(obj).map(drop),
+            Category::Emitter => self.build_emitter_record(obj, rec.shape).map(drop),
+            c => Err(Error::Render(format!(
+                "internal error: a {} is not rebuilt by replay",
+                c.tag()
+            ))),
+        };
+        self.open.pop();
+        self.replay = None;
+        res
+    }
+
+    /// A context that replays objects of a built scene on copies of its records.
+    pub(crate) fn for_replay(
+        root: &ObjectDesc,
+        cache: LoadCache,
+        scene: &Scene,
+    ) -> Result<BuildCtx> {
+        let mut ctx = BuildCtx::with_cache(root, cache)?;
+        ctx.bsdfs = scene.bsdfs.to_vec();
+        ctx.textures = TextureStore::clone(&scene.textures);
+        ctx.emitters = scene.emitters.to_vec();
+        ctx.base_dists = Some(scene.dists2d.clone());
+        Ok(ctx)
+    }
+
+    /// The slots replays have overwritten so far.
+    pub(crate) fn written(&self) -> &[Alloc] {
+        &self.written
+    }
+
+    /// The distributions after the replays: `None` when no replay wrote one.
+    pub(crate) fn take_replayed_dists(&mut self) -> Option<Vec<Distribution2D>> {
+        match self.base_dists {
+            Some(_) => None,
+            None => Some(std::mem::take(&mut self.dists2d)),
+        }
+    }
+
+    /// The log and declarations of the build.
+    pub(crate) fn take_log(&mut self) -> (BuildLog, ParamTable) {
+        (
+            std::mem::take(&mut self.log),
+            std::mem::take(&mut self.params),
+        )
     }
 }
 
@@ -238,15 +813,16 @@ pub fn resolve_relative(loc: &Loc, name: &str) -> PathBuf {
 
 /// Builds the render-ready scene from a description.
 pub fn build_scene(desc: &SceneDesc) -> Result<Scene> {
-    build_scene_reusing(desc, None)
+    Ok(build_logged(desc, LoadCache::default())?.0)
 }
 
-/// Builds the scene, reusing `prev`'s BVH when the rebuilt geometry is the same
-/// (a material, texture, light or camera change): the hierarchy depends only on
-/// the primitives and their bounds, and it is the expensive part of a rebuild.
-pub fn build_scene_reusing(desc: &SceneDesc, prev: Option<&Scene>) -> Result<Scene> {
+/// What a build produced besides the scene: the log and the declared parameters.
+pub(crate) type Built = (Scene, BuildLog, ParamTable);
+
+/// Builds the scene, reading files through `cache`, and returns what updates need.
+pub(crate) fn build_logged(desc: &SceneDesc, cache: LoadCache) -> Result<Built> {
     let root = &desc.root;
-    let mut ctx = BuildCtx::new(root)?;
+    let mut ctx = BuildCtx::with_cache(root, cache)?;
     let mut sensor_obj = None;
     let mut integrator_obj = None;
     for e in root.props.entries() {
@@ -262,10 +838,12 @@ pub fn build_scene_reusing(desc: &SceneDesc, prev: Option<&Scene>) -> Result<Sce
         };
         e.mark_used();
         match obj.category {
-            Category::Shape => shapes::build(obj, &mut ctx)?,
+            Category::Shape => {
+                let via = obj.loc.clone();
+                ctx.scoped(obj, &via, None, |ctx| Ok((shapes::build(obj, ctx)?, ())))?;
+            }
             Category::Emitter => {
-                let em = emitters::build(obj, None, &mut ctx)?;
-                ctx.add_emitter(em);
+                ctx.emitter(obj, None)?;
             }
             Category::Sensor => {
                 if sensor_obj.replace(obj.clone()).is_some() {
@@ -288,8 +866,8 @@ pub fn build_scene_reusing(desc: &SceneDesc, prev: Option<&Scene>) -> Result<Sce
                 ctx.bsdf(obj)?;
             }
             Category::Texture => {
-                let holder = texture_holder(obj);
-                ctx.texture(&holder, "texture", None)?;
+                let via = obj.loc.clone();
+                ctx.texture_object(obj, &via)?;
             }
             c => {
                 return Err(Error::parse(
@@ -300,57 +878,38 @@ pub fn build_scene_reusing(desc: &SceneDesc, prev: Option<&Scene>) -> Result<Sce
         }
     }
     let sensor = match &sensor_obj {
-        Some(obj) => sensors::build(obj, &mut ctx)?,
+        Some(obj) => {
+            let via = obj.loc.clone();
+            ctx.scoped(obj, &via, None, |ctx| Ok((0, sensors::build(obj, ctx)?)))?
+        }
         None => Sensor::default_for(&root.loc)?,
     };
     let integrator = match &integrator_obj {
         Some(obj) => integrators::build(obj)?,
         None => integrators::AnyIntegrator::default(),
     };
-    finish(ctx, sensor, integrator, prev)
+    let (log, params) = ctx.take_log();
+    let scene = finish(ctx, sensor, integrator)?;
+    Ok((scene, log, params))
 }
 
-fn texture_holder(obj: &Arc<ObjectDesc>) -> Props {
-    let mut p = Props::new(obj.loc.clone());
-    p.set("texture", Value::Object(obj.clone()), obj.loc.clone());
-    p
-}
-
-fn finish(
-    ctx: BuildCtx,
-    sensor: Sensor,
-    integrator: integrators::AnyIntegrator,
-    prev: Option<&Scene>,
-) -> Result<Scene> {
-    let bvh = match prev {
-        Some(p) if same_bvh_input(&p.geom, &ctx.geom) => p.bvh.clone(),
-        _ => Bvh::build(&ctx.geom),
-    };
-    let bsphere = ctx.geom.bounds().bounding_sphere();
-    let env_emitters = ctx
-        .emitters
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| e.is_environment())
-        .map(|(i, _)| i as u32)
-        .collect();
-    Ok(Scene {
-        geom: ctx.geom,
+fn finish(ctx: BuildCtx, sensor: Sensor, integrator: integrators::AnyIntegrator) -> Result<Scene> {
+    let bvh = Bvh::build(&ctx.geom);
+    Ok(Scene::assemble(
+        ctx.geom,
         bvh,
-        bsdfs: ctx.bsdfs,
-        textures: ctx.textures,
-        emitters: ctx.emitters,
-        env_emitters,
-        dists2d: ctx.dists2d,
+        ctx.bsdfs,
+        ctx.textures,
+        ctx.emitters,
+        ctx.dists2d,
         sensor,
         integrator,
-        bsphere,
-    })
+    ))
 }
 
 /// Whether a BVH built over `a` is valid for `b`: the same primitives, the same
 /// triangles (the BVH inlines their vertices) and the same analytic bounds.
-fn same_bvh_input(a: &Geometry, b: &Geometry) -> bool {
+pub(crate) fn same_bvh_input(a: &Geometry, b: &Geometry) -> bool {
     a.prims == b.prims
         && a.mesh.tris == b.mesh.tris
         && a.mesh.positions == b.mesh.positions
@@ -373,7 +932,7 @@ mod tests {
     }
 
     #[test]
-    fn bvh_is_reused_exactly_when_the_geometry_is_unchanged() {
+    fn bvh_input_is_the_same_exactly_when_the_geometry_is() {
         let a = scene("0.5", "3");
         assert!(
             same_bvh_input(&a.geom, &scene("0.9", "3").geom),
@@ -383,13 +942,72 @@ mod tests {
             !same_bvh_input(&a.geom, &scene("0.5", "4").geom),
             "a moved shape needs a new BVH"
         );
-        let desc = load_string(
-            r#"<scene version="3.0.0"><shape type="sphere"><point name="center" x="3" y="0" z="0"/>
-               <bsdf type="diffuse"><rgb name="reflectance" value="0.2"/></bsdf></shape><shape type="cube"/></scene>"#,
-            &[],
-        )
-        .unwrap();
-        let b = build_scene_reusing(&desc, Some(&a)).unwrap();
-        assert_eq!(b.bvh.nodes, a.bvh.nodes);
+    }
+
+    #[test]
+    fn the_log_names_objects_records_their_slots_and_dependents() {
+        let xml = r#"<scene version="3.0.0">
+            <texture type="checkerboard" id="checks"><rgb name="color0" value="0.8"/></texture>
+            <bsdf type="plastic" id="red"><ref name="diffuse_reflectance" id="checks"/></bsdf>
+            <shape type="sphere"><ref id="red"/></shape>
+            <shape type="rectangle"><bsdf type="twosided"><ref id="red"/></bsdf></shape></scene>"#;
+        let desc = load_string(xml, &[]).unwrap();
+        let (scene, log, params) = build_logged(&desc, LoadCache::default()).unwrap();
+        let by_key = |k: &str| {
+            log.objects
+                .iter()
+                .position(|r| r.key == k)
+                .unwrap_or_else(|| panic!("{k} not in {:?}", log.objects))
+        };
+        let (checks, red) = (by_key("checks"), by_key("red"));
+        let twosided = by_key("shape_1.bsdf");
+        assert_eq!(log.objects[checks].category, Category::Texture);
+        // the checkerboard's two constants, then its own record
+        let a = &log.objects[checks].allocs;
+        assert!(
+            matches!(a[..], [Alloc::Texture(_), Alloc::Texture(_), Alloc::Texture(h)] if h == log.objects[checks].handle)
+        );
+        // plastic: the resolved checkerboard, its specular constant, its own record
+        let a = &log.objects[red].allocs;
+        assert_eq!(a[0], Alloc::Texture(log.objects[checks].handle));
+        assert_eq!(a.last(), Some(&Alloc::Bsdf(log.objects[red].handle)));
+        assert_eq!(log.objects[checks].dependents, [red]);
+        assert!(log.objects[red].dependents.contains(&twosided));
+        assert!(matches!(
+            scene.bsdfs[log.objects[twosided].handle as usize],
+            AnyBsdf::TwoSided(_)
+        ));
+        let keys: Vec<&str> = params.decls().iter().map(|d| d.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "checks.color0.value",
+                "checks.color1.value",
+                "red.eta",
+                "red.specular_reflectance.value",
+                "shape.to_world",
+                "shape_1.to_world",
+            ]
+        );
+    }
+
+    #[test]
+    fn reference_cycles_are_errors_naming_both_places() {
+        let cases = [
+            r#"<texture type="checkerboard" id="t"><ref name="color0" id="t"/></texture>"#,
+            r#"<bsdf type="twosided" id="b"><ref id="b"/></bsdf>"#,
+            r#"<texture type="checkerboard" id="a"><ref name="color0" id="b"/></texture>
+               <texture type="checkerboard" id="b"><ref name="color1" id="a"/></texture>"#,
+        ];
+        for body in cases {
+            let xml = format!("<scene version=\"3.0.0\">\n{body}</scene>");
+            let desc = load_string(&xml, &[]).unwrap();
+            let e = build_scene(&desc).unwrap_err().to_string();
+            assert!(e.contains("reference cycle"), "{e}");
+            assert!(
+                e.contains("<string>:2:1") && e.matches("<string>:").count() == 2,
+                "{e}"
+            );
+        }
     }
 }

@@ -2,10 +2,15 @@
 //! built, render-ready [`Scene`].
 
 pub mod builder;
+pub mod cache;
 pub mod desc;
+pub mod keys;
+pub mod loaded;
 pub mod params;
 pub mod props;
 pub mod xml;
+
+use std::sync::Arc;
 
 use crate::accel::Bvh;
 use crate::bsdfs::{AnyBsdf, BsdfCtx};
@@ -18,26 +23,31 @@ use crate::textures::TextureStore;
 
 pub use builder::build_scene;
 pub use desc::{Category, ObjectDesc, SceneDesc};
-pub use params::{ParamValue, SceneParams};
+pub use loaded::LoadedScene;
+pub use params::{ParamValue, SceneParams, TensorData, TensorValue};
 pub use props::{PixelArray, Props, Value};
 
 /// A render-ready scene: plain-data plugin records indexed by `u32` handles.
+///
+/// Each part is shared (`Arc`): a render holds a clone of the scene, and a parameter
+/// update makes a new scene that shares every part it did not change, so an update
+/// never waits for a render and never copies what it does not touch.
 #[derive(Clone, Debug)]
 pub struct Scene {
     /// Shapes, meshes and BVH primitives.
-    pub geom: Geometry,
+    pub geom: Arc<Geometry>,
     /// The BVH over `geom.prims`.
-    pub bvh: Bvh,
+    pub bvh: Arc<Bvh>,
     /// BSDF records.
-    pub bsdfs: Vec<AnyBsdf>,
-    /// Texture records and texels.
-    pub textures: TextureStore,
+    pub bsdfs: Arc<Vec<AnyBsdf>>,
+    /// Texture records and images.
+    pub textures: Arc<TextureStore>,
     /// Emitter records (area emitters included).
-    pub emitters: Vec<AnyEmitter>,
+    pub emitters: Arc<Vec<AnyEmitter>>,
     /// Indices of infinite emitters (constant, envmap; evaluated on escape).
     pub env_emitters: Vec<u32>,
     /// Environment-map sampling distributions.
-    pub dists2d: Vec<Distribution2D>,
+    pub dists2d: Arc<Vec<Distribution2D>>,
     /// The camera with its film, filter and sampler.
     pub sensor: Sensor,
     /// The integrator.
@@ -47,6 +57,34 @@ pub struct Scene {
 }
 
 impl Scene {
+    /// A scene from its parts (derives the environment emitters and bounding sphere).
+    #[allow(clippy::too_many_arguments)]
+    pub fn assemble(
+        geom: Geometry,
+        bvh: Bvh,
+        bsdfs: Vec<AnyBsdf>,
+        textures: TextureStore,
+        emitters: Vec<AnyEmitter>,
+        dists2d: Vec<Distribution2D>,
+        sensor: Sensor,
+        integrator: AnyIntegrator,
+    ) -> Scene {
+        let bsphere = geom.bounds().bounding_sphere();
+        let env_emitters = environment_emitters(&emitters);
+        Scene {
+            geom: Arc::new(geom),
+            bvh: Arc::new(bvh),
+            bsdfs: Arc::new(bsdfs),
+            textures: Arc::new(textures),
+            emitters: Arc::new(emitters),
+            env_emitters,
+            dists2d: Arc::new(dists2d),
+            sensor,
+            integrator,
+            bsphere,
+        }
+    }
+
     /// The closest surface hit along `ray`.
     #[inline]
     pub fn intersect(&self, ray: &Ray) -> Option<Hit> {
@@ -80,4 +118,12 @@ impl Scene {
             bsphere: self.bsphere,
         }
     }
+}
+
+/// Indices of the emitters that rays escaping the scene see.
+pub(crate) fn environment_emitters(emitters: &[AnyEmitter]) -> Vec<u32> {
+    let envs = emitters.iter().enumerate();
+    envs.filter(|(_, e)| e.is_environment())
+        .map(|(i, _)| i as u32)
+        .collect()
 }

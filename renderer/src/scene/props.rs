@@ -23,6 +23,17 @@ pub struct PixelArray {
     pub data: Vec<f32>,
 }
 
+impl From<crate::io::Image> for PixelArray {
+    fn from(img: crate::io::Image) -> Self {
+        PixelArray {
+            width: img.width,
+            height: img.height,
+            channels: img.channels,
+            data: img.data,
+        }
+    }
+}
+
 /// One property value.
 #[derive(Clone, Debug)]
 pub enum Value {

@@ -8,6 +8,7 @@ use crate::films::{self, Film};
 use crate::samplers::{self, Sampler};
 use crate::scene::builder::BuildCtx;
 use crate::scene::desc::{Category, ObjectDesc};
+use crate::scene::params::{ParamValue, Range, Target};
 
 pub use perspective::Perspective;
 
@@ -59,6 +60,16 @@ pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<Sensor> {
     };
     let camera = perspective::build(p, &film)?;
     p.check_unused(&obj.kind)?;
+    ctx.declare_transform(p, "to_world")?;
+    let x_fov = ParamValue::Float(camera.x_fov as f64);
+    ctx.declare("x_fov", x_fov, Target::XFov, Range::Open(0.0, 180.0));
+    for (name, v) in [
+        ("near_clip", camera.near_clip),
+        ("far_clip", camera.far_clip),
+    ] {
+        let v = ParamValue::Float(v as f64);
+        ctx.declare(name, v, Target::prop(name), Range::Open(0.0, f64::INFINITY));
+    }
     Ok(Sensor {
         camera,
         film,

@@ -234,18 +234,16 @@ pub const KNOWN: &[&str] = &["cube", "disk", "obj", "ply", "rectangle", "sphere"
 
 /// Builds a `<shape>` object: adds its geometry, primitives, BSDF and area
 /// emitter to the context.
-pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<()> {
+pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<u32> {
     let p = &obj.props;
     let to_world = p.transform("to_world")?;
+    ctx.declare_transform(p, "to_world")?;
     let flip = p.bool("flip_normals", false)?;
     let built = build_geometry(obj, ctx, &to_world, flip)?;
     let bsdf = ctx.bsdf_of(p)?;
     let emitter = ctx.child(p, Category::Emitter)?;
     p.check_unused(&obj.kind)?;
-    let handle = match built {
-        Built::Analytic(g) => ctx.geom.add_analytic(g, bsdf),
-        Built::Mesh(m) => m.add_to(&mut ctx.geom, flip, bsdf),
-    };
+    let handle = add_geometry(&mut ctx.geom, built, flip, bsdf);
     if let Some(e) = emitter {
         if e.kind != "area" {
             return Err(Error::param(
@@ -257,11 +255,35 @@ pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<()> {
                 ),
             ));
         }
-        let em = crate::emitters::build(&e, Some(handle), ctx)?;
-        let eh = ctx.add_emitter(em);
+        let eh = ctx.emitter(&e, Some(handle))?;
         ctx.geom.shapes[handle as usize].emitter = eh;
     }
-    Ok(())
+    Ok(handle)
+}
+
+/// Rebuilds the geometry of shape `obj` alone (after its `to_world` changed), with
+/// the material and emitter handles it had: appended to `geom` as [`build`] did.
+pub fn rebuild_geometry(
+    obj: &ObjectDesc,
+    ctx: &BuildCtx,
+    geom: &mut Geometry,
+    bsdf: u32,
+    emitter: u32,
+) -> Result<u32> {
+    let p = &obj.props;
+    let to_world = p.transform("to_world")?;
+    let flip = p.bool("flip_normals", false)?;
+    let built = build_geometry(obj, ctx, &to_world, flip)?;
+    let handle = add_geometry(geom, built, flip, bsdf);
+    geom.shapes[handle as usize].emitter = emitter;
+    Ok(handle)
+}
+
+fn add_geometry(geom: &mut Geometry, built: Built, flip: bool, bsdf: u32) -> u32 {
+    match built {
+        Built::Analytic(g) => geom.add_analytic(g, bsdf),
+        Built::Mesh(m) => m.add_to(geom, flip, bsdf),
+    }
 }
 
 fn build_geometry(

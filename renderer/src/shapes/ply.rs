@@ -38,7 +38,12 @@ pub fn build(p: &Props, ctx: &BuildCtx, to_world: &Transform) -> Result<Built> {
     let path = ctx.resolve_path(p, "filename")?;
     let face_normals = p.bool("face_normals", false)?;
     let flip_tc = p.bool("flip_tex_coords", false)?;
-    let mesh = load(&path, flip_tc)?.finish(&path, to_world, face_normals)?;
+    let local = ctx
+        .cache()
+        .mesh(&path, format!("ply flip_tc={flip_tc}"), || {
+            load(&path, flip_tc)
+        })?;
+    let mesh = TriMesh::clone(&local).finish(&path, to_world, face_normals)?;
     Ok(Built::Mesh(mesh))
 }
 

@@ -50,12 +50,12 @@ pub enum WrapMode {
     Clamp = 2,
 }
 
-/// The bitmap texture record; texels live in [`super::TextureStore::texels`].
+/// The bitmap texture record; texels live in [`super::TextureStore::images`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct BitmapTex {
-    /// Index of the first value in the texel array.
-    pub offset: u32,
+    /// Index of the image in [`super::TextureStore::images`].
+    pub image: u32,
     /// Width in texels.
     pub width: u32,
     /// Height in texels.
@@ -71,7 +71,7 @@ pub struct BitmapTex {
 }
 
 impl BitmapTex {
-    /// Reads the plugin's parameters, appending the texels to `ctx.textures.texels`.
+    /// Reads the plugin's parameters, adding the image to the scene's texture store.
     pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
         let filter = match p
             .choice("filter_type", "bilinear", &["bilinear", "nearest"])?
@@ -91,16 +91,16 @@ impl BitmapTex {
         let raw = p.bool("raw", false)?;
         let to_uv = UvTransform::from_props(p, "to_uv")?;
         let img = image_file::from_props(p, ctx, raw)?;
-        let offset = ctx.textures.texels.len();
-        if offset + img.data.len() > u32::MAX as usize || img.width.max(img.height) > 1 << 24 {
+        if img.data.len() > u32::MAX as usize || img.width.max(img.height) > 1 << 24 {
             return Err(Error::param(&p.loc, "filename", "image too large"));
         }
-        ctx.textures.texels.extend_from_slice(&img.data);
+        let (width, height, channels) = (img.width, img.height, img.channels);
+        ctx.declare_image(p, "data", &img)?;
         Ok(BitmapTex {
-            offset: offset as u32,
-            width: img.width as u32,
-            height: img.height as u32,
-            channels: img.channels as u32,
+            image: ctx.add_image(img)?,
+            width: width as u32,
+            height: height as u32,
+            channels: channels as u32,
             filter,
             wrap,
             to_uv,
@@ -112,7 +112,7 @@ impl BitmapTex {
     fn texel(&self, texels: &[f32], x: i32, y: i32) -> Color {
         let x = wrap(x, self.width as i32, self.wrap) as usize;
         let y = wrap(y, self.height as i32, self.wrap) as usize;
-        let i = self.offset as usize + (y * self.width as usize + x) * self.channels as usize;
+        let i = (y * self.width as usize + x) * self.channels as usize;
         if self.channels == 1 {
             Color::splat(texels[i])
         } else {
@@ -148,11 +148,11 @@ impl BitmapTex {
         }
     }
 
-    /// The average texel value.
+    /// The average texel value of `texels` (this texture's image).
     pub fn mean(&self, texels: &[f32]) -> Color {
         let n = (self.width * self.height) as usize;
         let c = self.channels as usize;
-        let data = &texels[self.offset as usize..self.offset as usize + n * c];
+        let data = &texels[..n * c];
         let mut acc = [0.0f64; 3];
         for px in data.chunks_exact(c) {
             for k in 0..3 {
@@ -216,8 +216,8 @@ mod tests {
             p.insert(k, v.clone(), Loc::new("t.xml", 3 + i as u32, 1))?;
         }
         let mut ctx = BuildCtx::default();
-        ctx.textures.add_constant(Color::ONE); // so the offset is exercised
-        ctx.textures.texels.push(99.0);
+        ctx.textures.add_constant(Color::ONE); // so the handles are exercised
+        ctx.textures.add_image(ramp(1, 1));
         let b = BitmapTex::build(&p, &mut ctx)?;
         p.check_unused("bitmap")?;
         let t = ctx.textures.add(AnyTexture::Bitmap(b));
@@ -308,8 +308,9 @@ mod tests {
             let mut ctx = BuildCtx::default();
             let b = BitmapTex::build(&p, &mut ctx).unwrap();
             let st = ctx.textures;
-            assert!((b.eval(&st.texels, Vec2::new(0.5, 0.25)).x - top).abs() < 1e-6);
-            assert!((b.eval(&st.texels, Vec2::new(0.5, 0.75)).y - 1.0).abs() < 1e-6);
+            let texels = st.image(b.image);
+            assert!((b.eval(texels, Vec2::new(0.5, 0.25)).x - top).abs() < 1e-6);
+            assert!((b.eval(texels, Vec2::new(0.5, 0.75)).y - 1.0).abs() < 1e-6);
         }
     }
 

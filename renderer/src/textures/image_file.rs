@@ -7,6 +7,7 @@
 //! Alpha is dropped; grey images keep one channel.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::error::{Error, Loc, Result};
 use crate::scene::builder::BuildCtx;
@@ -49,9 +50,10 @@ fn drop_alpha(img: Image) -> Image {
     }
 }
 
-/// Converts an in-memory array (linear; 1, 3 or 4 channels, alpha dropped),
-/// checking its shape and values; errors name `key` at `loc`.
-pub fn from_pixels(px: &PixelArray, loc: &Loc, key: &str) -> Result<Image> {
+/// Converts an in-memory array (linear; 1, 3 or 4 channels, alpha dropped) to the
+/// stored form (1 or 3 channels), checking its shape and values; errors name `key`
+/// at `loc`. An array already in the stored form is shared, not copied.
+pub fn from_pixels(px: &Arc<PixelArray>, loc: &Loc, key: &str) -> Result<Arc<PixelArray>> {
     let (w, h, c) = (px.width, px.height, px.channels);
     if w == 0 || h == 0 || !matches!(c, 1 | 3 | 4) {
         return Err(Error::param(
@@ -80,26 +82,26 @@ pub fn from_pixels(px: &PixelArray, loc: &Loc, key: &str) -> Result<Image> {
             ),
         ));
     }
-    let channels = if c == 1 { 1 } else { 3 };
-    let data = if c == 4 {
-        px.data
-            .chunks_exact(4)
-            .flat_map(|p| [p[0], p[1], p[2]])
-            .collect()
-    } else {
-        px.data.clone()
-    };
-    Ok(Image {
+    if c != 4 {
+        return Ok(px.clone());
+    }
+    let data = px
+        .data
+        .chunks_exact(4)
+        .flat_map(|p| [p[0], p[1], p[2]])
+        .collect();
+    Ok(Arc::new(PixelArray {
         width: w,
         height: h,
-        channels,
+        channels: 3,
         data,
-    })
+    }))
 }
 
-/// Reads the image of a plugin: `filename`, or in-memory pixels under `bitmap`
-/// or `data` (exactly one of them). `raw` applies to 8/16-bit files only.
-pub fn from_props(p: &Props, ctx: &BuildCtx, raw: bool) -> Result<Image> {
+/// Reads the image of a plugin in the stored form (1 or 3 channels): `filename`
+/// (decoded once per scene, see [`crate::scene::cache`]), or in-memory pixels under
+/// `bitmap` or `data` (exactly one of them). `raw` applies to 8/16-bit files only.
+pub fn from_props(p: &Props, ctx: &BuildCtx, raw: bool) -> Result<Arc<PixelArray>> {
     let mut mem = None;
     for key in ["bitmap", "data"] {
         if let Some(e) = p.get(key) {
@@ -133,7 +135,9 @@ pub fn from_props(p: &Props, ctx: &BuildCtx, raw: bool) -> Result<Image> {
         Some(img) => Ok(img),
         None => {
             let path = ctx.resolve_path(p, "filename")?;
-            load(&path, raw)
+            let options = format!("image raw={raw}");
+            ctx.cache()
+                .image(&path, options, || load(&path, raw).map(Into::into))
         }
     }
 }
@@ -244,20 +248,31 @@ pub(crate) mod tests {
             channels: 4,
             data: vec![1.0, 2.0, 3.0, 0.5, 4.0, 5.0, 6.0, 0.5],
         };
-        let img = from_pixels(&px, &loc, "data").unwrap();
+        let img = from_pixels(&Arc::new(px.clone()), &loc, "data").unwrap();
         assert_eq!(img.data, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let rgb = Arc::new(PixelArray {
+            channels: 3,
+            data: img.data.clone(),
+            ..px.clone()
+        });
+        assert!(
+            Arc::ptr_eq(&from_pixels(&rgb, &loc, "data").unwrap(), &rgb),
+            "the stored form is shared, not copied"
+        );
         let mut bad = px.clone();
         bad.data[5] = f32::NAN;
-        let e = from_pixels(&bad, &loc, "data").unwrap_err().to_string();
+        let e = from_pixels(&Arc::new(bad), &loc, "data")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("s.xml:3") && e.contains("column 1"), "{e}");
         let mut short = px.clone();
         short.data.pop();
-        assert!(from_pixels(&short, &loc, "data").is_err());
+        assert!(from_pixels(&Arc::new(short), &loc, "data").is_err());
         let two = PixelArray {
             channels: 2,
             data: vec![0.0; 4],
             ..px
         };
-        assert!(from_pixels(&two, &loc, "data").is_err());
+        assert!(from_pixels(&Arc::new(two), &loc, "data").is_err());
     }
 }

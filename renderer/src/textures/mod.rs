@@ -13,11 +13,13 @@ pub mod image_file;
 pub use bitmap::{BitmapTex, FilterType, WrapMode};
 pub use checkerboard::Checkerboard;
 
+use std::sync::Arc;
+
 use crate::error::{Error, Result};
 use crate::math::{luminance, Color, Vec2};
 use crate::scene::builder::BuildCtx;
 use crate::scene::desc::ObjectDesc;
-use crate::scene::props::Props;
+use crate::scene::props::{PixelArray, Props};
 
 /// A handle into [`TextureStore::records`].
 pub type TexRef = u32;
@@ -72,13 +74,17 @@ pub enum AnyTexture {
     Checkerboard(Checkerboard),
 }
 
-/// Every texture of a scene plus the texel storage bitmaps index into.
+/// Every texture of a scene plus the images bitmaps and environment maps read.
+///
+/// Each image is its own shared allocation, so that a parameter update swaps one
+/// `Arc` (the same one the scene description holds) instead of copying texels, and a
+/// render that still reads the old image keeps it alive.
 #[derive(Clone, Debug, Default)]
 pub struct TextureStore {
     /// Texture records.
     pub records: Vec<AnyTexture>,
-    /// Texel data of all bitmaps (linear RGB or single-channel floats).
-    pub texels: Vec<f32>,
+    /// Stored images: linear RGB or single-channel floats, row-major.
+    pub images: Vec<Arc<PixelArray>>,
 }
 
 impl TextureStore {
@@ -93,12 +99,24 @@ impl TextureStore {
         (self.records.len() - 1) as TexRef
     }
 
+    /// Adds an image and returns its index.
+    pub fn add_image(&mut self, img: Arc<PixelArray>) -> u32 {
+        self.images.push(img);
+        (self.images.len() - 1) as u32
+    }
+
+    /// The values of image `i`.
+    #[inline]
+    pub fn image(&self, i: u32) -> &[f32] {
+        &self.images[i as usize].data
+    }
+
     /// Evaluates texture `t` at surface coordinates `uv`.
     #[inline]
     pub fn eval(&self, t: TexRef, uv: Vec2) -> Color {
         match &self.records[t as usize] {
             AnyTexture::Constant(c) => *c,
-            AnyTexture::Bitmap(b) => b.eval(&self.texels, uv),
+            AnyTexture::Bitmap(b) => b.eval(self.image(b.image), uv),
             AnyTexture::Checkerboard(c) => {
                 let which = if c.is_color0(uv) { c.color0 } else { c.color1 };
                 self.eval(which, uv)
@@ -127,7 +145,7 @@ impl TextureStore {
     pub fn mean(&self, t: TexRef) -> Color {
         match &self.records[t as usize] {
             AnyTexture::Constant(c) => *c,
-            AnyTexture::Bitmap(b) => b.mean(&self.texels),
+            AnyTexture::Bitmap(b) => b.mean(self.image(b.image)),
             AnyTexture::Checkerboard(c) => 0.5 * (self.mean(c.color0) + self.mean(c.color1)),
         }
     }
@@ -165,7 +183,7 @@ pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<TexRef> {
         }
     };
     p.check_unused(&obj.kind)?;
-    Ok(ctx.textures.add(t))
+    ctx.add_texture(t)
 }
 
 #[cfg(test)]

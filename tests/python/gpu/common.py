@@ -62,9 +62,16 @@ class Seed:
 
 
 def settle() -> None:
-    """Collects garbage and lets deleters run (they may run on other threads)."""
+    """Collects garbage and lets deleters run (they may run on other threads), and waits
+    (up to a second) until the reclaimer has freed what consumers that named no stream
+    let go of."""
+    from heliograph import _native
+
     for _ in range(3):
         gc.collect()
     hg.sync_device()
     time.sleep(0.01)
     gc.collect()
+    deadline = time.monotonic() + 1.0
+    while _native._cuda_held_bytes()[1] and time.monotonic() < deadline:
+        time.sleep(0.005)

@@ -94,6 +94,42 @@ pub struct Features {
 /// close to the records' size.
 pub const UNIT_CAP_STEP: u32 = 4;
 
+/// What a scene's [`Features`] depend on, kept by the device scene so that a render
+/// under another tuning (brute-force limit) needs no flat scene.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FeatureBasis {
+    /// The plugin, integrator and film sets (accel fields unset).
+    pub kinds: Features,
+    /// Unit records of the brute-force test.
+    pub unit_records: usize,
+    /// Whether the BVH has leaves (an empty scene has none).
+    pub has_leaves: bool,
+    /// Depth of the BVH's deepest leaf.
+    pub bvh_depth: u32,
+}
+
+impl FeatureBasis {
+    /// The basis of `flat`.
+    pub fn of(flat: &FlatScene) -> FeatureBasis {
+        FeatureBasis {
+            kinds: Features {
+                bsdfs: set_of(flat.bsdfs.iter().map(|b| b.kind)),
+                textures: set_of(flat.textures.iter().map(|t| t.kind)),
+                emitters: set_of(flat.emitters.iter().map(|e| e.kind)),
+                shapes: set_of(flat.shapes.iter().map(|s| s.kind)),
+                integrators: set_of([flat.integrator.kind]) & !(1 << INTEGRATOR_DEPTH),
+                film: 1 << film_placement(&flat.film),
+                stack: 0,
+                brute_force: false,
+                unit_cap: 0,
+            },
+            unit_records: flat.unit_prims.len(),
+            has_leaves: !flat.leaf_prims.is_empty(),
+            bvh_depth: flat.bvh_depth,
+        }
+    }
+}
+
 /// The set of `kinds`.
 fn set_of(kinds: impl IntoIterator<Item = u32>) -> u32 {
     kinds.into_iter().fold(0, |s, k| s | (1u32 << k.min(31)))
@@ -110,31 +146,28 @@ impl Features {
     /// (flat/unit_prims.rs: a primitive each, a parallelogram of two triangles one; at most
     /// [`UNIT_RECORDS_MAX`]; a scene of many primitives has none).
     pub fn with_brute_force_max(flat: &FlatScene, brute_max: usize) -> Features {
-        let records = flat.unit_prims.len();
-        let brute_force = !flat.leaf_prims.is_empty()
-            && records > 0
-            && records <= brute_max.min(UNIT_RECORDS_MAX);
-        let stack = flat
+        Self::from_basis(&FeatureBasis::of(flat), brute_max)
+    }
+
+    /// The features of a scene summarised by `b`, with brute force for scenes of at
+    /// most `brute_max` unit records.
+    pub fn from_basis(b: &FeatureBasis, brute_max: usize) -> Features {
+        let records = b.unit_records;
+        let brute_force = b.has_leaves && records > 0 && records <= brute_max.min(UNIT_RECORDS_MAX);
+        let stack = b
             .bvh_depth
             .max(1)
             .next_power_of_two()
             .clamp(MIN_STACK, crate::accel::STACK_SIZE as u32);
         Features {
-            bsdfs: set_of(flat.bsdfs.iter().map(|b| b.kind)),
-            textures: set_of(flat.textures.iter().map(|t| t.kind)),
-            emitters: set_of(flat.emitters.iter().map(|e| e.kind)),
-            shapes: set_of(flat.shapes.iter().map(|s| s.kind)),
-            integrators: set_of([flat.integrator.kind]) & !(1 << INTEGRATOR_DEPTH),
-            film: 1 << film_placement(&flat.film),
-            stack,
             brute_force,
             unit_cap: if brute_force {
-                (flat.unit_prims.len() as u32)
-                    .max(1)
-                    .next_multiple_of(UNIT_CAP_STEP)
+                (records as u32).max(1).next_multiple_of(UNIT_CAP_STEP)
             } else {
                 0
             },
+            stack,
+            ..b.kinds
         }
     }
 

@@ -18,6 +18,7 @@ macro_rules! embed {
 pub const FILES: &[(&str, &str)] = embed![
     "bsdfs.cuh",
     "common.cuh",
+    "convert.cu",
     "depth.cu",
     "emitters.cuh",
     "features.cuh",
@@ -60,6 +61,9 @@ pub const RENDER_MODULE: &str = "render.cu";
 
 /// The module holding the per-plugin parity kernel (tests).
 pub const PARITY_MODULE: &str = "parity.cu";
+
+/// The module holding the conversion of imported arrays.
+pub const CONVERT_MODULE: &str = "convert.cu";
 
 /// The text of embedded file `name`.
 pub fn file(name: &str) -> Result<&'static str> {

@@ -36,7 +36,7 @@ mod device;
 #[cfg(feature = "cuda")]
 pub use device::{
     device_count, libraries_present, live_device_tensors, nvrtc_compile_offline, CudaBackend,
-    CudaFilm, DeviceTensor, RenderKernelInfo, RenderTuning,
+    CudaFilm, DeviceScene, DeviceTensor, ForeignArray, RenderKernelInfo, RenderTuning, MAX_DIMS,
 };
 
 #[cfg(not(feature = "cuda"))]
@@ -44,7 +44,7 @@ mod stub;
 #[cfg(not(feature = "cuda"))]
 pub use stub::{
     device_count, libraries_present, live_device_tensors, nvrtc_compile_offline, CudaBackend,
-    CudaFilm, DeviceTensor,
+    CudaFilm, DeviceScene, DeviceTensor, ForeignArray, MAX_DIMS,
 };
 
 use crate::error::{Error, Result};

@@ -1,15 +1,20 @@
 //! The CUDA backend of a build without the `cuda` feature: the same API, and every
 //! entry point says that CUDA is not compiled in (candle's pattern: no `#[cfg]`
-//! anywhere else).
+//! anywhere else). No value of these types can exist, so every method body is
+//! `match self.never {}`.
 
 use std::convert::Infallible;
+use std::sync::Arc;
 
 use super::cache::ModuleStats;
 use super::DeviceInfo;
 use crate::backend::RenderOptions;
 use crate::error::{Error, Result};
 use crate::io::Image;
+use crate::scene::loaded::Changes;
+use crate::scene::params::DeviceValues;
 use crate::scene::Scene;
+use crate::tensor::dlpack::DLDataType;
 
 fn unavailable() -> Error {
     Error::CudaUnavailable(
@@ -37,6 +42,27 @@ pub fn nvrtc_compile_offline(
     Err(unavailable())
 }
 
+/// Number and bytes of device tensors alive: none, in this build.
+pub fn live_device_tensors() -> (usize, usize) {
+    (0, 0)
+}
+
+/// Most dimensions an imported array may have.
+pub const MAX_DIMS: usize = 8;
+
+/// An array in device memory, as a DLPack tensor describes it.
+#[derive(Clone, Debug)]
+pub struct ForeignArray {
+    /// The address of element (0, ..., 0).
+    pub ptr: u64,
+    /// Extents.
+    pub shape: Vec<i64>,
+    /// Strides in elements.
+    pub strides: Vec<i64>,
+    /// The element type.
+    pub dtype: DLDataType,
+}
+
 /// The CUDA backend; it cannot be created in this build.
 #[derive(Debug)]
 pub struct CudaBackend {
@@ -49,7 +75,7 @@ impl CudaBackend {
         Err(unavailable())
     }
 
-    /// The device (unreachable: no backend exists in this build).
+    /// The device.
     pub fn info(&self) -> &DeviceInfo {
         match self.never {}
     }
@@ -59,13 +85,69 @@ impl CudaBackend {
         match self.never {}
     }
 
+    /// The render stream's handle.
+    pub fn stream_handle(&self) -> usize {
+        match self.never {}
+    }
+
+    /// Bytes of scene data copied to the device so far.
+    pub fn uploaded_bytes(&self) -> u64 {
+        match self.never {}
+    }
+
+    /// Page-locked staging bytes held, and device bytes waiting for the reclaimer.
+    pub fn held_bytes(&self) -> (usize, usize) {
+        match self.never {}
+    }
+
+    /// Whether later renders record timing events.
+    pub fn set_timing(&self, _on: bool) {
+        match self.never {}
+    }
+
+    /// Uploads a scene.
+    pub fn upload_scene(&self, _scene: &Scene, _version: u64) -> Result<DeviceScene> {
+        match self.never {}
+    }
+
+    /// Applies an update's changes to a device scene.
+    pub fn update_scene(
+        &self,
+        _s: &mut DeviceScene,
+        _scene: &Scene,
+        _changes: &Changes,
+        _version: u64,
+    ) -> Result<()> {
+        match self.never {}
+    }
+
+    /// Enqueues the render of a device scene.
+    pub fn render_scene(
+        &self,
+        _s: &DeviceScene,
+        _opts: &RenderOptions,
+        _scene_spp: u32,
+    ) -> Result<CudaFilm> {
+        match self.never {}
+    }
+
     /// Renders `scene`.
     pub fn render(&self, _scene: &Scene, _opts: &RenderOptions) -> Result<Image> {
         match self.never {}
     }
 
-    /// Enqueues a render.
+    /// Uploads and enqueues a render.
     pub fn render_async(&self, _scene: &Scene, _opts: &RenderOptions) -> Result<CudaFilm> {
+        match self.never {}
+    }
+
+    /// Copies a foreign device array into a new device tensor.
+    pub fn import_device(&self, _a: &ForeignArray) -> Result<DeviceTensor> {
+        match self.never {}
+    }
+
+    /// Uploads `data` to a new device tensor.
+    pub fn upload_tensor(&self, _data: &[f32]) -> Result<DeviceTensor> {
         match self.never {}
     }
 
@@ -79,30 +161,28 @@ impl CudaBackend {
         match self.never {}
     }
 
-    /// The render stream's handle.
-    pub fn stream_handle(&self) -> usize {
-        match self.never {}
-    }
-
-    /// Uploads `data` to a new device tensor.
-    pub fn upload_tensor(&self, _data: &[f32]) -> Result<DeviceTensor> {
-        match self.never {}
-    }
-
-    /// Copies foreign device memory to the host.
-    pub fn read_device_bytes(&self, _ptr: u64, _bytes: usize) -> Result<Vec<u8>> {
-        match self.never {}
-    }
-
     /// A device-wide synchronise.
     pub fn sync_device(&self) -> Result<()> {
         match self.never {}
     }
 }
 
-/// Number and bytes of device tensors alive: none, in this build.
-pub fn live_device_tensors() -> (usize, usize) {
-    (0, 0)
+/// A scene on the device; none exists in this build.
+#[derive(Debug)]
+pub struct DeviceScene {
+    never: Infallible,
+}
+
+impl DeviceScene {
+    /// The scene version it mirrors.
+    pub fn version(&self) -> u64 {
+        match self.never {}
+    }
+
+    /// Bytes of device memory held.
+    pub fn bytes(&self) -> usize {
+        match self.never {}
+    }
 }
 
 /// Float32 values on the device; none exists in this build.
@@ -142,12 +222,22 @@ impl DeviceTensor {
         match self.never {}
     }
 
-    /// Waits for the tensor's writes.
+    /// Blocks until the writes are done.
     pub fn wait(&self) -> Result<()> {
         match self.never {}
     }
 
-    /// Makes a consumer stream wait for the tensor's writes.
+    /// Blocks until the writes are done or `keep_waiting` says no.
+    pub fn wait_until(self: &Arc<Self>, _keep_waiting: impl FnMut() -> bool) -> Result<bool> {
+        match self.never {}
+    }
+
+    /// The ready event's handle.
+    pub fn ready_event_handle(&self) -> usize {
+        match self.never {}
+    }
+
+    /// Makes a consumer stream wait for the writes.
     pub fn order_stream(&self, _stream: usize) -> Result<()> {
         match self.never {}
     }
@@ -157,13 +247,40 @@ impl DeviceTensor {
         match self.never {}
     }
 
+    /// A consumer that could not be fenced has let go.
+    pub fn mark_unfenced(&self) {
+        match self.never {}
+    }
+
+    /// Number of release fences held.
+    pub fn fence_count(&self) -> usize {
+        match self.never {}
+    }
+
     /// Copies the values to the host.
     pub fn to_host(&self) -> Result<Vec<f32>> {
         match self.never {}
     }
 
+    /// Copies the values into `out`.
+    pub fn read_into(&self, _out: &mut [f32]) -> Result<()> {
+        match self.never {}
+    }
+
     /// A device copy.
     pub fn duplicate(&self) -> Result<DeviceTensor> {
+        match self.never {}
+    }
+}
+
+impl DeviceValues for DeviceTensor {
+    fn len(&self) -> usize {
+        match self.never {}
+    }
+    fn to_host(&self) -> Result<Vec<f32>> {
+        match self.never {}
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
         match self.never {}
     }
 }
@@ -185,12 +302,7 @@ impl CudaFilm {
         match self.never {}
     }
 
-    /// The ready event's handle.
-    pub fn ready_event_handle(&self) -> usize {
-        match self.never {}
-    }
-
-    /// Milliseconds the kernel took.
+    /// Milliseconds of the render's kernels.
     pub fn kernel_ms(&self) -> Result<f32> {
         match self.never {}
     }

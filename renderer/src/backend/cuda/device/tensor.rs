@@ -1,33 +1,43 @@
 //! `DeviceTensor`: float32 device memory with its ready fence (DESIGN.md §4), the unit
-//! that DLPack exports share with consumers (../shared/DLPACK.md).
+//! that DLPack exports share with consumers (DLPACK.md).
 //!
 //! Ownership and ordering:
 //! - the data is written on the render stream; `ready` is recorded there after the
 //!   last write, and every reader orders itself after that event: the host with
 //!   [`DeviceTensor::wait`] (that event only, never the device), a consumer stream
 //!   with [`DeviceTensor::order_stream`] (`cuStreamWaitEvent`, no host blocking);
-//! - the memory is freed with `cuMemFreeAsync` on the render stream, so queued
-//!   heliograph work that reads it finishes first; a consumer that read it on its own
-//!   stream leaves a *release fence* ([`DeviceTensor::fence_stream`]) that the render
-//!   stream waits on before the free, so a consumer's queued kernels finish before a
-//!   later render can reuse the memory;
+//! - the memory is freed in stream order on the render stream (the pool may then give
+//!   it to the next film), after every *release fence*: a consumer that named its
+//!   stream leaves one when it lets go of the tensor ([`DeviceTensor::fence_stream`]),
+//!   so its queued kernels finish before a later render reuses the memory. Fences are
+//!   kept per stream (one event re-recorded), so a tensor exported a million times to
+//!   the same stream holds one;
+//! - a consumer that did not name its stream (`stream=None` or `-1`, or the per-thread
+//!   default stream of another thread) cannot be fenced: such a tensor's memory goes to
+//!   the [`Reclaimer`], which frees it only after a device-wide synchronise that it runs
+//!   on its own thread (never the caller's), after the consumer let go;
 //! - dropping needs no Python and binds the context itself: a DLPack deleter may drop
 //!   the last share on any thread.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Duration;
 
-use cudarc::driver::{
-    result as dres, sys as dsys, CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr,
-};
+use cudarc::driver::{result as dres, sys as dsys, CudaContext, CudaStream};
 
-use super::{drv, guarded, read_back, CudaBackend};
+use super::event::{Event, SPIN};
+use super::memory::DeviceBuffer;
+use super::transfer::Staging;
+use super::{drv, guarded};
 use crate::error::{Error, Result};
+use crate::scene::params::DeviceValues;
 
 static LIVE_COUNT: AtomicUsize = AtomicUsize::new(0);
 static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
 
-/// Number and bytes of [`DeviceTensor`]s alive in this process (memory-growth tests).
+/// Number and bytes of [`DeviceTensor`]s alive in this process (memory-growth tests);
+/// memory waiting in the reclaimer counts until it is freed.
 pub fn live_device_tensors() -> (usize, usize) {
     (
         LIVE_COUNT.load(Ordering::Relaxed),
@@ -35,14 +45,26 @@ pub fn live_device_tensors() -> (usize, usize) {
     )
 }
 
+/// What tensors need of their backend: the context, the render stream and pool (for
+/// copies), the copy stream and staging buffers (for host reads) and the reclaimer.
+pub(crate) struct Readers {
+    pub(crate) ctx: Arc<CudaContext>,
+    pub(crate) stream: Arc<CudaStream>,
+    pub(crate) pool: Arc<super::memory::Pool>,
+    pub(crate) copy_stream: Arc<CudaStream>,
+    pub(crate) staging: Staging,
+    pub(crate) reclaimer: Reclaimer,
+}
+
 /// `len` float32 values on the device, fenced by `ready` (see the module docs).
 pub struct DeviceTensor {
-    data: CudaSlice<f32>,
+    data: Option<DeviceBuffer>,
     len: usize,
-    ready: CudaEvent,
-    fences: Mutex<Vec<CudaEvent>>,
-    ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
+    ready: Event,
+    fences: Mutex<HashMap<usize, Event>>,
+    /// A consumer that could not be fenced has let go of it.
+    unfenced: AtomicBool,
+    readers: Arc<Readers>,
     ordinal: usize,
 }
 
@@ -57,26 +79,29 @@ impl std::fmt::Debug for DeviceTensor {
 }
 
 impl DeviceTensor {
-    /// Wraps `data` (first `len` values meaningful) written on `stream` before `ready`.
-    pub(super) fn new(
-        data: CudaSlice<f32>,
+    /// Wraps `data` (first `len` values meaningful) written on its stream before `ready`.
+    pub(crate) fn new(
+        data: DeviceBuffer,
         len: usize,
-        ready: CudaEvent,
-        ctx: Arc<CudaContext>,
-        stream: Arc<CudaStream>,
+        ready: Event,
+        readers: Arc<Readers>,
         ordinal: usize,
     ) -> DeviceTensor {
         LIVE_COUNT.fetch_add(1, Ordering::Relaxed);
-        LIVE_BYTES.fetch_add(data.num_bytes(), Ordering::Relaxed);
+        LIVE_BYTES.fetch_add(data.bytes(), Ordering::Relaxed);
         DeviceTensor {
-            data,
+            data: Some(data),
             len,
             ready,
-            fences: Mutex::new(Vec::new()),
-            ctx,
-            stream,
+            fences: Mutex::new(HashMap::new()),
+            unfenced: AtomicBool::new(false),
+            readers,
             ordinal,
         }
+    }
+
+    fn buf(&self) -> &DeviceBuffer {
+        self.data.as_ref().expect("the buffer lives until drop")
     }
 
     /// The number of float32 values.
@@ -96,8 +121,7 @@ impl DeviceTensor {
 
     /// The device address of the first value (for DLPack).
     pub fn device_ptr(&self) -> u64 {
-        let (ptr, _sync) = self.data.device_ptr(&self.stream);
-        ptr
+        self.buf().ptr()
     }
 
     /// Whether every write has finished (queries the event, never blocks); also true
@@ -110,199 +134,306 @@ impl DeviceTensor {
     /// (queries the event, never blocks).
     pub fn query(&self) -> Result<bool> {
         guarded("querying a tensor", || {
-            self.ready.try_is_complete().map_err(|e| {
-                Error::Cuda(format!("the render that writes this tensor failed: {e:?}"))
-            })
+            self.ready
+                .query()
+                .map_err(|e| Error::Cuda(format!("the render that writes this tensor failed: {e}")))
         })
     }
 
-    /// Blocks the calling thread until the tensor's writes are done: waits on its ready
-    /// event only (`cuEventSynchronize`), never on the stream or the device.
+    /// Blocks the calling thread until the tensor's writes are done: polls its ready
+    /// event briefly, then sleeps on it. Waits for this event only, never the stream
+    /// or the device.
     pub fn wait(&self) -> Result<()> {
         guarded("waiting for a tensor", || {
-            self.ready.synchronize().map_err(|e| {
-                Error::Cuda(format!("the render that writes this tensor failed: {e:?}"))
-            })
+            self.ready
+                .wait(SPIN)
+                .map_err(|e| Error::Cuda(format!("the render that writes this tensor failed: {e}")))
         })
+    }
+
+    /// As [`Self::wait`], for waits that must stay interruptible (Ctrl-C): after the
+    /// short poll, a helper thread sleeps on the event while this thread calls
+    /// `keep_waiting` every 50 ms; returns `Ok(false)` as soon as it says no (the
+    /// writes go on; the tensor stays valid).
+    pub fn wait_until(self: &Arc<Self>, mut keep_waiting: impl FnMut() -> bool) -> Result<bool> {
+        let start = std::time::Instant::now();
+        while start.elapsed() < SPIN {
+            if self.query()? {
+                return Ok(true);
+            }
+            std::hint::spin_loop();
+        }
+        let done = Arc::new((Mutex::new(None::<Result<()>>), Condvar::new()));
+        let (t, d) = (self.clone(), done.clone());
+        std::thread::Builder::new()
+            .name("heliograph-wait".into())
+            .spawn(move || {
+                let r = t.ready.wait(Duration::ZERO);
+                if let Ok(mut slot) = d.0.lock() {
+                    *slot = Some(r);
+                }
+                d.1.notify_all();
+            })
+            .map_err(|e| Error::Cuda(format!("cannot start a waiting thread: {e}")))?;
+        let (lock, cv) = &*done;
+        let mut slot = lock
+            .lock()
+            .map_err(|_| Error::Cuda("wait lock poisoned".into()))?;
+        loop {
+            if let Some(r) = slot.take() {
+                return r.map(|()| true);
+            }
+            let (s, _) = cv
+                .wait_timeout(slot, Duration::from_millis(50))
+                .map_err(|_| Error::Cuda("wait lock poisoned".into()))?;
+            slot = s;
+            if slot.is_none() && !keep_waiting() {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// The ready event's handle (`CUevent`).
+    pub fn ready_event_handle(&self) -> usize {
+        self.ready.handle()
     }
 
     /// Makes the stream with handle `stream` (a `CUstream`; 1 = legacy default stream,
     /// 2 = this thread's per-thread default stream) wait for the tensor's writes,
     /// without blocking the host.
     pub fn order_stream(&self, stream: usize) -> Result<()> {
-        if stream == self.stream.cu_stream() as usize {
+        if stream == self.buf().stream().cu_stream() as usize {
             return Ok(()); // the render stream is ordered already
         }
         guarded("cuStreamWaitEvent", || {
-            self.ctx
-                .bind_to_thread()
-                .map_err(drv("binding the context"))?;
-            // SAFETY: the event lives as long as self; the stream handle comes from the
-            // consumer, which promises that it is a live stream of this device.
-            unsafe {
-                dres::stream::wait_event(
-                    stream as dsys::CUstream,
-                    self.ready.cu_event(),
-                    dsys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-                )
-            }
-            .map_err(|e| {
+            self.ready.order(stream as dsys::CUstream).map_err(|e| {
                 Error::Cuda(format!(
-                    "making stream {stream:#x} wait for the tensor: {e:?}"
+                    "making stream {stream:#x} wait for the tensor: {e}"
                 ))
             })
         })
     }
 
-    /// Records a release fence on consumer stream `stream`: the memory is not freed
-    /// before the work queued there so far has finished. Never fails loudly (a DLPack
-    /// deleter calls it); returns whether the fence was recorded.
+    /// Records a release fence on consumer stream `stream`: the memory is not reused
+    /// before the work queued there so far has finished. One event per stream,
+    /// re-recorded. Never fails loudly (a DLPack deleter calls it); on failure the
+    /// tensor falls back to the reclaimer. Returns whether the fence was recorded.
     pub fn fence_stream(&self, stream: usize) -> bool {
         let r = guarded("release fence", || {
-            let ev = self.ctx.new_event(None).map_err(drv("creating a fence"))?;
-            // SAFETY: the event is live; the consumer's stream is live while it holds
-            // the tensor, which it still does when its deleter runs.
-            unsafe { dres::event::record(ev.cu_event(), stream as dsys::CUstream) }
-                .map_err(drv("recording a release fence"))?;
-            self.fences
+            let mut fences = self
+                .fences
                 .lock()
-                .map_err(|_| Error::Cuda("fence lock poisoned".into()))?
-                .push(ev);
+                .map_err(|_| Error::Cuda("fence lock poisoned".into()))?;
+            if let Some(e) = fences.get(&stream) {
+                return e.record(stream as dsys::CUstream);
+            }
+            let e = Event::recorded(&self.readers.ctx, stream as dsys::CUstream)?;
+            fences.insert(stream, e);
             Ok(())
         });
+        if r.is_err() {
+            self.mark_unfenced();
+        }
         r.is_ok()
     }
 
-    /// Copies the values to the host: a copy on the render stream (after the tensor's
-    /// writes), then a wait on that copy's event only.
-    pub fn to_host(&self) -> Result<Vec<f32>> {
-        let mut v = guarded("reading a tensor", || {
-            read_back(&self.ctx, &self.stream, &self.data)
-        })?;
-        v.truncate(self.len);
-        Ok(v)
+    /// A consumer that could not be fenced (it named no stream) has let go: the memory
+    /// is freed only after the reclaimer's device-wide synchronise.
+    pub fn mark_unfenced(&self) {
+        self.unfenced.store(true, Ordering::Relaxed);
     }
 
+    /// Number of release fences held (tests: bounded by the number of streams).
+    pub fn fence_count(&self) -> usize {
+        self.fences.lock().map(|f| f.len()).unwrap_or(0)
+    }
+
+    /// Copies the values to the host: a copy on the copy stream (after the tensor's
+    /// writes, nothing else) into page-locked staging, a wait on that copy only, then
+    /// one host copy out.
+    pub fn to_host(&self) -> Result<Vec<f32>> {
+        let mut out = vec![0f32; self.len];
+        self.read_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// As [`Self::to_host`], into `out` (`len` values).
+    pub fn read_into(&self, out: &mut [f32]) -> Result<()> {
+        if out.len() != self.len {
+            return Err(Error::Cuda(format!(
+                "internal error: reading {} values into room for {}",
+                self.len,
+                out.len()
+            )));
+        }
+        if self.len == 0 {
+            return self.wait();
+        }
+        guarded("reading a tensor", || {
+            let r = &self.readers;
+            let bytes = self.len * 4;
+            let mut lease = r.staging.lease(bytes)?;
+            let copy = r.copy_stream.cu_stream();
+            self.ready.order(copy)?;
+            r.ctx.bind_to_thread().map_err(drv("binding the context"))?;
+            // SAFETY: the staging buffer holds `bytes` bytes and stays leased until the
+            // copy's event below has completed; the tensor (alive: &self) has `bytes`.
+            unsafe { dres::memcpy_dtoh_async(lease.as_mut_slice(), self.device_ptr(), copy) }
+                .map_err(drv("copying a tensor to the host"))?;
+            let done = Event::recorded(&r.ctx, copy)?;
+            done.wait(SPIN)?;
+            // SAFETY: f32 has no invalid bit patterns; the slice holds len floats.
+            let src = unsafe {
+                std::slice::from_raw_parts(lease.as_slice().as_ptr() as *const f32, self.len)
+            };
+            out.copy_from_slice(src);
+            Ok(())
+        })
+    }
+}
+
+impl DeviceTensor {
     /// A device copy, made on the render stream after the tensor's writes, with its
     /// own ready event.
     pub fn duplicate(&self) -> Result<DeviceTensor> {
         guarded("copying a tensor", || {
-            let copy = self
-                .stream
-                .clone_dtod(&self.data)
-                .map_err(drv("copying a tensor on the device"))?;
-            let ready = self
-                .stream
-                .record_event(None)
-                .map_err(drv("recording the copy's ready event"))?;
+            let r = &self.readers;
+            let bytes = self.len * 4;
+            let copy = r.pool.alloc(bytes, &r.stream, "a tensor copy")?;
+            self.ready.order(r.stream.cu_stream())?;
+            // SAFETY: both hold `bytes` bytes; the source lives until the copy ran (its
+            // free is stream ordered after it).
+            unsafe { copy.copy_from_device(0, self.device_ptr(), bytes) }?;
+            let ready = Event::recorded(&r.ctx, r.stream.cu_stream())?;
             Ok(DeviceTensor::new(
                 copy,
                 self.len,
                 ready,
-                self.ctx.clone(),
-                self.stream.clone(),
+                r.clone(),
                 self.ordinal,
             ))
         })
     }
 }
 
+impl DeviceValues for DeviceTensor {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn to_host(&self) -> Result<Vec<f32>> {
+        DeviceTensor::to_host(self)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
 impl Drop for DeviceTensor {
     fn drop(&mut self) {
-        LIVE_COUNT.fetch_sub(1, Ordering::Relaxed);
-        LIVE_BYTES.fetch_sub(self.data.num_bytes(), Ordering::Relaxed);
-        // The field drops that follow (the stream-ordered free, the events) need the
-        // context on this thread, which may be any thread a deleter runs on.
-        let _ = self.ctx.bind_to_thread();
+        let Some(data) = self.data.take() else {
+            return;
+        };
+        let bytes = data.bytes();
+        // the free below is stream ordered after every consumer's release fence
         let fences = std::mem::take(self.fences.get_mut().unwrap_or_else(|p| p.into_inner()));
-        for f in &fences {
-            // On failure the free below is still ordered after heliograph's own work.
-            let _ = self.stream.wait(f);
+        let stream = data.stream().cu_stream();
+        for f in fences.values() {
+            let _ = f.order(stream);
+        }
+        LIVE_COUNT.fetch_sub(1, Ordering::Relaxed);
+        if self.unfenced.load(Ordering::Relaxed) {
+            self.readers.reclaimer.reclaim(data, bytes);
+        } else {
+            LIVE_BYTES.fetch_sub(bytes, Ordering::Relaxed);
+            drop(data);
         }
     }
 }
 
-impl CudaBackend {
-    /// Uploads `data` to a new device tensor on the render stream.
-    pub fn upload_tensor(&self, data: &[f32]) -> Result<DeviceTensor> {
-        guarded("uploading a tensor", || {
-            let buf = if data.is_empty() {
-                self.stream.alloc_zeros::<f32>(1)
-            } else {
-                self.stream.clone_htod(data)
-            }
-            .map_err(|e| {
-                super::mem_error("uploading a tensor", data.len() * 4, self.info.total_mem, e)
-            })?;
-            let ready = self
-                .stream
-                .record_event(None)
-                .map_err(drv("recording the upload's ready event"))?;
-            Ok(self.tensor(buf, data.len(), ready))
-        })
-    }
+/// Frees memory whose consumers could not be fenced, after a device-wide synchronise
+/// on its own thread: every kernel a consumer queued before letting go has then run.
+/// Buffers are batched, so one synchronise frees every buffer handed over before it
+/// started; the caller never waits.
+#[derive(Clone)]
+pub(crate) struct Reclaimer {
+    shared: Arc<ReclaimShared>,
+}
 
-    /// Wraps a buffer written on the render stream before `ready`.
-    pub(super) fn tensor(
-        &self,
-        data: CudaSlice<f32>,
-        len: usize,
-        ready: CudaEvent,
-    ) -> DeviceTensor {
-        DeviceTensor::new(
-            data,
-            len,
-            ready,
-            self.ctx.clone(),
-            self.stream.clone(),
-            self.info.ordinal,
-        )
-    }
+struct ReclaimShared {
+    ctx: Arc<CudaContext>,
+    queue: Mutex<Vec<(DeviceBuffer, usize)>>,
+    wake: Condvar,
+    thread: OnceLock<()>,
+}
 
-    /// Copies `bytes` bytes at device address `ptr` (memory of another framework) to
-    /// the host, on the render stream, and waits for that copy only. The producer must
-    /// have ordered its pending writes before the render stream's current work (DLPack
-    /// `__dlpack__(stream=<render stream>)`) and must keep the memory alive until this
-    /// returns.
-    pub fn read_device_bytes(&self, ptr: u64, bytes: usize) -> Result<Vec<u8>> {
-        if bytes == 0 {
-            return Ok(Vec::new());
+impl Reclaimer {
+    pub(crate) fn new(ctx: &Arc<CudaContext>) -> Reclaimer {
+        Reclaimer {
+            shared: Arc::new(ReclaimShared {
+                ctx: ctx.clone(),
+                queue: Mutex::new(Vec::new()),
+                wake: Condvar::new(),
+                thread: OnceLock::new(),
+            }),
         }
-        guarded("reading foreign device memory", || {
-            self.ctx
-                .bind_to_thread()
-                .map_err(drv("binding the context"))?;
-            // pageable memory: no implicit synchronisation (see read_back)
-            let mut host = vec![0u8; bytes];
-            // SAFETY: host has `bytes` bytes; the caller guarantees [ptr, ptr + bytes) is
-            // live device memory of this context until we return.
-            unsafe {
-                dres::memcpy_dtoh_async(
-                    &mut host,
-                    ptr as dsys::CUdeviceptr,
-                    self.stream.cu_stream(),
-                )
-            }
-            .map_err(|e| {
-                Error::Cuda(format!(
-                    "copying {bytes} bytes from device address {ptr:#x}: {e:?}"
-                ))
-            })?;
-            let done = self
-                .stream
-                .record_event(None)
-                .map_err(drv("recording the copy's event"))?;
-            done.synchronize().map_err(drv("waiting for the copy"))?;
-            Ok(host)
-        })
     }
 
-    /// A device-wide synchronise (`cuCtxSynchronize`): waits for every stream of the
-    /// context, other frameworks' included. Never used by heliograph itself; it is the
-    /// blunt baseline the seed reproduction compares the stream-aware export with.
-    pub fn sync_device(&self) -> Result<()> {
-        guarded("synchronising the device", || {
-            self.ctx.synchronize().map_err(drv("cuCtxSynchronize"))
-        })
+    /// Bytes waiting to be freed.
+    pub(crate) fn pending(&self) -> usize {
+        self.shared
+            .queue
+            .lock()
+            .map(|q| q.iter().map(|(_, b)| b).sum())
+            .unwrap_or(0)
+    }
+
+    fn reclaim(&self, buf: DeviceBuffer, bytes: usize) {
+        let s = &self.shared;
+        if let Ok(mut q) = s.queue.lock() {
+            q.push((buf, bytes));
+        }
+        s.wake.notify_one();
+        s.thread.get_or_init(|| {
+            let shared = self.shared.clone();
+            let spawned = std::thread::Builder::new()
+                .name("heliograph-reclaim".into())
+                .spawn(move || reclaim_loop(&shared));
+            if spawned.is_err() {
+                // no thread: free now; the stream order still protects heliograph's
+                // own work
+                if let Ok(mut q) = s.queue.lock() {
+                    for (b, n) in q.drain(..) {
+                        LIVE_BYTES.fetch_sub(n, Ordering::Relaxed);
+                        drop(b);
+                    }
+                }
+            }
+        });
+    }
+}
+
+fn reclaim_loop(s: &ReclaimShared) {
+    loop {
+        let batch: Vec<(DeviceBuffer, usize)> = {
+            let Ok(mut q) = s.queue.lock() else { return };
+            while q.is_empty() {
+                q = match s.wake.wait(q) {
+                    Ok(q) => q,
+                    Err(_) => return,
+                };
+            }
+            std::mem::take(&mut *q)
+        };
+        // every consumer kernel queued before the buffers were handed over is done
+        // when this returns (an error, e.g. a faulted context, frees them anyway)
+        if s.ctx.bind_to_thread().is_ok() {
+            // SAFETY: synchronises the bound context; touches no memory.
+            let _ = unsafe { dsys::cuCtxSynchronize() };
+        }
+        for (b, n) in batch {
+            LIVE_BYTES.fetch_sub(n, Ordering::Relaxed);
+            drop(b);
+        }
+        std::thread::sleep(Duration::from_millis(1)); // batch what arrives meanwhile
     }
 }

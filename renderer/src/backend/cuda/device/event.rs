@@ -1,0 +1,141 @@
+//! Events: the fences every reader of device memory orders itself after (DESIGN.md §4).
+//!
+//! A fence is recorded without timing (cheaper to record) and with blocking sync: a
+//! host thread that waits on it sleeps instead of spinning. [`Event::wait`] first polls
+//! for a short while, so a wait for work that is about to finish returns within
+//! microseconds, then blocks in the driver.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cudarc::driver::{sys as dsys, CudaContext, DriverError};
+
+use crate::error::{Error, Result};
+
+/// How long a host wait polls before it blocks: a render of a few hundred
+/// microseconds is waited for by polling (a blocked thread wakes tens of microseconds
+/// late), a long one by sleeping.
+pub(crate) const SPIN: Duration = Duration::from_millis(2);
+
+/// A CUDA event (`CUevent`) without timing, waited on by blocking.
+pub(crate) struct Event {
+    ev: dsys::CUevent,
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: a CUevent may be recorded, queried and waited on from any thread of its
+// context (each call binds the context first).
+unsafe impl Send for Event {}
+// SAFETY: as above; the driver's event operations are thread-safe.
+unsafe impl Sync for Event {}
+
+impl std::fmt::Debug for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Event({:p})", self.ev)
+    }
+}
+
+fn err(what: &'static str) -> impl Fn(DriverError) -> Error {
+    move |e| Error::Cuda(format!("{what}: {e:?}"))
+}
+
+impl Event {
+    /// A new event with nothing recorded.
+    pub(crate) fn new(ctx: &Arc<CudaContext>) -> Result<Event> {
+        ctx.bind_to_thread().map_err(err("binding the context"))?;
+        let mut ev = std::ptr::null_mut();
+        let flags = dsys::CUevent_flags::CU_EVENT_BLOCKING_SYNC as u32
+            | dsys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
+        // SAFETY: ev receives a new event handle.
+        unsafe { dsys::cuEventCreate(&mut ev, flags) }
+            .result()
+            .map_err(err("creating an event"))?;
+        Ok(Event {
+            ev,
+            ctx: ctx.clone(),
+        })
+    }
+
+    /// A new event recorded on `stream` (a `CUstream` handle of this context).
+    pub(crate) fn recorded(ctx: &Arc<CudaContext>, stream: dsys::CUstream) -> Result<Event> {
+        let e = Event::new(ctx)?;
+        e.record(stream)?;
+        Ok(e)
+    }
+
+    /// Records the event on `stream`, replacing what it recorded before: waits issued
+    /// afterwards wait for the work enqueued there so far.
+    pub(crate) fn record(&self, stream: dsys::CUstream) -> Result<()> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(err("binding the context"))?;
+        // SAFETY: the event is live; the stream is a live stream of this context (or
+        // one of the special handles 1, 2).
+        unsafe { dsys::cuEventRecord(self.ev, stream) }
+            .result()
+            .map_err(|e| Error::Cuda(format!("recording an event on stream {:p}: {e:?}", stream)))
+    }
+
+    /// Makes `stream` wait for the event, without blocking the host.
+    pub(crate) fn order(&self, stream: dsys::CUstream) -> Result<()> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(err("binding the context"))?;
+        // SAFETY: the event is live; the stream per the caller's promise.
+        unsafe { dsys::cuStreamWaitEvent(stream, self.ev, 0) }
+            .result()
+            .map_err(|e| {
+                Error::Cuda(format!(
+                    "making stream {:p} wait for an event: {e:?}",
+                    stream
+                ))
+            })
+    }
+
+    /// Whether the recorded work has finished; the error of the work that failed.
+    pub(crate) fn query(&self) -> Result<bool> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(err("binding the context"))?;
+        // SAFETY: the event is live.
+        match unsafe { dsys::cuEventQuery(self.ev) } {
+            dsys::cudaError_enum::CUDA_SUCCESS => Ok(true),
+            dsys::cudaError_enum::CUDA_ERROR_NOT_READY => Ok(false),
+            e => Err(Error::Cuda(format!(
+                "the work this waits for failed: {e:?}"
+            ))),
+        }
+    }
+
+    /// Blocks until the recorded work has finished: polls for up to `spin`, then
+    /// sleeps in `cuEventSynchronize`. Waits for this event only, never the device.
+    pub(crate) fn wait(&self, spin: Duration) -> Result<()> {
+        let start = Instant::now();
+        while start.elapsed() < spin {
+            if self.query()? {
+                return Ok(());
+            }
+            std::hint::spin_loop();
+        }
+        // SAFETY: the event is live (the context was bound by query()).
+        unsafe { dsys::cuEventSynchronize(self.ev) }
+            .result()
+            .map_err(|e| Error::Cuda(format!("the work this waits for failed: {e:?}")))
+    }
+
+    /// The raw handle (for DLPack consumers' `cuStreamWaitEvent`).
+    pub(crate) fn handle(&self) -> usize {
+        self.ev as usize
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        // An event may be destroyed while work that records it is pending: the driver
+        // releases it once that work completes.
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: created in new() and not destroyed before.
+            let _ = unsafe { dsys::cuEventDestroy_v2(self.ev) };
+        }
+    }
+}

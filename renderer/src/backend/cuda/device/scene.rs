@@ -1,0 +1,365 @@
+//! The persistent device scene: a built scene's flat arrays, uploaded once (at the
+//! scene's first render), then patched in place on the render stream by parameter
+//! updates — exactly the records and texel ranges an update changed
+//! ([`crate::scene::loaded::Changes`]). A render reads the arrays where they are and
+//! enqueues its kernels: nothing per render flattens, hashes or uploads scene data.
+//!
+//! Patches are stream ordered: renders enqueued before an update read the old values,
+//! renders after it the new ones. A texture from NumPy goes through page-locked
+//! staging (an asynchronous DMA); one from another framework's CUDA array (an imported
+//! [`DeviceTensor`]) is copied device to device. A geometry update re-uploads the
+//! geometry arrays (the BVH was rebuilt on the host); the texels stay where they are.
+
+use super::event::Event;
+use super::memory::DeviceBuffer;
+use super::tensor::DeviceTensor;
+use super::{guarded, CudaBackend};
+use crate::backend::cuda::features::{FeatureBasis, Features};
+use crate::error::{Error, Result};
+use crate::flat::materials::{flatten_bsdf, flatten_emitter, flatten_texture};
+use crate::flat::unit_prims::{self, FlatUnitPrim};
+use crate::flat::{
+    as_bytes, flatten_camera, flatten_film, FlatCamera, FlatFilm, FlatIntegrator, FlatScene,
+};
+use crate::scene::loaded::Changes;
+use crate::scene::params::TensorData;
+use crate::scene::Scene;
+
+/// The flat arrays every scene kernel takes, in the order of `HG_SCENE_ARRAYS`
+/// (kernels/scene.cuh); the counts sit between them as that list says, a brute-force
+/// module's unit records follow them by value, and camera, film and integrator travel
+/// by value too.
+pub(crate) const SCENE_ARRAYS: [&str; 18] = [
+    "nodes",
+    "leaf",
+    "prims",
+    "shapes",
+    "positions",
+    "normals",
+    "uvs",
+    "tris",
+    "bsdfs",
+    "tables",
+    "textures",
+    "texels",
+    "emitters",
+    "env",
+    "dist1d",
+    "dist2d",
+    "dist_data",
+    "bsphere",
+];
+
+/// Index of `name` in [`SCENE_ARRAYS`].
+fn slot(name: &str) -> usize {
+    SCENE_ARRAYS
+        .iter()
+        .position(|n| *n == name)
+        .expect("a scene array name")
+}
+
+/// Arrays larger than this go through page-locked staging on updates; smaller ones are
+/// copied from ordinary memory (the driver stages them before returning).
+const STAGE_OVER: usize = 64 << 10;
+
+/// A scene's flat arrays on the device (see the module docs).
+pub struct DeviceScene {
+    arrays: Vec<DeviceBuffer>,
+    pub(crate) camera: FlatCamera,
+    pub(crate) film: FlatFilm,
+    pub(crate) integrator: FlatIntegrator,
+    pub(crate) node_count: u32,
+    pub(crate) emitter_count: u32,
+    pub(crate) env_count: u32,
+    pub(crate) unit_prims: Vec<FlatUnitPrim>,
+    pub(crate) basis: FeatureBasis,
+    /// The camera and film records in device memory (the depth kernel reads them there).
+    records: DeviceBuffer,
+    image_offsets: Vec<u32>,
+    /// Each BSDF's offset in `tables` (`u32::MAX` without a table).
+    table_offsets: Vec<u32>,
+    version: u64,
+    ordinal: usize,
+}
+
+impl std::fmt::Debug for DeviceScene {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let bytes: usize = self.arrays.iter().map(|a| a.bytes()).sum();
+        write!(
+            f,
+            "DeviceScene({bytes} bytes on cuda:{}, version {})",
+            self.ordinal, self.version
+        )
+    }
+}
+
+impl DeviceScene {
+    /// The device address of scene array `name`.
+    pub(crate) fn ptr(&self, name: &str) -> u64 {
+        self.arrays[slot(name)].ptr()
+    }
+
+    /// The device address of the camera record (then the film record at +64 bytes).
+    pub(crate) fn records_ptr(&self) -> u64 {
+        self.records.ptr()
+    }
+
+    /// The version of the scene (`LoadedScene::version`) it mirrors.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// Bytes of device memory held.
+    pub fn bytes(&self) -> usize {
+        self.arrays.iter().map(|a| a.bytes()).sum::<usize>() + self.records.bytes()
+    }
+
+    /// The plugin set of the module that renders this scene with brute force up to
+    /// `brute_max` unit records.
+    pub(crate) fn features(&self, brute_max: usize) -> Features {
+        Features::from_basis(&self.basis, brute_max)
+    }
+
+    /// A brute-force module's `UnitPrims` kernel parameter for `features`, as words.
+    pub(crate) fn unit_words(&self, features: &Features) -> Result<Vec<u32>> {
+        if !features.brute_force {
+            return Ok(Vec::new());
+        }
+        unit_prims::kernel_param(&self.unit_prims, features.unit_cap as usize).ok_or_else(|| {
+            Error::Cuda(format!(
+                "the scene has {} unit records but its brute-force module holds {}",
+                self.unit_prims.len(),
+                features.unit_cap
+            ))
+        })
+    }
+}
+
+impl CudaBackend {
+    /// Uploads `scene` (at `version`) into a new device scene, on the render stream.
+    pub fn upload_scene(&self, scene: &Scene, version: u64) -> Result<DeviceScene> {
+        guarded("uploading a scene", || {
+            let flat = FlatScene::from_scene(scene)?;
+            let mut arrays = Vec::with_capacity(SCENE_ARRAYS.len());
+            let named = flat.render_arrays();
+            for name in SCENE_ARRAYS {
+                let bytes = named
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, b)| *b)
+                    .ok_or_else(|| Error::Cuda(format!("no flat array {name}")))?;
+                arrays.push(self.upload_array(name, bytes)?);
+            }
+            let records = self.pool.alloc(112, &self.stream, "the camera and film")?;
+            let mut s = DeviceScene {
+                arrays,
+                camera: flat.camera,
+                film: flat.film,
+                integrator: flat.integrator,
+                node_count: flat.nodes.len() as u32,
+                emitter_count: flat.emitters.len() as u32,
+                env_count: flat.env_emitters.len() as u32,
+                unit_prims: flat.unit_prims.clone(),
+                basis: FeatureBasis::of(&flat),
+                records,
+                image_offsets: flat.image_offsets.clone(),
+                table_offsets: table_offsets(&flat),
+                version,
+                ordinal: self.info.ordinal,
+            };
+            self.write_records(&mut s)?;
+            Ok(s)
+        })
+    }
+
+    /// A new device buffer holding `bytes` (the first upload: ordinary memory, so a
+    /// large scene is never held twice in page-locked memory).
+    fn upload_array(&self, name: &str, bytes: &[u8]) -> Result<DeviceBuffer> {
+        let buf = self
+            .pool
+            .alloc(bytes.len(), &self.stream, &format!("the scene's {name}"))?;
+        // SAFETY: pageable memory: the driver has copied it when write() returns.
+        unsafe { buf.write(0, bytes) }?;
+        self.uploaded
+            .fetch_add(bytes.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(buf)
+    }
+
+    fn write_records(&self, s: &mut DeviceScene) -> Result<()> {
+        let mut bytes = Vec::with_capacity(112);
+        bytes.extend_from_slice(as_bytes(std::slice::from_ref(&s.camera)));
+        bytes.extend_from_slice(as_bytes(std::slice::from_ref(&s.film)));
+        self.write_array(&s.records, 0, &bytes)
+    }
+
+    /// Applies an update's `changes` (the scene is now `scene`, at `version`): patches
+    /// the records, texel ranges and arrays that changed, on the render stream.
+    pub fn update_scene(
+        &self,
+        s: &mut DeviceScene,
+        scene: &Scene,
+        changes: &Changes,
+        version: u64,
+    ) -> Result<()> {
+        guarded("updating a scene on the device", || {
+            if changes.geometry || !changes.dists.is_empty() {
+                self.replace_arrays(s, scene)?;
+            } else {
+                self.patch_records(s, scene, changes)?;
+            }
+            for c in &changes.images {
+                self.patch_image(s, scene, c.image, &c.data)?;
+            }
+            if changes.sensor {
+                s.camera = flatten_camera(&scene.sensor.camera);
+                s.film = flatten_film(&scene.sensor.film);
+                self.write_records(s)?;
+            }
+            s.version = version;
+            Ok(())
+        })
+    }
+
+    /// Texture, BSDF and emitter records, each written where it lives.
+    fn patch_records(&self, s: &mut DeviceScene, scene: &Scene, changes: &Changes) -> Result<()> {
+        for &t in &changes.textures {
+            let rec = flatten_texture(&scene.textures.records[t as usize], &s.image_offsets);
+            let at = t as usize * std::mem::size_of_val(&rec);
+            self.write_array(&s.arrays[slot("textures")], at, as_bytes(&[rec]))?;
+        }
+        for &b in &changes.bsdfs {
+            let mut tables = Vec::new();
+            let mut rec = flatten_bsdf(&scene.bsdfs[b as usize], &mut tables);
+            if !tables.is_empty() {
+                rec.table = s.table_offsets[b as usize];
+                let at = rec.table as usize * 4;
+                self.write_array(&s.arrays[slot("tables")], at, as_bytes(&tables))?;
+            }
+            let at = b as usize * std::mem::size_of_val(&rec);
+            self.write_array(&s.arrays[slot("bsdfs")], at, as_bytes(&[rec]))?;
+        }
+        for &e in &changes.emitters {
+            let rec = flatten_emitter(&scene.emitters[e as usize], &s.image_offsets);
+            let at = e as usize * std::mem::size_of_val(&rec);
+            self.write_array(&s.arrays[slot("emitters")], at, as_bytes(&[rec]))?;
+        }
+        Ok(())
+    }
+
+    /// Every array but the texels, from a new flattening (geometry or sampling
+    /// distributions changed): written in place where the size is the same, else
+    /// reallocated (the old buffer is freed after the renders that read it).
+    fn replace_arrays(&self, s: &mut DeviceScene, scene: &Scene) -> Result<()> {
+        let flat = FlatScene::from_scene_with(scene, false)?;
+        for (name, bytes) in flat.render_arrays() {
+            if name == "texels" || !SCENE_ARRAYS.contains(&name) {
+                continue;
+            }
+            let buf = &mut s.arrays[slot(name)];
+            if buf.bytes() == bytes.len() {
+                self.write_array(buf, 0, bytes)?;
+            } else {
+                *buf = self.upload_array(name, bytes)?;
+            }
+        }
+        s.node_count = flat.nodes.len() as u32;
+        s.unit_prims = flat.unit_prims.clone();
+        s.basis = FeatureBasis::of(&flat);
+        s.table_offsets = table_offsets(&flat);
+        s.camera = flat.camera;
+        s.film = flat.film;
+        self.write_records(s)
+    }
+
+    /// Writes `bytes` at `at`: through page-locked staging when large (an asynchronous
+    /// DMA: the host never waits for queued renders), directly when small.
+    fn write_array(&self, buf: &DeviceBuffer, at: usize, bytes: &[u8]) -> Result<()> {
+        self.uploaded
+            .fetch_add(bytes.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        if bytes.len() <= STAGE_OVER {
+            // SAFETY: pageable memory, copied before write() returns.
+            return unsafe { buf.write(at, bytes) };
+        }
+        let mut lease = self.readers.staging.lease(bytes.len())?;
+        lease.as_mut_slice().copy_from_slice(bytes);
+        // SAFETY: the staging buffer stays leased until the DMA's event below completed.
+        unsafe { buf.write(at, lease.as_slice()) }?;
+        lease.release_after(Event::recorded(&self.ctx, buf.stream().cu_stream())?);
+        Ok(())
+    }
+
+    /// Image `image`'s texel range from `data`: host values through staging, an
+    /// imported device tensor device to device.
+    fn patch_image(
+        &self,
+        s: &DeviceScene,
+        scene: &Scene,
+        image: u32,
+        data: &TensorData,
+    ) -> Result<()> {
+        let i = image as usize;
+        let at = *s
+            .image_offsets
+            .get(i)
+            .ok_or_else(|| Error::Cuda(format!("internal error: no image {image}")))?
+            as usize
+            * 4;
+        let len = scene.textures.images[i].data.len();
+        let texels = &s.arrays[slot("texels")];
+        match data {
+            TensorData::Host(p) => {
+                if p.data.len() != len {
+                    return Err(size_error(image, len, p.data.len()));
+                }
+                self.write_array(texels, at, as_bytes(&p.data))
+            }
+            TensorData::Device(d) => {
+                let t = d.as_any().downcast_ref::<DeviceTensor>().ok_or_else(|| {
+                    Error::Cuda("device values of another backend cannot be used here".into())
+                })?;
+                if t.len() != len {
+                    return Err(size_error(image, len, t.len()));
+                }
+                if t.ordinal() != s.ordinal {
+                    return Err(Error::Cuda(format!(
+                        "the texture lives on cuda:{}, the scene on cuda:{}",
+                        t.ordinal(),
+                        s.ordinal
+                    )));
+                }
+                // the tensor's writes (its import) come first; its memory is freed on
+                // this stream after the copy, whenever the tensor is dropped
+                t.order_stream(texels.stream().cu_stream() as usize)?;
+                // SAFETY: the tensor holds len floats and lives until the copy ran
+                // (stream-ordered free); the range lies in the texels (checked in copy).
+                unsafe { texels.copy_from_device(at, t.device_ptr(), len * 4) }
+            }
+        }
+    }
+}
+
+fn size_error(image: u32, want: usize, got: usize) -> Error {
+    Error::Cuda(format!(
+        "internal error: image {image} holds {want} values, the update {got}"
+    ))
+}
+
+/// Each BSDF's table offset in `flat.tables` (`u32::MAX` without one).
+fn table_offsets(flat: &FlatScene) -> Vec<u32> {
+    flat.bsdfs
+        .iter()
+        .map(|b| {
+            if b.kind == crate::flat::materials::bsdf_kind::ROUGH_PLASTIC {
+                b.table
+            } else {
+                u32::MAX
+            }
+        })
+        .collect()
+}
+
+// The Python binding keeps a scene's device copy next to it, shared across threads.
+const _: fn() = || {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<DeviceScene>();
+};

@@ -1,0 +1,11 @@
+//! Tensors on the host and the DLPack structs that share them: 64-byte aligned float
+//! buffers ([`buffer`]), the DLPack C structs ([`dlpack`]) and reading any producer's
+//! host tensor into float32 ([`strided`]). The Python binding keeps only the capsule
+//! glue and the Python protocol methods.
+
+pub mod buffer;
+pub mod dlpack;
+pub mod strided;
+
+pub use buffer::Buffer;
+pub use strided::{check_dtype, layout, read_host, HostArray, Layout};
