@@ -8,12 +8,14 @@
     image = mi.render(scene, spp=16)        # returns at once; reading waits
     mi.util.write_bitmap("cbox.png", image)
 
-The compiled core lives in the private module ``heliograph._native``.
+The compiled core lives in the private module ``heliograph._native``. The command
+line (``heliograph render scene.xml``, ``python -m heliograph``) is in ``__main__``;
+``pip install "heliograph[cuda]"`` adds the CUDA backend's compiler (NVRTC).
 """
 
 from __future__ import annotations
 
-from . import util
+from . import _nvrtc, util
 from ._bitmap import Bitmap
 from ._cbox import cornell_box
 from ._color import Color3f, ScalarColor3f
@@ -41,6 +43,9 @@ from ._native import (
     variants,
 )
 from ._transform import ScalarTransform4f
+
+# Before the CUDA backend can open: where the nvidia-cuda-nvrtc wheel may be.
+_nvrtc.register()
 
 __all__ = [
     "Bitmap",

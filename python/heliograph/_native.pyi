@@ -1,7 +1,7 @@
 """Type stubs for the compiled module ``heliograph._native``."""
 
 import os
-from typing import Any, Iterator, List, Optional, Tuple, Union
+from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from typing_extensions import final
@@ -16,13 +16,16 @@ __all__ = [
     "TensorXf",
     "VariantError",
     "__version__",
+    "_cli_main",
     "_cuda_fence_count",
     "_cuda_held_bytes",
     "_cuda_live_buffers",
     "_live_exports",
+    "_nvrtc_path",
     "_parked_imports",
     "_pixels",
     "_read_image",
+    "_set_nvrtc_search_paths",
     "_write_image",
     "cuda_stream",
     "load_dict",
@@ -124,5 +127,8 @@ def _cuda_live_buffers() -> Tuple[int, int]: ...
 def _cuda_held_bytes() -> Tuple[int, int]: ...
 def _cuda_fence_count(t: TensorXf) -> int: ...
 def _parked_imports() -> int: ...
+def _cli_main(argv: Sequence[Union[str, os.PathLike[str]]]) -> int: ...
+def _set_nvrtc_search_paths(paths: Sequence[Union[str, os.PathLike[str]]]) -> None: ...
+def _nvrtc_path() -> str: ...
 def sync_device() -> None: ...
 def cuda_stream() -> int: ...

@@ -14,6 +14,7 @@ pub mod tensor;
 
 use std::sync::atomic::Ordering;
 
+use heliograph::backend::cuda::nvrtc_lib;
 use heliograph::io::{read_image, write_image, Image};
 use heliograph::Loc;
 use pyo3::prelude::*;
@@ -91,6 +92,29 @@ fn _live_exports() -> isize {
     dlpack::LIVE_EXPORTS.load(Ordering::Relaxed)
 }
 
+/// Runs the `heliograph` command line on `argv` (the program name first) in this process
+/// and returns its exit code: the same program as the Rust binary (`heliograph::cli`).
+#[pyfunction]
+fn _cli_main(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> i32 {
+    py.detach(|| heliograph::cli::main_with_args(argv))
+}
+
+/// Sets the folders searched, in order, for the `nvidia-cuda-nvrtc` wheel's NVRTC
+/// (`<folder>/nvidia/cu13/lib/libnvrtc.so.13`); the package passes `sys.path` at import.
+#[pyfunction]
+fn _set_nvrtc_search_paths(paths: Vec<std::path::PathBuf>) {
+    nvrtc_lib::set_python_paths(paths);
+}
+
+/// The NVRTC library file the CUDA backend uses, found now if the backend has not
+/// opened yet (no GPU needed); `CudaUnavailableError` naming every place tried if none.
+#[pyfunction]
+fn _nvrtc_path(py: Python<'_>) -> PyResult<String> {
+    py.detach(nvrtc_lib::load)
+        .map(|n| n.path.display().to_string())
+        .map_err(to_py)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", heliograph::VERSION)?;
@@ -118,5 +142,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cuda::_cuda_held_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(cuda::_cuda_fence_count, m)?)?;
     m.add_function(wrap_pyfunction!(cuda::_parked_imports, m)?)?;
+    m.add_function(wrap_pyfunction!(_cli_main, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_nvrtc_search_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(_nvrtc_path, m)?)?;
     Ok(())
 }

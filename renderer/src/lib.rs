@@ -5,9 +5,14 @@
 //! [`scene::Scene`] of plain-data plugin records indexed by `u32` handles, and a
 //! backend renders it into a film.
 
+// The CLI module (moved from the binary) names the crate `heliograph::`; this alias keeps
+// that code unchanged.
+extern crate self as heliograph;
+
 pub mod accel;
 pub mod backend;
 pub mod bsdfs;
+pub mod cli;
 pub mod emitters;
 pub mod error;
 pub mod films;

@@ -364,7 +364,7 @@ fn nvrtc_compiles_the_kernels_for_sm_90() {
         ));
     }
     for (label, module, prelude) in jobs {
-        match nvrtc_compile_offline(module, &prelude, "sm_90") {
+        match nvrtc_compile_offline(module, &prelude, "sm_90", &[]) {
             Ok((bytes, secs)) => {
                 println!("HG_GPU_STAT nvrtc module={label} cubin_bytes={bytes} seconds={secs:.2}");
                 assert!(bytes > 0);

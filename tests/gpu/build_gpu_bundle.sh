@@ -30,11 +30,14 @@ done
 cargo build -p heliograph --release --features cuda --bin heliograph
 cp target/release/heliograph "$BUNDLE/bin/heliograph"
 strip --strip-debug "$BUNDLE"/bin/* 2>/dev/null || true
-# The abi3 wheel (the cuda feature is on by default), built as users build it.
+# The wheel users get (the cuda feature is on by default): abi3, manylinux_2_34, built
+# by maturin as tests/run_all.sh builds it (pip wheel ./python would tag it for this
+# machine only).
 rm -rf "$BUNDLE/wheels"
 PY=target/pyenv/bin/python
-[ -x "$PY" ] || { python3 -m venv target/pyenv && "$PY" -m pip install -q numpy pytest; }
-"$PY" -m pip wheel -q --no-deps -w "$BUNDLE/wheels" ./python
+[ -x "$PY" ] || python3 -m venv target/pyenv
+"$PY" -m pip install -q --disable-pip-version-check numpy pytest "maturin>=1.16,<2"
+"$PY" -m maturin build --release -m python/Cargo.toml -i "$PY" -o "$BUNDLE/wheels"
 rm -rf "$BUNDLE/scenes" "$BUNDLE/assets"
 cp -r scenes assets "$BUNDLE/"
 cp tests/gpu/run_gpu_checks.sh "$BUNDLE/"

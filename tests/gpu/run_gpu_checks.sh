@@ -99,6 +99,17 @@ if want python; then
       run "python GPU suite + reproduction" "$LOGS/py_gpu.log" bash "$ROOT/tests/gpu/run_python_gpu.sh" "$SITE"
       tail -60 "$LOGS/py_gpu.log"
     fi
+    # NVRTC found in the nvidia-cuda-nvrtc wheel's layout with the system's hidden. Last:
+    # it puts a copy of NVRTC into SITE for its own runs (removed at its exit); exit 2
+    # (no mount namespace, no NVRTC 13 to copy) is a skip, not a failure.
+    if [ -f "$ROOT/tests/gpu/check_nvrtc_wheel_layout.sh" ]; then
+      t0=$SECONDS
+      timeout -k 10 600 bash "$ROOT/tests/gpu/check_nvrtc_wheel_layout.sh" "$SITE" >"$LOGS/nvrtc_wheel.log" 2>&1
+      rc=$?
+      grep -E '^(system NVRTC|----|NVRTC|cuda_rgb|  /|PASS|FAIL|SKIP|no |wheel layout)' "$LOGS/nvrtc_wheel.log" | head -60
+      case $rc in 0) r=ok ;; 2) r=skip ;; *) r=FAIL:$rc; FAILED=1 ;; esac
+      ROWS+=("$(printf '%-34s %-6s %6s %6s %8.2fs' "NVRTC from the wheel layout" "$r" - - "$((SECONDS - t0))")")
+    fi
   else
     echo "could not install the wheel:"; cat "$LOGS/wheel.log"; FAILED=1; ROWS+=("python wheel: install failed")
   fi

@@ -8,7 +8,8 @@
 //! an event recorded after the last write — never on the whole device.
 //!
 //! Without the feature the same API exists, and [`CudaBackend::new`] returns
-//! [`Error::CudaUnavailable`]; this module is the only place that looks at the feature.
+//! [`Error::CudaUnavailable`]; this module (and [`nvrtc_lib`]'s loader, which needs
+//! cudarc) is the only place that looks at the feature.
 //!
 //! What runs on the GPU: the `direct` and `path` integrators as megakernels (one thread
 //! = one sample path; `renderer/kernels/render.cu`) over every shape, BSDF, texture and
@@ -28,6 +29,7 @@
 pub mod cache;
 pub mod features;
 pub mod kernels;
+pub mod nvrtc_lib;
 
 #[cfg(feature = "cuda")]
 mod device;
@@ -62,9 +64,31 @@ pub fn wavefront_bounce_launches(max_depth: u32) -> u32 {
     max_depth.saturating_sub(1).min(WAVEFRONT_BOUNCES)
 }
 
-/// The oldest architecture the kernels are written for (Volta: independent thread
-/// scheduling). NVRTC may start later (CUDA 13: sm_75); [`check_nvrtc_targets`] says so.
-pub const MIN_COMPUTE_CAPABILITY: (i32, i32) = (7, 0);
+/// The oldest architecture supported: Turing. The kernels need Volta's independent
+/// thread scheduling (7.0), but NVRTC 13, the version the CUDA bindings are built for,
+/// generates code for 7.5 and newer only (`nvrtcGetSupportedArchs`: sm_75 to sm_121 in
+/// 13.0); [`check_nvrtc_targets`] catches a GPU newer than the NVRTC found.
+pub const MIN_COMPUTE_CAPABILITY: (i32, i32) = (7, 5);
+
+/// The oldest driver supported (`cuDriverGetVersion`): CUDA 13.0, the driver API the
+/// bindings are built for (driver branch 580 and newer).
+pub const MIN_DRIVER_VERSION: i32 = 13000;
+
+/// Checks the driver's CUDA version (`cuDriverGetVersion`, e.g. 12080 for 12.8) against
+/// [`MIN_DRIVER_VERSION`]; an older driver lacks entry points the bindings call.
+pub fn check_driver_version(version: i32) -> Result<()> {
+    if version >= MIN_DRIVER_VERSION {
+        return Ok(());
+    }
+    Err(Error::CudaUnavailable(format!(
+        "the NVIDIA driver supports CUDA {}.{}, and heliograph needs CUDA {}.{} or newer \
+         (driver 580 or newer); update the NVIDIA driver",
+        version / 1000,
+        (version % 1000) / 10,
+        MIN_DRIVER_VERSION / 1000,
+        (MIN_DRIVER_VERSION % 1000) / 10
+    )))
+}
 
 /// What the backend found out about its device.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,7 +135,8 @@ impl std::fmt::Display for DeviceInfo {
 pub fn arch_for(cc: (i32, i32)) -> Result<String> {
     if cc < MIN_COMPUTE_CAPABILITY || cc.1 < 0 || cc.1 > 9 {
         return Err(Error::CudaUnavailable(format!(
-            "unsupported GPU architecture: compute capability {}.{} (heliograph needs {}.{} or newer)",
+            "unsupported GPU architecture: compute capability {}.{} (heliograph needs {}.{} or \
+             newer: Turing, as NVRTC 13 targets no older GPU)",
             cc.0, cc.1, MIN_COMPUTE_CAPABILITY.0, MIN_COMPUTE_CAPABILITY.1
         )));
     }
@@ -184,16 +209,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn architectures_below_volta_are_refused() {
+    fn architectures_below_turing_are_refused() {
         assert_eq!(arch_for((9, 0)).unwrap(), "sm_90");
-        assert_eq!(arch_for((7, 0)).unwrap(), "sm_70");
+        assert_eq!(arch_for((7, 5)).unwrap(), "sm_75");
         assert_eq!(arch_for((12, 0)).unwrap(), "sm_120");
-        let e = arch_for((6, 1)).unwrap_err().to_string();
+        let e = arch_for((7, 0)).unwrap_err().to_string();
         assert!(
-            e.contains("6.1") && e.contains("7.0") && e.contains("unavailable"),
+            e.contains("7.0") && e.contains("7.5") && e.contains("unavailable"),
             "{e}"
         );
-        assert!(arch_for((5, 2)).is_err());
+        assert!(arch_for((6, 1)).is_err() && arch_for((5, 2)).is_err());
         let cuda13 = [75, 80, 86, 87, 89, 90, 100, 120];
         assert!(check_nvrtc_targets((9, 0), &cuda13, (13, 0)).is_ok());
         let e = check_nvrtc_targets((7, 0), &cuda13, (13, 0))
@@ -214,6 +239,17 @@ mod tests {
         let depth = compile_options("sm_90", kernels::DEPTH_MODULE);
         assert!(depth.contains(&"--fmad=false".to_string()));
         assert!(!depth.iter().any(|o| o.starts_with("--prec-")));
+    }
+
+    #[test]
+    fn drivers_older_than_cuda_13_are_refused_with_both_versions() {
+        assert!(check_driver_version(13000).is_ok());
+        assert!(check_driver_version(13020).is_ok());
+        let e = check_driver_version(12080).unwrap_err().to_string();
+        assert!(
+            e.starts_with("CUDA unavailable:") && e.contains("CUDA 12.8") && e.contains("13.0"),
+            "{e}"
+        );
     }
 
     #[test]

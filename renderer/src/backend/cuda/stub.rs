@@ -33,7 +33,12 @@ pub fn device_count() -> Result<usize> {
 }
 
 /// NVRTC compile of a kernel module: an error, in this build.
-pub fn nvrtc_compile_offline(_module: &str, _prelude: &str, _arch: &str) -> Result<(usize, f64)> {
+pub fn nvrtc_compile_offline(
+    _module: &str,
+    _prelude: &str,
+    _arch: &str,
+    _extra: &[String],
+) -> Result<(usize, f64)> {
     Err(unavailable())
 }
 

@@ -100,14 +100,17 @@ pub fn libraries_present() -> Result<()> {
             "no NVIDIA driver found (libcuda.so could not be loaded)".into(),
         ));
     }
-    // SAFETY: as above.
-    if !unsafe { nsys::is_culib_present() } {
-        return Err(Error::CudaUnavailable(
-            "NVRTC not found (libnvrtc.so could not be loaded; install the CUDA 13 runtime compiler)"
-                .into(),
-        ));
-    }
-    Ok(())
+    // Before any other driver call: an older driver lacks entry points of the CUDA 13
+    // bindings, on whose first use cudarc would panic.
+    let mut version = 0;
+    guarded("cuDriverGetVersion", || {
+        // SAFETY: writes one int; needs no cuInit.
+        unsafe { dsys::cuDriverGetVersion(&mut version) }
+            .result()
+            .map_err(drv("cuDriverGetVersion"))
+    })?;
+    super::check_driver_version(version)?;
+    super::nvrtc_lib::load().map(|_| ())
 }
 
 /// The number of CUDA devices (0 when the driver reports none).

@@ -207,20 +207,21 @@ impl CudaBackend {
 
 /// Compiles embedded kernel module `module` after `prelude` (a render module's
 /// [`Features::prelude`], or "") with NVRTC for `arch` (e.g. `sm_90`) with the backend's
-/// options, without a GPU or driver (NVRTC only): returns the CUBIN size and the
-/// compile time in seconds. For build-machine checks of the NVRTC dialect.
-pub fn nvrtc_compile_offline(module: &str, prelude: &str, arch: &str) -> Result<(usize, f64)> {
-    // SAFETY: only tries to dlopen the library.
-    if !unsafe { nsys::is_culib_present() } {
-        return Err(Error::CudaUnavailable(
-            "NVRTC not found (libnvrtc.so could not be loaded)".into(),
-        ));
-    }
+/// options and then `extra` (a render module's register cap), without a GPU or driver
+/// (NVRTC only): returns the CUBIN size and the compile time in seconds. For
+/// build-machine checks of the NVRTC dialect.
+pub fn nvrtc_compile_offline(
+    module: &str,
+    prelude: &str,
+    arch: &str,
+    extra: &[String],
+) -> Result<(usize, f64)> {
+    crate::backend::cuda::nvrtc_lib::load()?;
     let source = format!("{prelude}{}", kernels::assemble(module)?);
+    let mut options = compile_options(arch, module);
+    options.extend_from_slice(extra);
     let t = std::time::Instant::now();
-    let cubin = guarded("NVRTC", || {
-        compile_cubin(module, &source, &compile_options(arch, module))
-    })?;
+    let cubin = guarded("NVRTC", || compile_cubin(module, &source, &options))?;
     Ok((cubin.len(), t.elapsed().as_secs_f64()))
 }
 

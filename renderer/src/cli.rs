@@ -1,6 +1,12 @@
 //! The `heliograph` command-line tool: `render` a Mitsuba 3 scene file, or show
 //! its objects and parameters with `info`.
+//!
+//! It lives in the library so that the Rust binary (`src/main.rs`) and the Python
+//! package's `heliograph` command (`heliograph._native._cli_main`) are the same program.
+//! It is the one place that uses `anyhow`; it names the crate `heliograph::`, as it did
+//! as a binary (lib.rs aliases the crate to itself).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,6 +26,10 @@ use heliograph::scene::{self, ObjectDesc, Value};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// The NVRTC library to use (a libnvrtc.so.13 file); default: $HELIOGRAPH_NVRTC, else the
+    /// Python environment's nvidia-cuda-nvrtc wheel, else the system's
+    #[arg(long, global = true, value_name = "PATH")]
+    nvrtc: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -76,8 +86,34 @@ fn parse_defines(defs: &[String]) -> Result<Vec<(String, String)>> {
         .collect()
 }
 
-fn main() {
-    let cli = Cli::parse();
+/// Runs the CLI on `args` (the program name first, as `std::env::args_os()` gives them)
+/// and returns the process exit code: 0 on success, 1 on an error (printed to stderr),
+/// clap's codes for usage errors (2) and `--help`/`--version` (0). The `heliograph`
+/// binary and the Python package's `heliograph` command both run this.
+pub fn main_with_args<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let code = run(args);
+    // The Python entry point exits through the interpreter, not Rust's runtime.
+    let _ = std::io::stdout().flush();
+    code
+}
+
+fn run<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    heliograph::backend::cuda::nvrtc_lib::set_flag_path(cli.nvrtc);
     let res = match cli.command {
         Command::Render {
             scene,
@@ -99,8 +135,9 @@ fn main() {
     };
     if let Err(e) = res {
         eprintln!("error: {e:#}");
-        std::process::exit(1);
+        return 1;
     }
+    0
 }
 
 fn render(

@@ -1,0 +1,408 @@
+//! NVRTC compiles every kernel module the renderer can ask for, for `sm_90` and for the
+//! oldest supported architecture, on a machine without a GPU (NVRTC needs none): a CUDA
+//! C error anywhere, or a ptxas failure (registers, stack) on some variant, fails CI.
+//!
+//! Modules: `depth.cu` (the `depth` integrator), `parity.cu` (the plugin parity kernel)
+//! and the `render.cu` module of a plugin set ([`Features`], backend/cuda/features.rs).
+//! There are millions of plugin sets (8 BSDF, 3 texture, 5 emitter and 4 shape kinds,
+//! 2 integrators, 4 film placements, 5 stack sizes or 12 brute-force capacities, the
+//! wavefront and ray-counting variants), so this compiles a covering set instead. What a
+//! set changes in the compiled code:
+//!
+//! - four `#if` switches (features.cuh, render.cu, scene.cuh, geometry.cuh,
+//!   wavefront.cuh): the integrator (`direct`, `path` as a megakernel, `path` as
+//!   wavefront kernels), `HG_INLINE_ALL` (inlined or out-of-line plugin calls),
+//!   `HG_BRUTE_FORCE` (every unit record or the BVH) and `HG_COUNT_RAYS`. Every value of
+//!   each is compiled together with every value of each other one (a pairwise covering
+//!   array: 8 modules instead of all 24 combinations). The switches select separate
+//!   pieces of code (the wavefront kernels, the intersection loop, a counter in the two
+//!   trace calls, the plugins' inline attribute), so what breaks only in company breaks
+//!   with one other switch: inlining, which puts all the code in one function, or the
+//!   integrator, which is the code the others are called from.
+//! - the kind sets: every `HG_CASE` body is parsed in every module, but only the kinds
+//!   present reach code generation, where inlined or not they meet ptxas in different
+//!   company. So every kind of every category, and every film placement, is present in
+//!   at least one inlined and one out-of-line module (asserted below against the
+//!   generic sets of features.cuh, so a new plugin kind must join a module here); stacks
+//!   of 8 to 128 entries and brute-force capacities of 4 to 48 records occur too.
+//!
+//! The render modules are assembled as the backend assembles them (device/module.rs
+//! `render_kernels`: the prelude, `HG_COUNT_RAYS`, then render.cu) with its default
+//! register cap. NVRTC is found as the backend finds it (`HELIOGRAPH_NVRTC`, which
+//! tests/run_all.sh points at the `nvidia-cuda-nvrtc` wheel it installs under target/);
+//! without one the test prints SKIP and passes, unless `HELIOGRAPH_REQUIRE_NVRTC=1`.
+#![cfg(feature = "cuda")]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use heliograph::backend::cuda::features::{
+    Features, FILM_BOX, FILM_GAUSSIAN, FILM_JITTER, FILM_TENT, MIN_STACK, UNIT_CAP_STEP,
+};
+use heliograph::backend::cuda::{
+    arch_for, kernels, nvrtc_compile_offline, nvrtc_lib, RenderTuning, MIN_COMPUTE_CAPABILITY,
+};
+use heliograph::flat::materials::{bsdf_kind as b, emitter_kind as e};
+use heliograph::flat::materials::{TEX_BITMAP, TEX_CHECKERBOARD, TEX_CONSTANT};
+use heliograph::flat::unit_prims::UNIT_RECORDS_MAX;
+use heliograph::flat::{
+    INTEGRATOR_DIRECT, INTEGRATOR_PATH, SHAPE_DISK, SHAPE_MESH, SHAPE_RECTANGLE, SHAPE_SPHERE,
+};
+
+/// How a render module runs its integrator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Direct,
+    PathMegakernel,
+    PathWavefront,
+}
+
+/// One render module of the covering set.
+#[derive(Clone, Debug)]
+struct RenderModule {
+    features: Features,
+    mode: Mode,
+    count_rays: bool,
+}
+
+impl RenderModule {
+    /// The source prefix the backend puts before render.cu for this module.
+    fn prelude(&self) -> String {
+        let mut s = self.features.prelude(self.mode == Mode::PathWavefront);
+        if self.count_rays {
+            s.push_str("#define HG_COUNT_RAYS 1\n");
+        }
+        s
+    }
+
+    fn label(&self) -> String {
+        format!(
+            "render.cu[{}]{}{}",
+            self.features.tag(),
+            if self.mode == Mode::PathWavefront {
+                "+wavefront"
+            } else {
+                ""
+            },
+            if self.count_rays {
+                "+HG_COUNT_RAYS"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+fn set(kinds: &[u32]) -> u32 {
+    kinds.iter().fold(0, |s, k| s | 1 << k)
+}
+
+/// The generic build's set `name` (every kind of the category), from features.cuh.
+fn all_kinds(name: &str) -> u32 {
+    let src = kernels::file("features.cuh").unwrap();
+    let def = format!("#define {name} 0x");
+    let line = src
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(def.as_str()))
+        .unwrap_or_else(|| panic!("features.cuh has no {def}"));
+    let hex: String = line.chars().take_while(|c| c.is_ascii_hexdigit()).collect();
+    u32::from_str_radix(&hex, 16).unwrap()
+}
+
+/// A module of the covering set: switches, then the kinds of each category.
+fn module(
+    (mode, brute_force, count_rays): (Mode, bool, bool),
+    [bsdfs, textures, emitters, shapes]: [&[u32]; 4],
+    film: u32,
+    stack_or_cap: u32,
+) -> RenderModule {
+    RenderModule {
+        features: Features {
+            bsdfs: set(bsdfs),
+            textures: set(textures),
+            emitters: set(emitters),
+            shapes: set(shapes),
+            integrators: 1
+                << if mode == Mode::Direct {
+                    INTEGRATOR_DIRECT
+                } else {
+                    INTEGRATOR_PATH
+                },
+            film: 1 << film,
+            stack: if brute_force { MIN_STACK } else { stack_or_cap },
+            brute_force,
+            unit_cap: if brute_force { stack_or_cap } else { 0 },
+        },
+        mode,
+        count_rays,
+    }
+}
+
+/// The covering set (module docs): the first four modules inline the sample path (at
+/// most five BSDF dispatch cases), the last four keep the plugin calls out of line.
+fn covering_set() -> Vec<RenderModule> {
+    use Mode::{Direct, PathMegakernel as Mega, PathWavefront as Wave};
+    let all_tex = [TEX_CONSTANT, TEX_BITMAP, TEX_CHECKERBOARD];
+    let all_emitters = [e::AREA, e::POINT, e::DIRECTIONAL, e::CONSTANT, e::ENVMAP];
+    let all_shapes = [SHAPE_MESH, SHAPE_SPHERE, SHAPE_RECTANGLE, SHAPE_DISK];
+    let all_bsdfs = [
+        b::DIFFUSE,
+        b::CONDUCTOR,
+        b::ROUGH_CONDUCTOR,
+        b::DIELECTRIC,
+        b::THIN_DIELECTRIC,
+        b::PLASTIC,
+        b::ROUGH_PLASTIC,
+        b::TWO_SIDED,
+    ];
+    let (bf, bvh) = (true, false);
+    let five = &all_bsdfs[..5];
+    vec![
+        module(
+            (Direct, bf, true),
+            [
+                five,
+                &[TEX_CONSTANT, TEX_BITMAP],
+                &[e::CONSTANT],
+                &[SHAPE_RECTANGLE],
+            ],
+            FILM_GAUSSIAN,
+            UNIT_CAP_STEP,
+        ),
+        module(
+            (Mega, bvh, false),
+            [
+                &[b::PLASTIC, b::ROUGH_PLASTIC, b::TWO_SIDED],
+                &all_tex,
+                &[e::AREA, e::ENVMAP],
+                &[SHAPE_MESH, SHAPE_RECTANGLE],
+            ],
+            FILM_TENT,
+            16,
+        ),
+        module(
+            (Wave, bf, false),
+            [
+                &[b::DIFFUSE],
+                &[TEX_CONSTANT],
+                &[e::POINT, e::DIRECTIONAL],
+                &[SHAPE_SPHERE, SHAPE_DISK],
+            ],
+            FILM_BOX,
+            20,
+        ),
+        module(
+            (Wave, bvh, true),
+            [
+                &[b::DIFFUSE, b::CONDUCTOR],
+                &[TEX_CONSTANT, TEX_CHECKERBOARD],
+                &all_emitters,
+                &all_shapes,
+            ],
+            FILM_JITTER,
+            heliograph::accel::STACK_SIZE as u32,
+        ),
+        module(
+            (Direct, bvh, false),
+            [&all_bsdfs, &all_tex, &all_emitters, &all_shapes],
+            FILM_JITTER,
+            64,
+        ),
+        module(
+            (Mega, bf, true),
+            [
+                &all_bsdfs[..6],
+                &[TEX_CONSTANT, TEX_BITMAP],
+                &[e::AREA],
+                &[SHAPE_MESH, SHAPE_RECTANGLE],
+            ],
+            FILM_GAUSSIAN,
+            UNIT_RECORDS_MAX as u32,
+        ),
+        module(
+            (Wave, bvh, true),
+            [
+                &[b::DIFFUSE, b::CONDUCTOR, b::ROUGH_PLASTIC, b::TWO_SIDED],
+                &[TEX_CONSTANT, TEX_CHECKERBOARD],
+                &[e::CONSTANT, e::ENVMAP],
+                &[SHAPE_SPHERE],
+            ],
+            FILM_BOX,
+            MIN_STACK,
+        ),
+        module(
+            (Direct, bf, false),
+            [
+                &all_bsdfs[2..],
+                &[TEX_CONSTANT],
+                &[e::POINT, e::DIRECTIONAL],
+                &[SHAPE_DISK, SHAPE_RECTANGLE],
+            ],
+            FILM_TENT,
+            UNIT_CAP_STEP,
+        ),
+    ]
+}
+
+#[test]
+fn the_covering_set_covers_every_pair_of_switches_and_every_kind_both_ways() {
+    let modules = covering_set();
+    let inline: Vec<bool> = modules.iter().map(|m| m.features.inline_all()).collect();
+    assert_eq!(inline, [true, true, true, true, false, false, false, false]);
+    // every pair of values of two different switches occurs in some module
+    let switches = |m: &RenderModule| {
+        [
+            m.mode as u8,
+            m.features.inline_all() as u8,
+            m.features.brute_force as u8,
+            m.count_rays as u8,
+        ]
+    };
+    let values = [3u8, 2, 2, 2];
+    for a in 0..4 {
+        for b in a + 1..4 {
+            for va in 0..values[a] {
+                for vb in 0..values[b] {
+                    assert!(
+                        modules
+                            .iter()
+                            .map(switches)
+                            .any(|s| s[a] == va && s[b] == vb),
+                        "switches {a}={va} and {b}={vb} never compiled together"
+                    );
+                }
+            }
+        }
+    }
+    let union = |inline: bool, f: fn(&Features) -> u32| {
+        modules
+            .iter()
+            .filter(|m| m.features.inline_all() == inline)
+            .fold(0, |s, m| s | f(&m.features))
+    };
+    for inline in [true, false] {
+        for (name, f) in [
+            (
+                "HG_BSDF_SET",
+                (|f: &Features| f.bsdfs) as fn(&Features) -> u32,
+            ),
+            ("HG_TEX_SET", |f| f.textures),
+            ("HG_EMITTER_SET", |f| f.emitters),
+            ("HG_SHAPE_SET", |f| f.shapes),
+            ("HG_FILM_SET", |f| f.film),
+        ] {
+            assert_eq!(
+                union(inline, f),
+                all_kinds(name),
+                "{name}: some kind is never compiled {}",
+                if inline { "inlined" } else { "out of line" }
+            );
+        }
+    }
+    let preludes: Vec<String> = modules.iter().map(RenderModule::prelude).collect();
+    for d in [
+        "HG_INLINE_ALL",
+        "HG_BRUTE_FORCE",
+        "HG_PATH_WAVEFRONT",
+        "HG_COUNT_RAYS",
+    ] {
+        let n = preludes.iter().filter(|p| p.contains(d)).count();
+        assert!(n > 0 && n < preludes.len(), "{d} in {n} of the modules");
+    }
+}
+
+/// One compile job.
+struct Job {
+    label: String,
+    module: &'static str,
+    prelude: String,
+    extra: Vec<String>,
+    arch: String,
+}
+
+#[test]
+fn nvrtc_compiles_every_module_for_sm_90_and_the_oldest_architecture() {
+    let require = std::env::var("HELIOGRAPH_REQUIRE_NVRTC").is_ok_and(|v| v == "1");
+    match nvrtc_lib::load() {
+        Ok(n) => println!(
+            "NVRTC {}.{} from {}",
+            n.version.0,
+            n.version.1,
+            n.path.display()
+        ),
+        Err(why) => {
+            assert!(!require, "HELIOGRAPH_REQUIRE_NVRTC=1 but {why}");
+            println!("SKIP: nvrtc_compiles_every_module: {why}");
+            return;
+        }
+    }
+    let cap = match RenderTuning::default().max_registers {
+        0 => Vec::new(),
+        n => vec![format!("--maxrregcount={n}")],
+    };
+    let oldest = arch_for(MIN_COMPUTE_CAPABILITY).unwrap();
+    let mut jobs = Vec::new();
+    for arch in ["sm_90".to_string(), oldest] {
+        for m in covering_set() {
+            jobs.push(Job {
+                label: m.label(),
+                module: kernels::RENDER_MODULE,
+                prelude: m.prelude(),
+                extra: cap.clone(),
+                arch: arch.clone(),
+            });
+        }
+        for module in [kernels::DEPTH_MODULE, kernels::PARITY_MODULE] {
+            jobs.push(Job {
+                label: module.into(),
+                module,
+                prelude: String::new(),
+                extra: Vec::new(),
+                arch: arch.clone(),
+            });
+        }
+    }
+    // The slow modules (out of line: many kinds) first, so the threads finish together.
+    jobs.sort_by_key(|j| !j.prelude.is_empty() && j.prelude.contains("HG_INLINE_ALL"));
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let next = AtomicUsize::new(0);
+    let results = Mutex::new(Vec::new());
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(j) = jobs.get(i) else { break };
+                let r = nvrtc_compile_offline(j.module, &j.prelude, &j.arch, &j.extra);
+                results.lock().unwrap().push((i, r));
+            });
+        }
+    });
+    let wall = t.elapsed().as_secs_f64();
+    let mut results = results.into_inner().unwrap();
+    results.sort_by_key(|(i, _)| *i);
+    let (mut failures, mut cpu) = (Vec::new(), 0.0);
+    for (i, r) in &results {
+        let j = &jobs[*i];
+        match r {
+            Ok((bytes, secs)) => {
+                cpu += secs;
+                println!("{:6} {:7.2} s {:9} B  {}", j.arch, secs, bytes, j.label);
+                assert!(*bytes > 0, "{}: empty CUBIN", j.label);
+            }
+            Err(e) => failures.push(format!("{} for {}: {e}", j.label, j.arch)),
+        }
+    }
+    println!(
+        "{} modules in {wall:.1} s on {threads} threads ({cpu:.1} s of compiling)",
+        jobs.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} modules failed:\n{}",
+        failures.len(),
+        jobs.len(),
+        failures.join("\n\n")
+    );
+}
