@@ -103,7 +103,7 @@ fn from_python(
     if v.is_instance_of::<PyInt>() || v.is_instance_of::<PyFloat>() {
         return Ok(ParamValue::Float(v.extract()?));
     }
-    if let Some(t) = transform_of(v)? {
+    if let Some(t) = transform_of(v, &format!("<parameters>: parameter \"{key}\""))? {
         return Ok(ParamValue::Transform(t));
     }
     let a = to_host_array(py, v).map_err(|e| {

@@ -49,8 +49,9 @@ use super::desc::{Category, ObjectDesc, SceneDesc};
 use super::props::{Props, Value};
 use crate::error::{Error, Result};
 
-/// Elements nested deeper than this are rejected (keeps recursion bounded).
-const MAX_DEPTH: usize = 128;
+/// Elements nested deeper than this are rejected (keeps recursion bounded); Python
+/// dicts share the limit.
+pub const MAX_DEPTH: usize = 128;
 
 /// Parses the scene file at `path`; `defines` override `<default>` values (`-D name=value`).
 pub fn load_file(path: &Path, defines: &[(String, String)]) -> Result<SceneDesc> {
