@@ -155,3 +155,26 @@ def test_a_transform_parameter_update_names_the_key():
     key = next(k for k in params.keys() if k.endswith("to_world"))
     with pytest.raises(hg.SceneError, match=rf'<parameters>: parameter "{key}": the transform matrix has an entry'):
         params[key] = _mutated_transform(NAN)
+
+
+REF_CYCLES = [
+    ("d = {'type': 'scene', 't': {'type': 'checkerboard', 'color0': {'type': 'ref', 'id': 't'}}}",
+     [r"<dict>\[t\]", r"<dict>\[t.color0\]"]),
+    ("d = {'type': 'scene', 'b': {'type': 'twosided', 'bsdf': {'type': 'ref', 'id': 'b'}},\n"
+     "     's': {'type': 'sphere', 'bsdf': {'type': 'ref', 'id': 'b'}}}",
+     [r"<dict>\[b\]", r"<dict>\[b.bsdf\]"]),
+    ("d = {'type': 'scene', 'a': {'type': 'checkerboard', 'color0': {'type': 'ref', 'id': 'b'}},\n"
+     "     'b': {'type': 'checkerboard', 'color1': {'type': 'ref', 'id': 'a'}}}",
+     [r"<dict>\[a\]", r"<dict>\[a.color0\]", r"<dict>\[b\]", r"<dict>\[b.color1\]"]),
+]
+
+
+@pytest.mark.xfail(strict=True, reason="needs cycle detection in the builder (renderer/src/scene/builder.rs): "
+                                       "today the interpreter dies of a stack overflow")
+@pytest.mark.parametrize("setup,locations", REF_CYCLES)
+def test_ref_cycles_between_objects_are_scene_errors_naming_every_location(setup, locations):
+    rc, out = _load_in_child(setup)
+    assert rc == 0, f"the interpreter died (exit status {rc}): {out[-2000:]}"
+    assert "cycle" in out, out
+    for loc in locations:
+        assert re.search(loc, out), (loc, out)

@@ -397,6 +397,8 @@ fn canonical(path: &Path) -> PathBuf {
 }
 
 #[cfg(test)]
+mod cycle_tests;
+#[cfg(test)]
 mod error_tests;
 #[cfg(test)]
 mod tests;
