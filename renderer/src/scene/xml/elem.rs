@@ -90,14 +90,14 @@ fn parse_document<'input>(text: &'input str, file: &str) -> Result<roxmltree::Do
                  use <default name=\"...\" value=\"...\"/> and $name instead",
             )),
             None => roxmltree::Document::parse_with_options(text, opts(true))
-                .map_err(|e| xml_error(e, file)),
+                .map_err(|e| xml_error(e, text, file)),
         },
-        r => r.map_err(|e| xml_error(e, file)),
+        r => r.map_err(|e| xml_error(e, text, file)),
     }
 }
 
 /// roxmltree's error at its position, the position not repeated in the message.
-fn xml_error(e: roxmltree::Error, file: &str) -> Error {
+fn xml_error(e: roxmltree::Error, text: &str, file: &str) -> Error {
     if let roxmltree::Error::NodesLimitReached = e {
         return Error::parse(
             &Loc::unknown(file),
@@ -109,10 +109,14 @@ fn xml_error(e: roxmltree::Error, file: &str) -> Error {
     }
     let pos = e.pos();
     let msg = e.to_string().replace(&format!(" at {pos}"), "");
-    Error::parse(
-        &Loc::new(file, pos.row, pos.col),
-        format!("malformed XML: {msg}"),
-    )
+    // roxmltree places a truncated document's error at 1:1; its end is where it is
+    let loc = match e {
+        roxmltree::Error::UnexpectedEndOfStream | roxmltree::Error::UnclosedRootNode => {
+            text_loc(text, file, text.len())
+        }
+        _ => Loc::new(file, pos.row, pos.col),
+    };
+    Error::parse(&loc, format!("malformed XML: {msg}"))
 }
 
 /// The location of byte offset `pos` in `text`, before a [`Source`] exists.

@@ -59,6 +59,12 @@ fn malformed_xml_reports_its_position() {
     );
     assert!(e.contains("malformed XML"), "{e}");
     err_at("", 1);
+    // a truncated file: the error is where the text stops, not at 1:1
+    let e = err_at(
+        "<scene version=\"3.0.0\">\n  <bsdf type=\"diffuse\"/>\n  <shape",
+        3,
+    );
+    assert!(e.starts_with("<string>:3:9: malformed XML"), "{e}");
 }
 
 #[test]
