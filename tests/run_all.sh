@@ -22,7 +22,14 @@ VENV=target/pyenv
 timeout 600 "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
     "jax[cpu]" nbclient nbformat ipykernel mypy ruff \
     || echo "(optional jax / nbclient / mypy not installed: their tests will skip)"
-if [ -x "$VENV/bin/ruff" ]; then "$VENV/bin/ruff" check python tests/python; fi
+if [ -x "$VENV/bin/ruff" ]; then "$VENV/bin/ruff" check python tests/python tests/fuzz; fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps ./python
+
+echo "== fuzz: 30 s each of the scene-file and load_dict fuzzers (tests/fuzz/README.md)"
+# Fixed seeds, so that a failure here reproduces (--seed 1 --case I); long runs use
+# other seeds. The example was built by cargo test above; a finding exits 1.
+cargo run -q --release -p heliograph --example fuzz_scene -- --seconds 30 --seed 1
+"$VENV/bin/python" tests/fuzz/fuzz_dict.py --seconds 30 --seed 1
+
 cd tests/python
 "../../$VENV/bin/python" -m pytest -q -W error -p no:cacheprovider
