@@ -179,6 +179,13 @@ fn run_worker(args: &Args, from: u64, deadline: Instant, tally: &mut Tally) -> u
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 let status = child.wait().map(|s| s.to_string()).unwrap_or_default();
+                if running.is_none() && next == from && from < args.execs {
+                    eprintln!(
+                        "fuzz_scene: the worker exited ({status}) before running a case: see {}",
+                        args.out.join("worker-stderr.log").display()
+                    );
+                    std::process::exit(2);
+                }
                 if let Some((i, _)) = running {
                     tally
                         .findings
