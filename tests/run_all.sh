@@ -50,7 +50,7 @@ VENV=target/pyenv
 timeout 600 "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
     "jax[cpu]" nbclient nbformat ipykernel mypy ruff auditwheel \
     || echo "(optional jax / nbclient / mypy / ruff / auditwheel not installed: their checks will skip)"
-if [ -x "$VENV/bin/ruff" ]; then "$VENV/bin/ruff" check python tests/python; fi
+if [ -x "$VENV/bin/ruff" ]; then "$VENV/bin/ruff" check python tests/python tests/fuzz; fi
 rm -rf target/wheels
 "$VENV/bin/maturin" build --release -m python/Cargo.toml -i "$VENV/bin/python" -o target/wheels
 WHEEL=$(ls target/wheels/heliograph-*.whl)
@@ -66,6 +66,12 @@ if [ -x "$VENV/bin/auditwheel" ]; then
 fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$WHEEL"
 (cd tests/python && "../../$VENV/bin/python" -m pytest -q -W error -p no:cacheprovider)
+
+echo "== fuzz: 30 s each of the scene-file and load_dict fuzzers (tests/fuzz/README.md) ($SECONDS s so far)"
+# Fixed seeds, so that a failure here reproduces (--seed 1 --case I); long runs use
+# other seeds. The example was built by cargo test above; a finding exits 1.
+cargo run -q --release -p heliograph --example fuzz_scene -- --seconds 30 --seed 1
+"$VENV/bin/python" tests/fuzz/fuzz_dict.py --seconds 30 --seed 1
 
 echo "== the wheel in a fresh virtual environment, with a bare PATH ($SECONDS s so far)"
 # heliograph (the console script), python -m heliograph and import heliograph render the

@@ -11,6 +11,10 @@
 //!   vectors; `ScalarColor3f` is a colour; `ScalarTransform4f` is a transform; `Bitmap`s, NumPy arrays and
 //!   tensors of rank 2 or 3 are in-memory pixels under the key the dict used.
 //! - Errors name the key path, e.g. `<dict>[shape.bsdf]: parameter "reflectance": ...`.
+//! - Hostile input is an error, never a crash: a dict that contains itself is a
+//!   reference cycle, dicts nest at most 128 levels (the XML element limit), and
+//!   numbers must be finite in single precision (NaN, inf and |x| > 3.4e38 are
+//!   refused here, once, rather than by each plugin).
 
 use std::sync::Arc;
 
@@ -22,6 +26,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use crate::errors::SceneError;
 use crate::tensor::to_host_array;
+use heliograph::scene::xml::MAX_DEPTH;
 
 /// Every plugin category with the names it knows, for `type` → category.
 fn registries() -> [(Category, &'static [&'static str]); 9] {
@@ -80,7 +85,11 @@ pub fn load_dict(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<SceneDesc> {
             "<dict>: load_dict() takes a scene dict ('type': 'scene'), got type \"{kind}\""
         )));
     }
-    let root = object(py, d, Category::Scene, "scene", "", true)?;
+    let mut walk = Walk {
+        py,
+        open: Vec::new(),
+    };
+    let root = walk.enter(d, "", |w| w.object(d, Category::Scene, "scene", "", true))?;
     Ok(SceneDesc {
         root: Arc::new(root),
     })
@@ -97,102 +106,144 @@ fn type_of(d: &Bound<'_, PyDict>, path: &str) -> PyResult<String> {
         .map_err(|_| SceneError::new_err(format!("{}: 'type' must be a string", loc_of(path))))
 }
 
-/// Builds one object from its dict.
-fn object(
-    py: Python<'_>,
-    d: &Bound<'_, PyDict>,
-    category: Category,
-    kind: &str,
-    path: &str,
-    top: bool,
-) -> PyResult<ObjectDesc> {
-    let loc = loc_of(path);
-    let mut props = Props::new(loc.clone());
-    let mut id = None;
-    for (k, v) in d.iter() {
-        let key: String = k.extract().map_err(|_| {
-            SceneError::new_err(format!(
-                "{loc}: dict keys must be strings, got {}",
-                k.repr().map(|r| r.to_string()).unwrap_or_default()
-            ))
-        })?;
-        match key.as_str() {
-            "type" => continue,
-            "id" if category != Category::Scene => {
-                id =
-                    Some(v.extract::<String>().map_err(|_| {
-                        SceneError::new_err(format!("{loc}: 'id' must be a string"))
-                    })?);
-                continue;
-            }
-            _ => {}
-        }
-        if key.contains('.') {
-            return Err(SceneError::new_err(format!(
-                "{loc}: the key \"{key}\" contains a '.', which separates parameter paths; use '_' instead"
-            )));
-        }
-        if key.starts_with("_arg_") {
-            return Err(SceneError::new_err(format!(
-                "{loc}: the key \"{key}\" is reserved (names starting with \"_arg_\" are generated)"
-            )));
-        }
-        let child_path = join(path, &key);
-        let value = value(py, &v, &child_path, top && category == Category::Scene)?;
-        props
-            .insert(&key, value, loc_of(&child_path))
-            .map_err(crate::errors::to_py)?;
-    }
-    Ok(ObjectDesc {
-        category,
-        kind: kind.to_string(),
-        id,
-        props,
-        loc,
-    })
+/// One conversion: the dicts being converted, outermost first, so that a dict
+/// containing itself is reported instead of recursing until the stack overflows.
+struct Walk<'py> {
+    py: Python<'py>,
+    /// Address and key path of each dict on the current path.
+    open: Vec<(usize, String)>,
 }
 
-/// Converts one dict value at `path`; `top` marks the scene's direct children.
-fn value(py: Python<'_>, v: &Bound<'_, PyAny>, path: &str, top: bool) -> PyResult<Value> {
-    let loc = loc_of(path);
-    if let Ok(d) = v.cast::<PyDict>() {
-        return dict_value(py, d, path, top);
+impl<'py> Walk<'py> {
+    /// Runs `f` with `d` on the open path: an error if `d` is already on it (a cycle)
+    /// or the path is deeper than the XML parser allows.
+    fn enter<T>(
+        &mut self,
+        d: &Bound<'_, PyDict>,
+        path: &str,
+        f: impl FnOnce(&mut Self) -> PyResult<T>,
+    ) -> PyResult<T> {
+        let addr = d.as_ptr() as usize;
+        if let Some((_, outer)) = self.open.iter().find(|(a, _)| *a == addr) {
+            return Err(SceneError::new_err(format!(
+                "{}: reference cycle: this is the same dict as {} which contains it \
+                 (share an object with {{'type': 'ref', 'id': ...}} instead)",
+                loc_of(path),
+                loc_of(outer)
+            )));
+        }
+        if self.open.len() >= MAX_DEPTH {
+            return Err(SceneError::new_err(format!(
+                "{}: dicts are nested more than {MAX_DEPTH} levels deep (the limit of \
+                 scene descriptions, as for XML elements)",
+                loc_of(path)
+            )));
+        }
+        self.open.push((addr, path.to_string()));
+        let r = f(self);
+        self.open.pop();
+        r
     }
-    if v.is_instance_of::<PyBool>() {
-        return Ok(Value::Bool(v.extract()?));
+
+    /// Builds one object from its dict.
+    fn object(
+        &mut self,
+        d: &Bound<'_, PyDict>,
+        category: Category,
+        kind: &str,
+        path: &str,
+        top: bool,
+    ) -> PyResult<ObjectDesc> {
+        let loc = loc_of(path);
+        let mut props = Props::new(loc.clone());
+        let mut id = None;
+        // a snapshot: converting a value may run Python code that edits the dict
+        for item in d.items().iter() {
+            let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+            let key: String = k.extract().map_err(|_| {
+                SceneError::new_err(format!(
+                    "{loc}: dict keys must be strings, got {}",
+                    k.repr().map(|r| r.to_string()).unwrap_or_default()
+                ))
+            })?;
+            match key.as_str() {
+                "type" => continue,
+                "id" if category != Category::Scene => {
+                    id = Some(v.extract::<String>().map_err(|_| {
+                        SceneError::new_err(format!("{loc}: 'id' must be a string"))
+                    })?);
+                    continue;
+                }
+                _ => {}
+            }
+            check_key(&key, &loc)?;
+            let child_path = join(path, &key);
+            let value = self.value(&v, &child_path, top && category == Category::Scene)?;
+            props
+                .insert(&key, value, loc_of(&child_path))
+                .map_err(crate::errors::to_py)?;
+        }
+        Ok(ObjectDesc {
+            category,
+            kind: kind.to_string(),
+            id,
+            props,
+            loc,
+        })
     }
-    if v.is_instance_of::<PyInt>() {
-        return Ok(Value::Int(v.extract().map_err(|_| {
-            SceneError::new_err(format!("{loc}: integer out of range"))
-        })?));
+
+    /// Converts one dict value at `path`; `top` marks the scene's direct children.
+    fn value(&mut self, v: &Bound<'_, PyAny>, path: &str, top: bool) -> PyResult<Value> {
+        let loc = loc_of(path);
+        if let Ok(d) = v.cast::<PyDict>() {
+            return self.enter(d, path, |w| w.dict_value(d, path, top));
+        }
+        if v.is_instance_of::<PyBool>() {
+            return Ok(Value::Bool(v.extract()?));
+        }
+        if v.is_instance_of::<PyInt>() {
+            return Ok(Value::Int(v.extract().map_err(|_| {
+                SceneError::new_err(format!("{loc}: integer out of range"))
+            })?));
+        }
+        if v.is_instance_of::<PyFloat>() {
+            return Ok(Value::Float(finite(v.extract()?, &loc)?));
+        }
+        if v.is_instance_of::<PyString>() {
+            return Ok(Value::String(v.extract()?));
+        }
+        if let Some(t) = transform_of(v, &loc.to_string())? {
+            return Ok(Value::Transform(t));
+        }
+        if let Ok(c) = v.getattr("__heliograph_color__") {
+            let c: [f64; 3] = c.extract()?;
+            return Ok(Value::Rgb(finite3(&c, &loc)?));
+        }
+        if let Ok(px) = v.getattr("__heliograph_pixels__") {
+            // a Bitmap: validated when it was made
+            let a = to_host_array(self.py, &px)?;
+            return Ok(Value::Pixels(Arc::new(pixels(a, &loc)?)));
+        }
+        self.array_value(v, &loc)
     }
-    if v.is_instance_of::<PyFloat>() {
-        return Ok(Value::Float(v.extract()?));
-    }
-    if v.is_instance_of::<PyString>() {
-        return Ok(Value::String(v.extract()?));
-    }
-    if let Some(t) = transform_of(v)? {
-        return Ok(Value::Transform(t));
-    }
-    if let Ok(c) = v.getattr("__heliograph_color__") {
-        let [r, g, b]: [f32; 3] = c.extract()?;
-        return Ok(Value::Rgb(Color::new(r, g, b)));
-    }
-    if let Ok(px) = v.getattr("__heliograph_pixels__") {
-        // a Bitmap: validated when it was made
-        let a = to_host_array(py, &px)?;
-        return Ok(Value::Pixels(Arc::new(pixels(a, &loc)?)));
-    }
-    let array_like = v.is_instance_of::<PyList>()
-        || v.is_instance_of::<PyTuple>()
-        || v.hasattr("__dlpack__")?
-        || v.hasattr("__array__")?;
-    if array_like {
-        let a = to_host_array(py, v).map_err(|e| SceneError::new_err(format!("{loc}: {e}")))?;
+
+    /// A list, tuple or array: 3 numbers are a vector, rank 2 or 3 an image.
+    fn array_value(&mut self, v: &Bound<'_, PyAny>, loc: &Loc) -> PyResult<Value> {
+        let array_like = v.is_instance_of::<PyList>()
+            || v.is_instance_of::<PyTuple>()
+            || v.hasattr("__dlpack__")?
+            || v.hasattr("__array__")?;
+        if !array_like {
+            let ty = v.get_type().name()?;
+            return Err(SceneError::new_err(format!(
+                "{loc}: unsupported value of type {ty} (expected a dict, number, bool, string, list of 3 numbers, ScalarTransform4f, Bitmap or array)"
+            )));
+        }
+        let a =
+            to_host_array(self.py, v).map_err(|e| SceneError::new_err(format!("{loc}: {e}")))?;
         if a.shape == [3] {
-            let c = &a.data;
-            return Ok(Value::Vector(Vec3::new(c[0], c[1], c[2])));
+            let c = [a.data[0] as f64, a.data[1] as f64, a.data[2] as f64];
+            return Ok(Value::Vector(finite3(&c, loc)?));
         }
         if !matches!(a.shape.len(), 2 | 3) {
             return Err(SceneError::new_err(format!(
@@ -200,63 +251,99 @@ fn value(py: Python<'_>, v: &Bound<'_, PyAny>, path: &str, top: bool) -> PyResul
                 heliograph::scene::params::shape_str(&a.shape)
             )));
         }
-        return Ok(Value::Pixels(Arc::new(pixels(a, &loc)?)));
+        Ok(Value::Pixels(Arc::new(pixels(a, loc)?)))
     }
-    let ty = v.get_type().name()?;
+
+    /// A nested dict: an object, a reference or a colour.
+    fn dict_value(&mut self, d: &Bound<'_, PyDict>, path: &str, top: bool) -> PyResult<Value> {
+        let loc = loc_of(path);
+        let kind = type_of(d, path)?;
+        let only = |allowed: &[&str]| -> PyResult<()> {
+            for k in d.keys() {
+                let k: String = k.extract().unwrap_or_default();
+                if !allowed.contains(&k.as_str()) {
+                    return Err(SceneError::new_err(format!(
+                        "{loc}: unexpected key \"{k}\" in a '{kind}' dict (allowed: {})",
+                        allowed.join(", ")
+                    )));
+                }
+            }
+            Ok(())
+        };
+        match kind.as_str() {
+            "ref" => {
+                only(&["type", "id"])?;
+                let id = d.get_item("id")?.and_then(|i| i.extract::<String>().ok());
+                let id = id.ok_or_else(|| {
+                    SceneError::new_err(format!("{loc}: a 'ref' needs a string 'id'"))
+                })?;
+                Ok(Value::Ref(id))
+            }
+            "rgb" | "spectrum" => {
+                only(&["type", "value"])?;
+                let v = d.get_item("value")?.ok_or_else(|| {
+                    SceneError::new_err(format!("{loc}: a '{kind}' needs a 'value'"))
+                })?;
+                Ok(Value::Rgb(color(self.py, &v, &loc, &kind)?))
+            }
+            "scene" => Err(SceneError::new_err(format!(
+                "{loc}: a scene cannot be nested"
+            ))),
+            _ => {
+                let cat = category_of(&kind, &loc)?;
+                let mut obj = self.object(d, cat, &kind, path, false)?;
+                if top && obj.id.is_none() {
+                    obj.id = path.rsplit('.').next().map(str::to_string);
+                }
+                Ok(Value::Object(Arc::new(obj)))
+            }
+        }
+    }
+}
+
+/// Keys may not contain the parameter-path separator nor look generated.
+fn check_key(key: &str, loc: &Loc) -> PyResult<()> {
+    if key.contains('.') {
+        return Err(SceneError::new_err(format!(
+            "{loc}: the key \"{key}\" contains a '.', which separates parameter paths; use '_' instead"
+        )));
+    }
+    if key.starts_with("_arg_") {
+        return Err(SceneError::new_err(format!(
+            "{loc}: the key \"{key}\" is reserved (names starting with \"_arg_\" are generated)"
+        )));
+    }
+    Ok(())
+}
+
+/// Scene numbers are rendered in single precision: NaN, infinities and magnitudes
+/// beyond `f32::MAX` are refused where a dict value is converted (as the XML parser
+/// does), so every plugin sees finite numbers and every error names the key.
+fn finite(v: f64, loc: &Loc) -> PyResult<f64> {
+    if v.is_finite() && (v as f32).is_finite() {
+        return Ok(v);
+    }
     Err(SceneError::new_err(format!(
-        "{loc}: unsupported value of type {ty} (expected a dict, number, bool, string, list of 3 numbers, ScalarTransform4f, Bitmap or array)"
+        "{loc}: {v:?} is not a finite number (NaN, infinities and magnitudes above \
+         3.4e38, the single-precision limit, are not allowed)"
     )))
 }
 
-/// A nested dict: an object, a reference or a colour.
-fn dict_value(py: Python<'_>, d: &Bound<'_, PyDict>, path: &str, top: bool) -> PyResult<Value> {
-    let loc = loc_of(path);
-    let kind = type_of(d, path)?;
-    let only = |allowed: &[&str]| -> PyResult<()> {
-        for k in d.keys() {
-            let k: String = k.extract().unwrap_or_default();
-            if !allowed.contains(&k.as_str()) {
-                return Err(SceneError::new_err(format!(
-                    "{loc}: unexpected key \"{k}\" in a '{kind}' dict (allowed: {})",
-                    allowed.join(", ")
-                )));
-            }
-        }
-        Ok(())
-    };
-    match kind.as_str() {
-        "ref" => {
-            only(&["type", "id"])?;
-            let id = d.get_item("id")?.and_then(|i| i.extract::<String>().ok());
-            let id = id.ok_or_else(|| {
-                SceneError::new_err(format!("{loc}: a 'ref' needs a string 'id'"))
-            })?;
-            Ok(Value::Ref(id))
-        }
-        "rgb" | "spectrum" => {
-            only(&["type", "value"])?;
-            let v = d
-                .get_item("value")?
-                .ok_or_else(|| SceneError::new_err(format!("{loc}: a '{kind}' needs a 'value'")))?;
-            Ok(Value::Rgb(color(py, &v, &loc, &kind)?))
-        }
-        "scene" => Err(SceneError::new_err(format!(
-            "{loc}: a scene cannot be nested"
-        ))),
-        _ => {
-            let cat = category_of(&kind, &loc)?;
-            let mut obj = object(py, d, cat, &kind, path, false)?;
-            if top && obj.id.is_none() {
-                obj.id = path.rsplit('.').next().map(str::to_string);
-            }
-            Ok(Value::Object(Arc::new(obj)))
-        }
+/// Three finite numbers (a colour or a vector).
+fn finite3(c: &[f64; 3], loc: &Loc) -> PyResult<Vec3> {
+    if c.iter().all(|&x| x.is_finite() && (x as f32).is_finite()) {
+        return Ok(Vec3::new(c[0] as f32, c[1] as f32, c[2] as f32));
     }
+    Err(SceneError::new_err(format!(
+        "{loc}: [{:?}, {:?}, {:?}] has a component that is not a finite number (NaN, \
+         infinities and magnitudes above 3.4e38, the single-precision limit, are not allowed)",
+        c[0], c[1], c[2]
+    )))
 }
 
 fn color(py: Python<'_>, v: &Bound<'_, PyAny>, loc: &Loc, kind: &str) -> PyResult<Color> {
     if let Ok(x) = v.extract::<f64>() {
-        return Ok(Color::splat(x as f32));
+        return finite3(&[x; 3], loc);
     }
     let a = to_host_array(py, v).map_err(|e| SceneError::new_err(format!("{loc}: {e}")))?;
     if a.shape != [3] {
@@ -270,20 +357,37 @@ fn color(py: Python<'_>, v: &Bound<'_, PyAny>, loc: &Loc, kind: &str) -> PyResul
             "{loc}: only uniform spectra (a single number) are supported"
         )));
     }
-    Ok(Color::new(a.data[0], a.data[1], a.data[2]))
+    let c = [a.data[0] as f64, a.data[1] as f64, a.data[2] as f64];
+    finite3(&c, loc)
 }
 
-/// A `ScalarTransform4f` (anything with a `__heliograph_matrix__` of 4×4 rows).
-pub fn transform_of(v: &Bound<'_, PyAny>) -> PyResult<Option<Transform>> {
+/// A `ScalarTransform4f` (anything with a `__heliograph_matrix__` of 4×4 rows);
+/// `what` starts the error message (the key path or parameter).
+pub fn transform_of(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<Transform>> {
     let Ok(m) = v.getattr("__heliograph_matrix__") else {
         return Ok(None);
     };
-    let rows: [[f32; 4]; 4] = m.extract().map_err(|_| {
-        pyo3::exceptions::PyTypeError::new_err("__heliograph_matrix__ must be 4 rows of 4 floats")
+    let rows: [[f64; 4]; 4] = m.extract().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err(format!(
+            "{what}: __heliograph_matrix__ must be 4 rows of 4 floats"
+        ))
     })?;
-    Transform::from_rows(rows)
-        .map(Some)
-        .ok_or_else(|| SceneError::new_err("the transform matrix is singular or not finite"))
+    let flat = rows.as_flattened();
+    if let Some(x) = flat
+        .iter()
+        .find(|x| !(x.is_finite() && (**x as f32).is_finite()))
+    {
+        return Err(SceneError::new_err(format!(
+            "{what}: the transform matrix has an entry {x:?} that is not a finite number \
+             (NaN, infinities and magnitudes above 3.4e38 are not allowed)"
+        )));
+    }
+    let rows = rows.map(|r| r.map(|x| x as f32));
+    Transform::from_rows(rows).map(Some).ok_or_else(|| {
+        SceneError::new_err(format!(
+            "{what}: the transform matrix is singular (not invertible) or its inverse overflows"
+        ))
+    })
 }
 
 /// Validates an image array: rank 2 or 3, 1/3/4 channels, float or uint8, finite.

@@ -2,13 +2,15 @@
 //! `heliograph._native` and re-exported by the `heliograph` package
 //! (`python/heliograph/__init__.py`). The files mirror the core's modules:
 //! `scene` (variants, loaders, render), `dict` (Mitsuba dicts), `params`
-//! (traverse/update), `tensor` (asynchronous TensorXf) and `dlpack` (export/import).
+//! (traverse/update), `tensor` (asynchronous TensorXf), `progress` (the progress
+//! line while a read waits) and `dlpack` (export/import).
 
 pub mod cuda;
 pub mod dict;
 pub mod dlpack;
 pub mod errors;
 pub mod params;
+pub mod progress;
 pub mod scene;
 pub mod tensor;
 
@@ -21,27 +23,6 @@ use pyo3::prelude::*;
 
 use crate::errors::to_py;
 use crate::tensor::{to_host_array, TensorXf};
-
-/// Turns the progress line shown while waiting for renders on or off; `delay`:
-/// seconds a wait lasts before the line appears (short renders stay quiet).
-#[pyfunction]
-#[pyo3(signature = (enabled, delay=0.5))]
-fn set_progress(enabled: bool, delay: f64) -> PyResult<()> {
-    if !(delay >= 0.0 && delay.is_finite()) {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "set_progress: delay must be a finite number of seconds >= 0, got {delay}"
-        )));
-    }
-    tensor::PROGRESS.store(enabled, Ordering::Relaxed);
-    tensor::PROGRESS_DELAY_US.store((delay * 1e6) as u64, Ordering::Relaxed);
-    Ok(())
-}
-
-/// Whether the progress line is on.
-#[pyfunction]
-fn progress() -> bool {
-    tensor::PROGRESS.load(Ordering::Relaxed)
-}
 
 /// Validates an image array for a `Bitmap` (rank, channels, dtype, finite) and
 /// returns it as a float32 (H, W, C) tensor; uint8 data is decoded from sRGB.
@@ -130,8 +111,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scene::load_string, m)?)?;
     m.add_function(wrap_pyfunction!(scene::render, m)?)?;
     m.add_function(wrap_pyfunction!(params::traverse, m)?)?;
-    m.add_function(wrap_pyfunction!(set_progress, m)?)?;
-    m.add_function(wrap_pyfunction!(progress, m)?)?;
+    m.add_function(wrap_pyfunction!(progress::set_progress, m)?)?;
+    m.add_function(wrap_pyfunction!(progress::progress, m)?)?;
     m.add_function(wrap_pyfunction!(_pixels, m)?)?;
     m.add_function(wrap_pyfunction!(_live_exports, m)?)?;
     m.add_function(wrap_pyfunction!(_read_image, m)?)?;

@@ -128,7 +128,7 @@ fn from_python(
     if v.is_instance_of::<PyInt>() || v.is_instance_of::<PyFloat>() {
         return Ok(ParamValue::Float(v.extract()?));
     }
-    if let Some(t) = transform_of(v)? {
+    if let Some(t) = transform_of(v, &format!("<parameters>: parameter \"{key}\""))? {
         return Ok(ParamValue::Transform(t));
     }
     let imported = import_any(py, v, host_to).map_err(|e| {

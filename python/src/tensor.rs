@@ -12,7 +12,7 @@
 //! `TensorXf(x)` where `x` lives (a CUDA array of any framework gives a CUDA tensor).
 
 use std::io::Cursor;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -27,11 +27,7 @@ use crate::dlpack::{
     self, Buffer, ExportArgs, Fence, HostArray, HostTo, Imported, Owner, StreamArg,
 };
 use crate::errors::{self, RenderError};
-
-/// Whether waits draw a progress line (`set_progress`).
-pub static PROGRESS: AtomicBool = AtomicBool::new(true);
-/// Renders shorter than this many microseconds draw no progress line (`set_progress`).
-pub static PROGRESS_DELAY_US: AtomicU64 = AtomicU64::new(500_000);
+use crate::progress::{ProgressLine, PROGRESS, PROGRESS_DELAY_US};
 
 enum State {
     Pending(RenderJob),
@@ -636,61 +632,4 @@ fn encode_png(data: &[f32], w: usize, h: usize, c: usize) -> Result<Vec<u8>, Str
     image::ImageEncoder::write_image(enc, &bytes, w as u32, h as u32, color)
         .map_err(|e| format!("PNG encoding failed: {e}"))?;
     Ok(out)
-}
-
-/// A one-line progress bar on `sys.stderr` (terminals and notebooks both honour `\r`).
-#[derive(Default)]
-struct ProgressLine {
-    drawn: bool,
-    last: Option<Instant>,
-}
-
-impl ProgressLine {
-    fn draw(&mut self, py: Python<'_>, done: u64, total: u64, elapsed: Duration) {
-        if self
-            .last
-            .is_some_and(|t| t.elapsed() < Duration::from_millis(100))
-        {
-            return;
-        }
-        self.last = Some(Instant::now());
-        let frac = if total > 0 {
-            done as f64 / total as f64
-        } else {
-            0.0
-        };
-        let n = (frac * 30.0) as usize;
-        let line = format!(
-            "\rRendering [{}{}] {:5.1}% ({:.1} s)",
-            "#".repeat(n),
-            " ".repeat(30 - n.min(30)),
-            frac * 100.0,
-            elapsed.as_secs_f64()
-        );
-        self.drawn |= write_stderr(py, &line);
-    }
-
-    /// Redraws a drawn bar at 100 %.
-    fn complete(&mut self, py: Python<'_>, elapsed: Duration) {
-        if self.drawn {
-            self.last = None;
-            self.draw(py, 1, 1, elapsed);
-        }
-    }
-
-    fn finish(&mut self, py: Python<'_>) {
-        if self.drawn {
-            write_stderr(py, "\n");
-            self.drawn = false;
-        }
-    }
-}
-
-fn write_stderr(py: Python<'_>, s: &str) -> bool {
-    let Ok(err) = py.import("sys").and_then(|m| m.getattr("stderr")) else {
-        return false;
-    };
-    let ok = err.call_method1("write", (s,)).is_ok();
-    let _ = err.call_method0("flush");
-    ok
 }

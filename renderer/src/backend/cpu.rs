@@ -14,7 +14,8 @@ use rayon::prelude::*;
 use super::{Progress, RenderOptions};
 use crate::error::{Error, Result};
 use crate::films::block::{Block, FilterTable};
-use crate::io::Image;
+use crate::films::Film;
+use crate::io::{gib, Image};
 use crate::math::{Color, Vec2};
 use crate::samplers::SampleRng;
 use crate::scene::Scene;
@@ -23,6 +24,12 @@ use crate::scene::Scene;
 const TILE: i32 = 16;
 /// Target number of samples per wave (bounds the time between progress updates).
 const WAVE_SAMPLES: u64 = 1 << 21;
+/// Tiles whose blocks a wave holds at once: their memory (about 8 KiB a tile) stays
+/// at tens of MiB whatever the film size, instead of rivalling the accumulator.
+const CHUNK_TILES: usize = 4096;
+/// Largest crop window the CPU backend renders at once: 16384 × 16384 pixels, about
+/// 9 GiB of accumulator and image (RGBA).
+pub const MAX_PIXELS: u64 = 1 << 28;
 
 /// Renders `scene` on all cores and blocks until done.
 pub fn render(scene: &Scene, opts: &RenderOptions) -> Result<Image> {
@@ -37,39 +44,84 @@ pub fn render_with_progress(
 ) -> Result<Image> {
     let spp = opts.resolve_spp(scene)?;
     let film = &scene.sensor.film;
+    check_film_size(film)?;
     let [cw, ch] = film.crop_size;
     let (cw, ch) = (cw as i32, ch as i32);
     let pixels = cw as u64 * ch as u64;
     progress.start(pixels * spp as u64);
     // wave size in samples per pixel
     let per_wave = ((WAVE_SAMPLES / pixels.max(1)).max(1) as u32).min(spp);
-    let border = (film.rfilter.radius() - 0.5).ceil().max(0.0) as i32;
     let tiles: Vec<(i32, i32)> = (0..ch)
         .step_by(TILE as usize)
         .flat_map(|y| (0..cw).step_by(TILE as usize).map(move |x| (x, y)))
         .collect();
-    let mut acc = Block::new(0, 0, cw, ch);
+    let mut acc = Block::try_new(0, 0, cw, ch)?;
     let table = FilterTable::new(&film.rfilter);
-    let mut s0 = 0u32;
-    while s0 < spp {
-        let s1 = (s0 + per_wave).min(spp);
-        let blocks: Result<Vec<Block>> = tiles
-            .par_iter()
-            .map(|&(tx, ty)| {
-                if progress.is_cancelled() {
-                    return Err(Error::Cancelled);
-                }
-                let b = render_tile(scene, &table, opts.seed, tx, ty, border, s0..s1);
-                progress.add(b.1);
-                Ok(b.0)
-            })
-            .collect();
-        for b in &blocks? {
-            acc.merge(b);
+    for range in waves(spp, per_wave) {
+        // merged in tile order, chunk after chunk: the same sums as all at once
+        for chunk in tiles.chunks(CHUNK_TILES) {
+            for b in &render_tiles(scene, &table, opts.seed, chunk, range.clone(), progress)? {
+                acc.merge(b);
+            }
         }
-        s0 = s1;
     }
-    Ok(acc.develop(film.alpha))
+    acc.develop(film.alpha)
+}
+
+/// Renders samples `range` of `tiles` in parallel, one block per tile, in order.
+fn render_tiles(
+    scene: &Scene,
+    table: &FilterTable,
+    seed: u64,
+    tiles: &[(i32, i32)],
+    range: std::ops::Range<u32>,
+    progress: &Progress,
+) -> Result<Vec<Block>> {
+    let border = (scene.sensor.film.rfilter.radius() - 0.5).ceil().max(0.0) as i32;
+    tiles
+        .par_iter()
+        .map(|&(tx, ty)| {
+            if progress.is_cancelled() {
+                return Err(Error::Cancelled);
+            }
+            let b = render_tile(scene, table, seed, tx, ty, border, range.clone());
+            progress.add(b.1);
+            Ok(b.0)
+        })
+        .collect()
+}
+
+/// Refuses crop windows over [`MAX_PIXELS`], saying how much memory they would need.
+pub fn check_film_size(film: &Film) -> Result<()> {
+    let [w, h] = film.crop_size;
+    let pixels = w as u64 * h as u64;
+    if pixels <= MAX_PIXELS {
+        return Ok(());
+    }
+    // the accumulator (r, g, b, alpha, weight) and the developed image, in f32
+    let per_pixel = 4 * (5 + film.channels() as u64);
+    Err(Error::Render(format!(
+        "the film's {w} x {h} crop window would need {:.1} GiB of memory on the CPU \
+         ({per_pixel} bytes a pixel); the CPU backend renders at most {MAX_PIXELS} pixels \
+         (16384 x 16384) at once: lower width/height, or render crop windows \
+         (crop_offset_x/y, crop_width/height) and assemble them",
+        gib((pixels * per_pixel) as f64)
+    )))
+}
+
+/// The sample-index ranges of the waves: `per_wave` samples per pixel each, up to `spp`.
+fn waves(spp: u32, per_wave: u32) -> impl Iterator<Item = std::ops::Range<u32>> {
+    let mut s0 = 0u32;
+    std::iter::from_fn(move || {
+        if s0 >= spp {
+            return None;
+        }
+        // in u64: near u32::MAX the sum wraps, and the loop would never end
+        let s1 = (s0 as u64 + per_wave as u64).min(spp as u64) as u32;
+        let r = s0..s1;
+        s0 = s1;
+        Some(r)
+    })
 }
 
 /// Renders samples `range` of the pixels of one tile into a block that covers
@@ -158,6 +210,7 @@ impl Drop for RenderJob {
 /// (e.g. spp = 0) fail here, before anything runs.
 pub fn render_async(scene: Arc<Scene>, opts: RenderOptions) -> Result<RenderJob> {
     opts.resolve_spp(&scene)?;
+    check_film_size(&scene.sensor.film)?;
     let progress = Arc::new(Progress::default());
     let p = progress.clone();
     let handle = std::thread::Builder::new()
@@ -168,4 +221,52 @@ pub fn render_async(scene: Arc<Scene>, opts: RenderOptions) -> Result<RenderJob>
         handle: Some(handle),
         progress,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::{build_scene, xml};
+
+    #[test]
+    fn waves_cover_every_sample_once_up_to_u32_max() {
+        for (spp, per_wave) in [(1, 1), (10, 3), (u32::MAX, 1 << 21), (u32::MAX, u32::MAX)] {
+            let expected = spp.div_ceil(per_wave) as usize;
+            let mut next = 0u64;
+            for r in waves(spp, per_wave).take(expected + 1) {
+                assert_eq!(r.start as u64, next, "spp {spp} per wave {per_wave}: {r:?}");
+                assert!(r.end > r.start);
+                next = r.end as u64;
+            }
+            assert_eq!(next, spp as u64, "spp {spp} per wave {per_wave}");
+        }
+    }
+
+    fn film_scene(w: u32, h: u32) -> Arc<Scene> {
+        let xml = format!(
+            r#"<scene version="3.0.0"><sensor type="perspective"><film type="hdrfilm">
+               <integer name="width" value="{w}"/><integer name="height" value="{h}"/>
+               </film></sensor></scene>"#
+        );
+        let desc = xml::load_string(&xml, &[]).unwrap();
+        Arc::new(build_scene(&desc).unwrap())
+    }
+
+    #[test]
+    fn a_film_too_large_for_memory_is_refused_before_anything_is_allocated() {
+        let opts = RenderOptions {
+            spp: Some(1),
+            seed: 0,
+        };
+        let e = match render_async(film_scene(32768, 32768), opts) {
+            Ok(_) => panic!("a 32768 x 32768 render was started"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            e.contains("32768 x 32768") && e.contains("36.0 GiB") && e.contains("268435456"),
+            "{e}"
+        );
+        let ok = render(&film_scene(64, 1), &opts).unwrap();
+        assert_eq!((ok.width, ok.height, ok.channels), (64, 1, 4));
+    }
 }

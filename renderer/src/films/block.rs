@@ -2,7 +2,8 @@
 //! (each sample adds `w·L` and `w` to every pixel whose centre lies within the
 //! filter radius; the developed pixel is `Σ w·L / Σ w`, as in Mitsuba).
 
-use crate::io::Image;
+use crate::error::Result;
+use crate::io::{try_filled, Image};
 use crate::math::{Color, Vec2};
 use crate::rfilters::AnyFilter;
 
@@ -79,7 +80,7 @@ impl Block {
             y0,
             w,
             h,
-            data: vec![[0.0; 5]; (w.max(0) * h.max(0)) as usize],
+            data: vec![[0.0; 5]; w.max(0) as usize * h.max(0) as usize],
         }
     }
 
@@ -151,17 +152,25 @@ impl Block {
         }
     }
 
+    /// A zeroed block, or an error saying how much memory it needed (a film
+    /// accumulator can be gigabytes: failing to get them must not abort).
+    pub fn try_new(x0: i32, y0: i32, w: i32, h: i32) -> Result<Self> {
+        let n = w.max(0) as usize * h.max(0) as usize;
+        let data = try_filled(n, [0.0; 5], || format!("a {w} x {h} film accumulator"))?;
+        Ok(Block { x0, y0, w, h, data })
+    }
+
     /// Normalises by the weights into an image with 3 (rgb) or 4 (rgba) channels.
-    pub fn develop(&self, alpha: bool) -> Image {
+    pub fn develop(&self, alpha: bool) -> Result<Image> {
         let ch = if alpha { 4 } else { 3 };
-        let mut img = Image::new(self.w as usize, self.h as usize, ch);
+        let mut img = Image::try_new(self.w as usize, self.h as usize, ch)?;
         for (px, v) in img.data.chunks_exact_mut(ch).zip(&self.data) {
             let inv = if v[4] > 0.0 { 1.0 / v[4] } else { 0.0 };
             for c in 0..ch {
                 px[c] = v[c] * inv;
             }
         }
-        img
+        Ok(img)
     }
 }
 
@@ -206,7 +215,7 @@ mod tests {
                 let pos = Vec2::new((k * 37 % 800) as f32 / 100.0, (k * 53 % 800) as f32 / 100.0);
                 b.splat(&f, pos, Color::new(0.25, 0.5, 2.0), 1.0);
             }
-            let img = b.develop(true);
+            let img = b.develop(true).unwrap();
             for p in img.data.chunks_exact(4) {
                 assert!(
                     (p[0] - 0.25).abs() < 1e-5

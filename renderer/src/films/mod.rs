@@ -10,6 +10,9 @@
 //! | `component_format` | string | `float16` | accepted for compatibility; heliograph stores float32 |
 //! | nested `rfilter` | | `gaussian` | reconstruction filter |
 //!
+//! Sides are at most 32768 pixels; the CPU backend renders a crop window of at most
+//! 2^28 pixels (16384 × 16384) at once, and says how much memory a larger one needs.
+//!
 //! ```xml
 //! <film type="hdrfilm"><integer name="width" value="512"/><integer name="height" value="512"/>
 //!   <string name="pixel_format" value="rgb"/><rfilter type="box"/></film>

@@ -32,6 +32,27 @@ impl Image {
         }
     }
 
+    /// A zero image, or an error naming its size when the memory is not available.
+    pub fn try_new(width: usize, height: usize, channels: usize) -> Result<Self> {
+        let n = width
+            .checked_mul(height)
+            .and_then(|n| n.checked_mul(channels))
+            .ok_or_else(|| {
+                Error::Render(format!(
+                    "a {width} x {height} x {channels} image is too large"
+                ))
+            })?;
+        let data = try_filled(n, 0.0, || {
+            format!("a {width} x {height} x {channels} image")
+        })?;
+        Ok(Image {
+            width,
+            height,
+            channels,
+            data,
+        })
+    }
+
     /// The value of channel `c` at pixel (x, y).
     pub fn at(&self, x: usize, y: usize, c: usize) -> f32 {
         self.data[(y * self.width + x) * self.channels + c]
@@ -46,6 +67,28 @@ impl Image {
             [self.data[i], self.data[i + 1], self.data[i + 2]]
         }
     }
+}
+
+/// `n` copies of `v`, or an error naming `what` and its size in GiB when the memory
+/// cannot be reserved (instead of aborting the process).
+pub fn try_filled<T: Clone>(n: usize, v: T, what: impl Fn() -> String) -> Result<Vec<T>> {
+    let mut data = Vec::new();
+    if data.try_reserve_exact(n).is_err() {
+        let bytes = n as f64 * std::mem::size_of::<T>() as f64;
+        return Err(Error::Render(format!(
+            "cannot allocate {:.1} GiB for {}: not enough memory (render a smaller film \
+             or crop window)",
+            gib(bytes),
+            what()
+        )));
+    }
+    data.resize(n, v);
+    Ok(data)
+}
+
+/// `bytes` in GiB, for messages.
+pub fn gib(bytes: f64) -> f64 {
+    bytes / (1u64 << 30) as f64
 }
 
 /// Linear → sRGB transfer function (IEC 61966-2-1).
@@ -263,5 +306,19 @@ mod tests {
             .to_string();
         assert!(err.contains("missing/dir/a.exr"), "{err}");
         assert!(!dir.join("missing/dir/.a.exr.partial").exists());
+    }
+
+    #[test]
+    fn images_too_large_for_memory_are_errors_not_aborts() {
+        let e = Image::try_new(1 << 40, 1 << 20, 4).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "cannot allocate 17179869184.0 GiB for a 1099511627776 x 1048576 x 4 image"
+            ),
+            "{e}"
+        );
+        let e = Image::try_new(usize::MAX, 2, 1).unwrap_err().to_string();
+        assert!(e.contains("too large"), "{e}");
+        assert_eq!(Image::try_new(3, 2, 4).unwrap(), Image::new(3, 2, 4));
     }
 }

@@ -1,7 +1,7 @@
 //! Affine transforms with a cached inverse, built the way Mitsuba's
 //! `<transform>` tag and `ScalarTransform4f` build them.
 
-use glam::{Mat3, Mat4, Vec3, Vec4};
+use glam::{DVec3, Mat3, Mat4, Vec3, Vec4};
 
 /// A 4×4 transform and its inverse.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -53,11 +53,12 @@ impl Transform {
 
     /// A rotation by `angle_deg` degrees about `axis` (right-handed), as Mitsuba's `rotate`.
     pub fn rotate(axis: Vec3, angle_deg: f32) -> Option<Self> {
-        let len = axis.length();
-        if !(len > 0.0) || !angle_deg.is_finite() {
+        // in double precision: the length of a huge finite axis overflows f32
+        let axis = axis.as_dvec3().normalize_or_zero().as_vec3();
+        if axis == Vec3::ZERO || !angle_deg.is_finite() {
             return None;
         }
-        let m = Mat4::from_axis_angle(axis / len, angle_deg.to_radians());
+        let m = Mat4::from_axis_angle(axis, angle_deg.to_radians());
         Some(Transform {
             m,
             inv: m.transpose(),
@@ -67,11 +68,14 @@ impl Transform {
     /// Mitsuba's `look_at`: local +z looks at `target`, +y is `up`, +x is "left".
     /// `None` when `origin == target` or `up` is parallel to the view direction.
     pub fn look_at(origin: Vec3, target: Vec3, up: Vec3) -> Option<Self> {
-        let dir = (target - origin).normalize_or_zero();
-        let left = up.cross(dir).normalize_or_zero();
-        if dir == Vec3::ZERO || left == Vec3::ZERO {
+        // in double precision: `target - origin` and the cross product of huge
+        // finite inputs overflow f32, their directions do not
+        let dir = (target.as_dvec3() - origin.as_dvec3()).normalize_or_zero();
+        let left = up.as_dvec3().cross(dir).normalize_or_zero();
+        if dir == DVec3::ZERO || left == DVec3::ZERO {
             return None;
         }
+        let (dir, left) = (dir.as_vec3(), left.as_vec3());
         let new_up = dir.cross(left);
         let m = Mat4::from_cols(
             left.extend(0.0),

@@ -28,19 +28,7 @@ impl<'input> Source<'input> {
     /// Parses `text`; malformed XML is an error at the position roxmltree reports.
     pub fn parse(text: &'input str, file: &str, dir: PathBuf) -> Result<Self> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let opts = roxmltree::ParsingOptions {
-            allow_dtd: true,
-            ..Default::default()
-        };
-        let doc = roxmltree::Document::parse_with_options(text, opts).map_err(|e| {
-            let pos = e.pos();
-            // roxmltree repeats the position in its message; the Loc already says it.
-            let msg = e.to_string().replace(&format!(" at {pos}"), "");
-            Error::parse(
-                &Loc::new(file, pos.row, pos.col),
-                format!("malformed XML: {msg}"),
-            )
-        })?;
+        let doc = parse_document(text, file)?;
         let legacy = doc
             .root_element()
             .attribute("version")
@@ -77,6 +65,67 @@ impl<'input> Source<'input> {
     pub fn node_loc(&self, node: Node) -> Loc {
         self.loc(node.range().start)
     }
+}
+
+/// A document has at most this many XML nodes (elements, text, comments): a parse
+/// tree of a few hundred MiB, far beyond any hand-written or exported scene.
+pub(super) const MAX_NODES: u32 = 1 << 22;
+
+/// Parses without expanding entities. Mitsuba 3 (pugixml's default options) skips a
+/// `<!DOCTYPE>` and expands no custom entity; expanding them is how a small file
+/// asks for unbounded memory ("billion laughs"). So a DOCTYPE is accepted only when
+/// it declares no entity.
+fn parse_document<'input>(text: &'input str, file: &str) -> Result<roxmltree::Document<'input>> {
+    let opts = |allow_dtd| roxmltree::ParsingOptions {
+        allow_dtd,
+        nodes_limit: MAX_NODES,
+        ..Default::default()
+    };
+    match roxmltree::Document::parse_with_options(text, opts(false)) {
+        Err(roxmltree::Error::DtdDetected) => match text.find("<!ENTITY") {
+            Some(pos) => Err(Error::parse(
+                &text_loc(text, file, pos),
+                "entity declarations (<!ENTITY ...>) are not supported: scene files \
+                 may not define XML entities (Mitsuba 3 does not expand them either); \
+                 use <default name=\"...\" value=\"...\"/> and $name instead",
+            )),
+            None => roxmltree::Document::parse_with_options(text, opts(true))
+                .map_err(|e| xml_error(e, text, file)),
+        },
+        r => r.map_err(|e| xml_error(e, text, file)),
+    }
+}
+
+/// roxmltree's error at its position, the position not repeated in the message.
+fn xml_error(e: roxmltree::Error, text: &str, file: &str) -> Error {
+    if let roxmltree::Error::NodesLimitReached = e {
+        return Error::parse(
+            &Loc::unknown(file),
+            format!(
+                "the document has more than {MAX_NODES} XML nodes (heliograph's limit); \
+                 store large meshes in .ply/.obj files instead of inline XML"
+            ),
+        );
+    }
+    let pos = e.pos();
+    let msg = e.to_string().replace(&format!(" at {pos}"), "");
+    // roxmltree places a truncated document's error at 1:1; its end is where it is
+    let loc = match e {
+        roxmltree::Error::UnexpectedEndOfStream | roxmltree::Error::UnclosedRootNode => {
+            text_loc(text, file, text.len())
+        }
+        _ => Loc::new(file, pos.row, pos.col),
+    };
+    Error::parse(&loc, format!("malformed XML: {msg}"))
+}
+
+/// The location of byte offset `pos` in `text`, before a [`Source`] exists.
+fn text_loc(text: &str, file: &str, pos: usize) -> Loc {
+    let before = &text[..pos];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = before.matches('\n').count() + 1;
+    let col = before[line_start..].chars().count() + 1;
+    Loc::new(file, line as u32, col as u32)
 }
 
 /// One attribute after `$param` substitution.

@@ -59,6 +59,12 @@ fn malformed_xml_reports_its_position() {
     );
     assert!(e.contains("malformed XML"), "{e}");
     err_at("", 1);
+    // a truncated file: the error is where the text stops, not at 1:1
+    let e = err_at(
+        "<scene version=\"3.0.0\">\n  <bsdf type=\"diffuse\"/>\n  <shape",
+        3,
+    );
+    assert!(e.starts_with("<string>:3:9: malformed XML"), "{e}");
 }
 
 #[test]
@@ -298,4 +304,79 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
     );
     let e = load_string(&xml, &[]).unwrap_err().to_string();
     assert!(e.contains("nested more than"), "{e}");
+}
+
+/// A "billion laughs" document that roxmltree's own loop detector lets through: each
+/// top-level `&b;` expands to 255 × 4 KiB, so the 20 000 of them would need 20 GiB.
+fn entity_bomb() -> String {
+    let a = "x".repeat(4096);
+    let b = "&a;".repeat(255);
+    let refs = "&b;".repeat(20_000);
+    format!(
+        "<?xml version=\"1.0\"?>\n<!DOCTYPE scene [\n<!ENTITY a \"{a}\">\n\
+         <!ENTITY b \"{b}\">\n]>\n<scene version=\"3.0.0\">\n\
+         <string name=\"s\" value=\"{refs}\"/>\n</scene>"
+    )
+}
+
+#[test]
+fn entity_expansion_is_refused_with_the_file_and_line() {
+    let t0 = std::time::Instant::now();
+    let e = load_string(&entity_bomb(), &[]).unwrap_err().to_string();
+    assert!(
+        e.starts_with("<string>:3:") && e.contains("entity declarations"),
+        "{e}"
+    );
+    assert!(t0.elapsed().as_secs() < 5, "took {:?}", t0.elapsed());
+    let dir = std::env::temp_dir().join(format!("hg_bomb_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bomb.xml");
+    std::fs::write(&path, entity_bomb()).unwrap();
+    let e = load_file(&path, &[]).unwrap_err().to_string();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(e.contains("bomb.xml:3:") && e.contains("<!ENTITY"), "{e}");
+}
+
+#[test]
+fn a_doctype_without_entities_is_skipped_as_mitsuba_does() {
+    let xml = "<?xml version=\"1.0\"?>\n<!DOCTYPE scene SYSTEM \"scene.dtd\">\n\
+               <scene version=\"3.0.0\"><float name=\"a\" value=\"1\"/></scene>";
+    load_string(xml, &[]).unwrap();
+    // An entity that is not declared is an error, not left as text.
+    let e = err_at(&scene("<string name=\"s\" value=\"&lol;\"/>"), 2);
+    assert!(e.contains("malformed XML"), "{e}");
+}
+
+#[test]
+fn nesting_a_hundred_thousand_deep_is_an_error_not_a_crash() {
+    let n = 100_000;
+    let xml = format!(
+        "<scene>{}{}</scene>",
+        "<bsdf type=\"blend\">".repeat(n),
+        "</bsdf>".repeat(n)
+    );
+    let t0 = std::time::Instant::now();
+    let e = load_string(&xml, &[]).unwrap_err().to_string();
+    assert!(e.contains("nested more than 128 levels"), "{e}");
+    assert!(t0.elapsed().as_secs() < 5, "took {:?}", t0.elapsed());
+}
+
+#[test]
+fn too_many_nodes_is_a_clear_error() {
+    let n = super::elem::MAX_NODES as usize + 1;
+    let xml = format!("<scene>{}</scene>", "<!---->".repeat(n));
+    let e = load_string(&xml, &[]).unwrap_err().to_string();
+    assert!(
+        e.starts_with("<string>: the document has more than 4194304 XML nodes"),
+        "{e}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn an_endless_file_is_refused_at_the_size_limit() {
+    let e = load_file(std::path::Path::new("/dev/zero"), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("/dev/zero: larger than 256 MiB"), "{e}");
 }

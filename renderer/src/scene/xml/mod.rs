@@ -22,6 +22,11 @@
 //! does (camelCase names → snake_case, `<lookAt>`, `_id`s, `diffuseReflectance`).
 //! Every error carries `file:line:col`.
 //!
+//! Hostile files get errors, not exhausted memory or stack: a `<!DOCTYPE>` is skipped
+//! but entity declarations are refused (Mitsuba 3 expands no custom entity either),
+//! elements nest at most 128 levels, a file has at most 256 MiB and 4 Mi XML nodes, and an
+//! include cycle is an error naming the chain of files.
+//!
 //! ```xml
 //! <scene version="3.0.0">
 //!     <default name="spp" value="64"/>
@@ -44,12 +49,13 @@ use super::desc::{Category, ObjectDesc, SceneDesc};
 use super::props::{Props, Value};
 use crate::error::{Error, Result};
 
-/// Elements nested deeper than this are rejected (keeps recursion bounded).
-const MAX_DEPTH: usize = 128;
+/// Elements nested deeper than this are rejected (keeps recursion bounded); Python
+/// dicts share the limit.
+pub const MAX_DEPTH: usize = 128;
 
 /// Parses the scene file at `path`; `defines` override `<default>` values (`-D name=value`).
 pub fn load_file(path: &Path, defines: &[(String, String)]) -> Result<SceneDesc> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = read_text(path).map_err(|e| Error::io(path, e))?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut parser = Parser::new(defines);
     parser.includes.push(canonical(path));
@@ -254,7 +260,7 @@ impl Parser {
                 format!("include cycle: {}", chain.join(" -> ")),
             ));
         }
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        let text = read_text(&path).map_err(|e| {
             Error::parse(
                 &fname.loc,
                 format!("cannot read \"{}\": {e}", path.display()),
@@ -365,11 +371,33 @@ fn unknown_tag(el: &Elem) -> Error {
     )
 }
 
+/// Scene files larger than this are refused (a device such as /dev/zero never ends).
+const MAX_FILE_BYTES: u64 = 256 << 20;
+
+/// Reads a scene file as UTF-8, at most [`MAX_FILE_BYTES`].
+fn read_text(path: &Path) -> std::result::Result<String, String> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    f.take(MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| e.to_string())?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(format!(
+            "larger than {} MiB (heliograph's limit for scene files; keep meshes in .ply/.obj files)",
+            MAX_FILE_BYTES >> 20
+        ));
+    }
+    Ok(text)
+}
+
 /// A path's identity for cycle detection (its canonical form when it exists).
 fn canonical(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
 }
 
+#[cfg(test)]
+mod cycle_tests;
 #[cfg(test)]
 mod error_tests;
 #[cfg(test)]

@@ -238,6 +238,26 @@ fn lookat_without_up_picks_a_perpendicular_one() {
 }
 
 #[test]
+fn huge_but_finite_axes_and_points_give_the_same_rotations() {
+    // Lengths of these vectors overflow single precision; the directions do not.
+    let xml = scene(
+        r#"<transform name="a"><rotate x="3e38" y="3e38" z="3e38" angle="30"/></transform>
+        <transform name="b"><lookat origin="3e38,0,0" target="-3e38,0,0" up="0,1,0"/></transform>
+        <transform name="c"><lookat origin="0,0,0" target="0,0,1" up="0,3e38,0"/></transform>
+        <transform name="d"><lookat origin="-3e38,0,0" target="3e38,0,0"/></transform>"#,
+    );
+    let d = parse(&xml);
+    assert_mat(&transform(&d.root, "a"), rotation([1., 1., 1.], 30.));
+    let b = transform(&d.root, "b").m;
+    assert!((b.z_axis.truncate() - Vec3::new(-1., 0., 0.)).length() < 1e-6);
+    assert_eq!(b.w_axis.truncate(), Vec3::new(3e38, 0., 0.));
+    let c = transform(&d.root, "c").m;
+    assert!((c.y_axis.truncate() - Vec3::Y).length() < 1e-6);
+    let d = transform(&d.root, "d").m;
+    assert!((d.z_axis.truncate() - Vec3::X).length() < 1e-6);
+}
+
+#[test]
 fn nested_objects_names_and_refs() {
     let d = parse(&scene(
         r#"<bsdf type="diffuse" id="mat">

@@ -133,8 +133,11 @@ fn lookat(op: &Elem) -> OpResult<Transform> {
     };
     let origin = point("origin")?;
     let target = point("target")?;
-    let dir = target - origin;
-    if dir.length_squared() == 0.0 {
+    // a unit vector (computed in double precision, so far-apart points do not overflow)
+    let dir = (target.as_dvec3() - origin.as_dvec3())
+        .normalize_or_zero()
+        .as_vec3();
+    if dir == Vec3::ZERO {
         return Err((
             op.loc.clone(),
             format!("origin and target are the same point {origin}"),
@@ -145,7 +148,7 @@ fn lookat(op: &Elem) -> OpResult<Transform> {
         None => Vec3::ZERO,
     };
     if up.length_squared() == 0.0 {
-        up = Frame::from_normal(dir.normalize()).s;
+        up = Frame::from_normal(dir).s;
     }
     Transform::look_at(origin, target, up).ok_or_else(|| {
         (

@@ -1,0 +1,202 @@
+//! The progress line drawn while a read waits for a CPU render (`TensorXf::wait`), and
+//! its settings (`set_progress`).
+//!
+//! Where it goes is decided when it first draws, as tqdm users expect:
+//! - in a Jupyter kernel: one display (`IPython.display.display(..., display_id=True)`)
+//!   updated in place, so a saved notebook holds one output, not one per redraw;
+//! - on a terminal (`sys.stderr.isatty()`): one line redrawn with `\r` and erased at
+//!   the end, as the CLI's bar;
+//! - anywhere else (a pipe, a log file, a test harness): nothing, unless
+//!   `set_progress(True)` forces it, which prints the `\r` line and ends it with `\n`.
+//!
+//! IPython is never imported here: a kernel is recognised from `sys.modules`.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// Whether waits may draw a progress line (`set_progress(False)` clears it).
+pub static PROGRESS: AtomicBool = AtomicBool::new(true);
+/// Whether to draw even where nobody watches (`set_progress(True)`).
+pub static PROGRESS_FORCED: AtomicBool = AtomicBool::new(false);
+/// Renders shorter than this many microseconds draw no progress line (`set_progress`).
+pub static PROGRESS_DELAY_US: AtomicU64 = AtomicU64::new(500_000);
+
+/// Sets where the progress line shows while a read waits for a render: `None`
+/// (the default) on a terminal or in a notebook only, `True` also when stderr is a
+/// pipe or a file, `False` never; `delay`: seconds a wait lasts before it appears.
+#[pyfunction]
+#[pyo3(signature = (enabled, delay=0.5))]
+pub fn set_progress(enabled: Option<bool>, delay: f64) -> PyResult<()> {
+    if !(delay >= 0.0 && delay.is_finite()) {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "set_progress: delay must be a finite number of seconds >= 0, got {delay}"
+        )));
+    }
+    PROGRESS.store(enabled != Some(false), Ordering::Relaxed);
+    PROGRESS_FORCED.store(enabled == Some(true), Ordering::Relaxed);
+    PROGRESS_DELAY_US.store((delay * 1e6) as u64, Ordering::Relaxed);
+    Ok(())
+}
+
+/// The progress setting: `None` automatic (terminal or notebook), `True` forced, `False` off.
+#[pyfunction]
+pub fn progress() -> Option<bool> {
+    match (
+        PROGRESS.load(Ordering::Relaxed),
+        PROGRESS_FORCED.load(Ordering::Relaxed),
+    ) {
+        (false, _) => Some(false),
+        (true, true) => Some(true),
+        (true, false) => None,
+    }
+}
+
+/// Where the line goes, decided at its first draw.
+enum Sink {
+    /// Nobody watches: draw nothing.
+    Silent,
+    /// `sys.stderr` is a terminal: redraw with `\r`, erase at the end.
+    Terminal,
+    /// Forced onto a pipe or file: `\r` redraws, ended by a newline.
+    Plain,
+    /// A Jupyter kernel: one display, updated in place (the handle once shown).
+    Notebook(Option<Py<PyAny>>),
+}
+
+/// Width of the bar in characters.
+const BAR: usize = 30;
+/// Redraws at most this often.
+const REDRAW: Duration = Duration::from_millis(100);
+
+/// A one-line progress bar for one wait.
+#[derive(Default)]
+pub struct ProgressLine {
+    sink: Option<Sink>,
+    /// Characters of the last line written to a terminal (to erase it).
+    width: usize,
+    last: Option<Instant>,
+    /// 100 % has been shown: later draws would only repeat it.
+    full: bool,
+}
+
+impl ProgressLine {
+    /// Draws `done / total` (at most every 100 ms; 100 % only once).
+    pub fn draw(&mut self, py: Python<'_>, done: u64, total: u64, elapsed: Duration) {
+        if self.full || self.last.is_some_and(|t| t.elapsed() < REDRAW) {
+            return;
+        }
+        self.last = Some(Instant::now());
+        let frac = if total > 0 {
+            (done as f64 / total as f64).min(1.0)
+        } else {
+            0.0
+        };
+        let pct = format!("{:5.1}", frac * 100.0);
+        self.full = pct == "100.0";
+        let n = ((frac * BAR as f64) as usize).min(BAR);
+        let bar = format!("{}{}", "#".repeat(n), " ".repeat(BAR - n));
+        let line = format!("Rendering [{bar}] {pct}% ({:.1} s)", elapsed.as_secs_f64());
+        let sink = self.sink.get_or_insert_with(|| choose_sink(py));
+        match sink {
+            Sink::Silent => {}
+            Sink::Terminal | Sink::Plain => {
+                write_stderr(py, &format!("\r{line}"));
+                self.width = line.chars().count();
+            }
+            // a progress line must never fail the read it decorates
+            Sink::Notebook(handle) => drop(show(py, handle, &line, frac)),
+        }
+    }
+
+    /// Shows 100 % once, if the line is shown at all.
+    pub fn complete(&mut self, py: Python<'_>, elapsed: Duration) {
+        if self.sink.is_some() {
+            self.last = None;
+            self.draw(py, 1, 1, elapsed);
+        }
+    }
+
+    /// Ends the line: erased on a terminal, closed by a newline when forced onto a
+    /// pipe, kept as it is in a notebook.
+    pub fn finish(&mut self, py: Python<'_>) {
+        match self.sink.take() {
+            Some(Sink::Terminal) if self.width > 0 => {
+                write_stderr(py, &format!("\r{}\r", " ".repeat(self.width)));
+            }
+            Some(Sink::Plain) => write_stderr(py, "\n"),
+            _ => {}
+        }
+    }
+}
+
+/// A notebook when a Jupyter kernel runs us, else a terminal, else forced or silent.
+fn choose_sink(py: Python<'_>) -> Sink {
+    if in_kernel(py) {
+        return Sink::Notebook(None);
+    }
+    let tty = py
+        .import("sys")
+        .and_then(|m| m.getattr("stderr"))
+        .and_then(|e| e.call_method0("isatty"))
+        .and_then(|t| t.extract::<bool>())
+        .unwrap_or(false);
+    match (tty, PROGRESS_FORCED.load(Ordering::Relaxed)) {
+        (true, _) => Sink::Terminal,
+        (false, true) => Sink::Plain,
+        (false, false) => Sink::Silent,
+    }
+}
+
+/// Whether IPython is already loaded and its shell is a kernel's (a terminal
+/// IPython has no `kernel`).
+fn in_kernel(py: Python<'_>) -> bool {
+    let ipython = py
+        .import("sys")
+        .and_then(|m| m.getattr("modules"))
+        .and_then(|m| m.call_method1("get", ("IPython",)));
+    match ipython {
+        Ok(m) if !m.is_none() => m
+            .call_method0("get_ipython")
+            .and_then(|shell| shell.hasattr("kernel"))
+            .unwrap_or(false),
+        _ => false,
+    }
+}
+
+/// Shows `line` in the notebook: a new display the first time, then updates of it.
+fn show(py: Python<'_>, handle: &mut Option<Py<PyAny>>, line: &str, frac: f64) -> PyResult<()> {
+    let bundle = PyDict::new(py);
+    bundle.set_item("text/plain", line)?;
+    let numbers = line.split("] ").nth(1).unwrap_or(line);
+    bundle.set_item(
+        "text/html",
+        format!(
+            "<progress value=\"{frac:.4}\" max=\"1\" style=\"width: 20em\"></progress> \
+             <code>{numbers}</code>"
+        ),
+    )?;
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("raw", true)?;
+    match handle {
+        Some(h) => {
+            h.bind(py).call_method("update", (bundle,), Some(&kwargs))?;
+        }
+        None => {
+            kwargs.set_item("display_id", true)?;
+            let display = py.import("IPython.display")?.getattr("display")?;
+            *handle = Some(display.call((bundle,), Some(&kwargs))?.unbind());
+        }
+    }
+    Ok(())
+}
+
+fn write_stderr(py: Python<'_>, s: &str) {
+    let Ok(err) = py.import("sys").and_then(|m| m.getattr("stderr")) else {
+        return;
+    };
+    let _ = err.call_method1("write", (s,));
+    let _ = err.call_method0("flush");
+}

@@ -1,0 +1,212 @@
+//! The scene fuzzer shared by `tests/fuzz_scene.rs` (a short seeded pass and the
+//! committed corpus, in `cargo test`) and `examples/fuzz_scene.rs` (long runs in a
+//! supervised child process with a per-case time limit and a memory limit).
+//!
+//! A case is a mutated scene file: one of the seed files (`tests/fuzz/corpus/`,
+//! `tests/fuzz/regressions/`, the parser's `tests/fixtures/xml/`, the shipped
+//! `scenes/`) with a few structure-aware
+//! mutations (tags and attributes inserted, deleted, duplicated, renamed; values
+//! replaced by NaN, infinities, huge and boundary numbers; ids and refs shuffled;
+//! includes, deep nesting, raw byte edits). Case `i` of seed `s` is a pure function
+//! of `(s, i)` and the seed files, so a finding is reproduced from its number.
+//!
+//! Running a case parses it with `xml::load_file`, builds it and, when its film is
+//! tiny, renders one sample per pixel. Any result or error is fine; a panic, an
+//! abort, a hang or running out of memory is a finding.
+#![allow(dead_code)]
+
+pub mod mutate;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use heliograph::backend::{cpu, RenderOptions};
+use heliograph::scene::{build_scene, xml, ObjectDesc, SceneDesc, Value};
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("renderer/ has a parent")
+        .to_path_buf()
+}
+
+/// The seed files, in a fixed order.
+pub fn seed_files() -> Vec<(PathBuf, String)> {
+    let root = repo_root();
+    let mut out = Vec::new();
+    for dir in [
+        root.join("renderer/tests/fuzz/corpus"),
+        root.join("renderer/tests/fuzz/regressions"),
+        root.join("renderer/tests/fixtures/xml"),
+        root.join("scenes"),
+    ] {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut paths: Vec<PathBuf> = rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "xml"))
+            .collect();
+        paths.sort();
+        for p in paths {
+            if let Ok(text) = std::fs::read_to_string(&p) {
+                out.push((p, text));
+            }
+        }
+    }
+    out
+}
+
+/// The texts cases start from: the shipped scenes once, the fuzz seeds and the
+/// regressions three times (the shipped scenes load meshes, an environment map and a
+/// roughplastic BSDF, whose albedo table takes 0.4 s: drawn as often as the rest,
+/// they would take most of the fuzzer's time).
+pub fn seed_pool() -> Vec<String> {
+    let mut pool = Vec::new();
+    for (path, text) in seed_files() {
+        let shipped = path.parent().is_some_and(|d| d.ends_with("scenes"));
+        let copies = if shipped { 1 } else { 3 };
+        pool.extend(std::iter::repeat_n(text, copies));
+    }
+    pool
+}
+
+/// What one case did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Parsed and built (and rendered when tiny).
+    Ok,
+    /// A clean error.
+    Error(String),
+    /// Skipped: a reference cycle between objects, which the builder does not
+    /// detect yet (see `scene/xml/cycle_tests.rs`).
+    KnownRefCycle,
+}
+
+/// A directory laid out for cases: `scenes/case.xml` (the case), include targets
+/// next to it, and `assets` linked to the repository's, so that `../assets/...`
+/// paths of the shipped scenes resolve.
+pub fn prepare_dir(dir: &Path) -> std::io::Result<PathBuf> {
+    let scenes = dir.join("scenes");
+    std::fs::create_dir_all(&scenes)?;
+    let files = [
+        (
+            "inc_a.xml",
+            "<scene version=\"3.0.0\"><include filename=\"inc_b.xml\"/></scene>",
+        ),
+        (
+            "inc_b.xml",
+            "<scene version=\"3.0.0\"><include filename=\"inc_a.xml\"/></scene>",
+        ),
+        (
+            "ok.xml",
+            "<scene version=\"3.0.0\"><bsdf type=\"diffuse\" id=\"inc_mat\"/></scene>",
+        ),
+        ("object.xml", "<bsdf type=\"conductor\" id=\"inc_obj\"/>"),
+        (
+            "bad.xml",
+            "<scene version=\"3.0.0\"><bsdf type=\"diffuse\"></scene>",
+        ),
+    ];
+    for (name, text) in files {
+        std::fs::write(scenes.join(name), text)?;
+    }
+    let assets = dir.join("assets");
+    if !assets.exists() {
+        link_dir(&repo_root().join("assets"), &assets)?;
+    }
+    Ok(scenes.join("case.xml"))
+}
+
+#[cfg(unix)]
+fn link_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::os::unix::fs::symlink(from, to)
+}
+
+#[cfg(not(unix))]
+fn link_dir(_from: &Path, _to: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// Films of at most this many pixels are rendered (1 spp) after building.
+const RENDER_PIXELS: u64 = 1024;
+
+/// Runs one case written to `case_path` (from [`prepare_dir`]); with `ref_cycles`
+/// false, scenes with reference cycles are skipped rather than built.
+pub fn run_case(text: &str, case_path: &Path, ref_cycles: bool) -> Outcome {
+    if let Err(e) = std::fs::write(case_path, text) {
+        return Outcome::Error(format!("cannot write the case: {e}"));
+    }
+    let desc = match xml::load_file(case_path, &[("fuzz".into(), "1".into())]) {
+        Ok(d) => d,
+        Err(e) => return Outcome::Error(e.to_string()),
+    };
+    if !ref_cycles && has_ref_cycle(&desc) {
+        return Outcome::KnownRefCycle;
+    }
+    let scene = match build_scene(&desc) {
+        Ok(s) => s,
+        Err(e) => return Outcome::Error(e.to_string()),
+    };
+    let [w, h] = scene.sensor.film.crop_size;
+    if w as u64 * h as u64 <= RENDER_PIXELS {
+        let opts = RenderOptions {
+            spp: Some(1),
+            seed: 0,
+        };
+        if let Err(e) = cpu::render(&Arc::new(scene), &opts) {
+            return Outcome::Error(e.to_string());
+        }
+    }
+    Outcome::Ok
+}
+
+/// Whether following nested objects and `<ref>`s from some object leads back to it.
+pub fn has_ref_cycle(desc: &SceneDesc) -> bool {
+    let mut ids = std::collections::HashMap::new();
+    collect_ids(&desc.root, &mut ids);
+    let mut path = Vec::new();
+    let mut done = std::collections::HashSet::new();
+    cycle_from(&desc.root, &ids, &mut path, &mut done)
+}
+
+fn collect_ids<'a>(
+    o: &'a ObjectDesc,
+    ids: &mut std::collections::HashMap<&'a str, &'a ObjectDesc>,
+) {
+    for e in o.props.entries() {
+        if let Value::Object(c) = &e.value {
+            if let Some(id) = &c.id {
+                ids.entry(id.as_str()).or_insert(c);
+            }
+            collect_ids(c, ids);
+        }
+    }
+}
+
+fn cycle_from<'a>(
+    o: &'a ObjectDesc,
+    ids: &std::collections::HashMap<&'a str, &'a ObjectDesc>,
+    path: &mut Vec<*const ObjectDesc>,
+    done: &mut std::collections::HashSet<*const ObjectDesc>,
+) -> bool {
+    let me = o as *const ObjectDesc;
+    if path.contains(&me) {
+        return true;
+    }
+    if !done.insert(me) {
+        return false;
+    }
+    path.push(me);
+    let found = o.props.entries().iter().any(|e| {
+        let next = match &e.value {
+            Value::Object(c) => Some(&**c),
+            Value::Ref(id) => ids.get(id.as_str()).copied(),
+            _ => None,
+        };
+        next.is_some_and(|n| cycle_from(n, ids, path, done))
+    });
+    path.pop();
+    found
+}
