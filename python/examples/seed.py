@@ -1,4 +1,4 @@
-"""The seed scenario of issue 3 with ``import heliograph as mi``: render a textured
+"""The seed scenario with ``import heliograph as mi``: render a textured
 rectangle, replace its texture through traverse()/update(), render again, export.
 
     python python/examples/seed.py [--res 512] [--out DIR]

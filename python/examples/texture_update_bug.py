@@ -1,4 +1,4 @@
-"""The seed bug, reproduced on demand (DESIGN.md section 4, DLPACK.md "The seed reproduction").
+"""The seed bug, reproduced on demand .
 
 Each frame sets the texture of scenes/seed.xml to a frame-unique colour, calls
 ``params.update()``, renders (asynchronously, on heliograph's non-blocking CUDA stream),
@@ -8,7 +8,7 @@ after a full wait on that render). A mismatch is a wrong frame. Export modes:
 
     unsafe  export with stream=-1 whatever the consumer asks (skips the wait, as the old
             renderer did): the consumer may read the film before the render wrote it
-    stream  hand the tensor itself to the consumer (DLPACK.md: the consumer's stream
+    stream  hand the tensor itself to the consumer (the consumer's stream
             waits on the film's ready event; the host never blocks)
     sync    hg.sync_device() (a device-wide synchronise), then export like unsafe:
             right, but it waits for every kernel on the GPU

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use heliograph::backend::cpu::render_async;
 use heliograph::backend::cuda::{check_supported, CudaBackend, CudaFilm, DeviceScene};
-use heliograph::backend::RenderOptions;
+use heliograph::backend::{Backend, RenderOptions};
 use heliograph::scene::params::ParamTable;
 use heliograph::scene::{xml, LoadedScene, ParamValue, SceneDesc};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -20,25 +20,13 @@ use crate::errors::{to_py, VariantError};
 use crate::params::SceneParameters;
 use crate::tensor::TensorXf;
 
-/// The variant set by `set_variant` (`cpu_rgb` until then).
-static VARIANT: Mutex<Option<&'static str>> = Mutex::new(None);
+/// The backend of the variant set by `set_variant` (none until then: the CPU).
+static VARIANT: Mutex<Option<Backend>> = Mutex::new(None);
 
-/// Variants this build knows (`cuda_rgb` needs a usable GPU when selected).
-const VARIANTS: &[&str] = &["cpu_rgb", "cuda_rgb"];
-
-/// Mitsuba's names and heliograph's: the canonical name, or None if unknown.
-fn canonical(name: &str) -> Option<&'static str> {
-    match name {
-        "cpu_rgb" | "scalar_rgb" | "llvm_ad_rgb" | "llvm_rgb" | "scalar_ad_rgb" => Some("cpu_rgb"),
-        "cuda_rgb" | "cuda_ad_rgb" => Some("cuda_rgb"),
-        _ => None,
-    }
-}
-
-fn set_one(py: Python<'_>, name: &str) -> PyResult<&'static str> {
-    match canonical(name) {
-        Some("cuda_rgb") => crate::cuda::backend(py)
-            .map(|_| "cuda_rgb")
+fn set_one(py: Python<'_>, name: &str) -> PyResult<Backend> {
+    match Backend::from_variant(name) {
+        Some(Backend::Cuda) => crate::cuda::backend(py)
+            .map(|_| Backend::Cuda)
             .map_err(|e| {
                 let why = e.value(py).to_string();
                 let why = why.strip_prefix("CUDA unavailable: ").unwrap_or(&why);
@@ -46,10 +34,10 @@ fn set_one(py: Python<'_>, name: &str) -> PyResult<&'static str> {
                     "CUDA unavailable: variant \"{name}\" needs the CUDA backend: {why}; use \"cpu_rgb\""
                 ))
             }),
-        Some(v) => Ok(v),
+        Some(b) => Ok(b),
         None => Err(VariantError::new_err(format!(
             "unknown variant \"{name}\" (available: {}; Mitsuba aliases scalar_rgb and llvm_ad_rgb mean cpu_rgb, cuda_ad_rgb means cuda_rgb)",
-            VARIANTS.join(", ")
+            variants().join(", ")
         ))),
     }
 }
@@ -74,13 +62,18 @@ pub fn set_variant(py: Python<'_>, names: Vec<String>) -> PyResult<()> {
 /// The current variant, or None before `set_variant`.
 #[pyfunction]
 pub fn variant() -> Option<&'static str> {
+    backend().and_then(Backend::variant)
+}
+
+/// The backend of the current variant, or None before `set_variant`.
+pub fn backend() -> Option<Backend> {
     *VARIANT.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The variants this build can run.
+/// The variants this build can run (`cuda_rgb` needs a usable GPU when selected).
 #[pyfunction]
 pub fn variants() -> Vec<&'static str> {
-    VARIANTS.to_vec()
+    Backend::VARIANTS.iter().map(|(name, _)| *name).collect()
 }
 
 /// A loaded scene (see the module docs).
@@ -310,7 +303,7 @@ pub fn render(
     let py = scene.py();
     let opts = RenderOptions { spp, seed };
     crate::dlpack::sweep_parked(py);
-    if variant() == Some("cuda_rgb") {
+    if backend() == Some(Backend::Cuda) {
         let be = crate::cuda::backend(py)?;
         let s: &PyScene = scene.get();
         let film = py.detach(|| s.render_cuda(&be, &opts)).map_err(to_py)?;

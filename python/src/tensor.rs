@@ -1,11 +1,11 @@
 //! `TensorXf`: a float32 tensor on the host or on a CUDA device that may still be
-//! rendering (DESIGN.md §4).
+//! rendering.
 //!
 //! A CPU render's tensor holds the background [`RenderJob`]; every read (`numpy()`,
 //! `__array__`, `__repr__`, `__dlpack__`, `_repr_png_`, file writes) waits for exactly
 //! that render with the GIL released, polling for Ctrl-C (which cancels the render) and
 //! drawing the progress line. A CUDA tensor holds a [`DeviceTensor`]: host reads wait
-//! on its ready event only, and `__dlpack__` follows ../shared/DLPACK.md's table (the
+//! on its ready event only, and `__dlpack__` follows the README's DLPack rules (the
 //! consumer's stream waits on the event; the host waits only for `stream=None`).
 //!
 //! A tensor lives where its data came from: a render on the variant's device, a
@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use heliograph::backend::cpu::RenderJob;
 use heliograph::backend::cuda::DeviceTensor;
+use heliograph::backend::Backend;
 use heliograph::io::{linear_to_srgb, Image};
 use pyo3::exceptions::{PyBufferError, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
@@ -223,8 +224,8 @@ impl TensorXf {
             }
         }
         // under cuda_rgb a host array is uploaded, as Mitsuba's TensorXf is on the GPU
-        let cuda = match crate::scene::variant() {
-            Some("cuda_rgb") => crate::cuda::opened(),
+        let cuda = match crate::scene::backend() {
+            Some(Backend::Cuda) => crate::cuda::opened(),
             _ => None,
         };
         let host_to = cuda
@@ -346,7 +347,7 @@ impl TensorXf {
         Ok(Some(PyBytes::new(slf.py(), &png)))
     }
 
-    /// DLPack export, as ../shared/DLPACK.md's table says for CPU and CUDA tensors.
+    /// DLPack export, by the README's rules for CPU and CUDA tensors.
     #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
     fn __dlpack__<'py>(
         slf: &Bound<'py, Self>,

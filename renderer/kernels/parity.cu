@@ -1,4 +1,4 @@
-// Per-plugin parity kernel (issue 4): evaluates the BSDF, texture and emitter twins on
+// Per-plugin parity kernel: evaluates the BSDF, texture and emitter twins on
 // a list of fixed queries, one thread per query. The same code runs on the host
 // (tests/gpu/host_parity.cpp, renderer/tests/gpu_plugins_on_host.rs) and on the GPU
 // (renderer/tests/gpu_render.rs), both compared with the Rust plugins.

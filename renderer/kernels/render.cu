@@ -1,5 +1,5 @@
 // The `direct` and `path` megakernels: one thread = one sample path at a time, end to end
-// (DESIGN.md §3), and the wavefront kernels of `path` (wavefront.cuh). A wave renders
+//, and the wavefront kernels of `path` (wavefront.cuh). A wave renders
 // samples [s0, s0 + n) of crop pixels [p0, p0 + pixels), n = 1 << log2_n a power of two
 // <= 32. Each pixel's n samples are shared by t = n / k consecutive threads, k = 1 <<
 // log2_k samples each (a power of two <= n, the launch's `samples per lane`): thread i

@@ -12,9 +12,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Parser, Subcommand};
 use heliograph::backend::cuda::CudaBackend;
-use heliograph::backend::{cpu, RenderOptions};
+use heliograph::backend::{cpu, Backend, RenderOptions};
 use heliograph::scene::{self, ObjectDesc, Value};
 
 #[derive(Parser)]
@@ -32,14 +33,10 @@ struct Cli {
     nvrtc: Option<PathBuf>,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Backend {
-    /// CUDA when a usable GPU is present, otherwise the CPU
-    Auto,
-    /// All CPU cores (rayon)
-    Cpu,
-    /// An NVIDIA GPU
-    Cuda,
+/// `--backend`: the names the core's [`Backend`] knows for the CLI.
+fn backend_parser() -> impl TypedValueParser<Value = Backend> {
+    PossibleValuesParser::new(["auto", "cpu", "cuda"])
+        .map(|name| Backend::from_cli(&name).expect("one of the possible values"))
 }
 
 #[derive(Subcommand)]
@@ -57,8 +54,9 @@ enum Command {
         /// Random seed
         #[arg(long, default_value_t = 0)]
         seed: u64,
-        /// Where to render
-        #[arg(long, value_enum, default_value_t = Backend::Auto)]
+        /// Where to render: cuda when a usable GPU is present, otherwise the cpu (auto);
+        /// every CPU core (cpu); an NVIDIA GPU (cuda)
+        #[arg(long, default_value = "auto", value_parser = backend_parser())]
         backend: Backend,
         /// Override a scene parameter declared with <default name=... value=...>
         #[arg(short = 'D', value_name = "NAME=VALUE")]

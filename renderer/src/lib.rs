@@ -1,6 +1,6 @@
 //! heliograph: a physically based path tracer that reads Mitsuba 3 scene files.
 //!
-//! Data flow (DESIGN.md §2): a scene file or dict becomes a [`scene::SceneDesc`]
+//! Data flow: a scene file or dict becomes a [`scene::SceneDesc`]
 //! (a tree of [`scene::Props`] with file:line), the builder turns it into a
 //! [`scene::Scene`] of plain-data plugin records indexed by `u32` handles, and a
 //! backend renders it into a film.

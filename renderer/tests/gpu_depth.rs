@@ -1,4 +1,4 @@
-//! GPU checks of the CUDA backend foundation (issue 4): record layout parity (Rust vs
+//! GPU checks of the CUDA backend foundation: record layout parity (Rust vs
 //! what NVRTC compiled), the `depth` integrator against the CPU backend on every scene
 //! in `scenes/`, clear errors for unsupported requests, and the NVRTC/cache timings.
 //!
@@ -254,7 +254,7 @@ fn depth_throughput_first_data_point() {
     let Some(be) = backend_or_skip("depth_throughput") else {
         return;
     };
-    // primary rays through the BVH: cbox-like scene at 512x512, 32 spp (issue 4's setting)
+    // primary rays through the BVH: cbox-like scene at 512x512, 32 spp
     let path = scene_files()
         .into_iter()
         .find(|p| p.ends_with("cbox.xml"))

@@ -1,5 +1,5 @@
-//! Per-plugin parity of the CUDA twins on fixed inputs (issue 4, "per-plugin parity of
-//! eval, pdf and sample"): the kernels' BSDF, texture and emitter functions, compiled as
+//! Per-plugin parity of the CUDA twins on fixed inputs (eval, pdf and
+//! sample): the kernels' BSDF, texture and emitter functions, compiled as
 //! C++ through `tests/gpu/host_parity.cpp`, against the Rust plugins on the same
 //! pseudo-random inputs. The CUDA C repeats the Rust float operations, so values agree
 //! to rounding (libm's sin/cos/atan2 may differ by an ulp); a few inputs that sit on a

@@ -1,4 +1,4 @@
-//! GPU checks of the `direct` and `path` megakernels (issue 4): per-plugin parity of
+//! GPU checks of the `direct` and `path` megakernels: per-plugin parity of
 //! eval/pdf/sample with the Rust plugins on fixed inputs, whole-image agreement
 //! with the CPU backend on every scene of `scenes/` (seed with every reconstruction
 //! filter, Cornell box, showcase), determinism (two renders, same seed: identical bits), and the benchmark lines

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU machine side: the Python checks of the cuda_rgb variant (DLPACK.md, DESIGN.md section 4).
+# GPU machine side: the Python checks of the cuda_rgb variant (the stream-aware export).
 # Installs nothing: the heliograph wheel must already be unpacked into SITE
 # (python3 -m pip install --no-index --no-deps --target SITE heliograph-*.whl).
 #

@@ -23,7 +23,7 @@ def _quiet_cpu_variant():
 
 
 def seed_dict(texture: Any, res: int = 32, spp: Optional[int] = None) -> Dict[str, Any]:
-    """The seed scenario's scene dict (issue 3) at resolution ``res``."""
+    """The seed scenario's scene dict at resolution ``res``."""
     sensor: Dict[str, Any] = {
         "type": "perspective",
         "to_world": hg.ScalarTransform4f.look_at([0, 0, 5], [0, 0, 0], [0, 1, 0]),

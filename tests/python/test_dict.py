@@ -169,8 +169,6 @@ REF_CYCLES = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="needs cycle detection in the builder (renderer/src/scene/builder.rs): "
-                                       "today the interpreter dies of a stack overflow")
 @pytest.mark.parametrize("setup,locations", REF_CYCLES)
 def test_ref_cycles_between_objects_are_scene_errors_naming_every_location(setup, locations):
     rc, out = _load_in_child(setup)

@@ -1,4 +1,4 @@
-"""DLPACK.md's CPU column, beyond test_tensor.py: exports of a render still running wait for
+"""The DLPack rules for CPU tensors, beyond test_tensor.py: exports of a render still running wait for
 it, every stream other than None is refused (and how), max_version / dl_device / copy, and
 the capsule's fields as the consumer reads them (ctypes, without consuming).
 """

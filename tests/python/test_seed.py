@@ -1,6 +1,6 @@
-"""The seed scenario of issue 3, compared with Mitsuba 3 (references/seed_reference.npz).
+"""The seed scenario, compared with Mitsuba 3 (references/seed_reference.npz).
 
-Sequence, as in the issue: load_dict with a Bitmap texture A, traverse, render,
+Sequence: load_dict with a Bitmap texture A, traverse, render,
 set ``shape.bsdf.reflectance.data`` to texture B, update, render again (seed 1),
 export. Each heliograph image is estimated from BATCHES independent renders (seeds
 differ) so that its noise can be measured; the criterion, per block of BLOCK x BLOCK
@@ -132,7 +132,7 @@ def test_seed_scenario_matches_mitsuba_before_and_after_the_texture_update():
 
 @pytest.mark.parametrize("slip", ["5% darker", "rows flipped", "columns flipped", "nearest filtering"])
 def test_the_criterion_rejects_plausible_convention_slips(slip):
-    """Power check: each slip (DESIGN.md section 8 conventions) must fail against reference A."""
+    """Power check: each slip of a convention must fail against reference A."""
     ref = load_ref()
     res = ref["mean_a"].shape[0]
     tex = {"5% darker": ref["tex_a"] * 0.95, "rows flipped": ref["tex_a"][::-1],

@@ -1,4 +1,4 @@
-"""TensorXf: construction, NumPy interop and CPU DLPack export (../shared/DLPACK.md)."""
+"""TensorXf: construction, NumPy interop and CPU DLPack export (the README's rules)."""
 
 import ctypes
 import gc

@@ -1,5 +1,5 @@
 //! The arguments of `__dlpack__(*, stream, max_version, dl_device, copy)`, checked
-//! once for both kinds of tensor (../shared/DLPACK.md; the Python array API standard
+//! once for both kinds of tensor (the README's DLPack rules; the Python array API standard
 //! names the exception types: `TypeError` for a wrong type, `ValueError` for a
 //! disallowed value, `BufferError` for a request this tensor cannot serve).
 

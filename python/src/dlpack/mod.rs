@@ -30,7 +30,7 @@ pub use heliograph::tensor::{Buffer, HostArray};
 pub static LIVE_EXPORTS: AtomicIsize = AtomicIsize::new(0);
 
 /// How the memory of a CUDA export is made safe to reuse once the consumer lets go
-/// (DLPACK.md, "After the consumer drops its tensor").
+/// (see "After the consumer drops its tensor" in the README).
 #[derive(Clone, Copy, Debug)]
 pub enum Fence {
     /// A stream the deleter can fence from any thread (1 or a pointer > 2).

@@ -4,7 +4,7 @@
 //! blocks are merged in a fixed order, so the image is bitwise identical for
 //! the same scene, spp and seed regardless of thread count or scheduling.
 //! [`render_async`] runs the render in the background and returns a
-//! [`RenderJob`] whose result can be waited on (DESIGN.md §4).
+//! [`RenderJob`] whose result can be waited on.
 
 use std::sync::Arc;
 use std::thread::JoinHandle;

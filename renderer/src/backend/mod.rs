@@ -1,7 +1,7 @@
 //! Render backends. The CPU backend (rayon) is the reference; the CUDA backend
-//! (issue 4) renders the same scenes and must agree within Monte Carlo noise.
+//! renders the same scenes and must agree within Monte Carlo noise.
 //!
-//! Renders are issued in waves (DESIGN.md §3): the sample budget is split into
+//! Renders are issued in waves: the sample budget is split into
 //! passes so that progress can be reported and a render cancelled between them.
 
 pub mod cpu;
@@ -11,6 +11,55 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::error::{Error, Result};
 use crate::scene::Scene;
+
+/// Where a render runs. The CLI's `--backend` and the Python package's variants both
+/// name one of these ([`Backend::from_cli`], [`Backend::from_variant`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// CUDA when a usable GPU is present, otherwise the CPU (the CLI's default).
+    Auto,
+    /// Every CPU core (rayon); the reference.
+    Cpu,
+    /// An NVIDIA GPU.
+    Cuda,
+}
+
+impl Backend {
+    /// The backends a Python variant can select, by variant name.
+    pub const VARIANTS: [(&'static str, Backend); 2] =
+        [("cpu_rgb", Backend::Cpu), ("cuda_rgb", Backend::Cuda)];
+
+    /// The backend a CLI `--backend` name selects: `auto`, `cpu` or `cuda`.
+    pub fn from_cli(name: &str) -> Option<Backend> {
+        match name {
+            "auto" => Some(Backend::Auto),
+            "cpu" => Some(Backend::Cpu),
+            "cuda" => Some(Backend::Cuda),
+            _ => None,
+        }
+    }
+
+    /// The backend a Python variant selects: heliograph's `cpu_rgb` and `cuda_rgb`, and
+    /// Mitsuba 3's names, whose CPU ones (`scalar_rgb`, `llvm_ad_rgb`, ...) mean the CPU
+    /// and `cuda_ad_rgb` CUDA.
+    pub fn from_variant(name: &str) -> Option<Backend> {
+        match name {
+            "cpu_rgb" | "scalar_rgb" | "scalar_ad_rgb" | "llvm_rgb" | "llvm_ad_rgb" => {
+                Some(Backend::Cpu)
+            }
+            "cuda_rgb" | "cuda_ad_rgb" => Some(Backend::Cuda),
+            _ => None,
+        }
+    }
+
+    /// The Python variant that selects this backend (`None` for `Auto`).
+    pub fn variant(self) -> Option<&'static str> {
+        Self::VARIANTS
+            .iter()
+            .find(|(_, b)| *b == self)
+            .map(|(name, _)| *name)
+    }
+}
 
 /// What to render.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -66,5 +115,30 @@ impl Progress {
 
     pub(crate) fn add(&self, n: u64) {
         self.done.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Backend;
+
+    #[test]
+    fn backend_names_follow_the_cli_heliograph_and_mitsuba() {
+        for (name, b) in Backend::VARIANTS {
+            assert_eq!(Backend::from_variant(name), Some(b));
+            assert_eq!(b.variant(), Some(name));
+        }
+        assert_eq!(Backend::from_variant("llvm_ad_rgb"), Some(Backend::Cpu));
+        assert_eq!(Backend::from_variant("cuda_ad_rgb"), Some(Backend::Cuda));
+        assert_eq!(Backend::from_variant("cuda_spectral"), None);
+        assert_eq!(
+            Backend::from_variant("cpu"),
+            None,
+            "a CLI name, not a variant"
+        );
+        assert_eq!(Backend::from_cli("auto"), Some(Backend::Auto));
+        assert_eq!(Backend::from_cli("cuda"), Some(Backend::Cuda));
+        assert_eq!(Backend::from_cli("cuda_rgb"), None);
+        assert_eq!(Backend::Auto.variant(), None);
     }
 }

@@ -1,5 +1,5 @@
 //! BSDFs. One file per plugin (the file stem is the scene `type`), dispatched
-//! through the closed enum [`AnyBsdf`] (DESIGN.md §2).
+//! through the closed enum [`AnyBsdf`].
 //!
 //! Conventions (as Mitsuba): directions are in the local shading frame (normal
 //! = +z); `wi` points towards where the light path came from (the camera side),

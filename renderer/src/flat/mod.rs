@@ -1,5 +1,5 @@
 //! The flat scene: `#[repr(C)]` plain-old-data records and arrays that a GPU
-//! kernel reads directly (DESIGN.md §2, "FlatScene").
+//! kernel reads directly.
 //!
 //! Every record here has a CUDA C twin in `renderer/kernels/flat.cuh` with the same
 //! size and field offsets. Three checks keep them in step:

@@ -1,5 +1,5 @@
 //! Warps from the unit square to common domains, with their densities.
-//! Every function takes its random numbers as arguments (DESIGN.md §2).
+//! Every function takes its random numbers as arguments.
 
 use super::{safe_sqrt, Vec2, Vec3, INV_FOUR_PI, INV_PI, INV_TWO_PI, PI};
 

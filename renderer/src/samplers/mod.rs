@@ -1,6 +1,6 @@
 //! Samplers. Only `independent` (uniform random numbers) exists: each
 //! (pixel, sample index) pair gets its own PCG32 stream, so the image does not
-//! depend on which thread or wave renders which sample (DESIGN.md §3).
+//! depend on which thread or wave renders which sample.
 //!
 //! | parameter | type | default | meaning |
 //! |---|---|---|---|

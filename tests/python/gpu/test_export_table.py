@@ -1,4 +1,4 @@
-"""The export table of DLPACK.md, row by row, for both capsule kinds, on the GPU.
+"""The DLPack export table (README), row by row, for both capsule kinds, on the GPU.
 
 Each export is of a *fresh* heavy render (~50 ms of kernel on an H200), so an export that
 forgets the wait it owes hands out a film that is not written yet, and the consumer's

@@ -64,7 +64,7 @@ def test_stream_does_not_wait_for_unrelated_work_and_sync_does(example, consumer
 
 def test_a_stream_frame_never_waits_for_unrelated_work(example):
     """Texture update + render + export + consumer ready, all under a spin kernel elsewhere:
-    nothing on the way may synchronise the device (DESIGN.md section 4: no more, no less)."""
+    nothing on the way may synchronise the device (no more, no less)."""
     out = example.run(frames=0, spp=64, modes=[], consumers=["torch"], res=256, contention=True,
                       contention_frames=8, contention_kernels=["spin"], contention_ms=150.0, deadline_s=60)
     if any("skipped" in r for r in out["contention"]):

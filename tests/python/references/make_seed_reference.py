@@ -1,6 +1,6 @@
 """Renders the reference for tests/python/test_seed.py with Mitsuba 3 (scalar_rgb).
 
-The seed scenario of issue 3 at a small resolution: a rectangle with a random bitmap
+The seed scenario at a small resolution: a rectangle with a random bitmap
 under a constant emitter, `direct` integrator, camera at (0, 0, 5). Two textures:
 A (the first render) and B (set through traverse/update before the second render).
 For each, the reference is the mean of BATCHES independent Mitsuba renders and its

@@ -1,6 +1,6 @@
 //! The CUBIN cache: compiled kernel modules kept in memory for the process and on
-//! disk across processes, so that a second process skips NVRTC (issue 4: first
-//! render under 0.5 s with a warm disk cache).
+//! disk across processes, so that a second process skips NVRTC (the
+//! first render takes under 0.5 s with a warm disk cache).
 //!
 //! Key: a stable 64-bit FNV-1a hash of the assembled source, the architecture
 //! (`sm_90`), the driver and NVRTC versions, the compile options and the crate

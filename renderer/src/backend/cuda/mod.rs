@@ -1,4 +1,4 @@
-//! The CUDA backend (issue 4; DESIGN.md §3–4, GPU.md).
+//! The CUDA backend.
 //!
 //! Built with the `cuda` cargo feature, [`CudaBackend`] binds the device's primary
 //! context (the one PyTorch, JAX and CuPy use), owns ONE non-blocking render stream on
@@ -24,7 +24,7 @@
 //! importance sampling the reconstruction filter (truncated to the crop window) and
 //! weighted by filter / pdf, and a pixel's samples of a wave, which share one warp
 //! segment, are summed by a fixed butterfly and added to the pixel by one lane, so the
-//! same scene, spp and seed give the same bits (kernels/film.cuh; DESIGN.md §3).
+//! same scene, spp and seed give the same bits (kernels/film.cuh).
 
 pub mod cache;
 pub mod features;
@@ -199,7 +199,7 @@ pub fn check_supported(scene: &Scene) -> Result<()> {
     }
     Err(Error::Render(format!(
         "the CUDA backend does not support the \"depth\" integrator with the filter {:?} \
-         yet (only a box of radius <= 0.5; issue 4); use the CPU backend for this scene",
+         yet (only a box of radius <= 0.5); use the CPU backend for this scene",
         scene.sensor.film.rfilter
     )))
 }

@@ -1,10 +1,6 @@
 //! Reference cycles between scene objects (`<ref>` back to an object that is being
 //! built) must be an error naming every location in the cycle, not a builder that
 //! recurses until the stack overflows.
-//!
-//! Ignored until the builder detects cycles: run un-ignored today, each test process
-//! dies with "has overflowed its stack" (which is why they are ignored rather than
-//! expected to fail: a stack overflow aborts the whole test binary).
 
 use super::load_string;
 use crate::scene::build_scene;
@@ -24,7 +20,6 @@ fn cycle_error(xml: &str) -> String {
 }
 
 #[test]
-#[ignore = "needs cycle detection in the builder"]
 fn a_texture_referencing_itself_names_both_locations() {
     let e = cycle_error(
         r#"<scene version="3.0.0">
@@ -43,7 +38,6 @@ fn a_texture_referencing_itself_names_both_locations() {
 }
 
 #[test]
-#[ignore = "needs cycle detection in the builder"]
 fn a_twosided_bsdf_referencing_itself_names_both_locations() {
     let e = cycle_error(
         r#"<scene version="3.0.0">
@@ -60,7 +54,6 @@ fn a_twosided_bsdf_referencing_itself_names_both_locations() {
 }
 
 #[test]
-#[ignore = "needs cycle detection in the builder"]
 fn two_textures_referencing_each_other_name_both_objects_and_refs() {
     let e = cycle_error(
         r#"<scene version="3.0.0">
@@ -81,7 +74,6 @@ fn two_textures_referencing_each_other_name_both_objects_and_refs() {
 }
 
 #[test]
-#[ignore = "needs cycle detection in the builder"]
 fn two_twosided_bsdfs_referencing_each_other_name_both_objects_and_refs() {
     let e = cycle_error(
         r#"<scene version="3.0.0">

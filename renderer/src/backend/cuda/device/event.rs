@@ -1,4 +1,4 @@
-//! Events: the fences every reader of device memory orders itself after (DESIGN.md §4).
+//! Events: the fences every reader of device memory orders itself after.
 //!
 //! A fence is recorded without timing (cheaper to record) and with blocking sync: a
 //! host thread that waits on it sleeps instead of spinning. [`Event::wait`] first polls

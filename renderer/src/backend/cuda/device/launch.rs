@@ -71,7 +71,7 @@ pub struct RenderTuning {
 /// 256-thread blocks were best or within 1 % of best; the wavefront `path` was slower
 /// than the megakernel on the Cornell box (its bounce kernels still ran ~10 of 32
 /// lanes busy: the idle lanes were the BVH walk's, not the path lengths'), so the
-/// megakernel stays the default, as DESIGN.md §3 has it; samples per lane and brute
+/// megakernel stays the default; samples per lane and brute
 /// force: see their fields.
 impl Default for RenderTuning {
     fn default() -> Self {
@@ -335,7 +335,7 @@ impl CudaBackend {
     }
 
     /// Enqueues the render of device scene `s` on the render stream and returns at once:
-    /// the film's ready event fences its pixels (DESIGN.md §4). `scene_spp` is the
+    /// the film's ready event fences its pixels. `scene_spp` is the
     /// scene's own sample count (used when `opts.spp` is `None`).
     pub fn render_scene(
         &self,

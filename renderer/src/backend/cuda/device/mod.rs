@@ -190,7 +190,7 @@ impl CudaBackend {
 
     fn open(ordinal: usize) -> Result<CudaBackend> {
         let ctx = CudaContext::new(ordinal).map_err(drv("creating the primary context"))?;
-        // heliograph orders its streams with explicit events (DESIGN.md §4): cudarc's
+        // heliograph orders its streams with explicit events: cudarc's
         // per-buffer event tracking would add waits and records to every launch
         // SAFETY: no CudaSlice made before this point is used across streams.
         unsafe { ctx.disable_event_tracking() };

@@ -1,5 +1,5 @@
-//! `DeviceTensor`: float32 device memory with its ready fence (DESIGN.md §4), the unit
-//! that DLPack exports share with consumers (DLPACK.md).
+//! `DeviceTensor`: float32 device memory with its ready fence, the unit
+//! that DLPack exports share with consumers.
 //!
 //! Ownership and ordering:
 //! - the data is written on the render stream; `ready` is recorded there after the
