@@ -67,8 +67,10 @@ pub fn _cuda_fence_count(t: &Bound<'_, crate::tensor::TensorXf>) -> usize {
     t.get().device_tensor().map_or(0, |d| d.fence_count())
 }
 
-/// DLPack capsules of other frameworks whose device copy is still queued (tests).
+/// DLPack capsules of other frameworks whose device copy is still queued, after
+/// releasing those whose copy has finished (tests).
 #[pyfunction]
-pub fn _parked_imports() -> usize {
+pub fn _parked_imports(py: Python<'_>) -> usize {
+    crate::dlpack::sweep_parked(py);
     crate::dlpack::parked()
 }

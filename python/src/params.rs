@@ -293,7 +293,7 @@ impl SceneParameters {
         let len = current.shape().iter().product();
         let host_to = upload
             .as_ref()
-            .map_or(HostTo::Vec, |be| HostTo::Device(be, Some(len)));
+            .map_or(HostTo::Vec, |be| HostTo::Param(be, len));
         let new = from_python(py, key, &current, value, host_to)?;
         // the finiteness scan of a large texture runs without the GIL
         let mut staged = self.lock(py).clone();

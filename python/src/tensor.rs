@@ -228,9 +228,7 @@ impl TensorXf {
             Some(Backend::Cuda) => crate::cuda::opened(),
             _ => None,
         };
-        let host_to = cuda
-            .as_ref()
-            .map_or(HostTo::Buffer, |be| HostTo::Device(be, None));
+        let host_to = cuda.as_ref().map_or(HostTo::Buffer, HostTo::Device);
         match import_any(py, array, host_to)? {
             Imported::Host(a) => {
                 let buf = Buffer::from_slice(&a.data).map_err(errors::to_py)?;
@@ -518,28 +516,11 @@ pub fn import_any(
         }
         let buf = t.wait(py)?;
         return match host_to {
-            HostTo::Device(be, len) if len.is_none_or(|n| n == buf.len()) => {
-                let values = buf.as_slice();
-                let tensor = py
-                    .detach(|| {
-                        be.upload_with(values.len(), |dst| {
-                            dst.copy_from_slice(values);
-                            Ok(())
-                        })
-                    })
-                    .map_err(errors::to_py)?;
-                let non_finite = match heliograph::math::all_finite(values) {
-                    true => None,
-                    false => values.iter().position(|v| !v.is_finite()),
-                };
-                Ok(Imported::Device {
-                    tensor: Arc::new(tensor),
-                    shape,
-                    dtype,
-                    non_finite,
-                })
+            HostTo::Device(be) => upload(py, be, buf.as_slice(), shape, false),
+            HostTo::Param(be, len) if len == buf.len() => {
+                upload(py, be, buf.as_slice(), shape, true)
             }
-            HostTo::Vec | HostTo::Device(..) => Ok(Imported::Host(HostArray {
+            HostTo::Vec | HostTo::Param(..) => Ok(Imported::Host(HostArray {
                 shape,
                 data: buf.as_slice().to_vec(),
                 dtype,
@@ -576,6 +557,35 @@ pub fn import_any(
         )));
     }
     dlpack::import_device(py, &arr, host_to)
+}
+
+/// Uploads a host tensor's values to a new device tensor (scanning them for non-finite
+/// values when `scan`).
+fn upload(
+    py: Python<'_>,
+    be: &Arc<heliograph::backend::cuda::CudaBackend>,
+    values: &[f32],
+    shape: Vec<usize>,
+    scan: bool,
+) -> PyResult<Imported> {
+    let tensor = py
+        .detach(|| {
+            be.upload_with(values.len(), |dst| {
+                dst.copy_from_slice(values);
+                Ok(())
+            })
+        })
+        .map_err(errors::to_py)?;
+    let non_finite = match scan && !heliograph::math::all_finite(values) {
+        true => values.iter().position(|v| !v.is_finite()),
+        false => None,
+    };
+    Ok(Imported::Device {
+        tensor: Arc::new(tensor),
+        shape,
+        dtype: dlpack::DLDataType::F32,
+        non_finite,
+    })
 }
 
 /// A host buffer as NumPy sees it (`numpy.from_dlpack` of a CPU capsule): the view

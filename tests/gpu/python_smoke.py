@@ -175,9 +175,23 @@ def main():
 
     check("import a torch CUDA texture (side stream)", cuda_import)
 
+    def settle():
+        # buffers a consumer let go of without naming a stream are freed by the reclaimer
+        # thread after a device synchronise, and imported capsules are released once
+        # their copy ran: wait (up to a second) until both are idle
+        import gc
+
+        gc.collect()
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline and (
+            hg._native._cuda_held_bytes()[1] or hg._native._parked_imports()
+        ):
+            time.sleep(0.005)
+
     def lifetime():
         import gc
 
+        settle()
         base = hg._native._cuda_live_buffers()[0]
         base_exports = hg._native._live_exports()  # NumPy views of earlier reads hold some
         im = hg.render(scene, seed=1)
@@ -194,12 +208,7 @@ def main():
         gc.collect()
         for _ in range(200):
             hg.render(scene, seed=2).__dlpack__(stream=1)
-        gc.collect()
-        # buffers a consumer let go of without naming a stream are freed by the
-        # reclaimer thread after a device synchronise: give it a second
-        deadline = time.monotonic() + 1.0
-        while hg._native._cuda_live_buffers()[0] != base and time.monotonic() < deadline:
-            time.sleep(0.005)
+        settle()
         assert hg._native._cuda_live_buffers()[0] == base, hg._native._cuda_live_buffers()
         assert hg._native._live_exports() == base_exports, hg._native._live_exports()
         return f"live buffers back to {base}, exports back to {base_exports}"

@@ -36,10 +36,12 @@ pub enum HostTo<'a> {
     /// Into a 64-byte aligned [`Buffer`] ([`Imported::Buffer`]), a host tensor's storage.
     Buffer,
     /// Into page-locked staging and on to a new tensor on this backend's device
-    /// ([`Imported::Device`], scanned for non-finite values on the way). With
-    /// `Some(len)`, an array of another size is read into a `Vec` (for the caller's
-    /// shape error) rather than uploaded.
-    Device(&'a Arc<CudaBackend>, Option<usize>),
+    /// ([`Imported::Device`]).
+    Device(&'a Arc<CudaBackend>),
+    /// As `Device`, for a parameter of `len` values: scanned for non-finite values on
+    /// the way; an array of another size is read into a `Vec` (for the caller's shape
+    /// error) rather than uploaded.
+    Param(&'a Arc<CudaBackend>, usize),
 }
 
 /// What an import produced.
@@ -64,8 +66,8 @@ pub enum Imported {
         shape: Vec<usize>,
         /// The producer's element type.
         dtype: DLDataType,
-        /// For an uploaded host array, the index of its first non-finite value, if any
-        /// (CUDA arrays are not scanned: that would wait for the copy).
+        /// For a host array uploaded as a parameter, the index of its first non-finite
+        /// value, if any (CUDA arrays are not scanned: that would wait for the copy).
         non_finite: Option<usize>,
     },
 }
@@ -171,18 +173,22 @@ unsafe fn read_host_to(t: &DLTensor, host_to: HostTo<'_>) -> heliograph::Result<
                 dtype: t.dtype,
             })
         }
-        HostTo::Device(be, len) => {
+        HostTo::Device(be) | HostTo::Param(be, _) => {
             // SAFETY: caller's contract.
             let l = unsafe { host_layout(t) }?;
-            if len.is_some_and(|n| n != l.count) {
-                // SAFETY: caller's contract.
-                return unsafe { read_host(t) }.map(Imported::Host);
-            }
+            let scan = match host_to {
+                HostTo::Param(_, len) if len != l.count => {
+                    // SAFETY: caller's contract.
+                    return unsafe { read_host(t) }.map(Imported::Host);
+                }
+                HostTo::Param(..) => true,
+                _ => false,
+            };
             let mut non_finite = None;
             let tensor = be.upload_with(l.count, |dst| {
                 // SAFETY: caller's contract; dst has room for count values.
                 unsafe { read_host_into(t, &l, dst) }?;
-                if !all_finite(dst) {
+                if scan && !all_finite(dst) {
                     non_finite = dst.iter().position(|v| !v.is_finite());
                 }
                 Ok(())

@@ -107,9 +107,75 @@ impl Drop for Buffer {
     }
 }
 
+/// Copies `src` to `dst` (room for `src.len()` values, not overlapping it): copies of a
+/// megabyte or more are split over a small pool of its own (one core copies at a
+/// fraction of the memory bandwidth; the render pool may be busy with a CPU render). In
+/// a forked child, whose copy of the pool has no threads, it copies on the caller's.
+///
+/// # Safety
+/// `dst` must be valid for writes of `src.len()` floats and not overlap `src`.
+pub unsafe fn copy_parallel(src: &[f32], dst: *mut f32) {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 16; // 256 KiB
+    let pool = match copy_pool() {
+        Some(p) if src.len() >= 4 * CHUNK => p,
+        _ => {
+            // SAFETY: caller's contract.
+            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
+            return;
+        }
+    };
+    let dst = dst as usize;
+    pool.install(|| {
+        src.par_chunks(CHUNK).enumerate().for_each(|(i, chunk)| {
+            // SAFETY: chunk i goes to dst[i * CHUNK..], inside the caller's room; chunks
+            // do not overlap each other or src.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    chunk.as_ptr(),
+                    (dst as *mut f32).add(i * CHUNK),
+                    chunk.len(),
+                )
+            };
+        })
+    });
+}
+
+/// The copy pool (at most 4 threads), if this process made it.
+fn copy_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<(u32, Option<rayon::ThreadPool>)> = std::sync::OnceLock::new();
+    let (pid, pool) = POOL.get_or_init(|| {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        let pool = (threads > 1)
+            .then(|| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .thread_name(|i| format!("heliograph-copy-{i}"))
+                    .build()
+                    .ok()
+            })
+            .flatten();
+        (std::process::id(), pool)
+    });
+    (*pid == std::process::id())
+        .then_some(pool.as_ref())
+        .flatten()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parallel_copies_copy_every_value() {
+        for n in [0usize, 5, (1 << 18) - 1, 1 << 18, 3 * (1 << 18) + 7] {
+            let src: Vec<f32> = (0..n).map(|i| i as f32).collect();
+            let mut dst = vec![-1f32; n];
+            // SAFETY: dst has room for n values and does not overlap src.
+            unsafe { copy_parallel(&src, dst.as_mut_ptr()) };
+            assert_eq!(src, dst, "{n}");
+        }
+    }
 
     #[test]
     fn buffers_are_64_byte_aligned_and_hold_their_data() {

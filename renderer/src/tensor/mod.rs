@@ -7,7 +7,7 @@ pub mod buffer;
 pub mod dlpack;
 pub mod strided;
 
-pub use buffer::Buffer;
+pub use buffer::{copy_parallel, Buffer};
 pub use strided::{
     check_dtype, host_layout, layout, read_host, read_host_buffer, read_host_into, HostArray,
     Layout,

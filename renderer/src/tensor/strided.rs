@@ -269,9 +269,15 @@ unsafe fn read_raw(t: &DLTensor, l: &Layout, out: *mut f32) {
     let dt = t.dtype;
     let elem = (dt.bits / 8) as usize;
     if l.is_compact() {
-        if dt == DLDataType::F32 {
-            // SAFETY: count compact floats from base (caller's contract), copied
-            // bytewise (any alignment) into the caller's non-overlapping room.
+        if dt == DLDataType::F32 && base as usize % 4 == 0 {
+            // SAFETY: count compact, aligned floats from base (caller's contract), into
+            // the caller's non-overlapping room.
+            unsafe {
+                let src = std::slice::from_raw_parts(base as *const f32, l.count);
+                super::copy_parallel(src, out);
+            }
+        } else if dt == DLDataType::F32 {
+            // SAFETY: as above, copied bytewise (any alignment).
             unsafe { std::ptr::copy_nonoverlapping(base, out as *mut u8, l.count * 4) };
         } else {
             for i in 0..l.count {

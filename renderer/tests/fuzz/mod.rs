@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use heliograph::backend::{cpu, RenderOptions};
-use heliograph::scene::{build_scene, xml, ObjectDesc, SceneDesc, Value};
+use heliograph::scene::{build_scene, xml};
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
@@ -79,9 +79,6 @@ pub enum Outcome {
     Ok,
     /// A clean error.
     Error(String),
-    /// Skipped: a reference cycle between objects, which the builder does not
-    /// detect yet (see `scene/xml/cycle_tests.rs`).
-    KnownRefCycle,
 }
 
 /// A directory laid out for cases: `scenes/case.xml` (the case), include targets
@@ -132,9 +129,8 @@ fn link_dir(_from: &Path, _to: &Path) -> std::io::Result<()> {
 /// Films of at most this many pixels are rendered (1 spp) after building.
 const RENDER_PIXELS: u64 = 1024;
 
-/// Runs one case written to `case_path` (from [`prepare_dir`]); with `ref_cycles`
-/// false, scenes with reference cycles are skipped rather than built.
-pub fn run_case(text: &str, case_path: &Path, ref_cycles: bool) -> Outcome {
+/// Runs one case written to `case_path` (from [`prepare_dir`]).
+pub fn run_case(text: &str, case_path: &Path) -> Outcome {
     if let Err(e) = std::fs::write(case_path, text) {
         return Outcome::Error(format!("cannot write the case: {e}"));
     }
@@ -142,9 +138,6 @@ pub fn run_case(text: &str, case_path: &Path, ref_cycles: bool) -> Outcome {
         Ok(d) => d,
         Err(e) => return Outcome::Error(e.to_string()),
     };
-    if !ref_cycles && has_ref_cycle(&desc) {
-        return Outcome::KnownRefCycle;
-    }
     let scene = match build_scene(&desc) {
         Ok(s) => s,
         Err(e) => return Outcome::Error(e.to_string()),
@@ -160,53 +153,4 @@ pub fn run_case(text: &str, case_path: &Path, ref_cycles: bool) -> Outcome {
         }
     }
     Outcome::Ok
-}
-
-/// Whether following nested objects and `<ref>`s from some object leads back to it.
-pub fn has_ref_cycle(desc: &SceneDesc) -> bool {
-    let mut ids = std::collections::HashMap::new();
-    collect_ids(&desc.root, &mut ids);
-    let mut path = Vec::new();
-    let mut done = std::collections::HashSet::new();
-    cycle_from(&desc.root, &ids, &mut path, &mut done)
-}
-
-fn collect_ids<'a>(
-    o: &'a ObjectDesc,
-    ids: &mut std::collections::HashMap<&'a str, &'a ObjectDesc>,
-) {
-    for e in o.props.entries() {
-        if let Value::Object(c) = &e.value {
-            if let Some(id) = &c.id {
-                ids.entry(id.as_str()).or_insert(c);
-            }
-            collect_ids(c, ids);
-        }
-    }
-}
-
-fn cycle_from<'a>(
-    o: &'a ObjectDesc,
-    ids: &std::collections::HashMap<&'a str, &'a ObjectDesc>,
-    path: &mut Vec<*const ObjectDesc>,
-    done: &mut std::collections::HashSet<*const ObjectDesc>,
-) -> bool {
-    let me = o as *const ObjectDesc;
-    if path.contains(&me) {
-        return true;
-    }
-    if !done.insert(me) {
-        return false;
-    }
-    path.push(me);
-    let found = o.props.entries().iter().any(|e| {
-        let next = match &e.value {
-            Value::Object(c) => Some(&**c),
-            Value::Ref(id) => ids.get(id.as_str()).copied(),
-            _ => None,
-        };
-        next.is_some_and(|n| cycle_from(n, ids, path, done))
-    });
-    path.pop();
-    found
 }

@@ -64,7 +64,7 @@ class Seed:
 def settle() -> None:
     """Collects garbage and lets deleters run (they may run on other threads), and waits
     (up to a second) until the reclaimer has freed what consumers that named no stream
-    let go of."""
+    let go of and the capsules of finished imports are released."""
     from heliograph import _native
 
     for _ in range(3):
@@ -73,5 +73,5 @@ def settle() -> None:
     time.sleep(0.01)
     gc.collect()
     deadline = time.monotonic() + 1.0
-    while _native._cuda_held_bytes()[1] and time.monotonic() < deadline:
+    while time.monotonic() < deadline and (_native._cuda_held_bytes()[1] or _native._parked_imports()):
         time.sleep(0.005)

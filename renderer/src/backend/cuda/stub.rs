@@ -228,7 +228,7 @@ impl DeviceTensor {
     }
 
     /// Blocks until the writes are done or `keep_waiting` says no.
-    pub fn wait_until(self: &Arc<Self>, _keep_waiting: impl FnMut() -> bool) -> Result<bool> {
+    pub fn wait_until(&self, _keep_waiting: impl FnMut() -> bool) -> Result<bool> {
         match self.never {}
     }
 

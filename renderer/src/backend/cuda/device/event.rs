@@ -1,9 +1,12 @@
 //! Events: the fences every reader of device memory orders itself after.
 //!
-//! A fence is recorded without timing (cheaper to record) and with blocking sync: a
-//! host thread that waits on it sleeps instead of spinning. [`Event::wait`] first polls
-//! for a short while, so a wait for work that is about to finish returns within
-//! microseconds, then blocks in the driver.
+//! A fence is recorded without timing (cheaper to record). The host waits on one by
+//! polling it ([`Event::wait`]): first spinning (yielding the core between polls), so
+//! that the wait for a render of a few milliseconds returns within microseconds of
+//! its end, then napping between polls, with naps that grow to a millisecond, so that
+//! a long wait costs next to no CPU and no thread. (A thread blocked in
+//! `cuEventSynchronize` wakes 50-150 microseconds late, a tenth of a short render.)
+//! Events are created with blocking sync, for any consumer that waits on them itself.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,12 +15,15 @@ use cudarc::driver::{sys as dsys, CudaContext, DriverError};
 
 use crate::error::{Error, Result};
 
-/// How long a host wait polls before it blocks: a render of a few hundred
-/// microseconds is waited for by polling (a blocked thread wakes tens of microseconds
-/// late), a long one by sleeping.
-pub(crate) const SPIN: Duration = Duration::from_millis(2);
+/// How long a host wait spins before it naps between polls: up to a typical render of
+/// a few milliseconds (CUDA's own default schedule spins without bound).
+pub(crate) const SPIN: Duration = Duration::from_millis(10);
+/// The first nap between polls after the spin, and the longest.
+const NAPS: (Duration, Duration) = (Duration::from_micros(20), Duration::from_millis(1));
+/// How often a long wait asks whether to keep waiting (Ctrl-C).
+const ASK_EVERY: Duration = Duration::from_millis(50);
 
-/// A CUDA event (`CUevent`) without timing, waited on by blocking.
+/// A CUDA event (`CUevent`) without timing, waited on by polling.
 pub(crate) struct Event {
     ev: dsys::CUevent,
     ctx: Arc<CudaContext>,
@@ -107,20 +113,41 @@ impl Event {
         }
     }
 
-    /// Blocks until the recorded work has finished: polls for up to `spin`, then
-    /// sleeps in `cuEventSynchronize`. Waits for this event only, never the device.
+    /// Returns once the recorded work has finished: spins for up to `spin`, then naps
+    /// between polls. Waits for this event only, never the device.
     pub(crate) fn wait(&self, spin: Duration) -> Result<()> {
+        self.wait_until(spin, || true).map(drop)
+    }
+
+    /// As [`Self::wait`], asking `keep_waiting` every 50 ms once the spin is over;
+    /// `Ok(false)` as soon as it says no (the recorded work goes on).
+    pub(crate) fn wait_until(
+        &self,
+        spin: Duration,
+        mut keep_waiting: impl FnMut() -> bool,
+    ) -> Result<bool> {
         let start = Instant::now();
         while start.elapsed() < spin {
             if self.query()? {
-                return Ok(());
+                return Ok(true);
             }
-            std::hint::spin_loop();
+            std::thread::yield_now();
         }
-        // SAFETY: the event is live (the context was bound by query()).
-        unsafe { dsys::cuEventSynchronize(self.ev) }
-            .result()
-            .map_err(|e| Error::Cuda(format!("the work this waits for failed: {e:?}")))
+        let mut nap = NAPS.0;
+        let mut asked = Instant::now();
+        loop {
+            if self.query()? {
+                return Ok(true);
+            }
+            if asked.elapsed() >= ASK_EVERY {
+                if !keep_waiting() {
+                    return Ok(false);
+                }
+                asked = Instant::now();
+            }
+            std::thread::sleep(nap);
+            nap = (nap * 2).min(NAPS.1);
+        }
     }
 
     /// The raw handle (for DLPack consumers' `cuStreamWaitEvent`).

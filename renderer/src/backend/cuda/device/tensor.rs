@@ -28,11 +28,11 @@ use cudarc::driver::{result as dres, sys as dsys, CudaContext, CudaStream};
 
 use super::event::{Event, SPIN};
 use super::memory::DeviceBuffer;
-use super::transfer::{copy_parallel, Staging};
+use super::transfer::Staging;
 use super::{drv, guarded};
 use crate::error::{Error, Result};
 use crate::scene::params::DeviceValues;
-use crate::tensor::Buffer;
+use crate::tensor::{copy_parallel, Buffer};
 
 static LIVE_COUNT: AtomicUsize = AtomicUsize::new(0);
 static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
@@ -141,8 +141,8 @@ impl DeviceTensor {
         })
     }
 
-    /// Blocks the calling thread until the tensor's writes are done: polls its ready
-    /// event briefly, then sleeps on it. Waits for this event only, never the stream
+    /// Returns once the tensor's writes are done: polls its ready event, spinning and
+    /// then napping (see [`super::event`]). Waits for this event only, never the stream
     /// or the device.
     pub fn wait(&self) -> Result<()> {
         guarded("waiting for a tensor", || {
@@ -152,46 +152,11 @@ impl DeviceTensor {
         })
     }
 
-    /// As [`Self::wait`], for waits that must stay interruptible (Ctrl-C): after the
-    /// short poll, a helper thread sleeps on the event while this thread calls
-    /// `keep_waiting` every 50 ms; returns `Ok(false)` as soon as it says no (the
-    /// writes go on; the tensor stays valid).
-    pub fn wait_until(self: &Arc<Self>, mut keep_waiting: impl FnMut() -> bool) -> Result<bool> {
-        let start = std::time::Instant::now();
-        while start.elapsed() < SPIN {
-            if self.query()? {
-                return Ok(true);
-            }
-            std::hint::spin_loop();
-        }
-        let done = Arc::new((Mutex::new(None::<Result<()>>), Condvar::new()));
-        let (t, d) = (self.clone(), done.clone());
-        std::thread::Builder::new()
-            .name("heliograph-wait".into())
-            .spawn(move || {
-                let r = t.ready.wait(Duration::ZERO);
-                if let Ok(mut slot) = d.0.lock() {
-                    *slot = Some(r);
-                }
-                d.1.notify_all();
-            })
-            .map_err(|e| Error::Cuda(format!("cannot start a waiting thread: {e}")))?;
-        let (lock, cv) = &*done;
-        let mut slot = lock
-            .lock()
-            .map_err(|_| Error::Cuda("wait lock poisoned".into()))?;
-        loop {
-            if let Some(r) = slot.take() {
-                return r.map(|()| true);
-            }
-            let (s, _) = cv
-                .wait_timeout(slot, Duration::from_millis(50))
-                .map_err(|_| Error::Cuda("wait lock poisoned".into()))?;
-            slot = s;
-            if slot.is_none() && !keep_waiting() {
-                return Ok(false);
-            }
-        }
+    /// As [`Self::wait`], for waits that must stay interruptible (Ctrl-C): once the
+    /// spin is over, `keep_waiting` is asked every 50 ms; returns `Ok(false)` as soon as
+    /// it says no (the writes go on; the tensor stays valid).
+    pub fn wait_until(&self, keep_waiting: impl FnMut() -> bool) -> Result<bool> {
+        self.ready.wait_until(SPIN, keep_waiting)
     }
 
     /// The ready event's handle (`CUevent`).

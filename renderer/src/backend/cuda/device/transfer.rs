@@ -215,31 +215,3 @@ impl Drop for Lease<'_> {
         self.staging.give_back(self.index, self.dma.take());
     }
 }
-
-/// Copies `src` to `dst` (room for `src.len()` values, not overlapping it): large copies
-/// are split over the rayon pool, since one core copies a film out of page-locked
-/// memory at a fraction of the memory bandwidth.
-///
-/// # Safety
-/// `dst` must be valid for writes of `src.len()` floats and not overlap `src`.
-pub(crate) unsafe fn copy_parallel(src: &[f32], dst: *mut f32) {
-    use rayon::prelude::*;
-    const CHUNK: usize = 1 << 16; // 256 KiB
-    if src.len() < 4 * CHUNK {
-        // SAFETY: caller's contract.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
-        return;
-    }
-    let dst = dst as usize;
-    src.par_chunks(CHUNK).enumerate().for_each(|(i, chunk)| {
-        // SAFETY: chunk i goes to dst[i * CHUNK..], inside the caller's room; chunks do
-        // not overlap each other or src.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                chunk.as_ptr(),
-                (dst as *mut f32).add(i * CHUNK),
-                chunk.len(),
-            )
-        };
-    });
-}
