@@ -248,11 +248,10 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// Says on stderr, once per process, that a compiled module could not be saved to the
 /// disk cache: rendering goes on, but every new process compiles the kernels again.
-/// Returns whether it printed.
-fn warn_unwritable(file: &Path, e: &std::io::Error) -> bool {
+fn warn_unwritable(file: &Path, e: &std::io::Error) {
     static WARNED: AtomicBool = AtomicBool::new(false);
     if WARNED.swap(true, Ordering::Relaxed) {
-        return false;
+        return;
     }
     eprintln!(
         "heliograph: warning: cannot write the kernel cache file {} ({e}); rendering goes on, \
@@ -260,7 +259,6 @@ fn warn_unwritable(file: &Path, e: &std::io::Error) -> bool {
          a writable directory with free space to keep them.",
         file.display()
     );
-    true
 }
 
 #[cfg(test)]
