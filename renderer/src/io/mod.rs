@@ -176,7 +176,10 @@ fn to_dynamic(img: &Image, format: ImageFormat) -> Result<DynamicImage> {
     })
 }
 
-/// Writes `img` to `path` (.exr or .png), atomically.
+/// Writes `img` to `path` (.exr or .png), atomically: the image goes to a temporary
+/// file beside `path`, is flushed and synced to the disk, and only then renamed over
+/// `path`. On any failure (a full disk, a read-only directory) the temporary file is
+/// removed and an earlier file at `path` is left as it was.
 pub fn write_image(path: &Path, img: &Image) -> Result<()> {
     let format = format_of(path)?;
     let dynimg = to_dynamic(img, format)?;
@@ -184,9 +187,16 @@ pub fn write_image(path: &Path, img: &Image) -> Result<()> {
         .file_name()
         .ok_or_else(|| Error::io(path, "not a file path"))?;
     let tmp = path.with_file_name(format!(".{}.partial", file_name.to_string_lossy()));
-    let res = dynimg
-        .save_with_format(&tmp, format)
-        .map_err(|e| Error::io(path, e));
+    let encode = || -> std::result::Result<(), Box<dyn std::error::Error>> {
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        dynimg.write_to(&mut w, format)?;
+        // the last buffered bytes: dropping the writer would flush them and drop an error
+        let file = w.into_inner().map_err(|e| e.into_error())?;
+        // errors the file system reports late (quotas, network file systems) come here
+        file.sync_all()?;
+        Ok(())
+    };
+    let res = encode().map_err(|e| Error::io(path, e));
     if let Err(e) = res {
         let _ = std::fs::remove_file(&tmp);
         return Err(e);
@@ -306,6 +316,147 @@ mod tests {
             .to_string();
         assert!(err.contains("missing/dir/a.exr"), "{err}");
         assert!(!dir.join("missing/dir/.a.exr.partial").exists());
+    }
+
+    /// A `w × h` RGB image of noise (it does not compress: the file size is known).
+    fn noise(w: usize, h: usize, seed: u32) -> Image {
+        let mut x = seed.wrapping_mul(2654435761).wrapping_add(1);
+        let mut img = Image::new(w, h, 3);
+        for v in &mut img.data {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            *v = (x >> 8) as f32 / (1u32 << 24) as f32;
+        }
+        img
+    }
+
+    /// The names in `dir`, sorted.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn unwritable_places_are_errors_that_name_the_path_and_keep_what_was_there() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("hg-io-places-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let img = noise(8, 8, 1);
+        // a read-only directory holding an earlier image (chmod does not stop root)
+        let ro = dir.join("ro");
+        std::fs::create_dir(&ro).unwrap();
+        write_image(&ro.join("old.exr"), &noise(8, 8, 2)).unwrap();
+        let old = std::fs::read(ro.join("old.exr")).unwrap();
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+        if std::fs::write(ro.join("probe"), b"x").is_err() {
+            let e = write_image(&ro.join("old.exr"), &img)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("ro/old.exr"), "{e}");
+            assert_eq!(names(&ro), ["old.exr"], "no partial file");
+            assert_eq!(std::fs::read(ro.join("old.exr")).unwrap(), old);
+        }
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // a directory no one can create files in, root included
+        let e = write_image(Path::new("/proc/self/out.exr"), &img)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("/proc/self/out.exr: "), "{e}");
+        // below a regular file
+        std::fs::write(dir.join("file"), b"x").unwrap();
+        let e = write_image(&dir.join("file/out.png"), &img)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("file/out.png"), "{e}");
+        // onto a directory: refused, the directory and its contents stay
+        std::fs::create_dir_all(dir.join("taken.exr/inside")).unwrap();
+        let e = write_image(&dir.join("taken.exr"), &img)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("taken.exr"), "{e}");
+        assert!(dir.join("taken.exr/inside").is_dir());
+        assert_eq!(names(&dir), ["file", "ro", "taken.exr"], "no partial file");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Set in the child process of the full-disk test: the directory to write in.
+    const FULL_DISK_CHILD: &str = "HELIOGRAPH_TEST_FULL_DISK_IMAGES";
+
+    #[test]
+    fn a_full_disk_is_an_error_and_keeps_the_earlier_image() {
+        // images whose files are smaller and larger than a write buffer (8 KiB), all
+        // larger than the child's file size limit (one block: 512 or 1024 bytes)
+        let images = [
+            ("small.exr", noise(16, 16, 3)),
+            ("small.png", noise(24, 24, 4)),
+            ("large.exr", noise(64, 64, 5)),
+            ("large.png", noise(64, 64, 6)),
+        ];
+        if let Some(dir) = std::env::var_os(FULL_DISK_CHILD) {
+            let dir = std::path::PathBuf::from(dir);
+            for (name, img) in &images {
+                // over an earlier image, and as a new file
+                for path in [dir.join(name), dir.join(format!("new-{name}"))] {
+                    let e = write_image(&path, img).map(|()| path.display().to_string());
+                    let e = e.expect_err("written past the file size limit");
+                    assert!(e.to_string().contains(&*path.to_string_lossy()), "{e}");
+                }
+            }
+            // a file within the limit is still written: the process goes on
+            write_image(&dir.join("tiny.png"), &Image::new(1, 1, 3)).unwrap();
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("hg-io-full-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut earlier = Vec::new();
+        for (i, (name, img)) in images.iter().enumerate() {
+            write_image(
+                &dir.join(name),
+                &noise(img.width, img.height, 10 + i as u32),
+            )
+            .unwrap();
+            earlier.push(std::fs::read(dir.join(name)).unwrap());
+        }
+        let name = concat!(
+            module_path!(),
+            "::a_full_disk_is_an_error_and_keeps_the_earlier_image"
+        );
+        let name = name.split_once("::").unwrap().1;
+        // SIGXFSZ ignored: writes past the limit fail with EFBIG instead of killing the process
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("trap '' XFSZ; ulimit -f 1 && exec \"$0\" \"$@\"")
+            .arg(std::env::current_exe().unwrap())
+            .args([name, "--exact", "--nocapture", "--test-threads=1"])
+            .env(FULL_DISK_CHILD, &dir)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "{stdout}\n{stderr}"
+        );
+        let mut want: Vec<String> = images.iter().map(|(n, _)| n.to_string()).collect();
+        want.push("tiny.png".into());
+        want.sort();
+        assert_eq!(names(&dir), want, "no partial or new file");
+        for ((name, _), bytes) in images.iter().zip(&earlier) {
+            assert!(
+                std::fs::read(dir.join(name)).unwrap() == *bytes,
+                "{name} changed"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -7,12 +7,15 @@
 //! version. Directory: `$HELIOGRAPH_CACHE_DIR`, else `$XDG_CACHE_HOME/heliograph`,
 //! else `$HOME/.cache/heliograph`. A file is `HGCUBIN1`, the key, the payload length
 //! and an FNV checksum of the payload, then the CUBIN; anything that does not check
-//! out is ignored and recompiled. Files are written to a temporary name and renamed,
-//! so concurrent processes never see half a file. All of this is plain Rust and
-//! tested without a GPU.
+//! out is ignored and recompiled, and only regular files are read. Files are written
+//! to a temporary name and renamed, so concurrent processes never see half a file. A
+//! cache that cannot be written (read-only, full, not a directory) never fails a
+//! render: the module is compiled, one warning per process says so, and no partial
+//! file is left behind. All of this is plain Rust and tested without a GPU.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
@@ -190,8 +193,8 @@ impl ProgramCache {
             return Ok((c, stats(CacheSource::Memory)));
         }
         let from_disk = file
-            .as_ref()
-            .and_then(|f| std::fs::read(f).ok())
+            .as_deref()
+            .and_then(read_cache_file)
             .and_then(|b| decode(h, &b).map(<[u8]>::to_vec));
         let (cubin, source) = match from_disk {
             Some(c) => (c, CacheSource::Disk),
@@ -199,7 +202,9 @@ impl ProgramCache {
                 let c = compile()?;
                 if let Some(f) = &file {
                     // best effort: a read-only or full disk only costs the next process a compile
-                    let _ = write_atomically(f, &encode(h, &c));
+                    if let Err(e) = write_atomically(f, &encode(h, &c)) {
+                        warn_unwritable(f, &e);
+                    }
                 }
                 (c, CacheSource::Compiled)
             }
@@ -218,16 +223,42 @@ impl Default for ProgramCache {
     }
 }
 
-/// Writes `bytes` to a temporary file beside `path` and renames it into place.
+/// The bytes of cache file `path`, or `None` when it cannot be read or is not a regular
+/// file (opening a named pipe put in its place would wait for a writer forever).
+fn read_cache_file(path: &Path) -> Option<Vec<u8>> {
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
+    std::fs::read(path).ok()
+}
+
+/// Writes `bytes` to a temporary file beside `path` and renames it into place; on any
+/// failure (a full disk stops the write part-way) the temporary file is removed.
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(d) = path.parent() {
         std::fs::create_dir_all(d)?;
     }
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    std::fs::write(&tmp, bytes)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+}
+
+/// Says on stderr, once per process, that a compiled module could not be saved to the
+/// disk cache: rendering goes on, but every new process compiles the kernels again.
+fn warn_unwritable(file: &Path, e: &std::io::Error) {
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    if WARNED.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    eprintln!(
+        "heliograph: warning: cannot write the kernel cache file {} ({e}); rendering goes on, \
+         but each new process compiles the CUDA kernels again. Point HELIOGRAPH_CACHE_DIR at \
+         a writable directory with free space to keep them.",
+        file.display()
+    );
 }
 
 #[cfg(test)]
@@ -403,6 +434,281 @@ mod tests {
         assert!(!dir.join(k.file_name()).exists());
         let (_, s) = cache.get_or_compile(&k, || Ok(vec![5])).unwrap();
         assert_eq!(s.source, CacheSource::Compiled);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// `dir` made read-only, or `None` where that does not stop writes (as root).
+    fn read_only(dir: &Path) -> Option<()> {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+        let probe = dir.join("probe");
+        match std::fs::write(&probe, b"x") {
+            Err(_) => Some(()),
+            Ok(()) => {
+                let _ = std::fs::remove_file(&probe);
+                None
+            }
+        }
+    }
+
+    fn writable(dir: &Path) {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
+    }
+
+    /// The names in `dir`, sorted.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_read_only_directory_serves_what_it_holds_and_compiles_the_rest() {
+        let dir = tmp_dir("ro-dir");
+        std::fs::create_dir_all(&dir).unwrap();
+        let (held, missing, damaged) = (key("ro-held"), key("ro-missing"), key("ro-damaged"));
+        std::fs::write(dir.join(held.file_name()), encode(held.hash(), &[4, 4])).unwrap();
+        std::fs::write(dir.join(damaged.file_name()), b"HGCUBIN1 cut short").unwrap();
+        let before = names(&dir);
+        let cache = ProgramCache {
+            dir: Some(dir.clone()),
+        };
+        if read_only(&dir).is_some() {
+            let never = || -> Result<Vec<u8>> { panic!("the file is in the cache") };
+            let (c, s) = cache.get_or_compile(&held, never).unwrap();
+            assert_eq!((s.source, (*c).clone()), (CacheSource::Disk, vec![4, 4]));
+            for k in [&missing, &damaged] {
+                let (c, s) = cache.get_or_compile(k, || Ok(vec![5])).unwrap();
+                assert_eq!((s.source, (*c).clone()), (CacheSource::Compiled, vec![5]));
+            }
+            assert_eq!(names(&dir), before, "nothing written, nothing left behind");
+        } else {
+            eprintln!("chmod 0555 does not stop this user's writes: /proc/self stands in");
+        }
+        writable(&dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        // a directory no one can create files in, root included
+        let proc = ProgramCache {
+            dir: Some(PathBuf::from("/proc/self")),
+        };
+        let k = key("ro-proc");
+        let (c, s) = proc.get_or_compile(&k, || Ok(vec![6])).unwrap();
+        assert_eq!((s.source, (*c).clone()), (CacheSource::Compiled, vec![6]));
+        // and a cache directory below one: create_dir_all fails
+        forget(&k);
+        let below = ProgramCache {
+            dir: Some(PathBuf::from("/proc/self/heliograph/cache")),
+        };
+        let (_, s) = below.get_or_compile(&k, || Ok(vec![6])).unwrap();
+        assert_eq!(s.source, CacheSource::Compiled);
+    }
+
+    /// Damages a good cache file (the bytes, the key hash).
+    type Spoil = fn(Vec<u8>, u64) -> Vec<u8>;
+
+    #[test]
+    fn damaged_files_are_recompiled_and_rewritten() {
+        let dir = tmp_dir("damaged");
+        std::fs::create_dir_all(&dir).unwrap();
+        let cache = ProgramCache {
+            dir: Some(dir.clone()),
+        };
+        let good = |k: &CacheKey| encode(k.hash(), &[1u8; 300]);
+        let damage: [(&str, Spoil); 7] = [
+            ("empty", |_, _| Vec::new()),
+            ("truncated header", |f, _| f[..20].to_vec()),
+            ("truncated payload", |f, _| f[..f.len() - 7].to_vec()),
+            ("trailing bytes", |mut f, _| {
+                f.push(0);
+                f
+            }),
+            ("flipped bit", |mut f, _| {
+                f[HEADER + 100] ^= 0x10;
+                f
+            }),
+            ("another key's file", |_, h| encode(h ^ 1, &[1u8; 300])),
+            ("a huge length", |mut f, _| {
+                f[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+                f
+            }),
+        ];
+        for (what, spoil) in damage {
+            let k = key(&format!("damaged-{what}"));
+            let file = dir.join(k.file_name());
+            std::fs::write(&file, spoil(good(&k), k.hash())).unwrap();
+            let (c, s) = cache.get_or_compile(&k, || Ok(vec![2; 300])).unwrap();
+            assert_eq!((s.source, c.len()), (CacheSource::Compiled, 300), "{what}");
+            assert_eq!(
+                decode(k.hash(), &std::fs::read(&file).unwrap()),
+                Some(&[2u8; 300][..]),
+                "{what}: rewritten"
+            );
+            forget(&k);
+            let never = || -> Result<Vec<u8>> { panic!("{what}: served from disk now") };
+            assert_eq!(
+                cache.get_or_compile(&k, never).unwrap().1.source,
+                CacheSource::Disk
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_cache_file_that_cannot_be_read_is_replaced() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tmp_dir("unreadable");
+        std::fs::create_dir_all(&dir).unwrap();
+        let cache = ProgramCache {
+            dir: Some(dir.clone()),
+        };
+        // no read permission (root reads it anyway: then it is a plain recompile)
+        let k = key("unreadable-mode");
+        let file = dir.join(k.file_name());
+        std::fs::write(&file, encode(k.hash() ^ 1, &[1])).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let (c, s) = cache.get_or_compile(&k, || Ok(vec![8])).unwrap();
+        assert_eq!((s.source, (*c).clone()), (CacheSource::Compiled, vec![8]));
+        assert_eq!(
+            decode(k.hash(), &std::fs::read(&file).unwrap()),
+            Some(&[8u8][..])
+        );
+        // a link to nowhere, and a link to a file whose reads fail (root included)
+        for (tag, target) in [("dangling", "no-such-file"), ("eio", "/proc/self/mem")] {
+            let k = key(&format!("unreadable-{tag}"));
+            let file = dir.join(k.file_name());
+            std::os::unix::fs::symlink(target, &file).unwrap();
+            let (c, s) = cache.get_or_compile(&k, || Ok(vec![8])).unwrap();
+            assert_eq!(
+                (s.source, (*c).clone()),
+                (CacheSource::Compiled, vec![8]),
+                "{tag}"
+            );
+            assert!(
+                !file.symlink_metadata().unwrap().is_symlink(),
+                "{tag}: replaced"
+            );
+            assert_eq!(
+                decode(k.hash(), &std::fs::read(&file).unwrap()),
+                Some(&[8u8][..])
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_directory_or_a_pipe_in_place_of_a_cache_file_is_passed_over() {
+        let dir = tmp_dir("not-a-file");
+        std::fs::create_dir_all(&dir).unwrap();
+        let cache = ProgramCache {
+            dir: Some(dir.clone()),
+        };
+        // a directory: read and rename both fail; it is left alone
+        let k = key("a-directory");
+        let file = dir.join(k.file_name());
+        std::fs::create_dir_all(file.join("inside")).unwrap();
+        let (c, s) = cache.get_or_compile(&k, || Ok(vec![3])).unwrap();
+        assert_eq!((s.source, (*c).clone()), (CacheSource::Compiled, vec![3]));
+        assert!(file.join("inside").is_dir());
+        // a named pipe: opening it to read would wait for a writer forever
+        let k = key("a-pipe");
+        let file = dir.join(k.file_name());
+        let made = std::process::Command::new("mkfifo").arg(&file).status();
+        if made.is_ok_and(|s| s.success()) {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let (cache, k2) = (cache.clone(), k.clone());
+            std::thread::spawn(move || {
+                let _ = tx.send(
+                    cache
+                        .get_or_compile(&k2, || Ok(vec![3]))
+                        .map(|r| r.1.source),
+                );
+            });
+            let got = rx.recv_timeout(std::time::Duration::from_secs(20));
+            if got.is_err() {
+                // release the reader blocked in open(), then fail
+                let _ = std::fs::OpenOptions::new().write(true).open(&file);
+            }
+            assert!(
+                matches!(got, Ok(Ok(CacheSource::Compiled))),
+                "a pipe in the cache: {got:?}"
+            );
+            assert!(
+                std::fs::metadata(&file).unwrap().is_file(),
+                "replaced by the new file"
+            );
+        } else {
+            eprintln!("mkfifo not available: the pipe case is not run");
+        }
+        let leftovers: Vec<String> = names(&dir)
+            .into_iter()
+            .filter(|n| n.contains(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Set in the child process of the full-disk test: the cache directory to use.
+    const FULL_DISK_CHILD: &str = "HELIOGRAPH_TEST_FULL_DISK_DIR";
+
+    #[test]
+    fn a_full_disk_costs_a_compile_warns_once_and_leaves_no_partial_file() {
+        let payload = vec![3u8; 64 << 10];
+        if let Some(dir) = std::env::var_os(FULL_DISK_CHILD) {
+            // the child: files are limited to one block, so each 64 KiB write fails part-way
+            let cache = ProgramCache {
+                dir: Some(PathBuf::from(dir)),
+            };
+            for tag in ["full-a", "full-b", "full-c"] {
+                let (c, s) = cache
+                    .get_or_compile(&key(tag), || Ok(payload.clone()))
+                    .unwrap();
+                assert_eq!((s.source, &*c), (CacheSource::Compiled, &payload), "{tag}");
+            }
+            return;
+        }
+        let dir = tmp_dir("full");
+        std::fs::create_dir_all(&dir).unwrap();
+        // a module cached before the disk filled up: it must stay intact
+        let kept = key("full-kept");
+        let kept_bytes = encode(kept.hash(), &payload);
+        std::fs::write(dir.join(kept.file_name()), &kept_bytes).unwrap();
+        let name = concat!(
+            module_path!(),
+            "::a_full_disk_costs_a_compile_warns_once_and_leaves_no_partial_file"
+        );
+        let name = name.split_once("::").unwrap().1;
+        // SIGXFSZ ignored: writes past the limit fail with EFBIG instead of killing the process
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("trap '' XFSZ; ulimit -f 1 && exec \"$0\" \"$@\"")
+            .arg(std::env::current_exe().unwrap())
+            .args([name, "--exact", "--nocapture", "--test-threads=1"])
+            .env(FULL_DISK_CHILD, &dir)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "{stdout}\n{stderr}"
+        );
+        assert_eq!(names(&dir), vec![kept.file_name()], "no partial file left");
+        assert_eq!(
+            std::fs::read(dir.join(kept.file_name())).unwrap(),
+            kept_bytes
+        );
+        assert_eq!(
+            stderr.matches("cannot write the kernel cache").count(),
+            1,
+            "one warning for three failed writes:\n{stderr}"
+        );
+        assert!(stderr.contains("HELIOGRAPH_CACHE_DIR"), "{stderr}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
