@@ -1,10 +1,17 @@
 //! The process's CUDA backend (device 0), opened on first use and shared by the
 //! `cuda_rgb` variant, CUDA tensors and imports of other frameworks' CUDA arrays; plus
 //! the Python functions that reach it (`sync_device`, `cuda_stream`).
+//!
+//! CUDA does not survive `fork`: a child forked from a process that initialised CUDA
+//! inherits this backend, but not a context to use it in. [`backend`] and [`opened`],
+//! through which the binding reaches CUDA, raise `CudaUnavailableError` there
+//! (saying so, and to use the 'spawn' start method); the core refuses every other
+//! driver call in such a child too (reads of CUDA tensors, say) with the same error, and
+//! the child drops what it inherited without calling the driver.
 
 use std::sync::{Arc, OnceLock};
 
-use heliograph::backend::cuda::{live_device_tensors, CudaBackend};
+use heliograph::backend::cuda::{check_process, live_device_tensors, CudaBackend};
 use pyo3::prelude::*;
 
 use crate::errors::to_py;
@@ -13,8 +20,10 @@ use crate::errors::to_py;
 static BACKEND: OnceLock<Result<Arc<CudaBackend>, String>> = OnceLock::new();
 
 /// The CUDA backend, opened on first call; an error (`CudaUnavailableError`) that
-/// says why when there is no usable GPU. The outcome is remembered.
+/// says why when there is no usable GPU, or when this process is a forked child of the
+/// one that initialised CUDA. The outcome is remembered.
 pub fn backend(py: Python<'_>) -> PyResult<Arc<CudaBackend>> {
+    check_process().map_err(to_py)?;
     py.detach(|| {
         BACKEND
             .get_or_init(|| CudaBackend::new(0).map(Arc::new).map_err(|e| e.to_string()))
@@ -23,9 +32,11 @@ pub fn backend(py: Python<'_>) -> PyResult<Arc<CudaBackend>> {
     .map_err(crate::errors::CudaUnavailableError::new_err)
 }
 
-/// The backend if it is already open (never opens it).
-pub fn opened() -> Option<Arc<CudaBackend>> {
-    BACKEND.get().and_then(|r| r.as_ref().ok().cloned())
+/// The backend if it is already open (never opens it); `CudaUnavailableError` in a
+/// forked child of the process that initialised CUDA (see [`backend`]).
+pub fn opened() -> PyResult<Option<Arc<CudaBackend>>> {
+    check_process().map_err(to_py)?;
+    Ok(BACKEND.get().and_then(|r| r.as_ref().ok().cloned()))
 }
 
 /// `sync_device()`: waits for all work on the GPU, of every stream and framework
@@ -34,7 +45,7 @@ pub fn opened() -> Option<Arc<CudaBackend>> {
 /// never used.
 #[pyfunction]
 pub fn sync_device(py: Python<'_>) -> PyResult<()> {
-    match opened() {
+    match opened()? {
         Some(be) => py.detach(|| be.sync_device()).map_err(to_py),
         None => Ok(()),
     }
@@ -57,7 +68,10 @@ pub fn _cuda_live_buffers() -> (usize, usize) {
 /// `(0, 0)` when CUDA was never used (tests of memory growth and of the reclaimer).
 #[pyfunction]
 pub fn _cuda_held_bytes() -> (usize, usize) {
-    opened().map(|be| be.held_bytes()).unwrap_or((0, 0))
+    match opened() {
+        Ok(Some(be)) => be.held_bytes(),
+        _ => (0, 0),
+    }
 }
 
 /// Release fences a CUDA tensor holds (tests: one per consumer stream, however often

@@ -28,7 +28,7 @@ create_exception!(
     heliograph,
     CudaUnavailableError,
     PyRuntimeError,
-    "CUDA was asked for but is not usable in this build or on this machine."
+    "CUDA was asked for but is not usable in this build, on this machine, or in this process (a child forked from a process that had initialised CUDA)."
 );
 create_exception!(
     heliograph,

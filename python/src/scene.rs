@@ -128,7 +128,9 @@ impl PyScene {
         staged: &[(usize, ParamValue)],
     ) -> PyResult<Arc<ParamTable>> {
         crate::dlpack::sweep_parked(py);
-        let backend = crate::cuda::opened();
+        // a forked child of the process that used CUDA updates the host scene only: the
+        // device copy is the parent's (and CUDA renders refuse to run there)
+        let backend = crate::cuda::opened().unwrap_or(None);
         py.detach(|| {
             let mut st = self.lock_now();
             let changes = st.loaded.update(staged)?;
@@ -153,7 +155,7 @@ impl PyScene {
     /// The backend a new host value for `key` should be uploaded to: the scene has a
     /// device copy and the value would stay on the device at update.
     pub fn upload_target(&self, py: Python<'_>, key: &str) -> Option<Arc<CudaBackend>> {
-        let be = crate::cuda::opened()?;
+        let be = crate::cuda::opened().ok().flatten()?;
         let keep = self.with_state(py, |st| {
             st.device.is_some() && st.loaded.keeps_on_device(key)
         });

@@ -225,7 +225,7 @@ impl TensorXf {
         }
         // under cuda_rgb a host array is uploaded, as Mitsuba's TensorXf is on the GPU
         let cuda = match crate::scene::backend() {
-            Some(Backend::Cuda) => crate::cuda::opened(),
+            Some(Backend::Cuda) => crate::cuda::opened()?,
             _ => None,
         };
         let host_to = cuda.as_ref().map_or(HostTo::Buffer, HostTo::Device);

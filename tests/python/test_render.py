@@ -79,6 +79,9 @@ def test_progress_line_shows_and_can_be_turned_off(capsys):
 
 def test_keyboard_interrupt_cancels_the_render_and_leaves_the_scene_usable():
     scene = _big_scene(256)
+    earlier = hg.render(scene, spp=1, seed=1)
+    earlier_values = np.array(earlier).copy()
+    other = hg.render(_big_scene(32), spp=256, seed=2)  # in flight, but not the one waited for
     img = hg.render(scene, spp=100_000)  # minutes if not cancelled
     timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
@@ -91,6 +94,9 @@ def test_keyboard_interrupt_cancels_the_render_and_leaves_the_scene_usable():
         np.array(img)
     ok = np.array(hg.render(scene, spp=1))
     assert ok.shape == (256, 256, 3) and np.isfinite(ok).all()
+    # only the render waited for is cancelled: earlier results and other renders are intact
+    np.testing.assert_array_equal(np.array(earlier), earlier_values)
+    np.testing.assert_array_equal(np.array(other), np.array(hg.render(_big_scene(32), spp=256, seed=2)))
 
 
 def test_dropping_an_unread_render_does_not_block_or_leak():

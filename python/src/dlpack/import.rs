@@ -391,8 +391,12 @@ pub fn park_release(taken: Taken, copy: Arc<DeviceTensor>) {
 }
 
 /// Releases the parked capsules whose copies have finished (or failed: the memory is
-/// then no longer read either). Needs the GIL, which some producers' deleters take.
+/// then no longer read either). Needs the GIL, which some producers' deleters take. In
+/// a forked child of the process that initialised CUDA, nothing: they are the parent's.
 pub fn sweep_parked(_py: Python<'_>) {
+    if heliograph::backend::cuda::forked().is_some() {
+        return;
+    }
     let done: Vec<(Taken, Arc<DeviceTensor>)> = match PARKED.lock() {
         Ok(mut p) => {
             let (ready, busy): (Vec<_>, Vec<_>) = p.drain(..).partition(|(_, t)| t.is_ready());

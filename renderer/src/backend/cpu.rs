@@ -5,8 +5,14 @@
 //! the same scene, spp and seed regardless of thread count or scheduling.
 //! [`render_async`] runs the render in the background and returns a
 //! [`RenderJob`] whose result can be waited on.
+//!
+//! Fork: a process forked from one that rendered inherits the parent's memory but only
+//! the thread that called `fork`. Renders run on a pool of this process's own
+//! ([`on_process_pool`]: a child builds a new one), and a render the parent started
+//! before the fork, whose thread the child does not have, is an error in the child
+//! ([`RenderJob::wait`]), never a wait that cannot end.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use rayon::prelude::*;
@@ -57,15 +63,52 @@ pub fn render_with_progress(
         .collect();
     let mut acc = Block::try_new(0, 0, cw, ch)?;
     let table = FilterTable::new(&film.rfilter);
-    for range in waves(spp, per_wave) {
-        // merged in tile order, chunk after chunk: the same sums as all at once
-        for chunk in tiles.chunks(CHUNK_TILES) {
-            for b in &render_tiles(scene, &table, opts.seed, chunk, range.clone(), progress)? {
-                acc.merge(b);
+    on_process_pool(|| {
+        for range in waves(spp, per_wave) {
+            // merged in tile order, chunk after chunk: the same sums as all at once
+            for chunk in tiles.chunks(CHUNK_TILES) {
+                for b in &render_tiles(scene, &table, opts.seed, chunk, range.clone(), progress)? {
+                    acc.merge(b);
+                }
             }
         }
-    }
+        Ok(())
+    })??;
     acc.develop(film.alpha)
+}
+
+/// Runs `f` on this process's rayon pool, or on the caller's own pool when called from
+/// one of its threads (`ThreadPool::install`, e.g. to render on fewer threads).
+///
+/// The pool belongs to the process that built it: a forked child inherits the parent's
+/// pool but none of its threads (fork copies only the calling thread), and work queued
+/// there would wait forever. So the pool is kept with the id of its process, and a
+/// child builds its own on first use (the parent's is left untouched: dropping it would
+/// signal threads that do not exist here).
+fn on_process_pool<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T> {
+    static POOL: Mutex<Option<(u32, Arc<rayon::ThreadPool>)>> = Mutex::new(None);
+    if rayon::current_thread_index().is_some() {
+        return Ok(f());
+    }
+    let pid = std::process::id();
+    let pool = {
+        let mut slot = POOL.lock().unwrap_or_else(|p| p.into_inner());
+        match slot.as_ref() {
+            Some((owner, pool)) if *owner == pid => pool.clone(),
+            _ => {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .thread_name(|i| format!("heliograph-cpu-{i}"))
+                    .build()
+                    .map(Arc::new)
+                    .map_err(|e| Error::Render(format!("cannot start the render threads: {e}")))?;
+                if let Some(parent) = slot.replace((pid, pool.clone())) {
+                    std::mem::forget(parent);
+                }
+                pool
+            }
+        }
+    };
+    Ok(pool.install(f))
 }
 
 /// Renders samples `range` of `tiles` in parallel, one block per tile, in order.
@@ -172,6 +215,8 @@ fn render_tile(
 pub struct RenderJob {
     handle: Option<JoinHandle<Result<Image>>>,
     progress: Arc<Progress>,
+    /// The process whose thread runs the render.
+    pid: u32,
 }
 
 impl RenderJob {
@@ -180,17 +225,36 @@ impl RenderJob {
         &self.progress
     }
 
-    /// Whether the render has finished (successfully or not).
-    pub fn is_finished(&self) -> bool {
-        self.handle.as_ref().is_none_or(|h| h.is_finished())
+    /// Whether this process was forked from the one that started the render: the thread
+    /// that runs it does not exist here.
+    fn forked(&self) -> bool {
+        self.pid != std::process::id()
     }
 
-    /// Blocks until the render is done and returns the image.
+    /// Whether the render has finished (successfully or not); in a forked child always
+    /// (it can never finish there, and [`Self::wait`] says so at once).
+    pub fn is_finished(&self) -> bool {
+        self.forked() || self.handle.as_ref().is_none_or(|h| h.is_finished())
+    }
+
+    /// Blocks until the render is done and returns the image. In a process forked from
+    /// the one that started it, an error at once: the render's thread is not there.
     pub fn wait(mut self) -> Result<Image> {
         let h = self
             .handle
             .take()
             .ok_or_else(|| Error::Render("render result already taken".into()))?;
+        if self.forked() {
+            // joining (or detaching) a thread of the parent is undefined here
+            std::mem::forget(h);
+            return Err(Error::Render(format!(
+                "this render was started in process {}, on threads of that process; this \
+                 process ({}) was forked from it and has none of them, so the render cannot \
+                 finish here: read renders before forking, or render again in this process",
+                self.pid,
+                std::process::id()
+            )));
+        }
         h.join()
             .map_err(|_| Error::Render("render thread panicked".into()))?
     }
@@ -198,11 +262,17 @@ impl RenderJob {
 
 impl Drop for RenderJob {
     fn drop(&mut self) {
-        // an abandoned render is cancelled rather than left burning cores
-        if let Some(h) = self.handle.take() {
-            self.progress.cancel();
-            let _ = h.join();
+        let Some(h) = self.handle.take() else {
+            return;
+        };
+        if self.forked() {
+            // the parent's thread: nothing to cancel or join here
+            std::mem::forget(h);
+            return;
         }
+        // an abandoned render is cancelled rather than left burning cores
+        self.progress.cancel();
+        let _ = h.join();
     }
 }
 
@@ -220,6 +290,7 @@ pub fn render_async(scene: Arc<Scene>, opts: RenderOptions) -> Result<RenderJob>
     Ok(RenderJob {
         handle: Some(handle),
         progress,
+        pid: std::process::id(),
     })
 }
 
@@ -268,5 +339,63 @@ mod tests {
         );
         let ok = render(&film_scene(64, 1), &opts).unwrap();
         assert_eq!((ok.width, ok.height, ok.channels), (64, 1, 4));
+    }
+
+    #[test]
+    fn a_render_of_another_process_is_an_error_and_is_never_joined() {
+        // what a forked child sees of a render its parent started: a job whose thread
+        // belongs to another process (here one that never finishes)
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let s = stop.clone();
+        let handle = std::thread::spawn(move || {
+            while !s.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            Err(Error::Cancelled)
+        });
+        let job = RenderJob {
+            handle: Some(handle),
+            progress: Arc::new(Progress::default()),
+            pid: std::process::id().wrapping_add(1),
+        };
+        assert!(
+            job.is_finished(),
+            "it can never finish here: a read must not wait"
+        );
+        let e = job.wait().unwrap_err().to_string();
+        assert!(
+            e.contains(&format!(
+                "started in process {}",
+                std::process::id().wrapping_add(1)
+            )) && e.contains("forked"),
+            "{e}"
+        );
+        let dropped = RenderJob {
+            handle: Some(std::thread::spawn(|| Err(Error::Cancelled))),
+            progress: Arc::new(Progress::default()),
+            pid: std::process::id().wrapping_add(1),
+        };
+        drop(dropped); // returns without joining (the thread would never end in a child)
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    #[test]
+    fn renders_run_on_the_process_pool_or_on_the_callers_pool() {
+        let opts = RenderOptions {
+            spp: Some(2),
+            seed: 3,
+        };
+        let scene = film_scene(40, 24);
+        let a = render(&scene, &opts).unwrap();
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let (b, threads) = one.install(|| {
+            let img = render(&scene, &opts).unwrap();
+            (img, on_process_pool(rayon::current_num_threads).unwrap())
+        });
+        assert_eq!(threads, 1, "inside a caller's pool, renders use that pool");
+        assert_eq!(a.data, b.data);
     }
 }

@@ -35,16 +35,18 @@ pub mod nvrtc_lib;
 mod device;
 #[cfg(feature = "cuda")]
 pub use device::{
-    device_count, libraries_present, live_device_tensors, nvrtc_compile_offline, CudaBackend,
-    CudaFilm, DeviceScene, DeviceTensor, ForeignArray, RenderKernelInfo, RenderTuning, MAX_DIMS,
+    check_process, device_count, forked, libraries_present, live_device_tensors,
+    nvrtc_compile_offline, CudaBackend, CudaFilm, DeviceScene, DeviceTensor, ForeignArray,
+    RenderKernelInfo, RenderTuning, MAX_DIMS,
 };
 
 #[cfg(not(feature = "cuda"))]
 mod stub;
 #[cfg(not(feature = "cuda"))]
 pub use stub::{
-    device_count, libraries_present, live_device_tensors, nvrtc_compile_offline, CudaBackend,
-    CudaFilm, DeviceScene, DeviceTensor, ForeignArray, MAX_DIMS,
+    check_process, device_count, forked, libraries_present, live_device_tensors,
+    nvrtc_compile_offline, CudaBackend, CudaFilm, DeviceScene, DeviceTensor, ForeignArray,
+    MAX_DIMS,
 };
 
 use crate::error::{Error, Result};

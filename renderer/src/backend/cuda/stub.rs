@@ -32,6 +32,17 @@ pub fn device_count() -> Result<usize> {
     Err(unavailable())
 }
 
+/// The process that initialised CUDA, when this process is a forked child of it: never,
+/// in this build (nothing initialises CUDA).
+pub fn forked() -> Option<u32> {
+    None
+}
+
+/// `Ok`: in this build no process initialises CUDA, so no forked child inherits it.
+pub fn check_process() -> Result<()> {
+    Ok(())
+}
+
 /// NVRTC compile of a kernel module: an error, in this build.
 pub fn nvrtc_compile_offline(
     _module: &str,

@@ -104,13 +104,21 @@ fn edits(files: &Files) -> Vec<(&'static str, &'static str, String)> {
     ]
 }
 
+#[derive(Clone)]
 struct Files {
     sky: [String; 2],
     tex: [String; 2],
     torus: String,
 }
 
+/// The scratch files, written once per process (the tests run in parallel threads and
+/// read them: writing them again could show another test a half-written file).
 fn files() -> Files {
+    static FILES: std::sync::OnceLock<Files> = std::sync::OnceLock::new();
+    FILES.get_or_init(write_files).clone()
+}
+
+fn write_files() -> Files {
     let dir = scratch("loaded_every_param");
     let write = |name: &str, w: u32, h: u32, seed: u32| -> String {
         let path = dir.join(name);

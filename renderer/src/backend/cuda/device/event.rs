@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::{sys as dsys, CudaContext, DriverError};
 
+use super::{release, Owned};
 use crate::error::{Error, Result};
 
 /// How long a host wait spins before it naps between polls: up to a typical render of
@@ -26,7 +27,7 @@ const ASK_EVERY: Duration = Duration::from_millis(50);
 /// A CUDA event (`CUevent`) without timing, waited on by polling.
 pub(crate) struct Event {
     ev: dsys::CUevent,
-    ctx: Arc<CudaContext>,
+    ctx: Owned<Arc<CudaContext>>,
 }
 
 // SAFETY: a CUevent may be recorded, queried and waited on from any thread of its
@@ -58,7 +59,7 @@ impl Event {
             .map_err(err("creating an event"))?;
         Ok(Event {
             ev,
-            ctx: ctx.clone(),
+            ctx: Owned::new(ctx.clone()),
         })
     }
 
@@ -160,9 +161,11 @@ impl Drop for Event {
     fn drop(&mut self) {
         // An event may be destroyed while work that records it is pending: the driver
         // releases it once that work completes.
-        if self.ctx.bind_to_thread().is_ok() {
-            // SAFETY: created in new() and not destroyed before.
-            let _ = unsafe { dsys::cuEventDestroy_v2(self.ev) };
-        }
+        release(|| {
+            if self.ctx.bind_to_thread().is_ok() {
+                // SAFETY: created in new() and not destroyed before.
+                let _ = unsafe { dsys::cuEventDestroy_v2(self.ev) };
+            }
+        });
     }
 }

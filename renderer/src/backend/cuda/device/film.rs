@@ -6,7 +6,7 @@
 use cudarc::driver::CudaEvent;
 
 use super::tensor::DeviceTensor;
-use super::{drv, guarded, CudaBackend};
+use super::{drv, guarded, CudaBackend, Owned};
 use crate::error::{Error, Result};
 use crate::io::Image;
 
@@ -21,7 +21,7 @@ pub(crate) struct Timing {
 /// A rendered film on the device (see the module docs).
 pub struct CudaFilm {
     tensor: DeviceTensor,
-    timing: Option<Timing>,
+    timing: Owned<Option<Timing>>,
     width: usize,
     height: usize,
     channels: usize,
@@ -37,7 +37,7 @@ impl CudaFilm {
     ) -> CudaFilm {
         CudaFilm {
             tensor,
-            timing,
+            timing: Owned::new(timing),
             width,
             height,
             channels,

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{result as dres, sys as dsys, CudaStream};
 
-use super::drv;
+use super::{drv, release, Owned};
 use crate::error::{Error, Result};
 
 /// Freed memory the pool keeps for reuse: 2 GiB, at most an eighth of the device (many
@@ -85,7 +85,7 @@ impl Pool {
         Ok(DeviceBuffer {
             ptr,
             bytes,
-            stream: stream.clone(),
+            stream: Owned::new(stream.clone()),
             _pool: self.clone(),
         })
     }
@@ -117,9 +117,11 @@ impl Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        // SAFETY: created in new(); outstanding frees complete before the driver
-        // releases it.
-        let _ = unsafe { dres::mem_pool::destroy(self.pool) };
+        release(|| {
+            // SAFETY: created in new(); outstanding frees complete before the driver
+            // releases it.
+            let _ = unsafe { dres::mem_pool::destroy(self.pool) };
+        });
     }
 }
 
@@ -128,7 +130,7 @@ impl Drop for Pool {
 pub(crate) struct DeviceBuffer {
     ptr: dsys::CUdeviceptr,
     bytes: usize,
-    stream: Arc<CudaStream>,
+    stream: Owned<Arc<CudaStream>>,
     _pool: Arc<Pool>,
 }
 
@@ -203,11 +205,12 @@ impl DeviceBuffer {
 
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
-        let ctx = self.stream.context();
-        if ctx.bind_to_thread().is_err() {
-            return; // the context is gone: the driver reclaimed everything
-        }
-        // SAFETY: allocated from a pool on this stream and not freed before.
-        let _ = unsafe { dres::free_async(self.ptr, self.stream.cu_stream()) };
+        release(|| {
+            if self.stream.context().bind_to_thread().is_err() {
+                return; // the context is gone: the driver reclaimed everything
+            }
+            // SAFETY: allocated from a pool on this stream and not freed before.
+            let _ = unsafe { dres::free_async(self.ptr, self.stream.cu_stream()) };
+        });
     }
 }

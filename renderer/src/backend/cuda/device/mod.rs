@@ -19,9 +19,19 @@
 //! one of their symbols is missing, so every entry point first checks that the
 //! libraries load and runs the driver calls under `catch_unwind`: a machine without a
 //! GPU gets `Error::CudaUnavailable`, and the process (and the CPU backend) carry on.
+//!
+//! CUDA does not support `fork`: a child forked from a process that initialised the
+//! driver inherits the parent's memory (its backend, tensors, scenes, staging) but no
+//! usable context, and a driver call there is undefined (an error or a hang). The
+//! process that initialised the driver is recorded; in a forked child of it every entry
+//! point ([`guarded`], which all driver calls go through) returns
+//! `Error::CudaUnavailable` saying so ([`check_process`]), and every drop that would
+//! call the driver leaks instead ([`release`], [`Owned`]): the handles are the
+//! parent's, which still owns and frees them.
 
+use std::mem::ManuallyDrop;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{
@@ -58,8 +68,84 @@ use module::Modules;
 use tensor::{Readers, Reclaimer};
 use transfer::Staging;
 
-/// Runs `f`, turning a cudarc panic (missing library or symbol) into an error.
+/// The process that initialised the CUDA driver (0 until one did).
+static DRIVER_PID: AtomicU32 = AtomicU32::new(0);
+
+/// Records this process as the one that initialised the driver (the first one only:
+/// a forked child that inherited the record keeps it).
+fn record_driver_process() {
+    let _ = DRIVER_PID.compare_exchange(0, std::process::id(), Ordering::SeqCst, Ordering::SeqCst);
+}
+
+/// The id of the process that initialised CUDA, when this process is a forked child of
+/// it (and so cannot use CUDA); `None` in that process itself, or where CUDA was not
+/// initialised before the fork.
+pub fn forked() -> Option<u32> {
+    forked_from(DRIVER_PID.load(Ordering::SeqCst), std::process::id())
+}
+
+/// [`forked`] for the process `me` when `owner` initialised CUDA (0: nobody).
+fn forked_from(owner: u32, me: u32) -> Option<u32> {
+    (owner != 0 && owner != me).then_some(owner)
+}
+
+/// The error of a CUDA call in process `me`, a forked child of `owner`.
+fn fork_error(owner: u32, me: u32) -> Error {
+    Error::CudaUnavailable(format!(
+        "CUDA was initialised in process {owner}; a forked child (this process, {me}) cannot \
+         use it (CUDA does not support fork): use multiprocessing's 'spawn' start method \
+         (or 'forkserver'), or create the processes before CUDA is first used"
+    ))
+}
+
+/// `Ok` where CUDA may be used; in a forked child of the process that initialised CUDA,
+/// the `Error::CudaUnavailable` that says so and what to do.
+pub fn check_process() -> Result<()> {
+    match forked() {
+        None => Ok(()),
+        Some(owner) => Err(fork_error(owner, std::process::id())),
+    }
+}
+
+/// Runs the driver calls of a drop — except in a forked child of the process that
+/// initialised CUDA, where they would be undefined: the object is left as it is (its
+/// handles are the parent's, which frees them; the child has no context to free them in).
+pub(crate) fn release(driver_calls: impl FnOnce()) {
+    if forked().is_none() {
+        driver_calls();
+    }
+}
+
+/// A cudarc object (context, stream, module, event) held by one of heliograph's: cudarc
+/// drops it with driver calls, so it is dropped through [`release`] (kept in a forked
+/// child). Every field that holds a cudarc object is one of these.
+pub(crate) struct Owned<T>(ManuallyDrop<T>);
+
+impl<T> Owned<T> {
+    pub(crate) fn new(value: T) -> Owned<T> {
+        Owned(ManuallyDrop::new(value))
+    }
+}
+
+impl<T> std::ops::Deref for Owned<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> Drop for Owned<T> {
+    fn drop(&mut self) {
+        // SAFETY: dropped once, here; the field is never used again.
+        release(|| unsafe { ManuallyDrop::drop(&mut self.0) });
+    }
+}
+
+/// Runs `f`, turning a cudarc panic (missing library or symbol) into an error; in a
+/// forked child of the process that initialised CUDA, returns [`check_process`]'s error
+/// without calling anything.
 fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    check_process()?;
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
         let msg = p
             .downcast_ref::<String>()
@@ -113,9 +199,11 @@ pub fn libraries_present() -> Result<()> {
     super::nvrtc_lib::load().map(|_| ())
 }
 
-/// The number of CUDA devices (0 when the driver reports none).
+/// The number of CUDA devices (0 when the driver reports none). Initialises the driver:
+/// this process is then the only one that can use CUDA ([`forked`]).
 pub fn device_count() -> Result<usize> {
     libraries_present()?;
+    record_driver_process();
     guarded(
         "counting CUDA devices",
         || match CudaContext::device_count() {
@@ -152,11 +240,11 @@ fn nvrtc_archs() -> Vec<i32> {
 /// pool and page-locked staging.
 pub struct CudaBackend {
     info: DeviceInfo,
-    ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
+    ctx: Owned<Arc<CudaContext>>,
+    stream: Owned<Arc<CudaStream>>,
     pool: Arc<Pool>,
     readers: Arc<Readers>,
-    modules: Modules,
+    modules: Owned<Modules>,
     tuning: Mutex<RenderTuning>,
     uploaded: AtomicU64,
     timing: AtomicBool,
@@ -228,20 +316,20 @@ impl CudaBackend {
         let copy_stream = ctx.new_stream().map_err(drv("creating the copy stream"))?;
         let pool = Pool::new(ordinal, info.total_mem)?;
         let readers = Arc::new(Readers {
-            ctx: ctx.clone(),
-            stream: stream.clone(),
+            ctx: Owned::new(ctx.clone()),
+            stream: Owned::new(stream.clone()),
             pool: pool.clone(),
-            copy_stream,
+            copy_stream: Owned::new(copy_stream),
             staging: Staging::new(&ctx),
             reclaimer: Reclaimer::new(&ctx),
         });
         Ok(CudaBackend {
             info,
-            ctx,
-            stream,
+            ctx: Owned::new(ctx),
+            stream: Owned::new(stream),
             pool,
             readers,
-            modules: Modules::new(),
+            modules: Owned::new(Modules::new()),
             tuning: Mutex::new(RenderTuning::default()),
             uploaded: AtomicU64::new(0),
             timing: AtomicBool::new(false),
@@ -295,6 +383,8 @@ impl CudaBackend {
         len: usize,
         fill: impl FnOnce(&mut [f32]) -> Result<()>,
     ) -> Result<DeviceTensor> {
+        // the staging lease comes before the guarded driver calls
+        check_process()?;
         let what = format!("a tensor of {len} floats");
         let bytes = len
             .checked_mul(4)
@@ -400,5 +490,97 @@ impl CudaBackend {
             })?;
             self.tensor(out, nq as usize * 16, ready).to_host()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::atomic::Ordering::SeqCst;
+
+    use super::*;
+
+    #[test]
+    fn a_forked_child_is_told_apart_by_process_ids() {
+        assert_eq!(forked_from(0, 7), None, "nobody initialised CUDA");
+        assert_eq!(forked_from(7, 7), None, "the process that did");
+        assert_eq!(forked_from(7, 8), Some(7), "a child forked from it");
+        let e = fork_error(7, 8).to_string();
+        assert!(
+            e.starts_with("CUDA unavailable: CUDA was initialised in process 7;")
+                && e.contains("(this process, 8)")
+                && e.contains("does not support fork")
+                && e.contains("'spawn'"),
+            "{e}"
+        );
+    }
+
+    /// Counts the drops of the values it is part of.
+    struct Counted(Arc<AtomicUsize>);
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, SeqCst);
+        }
+    }
+
+    /// What a child forked from `parent` must see; the exit code names the check that
+    /// failed.
+    fn child_checks(parent: u32, inherited: Owned<Counted>, drops: &AtomicUsize) -> i32 {
+        if forked() != Some(parent) {
+            return 1;
+        }
+        match check_process() {
+            Err(Error::CudaUnavailable(m)) if m.contains(&format!("process {parent};")) => {}
+            _ => return 2,
+        }
+        let mut called = false;
+        let r = guarded("a driver call", || {
+            called = true;
+            Ok(())
+        });
+        if r.is_ok() || called {
+            return 3;
+        }
+        release(|| called = true);
+        if called {
+            return 4;
+        }
+        drop(inherited);
+        if drops.load(SeqCst) != 1 {
+            return 5;
+        }
+        0
+    }
+
+    #[test]
+    fn in_a_forked_child_driver_calls_are_refused_and_drops_leak() {
+        // what initialising the driver records: this test process is the one that did
+        record_driver_process();
+        let parent = std::process::id();
+        assert_eq!(forked(), None);
+        assert!(check_process().is_ok());
+        let drops = Arc::new(AtomicUsize::new(0));
+        drop(Owned::new(Counted(drops.clone())));
+        assert_eq!(drops.load(SeqCst), 1, "the process that made it drops it");
+        let inherited = Owned::new(Counted(drops.clone()));
+        // SAFETY: the child only reads atomics, formats a message and calls _exit.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let code = child_checks(parent, inherited, &drops);
+            // SAFETY: ends the child at once, running nothing of the parent's.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child forked above.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "the child's check {} failed",
+            libc::WEXITSTATUS(status)
+        );
+        drop(inherited);
+        assert_eq!(drops.load(SeqCst), 2, "the parent still drops its own");
     }
 }

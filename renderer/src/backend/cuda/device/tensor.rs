@@ -29,7 +29,7 @@ use cudarc::driver::{result as dres, sys as dsys, CudaContext, CudaStream};
 use super::event::{Event, SPIN};
 use super::memory::DeviceBuffer;
 use super::transfer::Staging;
-use super::{drv, guarded};
+use super::{drv, guarded, release, Owned};
 use crate::error::{Error, Result};
 use crate::scene::params::DeviceValues;
 use crate::tensor::{copy_parallel, Buffer};
@@ -49,10 +49,10 @@ pub fn live_device_tensors() -> (usize, usize) {
 /// What tensors need of their backend: the context, the render stream and pool (for
 /// copies), the copy stream and staging buffers (for host reads) and the reclaimer.
 pub(crate) struct Readers {
-    pub(crate) ctx: Arc<CudaContext>,
-    pub(crate) stream: Arc<CudaStream>,
+    pub(crate) ctx: Owned<Arc<CudaContext>>,
+    pub(crate) stream: Owned<Arc<CudaStream>>,
     pub(crate) pool: Arc<super::memory::Pool>,
-    pub(crate) copy_stream: Arc<CudaStream>,
+    pub(crate) copy_stream: Owned<Arc<CudaStream>>,
     pub(crate) staging: Staging,
     pub(crate) reclaimer: Reclaimer,
 }
@@ -156,7 +156,11 @@ impl DeviceTensor {
     /// spin is over, `keep_waiting` is asked every 50 ms; returns `Ok(false)` as soon as
     /// it says no (the writes go on; the tensor stays valid).
     pub fn wait_until(&self, keep_waiting: impl FnMut() -> bool) -> Result<bool> {
-        self.ready.wait_until(SPIN, keep_waiting)
+        guarded("waiting for a tensor", || {
+            self.ready
+                .wait_until(SPIN, keep_waiting)
+                .map_err(|e| Error::Cuda(format!("the render that writes this tensor failed: {e}")))
+        })
     }
 
     /// The ready event's handle (`CUevent`).
@@ -313,23 +317,25 @@ impl DeviceValues for DeviceTensor {
 
 impl Drop for DeviceTensor {
     fn drop(&mut self) {
-        let Some(data) = self.data.take() else {
-            return;
-        };
-        let bytes = data.bytes();
-        // the free below is stream ordered after every consumer's release fence
-        let fences = std::mem::take(self.fences.get_mut().unwrap_or_else(|p| p.into_inner()));
-        let stream = data.stream().cu_stream();
-        for f in fences.values() {
-            let _ = f.order(stream);
-        }
-        LIVE_COUNT.fetch_sub(1, Ordering::Relaxed);
-        if self.unfenced.load(Ordering::Relaxed) {
-            self.readers.reclaimer.reclaim(data, bytes);
-        } else {
-            LIVE_BYTES.fetch_sub(bytes, Ordering::Relaxed);
-            drop(data);
-        }
+        release(|| {
+            let Some(data) = self.data.take() else {
+                return;
+            };
+            let bytes = data.bytes();
+            // the free below is stream ordered after every consumer's release fence
+            let fences = std::mem::take(self.fences.get_mut().unwrap_or_else(|p| p.into_inner()));
+            let stream = data.stream().cu_stream();
+            for f in fences.values() {
+                let _ = f.order(stream);
+            }
+            LIVE_COUNT.fetch_sub(1, Ordering::Relaxed);
+            if self.unfenced.load(Ordering::Relaxed) {
+                self.readers.reclaimer.reclaim(data, bytes);
+            } else {
+                LIVE_BYTES.fetch_sub(bytes, Ordering::Relaxed);
+                drop(data);
+            }
+        });
     }
 }
 
@@ -343,7 +349,7 @@ pub(crate) struct Reclaimer {
 }
 
 struct ReclaimShared {
-    ctx: Arc<CudaContext>,
+    ctx: Owned<Arc<CudaContext>>,
     queue: Mutex<Vec<(DeviceBuffer, usize)>>,
     wake: Condvar,
     thread: OnceLock<()>,
@@ -353,7 +359,7 @@ impl Reclaimer {
     pub(crate) fn new(ctx: &Arc<CudaContext>) -> Reclaimer {
         Reclaimer {
             shared: Arc::new(ReclaimShared {
-                ctx: ctx.clone(),
+                ctx: Owned::new(ctx.clone()),
                 queue: Mutex::new(Vec::new()),
                 wake: Condvar::new(),
                 thread: OnceLock::new(),

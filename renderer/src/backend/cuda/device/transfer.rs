@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{result as dres, CudaContext};
 
-use super::drv;
 use super::event::{Event, SPIN};
+use super::{drv, release, Owned};
 use crate::error::{Error, Result};
 
 /// Most page-locked buffers kept; past this a copy waits for the oldest busy one.
@@ -39,18 +39,20 @@ unsafe impl Send for Slot {}
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        // a pending DMA still uses the buffer: wait for it before freeing
-        if let Some(e) = self.dma.take() {
-            let _ = e.wait(SPIN);
-        }
-        // SAFETY: allocated by cuMemHostAlloc in Staging::grow.
-        let _ = unsafe { dres::free_host(self.ptr as *mut std::ffi::c_void) };
+        release(|| {
+            // a pending DMA still uses the buffer: wait for it before freeing
+            if let Some(e) = self.dma.take() {
+                let _ = e.wait(SPIN);
+            }
+            // SAFETY: allocated by cuMemHostAlloc in Staging::grow.
+            let _ = unsafe { dres::free_host(self.ptr as *mut std::ffi::c_void) };
+        });
     }
 }
 
 /// Page-locked staging buffers of one backend.
 pub(crate) struct Staging {
-    ctx: Arc<CudaContext>,
+    ctx: Owned<Arc<CudaContext>>,
     slots: Mutex<Vec<Slot>>,
 }
 
@@ -66,7 +68,7 @@ pub(crate) struct Lease<'a> {
 impl Staging {
     pub(crate) fn new(ctx: &Arc<CudaContext>) -> Staging {
         Staging {
-            ctx: ctx.clone(),
+            ctx: Owned::new(ctx.clone()),
             slots: Mutex::new(Vec::new()),
         }
     }
