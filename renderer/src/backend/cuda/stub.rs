@@ -4,7 +4,6 @@
 //! `match self.never {}`.
 
 use std::convert::Infallible;
-use std::sync::Arc;
 
 use super::cache::ModuleStats;
 use super::DeviceInfo;
