@@ -11,6 +11,8 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --release -- -D warnings
+echo "== cargo clippy without the cuda feature (the stub backend mirrors the CUDA API)"
+CARGO_TARGET_DIR=target/nocuda cargo clippy -p heliograph --no-default-features -- -D warnings
 echo "== cargo test (release: the regression renders need optimised code)"
 cargo test --workspace --release
 
