@@ -69,11 +69,12 @@ fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$WHEEL"
 (cd tests/python && "../../$VENV/bin/python" -m pytest -q -W error -p no:cacheprovider)
 
-echo "== fuzz: 30 s each of the scene-file and load_dict fuzzers (tests/fuzz/README.md) ($SECONDS s so far)"
+echo "== fuzz: 30 s each of the scene-file, load_dict and DLPack import fuzzers (tests/fuzz/README.md) ($SECONDS s so far)"
 # Fixed seeds, so that a failure here reproduces (--seed 1 --case I); long runs use
 # other seeds. The example was built by cargo test above; a finding exits 1.
 cargo run -q --release -p heliograph --example fuzz_scene -- --seconds 30 --seed 1
 "$VENV/bin/python" tests/fuzz/fuzz_dict.py --seconds 30 --seed 1
+"$VENV/bin/python" tests/fuzz/fuzz_dlpack.py --seconds 30 --seed 1
 
 echo "== the wheel in a fresh virtual environment, with a bare PATH ($SECONDS s so far)"
 # heliograph (the console script), python -m heliograph and import heliograph render the

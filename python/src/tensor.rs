@@ -22,7 +22,7 @@ use heliograph::backend::Backend;
 use heliograph::io::{linear_to_srgb, Image};
 use pyo3::exceptions::{PyBufferError, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyCapsule, PyTuple};
+use pyo3::types::{PyBytes, PyCapsule, PyDict, PyTuple};
 
 use crate::dlpack::{
     self, Buffer, ExportArgs, Fence, HostArray, HostTo, Imported, Owner, StreamArg,
@@ -543,7 +543,8 @@ pub fn import_any(
         }
     }
     if obj.hasattr("__dlpack__")? && !is_type {
-        return dlpack::import_device(py, obj, host_to);
+        let native = numpy_native_copy(py, obj)?;
+        return dlpack::import_device(py, native.as_ref().unwrap_or(obj), host_to);
     }
     let np = py.import("numpy")?;
     let arr = np
@@ -556,7 +557,35 @@ pub fn import_any(
             "expected a number, a sequence of numbers or an array, got {ty} (array kind '{kind}')"
         )));
     }
-    dlpack::import_device(py, &arr, host_to)
+    let native = numpy_native_copy(py, &arr)?;
+    dlpack::import_device(py, native.as_ref().unwrap_or(&arr), host_to)
+}
+
+/// NumPy's C-order copy, in native byte order, of a NumPy array that DLPack cannot
+/// describe and NumPy therefore refuses to export: one in non-native byte order (as
+/// read from a big-endian file), or one whose strides are not a multiple of its item
+/// size (a field of a structured array). `None` for anything else, which is imported
+/// as it is.
+fn numpy_native_copy<'py>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let np = py.import("numpy")?;
+    if !obj.is_instance(&np.getattr("ndarray")?)? {
+        return Ok(None);
+    }
+    let dtype = obj.getattr("dtype")?;
+    let native: bool = dtype.getattr("isnative")?.extract()?;
+    let item: isize = dtype.getattr("itemsize")?.extract()?;
+    let strides: Vec<isize> = obj.getattr("strides")?.extract()?;
+    if native && (item == 0 || strides.iter().all(|s| s % item == 0)) {
+        return Ok(None);
+    }
+    let want = dtype.call_method1("newbyteorder", ("=",))?;
+    // astype rather than ascontiguousarray, which makes a 0-d array 1-d
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("order", "C")?;
+    obj.call_method("astype", (want,), Some(&kwargs)).map(Some)
 }
 
 /// Uploads a host tensor's values to a new device tensor (scanning them for non-finite

@@ -201,16 +201,8 @@ pub unsafe fn read_host(t: &DLTensor) -> Result<HostArray> {
     // SAFETY: caller's contract.
     let l = unsafe { host_layout(t)? };
     let mut data: Vec<f32> = Vec::new();
-    data.try_reserve_exact(l.count).map_err(|_| {
-        Error::array(
-            ArrayProblem::Layout,
-            format!(
-                "out of memory: {:.2} GiB for an array of shape {:?}",
-                l.count as f64 * 4.0 / (1u64 << 30) as f64,
-                l.shape
-            ),
-        )
-    })?;
+    data.try_reserve_exact(l.count)
+        .map_err(|_| out_of_memory(&l))?;
     // SAFETY: caller's contract; the vector has room for count values, all of which
     // read_raw writes.
     unsafe {
@@ -250,10 +242,23 @@ pub unsafe fn read_host_into(t: &DLTensor, l: &Layout, out: &mut [f32]) -> Resul
 pub unsafe fn read_host_buffer(t: &DLTensor) -> Result<(Buffer, Vec<usize>)> {
     // SAFETY: caller's contract.
     let l = unsafe { host_layout(t)? };
-    let buf = Buffer::uninit(l.count)?;
+    // the same error as read_host's: the array is too large, not a render failure
+    let buf = Buffer::uninit(l.count).map_err(|_| out_of_memory(&l))?;
     // SAFETY: caller's contract; the buffer has room for count values, all written.
     unsafe { read_raw(t, &l, buf.as_ptr()) };
     Ok((buf, l.extents()))
+}
+
+/// The error for an array whose float32 copy cannot be allocated.
+fn out_of_memory(l: &Layout) -> Error {
+    Error::array(
+        ArrayProblem::Layout,
+        format!(
+            "out of memory: {:.2} GiB for an array of shape {:?}",
+            l.count as f64 * 4.0 / (1u64 << 30) as f64,
+            l.shape
+        ),
+    )
 }
 
 /// Writes the `l.count` elements of `t` as float32 to `out`, in C order.
