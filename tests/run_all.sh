@@ -7,6 +7,10 @@ cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
 NVRTC_MISSING=""
 
+echo "== no merge-conflict markers left in tracked files"
+if git grep -nE '^(<{7} |={7}$|>{7} )' -- . ':!*.exr' ':!*.png'; then
+    echo "conflict markers above: resolve the merge" >&2; exit 1
+fi
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"

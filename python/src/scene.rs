@@ -349,7 +349,8 @@ fn positive_int(v: &Bound<'_, PyAny>, name: &str) -> PyResult<u32> {
     let x = int_arg(v, name)?;
     if !(1..=u32::MAX as i128).contains(&x) {
         return Err(PyValueError::new_err(format!(
-            "render(): '{name}' must be a positive integer, got {x}"
+            "render(): '{name}' must be in [1, {}], got {x}",
+            u32::MAX
         )));
     }
     Ok(x as u32)
@@ -359,7 +360,8 @@ fn non_negative_int(v: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
     let x = int_arg(v, name)?;
     if !(0..=u64::MAX as i128).contains(&x) {
         return Err(PyValueError::new_err(format!(
-            "render(): '{name}' must be a non-negative integer, got {x}"
+            "render(): '{name}' must be in [0, {}], got {x}",
+            u64::MAX
         )));
     }
     Ok(x as u64)

@@ -60,12 +60,15 @@ except Exception as e:
 PYEOF
 
 echo
-echo "==== 1. pytest tests/python/gpu"
+echo "==== 1. pytest tests/python/gpu, and the CPU long runs (full counts: HELIOGRAPH_LONG=1)"
 t0=$(date +%s)
+export HELIOGRAPH_LONG=1
+export HELIOGRAPH_RECORD=$LOGS/long_runs.jsonl   # one line per long run: cycles, time, memory
+: > "$HELIOGRAPH_RECORD"
 export HELIOGRAPH_GPU_WATCHDOG_LOG=$LOGS/watchdog.txt   # stacks of a test that hung (exit 1)
 : > "$HELIOGRAPH_GPU_WATCHDOG_LOG"
-limit 420 "$PY" -m pytest -v -rfEs -p no:cacheprovider --durations=15 \
-  tests/python/gpu 2>&1 | tee "$LOGS/pytest_gpu.log"
+limit 480 "$PY" -m pytest -v -rfEs -p no:cacheprovider --durations=15 \
+  tests/python/gpu tests/python/test_long_runs.py 2>&1 | tee "$LOGS/pytest_gpu.log"
 rc_pytest=${PIPESTATUS[0]}
 if grep -q "Thread 0x\|Current thread" "$HELIOGRAPH_GPU_WATCHDOG_LOG"; then
   echo "---- the watchdog stopped pytest; last test and stacks ($HELIOGRAPH_GPU_WATCHDOG_LOG):"
@@ -91,6 +94,8 @@ grep -E "^(heliograph|jax|torch|cupy|tensorflow|numpy) +[^:]+$" "$LOGS/versions.
 echo "pytest tests/python/gpu: $([ "$rc_pytest" -eq 0 ] && echo ok || echo "FAIL (exit $rc_pytest)") in ${t_pytest}s: $(grep -E '^=+ .*(passed|failed|error|skipped).* =+$' "$LOGS/pytest_gpu.log" | tail -1 | tr -d '=')"
 grep -E '^(FAILED|ERROR) ' "$LOGS/pytest_gpu.log" | head -30 | sed 's/^/  /'
 grep -E '^SKIPPED ' "$LOGS/pytest_gpu.log" | head -20 | sed 's/^/  /'
+echo "long runs (growth after warm-up; the bound is 1024 B/cycle):"
+"$PY" -c 'import json, sys; [print("  " + json.loads(l)["summary"]) for l in open(sys.argv[1])]' "$HELIOGRAPH_RECORD"
 echo "texture_update_bug.py  : $([ "$rc_example" -eq 0 ] && echo ok || echo "FAIL (exit $rc_example)") in ${t_example}s"
 sed -n '/^mode /,$p' "$LOGS/texture_update_bug.log" | sed 's/^/  /'
 echo "logs: $LOGS"

@@ -33,6 +33,14 @@ def test_absurd_film_sizes_are_build_time_errors(film, pattern):
         hg.load_dict(_film(**film))
 
 
+@pytest.mark.parametrize("count", [0, -1, 2**32])
+def test_sample_counts_outside_the_u32_range_are_build_time_errors(count):
+    d = _film(width=4, height=4)
+    d["sensor"]["sampler"] = {"type": "independent", "sample_count": count}
+    with pytest.raises(hg.SceneError, match=rf'sampler.sample_count\]: parameter "sample_count": must be in \[1, 4294967295\], got {count}'):
+        hg.load_dict(d)
+
+
 def test_a_film_too_large_for_memory_is_a_render_error_stating_the_limit():
     # In a child limited to 8 GiB of address space: before the check, this render
     # asked for 21 GiB at once and the interpreter aborted.

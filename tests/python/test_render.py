@@ -44,11 +44,12 @@ def test_spp_defaults_to_the_scene_sampler():
 @pytest.mark.parametrize(
     "kwargs,exc,pattern",
     [
-        ({"spp": 0}, ValueError, "'spp' must be a positive integer, got 0"),
-        ({"spp": -4}, ValueError, "'spp' must be a positive integer, got -4"),
+        ({"spp": 0}, ValueError, r"'spp' must be in \[1, 4294967295\], got 0"),
+        ({"spp": -4}, ValueError, r"'spp' must be in \[1, 4294967295\], got -4"),
+        ({"spp": 2**32}, ValueError, r"'spp' must be in \[1, 4294967295\], got 4294967296"),
         ({"spp": 2.5}, TypeError, "'spp' must be an int, got float"),
         ({"spp": True}, TypeError, "'spp' must be an int, got bool"),
-        ({"seed": -1}, ValueError, "'seed' must be a non-negative integer"),
+        ({"seed": -1}, ValueError, r"'seed' must be in \[0, 18446744073709551615\], got -1"),
         ({"sensor": 1}, ValueError, "one sensor"),
         ({"params": {"a": 1}}, TypeError, "SceneParameters"),
     ],
