@@ -33,6 +33,8 @@ def _fork(target: Callable[..., None], *args: Any) -> Any:
         # Python 3.12+ warns when a process with threads forks (the driver's, heliograph's):
         # forking such a process is what this test does on purpose
         warnings.filterwarnings("ignore", r".*fork\(\) may lead to deadlocks", DeprecationWarning)
+        # and JAX, when an earlier test imported it, says the same in its own words
+        warnings.filterwarnings("ignore", r"os\.fork\(\) was called", RuntimeWarning)
         p.start()
     return p
 

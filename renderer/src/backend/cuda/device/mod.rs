@@ -162,11 +162,12 @@ fn drv(what: &'static str) -> impl Fn(DriverError) -> Error {
 }
 
 /// An allocation or upload error of `bytes` bytes for `what`: running out of device
-/// memory gets a message with the sizes and what to do; anything else the driver's code.
+/// memory gets a message with the sizes and what to do (a request too large for the
+/// device, not a CUDA failure); anything else the driver's code.
 fn mem_error(what: &str, bytes: usize, total: usize, e: DriverError) -> Error {
     let gib = |b: usize| b as f64 / (1u64 << 30) as f64;
     if e.0 == dsys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
-        Error::Cuda(format!(
+        Error::Render(format!(
             "out of GPU memory: {what} needs {:.2} GiB and the device has {:.1} GiB in all \
              (other processes and live tensors use some); reduce the film resolution or \
              the scene, or free tensors you no longer need",
