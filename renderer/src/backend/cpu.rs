@@ -85,7 +85,7 @@ pub fn render_with_progress(
 /// there would wait forever. So the pool is kept with the id of its process, and a
 /// child builds its own on first use (the parent's is left untouched: dropping it would
 /// signal threads that do not exist here).
-fn on_process_pool<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T> {
+pub(crate) fn on_process_pool<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T> {
     static POOL: Mutex<Option<(u32, Arc<rayon::ThreadPool>)>> = Mutex::new(None);
     if rayon::current_thread_index().is_some() {
         return Ok(f());

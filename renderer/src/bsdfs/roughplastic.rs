@@ -32,11 +32,17 @@
 //! </bsdf>
 //! ```
 
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+use rayon::prelude::*;
+
 use super::dielectric::read_eta;
 use super::fresnel::fresnel_dielectric;
 use super::microfacet::{check_alpha, read_kind, Microfacet};
 use super::plastic::{internal_scattering, sampling_weight};
 use super::{BsdfCtx, BsdfSample};
+use crate::backend::cpu::on_process_pool;
 use crate::error::{Error, Result};
 use crate::math::warp::{cosine_hemisphere_pdf, square_to_cosine_hemisphere};
 use crate::math::{reflect, Color, Vec2, Vec3};
@@ -114,17 +120,52 @@ fn dir(mu: f32) -> Vec3 {
     Vec3::new((1.0 - mu * mu).max(0.0).sqrt(), 0.0, mu)
 }
 
-/// The transmittance table and internal reflectance for one α and η.
-fn precompute(mf: &Microfacet, eta: f32) -> ([f32; TABLE_RES], f32) {
+/// The transmittance table and internal reflectance for one microfacet distribution
+/// and η.
+///
+/// The integrals cost ~10⁶ microfacet samples (~0.4 s on one core), so the table's
+/// entries are computed on the process's render threads (each entry's sum runs in a
+/// fixed order: the result does not depend on the thread count), and the last few
+/// results are kept: rebuilding a scene, another object with the same coating, or an
+/// update back to an earlier value costs nothing.
+fn precompute(kind: u32, alpha: f32, visible: bool, eta: f32) -> Result<([f32; TABLE_RES], f32)> {
+    type Entry = ((u32, u32, bool, u32), [f32; TABLE_RES], f32);
+    const KEEP: usize = 32;
+    static RECENT: Mutex<VecDeque<Entry>> = Mutex::new(VecDeque::new());
+    let key = (kind, alpha.to_bits(), visible, eta.to_bits());
+    let recent = || RECENT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, t, r)) = recent().iter().find(|e| e.0 == key) {
+        return Ok((*t, *r));
+    }
+    let (t, r_int) = on_process_pool(|| table(&Microfacet::new(kind, alpha, alpha, visible), eta))?;
+    let mut recent = recent();
+    if recent.len() == KEEP {
+        recent.pop_front();
+    }
+    recent.push_back((key, t, r_int));
+    Ok((t, r_int))
+}
+
+/// [`precompute`]'s integrals, on the current rayon pool.
+fn table(mf: &Microfacet, eta: f32) -> ([f32; TABLE_RES], f32) {
+    let entries: Vec<(f32, f32)> = (0..TABLE_RES)
+        .into_par_iter()
+        .map(|i| {
+            let mu = i as f32 / (TABLE_RES - 1) as f32;
+            // the integrands jump where refraction / reflection leaves the hemisphere,
+            // so the midpoint rule converges as O(1/n): 128² points give ~3e-4
+            let t = rough_albedo(mf, dir(mu), eta, true, 128).clamp(0.0, 1.0);
+            let r = rough_albedo(mf, dir(mu), 1.0 / eta, false, 48);
+            (t, r)
+        })
+        .collect();
     let mut t = [0.0; TABLE_RES];
     let mut r_int = 0.0;
-    for (i, v) in t.iter_mut().enumerate() {
+    for (i, (ti, ri)) in entries.into_iter().enumerate() {
         let mu = i as f32 / (TABLE_RES - 1) as f32;
-        // the integrands jump where refraction / reflection leaves the hemisphere,
-        // so the midpoint rule converges as O(1/n): 128² points give ~3e-4
-        *v = rough_albedo(mf, dir(mu), eta, true, 128).clamp(0.0, 1.0);
+        t[i] = ti;
         // Mitsuba's estimate of 2∫ R_inside(μ) μ dμ: twice the grid mean
-        r_int += 2.0 * mu * rough_albedo(mf, dir(mu), 1.0 / eta, false, 48) / TABLE_RES as f32;
+        r_int += 2.0 * mu * ri / TABLE_RES as f32;
     }
     (t, r_int.clamp(0.0, 1.0))
 }
@@ -177,7 +218,8 @@ impl RoughPlastic {
             nonlinear: p.bool("nonlinear", false)? as u32,
             transmittance: [0.0; TABLE_RES],
         };
-        (b.transmittance, b.internal_reflectance) = precompute(&b.distr(), eta);
+        (b.transmittance, b.internal_reflectance) =
+            precompute(b.kind, b.alpha, b.sample_visible != 0, eta)?;
         Ok(b)
     }
 
@@ -262,6 +304,24 @@ mod tests {
 
     fn variants(diffuse: f64) -> Vec<Setup> {
         variants_with(diffuse, &[0.1, 0.3, 0.7])
+    }
+
+    #[test]
+    fn the_table_does_not_depend_on_the_thread_count() {
+        let mf = Microfacet::new(0, 0.3, 0.3, true);
+        let pool = |n| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .unwrap()
+        };
+        let (t1, r1) = pool(1).install(|| table(&mf, 1.5));
+        let (t3, r3) = pool(3).install(|| table(&mf, 1.5));
+        assert_eq!(t1.map(f32::to_bits), t3.map(f32::to_bits));
+        assert_eq!(r1.to_bits(), r3.to_bits());
+        // and a kept result is the one computed
+        assert_eq!(precompute(0, 0.3, true, 1.5).unwrap(), (t1, r1));
+        assert_eq!(precompute(0, 0.3, true, 1.5).unwrap(), (t1, r1));
     }
 
     fn variants_with(diffuse: f64, alphas: &[f64]) -> Vec<Setup> {
