@@ -90,9 +90,7 @@ pub fn load_dict(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<SceneDesc> {
         open: Vec::new(),
     };
     let root = walk.enter(d, "", |w| w.object(d, Category::Scene, "scene", "", true))?;
-    Ok(SceneDesc {
-        root: Arc::new(root),
-    })
+    Ok(SceneDesc::new(Arc::new(root)))
 }
 
 fn type_of(d: &Bound<'_, PyDict>, path: &str) -> PyResult<String> {

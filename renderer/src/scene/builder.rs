@@ -240,21 +240,15 @@ impl BuildCtx {
         Ok(v.pop())
     }
 
-    /// Resolves a filename property relative to the file that wrote it, checking it exists.
+    /// Resolves a filename property: next to the file that wrote it, else in the
+    /// scene's `<path>` folders (latest first), as Mitsuba's file resolver does.
     pub fn resolve_path(&self, p: &Props, key: &str) -> Result<PathBuf> {
         let name = p
             .string_opt(key)?
             .ok_or_else(|| Error::param(&p.loc, key, "is required"))?;
         let loc = p.entry_loc(key);
-        let path = resolve_relative(&loc, &name);
-        if !path.is_file() {
-            return Err(Error::param(
-                &loc,
-                key,
-                format!("file not found: {}", path.display()),
-            ));
-        }
-        Ok(path)
+        find_file(&loc, &name, self.cache.search_paths())
+            .map_err(|msg| Error::param(&loc, key, msg))
     }
 
     // ---- objects: scopes, the log and reference cycles -----------------------------
@@ -824,6 +818,38 @@ impl BuildCtx {
     }
 }
 
+/// Finds `name` next to the file of `loc`, else in `search_paths` (in order); the
+/// error lists every place it looked.
+pub fn find_file(
+    loc: &Loc,
+    name: &str,
+    search_paths: &[PathBuf],
+) -> std::result::Result<PathBuf, String> {
+    let first = resolve_relative(loc, name);
+    if first.is_file() {
+        return Ok(first);
+    }
+    if Path::new(name).is_absolute() {
+        return Err(format!("file not found: {}", first.display()));
+    }
+    let mut tried = vec![first];
+    for dir in search_paths {
+        let path = dir.join(name);
+        if path.is_file() {
+            return Ok(path);
+        }
+        tried.push(path);
+    }
+    let tried: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
+    Err(match tried.len() {
+        1 => format!("file not found: {}", tried[0]),
+        _ => format!(
+            "file \"{name}\" not found (looked for {})",
+            tried.join(", ")
+        ),
+    })
+}
+
 /// `name` relative to the directory of the file `loc` points into.
 pub fn resolve_relative(loc: &Loc, name: &str) -> PathBuf {
     let p = Path::new(name);
@@ -839,7 +865,8 @@ pub fn resolve_relative(loc: &Loc, name: &str) -> PathBuf {
 
 /// Builds the render-ready scene from a description.
 pub fn build_scene(desc: &SceneDesc) -> Result<Scene> {
-    Ok(build_logged(desc, LoadCache::default())?.0)
+    let cache = LoadCache::with_search_paths(desc.search_paths.clone());
+    Ok(build_logged(desc, cache)?.0)
 }
 
 /// What a build produced besides the scene: the log and the declared parameters.

@@ -380,3 +380,31 @@ fn an_endless_file_is_refused_at_the_size_limit() {
         .to_string();
     assert!(e.starts_with("/dev/zero: larger than 256 MiB"), "{e}");
 }
+
+#[test]
+fn a_file_missing_everywhere_lists_each_place_looked() {
+    let path = fixture("search/scenes/set/main.xml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("meshes/m.obj", "meshes/absent.obj");
+    let dir = crate::textures::image_file::tests::scratch("search_missing");
+    let copy = dir.join("main.xml");
+    std::fs::write(&copy, text).unwrap();
+    // the relative <path>s now point nowhere: copy the folders' absolute paths in
+    let root = path.parent().unwrap();
+    let text = std::fs::read_to_string(&copy)
+        .unwrap()
+        .replace("../../", &format!("{}/../../", root.display()))
+        .replace("fragments/", &format!("{}/fragments/", root.display()));
+    std::fs::write(&copy, text).unwrap();
+    let d = load_file(&copy, &[]).unwrap();
+    let e = crate::scene::build_scene(&d).unwrap_err().to_string();
+    assert!(e.contains("main.xml:6:"), "{e}");
+    assert!(
+        e.contains("\"meshes/absent.obj\" not found")
+            && e.contains("search_missing/meshes/absent.obj")
+            && e.contains("common/meshes/absent.obj")
+            && e.contains("other/meshes/absent.obj"),
+        "{e}"
+    );
+}

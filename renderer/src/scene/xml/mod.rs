@@ -13,7 +13,12 @@
 //! | `point vector` | `name`, `value` or `x y z` (missing = 0) | [`Value::Point`] / [`Value::Vector`] |
 //! | `transform` | `name`; children `translate rotate scale matrix lookat` | [`Value::Transform`] |
 //! | `<default>` | `name`, `value` | declares `$name` (a `-D` define overrides it) |
-//! | `<include>` | `filename` (relative to the including file) | splices the file's `<scene>` children |
+//! | `<include>` | `filename` | splices the file's `<scene>` children |
+//! | `<path>` | `value` (a folder; only directly under `<scene>`) | adds a search path |
+//!
+//! File names (`<include>`, meshes, images, spectrum files) are looked up next to the
+//! file that names them, then in the `<path>` folders, the latest declared first (as
+//! Mitsuba's file resolver does; a relative `<path>` is relative to its file's folder).
 //!
 //! `$name` is substituted in every attribute value (the longest defined name wins);
 //! an undefined one is an error. Names and ids may not start with `_` (reserved for
@@ -74,6 +79,8 @@ struct Parser {
     params: HashMap<String, String>,
     /// Files being parsed (the include chain), for cycle detection.
     includes: Vec<PathBuf>,
+    /// `<path>` folders, latest first (Mitsuba prepends each to its file resolver).
+    search_paths: Vec<PathBuf>,
 }
 
 impl Parser {
@@ -81,6 +88,7 @@ impl Parser {
         Parser {
             params: defines.iter().cloned().collect(),
             includes: Vec::new(),
+            search_paths: Vec::new(),
         }
     }
 
@@ -106,6 +114,7 @@ impl Parser {
         };
         Ok(SceneDesc {
             root: Arc::new(obj),
+            search_paths: std::mem::take(&mut self.search_paths),
         })
     }
 
@@ -144,6 +153,7 @@ impl Parser {
             "ref" => reference(&el, props),
             "default" => self.default(&el),
             "include" => self.include(src, &el, props, depth),
+            "path" => self.search_path(src, &el),
             "transform" => {
                 let (name, t) = transform::parse_transform(src, &el, &self.params)?;
                 props.insert(&name, Value::Transform(t), el.loc)
@@ -237,17 +247,16 @@ impl Parser {
     fn include(&mut self, src: &Source, el: &Elem, props: &mut Props, depth: usize) -> Result<()> {
         el.allow(&["filename"])?;
         let fname = el.req("filename")?;
-        let path = src.dir.join(&fname.value);
-        if !path.is_file() {
-            return Err(Error::parse(
+        let path = self.find(src, &fname.value, Path::is_file).ok_or_else(|| {
+            Error::parse(
                 &fname.loc,
                 format!(
                     "included file \"{}\" not found (looked for {})",
                     fname.value,
-                    path.display()
+                    self.candidates(src, &fname.value).join(", ")
                 ),
-            ));
-        }
+            )
+        })?;
         let key = canonical(&path);
         if let Some(i) = self.includes.iter().position(|p| *p == key) {
             let chain: Vec<String> = self.includes[i..]
@@ -270,6 +279,59 @@ impl Parser {
         let r = self.include_text(&text, &path, props, depth);
         self.includes.pop();
         r
+    }
+
+    /// `<path value="dir"/>`: a folder searched for the files the scene names (meshes,
+    /// images, includes, spectra) when they are not next to the file naming them.
+    /// As in Mitsuba, only a direct child of `<scene>`; a relative folder is taken
+    /// relative to this file's folder, else looked up in the earlier search paths; the
+    /// latest `<path>` is searched first.
+    fn search_path(&mut self, src: &Source, el: &Elem) -> Result<()> {
+        el.allow(&["value"])?;
+        let value = el.req("value")?;
+        if el.node.parent_element() != Some(src.doc.root_element()) {
+            return Err(Error::parse(
+                &el.loc,
+                "<path> is only allowed as a direct child of <scene>",
+            ));
+        }
+        let dir = self.find(src, &value.value, Path::is_dir).ok_or_else(|| {
+            Error::parse(
+                &value.loc,
+                format!(
+                    "<path>: folder \"{}\" not found (looked for {})",
+                    value.value,
+                    self.candidates(src, &value.value).join(", ")
+                ),
+            )
+        })?;
+        self.search_paths.insert(0, dir);
+        Ok(())
+    }
+
+    /// Where `name` is looked for: next to the current file, then in the search paths.
+    fn candidates(&self, src: &Source, name: &str) -> Vec<String> {
+        let first = src.dir.join(name);
+        let rest = self.search_paths.iter().map(|d| d.join(name));
+        match Path::new(name).is_absolute() {
+            true => vec![first.display().to_string()],
+            false => std::iter::once(first)
+                .chain(rest)
+                .map(|p| p.display().to_string())
+                .collect(),
+        }
+    }
+
+    /// The first of [`Self::candidates`] that `exists` accepts.
+    fn find(&self, src: &Source, name: &str, exists: fn(&Path) -> bool) -> Option<PathBuf> {
+        let first = src.dir.join(name);
+        if exists(&first) || Path::new(name).is_absolute() {
+            return exists(&first).then_some(first);
+        }
+        self.search_paths
+            .iter()
+            .map(|d| d.join(name))
+            .find(|p| exists(p))
     }
 
     /// The included file's `<scene>` children, or its single root object.
@@ -363,7 +425,7 @@ fn unknown_tag(el: &Elem) -> Error {
     Error::parse(
         &el.loc,
         format!(
-            "unknown tag <{}> (allowed: objects {}; properties {}, transform; ref, default, include)",
+            "unknown tag <{}> (allowed: objects {}; properties {}, transform; ref, default, include, path)",
             el.tag,
             objects.join(", "),
             values::PROPERTY_TAGS.join(", ")

@@ -487,3 +487,38 @@ fn legacy_files_are_upgraded_like_mitsuba_3() {
         2,
     );
 }
+
+#[test]
+fn search_paths_resolve_includes_and_files_latest_first() {
+    // main.xml declares ../../other, then ../../common: both hold meshes/m.obj (a
+    // triangle in other, a quad in common); the later <path> is searched first, as in
+    // Mitsuba. The included fragment names a mesh only "other" has.
+    let d = load_file(&fixture("search/scenes/set/main.xml"), &[]).unwrap();
+    assert_eq!(d.search_paths.len(), 2);
+    assert!(
+        d.search_paths[0].ends_with("common"),
+        "{:?}",
+        d.search_paths
+    );
+    let scene = crate::scene::build_scene(&d).unwrap();
+    let tris: Vec<usize> = (0..2)
+        .map(|s| {
+            let prims = &scene.geom.prims;
+            prims.iter().filter(|p| p.shape == s).count()
+        })
+        .collect();
+    assert_eq!(tris, [2, 1], "quad from common, triangle from other");
+}
+
+#[test]
+fn search_path_errors_name_the_folder_and_place() {
+    let e = err_at(&scene("<path value=\"no/such/folder\"/>"), 2);
+    assert!(e.contains("folder \"no/such/folder\" not found"), "{e}");
+    let nested = scene("<shape type=\"sphere\">\n<path value=\".\"/>\n</shape>");
+    let e = err_at(&nested, 3);
+    assert!(e.contains("direct child of <scene>"), "{e}");
+    let e = err_at(&scene("<path/>"), 2);
+    assert!(e.contains("missing the \"value\" attribute"), "{e}");
+    let e = err_at(&scene("<path value=\".\" x=\"1\"/>"), 2);
+    assert!(e.contains("unexpected attribute \"x\""), "{e}");
+}
