@@ -28,6 +28,7 @@ use crate::bsdfs::{self, AnyBsdf, Diffuse};
 use crate::emitters::{self, AnyEmitter};
 use crate::error::{Error, Loc, Result};
 use crate::integrators;
+use crate::math::spectrum::{Spectrum, SpectrumUse};
 use crate::math::{Color, Distribution2D, Transform, Vec3};
 use crate::sensors::{self, Sensor};
 use crate::shapes::{self, Geometry};
@@ -493,16 +494,19 @@ impl BuildCtx {
     /// `<texture>` or a reference to one. `default = None` makes it required. A constant
     /// (or the default) is declared as the parameter `<key>.value`.
     pub fn texture(&mut self, p: &Props, key: &str, default: Option<Color>) -> Result<TexRef> {
-        self.texture_in(p, key, default, Range::Any)
+        self.texture_in(p, key, default, Range::Any, SpectrumUse::Reflectance)
     }
 
-    /// As [`Self::texture`]; a constant's parameter accepts values in `range`.
+    /// As [`Self::texture`]; a constant's parameter accepts values in `range`, and a
+    /// `<spectrum>` is converted to RGB for `usage` (as Mitsuba: emission, a bounded
+    /// reflectance or an unbounded quantity such as an index of refraction).
     pub fn texture_in(
         &mut self,
         p: &Props,
         key: &str,
         default: Option<Color>,
         range: Range,
+        usage: SpectrumUse,
     ) -> Result<TexRef> {
         let entry = p.entries().iter().find(|e| e.name == key);
         let (obj, via) = match entry.map(|e| (&e.value, e)) {
@@ -525,7 +529,7 @@ impl BuildCtx {
                 (self.lookup(id, &e.loc)?, e.loc.clone())
             }
             Some((v, _)) => {
-                let c = p.color_opt(key)?.expect("present");
+                let c = p.color_as(key, usage)?.expect("present");
                 if !c.is_finite() {
                     return Err(Error::param(
                         &p.entry_loc(key),
@@ -533,8 +537,11 @@ impl BuildCtx {
                         format!("must be finite, got {c}"),
                     ));
                 }
+                let grey_spectrum = matches!(v, Value::Spectrum(Spectrum::Uniform(_)))
+                    && usage != SpectrumUse::Emission;
                 let value = match v {
                     Value::Float(_) | Value::Int(_) => ParamValue::Float(c.x as f64),
+                    _ if grey_spectrum => ParamValue::Float(c.x as f64),
                     _ => ParamValue::Color(c),
                 };
                 self.declare(&format!("{key}.value"), value, Target::prop(key), range);

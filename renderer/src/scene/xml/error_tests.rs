@@ -187,7 +187,7 @@ fn wrong_component_counts() {
         ("<vector name=\"a\" value=\"1\" x=\"2\"/>", "cannot combine"),
         (
             "<spectrum name=\"a\" value=\"1 2\"/>",
-            "expected a single value, got 2",
+            "\"1\" is not a wavelength:value pair",
         ),
         (
             "<transform name=\"a\"><matrix value=\"1 2 3\"/></transform>",
@@ -260,14 +260,32 @@ fn degenerate_transforms_are_rejected() {
 }
 
 #[test]
-fn spectra_other_than_uniform_are_rejected_clearly() {
+fn bad_spectra_name_the_parameter_and_place() {
     let e = err_at(
-        &scene("<spectrum name=\"eta\" value=\"400:1.5, 700:1.4\"/>"),
+        &scene("<spectrum name=\"eta\" value=\"700:1.5, 400:1.4\"/>"),
         2,
     );
-    assert!(e.contains("only uniform spectra are supported"), "{e}");
+    assert!(e.contains("\"eta\"") && e.contains("must increase"), "{e}");
     let e = err_at(&scene("<spectrum name=\"eta\" filename=\"au.spd\"/>"), 2);
-    assert!(e.contains("spectrum files are not supported"), "{e}");
+    assert!(e.contains("spectrum file \"au.spd\" not found"), "{e}");
+    let e = err_at(
+        &scene("<spectrum name=\"eta\" value=\"1\" filename=\"au.spd\"/>"),
+        2,
+    );
+    assert!(e.contains("either a \"value\" or a \"filename\""), "{e}");
+    // a malformed file: the message names the file and its line
+    let dir = crate::textures::image_file::tests::scratch("bad_spd");
+    std::fs::write(dir.join("bad.spd"), "400 0.5\n500 x\n").unwrap();
+    std::fs::write(
+        dir.join("s.xml"),
+        "<scene version=\"3.0.0\">\n<spectrum name=\"k\" filename=\"bad.spd\"/>\n</scene>",
+    )
+    .unwrap();
+    let e = load_file(&dir.join("s.xml"), &[]).unwrap_err().to_string();
+    assert!(
+        e.contains("s.xml:2:") && e.contains("bad.spd: line 2"),
+        "{e}"
+    );
 }
 
 #[test]

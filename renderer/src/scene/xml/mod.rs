@@ -9,7 +9,7 @@
 //! | `<ref>` | `id`, `name`? | [`Value::Ref`], resolved by the builder |
 //! | `float integer boolean string` | `name`, `value` | scalar values |
 //! | `rgb` | `name`, `value` (1 or 3 numbers) | [`Value::Rgb`] |
-//! | `spectrum` | `name`, `value` (one number) | grey [`Value::Rgb`] |
+//! | `spectrum` | `name`, `value` (`0.5` or `400:0.5, 700:0.8`) or `filename` (`.spd`) | [`Value::Spectrum`] |
 //! | `point vector` | `name`, `value` or `x y z` (missing = 0) | [`Value::Point`] / [`Value::Vector`] |
 //! | `transform` | `name`; children `translate rotate scale matrix lookat` | [`Value::Transform`] |
 //! | `<default>` | `name`, `value` | declares `$name` (a `-D` define overrides it) |
@@ -53,6 +53,7 @@ use self::elem::{check_identifier, Elem, Source};
 use super::desc::{Category, ObjectDesc, SceneDesc};
 use super::props::{Props, Value};
 use crate::error::{Error, Result};
+use crate::math::spectrum::Spectrum;
 
 /// Elements nested deeper than this are rejected (keeps recursion bounded); Python
 /// dicts share the limit.
@@ -161,6 +162,9 @@ impl Parser {
             // As in Mitsuba, a <spectrum> with a type is a texture plugin (e.g. "blackbody").
             "spectrum" if el.get("type").is_some() => {
                 self.object(src, &el, Category::Texture, props, depth, false)
+            }
+            "spectrum" if el.get("filename").is_some() && el.get("value").is_none() => {
+                self.spectrum_file(src, &el, props)
             }
             tag if values::PROPERTY_TAGS.contains(&tag) => {
                 let (name, value) = values::parse_property(&el)?;
@@ -307,6 +311,25 @@ impl Parser {
         })?;
         self.search_paths.insert(0, dir);
         Ok(())
+    }
+
+    /// `<spectrum name filename="x.spd"/>`: reads the file (found as other files are).
+    fn spectrum_file(&mut self, src: &Source, el: &Elem, props: &mut Props) -> Result<()> {
+        el.allow(&["name", "filename"])?;
+        let name = el.name_attr()?.to_string();
+        let f = el.req("filename")?;
+        let err = |m: String| Error::param(&f.loc, &name, format!("<spectrum>: {m}"));
+        let path = self.find(src, &f.value, Path::is_file).ok_or_else(|| {
+            err(format!(
+                "spectrum file \"{}\" not found (looked for {})",
+                f.value,
+                self.candidates(src, &f.value).join(", ")
+            ))
+        })?;
+        let text =
+            read_text(&path).map_err(|m| err(format!("cannot read {}: {m}", path.display())))?;
+        let s = Spectrum::parse_spd(&text).map_err(|m| err(format!("{}: {m}", path.display())))?;
+        props.insert(&name, Value::Spectrum(s), el.loc.clone())
     }
 
     /// Where `name` is looked for: next to the current file, then in the search paths.

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use glam::Mat4;
 
 use super::{load_file, load_string};
+use crate::math::spectrum::Spectrum;
 use crate::math::{Transform, Vec3};
 use crate::scene::desc::{Category, ObjectDesc, SceneDesc};
 use crate::scene::props::{Entry, Value};
@@ -146,7 +147,7 @@ fn property_values() {
     assert!(matches!(f("s"), Value::String(ref v) if v == "meshes/a b.obj"));
     assert!(matches!(f("c3"), Value::Rgb(c) if c == Vec3::new(0.1, 0.2, 0.3)));
     assert!(matches!(f("c1"), Value::Rgb(c) if c == Vec3::splat(0.5)));
-    assert!(matches!(f("sp"), Value::Rgb(c) if c == Vec3::splat(2.5)));
+    assert!(matches!(f("sp"), Value::Spectrum(Spectrum::Uniform(v)) if v == 2.5));
     assert!(matches!(f("p"), Value::Point(p) if p == Vec3::new(1.0, 2.0, 3.0)));
     assert!(matches!(f("pxy"), Value::Point(p) if p == Vec3::new(4.0, 0.0, -1.0)));
     assert!(matches!(f("v"), Value::Vector(p) if p == Vec3::Z));
@@ -521,4 +522,55 @@ fn search_path_errors_name_the_folder_and_place() {
     assert!(e.contains("missing the \"value\" attribute"), "{e}");
     let e = err_at(&scene("<path value=\".\" x=\"1\"/>"), 2);
     assert!(e.contains("unexpected attribute \"x\""), "{e}");
+}
+
+#[test]
+fn spectra_become_the_rgb_mitsuba_gives_each_parameter() {
+    use crate::math::spectrum::tests::MITSUBA_SPD;
+    use crate::scene::{LoadedScene, ParamValue};
+    // Values from Mitsuba 3.9.1 (scalar_rgb), read with mi.traverse on the same
+    // parameters: a reflectance (D65, clamped), an emitter (equal-energy), an index of
+    // refraction from an .spd file (D65, unbounded), a uniform emitter spectrum.
+    let xml = format!(
+        r#"<scene version="2.0.0">
+        <shape type="sphere" id="s1"><bsdf type="diffuse" id="d">
+            <spectrum name="reflectance" value="400:0.78, 500:0.78, 600:0.78, 700:0.78"/>
+        </bsdf></shape>
+        <shape type="sphere" id="s2">
+            <bsdf type="conductor" id="c"><spectrum name="eta" filename="{}"/></bsdf>
+            <emitter type="area" id="a">
+                <spectrum name="radiance" value="400:0, 500:8, 600:15.6, 700:18.4"/>
+            </emitter>
+        </shape>
+        <emitter type="point" id="p"><spectrum name="intensity" value="0.25"/></emitter>
+        </scene>"#,
+        fixture("test.spd").display()
+    );
+    let loaded = LoadedScene::new(parse(&xml)).unwrap();
+    let params = loaded.traverse();
+    let rgb = |key: &str| match params.get(key) {
+        Ok(ParamValue::Color(c)) => *c,
+        other => panic!(
+            "{key}: {other:?} (keys: {:?})",
+            params.keys().collect::<Vec<_>>()
+        ),
+    };
+    let close = crate::math::spectrum::tests::close;
+    for (key, want) in [
+        (
+            "s1.bsdf.reflectance.value",
+            [0.7763667702674866, 0.7798100113868713, 0.776029109954834],
+        ),
+        ("s2.bsdf.eta.value", MITSUBA_SPD[1].1),
+        (
+            "s2.emitter.radiance.value",
+            [20.71083641052246, 10.854634284973145, 2.7711520195007324],
+        ),
+        (
+            "p.intensity.value",
+            [0.30119848251342773, 0.23707275092601776, 0.2272290140390396],
+        ),
+    ] {
+        assert!(close(rgb(key), want), "{key}: {} vs {want:?}", rgb(key));
+    }
 }
