@@ -480,9 +480,16 @@ fn legacy_files_are_upgraded_like_mitsuba_3() {
     let shape = object(root, "_arg_3");
     assert!(matches!(&entry(shape, "_arg_0").value, Value::Ref(id) if id == "ID_white__UPGR"));
     assert!(matches!(entry(shape, "int_ior").value, Value::Float(v) if v == 1.5));
-    // Current files are left alone: camelCase stays (and the builder will flag it).
-    let d = parse("<scene version=\"3.0.0\"><integer name=\"maxDepth\" value=\"1\"/></scene>");
-    entry(&d.root, "maxDepth");
+    // Mitsuba upgrades files older than 2.0.0 only: 2.x and 3.x files (Mitsuba's own
+    // test scenes say 2.0.0) are left alone, camelCase stays (the builder flags it).
+    for v in ["2.0.0", "2.1.0", "3.0.0"] {
+        let d = parse(&format!(
+            "<scene version=\"{v}\"><integer name=\"maxDepth\" value=\"1\"/></scene>"
+        ));
+        entry(&d.root, "maxDepth");
+    }
+    let d = parse("<scene version=\"1.9.9\"><integer name=\"maxDepth\" value=\"1\"/></scene>");
+    entry(&d.root, "max_depth");
     err_at(
         "<scene version=\"3.0.0\">\n<transform name=\"t\"><lookAt/></transform></scene>",
         2,
