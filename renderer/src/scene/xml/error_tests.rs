@@ -426,3 +426,27 @@ fn a_file_missing_everywhere_lists_each_place_looked() {
         "{e}"
     );
 }
+
+#[test]
+fn unknown_names_suggest_the_nearest_known_one_with_their_place() {
+    let e = err_at(&scene("<bdsf type=\"diffuse\"/>"), 2);
+    assert!(
+        e.contains("unknown tag <bdsf>; did you mean \"bsdf\"?"),
+        "{e}"
+    );
+    let d = load_string(
+        &scene("<shape type=\"sphere\">\n  <bsdf type=\"difuse\"/>\n</shape>"),
+        &[],
+    )
+    .unwrap();
+    let e = crate::scene::build_scene(&d).unwrap_err().to_string();
+    assert!(
+        e.starts_with(
+            "<string>:3:3: unknown bsdf plugin \"difuse\"; did you mean \"diffuse\"? (known: "
+        ),
+        "{e}"
+    );
+    let d = load_string(&scene("<shape type=\"spherre\"/>"), &[]).unwrap();
+    let e = crate::scene::build_scene(&d).unwrap_err().to_string();
+    assert!(e.contains("\"spherre\"; did you mean \"sphere\"?"), "{e}");
+}

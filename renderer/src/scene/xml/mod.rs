@@ -448,8 +448,16 @@ fn unknown_tag(el: &Elem) -> Error {
     Error::parse(
         &el.loc,
         format!(
-            "unknown tag <{}> (allowed: objects {}; properties {}, transform; ref, default, include, path)",
+            "unknown tag <{}>{} (allowed: objects {}; properties {}, transform; ref, default, include, path)",
             el.tag,
+            crate::error::did_you_mean(
+                el.tag,
+                objects
+                    .iter()
+                    .copied()
+                    .chain(values::PROPERTY_TAGS)
+                    .chain(["transform", "ref", "default", "include", "path"])
+            ),
             objects.join(", "),
             values::PROPERTY_TAGS.join(", ")
         ),
