@@ -96,6 +96,25 @@ fn tga_uncompressed_both_origins() {
 }
 
 #[test]
+fn tga_run_length_encoded() {
+    // image type 10: packets of a header byte (bit 7: a run; low bits: count - 1) and
+    // one pixel for a run or `count` pixels for a raw packet: here a raw packet with
+    // the top pixel, then a run of the bottom one.
+    let mut b = vec![0, 0, 10, 0, 0, 0, 0, 0];
+    b.extend(le16(0));
+    b.extend(le16(0));
+    b.extend(le16(1));
+    b.extend(le16(2));
+    b.push(24);
+    b.push(0x20);
+    b.push(0x00);
+    b.extend([TOP[2], TOP[1], TOP[0]]);
+    b.push(0x80);
+    b.extend([BOTTOM[2], BOTTOM[1], BOTTOM[0]]);
+    check_8bit(&write("rle.tga", &b));
+}
+
+#[test]
 fn ppm_binary() {
     let mut b = b"P6\n1 2\n255\n".to_vec();
     b.extend(TOP);
