@@ -56,7 +56,7 @@ VENV=target/pyenv
 timeout 600 "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
     "jax[cpu]" nbclient nbformat ipykernel mypy ruff auditwheel \
     || echo "(optional jax / nbclient / mypy / ruff / auditwheel not installed: their checks will skip)"
-if [ -x "$VENV/bin/ruff" ]; then "$VENV/bin/ruff" check python tests/python tests/fuzz; fi
+if [ -x "$VENV/bin/ruff" ]; then "$VENV/bin/ruff" check python tests/python tests/fuzz tests/mitsuba_data; fi
 rm -rf target/wheels
 "$VENV/bin/maturin" build --release -m python/Cargo.toml -i "$VENV/bin/python" -o target/wheels
 WHEEL=$(ls target/wheels/heliograph-*.whl)
@@ -72,6 +72,9 @@ if [ -x "$VENV/bin/auditwheel" ]; then
 fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$WHEEL"
 (cd tests/python && "../../$VENV/bin/python" -m pytest -q -W error -p no:cacheprovider)
+# the acceptance criterion of the Mitsuba test-suite harness (the harness itself needs a
+# mitsuba-data checkout: tests/RESULTS.md)
+"$VENV/bin/python" -m pytest -q -W error -p no:cacheprovider tests/mitsuba_data/test_judge.py
 
 echo "== fuzz: 30 s each of the scene-file, load_dict and DLPack import fuzzers (tests/fuzz/README.md) ($SECONDS s so far)"
 # Fixed seeds, so that a failure here reproduces (--seed 1 --case I); long runs use

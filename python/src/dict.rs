@@ -6,8 +6,9 @@
 //! - Top-level objects get their key as `id` (so `{'type': 'ref', 'id': key}`
 //!   finds them); an explicit `'id'` wins. Keys may not contain `.` (reserved as
 //!   the separator of parameter paths, as in Mitsuba).
-//! - Values: `bool`, `int`, `float`, `str`; `{'type': 'rgb', 'value': v}` and
-//!   `{'type': 'spectrum', 'value': v}` (uniform); lists/arrays of 3 numbers are
+//! - Values: `bool`, `int`, `float`, `str`; `{'type': 'rgb', 'value': v}`;
+//!   `{'type': 'spectrum', 'value': v}` (a number or (wavelength, value) pairs, or
+//!   `'filename'` of an `.spd` file); lists/arrays of 3 numbers are
 //!   vectors; `ScalarColor3f` is a colour; `ScalarTransform4f` is a transform; `Bitmap`s, NumPy arrays and
 //!   tensors of rank 2 or 3 are in-memory pixels under the key the dict used.
 //! - Errors name the key path, e.g. `<dict>[shape.bsdf]: parameter "reflectance": ...`.
@@ -18,6 +19,7 @@
 
 use std::sync::Arc;
 
+use heliograph::math::spectrum::Spectrum;
 use heliograph::math::{Color, Transform, Vec3};
 use heliograph::scene::{Category, ObjectDesc, PixelArray, Props, SceneDesc, Value};
 use heliograph::Loc;
@@ -90,9 +92,7 @@ pub fn load_dict(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<SceneDesc> {
         open: Vec::new(),
     };
     let root = walk.enter(d, "", |w| w.object(d, Category::Scene, "scene", "", true))?;
-    Ok(SceneDesc {
-        root: Arc::new(root),
-    })
+    Ok(SceneDesc::new(Arc::new(root)))
 }
 
 fn type_of(d: &Bound<'_, PyDict>, path: &str) -> PyResult<String> {
@@ -279,7 +279,11 @@ impl<'py> Walk<'py> {
                 })?;
                 Ok(Value::Ref(id))
             }
-            "rgb" | "spectrum" => {
+            "spectrum" => {
+                only(&["type", "value", "filename"])?;
+                spectrum(d, &loc).map(Value::Spectrum)
+            }
+            "rgb" => {
                 only(&["type", "value"])?;
                 let v = d.get_item("value")?.ok_or_else(|| {
                     SceneError::new_err(format!("{loc}: a '{kind}' needs a 'value'"))
@@ -352,13 +356,44 @@ fn color(py: Python<'_>, v: &Bound<'_, PyAny>, loc: &Loc, kind: &str) -> PyResul
             heliograph::scene::params::shape_str(&a.shape)
         )));
     }
-    if kind == "spectrum" {
-        return Err(SceneError::new_err(format!(
-            "{loc}: only uniform spectra (a single number) are supported"
-        )));
-    }
     let c = [a.data[0] as f64, a.data[1] as f64, a.data[2] as f64];
     finite3(&c, loc)
+}
+
+/// `{'type': 'spectrum', 'value': 0.5}`, `'value': [(400, 0.5), (700, 0.8)]` or
+/// `'filename': 'x.spd'`; converted to RGB where a plugin reads it, as from XML.
+fn spectrum(d: &Bound<'_, PyDict>, loc: &Loc) -> PyResult<Spectrum> {
+    let err = |m: String| SceneError::new_err(format!("{loc}: 'spectrum': {m}"));
+    let finite = |x: f64| x.is_finite() && (x as f32).is_finite();
+    match (d.get_item("value")?, d.get_item("filename")?) {
+        (Some(v), None) => {
+            if let Ok(x) = v.extract::<f64>() {
+                return match finite(x) {
+                    true => Ok(Spectrum::Uniform(x)),
+                    false => Err(err(format!("{x} is not a finite number"))),
+                };
+            }
+            let pairs: Vec<(f64, f64)> = v.extract().map_err(|_| {
+                err("'value' must be a number or a list of (wavelength, value) pairs".into())
+            })?;
+            if let Some(p) = pairs.iter().find(|(w, x)| !finite(*w) || !finite(*x)) {
+                return Err(err(format!("{p:?} is not a pair of finite numbers")));
+            }
+            let (w, x) = pairs.into_iter().unzip();
+            Spectrum::sampled(w, x).map_err(err)
+        }
+        (None, Some(f)) => {
+            let f: String = f
+                .extract()
+                .map_err(|_| err("'filename' must be a string".into()))?;
+            let text =
+                std::fs::read_to_string(&f).map_err(|e| err(format!("cannot read {f}: {e}")))?;
+            Spectrum::parse_spd(&text).map_err(|m| err(format!("{f}: {m}")))
+        }
+        _ => Err(err(
+            "needs either a 'value' or a 'filename' (not both)".into()
+        )),
+    }
 }
 
 /// A `ScalarTransform4f` (anything with a `__heliograph_matrix__` of 4×4 rows);

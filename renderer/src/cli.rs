@@ -16,6 +16,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 use heliograph::backend::cuda::CudaBackend;
 use heliograph::backend::{cpu, Backend, RenderOptions};
+use heliograph::math::spectrum::Spectrum;
 use heliograph::scene::{self, ObjectDesc, Value};
 
 #[derive(Parser)]
@@ -299,6 +300,15 @@ fn describe(v: &Value) -> String {
         Value::Bool(x) => format!("{x}"),
         Value::String(s) => format!("\"{s}\""),
         Value::Rgb(c) => format!("rgb({}, {}, {})", c.x, c.y, c.z),
+        Value::Spectrum(s) => match s {
+            Spectrum::Uniform(v) => format!("spectrum({v})"),
+            Spectrum::Sampled { wavelengths, .. } => format!(
+                "spectrum({} samples, {}-{} nm)",
+                wavelengths.len(),
+                wavelengths[0],
+                wavelengths[wavelengths.len() - 1]
+            ),
+        },
         Value::Point(p) | Value::Vector(p) => format!("({}, {}, {})", p.x, p.y, p.z),
         Value::Transform(t) => format!("{:?}", t.to_rows()),
         Value::Ref(id) => format!("ref \"{id}\""),

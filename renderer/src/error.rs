@@ -46,6 +46,47 @@ impl fmt::Display for Loc {
     }
 }
 
+/// `"; did you mean \"x\"?"` for the known name closest to `name` (case ignored), when
+/// it is close enough to be a likely typo: at most one edit per four characters
+/// (three at most); otherwise empty.
+pub fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> String {
+    let lower = name.to_lowercase();
+    let limit = (name.chars().count() / 4).clamp(1, 3);
+    known
+        .into_iter()
+        .map(|k| (edit_distance(&lower, &k.to_lowercase()), k))
+        .filter(|&(d, _)| d <= limit)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, k)| format!("; did you mean \"{k}\"?"))
+        .unwrap_or_default()
+}
+
+/// Edit distance counting insertions, deletions, substitutions and swaps of two
+/// neighbouring characters (optimal string alignment), in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j - 1] + cost)
+                .min(d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
 /// Everything that can go wrong in heliograph's core.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -54,7 +95,10 @@ pub enum Error {
     Parse { loc: Loc, msg: String },
 
     /// A `type` that names no plugin of its category.
-    #[error("{loc}: unknown {category} plugin \"{name}\" (known: {known})")]
+    #[error(
+        "{loc}: unknown {category} plugin \"{name}\"{} (known: {known})",
+        did_you_mean(name, known.split(", "))
+    )]
     UnknownPlugin {
         loc: Loc,
         category: &'static str,
@@ -146,5 +190,46 @@ impl Error {
             path: path.into(),
             msg: msg.to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distance_counts_single_character_edits() {
+        for (a, b, d) in [
+            ("", "", 0),
+            ("abc", "", 3),
+            ("kitten", "sitting", 3),
+            ("roughdielectic", "roughdielectric", 1),
+            ("diffsue", "diffuse", 1),
+            ("bdsf", "bsdf", 1),
+            ("é", "e", 1),
+        ] {
+            assert_eq!(edit_distance(a, b), d, "{a} / {b}");
+            assert_eq!(edit_distance(b, a), d, "{b} / {a}");
+        }
+    }
+
+    #[test]
+    fn suggestions_only_for_likely_typos() {
+        let known = [
+            "diffuse",
+            "dielectric",
+            "roughdielectric",
+            "plastic",
+            "point",
+        ];
+        let s = |n: &str| did_you_mean(n, known);
+        assert_eq!(s("difuse"), "; did you mean \"diffuse\"?");
+        assert_eq!(s("Diffuse"), "; did you mean \"diffuse\"?");
+        assert_eq!(s("roughdielectic"), "; did you mean \"roughdielectric\"?");
+        assert_eq!(s("dielectirc"), "; did you mean \"dielectric\"?");
+        // far from everything: no guess
+        assert_eq!(s("spot"), "");
+        assert_eq!(s("principled"), "");
+        assert_eq!(s("x"), "");
     }
 }

@@ -176,3 +176,34 @@ def test_ref_cycles_between_objects_are_scene_errors_naming_every_location(setup
     assert "cycle" in out, out
     for loc in locations:
         assert re.search(loc, out), (loc, out)
+
+
+def test_spectra_in_dicts_convert_as_in_mitsuba(tmp_path):
+    # Values Mitsuba 3.9.1 (scalar_rgb) gives the same parameters (read with mi.traverse).
+    spd = tmp_path / "s.spd"
+    spd.write_text("# wavelength value\n380 0.1\n\n450 0.9\n  520 0.3\n600 0.05\n780 1.2\n")
+    pairs = [(400, 0.78), (500, 0.78), (600, 0.78), (700, 0.78)]
+    d = {
+        "type": "scene",
+        "s1": {"type": "sphere", "bsdf": {"type": "diffuse", "reflectance": {"type": "spectrum", "value": pairs}}},
+        "s2": {
+            "type": "sphere",
+            "bsdf": {"type": "conductor", "eta": {"type": "spectrum", "filename": str(spd)}},
+            "emitter": {"type": "area", "radiance": {"type": "spectrum", "value": 1.0}},
+        },
+    }
+    params = hg.traverse(hg.load_dict(d))
+    for key, want in [
+        ("s1.bsdf.reflectance.value", [0.7763668, 0.77981, 0.7760291]),
+        ("s2.bsdf.eta.value", [0.10060823, 0.22145797, 0.7987273]),
+        ("s2.emitter.radiance.value", [1.2047939, 0.948291, 0.908916]),
+    ]:
+        np.testing.assert_allclose(np.ravel(np.asarray(params[key])), want, rtol=1e-5, err_msg=key)
+    for bad, pattern in [
+        ({"type": "spectrum", "value": [(500, 1.0), (400, 1.0)]}, "must increase"),
+        ({"type": "spectrum", "value": "x"}, "number or a list of"),
+        ({"type": "spectrum", "value": 1.0, "filename": "a.spd"}, "unexpected key|not both"),
+        ({"type": "spectrum", "filename": str(tmp_path / "none.spd")}, "cannot read"),
+    ]:
+        with pytest.raises(hg.SceneError, match=pattern):
+            hg.load_dict(_scene(shape={"type": "sphere", "bsdf": {"type": "diffuse", "reflectance": bad}}))

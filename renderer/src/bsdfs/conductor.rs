@@ -14,8 +14,10 @@
 use super::fresnel::fresnel_conductor_rgb;
 use super::{ior, BsdfCtx, BsdfSample};
 use crate::error::{Error, Result};
+use crate::math::spectrum::SpectrumUse;
 use crate::math::{reflect_local, Color, Vec2, Vec3};
 use crate::scene::builder::BuildCtx;
+use crate::scene::params::Range;
 use crate::scene::props::Props;
 use crate::textures::TexRef;
 
@@ -55,8 +57,15 @@ pub fn read_complex_ior(p: &Props, ctx: &mut BuildCtx) -> Result<(TexRef, TexRef
         })?;
         return Ok((ctx.add_constant(eta)?, ctx.add_constant(k)?));
     }
-    let eta = ctx.texture(p, "eta", Some(Color::ZERO))?;
-    let k = ctx.texture(p, "k", Some(Color::ONE))?;
+    // indices of refraction are not bounded by 1 (Mitsuba's unbounded textures)
+    let eta = ctx.texture_in(
+        p,
+        "eta",
+        Some(Color::ZERO),
+        Range::Any,
+        SpectrumUse::Unbounded,
+    )?;
+    let k = ctx.texture_in(p, "k", Some(Color::ONE), Range::Any, SpectrumUse::Unbounded)?;
     for (key, t) in [("eta", eta), ("k", k)] {
         let m = ctx.textures.mean(t);
         if m.min_element() < 0.0 {

@@ -17,6 +17,7 @@
 
 use super::{EmitterCtx, EmitterSample};
 use crate::error::{Error, Result};
+use crate::math::spectrum::SpectrumUse;
 use crate::math::{Color, Vec2, Vec3};
 use crate::scene::builder::BuildCtx;
 use crate::scene::params::Range;
@@ -45,7 +46,13 @@ impl AreaEmitter {
                 "an area emitter takes its placement from its shape; move the transform there",
             ));
         }
-        let radiance = ctx.texture_in(p, "radiance", Some(Color::ONE), Range::NonNegative)?;
+        let radiance = ctx.texture_in(
+            p,
+            "radiance",
+            Some(Color::ONE),
+            Range::NonNegative,
+            SpectrumUse::Emission,
+        )?;
         if let Some(c) = ctx.textures.constant(radiance) {
             if !(c.min_element() >= 0.0) {
                 let loc = p.entry_loc("radiance");

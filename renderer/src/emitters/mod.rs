@@ -22,6 +22,7 @@ pub use envmap::EnvmapEmitter;
 pub use point::PointEmitter;
 
 use crate::error::{Error, Result};
+use crate::math::spectrum::SpectrumUse;
 use crate::math::{Color, Distribution2D, Vec2, Vec3};
 use crate::scene::builder::BuildCtx;
 use crate::scene::desc::ObjectDesc;
@@ -187,7 +188,13 @@ pub(crate) fn constant_color(
     default: Color,
     ctx: &mut BuildCtx,
 ) -> Result<TexRef> {
-    let t = ctx.texture_in(p, key, Some(default), Range::NonNegative)?;
+    let t = ctx.texture_in(
+        p,
+        key,
+        Some(default),
+        Range::NonNegative,
+        SpectrumUse::Emission,
+    )?;
     let c = ctx.textures.constant(t).ok_or_else(|| {
         Error::param(
             &p.entry_loc(key),

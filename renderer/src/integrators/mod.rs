@@ -1,6 +1,16 @@
 //! Integrators: `direct`, `path`, `depth`. Each computes the radiance (and
 //! alpha) carried by one camera ray; the backend drives them per sample.
 //!
+//! `moment` is accepted as in Mitsuba's test scenes, wrapping exactly one integrator:
+//! heliograph renders the nested integrator's image (the mean); it does not produce
+//! Mitsuba's second-moment output.
+//!
+//! ```xml
+//! <integrator type="moment">
+//!     <integrator type="path"><integer name="max_depth" value="2"/></integrator>
+//! </integrator>
+//! ```
+//!
 //! Shared pieces live here: emitter selection for next-event estimation,
 //! emission seen by a ray (surface or environment), and the power heuristic.
 
@@ -11,7 +21,8 @@ pub mod path;
 use crate::error::{Error, Result};
 use crate::math::{offset_origin, Color, Frame, Ray, Vec2, Vec3};
 use crate::samplers::SampleRng;
-use crate::scene::desc::ObjectDesc;
+use crate::scene::desc::{Category, ObjectDesc};
+use crate::scene::props::Value;
 use crate::scene::Scene;
 use crate::shapes::{Hit, NO_EMITTER};
 
@@ -50,7 +61,7 @@ impl AnyIntegrator {
 }
 
 /// Names of the integrator plugins.
-pub const KNOWN: &[&str] = &["direct", "path", "depth"];
+pub const KNOWN: &[&str] = &["direct", "path", "depth", "moment"];
 
 /// Builds an `<integrator>`.
 pub fn build(obj: &ObjectDesc) -> Result<AnyIntegrator> {
@@ -59,6 +70,7 @@ pub fn build(obj: &ObjectDesc) -> Result<AnyIntegrator> {
         "direct" => AnyIntegrator::Direct(Direct::build(p)?),
         "path" => AnyIntegrator::Path(Path::build(p)?),
         "depth" => AnyIntegrator::Depth(Depth),
+        "moment" => moment(obj)?,
         _ => {
             return Err(Error::UnknownPlugin {
                 loc: obj.loc.clone(),
@@ -70,6 +82,33 @@ pub fn build(obj: &ObjectDesc) -> Result<AnyIntegrator> {
     };
     p.check_unused(&obj.kind)?;
     Ok(i)
+}
+
+/// `moment`: the one nested integrator (see the module docs).
+fn moment(obj: &ObjectDesc) -> Result<AnyIntegrator> {
+    let nested: Vec<_> = obj
+        .props
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.value {
+            Value::Object(o) if o.category == Category::Integrator => Some((e, o)),
+            _ => None,
+        })
+        .collect();
+    match nested[..] {
+        [(e, inner)] => {
+            e.mark_used();
+            build(inner)
+        }
+        _ => Err(Error::parse(
+            &obj.loc,
+            format!(
+                "a moment integrator must contain exactly one nested <integrator> \
+                 (heliograph renders its mean image), found {}",
+                nested.len()
+            ),
+        )),
+    }
 }
 
 /// The power heuristic (β = 2) weight of a strategy with density `a` against one with `b`.
@@ -182,4 +221,49 @@ pub fn environment_emission(scene: &Scene, d: Vec3) -> (Color, f32) {
             let em = &scene.emitters[e as usize];
             (l + em.eval_env(&ctx, d), p + em.pdf_env(&ctx, d) / n)
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::xml::load_string;
+
+    fn integrator(xml: &str) -> Result<AnyIntegrator> {
+        let d = load_string(&format!("<scene version=\"3.0.0\">\n{xml}\n</scene>"), &[])?;
+        let e = &d.root.props.entries()[0];
+        let Value::Object(o) = &e.value else {
+            unreachable!("an object")
+        };
+        build(o)
+    }
+
+    #[test]
+    fn moment_renders_its_nested_integrator() {
+        let inner = r#"<integrator type="path"><integer name="max_depth" value="2"/></integrator>"#;
+        let wrapped = integrator(&format!("<integrator type=\"moment\">{inner}</integrator>"));
+        let direct = integrator(inner).unwrap();
+        assert_eq!(wrapped.unwrap(), direct);
+        assert_ne!(direct, AnyIntegrator::default(), "max_depth was read");
+        for body in [
+            "",
+            "<integrator type=\"path\"/><integrator type=\"direct\"/>",
+        ] {
+            let e = integrator(&format!("<integrator type=\"moment\">{body}</integrator>"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with("<string>:2:") && e.contains("exactly one"),
+                "{e}"
+            );
+        }
+        let e = integrator(
+            "<integrator type=\"moment\"><integrator type=\"path\"/><float name=\"x\" value=\"1\"/></integrator>",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("\"x\""),
+            "unused parameters are still reported: {e}"
+        );
+    }
 }

@@ -1,5 +1,6 @@
-//! Image output and input: OpenEXR (linear float32) and PNG (sRGB-encoded
-//! 8-bit), chosen by the file extension. Writes go to a temporary file that is
+//! Image output and input. Writes OpenEXR (linear float32) and PNG (sRGB-encoded
+//! 8-bit), chosen by the file extension; reads what Mitsuba reads: OpenEXR and
+//! Radiance HDR as linear floats; PNG, JPEG, BMP, TGA and PPM decoded from sRGB. Writes go to a temporary file that is
 //! renamed into place, so a failed write never leaves a partial image.
 
 use std::path::Path;
@@ -207,7 +208,7 @@ pub fn write_image(path: &Path, img: &Image) -> Result<()> {
     })
 }
 
-/// Reads an EXR (linear) or 8-bit image (decoded from sRGB unless `raw`) as
+/// Reads an EXR or HDR (linear) or 8-bit image (decoded from sRGB unless `raw`) as
 /// linear floats, keeping the file's channels (grey, grey + alpha, RGB, RGBA).
 pub fn read_image_with(path: &Path, raw: bool) -> Result<Image> {
     let img = image::ImageReader::open(path)
@@ -269,6 +270,8 @@ pub fn read_image(path: &Path) -> Result<Image> {
     read_image_with(path, false)
 }
 
+#[cfg(test)]
+mod format_tests;
 #[cfg(test)]
 mod tests {
     use super::*;

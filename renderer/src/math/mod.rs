@@ -4,6 +4,7 @@
 pub mod chi2;
 pub mod distribution;
 pub mod rng;
+pub mod spectrum;
 pub mod stats;
 pub mod transform;
 pub mod warp;

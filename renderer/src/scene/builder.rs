@@ -28,6 +28,7 @@ use crate::bsdfs::{self, AnyBsdf, Diffuse};
 use crate::emitters::{self, AnyEmitter};
 use crate::error::{Error, Loc, Result};
 use crate::integrators;
+use crate::math::spectrum::{Spectrum, SpectrumUse};
 use crate::math::{Color, Distribution2D, Transform, Vec3};
 use crate::sensors::{self, Sensor};
 use crate::shapes::{self, Geometry};
@@ -240,21 +241,15 @@ impl BuildCtx {
         Ok(v.pop())
     }
 
-    /// Resolves a filename property relative to the file that wrote it, checking it exists.
+    /// Resolves a filename property: next to the file that wrote it, else in the
+    /// scene's `<path>` folders (latest first), as Mitsuba's file resolver does.
     pub fn resolve_path(&self, p: &Props, key: &str) -> Result<PathBuf> {
         let name = p
             .string_opt(key)?
             .ok_or_else(|| Error::param(&p.loc, key, "is required"))?;
         let loc = p.entry_loc(key);
-        let path = resolve_relative(&loc, &name);
-        if !path.is_file() {
-            return Err(Error::param(
-                &loc,
-                key,
-                format!("file not found: {}", path.display()),
-            ));
-        }
-        Ok(path)
+        find_file(&loc, &name, self.cache.search_paths())
+            .map_err(|msg| Error::param(&loc, key, msg))
     }
 
     // ---- objects: scopes, the log and reference cycles -----------------------------
@@ -499,16 +494,19 @@ impl BuildCtx {
     /// `<texture>` or a reference to one. `default = None` makes it required. A constant
     /// (or the default) is declared as the parameter `<key>.value`.
     pub fn texture(&mut self, p: &Props, key: &str, default: Option<Color>) -> Result<TexRef> {
-        self.texture_in(p, key, default, Range::Any)
+        self.texture_in(p, key, default, Range::Any, SpectrumUse::Reflectance)
     }
 
-    /// As [`Self::texture`]; a constant's parameter accepts values in `range`.
+    /// As [`Self::texture`]; a constant's parameter accepts values in `range`, and a
+    /// `<spectrum>` is converted to RGB for `usage` (as Mitsuba: emission, a bounded
+    /// reflectance or an unbounded quantity such as an index of refraction).
     pub fn texture_in(
         &mut self,
         p: &Props,
         key: &str,
         default: Option<Color>,
         range: Range,
+        usage: SpectrumUse,
     ) -> Result<TexRef> {
         let entry = p.entries().iter().find(|e| e.name == key);
         let (obj, via) = match entry.map(|e| (&e.value, e)) {
@@ -531,7 +529,7 @@ impl BuildCtx {
                 (self.lookup(id, &e.loc)?, e.loc.clone())
             }
             Some((v, _)) => {
-                let c = p.color_opt(key)?.expect("present");
+                let c = p.color_as(key, usage)?.expect("present");
                 if !c.is_finite() {
                     return Err(Error::param(
                         &p.entry_loc(key),
@@ -539,8 +537,11 @@ impl BuildCtx {
                         format!("must be finite, got {c}"),
                     ));
                 }
+                let grey_spectrum = matches!(v, Value::Spectrum(Spectrum::Uniform(_)))
+                    && usage != SpectrumUse::Emission;
                 let value = match v {
                     Value::Float(_) | Value::Int(_) => ParamValue::Float(c.x as f64),
+                    _ if grey_spectrum => ParamValue::Float(c.x as f64),
                     _ => ParamValue::Color(c),
                 };
                 self.declare(&format!("{key}.value"), value, Target::prop(key), range);
@@ -824,6 +825,38 @@ impl BuildCtx {
     }
 }
 
+/// Finds `name` next to the file of `loc`, else in `search_paths` (in order); the
+/// error lists every place it looked.
+pub fn find_file(
+    loc: &Loc,
+    name: &str,
+    search_paths: &[PathBuf],
+) -> std::result::Result<PathBuf, String> {
+    let first = resolve_relative(loc, name);
+    if first.is_file() {
+        return Ok(first);
+    }
+    if Path::new(name).is_absolute() {
+        return Err(format!("file not found: {}", first.display()));
+    }
+    let mut tried = vec![first];
+    for dir in search_paths {
+        let path = dir.join(name);
+        if path.is_file() {
+            return Ok(path);
+        }
+        tried.push(path);
+    }
+    let tried: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
+    Err(match tried.len() {
+        1 => format!("file not found: {}", tried[0]),
+        _ => format!(
+            "file \"{name}\" not found (looked for {})",
+            tried.join(", ")
+        ),
+    })
+}
+
 /// `name` relative to the directory of the file `loc` points into.
 pub fn resolve_relative(loc: &Loc, name: &str) -> PathBuf {
     let p = Path::new(name);
@@ -839,7 +872,8 @@ pub fn resolve_relative(loc: &Loc, name: &str) -> PathBuf {
 
 /// Builds the render-ready scene from a description.
 pub fn build_scene(desc: &SceneDesc) -> Result<Scene> {
-    Ok(build_logged(desc, LoadCache::default())?.0)
+    let cache = LoadCache::with_search_paths(desc.search_paths.clone());
+    Ok(build_logged(desc, cache)?.0)
 }
 
 /// What a build produced besides the scene: the log and the declared parameters.

@@ -1,4 +1,4 @@
-//! Files a scene reads (mesh and image files), loaded once per scene and shared by
+//! Files a scene reads (mesh and image files) and where it looks for them, loaded once per scene and shared by
 //! the rebuilds that parameter updates cause: a moved mesh is transformed again from
 //! its cached object-space copy instead of being read from disk, and an environment
 //! map whose `scale` changes keeps its decoded image.
@@ -26,9 +26,24 @@ pub struct LoadCache {
     meshes: Arc<Mutex<HashMap<FileKey, Arc<TriMesh>>>>,
     images: Arc<Mutex<HashMap<FileKey, Arc<PixelArray>>>>,
     loads: Arc<AtomicUsize>,
+    search_paths: Arc<Vec<PathBuf>>,
 }
 
 impl LoadCache {
+    /// An empty cache for a scene whose `<path>` folders are `search_paths`.
+    pub fn with_search_paths(search_paths: Vec<PathBuf>) -> Self {
+        LoadCache {
+            search_paths: Arc::new(search_paths),
+            ..LoadCache::default()
+        }
+    }
+
+    /// The scene's `<path>` folders, latest first: where file names are looked up when
+    /// they are not next to the file that names them.
+    pub fn search_paths(&self) -> &[PathBuf] {
+        &self.search_paths
+    }
+
     /// The object-space mesh in `path`, loaded by `load` on first use.
     pub fn mesh(
         &self,

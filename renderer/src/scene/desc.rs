@@ -2,6 +2,7 @@
 //! loader) produce and what the builder consumes. Nothing here is typed by
 //! plugin; each object is a category, a plugin name and a [`Props`] bag.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::props::Props;
@@ -90,4 +91,17 @@ pub struct ObjectDesc {
 pub struct SceneDesc {
     /// The `<scene>` object; its props hold the top-level objects.
     pub root: Arc<ObjectDesc>,
+    /// Folders declared with `<path value="..."/>`, searched (latest first) for file
+    /// names that are not found next to the file that names them.
+    pub search_paths: Vec<PathBuf>,
+}
+
+impl SceneDesc {
+    /// A description without search paths (Python dicts, tests).
+    pub fn new(root: Arc<ObjectDesc>) -> Self {
+        SceneDesc {
+            root,
+            search_paths: Vec::new(),
+        }
+    }
 }

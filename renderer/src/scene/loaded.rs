@@ -98,7 +98,7 @@ pub struct LoadedScene {
 impl LoadedScene {
     /// Builds `desc`.
     pub fn new(desc: SceneDesc) -> Result<LoadedScene> {
-        let cache = LoadCache::default();
+        let cache = LoadCache::with_search_paths(desc.search_paths.clone());
         let (scene, log, params) = build_logged(&desc, cache.clone())?;
         Ok(LoadedScene {
             desc,
@@ -428,7 +428,10 @@ impl LoadedScene {
                 }
             }
         }
-        plan.desc = SceneDesc { root };
+        plan.desc = SceneDesc {
+            root,
+            search_paths: self.desc.search_paths.clone(),
+        };
         plan.replay = replay;
         Ok(plan)
     }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use super::desc::ObjectDesc;
 use crate::error::{Error, Loc, Result};
+use crate::math::spectrum::{Spectrum, SpectrumUse};
 use crate::math::{Color, Transform, Vec3};
 
 /// In-memory pixel data (from Python arrays): row-major, `height × width × channels`, linear.
@@ -45,8 +46,11 @@ pub enum Value {
     Bool(bool),
     /// `<string>`.
     String(String),
-    /// `<rgb>` or a uniform `<spectrum>`.
+    /// `<rgb>`.
     Rgb(Color),
+    /// `<spectrum>`: a uniform value or wavelength:value pairs, converted to RGB where
+    /// a plugin reads it (the conversion depends on the parameter's use).
+    Spectrum(Spectrum),
     /// `<point>`.
     Point(Vec3),
     /// `<vector>`.
@@ -70,6 +74,7 @@ impl Value {
             Value::Bool(_) => "boolean",
             Value::String(_) => "string",
             Value::Rgb(_) => "rgb",
+            Value::Spectrum(_) => "spectrum",
             Value::Point(_) => "point",
             Value::Vector(_) => "vector",
             Value::Transform(_) => "transform",
@@ -336,13 +341,20 @@ impl Props {
         }
     }
 
-    /// An optional constant colour (`<rgb>`, uniform `<spectrum>`, or a float meaning grey).
-    /// Returns an error if the key holds a texture: use the builder's texture helper for those.
+    /// An optional constant reflectance-like colour (`<rgb>`, `<spectrum>`, or a float
+    /// meaning grey). Returns an error if the key holds a texture: use the builder's
+    /// texture helper for those.
     pub fn color_opt(&self, key: &str) -> Result<Option<Color>> {
+        self.color_as(key, SpectrumUse::Reflectance)
+    }
+
+    /// As [`Self::color_opt`], converting a `<spectrum>` for `usage`.
+    pub fn color_as(&self, key: &str, usage: SpectrumUse) -> Result<Option<Color>> {
         match self.get(key) {
             None => Ok(None),
             Some(e) => match &e.value {
                 Value::Rgb(c) => Ok(Some(*c)),
+                Value::Spectrum(s) => Ok(Some(s.to_rgb(usage))),
                 Value::Float(v) => Ok(Some(Vec3::splat(*v as f32))),
                 Value::Int(v) => Ok(Some(Vec3::splat(*v as f32))),
                 _ => Err(Self::wrong_type(e, "rgb or float")),

@@ -534,7 +534,7 @@ mod tests {
             props: root,
             loc: Loc::new("test.xml", 1, 1),
         });
-        let scene = crate::scene::build_scene(&SceneDesc { root }).unwrap();
+        let scene = crate::scene::build_scene(&SceneDesc::new(root)).unwrap();
         let h = scene
             .intersect(&Ray::new(Vec3::new(3.0, 0.0, 10.0), -Vec3::Z))
             .unwrap();

@@ -69,7 +69,7 @@ fn seed() -> LoadedScene {
     let Value::Object(root) = root else {
         unreachable!()
     };
-    LoadedScene::new(SceneDesc { root }).unwrap()
+    LoadedScene::new(SceneDesc::new(root)).unwrap()
 }
 
 const KEY: &str = "shape.bsdf.reflectance.data";

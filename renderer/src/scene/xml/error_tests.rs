@@ -187,7 +187,7 @@ fn wrong_component_counts() {
         ("<vector name=\"a\" value=\"1\" x=\"2\"/>", "cannot combine"),
         (
             "<spectrum name=\"a\" value=\"1 2\"/>",
-            "expected a single value, got 2",
+            "\"1\" is not a wavelength:value pair",
         ),
         (
             "<transform name=\"a\"><matrix value=\"1 2 3\"/></transform>",
@@ -260,14 +260,32 @@ fn degenerate_transforms_are_rejected() {
 }
 
 #[test]
-fn spectra_other_than_uniform_are_rejected_clearly() {
+fn bad_spectra_name_the_parameter_and_place() {
     let e = err_at(
-        &scene("<spectrum name=\"eta\" value=\"400:1.5, 700:1.4\"/>"),
+        &scene("<spectrum name=\"eta\" value=\"700:1.5, 400:1.4\"/>"),
         2,
     );
-    assert!(e.contains("only uniform spectra are supported"), "{e}");
+    assert!(e.contains("\"eta\"") && e.contains("must increase"), "{e}");
     let e = err_at(&scene("<spectrum name=\"eta\" filename=\"au.spd\"/>"), 2);
-    assert!(e.contains("spectrum files are not supported"), "{e}");
+    assert!(e.contains("spectrum file \"au.spd\" not found"), "{e}");
+    let e = err_at(
+        &scene("<spectrum name=\"eta\" value=\"1\" filename=\"au.spd\"/>"),
+        2,
+    );
+    assert!(e.contains("either a \"value\" or a \"filename\""), "{e}");
+    // a malformed file: the message names the file and its line
+    let dir = crate::textures::image_file::tests::scratch("bad_spd");
+    std::fs::write(dir.join("bad.spd"), "400 0.5\n500 x\n").unwrap();
+    std::fs::write(
+        dir.join("s.xml"),
+        "<scene version=\"3.0.0\">\n<spectrum name=\"k\" filename=\"bad.spd\"/>\n</scene>",
+    )
+    .unwrap();
+    let e = load_file(&dir.join("s.xml"), &[]).unwrap_err().to_string();
+    assert!(
+        e.contains("s.xml:2:") && e.contains("bad.spd: line 2"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -379,4 +397,56 @@ fn an_endless_file_is_refused_at_the_size_limit() {
         .unwrap_err()
         .to_string();
     assert!(e.starts_with("/dev/zero: larger than 256 MiB"), "{e}");
+}
+
+#[test]
+fn a_file_missing_everywhere_lists_each_place_looked() {
+    let path = fixture("search/scenes/set/main.xml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("meshes/m.obj", "meshes/absent.obj");
+    let dir = crate::textures::image_file::tests::scratch("search_missing");
+    let copy = dir.join("main.xml");
+    std::fs::write(&copy, text).unwrap();
+    // the relative <path>s now point nowhere: copy the folders' absolute paths in
+    let root = path.parent().unwrap();
+    let text = std::fs::read_to_string(&copy)
+        .unwrap()
+        .replace("../../", &format!("{}/../../", root.display()))
+        .replace("fragments/", &format!("{}/fragments/", root.display()));
+    std::fs::write(&copy, text).unwrap();
+    let d = load_file(&copy, &[]).unwrap();
+    let e = crate::scene::build_scene(&d).unwrap_err().to_string();
+    assert!(e.contains("main.xml:6:"), "{e}");
+    assert!(
+        e.contains("\"meshes/absent.obj\" not found")
+            && e.contains("search_missing/meshes/absent.obj")
+            && e.contains("common/meshes/absent.obj")
+            && e.contains("other/meshes/absent.obj"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_names_suggest_the_nearest_known_one_with_their_place() {
+    let e = err_at(&scene("<bdsf type=\"diffuse\"/>"), 2);
+    assert!(
+        e.contains("unknown tag <bdsf>; did you mean \"bsdf\"?"),
+        "{e}"
+    );
+    let d = load_string(
+        &scene("<shape type=\"sphere\">\n  <bsdf type=\"difuse\"/>\n</shape>"),
+        &[],
+    )
+    .unwrap();
+    let e = crate::scene::build_scene(&d).unwrap_err().to_string();
+    assert!(
+        e.starts_with(
+            "<string>:3:3: unknown bsdf plugin \"difuse\"; did you mean \"diffuse\"? (known: "
+        ),
+        "{e}"
+    );
+    let d = load_string(&scene("<shape type=\"spherre\"/>"), &[]).unwrap();
+    let e = crate::scene::build_scene(&d).unwrap_err().to_string();
+    assert!(e.contains("\"spherre\"; did you mean \"sphere\"?"), "{e}");
 }

@@ -9,11 +9,16 @@
 //! | `<ref>` | `id`, `name`? | [`Value::Ref`], resolved by the builder |
 //! | `float integer boolean string` | `name`, `value` | scalar values |
 //! | `rgb` | `name`, `value` (1 or 3 numbers) | [`Value::Rgb`] |
-//! | `spectrum` | `name`, `value` (one number) | grey [`Value::Rgb`] |
+//! | `spectrum` | `name`, `value` (`0.5` or `400:0.5, 700:0.8`) or `filename` (`.spd`) | [`Value::Spectrum`] |
 //! | `point vector` | `name`, `value` or `x y z` (missing = 0) | [`Value::Point`] / [`Value::Vector`] |
 //! | `transform` | `name`; children `translate rotate scale matrix lookat` | [`Value::Transform`] |
 //! | `<default>` | `name`, `value` | declares `$name` (a `-D` define overrides it) |
-//! | `<include>` | `filename` (relative to the including file) | splices the file's `<scene>` children |
+//! | `<include>` | `filename` | splices the file's `<scene>` children |
+//! | `<path>` | `value` (a folder; only directly under `<scene>`) | adds a search path |
+//!
+//! File names (`<include>`, meshes, images, spectrum files) are looked up next to the
+//! file that names them, then in the `<path>` folders, the latest declared first (as
+//! Mitsuba's file resolver does; a relative `<path>` is relative to its file's folder).
 //!
 //! `$name` is substituted in every attribute value (the longest defined name wins);
 //! an undefined one is an error. Names and ids may not start with `_` (reserved for
@@ -48,6 +53,7 @@ use self::elem::{check_identifier, Elem, Source};
 use super::desc::{Category, ObjectDesc, SceneDesc};
 use super::props::{Props, Value};
 use crate::error::{Error, Result};
+use crate::math::spectrum::Spectrum;
 
 /// Elements nested deeper than this are rejected (keeps recursion bounded); Python
 /// dicts share the limit.
@@ -74,6 +80,8 @@ struct Parser {
     params: HashMap<String, String>,
     /// Files being parsed (the include chain), for cycle detection.
     includes: Vec<PathBuf>,
+    /// `<path>` folders, latest first (Mitsuba prepends each to its file resolver).
+    search_paths: Vec<PathBuf>,
 }
 
 impl Parser {
@@ -81,6 +89,7 @@ impl Parser {
         Parser {
             params: defines.iter().cloned().collect(),
             includes: Vec::new(),
+            search_paths: Vec::new(),
         }
     }
 
@@ -106,6 +115,7 @@ impl Parser {
         };
         Ok(SceneDesc {
             root: Arc::new(obj),
+            search_paths: std::mem::take(&mut self.search_paths),
         })
     }
 
@@ -144,6 +154,7 @@ impl Parser {
             "ref" => reference(&el, props),
             "default" => self.default(&el),
             "include" => self.include(src, &el, props, depth),
+            "path" => self.search_path(src, &el),
             "transform" => {
                 let (name, t) = transform::parse_transform(src, &el, &self.params)?;
                 props.insert(&name, Value::Transform(t), el.loc)
@@ -151,6 +162,9 @@ impl Parser {
             // As in Mitsuba, a <spectrum> with a type is a texture plugin (e.g. "blackbody").
             "spectrum" if el.get("type").is_some() => {
                 self.object(src, &el, Category::Texture, props, depth, false)
+            }
+            "spectrum" if el.get("filename").is_some() && el.get("value").is_none() => {
+                self.spectrum_file(src, &el, props)
             }
             tag if values::PROPERTY_TAGS.contains(&tag) => {
                 let (name, value) = values::parse_property(&el)?;
@@ -237,17 +251,16 @@ impl Parser {
     fn include(&mut self, src: &Source, el: &Elem, props: &mut Props, depth: usize) -> Result<()> {
         el.allow(&["filename"])?;
         let fname = el.req("filename")?;
-        let path = src.dir.join(&fname.value);
-        if !path.is_file() {
-            return Err(Error::parse(
+        let path = self.find(src, &fname.value, Path::is_file).ok_or_else(|| {
+            Error::parse(
                 &fname.loc,
                 format!(
                     "included file \"{}\" not found (looked for {})",
                     fname.value,
-                    path.display()
+                    self.candidates(src, &fname.value).join(", ")
                 ),
-            ));
-        }
+            )
+        })?;
         let key = canonical(&path);
         if let Some(i) = self.includes.iter().position(|p| *p == key) {
             let chain: Vec<String> = self.includes[i..]
@@ -270,6 +283,78 @@ impl Parser {
         let r = self.include_text(&text, &path, props, depth);
         self.includes.pop();
         r
+    }
+
+    /// `<path value="dir"/>`: a folder searched for the files the scene names (meshes,
+    /// images, includes, spectra) when they are not next to the file naming them.
+    /// As in Mitsuba, only a direct child of `<scene>`; a relative folder is taken
+    /// relative to this file's folder, else looked up in the earlier search paths; the
+    /// latest `<path>` is searched first.
+    fn search_path(&mut self, src: &Source, el: &Elem) -> Result<()> {
+        el.allow(&["value"])?;
+        let value = el.req("value")?;
+        if el.node.parent_element() != Some(src.doc.root_element()) {
+            return Err(Error::parse(
+                &el.loc,
+                "<path> is only allowed as a direct child of <scene>",
+            ));
+        }
+        let dir = self.find(src, &value.value, Path::is_dir).ok_or_else(|| {
+            Error::parse(
+                &value.loc,
+                format!(
+                    "<path>: folder \"{}\" not found (looked for {})",
+                    value.value,
+                    self.candidates(src, &value.value).join(", ")
+                ),
+            )
+        })?;
+        self.search_paths.insert(0, dir);
+        Ok(())
+    }
+
+    /// `<spectrum name filename="x.spd"/>`: reads the file (found as other files are).
+    fn spectrum_file(&mut self, src: &Source, el: &Elem, props: &mut Props) -> Result<()> {
+        el.allow(&["name", "filename"])?;
+        let name = el.name_attr()?.to_string();
+        let f = el.req("filename")?;
+        let err = |m: String| Error::param(&f.loc, &name, format!("<spectrum>: {m}"));
+        let path = self.find(src, &f.value, Path::is_file).ok_or_else(|| {
+            err(format!(
+                "spectrum file \"{}\" not found (looked for {})",
+                f.value,
+                self.candidates(src, &f.value).join(", ")
+            ))
+        })?;
+        let text =
+            read_text(&path).map_err(|m| err(format!("cannot read {}: {m}", path.display())))?;
+        let s = Spectrum::parse_spd(&text).map_err(|m| err(format!("{}: {m}", path.display())))?;
+        props.insert(&name, Value::Spectrum(s), el.loc.clone())
+    }
+
+    /// Where `name` is looked for: next to the current file, then in the search paths.
+    fn candidates(&self, src: &Source, name: &str) -> Vec<String> {
+        let first = src.dir.join(name);
+        let rest = self.search_paths.iter().map(|d| d.join(name));
+        match Path::new(name).is_absolute() {
+            true => vec![first.display().to_string()],
+            false => std::iter::once(first)
+                .chain(rest)
+                .map(|p| p.display().to_string())
+                .collect(),
+        }
+    }
+
+    /// The first of [`Self::candidates`] that `exists` accepts.
+    fn find(&self, src: &Source, name: &str, exists: fn(&Path) -> bool) -> Option<PathBuf> {
+        let first = src.dir.join(name);
+        if exists(&first) || Path::new(name).is_absolute() {
+            return exists(&first).then_some(first);
+        }
+        self.search_paths
+            .iter()
+            .map(|d| d.join(name))
+            .find(|p| exists(p))
     }
 
     /// The included file's `<scene>` children, or its single root object.
@@ -363,8 +448,16 @@ fn unknown_tag(el: &Elem) -> Error {
     Error::parse(
         &el.loc,
         format!(
-            "unknown tag <{}> (allowed: objects {}; properties {}, transform; ref, default, include)",
+            "unknown tag <{}>{} (allowed: objects {}; properties {}, transform; ref, default, include, path)",
             el.tag,
+            crate::error::did_you_mean(
+                el.tag,
+                objects
+                    .iter()
+                    .copied()
+                    .chain(values::PROPERTY_TAGS)
+                    .chain(["transform", "ref", "default", "include", "path"])
+            ),
             objects.join(", "),
             values::PROPERTY_TAGS.join(", ")
         ),

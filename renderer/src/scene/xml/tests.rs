@@ -9,6 +9,7 @@ use std::sync::Arc;
 use glam::Mat4;
 
 use super::{load_file, load_string};
+use crate::math::spectrum::Spectrum;
 use crate::math::{Transform, Vec3};
 use crate::scene::desc::{Category, ObjectDesc, SceneDesc};
 use crate::scene::props::{Entry, Value};
@@ -146,7 +147,7 @@ fn property_values() {
     assert!(matches!(f("s"), Value::String(ref v) if v == "meshes/a b.obj"));
     assert!(matches!(f("c3"), Value::Rgb(c) if c == Vec3::new(0.1, 0.2, 0.3)));
     assert!(matches!(f("c1"), Value::Rgb(c) if c == Vec3::splat(0.5)));
-    assert!(matches!(f("sp"), Value::Rgb(c) if c == Vec3::splat(2.5)));
+    assert!(matches!(f("sp"), Value::Spectrum(Spectrum::Uniform(v)) if v == 2.5));
     assert!(matches!(f("p"), Value::Point(p) if p == Vec3::new(1.0, 2.0, 3.0)));
     assert!(matches!(f("pxy"), Value::Point(p) if p == Vec3::new(4.0, 0.0, -1.0)));
     assert!(matches!(f("v"), Value::Vector(p) if p == Vec3::Z));
@@ -479,11 +480,98 @@ fn legacy_files_are_upgraded_like_mitsuba_3() {
     let shape = object(root, "_arg_3");
     assert!(matches!(&entry(shape, "_arg_0").value, Value::Ref(id) if id == "ID_white__UPGR"));
     assert!(matches!(entry(shape, "int_ior").value, Value::Float(v) if v == 1.5));
-    // Current files are left alone: camelCase stays (and the builder will flag it).
-    let d = parse("<scene version=\"3.0.0\"><integer name=\"maxDepth\" value=\"1\"/></scene>");
-    entry(&d.root, "maxDepth");
+    // Mitsuba upgrades files older than 2.0.0 only: 2.x and 3.x files (Mitsuba's own
+    // test scenes say 2.0.0) are left alone, camelCase stays (the builder flags it).
+    for v in ["2.0.0", "2.1.0", "3.0.0"] {
+        let d = parse(&format!(
+            "<scene version=\"{v}\"><integer name=\"maxDepth\" value=\"1\"/></scene>"
+        ));
+        entry(&d.root, "maxDepth");
+    }
+    let d = parse("<scene version=\"1.9.9\"><integer name=\"maxDepth\" value=\"1\"/></scene>");
+    entry(&d.root, "max_depth");
     err_at(
         "<scene version=\"3.0.0\">\n<transform name=\"t\"><lookAt/></transform></scene>",
         2,
     );
+}
+
+#[test]
+fn search_paths_resolve_includes_and_files_latest_first() {
+    // main.xml declares ../../other, then ../../common: both hold meshes/m.obj (a
+    // triangle in other, a quad in common); the later <path> is searched first, as in
+    // Mitsuba. The included fragment names a mesh only "other" has.
+    let d = load_file(&fixture("search/scenes/set/main.xml"), &[]).unwrap();
+    assert_eq!(d.search_paths.len(), 2);
+    assert!(
+        d.search_paths[0].ends_with("common"),
+        "{:?}",
+        d.search_paths
+    );
+    let scene = crate::scene::build_scene(&d).unwrap();
+    let tris: Vec<usize> = (0..2)
+        .map(|s| {
+            let prims = &scene.geom.prims;
+            prims.iter().filter(|p| p.shape == s).count()
+        })
+        .collect();
+    assert_eq!(tris, [2, 1], "quad from common, triangle from other");
+}
+
+#[test]
+fn search_path_errors_name_the_folder_and_place() {
+    let e = err_at(&scene("<path value=\"no/such/folder\"/>"), 2);
+    assert!(e.contains("folder \"no/such/folder\" not found"), "{e}");
+    let nested = scene("<shape type=\"sphere\">\n<path value=\".\"/>\n</shape>");
+    let e = err_at(&nested, 3);
+    assert!(e.contains("direct child of <scene>"), "{e}");
+    let e = err_at(&scene("<path/>"), 2);
+    assert!(e.contains("missing the \"value\" attribute"), "{e}");
+    let e = err_at(&scene("<path value=\".\" x=\"1\"/>"), 2);
+    assert!(e.contains("unexpected attribute \"x\""), "{e}");
+}
+
+#[test]
+fn spectra_become_the_rgb_mitsuba_gives_each_parameter() {
+    use crate::math::spectrum::tests::MITSUBA_SPD;
+    use crate::scene::{LoadedScene, ParamValue};
+    // Values from Mitsuba 3.9.1 (scalar_rgb), read with mi.traverse on the same
+    // parameters: a reflectance (D65, clamped), an emitter (equal-energy), an index of
+    // refraction from an .spd file (D65, unbounded), a uniform emitter spectrum.
+    let xml = format!(
+        r#"<scene version="2.0.0">
+        <shape type="sphere" id="s1"><bsdf type="diffuse" id="d">
+            <spectrum name="reflectance" value="400:0.78, 500:0.78, 600:0.78, 700:0.78"/>
+        </bsdf></shape>
+        <shape type="sphere" id="s2">
+            <bsdf type="conductor" id="c"><spectrum name="eta" filename="{}"/></bsdf>
+            <emitter type="area" id="a">
+                <spectrum name="radiance" value="400:0, 500:8, 600:15.6, 700:18.4"/>
+            </emitter>
+        </shape>
+        <emitter type="point" id="p"><spectrum name="intensity" value="0.25"/></emitter>
+        </scene>"#,
+        fixture("test.spd").display()
+    );
+    let loaded = LoadedScene::new(parse(&xml)).unwrap();
+    let params = loaded.traverse();
+    let rgb = |key: &str| match params.get(key) {
+        Ok(ParamValue::Color(c)) => *c,
+        other => panic!(
+            "{key}: {other:?} (keys: {:?})",
+            params.keys().collect::<Vec<_>>()
+        ),
+    };
+    let close = crate::math::spectrum::tests::close;
+    for (key, want) in [
+        ("s1.bsdf.reflectance.value", [0.7763668, 0.77981, 0.7760291]),
+        ("s2.bsdf.eta.value", MITSUBA_SPD[1].1),
+        (
+            "s2.emitter.radiance.value",
+            [20.710836, 10.854634, 2.771152],
+        ),
+        ("p.intensity.value", [0.30119848, 0.23707275, 0.22722901]),
+    ] {
+        assert!(close(rgb(key), want), "{key}: {} vs {want:?}", rgb(key));
+    }
 }

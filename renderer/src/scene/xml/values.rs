@@ -4,6 +4,7 @@
 
 use super::elem::{Attr, Elem};
 use crate::error::{Error, Result};
+use crate::math::spectrum::Spectrum;
 use crate::math::Vec3;
 use crate::scene::props::Value;
 
@@ -160,38 +161,20 @@ fn scalar(tag: &str, s: &str) -> std::result::Result<Value, String> {
     })
 }
 
-/// `<spectrum value="0.5"/>` → grey rgb; wavelength lists and files are rejected.
+/// `<spectrum value="0.5"/>` or `<spectrum value="400:0.5, 700:0.8"/>` (files are
+/// read by the parser, which knows where to look for them).
 fn spectrum(el: &Elem, name: &str) -> Result<Value> {
-    if let Some(f) = el.get("filename") {
+    if el.get("filename").is_some() == el.get("value").is_some() {
         return Err(Error::param(
-            &f.loc,
+            &el.loc,
             name,
-            format!(
-                "<spectrum filename=\"{}\">: spectrum files are not supported; \
-                 only uniform spectra (<spectrum value=\"0.5\"/>) or <rgb> are",
-                f.value
-            ),
+            "<spectrum> needs either a \"value\" or a \"filename\" attribute (not both)",
         ));
     }
     let a = el.req("value")?;
-    let t = tokens(&a.value);
-    let msg = if t.iter().any(|x| x.contains(':')) {
-        "only uniform spectra are supported (a single value such as \"0.5\"); \
-         wavelength:value lists are not — use <rgb> instead"
-            .to_string()
-    } else if t.len() != 1 {
-        format!(
-            "expected a single value, got {} in \"{}\"",
-            t.len(),
-            a.value.trim()
-        )
-    } else {
-        match parse_f32(t[0]) {
-            Ok(v) => return Ok(Value::Rgb(Vec3::splat(v))),
-            Err(m) => m,
-        }
-    };
-    Err(Error::param(&a.loc, name, format!("<spectrum>: {msg}")))
+    Spectrum::parse(&a.value)
+        .map(Value::Spectrum)
+        .map_err(|m| Error::param(&a.loc, name, format!("<spectrum>: {m}")))
 }
 
 #[cfg(test)]
