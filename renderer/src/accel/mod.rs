@@ -12,6 +12,8 @@
 //! [`Geometry::intersect_prim`] does, so BVH and brute force agree bit for bit.
 
 mod build;
+pub mod simd;
+pub mod wide;
 
 use glam::Vec3A;
 
@@ -91,6 +93,9 @@ pub struct Bvh {
     pub prim_indices: Vec<u32>,
     /// The same primitives in leaf order with their triangles inlined (CPU traversal).
     pub leaf_prims: Vec<LeafPrim>,
+    /// The CPU's 8-wide tree collapsed from `nodes` (empty when `nodes` is, or for a
+    /// tree assembled by hand: then the binary tree is walked).
+    pub wide: wide::WideBvh,
 }
 
 /// A ray prepared for box tests.
@@ -167,8 +172,27 @@ impl Bvh {
         hit.map(|(t, c)| (lp.prim, t, c))
     }
 
-    /// Closest hit: `(prim, t, prim coordinates)`.
+    /// Closest hit: `(prim, t, prim coordinates)`, through the wide tree with the
+    /// process's SIMD level ([`simd::level`]).
+    #[inline]
     pub fn intersect(&self, geom: &Geometry, ray: &Ray) -> Option<(u32, f32, Vec2)> {
+        if self.wide.nodes.is_empty() {
+            return self.intersect_binary(geom, ray);
+        }
+        self.intersect_wide_active(geom, ray)
+    }
+
+    /// Whether anything blocks `ray` before `ray.tmax` (wide tree, as [`Self::intersect`]).
+    #[inline]
+    pub fn occluded(&self, geom: &Geometry, ray: &Ray) -> bool {
+        if self.wide.nodes.is_empty() {
+            return self.occluded_binary(geom, ray);
+        }
+        self.occluded_wide_active(geom, ray)
+    }
+
+    /// Closest hit through the binary tree (the reference the wide tree is tested against).
+    pub fn intersect_binary(&self, geom: &Geometry, ray: &Ray) -> Option<(u32, f32, Vec2)> {
         let mut best = None;
         let mut r = *ray;
         let tr = TriRay::new(ray);
@@ -183,8 +207,8 @@ impl Bvh {
         best
     }
 
-    /// Whether anything blocks `ray` before `ray.tmax`.
-    pub fn occluded(&self, geom: &Geometry, ray: &Ray) -> bool {
+    /// Whether anything blocks `ray` before `ray.tmax`, through the binary tree.
+    pub fn occluded_binary(&self, geom: &Geometry, ray: &Ray) -> bool {
         let mut hit = false;
         let tr = TriRay::new(ray);
         self.traverse(ray, |slot, _| {

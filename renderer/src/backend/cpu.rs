@@ -48,6 +48,8 @@ pub fn render_with_progress(
     opts: &RenderOptions,
     progress: &Progress,
 ) -> Result<Image> {
+    // an invalid HELIOGRAPH_SIMD stops the render here, with the choices
+    crate::accel::simd::level()?;
     let spp = opts.resolve_spp(scene)?;
     let film = &scene.sensor.film;
     check_film_size(film)?;
@@ -279,6 +281,7 @@ impl Drop for RenderJob {
 /// Starts rendering in the background and returns at once. Invalid requests
 /// (e.g. spp = 0) fail here, before anything runs.
 pub fn render_async(scene: Arc<Scene>, opts: RenderOptions) -> Result<RenderJob> {
+    crate::accel::simd::level()?;
     opts.resolve_spp(&scene)?;
     check_film_size(&scene.sensor.film)?;
     let progress = Arc::new(Progress::default());
