@@ -81,7 +81,7 @@ pub fn build(geom: &Geometry) -> Bvh {
         leaf_prims,
         wide: Default::default(),
     };
-    bvh.wide = super::wide::collapse(&bvh);
+    bvh.wide = super::wide::collapse(&bvh, geom);
     bvh
 }
 

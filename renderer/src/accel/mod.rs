@@ -93,8 +93,8 @@ pub struct Bvh {
     pub prim_indices: Vec<u32>,
     /// The same primitives in leaf order with their triangles inlined (CPU traversal).
     pub leaf_prims: Vec<LeafPrim>,
-    /// The CPU's 8-wide tree collapsed from `nodes` (empty when `nodes` is, or for a
-    /// tree assembled by hand: then the binary tree is walked).
+    /// The CPU's 8-wide tree collapsed from `nodes` (empty for an empty tree, a lone
+    /// leaf, or a tree assembled by hand: then the binary tree is walked).
     pub wide: wide::WideBvh,
 }
 

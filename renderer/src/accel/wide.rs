@@ -27,7 +27,8 @@ use super::simd::SimdLevel;
 use super::{Bvh, BvhNode, LeafPrim, STACK_SIZE};
 use crate::math::{Ray, Vec2, Vec3};
 use crate::shapes::mesh::{intersect_tri_watertight, TriRay};
-use crate::shapes::Geometry;
+use crate::shapes::rectangle::Planar;
+use crate::shapes::{AnyShape, Geometry};
 
 /// Children per node.
 pub const WIDTH: usize = 8;
@@ -85,11 +86,34 @@ pub struct WideLeaf {
     pub first_pack: u32,
     /// Number of packs (the leaf's triangles, four to a pack).
     pub packs: u32,
-    /// Whether some slot is an analytic shape (tested one by one through `Geometry`).
+    /// First plane pack in [`WideBvh::planes`].
+    pub first_plane: u32,
+    /// Number of plane packs (the leaf's rectangles and disks, four to a pack).
+    pub planes: u32,
+    /// Whether some slot is an analytic shape (tested one by one through `Geometry`
+    /// at the scalar level).
     pub analytic: bool,
+    /// Whether some slot is an analytic shape other than a rectangle or disk (tested
+    /// one by one at every level).
+    pub curved: bool,
 }
 
-/// The wide BVH; empty when the binary tree is.
+/// Up to four rectangles and disks of one leaf: the rows of their world → object
+/// transforms by lane (see `Planar::cross_plane`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, align(16))]
+pub struct PlanePack {
+    /// `m[row][column][lane]`: rows x, y, z; columns: linear x, y, z, translation.
+    pub m: [[[f32; 4]; 4]; 3],
+    /// Lanes in use (bit mask).
+    pub used: u32,
+    /// Lanes that are disks (bit mask); the other used lanes are rectangles.
+    pub disks: u32,
+    /// The leaf slot of each lane.
+    pub slot: [u32; 4],
+}
+
+/// The wide BVH; empty when the binary tree is empty or a single leaf.
 #[derive(Clone, Debug, Default)]
 pub struct WideBvh {
     /// Nodes; node 0 is the root.
@@ -98,17 +122,37 @@ pub struct WideBvh {
     pub leaves: Vec<WideLeaf>,
     /// Triangle packs referenced by leaves.
     pub packs: Vec<TriPack>,
+    /// Rectangle and disk packs referenced by leaves.
+    pub planes: Vec<PlanePack>,
 }
 
-/// Collapses `bvh`'s binary tree (which must be complete: nodes, slots and leaf prims).
-pub fn collapse(bvh: &Bvh) -> WideBvh {
+/// Collapses `bvh`'s binary tree (which must be complete: nodes, slots and leaf prims)
+/// over the primitives of `geom`.
+pub fn collapse(bvh: &Bvh, geom: &Geometry) -> WideBvh {
     let mut w = WideBvh::default();
-    if bvh.nodes.is_empty() {
+    if bvh.nodes.first().is_none_or(BvhNode::is_leaf) {
+        // nothing to collapse: one box and one leaf are walked fastest as they are
         return w;
     }
     w.nodes.push(WideNode::default());
-    collapse_node(bvh, &mut w, 0, 0);
+    collapse_node(&Src { bvh, geom }, &mut w, 0, 0);
     w
+}
+
+/// What the collapse reads.
+struct Src<'a> {
+    bvh: &'a Bvh,
+    geom: &'a Geometry,
+}
+
+/// The placement of a rectangle or disk primitive (`true`: a disk), else `None`.
+fn plane_of(geom: &Geometry, prim: u32) -> Option<(&Planar, bool)> {
+    let pr = geom.prims.get(prim as usize)?;
+    match &geom.shapes.get(pr.shape as usize)?.geom {
+        AnyShape::Rectangle(r) => Some((&r.plane, false)),
+        AnyShape::Disk(d) => Some((&d.plane, true)),
+        _ => None,
+    }
 }
 
 /// Half the surface area of binary node `n`'s box.
@@ -118,8 +162,8 @@ fn half_area(n: &BvhNode) -> f32 {
 }
 
 /// Fills wide node `wi` from binary node `bi`'s subtree.
-fn collapse_node(bvh: &Bvh, w: &mut WideBvh, wi: usize, bi: usize) {
-    let nodes = &bvh.nodes;
+fn collapse_node(src: &Src, w: &mut WideBvh, wi: usize, bi: usize) {
+    let nodes = &src.bvh.nodes;
     let mut kids = vec![bi];
     while kids.len() < WIDTH {
         let open = kids
@@ -139,18 +183,19 @@ fn collapse_node(bvh: &Bvh, w: &mut WideBvh, wi: usize, bi: usize) {
             w.nodes[wi].b[1][a][lane] = n.max[a];
         }
         w.nodes[wi].child[lane] = if n.is_leaf() {
-            LEAF_BIT | push_leaf(bvh, w, n)
+            LEAF_BIT | push_leaf(src, w, n)
         } else {
             let c = w.nodes.len();
             w.nodes.push(WideNode::default());
-            collapse_node(bvh, w, c, k);
+            collapse_node(src, w, c, k);
             c as u32
         };
     }
 }
 
-/// Adds the leaf of binary node `n` with its triangle packs; returns its index.
-fn push_leaf(bvh: &Bvh, w: &mut WideBvh, n: &BvhNode) -> u32 {
+/// Adds the leaf of binary node `n` with its triangle and plane packs; returns its index.
+fn push_leaf(src: &Src, w: &mut WideBvh, n: &BvhNode) -> u32 {
+    let bvh = src.bvh;
     let slots = n.left_first..n.left_first + n.count;
     let tris: Vec<u32> = slots
         .clone()
@@ -173,12 +218,43 @@ fn push_leaf(bvh: &Bvh, w: &mut WideBvh, n: &BvhNode) -> u32 {
         }
         w.packs.push(p);
     }
+    let planes: Vec<(u32, &Planar, bool)> = slots
+        .clone()
+        .filter(|&s| bvh.leaf_prims[s as usize].is_tri == 0)
+        .filter_map(|s| {
+            plane_of(src.geom, bvh.leaf_prims[s as usize].prim).map(|(p, disk)| (s, p, disk))
+        })
+        .collect();
+    let first_plane = w.planes.len() as u32;
+    for chunk in planes.chunks(4) {
+        let mut p = PlanePack {
+            m: [[[0.0; 4]; 4]; 3],
+            used: 0,
+            disks: 0,
+            slot: [chunk[0].0; 4],
+        };
+        for (lane, &(s, plane, disk)) in chunk.iter().enumerate() {
+            for (r, (lin, trans)) in plane.rows().iter().enumerate() {
+                p.m[r][0][lane] = lin.x;
+                p.m[r][1][lane] = lin.y;
+                p.m[r][2][lane] = lin.z;
+                p.m[r][3][lane] = *trans;
+            }
+            p.used |= 1 << lane;
+            p.disks |= (disk as u32) << lane;
+            p.slot[lane] = s;
+        }
+        w.planes.push(p);
+    }
     w.leaves.push(WideLeaf {
         first: n.left_first,
         count: n.count,
         first_pack,
         packs: w.packs.len() as u32 - first_pack,
+        first_plane,
+        planes: w.planes.len() as u32 - first_plane,
         analytic: tris.len() < n.count as usize,
+        curved: tris.len() + planes.len() < n.count as usize,
     });
     w.leaves.len() as u32 - 1
 }
@@ -255,7 +331,8 @@ mod x86 {
 
     use std::arch::x86_64::*;
 
-    use super::{Boxes, TriPack, WideNode, WideRay, ROBUST, WIDTH};
+    use super::{Boxes, PlanePack, TriPack, WideNode, WideRay, ROBUST, WIDTH};
+    use crate::math::Ray;
     use crate::shapes::mesh::TriRay;
     use crate::shapes::RAY_TMIN;
 
@@ -359,6 +436,47 @@ mod x86 {
             let (near, far) = near_far_avx(n, r, tmax);
             _mm256_storeu_ps(dist.as_mut_ptr(), near);
             _mm256_cmp_ps_mask::<_CMP_LE_OQ>(near, far) as u32
+        }
+    }
+
+    /// The lanes of `p` whose rectangle or disk the ray crosses before `tmax` (bit mask)
+    /// and their distances. Each lane computes exactly the operations of
+    /// `Planar::cross_plane` and the shape's inside test, so hits are bitwise the same.
+    #[inline(always)]
+    pub fn planes4(p: &PlanePack, ray: &Ray, tmax: f32) -> (u32, [f32; 4]) {
+        // SAFETY: SSE and SSE2 are part of x86_64
+        unsafe {
+            let row = |r: usize, v: [__m128; 3]| {
+                let m = &p.m[r];
+                let l = |c: usize| _mm_loadu_ps(m[c].as_ptr());
+                _mm_add_ps(
+                    _mm_add_ps(_mm_mul_ps(l(0), v[0]), _mm_mul_ps(l(1), v[1])),
+                    _mm_mul_ps(l(2), v[2]),
+                )
+            };
+            let o = [ray.o.x, ray.o.y, ray.o.z].map(|c| _mm_set1_ps(c));
+            let d = [ray.d.x, ray.d.y, ray.d.z].map(|c| _mm_set1_ps(c));
+            let sign = _mm_set1_ps(-0.0);
+            let num = _mm_add_ps(row(2, o), _mm_loadu_ps(p.m[2][3].as_ptr()));
+            let t = _mm_div_ps(_mm_xor_ps(num, sign), row(2, d));
+            let in_range = _mm_and_ps(
+                _mm_cmpgt_ps(t, _mm_set1_ps(RAY_TMIN)),
+                _mm_cmplt_ps(t, _mm_set1_ps(tmax)),
+            );
+            let pt = [0, 1, 2].map(|a| _mm_add_ps(o[a], _mm_mul_ps(t, d[a])));
+            let x = _mm_add_ps(row(0, pt), _mm_loadu_ps(p.m[0][3].as_ptr()));
+            let y = _mm_add_ps(row(1, pt), _mm_loadu_ps(p.m[1][3].as_ptr()));
+            let one = _mm_set1_ps(1.0);
+            let square = _mm_and_ps(
+                _mm_cmple_ps(_mm_andnot_ps(sign, x), one),
+                _mm_cmple_ps(_mm_andnot_ps(sign, y), one),
+            );
+            let disk = _mm_cmple_ps(_mm_add_ps(_mm_mul_ps(x, x), _mm_mul_ps(y, y)), one);
+            let rect_hits = _mm_movemask_ps(_mm_and_ps(in_range, square)) as u32 & !p.disks;
+            let disk_hits = _mm_movemask_ps(_mm_and_ps(in_range, disk)) as u32 & p.disks;
+            let mut ts = [0.0f32; 4];
+            _mm_storeu_ps(ts.as_mut_ptr(), t);
+            ((rect_hits | disk_hits) & p.used, ts)
         }
     }
 
@@ -497,10 +615,41 @@ impl Query<'_> {
                 }
             }
         }
-        if leaf.analytic {
+        #[cfg(target_arch = "x86_64")]
+        if SIMD_TRI {
+            let planes = leaf.first_plane as usize..(leaf.first_plane + leaf.planes) as usize;
+            for p in &self.bvh.wide.planes[planes] {
+                let (hits, ts) = x86::planes4(p, self.ray, tmax);
+                if hits == 0 {
+                    continue;
+                }
+                // the nearest lane; its scalar test gives the same distance and coordinates
+                let prim = self.bvh.leaf_prims[p.slot[nearest_lane(hits, &ts)] as usize].prim;
+                let mut r = *self.ray;
+                r.tmax = tmax;
+                let h = self.geom.intersect_prim(prim, &r);
+                debug_assert!(h.is_some(), "SIMD and scalar plane tests disagree");
+                if let Some((t, c)) = h {
+                    best = Some((prim, t, c));
+                    tmax = t;
+                    if ANY {
+                        return best;
+                    }
+                }
+            }
+        }
+        let others = if SIMD_TRI && cfg!(target_arch = "x86_64") {
+            leaf.curved
+        } else {
+            leaf.analytic
+        };
+        if others {
             for slot in leaf.first..leaf.first + leaf.count {
                 let lp = &self.bvh.leaf_prims[slot as usize];
-                if lp.is_tri != 0 {
+                let packed = SIMD_TRI
+                    && cfg!(target_arch = "x86_64")
+                    && plane_of(self.geom, lp.prim).is_some();
+                if lp.is_tri != 0 || packed {
                     continue;
                 }
                 let mut r = *self.ray;
@@ -643,26 +792,33 @@ fn walk_at<const ANY: bool>(level: SimdLevel, q: &Query) -> Option<(u32, f32, Ve
 }
 
 impl Bvh {
-    /// Closest hit through the wide tree at `level`; `None` for a level this CPU lacks
-    /// or an empty tree.
+    /// Closest hit through the wide tree at `level` (the binary tree when there is no
+    /// wide tree: a scene of one leaf); `None` for a level this CPU lacks.
     pub fn intersect_wide(
         &self,
         geom: &Geometry,
         ray: &Ray,
         level: SimdLevel,
     ) -> Option<(u32, f32, Vec2)> {
-        if !level.supported() || self.wide.nodes.is_empty() {
+        if !level.supported() {
             return None;
+        }
+        if self.wide.nodes.is_empty() {
+            return self.intersect_binary(geom, ray);
         }
         walk_at::<false>(level, &self.query(geom, ray))
     }
 
-    /// Whether anything blocks `ray`, through the wide tree at `level` (`false` for a
-    /// level this CPU lacks).
+    /// Whether anything blocks `ray`, through the wide tree at `level` (as
+    /// [`Self::intersect_wide`]; `false` for a level this CPU lacks).
     pub fn occluded_wide(&self, geom: &Geometry, ray: &Ray, level: SimdLevel) -> bool {
-        level.supported()
-            && !self.wide.nodes.is_empty()
-            && walk_at::<true>(level, &self.query(geom, ray)).is_some()
+        if !level.supported() {
+            return false;
+        }
+        if self.wide.nodes.is_empty() {
+            return self.occluded_binary(geom, ray);
+        }
+        walk_at::<true>(level, &self.query(geom, ray)).is_some()
     }
 
     #[inline(always)]

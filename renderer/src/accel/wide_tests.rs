@@ -18,6 +18,10 @@ fn shipped_meshes() -> Scene {
                 <float name="radius" value="0.5"/></shape>
             <shape type="rectangle"><transform name="to_world">
                 <translate z="-1.2"/><scale value="3"/></transform></shape>
+            <shape type="rectangle"><transform name="to_world">
+                <translate y="-1.1"/><rotate x="1" angle="-90"/><scale value="2"/></transform></shape>
+            <shape type="disk"><transform name="to_world">
+                <translate x="-1.5" y="1.0"/><rotate x="1" angle="60"/><scale value="0.6"/></transform></shape>
         </scene>"#,
         path("icosphere.ply"),
         path("torus.obj")
@@ -127,6 +131,7 @@ fn collapsed_nodes_cover_every_leaf_once() {
     let mut slots = vec![0u32; bvh.leaf_prims.len()];
     let mut reached = vec![0u32; w.nodes.len()];
     let mut stack = vec![0usize];
+    let mut planes_seen = 0;
     while let Some(i) = stack.pop() {
         reached[i] += 1;
         let n = &w.nodes[i];
@@ -149,10 +154,18 @@ fn collapsed_nodes_cover_every_leaf_once() {
                 .count();
             assert_eq!(leaf.packs as usize, tris.div_ceil(4));
             assert_eq!(leaf.analytic, tris < leaf.count as usize);
+            let planes: u32 = w.planes[leaf.first_plane as usize..][..leaf.planes as usize]
+                .iter()
+                .map(|p| p.used.count_ones())
+                .sum();
+            let spheres = leaf.count as usize - tris - planes as usize;
+            assert_eq!(leaf.curved, spheres > 0);
+            planes_seen += planes;
         }
     }
     assert!(reached.iter().all(|&r| r == 1), "every node reached once");
     assert!(slots.iter().all(|&s| s == 1), "every primitive in one leaf");
+    assert_eq!(planes_seen, 3, "two rectangles and a disk in plane packs");
     // collapsing shrinks the node count (up to 8 children instead of 2)
     let binary_interior = bvh.nodes.iter().filter(|n| !n.is_leaf()).count();
     assert!(
@@ -166,20 +179,21 @@ fn collapsed_nodes_cover_every_leaf_once() {
 fn a_single_primitive_and_an_empty_scene() {
     let scene = shipped_meshes();
     let g = &*scene.geom;
-    let mut one = Geometry::default();
-    one.shapes = g.shapes.clone();
-    one.prims = vec![g.prims[0]];
-    one.mesh = g.mesh.clone();
+    let one = Geometry {
+        shapes: g.shapes.clone(),
+        prims: vec![g.prims[0]],
+        mesh: g.mesh.clone(),
+        ..Default::default()
+    };
     let bvh = Bvh::build(&one);
-    assert_eq!(bvh.wide.nodes.len(), 1);
+    assert!(bvh.wide.nodes.is_empty(), "a lone leaf is walked as it is");
     let empty = Bvh::build(&Geometry::default());
     assert!(empty.wide.nodes.is_empty());
     let ray = Ray::new(Vec3::new(0.0, 0.0, 5.0), -Vec3::Z);
     for l in SimdLevel::ALL.into_iter().filter(|l| l.supported()) {
-        assert_eq!(
-            bvh.intersect_wide(&one, &ray, l).map(|h| h.0),
-            bvh.intersect_binary(&one, &ray).map(|h| h.0)
-        );
+        let hit = bvh.intersect_wide(&one, &ray, l).map(|h| h.0);
+        assert_eq!(hit, bvh.intersect_binary(&one, &ray).map(|h| h.0));
+        assert_eq!(hit.is_some(), bvh.occluded_wide(&one, &ray, l));
         assert!(empty.intersect_wide(&one, &ray, l).is_none());
         assert!(!empty.occluded_wide(&one, &ray, l));
     }
