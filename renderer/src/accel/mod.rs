@@ -230,7 +230,8 @@ impl Bvh {
         };
         let rb = RayBox::new(ray);
         let mut tmax = ray.tmax;
-        let mut stack = [(0u32, 0f32); STACK_SIZE];
+        // uninitialised: zeroing 1 KiB per ray showed in profiles as memset
+        let mut stack = [std::mem::MaybeUninit::<(u32, f32)>::uninit(); STACK_SIZE];
         let mut sp = 0usize;
         let mut node = 0u32;
         if rb.enter(root, tmax) == f32::INFINITY {
@@ -258,7 +259,7 @@ impl Bvh {
                 };
                 if t_near != f32::INFINITY {
                     if t_far != f32::INFINITY {
-                        stack[sp] = (far, t_far);
+                        stack[sp] = std::mem::MaybeUninit::new((far, t_far));
                         sp += 1;
                     }
                     node = near;
@@ -271,7 +272,8 @@ impl Bvh {
                     return;
                 }
                 sp -= 1;
-                let (next, t_enter) = stack[sp];
+                // SAFETY: entries below sp were written by the push above
+                let (next, t_enter) = unsafe { stack[sp].assume_init() };
                 if t_enter <= tmax {
                     node = next;
                     break;
