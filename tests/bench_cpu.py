@@ -115,9 +115,9 @@ def write_bumpy_sphere(path, rings=500, segments=1000):
     tris = np.concatenate([np.stack([a, b, c], 1), np.stack([b, d, c], 1)]).astype("<i4")
     faces = np.zeros(len(tris), dtype=[("n", "u1"), ("v", "<i4", 3)])
     faces["n"], faces["v"] = 3, tris
-    head = ("ply\nformat binary_little_endian 1.0\nelement vertex %d\nproperty float x\n"
-            "property float y\nproperty float z\nelement face %d\n"
-            "property list uchar int vertex_indices\nend_header\n" % (len(verts), len(tris)))
+    head = (f"ply\nformat binary_little_endian 1.0\nelement vertex {len(verts)}\n"
+            "property float x\nproperty float y\nproperty float z\n"
+            f"element face {len(tris)}\nproperty list uchar int vertex_indices\nend_header\n")
     with open(path, "wb") as f:
         f.write(head.encode())
         f.write(verts.tobytes())
@@ -135,8 +135,8 @@ def scene_files(tmp):
     with open(files["mesh1m"], "w") as f:
         f.write(MESH1M_XML.format(ply=ply))
     spheres = "\n    ".join(
-        '<shape type="sphere"><point name="center" value="%g, 0.6, 0"/>'
-        '<float name="radius" value="0.6"/>%s</shape>' % (1.4 * (k - 2), b)
+        f'<shape type="sphere"><point name="center" value="{1.4 * (k - 2):g}, 0.6, 0"/>'
+        f'<float name="radius" value="0.6"/>{b}</shape>'
         for k, b in enumerate(SPHERE_BSDFS))
     with open(files["envmap"], "w") as f:
         f.write(ENVMAP_XML.format(sky=os.path.join(ROOT, "assets", "envmaps", "sky.exr"),
@@ -174,7 +174,7 @@ def run_worker(py, kind, variant, scene, args):
            "--reps", str(args.reps)]
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if p.returncode != 0:
-        raise RuntimeError((p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1])
+        raise RuntimeError((p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1])
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
@@ -185,7 +185,7 @@ def machine():
             cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    return "%s, %d logical CPUs, %s" % (cpu, os.cpu_count() or 0, platform.platform())
+    return f"{cpu}, {os.cpu_count() or 0} logical CPUs, {platform.platform()}"
 
 
 def main():
@@ -215,7 +215,7 @@ def main():
             try:
                 results[label] = run_worker(py, kind, variant, files[name], args)
             except (RuntimeError, OSError, ValueError) as e:
-                notes.append("%s on %s: %s" % (label, name, e))
+                notes.append(f"{label} on {name}: {e}")
         ref = results.get("mitsuba llvm_ad_rgb")
         for label, _, _ in RENDERERS:
             r = results.get(label)
@@ -226,18 +226,18 @@ def main():
             rows.append((name, label, med, samples / med / 1e6, ratio, r["warm"], r["mean"]))
     load_after = os.getloadavg()
 
-    print("CPU benchmark: %dx%d, %d spp, median of %d warm renders (render + np.array)"
-          % (args.res, args.res, args.spp, args.reps))
-    print("machine: %s" % machine())
-    print("load average before: %.2f %.2f %.2f, after: %.2f %.2f %.2f"
-          % (load_before + load_after))
-    head = "%-7s %-20s %9s %11s %12s %9s %10s" % (
-        "scene", "renderer", "median s", "Msamples/s", "vs llvm_ad", "first s", "mean")
+    print(f"CPU benchmark: {args.res}x{args.res}, {args.spp} spp, median of {args.reps} warm "
+          "renders (render + np.array)")
+    print(f"machine: {machine()}")
+    before, after = (" ".join(f"{x:.2f}" for x in la) for la in (load_before, load_after))
+    print(f"load average before: {before}, after: {after}")
+    head = (f"{'scene':<7} {'renderer':<20} {'median s':>9} {'Msamples/s':>11} "
+            f"{'vs llvm_ad':>12} {'first s':>9} {'mean':>10}")
     print(head)
     print("-" * len(head))
     for name, label, med, rate, ratio, warm, mean in rows:
-        print("%-7s %-20s %9.3f %11.2f %12s %9.3f %10.4f" % (
-            name, label, med, rate, "%.2fx" % ratio if ratio else "-", warm, mean))
+        vs = f"{ratio:.2f}x" if ratio else "-"
+        print(f"{name:<7} {label:<20} {med:>9.3f} {rate:>11.2f} {vs:>12} {warm:>9.3f} {mean:>10.4f}")
     for n in notes:
         print("note:", n)
 

@@ -65,7 +65,7 @@ def main():
     mesh_construction.TriangleMesh(scene, v, f)
     o, d = primary()
     scene.run(o[:16], d[:16])  # builds the BVH
-    print("embree: %d triangles, build %.2f s" % (len(f), time.perf_counter() - t0))
+    print(f"embree: {len(f)} triangles, build {time.perf_counter() - t0:.2f} s")
     t, res = best(lambda: scene.run(o, d, output=1))
     hit = res["geomID"] >= 0
     rows = [("primary", len(o), t, int(hit.sum()))]
@@ -94,9 +94,9 @@ def main():
     dd = (lx[:, None] * s + ly[:, None] * tv + lz[:, None] * n).astype(np.float32)
     t, ids = best(lambda: scene.run(p, dd))
     rows.append(("diffuse", len(p), t, int((np.asarray(ids) >= 0).sum())))
-    print("%-10s %9s %10s %9s" % ("rays", "count", "Mrays/s", "hits"))
+    print(f"{'rays':<10} {'count':>9} {'Mrays/s':>10} {'hits':>9}")
     for name, count, t, hits in rows:
-        print("%-10s %9d %10.2f %9d" % (name, count, count / t / 1e6, hits))
+        print(f"{name:<10} {count:>9d} {count / t / 1e6:>10.2f} {hits:>9d}")
 
 
 if __name__ == "__main__":
