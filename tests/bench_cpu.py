@@ -1,146 +1,245 @@
-"""CPU benchmark: heliograph's CLI against Mitsuba 3 on the same scene files.
+"""CPU benchmark: heliograph cpu_rgb against Mitsuba 3 llvm_ad_rgb and scalar_rgb, side by side.
 
-A program, not a test: it prints a table and asserts nothing.
+A program, not a test: it prints a table and asserts nothing. One command runs every row:
 
-    cargo build --release -p heliograph
-    python tests/bench_cpu.py                      # Mitsuba rows only where it is installed
-    /work/mi-venv/bin/python tests/bench_cpu.py    # with Mitsuba 3 (scalar_rgb, llvm_ad_rgb)
-    python tests/bench_cpu.py --spp 64 --res 256 --scenes cbox
+    python tests/bench_cpu.py                     # 256x256, 32 spp, median of 3
+    python tests/bench_cpu.py --res 512 --spp 64 --scenes cbox seed
 
-Scenes: scenes/cbox.xml (path, max_depth 8) and scenes/seed.xml (direct), both at
---res x --res (default 512) and --spp (default 32), rendered on all cores.
+Each renderer runs in its own Python process (heliograph from `--hg-python`, default
+target/pyenv/bin/python; Mitsuba from `--mi-python`, default /work/mi-venv/bin/python),
+one scene at a time, in turn, so that all rows of a scene are measured back to back.
+A worker loads the scene, renders once to warm up (Mitsuba's LLVM JIT compiles its
+kernels then), and times `--reps` renders of `render(scene, spp, seed)` followed by
+`np.array(image)`: the wall time a Python user sees. The table gives the median, the
+rate in Msamples/s and the ratio to Mitsuba llvm_ad_rgb (above 1: heliograph faster).
 
-Every configuration runs twice and the second (warm) run is timed: for heliograph, the
-wall time of `heliograph render SCENE --spp N -D res=R -o OUT.exr` (process start, parse,
-BVH build, render and EXR write), next to the render time the CLI reports in its summary
-line when it prints one; for Mitsuba, in-process, `total` = load_file + render + write EXR
-and `render` = mi.render alone (Python import and variant setup excluded; for llvm_ad_rgb
-the warm run reuses the JIT kernel cache). Msamples/s = res * res * spp / render time.
-ratio = heliograph wall time / Mitsuba total time (below 1: heliograph is faster).
+Scenes (all at --res x --res, --spp):
+  seed    scenes/seed.xml: the textured quad under a constant sky (`direct`)
+  cbox    scenes/cbox.xml: the Cornell box (`path`, max_depth 8)
+  mesh1m  a 1,000,000-triangle displaced sphere (binary PLY written to a temp dir),
+          diffuse, under a constant sky (`path`, max_depth 4), box filter
+  envmap  five spheres (diffuse, plastic, roughconductor, dielectric, conductor) on a
+          diffuse floor under assets/envmaps/sky.exr (`path`, max_depth 8)
 
-Mitsuba rows are skipped, with a note, when `import mitsuba` fails or a variant is missing.
-llvm_ad_rgb needs the LLVM shared library: on Debian 12, `apt-get install -y libllvm19`
-(installed and working on the development machine, 2026-12-02).
+The machine and its load average (before and after) are printed with the table: on a
+shared machine compare rows of one run only.
 """
 
 import argparse
+import json
 import os
-import re
+import platform
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCENES = {"cbox": "scenes/cbox.xml", "seed": "scenes/seed.xml"}
+SCENES = ["seed", "cbox", "mesh1m", "envmap"]
+RENDERERS = [
+    ("heliograph cpu_rgb", "hg", "cpu_rgb"),
+    ("mitsuba llvm_ad_rgb", "mi", "llvm_ad_rgb"),
+    ("mitsuba scalar_rgb", "mi", "scalar_rgb"),
+]
+LLVM = "/usr/lib/x86_64-linux-gnu/libLLVM-19.so"
+
+ENVMAP_XML = """<scene version="3.0.0">
+    <default name="spp" value="32"/>
+    <default name="res" value="256"/>
+    <integrator type="path"><integer name="max_depth" value="8"/></integrator>
+    <sensor type="perspective">
+        <float name="fov" value="40"/>
+        <transform name="to_world"><lookat origin="0, 1.5, 7" target="0, 0.3, 0" up="0, 1, 0"/></transform>
+        <sampler type="independent"><integer name="sample_count" value="$spp"/></sampler>
+        <film type="hdrfilm">
+            <integer name="width" value="$res"/><integer name="height" value="$res"/>
+            <string name="pixel_format" value="rgb"/>
+        </film>
+    </sensor>
+    <emitter type="envmap"><string name="filename" value="{sky}"/></emitter>
+    <shape type="rectangle">
+        <transform name="to_world"><rotate x="1" angle="-90"/><scale value="6"/></transform>
+        <bsdf type="diffuse"><rgb name="reflectance" value="0.5, 0.5, 0.5"/></bsdf>
+    </shape>
+    {spheres}
+</scene>
+"""
+
+SPHERE_BSDFS = [
+    '<bsdf type="diffuse"><rgb name="reflectance" value="0.8, 0.3, 0.2"/></bsdf>',
+    '<bsdf type="plastic"><rgb name="diffuse_reflectance" value="0.1, 0.3, 0.8"/></bsdf>',
+    '<bsdf type="roughconductor"><float name="alpha" value="0.2"/></bsdf>',
+    '<bsdf type="dielectric"/>',
+    '<bsdf type="conductor"/>',
+]
+
+MESH1M_XML = """<scene version="3.0.0">
+    <default name="spp" value="32"/>
+    <default name="res" value="256"/>
+    <integrator type="path"><integer name="max_depth" value="4"/></integrator>
+    <sensor type="perspective">
+        <float name="fov" value="45"/>
+        <transform name="to_world"><lookat origin="0, 0.8, 3" target="0, 0, 0" up="0, 1, 0"/></transform>
+        <sampler type="independent"><integer name="sample_count" value="$spp"/></sampler>
+        <film type="hdrfilm">
+            <integer name="width" value="$res"/><integer name="height" value="$res"/>
+            <string name="pixel_format" value="rgb"/>
+            <rfilter type="box"/>
+        </film>
+    </sensor>
+    <shape type="ply">
+        <string name="filename" value="{ply}"/>
+        <bsdf type="diffuse"><rgb name="reflectance" value="0.8, 0.8, 0.8"/></bsdf>
+    </shape>
+    <emitter type="constant"><rgb name="radiance" value="1, 1, 1"/></emitter>
+</scene>
+"""
 
 
-def time_heliograph(exe, scene, spp, res, out):
-    """Warm wall time of the CLI and the render time it reports (None if not parsed)."""
-    cmd = [exe, "render", os.path.join(ROOT, scene), "--spp", str(spp), "-D", "res=%d" % res,
-           "-o", out]
-    wall, reported = None, None
-    for _ in range(2):
-        t0 = time.perf_counter()
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        wall = time.perf_counter() - t0
-        if p.returncode != 0:
-            raise RuntimeError("heliograph failed (%d): %s" % (p.returncode, p.stderr.strip()))
-    m = re.search(r"\bin (\d+(?:\.\d+)?) ?(ms|s)\b", p.stdout + p.stderr)
-    if m:
-        reported = float(m.group(1)) / (1000.0 if m.group(2) == "ms" else 1.0)
-    return wall, reported
+def write_bumpy_sphere(path, rings=500, segments=1000):
+    """The displaced UV sphere of the GPU ray benchmark: 2 * rings * segments triangles."""
+    import numpy as np
+
+    j = np.arange(rings + 1, dtype=np.float32)
+    i = np.arange(segments, dtype=np.float32)
+    theta = (np.pi * (j + 0.5) / (rings + 1)).astype(np.float32)[:, None]
+    phi = (2 * np.pi * i / segments).astype(np.float32)[None, :]
+    r = 1.0 + 0.04 * np.sin(23.0 * theta) * np.cos(31.0 * phi)
+    verts = np.stack([r * np.sin(theta) * np.cos(phi), r * np.cos(theta) * np.ones_like(phi),
+                      r * np.sin(theta) * np.sin(phi)], axis=-1).reshape(-1, 3).astype("<f4")
+    jj, ii = np.meshgrid(np.arange(rings), np.arange(segments), indexing="ij")
+    a = (jj * segments + ii).ravel()
+    b = (jj * segments + (ii + 1) % segments).ravel()
+    c, d = a + segments, b + segments
+    tris = np.concatenate([np.stack([a, b, c], 1), np.stack([b, d, c], 1)]).astype("<i4")
+    faces = np.zeros(len(tris), dtype=[("n", "u1"), ("v", "<i4", 3)])
+    faces["n"], faces["v"] = 3, tris
+    head = (f"ply\nformat binary_little_endian 1.0\nelement vertex {len(verts)}\n"
+            "property float x\nproperty float y\nproperty float z\n"
+            f"element face {len(tris)}\nproperty list uchar int vertex_indices\nend_header\n")
+    with open(path, "wb") as f:
+        f.write(head.encode())
+        f.write(verts.tobytes())
+        f.write(faces.tobytes())
 
 
-def time_mitsuba(mi, variant, scene, spp, res, out):
-    """Warm (total, render) seconds of Mitsuba for one variant."""
-    mi.set_variant(variant)
-    import drjit as dr
+def scene_files(tmp):
+    """Path of each scene's XML file (the generated ones written into `tmp`)."""
+    ply = os.path.join(tmp, "mesh1m.ply")
+    write_bumpy_sphere(ply)
+    files = {"seed": os.path.join(ROOT, "scenes", "seed.xml"),
+             "cbox": os.path.join(ROOT, "scenes", "cbox.xml"),
+             "mesh1m": os.path.join(tmp, "mesh1m.xml"),
+             "envmap": os.path.join(tmp, "envmap.xml")}
+    with open(files["mesh1m"], "w") as f:
+        f.write(MESH1M_XML.format(ply=ply))
+    spheres = "\n    ".join(
+        f'<shape type="sphere"><point name="center" value="{1.4 * (k - 2):g}, 0.6, 0"/>'
+        f'<float name="radius" value="0.6"/>{b}</shape>'
+        for k, b in enumerate(SPHERE_BSDFS))
+    with open(files["envmap"], "w") as f:
+        f.write(ENVMAP_XML.format(sky=os.path.join(ROOT, "assets", "envmaps", "sky.exr"),
+                                  spheres=spheres))
+    return files
 
-    total = render = None
-    for _ in range(2):
-        t0 = time.perf_counter()
-        s = mi.load_file(os.path.join(ROOT, scene), res=res)
-        t1 = time.perf_counter()
-        img = mi.render(s, spp=spp, seed=0)
-        dr.eval(img)
-        dr.sync_thread()
-        t2 = time.perf_counter()
-        mi.Bitmap(img).write(out)
-        t3 = time.perf_counter()
-        total, render = t3 - t0, t2 - t1
-    return total, render
 
+def worker(args):
+    """Runs in a renderer's own Python: prints one JSON line with the timings."""
+    import numpy as np
 
-def import_mitsuba():
-    try:
+    if args.worker == "hg":
+        import heliograph as mi
+    else:
         import mitsuba as mi
-        return mi, None
-    except Exception as e:  # noqa: BLE001 -- any import failure means "skip Mitsuba"
-        return None, "%s: %s" % (type(e).__name__, e)
+    mi.set_variant(args.variant)
+    t0 = time.perf_counter()
+    scene = mi.load_file(args.scene, res=args.res, spp=args.spp)
+    load = time.perf_counter() - t0
+    times = []
+    for k in range(args.reps + 1):
+        t0 = time.perf_counter()
+        img = np.array(mi.render(scene, spp=args.spp, seed=k))
+        times.append(time.perf_counter() - t0)
+    print(json.dumps({"load": load, "warm": times[0], "times": times[1:],
+                      "mean": float(img.mean())}))
+
+
+def run_worker(py, kind, variant, scene, args):
+    env = dict(os.environ)
+    if variant == "llvm_ad_rgb" and os.path.exists(LLVM):
+        env.setdefault("DRJIT_LIBLLVM_PATH", LLVM)
+    cmd = [py, os.path.abspath(__file__), "--worker", kind, "--variant", variant,
+           "--scene", scene, "--res", str(args.res), "--spp", str(args.spp),
+           "--reps", str(args.reps)]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        raise RuntimeError((p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1])
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def machine():
+    cpu = platform.processor() or "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{cpu}, {os.cpu_count() or 0} logical CPUs, {platform.platform()}"
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--res", type=int, default=256)
     ap.add_argument("--spp", type=int, default=32)
-    ap.add_argument("--res", type=int, default=512)
-    ap.add_argument("--scenes", nargs="+", default=list(SCENES), choices=list(SCENES))
-    ap.add_argument("--heliograph", default=os.path.join(ROOT, "target", "release", "heliograph"))
-    ap.add_argument("--variants", nargs="+", default=["scalar_rgb", "llvm_ad_rgb"])
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--scenes", nargs="+", default=SCENES, choices=SCENES)
+    ap.add_argument("--hg-python", default=os.path.join(ROOT, "target", "pyenv", "bin", "python"))
+    ap.add_argument("--mi-python", default="/work/mi-venv/bin/python")
+    ap.add_argument("--worker", choices=["hg", "mi"], help=argparse.SUPPRESS)
+    ap.add_argument("--variant", help=argparse.SUPPRESS)
+    ap.add_argument("--scene", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.worker:
+        return worker(args)
 
-    mi, why = import_mitsuba()
-    notes = [] if mi else ["Mitsuba rows skipped (%s)" % why]
-    have_hg = os.access(args.heliograph, os.X_OK)
-    if not have_hg:
-        notes.append("heliograph rows skipped: no executable %s (cargo build --release)"
-                     % args.heliograph)
-    rows = []
+    load_before = os.getloadavg()
     tmp = tempfile.mkdtemp(prefix="bench_cpu_")
+    files = scene_files(tmp)
     samples = args.res * args.res * args.spp
+    rows, notes = [], []
     for name in args.scenes:
-        scene = SCENES[name]
-        hg_wall = None
-        if have_hg:
+        results = {}
+        for label, kind, variant in RENDERERS:
+            py = args.hg_python if kind == "hg" else args.mi_python
             try:
-                hg_wall, hg_rep = time_heliograph(args.heliograph, scene, args.spp, args.res,
-                                                  os.path.join(tmp, "hg_%s.exr" % name))
-                rows.append((name, "heliograph (CLI)", hg_wall, hg_rep, hg_rep or hg_wall))
-            except (RuntimeError, OSError) as e:
-                notes.append("heliograph %s: %s" % (name, e))
-        for variant in args.variants if mi else []:
-            if variant not in mi.variants():
-                notes.append("Mitsuba variant %s not available" % variant)
+                results[label] = run_worker(py, kind, variant, files[name], args)
+            except (RuntimeError, OSError, ValueError) as e:
+                notes.append(f"{label} on {name}: {e}")
+        ref = results.get("mitsuba llvm_ad_rgb")
+        for label, _, _ in RENDERERS:
+            r = results.get(label)
+            if r is None:
                 continue
-            try:
-                total, render = time_mitsuba(mi, variant, scene, args.spp, args.res,
-                                             os.path.join(tmp, "mi_%s_%s.exr" % (variant, name)))
-            except Exception as e:  # noqa: BLE001 -- e.g. libLLVM missing for llvm_ad_rgb
-                notes.append("Mitsuba %s on %s failed: %s" % (variant, name, e))
-                continue
-            ratio = hg_wall / total if hg_wall else None
-            rows.append((name, "mitsuba " + variant, total, render, render, ratio))
-    print_table(rows, args, samples)
-    for n in notes:
-        print("note:", n)
+            med = statistics.median(r["times"])
+            ratio = statistics.median(ref["times"]) / med if ref else None
+            rows.append((name, label, med, samples / med / 1e6, ratio, r["warm"], r["mean"]))
+    load_after = os.getloadavg()
 
-
-def print_table(rows, args, samples):
-    print("CPU benchmark: %dx%d, %d spp, %d cores (warm runs)"
-          % (args.res, args.res, args.spp, os.cpu_count() or 0))
-    head = "%-6s %-22s %10s %10s %10s %12s" % ("scene", "renderer", "total s", "render s",
-                                                "Msamples/s", "hg/mitsuba")
+    print(f"CPU benchmark: {args.res}x{args.res}, {args.spp} spp, median of {args.reps} warm "
+          "renders (render + np.array)")
+    print(f"machine: {machine()}")
+    before, after = (" ".join(f"{x:.2f}" for x in la) for la in (load_before, load_after))
+    print(f"load average before: {before}, after: {after}")
+    head = (f"{'scene':<7} {'renderer':<20} {'median s':>9} {'Msamples/s':>11} "
+            f"{'vs llvm_ad':>12} {'first s':>9} {'mean':>10}")
     print(head)
     print("-" * len(head))
-    def fmt(v, f):
-        return (f % v) if v is not None else "-"
-
-    for r in rows:
-        name, who, total, render, rate_t = r[:5]
-        ratio = r[5] if len(r) > 5 else None
-        print("%-6s %-22s %10s %10s %10s %12s" % (
-            name, who, fmt(total, "%.3f"), fmt(render, "%.3f"),
-            fmt(samples / rate_t / 1e6 if rate_t else None, "%.2f"), fmt(ratio, "%.2f")))
+    for name, label, med, rate, ratio, warm, mean in rows:
+        vs = f"{ratio:.2f}x" if ratio else "-"
+        print(f"{name:<7} {label:<20} {med:>9.3f} {rate:>11.2f} {vs:>12} {warm:>9.3f} {mean:>10.4f}")
+    for n in notes:
+        print("note:", n)
 
 
 if __name__ == "__main__":

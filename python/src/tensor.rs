@@ -98,6 +98,14 @@ impl TensorXf {
     }
 
     /// Takes a finished job's image; `None` while it still runs.
+    /// The pending render's completion, if it is still pending.
+    fn completion(&self) -> Option<Arc<heliograph::backend::cpu::Completion>> {
+        match &*self.lock() {
+            State::Pending(j) => Some(j.completion().clone()),
+            _ => None,
+        }
+    }
+
     fn try_finish(&self) -> Option<PyResult<Arc<Buffer>>> {
         let mut st = self.lock();
         let job = match &*st {
@@ -158,7 +166,14 @@ impl TensorXf {
                 bar.finish(py);
                 return r;
             }
-            py.detach(|| std::thread::sleep(poll));
+            // wake as soon as the render ends (the poll only bounds the Ctrl-C latency)
+            match self.completion() {
+                Some(c) => py.detach(|| c.wait_timeout(poll)),
+                None => py.detach(|| {
+                    std::thread::sleep(poll);
+                    false
+                }),
+            };
             poll = (poll * 2).min(Duration::from_millis(20));
             if let Err(e) = py.check_signals() {
                 self.cancel(py);

@@ -75,11 +75,14 @@ pub fn build(geom: &Geometry) -> Bvh {
     build_node(&mut nodes, &mut refs, 0, 0, len, 0);
     let prim_indices: Vec<u32> = refs.iter().map(|r| r.prim).collect();
     let leaf_prims = prim_indices.iter().map(|&p| leaf_prim(geom, p)).collect();
-    Bvh {
+    let mut bvh = Bvh {
         nodes,
         prim_indices,
         leaf_prims,
-    }
+        wide: Default::default(),
+    };
+    bvh.wide = super::wide::collapse(&bvh, geom);
+    bvh
 }
 
 /// The leaf record of primitive `prim` (triangles inlined).

@@ -12,6 +12,8 @@
 //! [`Geometry::intersect_prim`] does, so BVH and brute force agree bit for bit.
 
 mod build;
+pub mod simd;
+pub mod wide;
 
 use glam::Vec3A;
 
@@ -91,6 +93,9 @@ pub struct Bvh {
     pub prim_indices: Vec<u32>,
     /// The same primitives in leaf order with their triangles inlined (CPU traversal).
     pub leaf_prims: Vec<LeafPrim>,
+    /// The CPU's 8-wide tree collapsed from `nodes` (empty for an empty tree, a lone
+    /// leaf, or a tree assembled by hand: then the binary tree is walked).
+    pub wide: wide::WideBvh,
 }
 
 /// A ray prepared for box tests.
@@ -167,8 +172,27 @@ impl Bvh {
         hit.map(|(t, c)| (lp.prim, t, c))
     }
 
-    /// Closest hit: `(prim, t, prim coordinates)`.
+    /// Closest hit: `(prim, t, prim coordinates)`, through the wide tree with the
+    /// process's SIMD level ([`simd::level`]).
+    #[inline]
     pub fn intersect(&self, geom: &Geometry, ray: &Ray) -> Option<(u32, f32, Vec2)> {
+        if self.wide.nodes.is_empty() {
+            return self.intersect_binary(geom, ray);
+        }
+        self.intersect_wide_active(geom, ray)
+    }
+
+    /// Whether anything blocks `ray` before `ray.tmax` (wide tree, as [`Self::intersect`]).
+    #[inline]
+    pub fn occluded(&self, geom: &Geometry, ray: &Ray) -> bool {
+        if self.wide.nodes.is_empty() {
+            return self.occluded_binary(geom, ray);
+        }
+        self.occluded_wide_active(geom, ray)
+    }
+
+    /// Closest hit through the binary tree (the reference the wide tree is tested against).
+    pub fn intersect_binary(&self, geom: &Geometry, ray: &Ray) -> Option<(u32, f32, Vec2)> {
         let mut best = None;
         let mut r = *ray;
         let tr = TriRay::new(ray);
@@ -183,8 +207,8 @@ impl Bvh {
         best
     }
 
-    /// Whether anything blocks `ray` before `ray.tmax`.
-    pub fn occluded(&self, geom: &Geometry, ray: &Ray) -> bool {
+    /// Whether anything blocks `ray` before `ray.tmax`, through the binary tree.
+    pub fn occluded_binary(&self, geom: &Geometry, ray: &Ray) -> bool {
         let mut hit = false;
         let tr = TriRay::new(ray);
         self.traverse(ray, |slot, _| {
@@ -206,7 +230,8 @@ impl Bvh {
         };
         let rb = RayBox::new(ray);
         let mut tmax = ray.tmax;
-        let mut stack = [(0u32, 0f32); STACK_SIZE];
+        // uninitialised: zeroing 1 KiB per ray showed in profiles as memset
+        let mut stack = [std::mem::MaybeUninit::<(u32, f32)>::uninit(); STACK_SIZE];
         let mut sp = 0usize;
         let mut node = 0u32;
         if rb.enter(root, tmax) == f32::INFINITY {
@@ -234,7 +259,7 @@ impl Bvh {
                 };
                 if t_near != f32::INFINITY {
                     if t_far != f32::INFINITY {
-                        stack[sp] = (far, t_far);
+                        stack[sp] = std::mem::MaybeUninit::new((far, t_far));
                         sp += 1;
                     }
                     node = near;
@@ -247,7 +272,8 @@ impl Bvh {
                     return;
                 }
                 sp -= 1;
-                let (next, t_enter) = stack[sp];
+                // SAFETY: entries below sp were written by the push above
+                let (next, t_enter) = unsafe { stack[sp].assume_init() };
                 if t_enter <= tmax {
                     node = next;
                     break;

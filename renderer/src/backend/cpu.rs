@@ -12,7 +12,7 @@
 //! before the fork, whose thread the child does not have, is an error in the child
 //! ([`RenderJob::wait`]), never a wait that cannot end.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 use rayon::prelude::*;
@@ -48,6 +48,8 @@ pub fn render_with_progress(
     opts: &RenderOptions,
     progress: &Progress,
 ) -> Result<Image> {
+    // an invalid HELIOGRAPH_SIMD stops the render here, with the choices
+    crate::accel::simd::level()?;
     let spp = opts.resolve_spp(scene)?;
     let film = &scene.sensor.film;
     check_film_size(film)?;
@@ -211,10 +213,46 @@ fn render_tile(
     (block, count)
 }
 
+/// The end of a background render, for waiters that must wake at once (a Python read
+/// waits on it with a timeout, to poll for Ctrl-C, instead of sleeping).
+#[derive(Debug, Default)]
+pub struct Completion {
+    done: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl Completion {
+    fn set(&self) {
+        *self.done.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.cv.notify_all();
+    }
+
+    /// Waits until the render has ended or `timeout` has passed; whether it has ended.
+    pub fn wait_timeout(&self, timeout: std::time::Duration) -> bool {
+        let done = self.done.lock().unwrap_or_else(|p| p.into_inner());
+        let (done, _) = self
+            .cv
+            .wait_timeout_while(done, timeout, |d| !*d)
+            .unwrap_or_else(|p| p.into_inner());
+        *done
+    }
+}
+
+/// Sets a [`Completion`] when dropped: at the end of the render thread, panics included.
+struct SetOnDrop(Arc<Completion>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.set();
+    }
+}
+
 /// A render running in the background.
 pub struct RenderJob {
     handle: Option<JoinHandle<Result<Image>>>,
     progress: Arc<Progress>,
+    /// Set when the render thread ends.
+    completion: Arc<Completion>,
     /// The process whose thread runs the render.
     pid: u32,
 }
@@ -223,6 +261,12 @@ impl RenderJob {
     /// Progress and cancellation of this render.
     pub fn progress(&self) -> &Arc<Progress> {
         &self.progress
+    }
+
+    /// The end of the render, to wait on without holding the job (never set in a
+    /// process forked from the one that started the render: see [`Self::is_finished`]).
+    pub fn completion(&self) -> &Arc<Completion> {
+        &self.completion
     }
 
     /// Whether this process was forked from the one that started the render: the thread
@@ -279,17 +323,23 @@ impl Drop for RenderJob {
 /// Starts rendering in the background and returns at once. Invalid requests
 /// (e.g. spp = 0) fail here, before anything runs.
 pub fn render_async(scene: Arc<Scene>, opts: RenderOptions) -> Result<RenderJob> {
+    crate::accel::simd::level()?;
     opts.resolve_spp(&scene)?;
     check_film_size(&scene.sensor.film)?;
     let progress = Arc::new(Progress::default());
-    let p = progress.clone();
+    let completion = Arc::new(Completion::default());
+    let (p, c) = (progress.clone(), completion.clone());
     let handle = std::thread::Builder::new()
         .name("heliograph-render".into())
-        .spawn(move || render_with_progress(&scene, &opts, &p))
+        .spawn(move || {
+            let _done = SetOnDrop(c);
+            render_with_progress(&scene, &opts, &p)
+        })
         .map_err(|e| Error::Render(format!("cannot start render thread: {e}")))?;
     Ok(RenderJob {
         handle: Some(handle),
         progress,
+        completion,
         pid: std::process::id(),
     })
 }
@@ -356,6 +406,7 @@ mod tests {
         let job = RenderJob {
             handle: Some(handle),
             progress: Arc::new(Progress::default()),
+            completion: Arc::default(),
             pid: std::process::id().wrapping_add(1),
         };
         assert!(
@@ -373,10 +424,25 @@ mod tests {
         let dropped = RenderJob {
             handle: Some(std::thread::spawn(|| Err(Error::Cancelled))),
             progress: Arc::new(Progress::default()),
+            completion: Arc::default(),
             pid: std::process::id().wrapping_add(1),
         };
         drop(dropped); // returns without joining (the thread would never end in a child)
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    #[test]
+    fn the_completion_is_set_when_the_render_ends() {
+        let opts = RenderOptions {
+            spp: Some(1),
+            seed: 0,
+        };
+        let job = render_async(film_scene(16, 16), opts).unwrap();
+        let c = job.completion().clone();
+        while !c.wait_timeout(std::time::Duration::from_millis(50)) {}
+        assert!(job.is_finished());
+        assert!(c.wait_timeout(std::time::Duration::ZERO), "it stays set");
+        job.wait().unwrap();
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use crate::error::Result;
 use crate::io::{try_filled, Image};
-use crate::math::{Color, Vec2};
+use crate::math::{ceil_i32, floor_i32, Color, Vec2};
 use crate::rfilters::AnyFilter;
 
 /// Largest filter footprint along one axis, in pixels.
@@ -91,10 +91,7 @@ impl Block {
         if let AnyFilter::Box { radius } = &table.filter {
             if *radius <= 0.5 {
                 // one pixel: the one containing the sample
-                let (x, y) = (
-                    pos.x.floor() as i32 - self.x0,
-                    pos.y.floor() as i32 - self.y0,
-                );
+                let (x, y) = (floor_i32(pos.x) - self.x0, floor_i32(pos.y) - self.y0);
                 if x >= 0 && y >= 0 && x < self.w && y < self.h {
                     let v = &mut self.data[(y * self.w + x) as usize];
                     *v = [v[0] + l.x, v[1] + l.y, v[2] + l.z, v[3] + alpha, v[4] + 1.0];
@@ -102,10 +99,10 @@ impl Block {
                 return;
             }
         }
-        let lo_x = ((pos.x - 0.5 - r).ceil() as i32).max(self.x0);
-        let hi_x = ((pos.x - 0.5 + r).floor() as i32).min(self.x0 + self.w - 1);
-        let lo_y = ((pos.y - 0.5 - r).ceil() as i32).max(self.y0);
-        let hi_y = ((pos.y - 0.5 + r).floor() as i32).min(self.y0 + self.h - 1);
+        let lo_x = ceil_i32(pos.x - 0.5 - r).max(self.x0);
+        let hi_x = floor_i32(pos.x - 0.5 + r).min(self.x0 + self.w - 1);
+        let lo_y = ceil_i32(pos.y - 0.5 - r).max(self.y0);
+        let hi_y = floor_i32(pos.y - 0.5 + r).min(self.y0 + self.h - 1);
         if lo_x > hi_x || lo_y > hi_y {
             return;
         }

@@ -225,6 +225,21 @@ pub fn reflect(wi: Vec3, m: Vec3) -> Vec3 {
     2.0 * wi.dot(m) * m - wi
 }
 
+/// `x.floor() as i32` without a call to `floorf` (the baseline x86-64 target has no
+/// rounding instruction): the same value for every `f32`, NaN included (0).
+#[inline(always)]
+pub fn floor_i32(x: f32) -> i32 {
+    let i = x as i32;
+    i.saturating_sub((x < i as f32) as i32)
+}
+
+/// `x.ceil() as i32` without a call to `ceilf`; the same value for every `f32`.
+#[inline(always)]
+pub fn ceil_i32(x: f32) -> i32 {
+    let i = x as i32;
+    i.saturating_add((x > i as f32) as i32)
+}
+
 /// Safe square root: 0 for negative arguments (rounding).
 pub fn safe_sqrt(x: f32) -> f32 {
     x.max(0.0).sqrt()
@@ -233,6 +248,41 @@ pub fn safe_sqrt(x: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integer_floor_and_ceil_match_the_float_ones() {
+        let mut rng = Pcg32::new(3, 4);
+        let special = [
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.0,
+            -1.0,
+            2.5,
+            -2.5,
+            1e-30,
+            -1e-30,
+            8388607.5,
+            -8388607.5,
+            16777217.0,
+            2147483520.0,
+            -2147483648.0,
+            3e9,
+            -3e9,
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+        ];
+        let random =
+            (0..100_000).map(|_| (rng.next_f32() - 0.5) * 2f32.powi((rng.next_u32() % 40) as i32));
+        for x in special.into_iter().chain(random) {
+            assert_eq!(floor_i32(x), x.floor() as i32, "floor {x}");
+            assert_eq!(ceil_i32(x), x.ceil() as i32, "ceil {x}");
+        }
+    }
 
     #[test]
     fn all_finite_finds_every_non_finite_value() {

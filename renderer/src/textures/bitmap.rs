@@ -24,7 +24,7 @@
 use super::image_file;
 use super::UvTransform;
 use crate::error::{Error, Result};
-use crate::math::{luminance, Color, Vec2};
+use crate::math::{floor_i32, luminance, Color, Vec2};
 use crate::scene::builder::BuildCtx;
 use crate::scene::props::Props;
 
@@ -129,16 +129,13 @@ impl BitmapTex {
         let lim = 1.0e7;
         match self.filter {
             FilterType::Nearest => {
-                let p = (uv * res)
-                    .clamp(Vec2::splat(-lim), Vec2::splat(lim))
-                    .floor();
-                self.texel(texels, p.x as i32, p.y as i32)
+                let p = (uv * res).clamp(Vec2::splat(-lim), Vec2::splat(lim));
+                self.texel(texels, floor_i32(p.x), floor_i32(p.y))
             }
             FilterType::Bilinear => {
                 let p = (uv * res - 0.5).clamp(Vec2::splat(-lim), Vec2::splat(lim));
-                let p0 = p.floor();
-                let w1 = p - p0;
-                let (x, y) = (p0.x as i32, p0.y as i32);
+                let (x, y) = (floor_i32(p.x), floor_i32(p.y));
+                let w1 = p - Vec2::new(x as f32, y as f32);
                 let top =
                     self.texel(texels, x, y) * (1.0 - w1.x) + self.texel(texels, x + 1, y) * w1.x;
                 let bot = self.texel(texels, x, y + 1) * (1.0 - w1.x)
