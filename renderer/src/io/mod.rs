@@ -1,6 +1,9 @@
-//! Image output and input: OpenEXR (linear float32) and PNG (sRGB-encoded
+//! Image output and input: OpenEXR (linear float32), PNG and JPEG (sRGB-encoded
 //! 8-bit), chosen by the file extension. Writes go to a temporary file that is
-//! renamed into place, so a failed write never leaves a partial image.
+//! renamed into place, so a failed write never leaves a partial image. EXR files
+//! with any named channels are in [`exr_channels`].
+
+pub mod exr_channels;
 
 use std::path::Path;
 
@@ -118,17 +121,19 @@ fn format_of(path: &Path) -> Result<ImageFormat> {
     {
         Some("exr") => Ok(ImageFormat::OpenExr),
         Some("png") => Ok(ImageFormat::Png),
+        Some("jpg" | "jpeg") => Ok(ImageFormat::Jpeg),
         other => Err(Error::io(
             path,
             format!(
-                "unsupported output format {:?}: use .exr (linear float) or .png (sRGB 8-bit)",
+                "unsupported output format {:?}: use .exr (linear float), .png or .jpg (sRGB 8-bit)",
                 other.unwrap_or("")
             ),
         )),
     }
 }
 
-/// Converts to an `image` crate buffer: float for EXR, sRGB 8-bit for PNG.
+/// Converts to an `image` crate buffer: float for EXR, sRGB 8-bit for PNG and JPEG
+/// (JPEG has no alpha: it is dropped).
 fn to_dynamic(img: &Image, format: ImageFormat) -> Result<DynamicImage> {
     let (w, h) = (img.width as u32, img.height as u32);
     let rgba: Vec<[f32; 4]> = img
@@ -159,7 +164,7 @@ fn to_dynamic(img: &Image, format: ImageFormat) -> Result<DynamicImage> {
         (_, alpha) => {
             let q = |x: f32| (linear_to_srgb(x) * 255.0 + 0.5).clamp(0.0, 255.0) as u8;
             let qa = |x: f32| (x * 255.0 + 0.5).clamp(0.0, 255.0) as u8;
-            if alpha {
+            if alpha && format != ImageFormat::Jpeg {
                 let v = rgba
                     .iter()
                     .flat_map(|p| [q(p[0]), q(p[1]), q(p[2]), qa(p[3])])
