@@ -103,16 +103,14 @@ class Bitmap:
             self._set(data._data.copy(), data._names, data._srgb, data._format)
             self._metadata = dict(data._metadata)
             return
-        if isinstance(data, _native.TensorXf):
-            data = data.numpy()
-        a = np.array(data)
-        if a.dtype.kind == "b":
-            a = a.astype(np.uint8)
-        if a.dtype.kind not in "uif":
-            raise TypeError(f"Bitmap: 'data' must be a path or a numeric array, got dtype {a.dtype}")
-        if a.dtype.kind == "i":
-            a = a.astype(np.float32)
-        self._set(a, channel_names, srgb=a.dtype == np.uint8)
+        # checked (rank, element type, finite values) as bitmap data in a scene dict is
+        linear = _native._pixels(data).numpy()
+        raw = np.asarray(data) if isinstance(data, np.ndarray) else None
+        if raw is not None and raw.dtype == np.uint8:
+            # 8-bit data stays as stored, sRGB-encoded (as Mitsuba's)
+            self._set(np.array(raw), channel_names, srgb=True)
+        else:
+            self._set(np.array(linear), channel_names, srgb=False)
 
     def _set(self, a: np.ndarray, names: Optional[Sequence[str]], srgb: bool, fmt: Any = None) -> None:
         if a.ndim == 2:

@@ -10,6 +10,7 @@ same errors as inside a scene), and keeps its dict: it can be placed into a late
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from typing import Any, Dict, List, Optional
 
@@ -32,7 +33,8 @@ _CLASS = {
 }
 
 # The last image rendered per scene, for ``sensor.film().bitmap()`` (a few scenes).
-_LAST: "OrderedDict[int, Any]" = OrderedDict()
+# Weak: dropping a render's tensor still cancels the render.
+_LAST: "OrderedDict[int, weakref.ref]" = OrderedDict()
 
 
 def _host_scene(category: str, d: dict) -> dict:
@@ -54,20 +56,42 @@ def _host_scene(category: str, d: dict) -> dict:
     return {"type": "scene", "sensor": {"type": "perspective", "sampler": d}}
 
 
-def _plain(d: Any) -> Any:
-    """``d`` with plugin objects replaced by their dicts."""
-    if isinstance(d, Plugin):
-        return d._dict
-    if isinstance(d, dict):
-        return {k: _plain(v) for k, v in d.items()}
-    return d
+def _plain(d: dict) -> dict:
+    """``d`` with plugin objects replaced by their dicts, in place of copies of the dicts
+    that hold them; ``d`` itself when it holds none (cycles and depth are left for the
+    loader to report)."""
+    holders, seen, todo = [], set(), [d]
+    while todo:
+        x = todo.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        for v in x.values():
+            if isinstance(v, Plugin):
+                holders.append(x)
+            elif isinstance(v, dict):
+                todo.append(v)
+    if not holders:
+        return d
+    copies: Dict[int, dict] = {}
+
+    def copy(x: dict) -> dict:
+        if id(x) in copies:
+            return copies[id(x)]
+        out: dict = {}
+        copies[id(x)] = out
+        for k, v in x.items():
+            out[k] = v._dict if isinstance(v, Plugin) else copy(v) if isinstance(v, dict) else v
+        return out
+
+    return copy(d)
 
 
 def load_dict(d: Any, parallel: bool = True, optimize: bool = True) -> Any:
     """``load_dict(dict)``: a scene (``'type': 'scene'``) or a single plugin object."""
     del parallel, optimize  # accepted for Mitsuba compatibility
     if not isinstance(d, dict):
-        raise TypeError(f"load_dict(): 'dict' must be a dict, got {type(d).__name__}")
+        raise TypeError(f"load_dict() takes a dict, got {type(d).__name__}")
     d = _plain(d)
     kind = d.get("type")
     if kind == "scene" or kind is None:
@@ -124,9 +148,13 @@ class Film(Plugin):
         """The image of the last render with this film, as a ``Bitmap``."""
         from ._bitmap import Bitmap
 
-        img = _LAST.get(id(self._scene))
+        ref = _LAST.get(id(self._scene))
+        img = ref() if ref is not None else None
         if img is None:
-            raise RuntimeError("Film.bitmap(): nothing was rendered with this film yet")
+            raise RuntimeError(
+                "Film.bitmap(): no image of this film is alive; keep the TensorXf that render() returned "
+                "(a render whose result is dropped is cancelled)"
+            )
         return Bitmap(img)
 
 
@@ -226,7 +254,7 @@ def render(
     ``integrator`` an integrator from ``load_dict`` (both on the CPU variants)."""
     img = _native.render(scene, params, spp, seed, sensor, integrator)
     film_owner = sensor._scene if isinstance(sensor, Sensor) else scene
-    _LAST[id(film_owner)] = img
+    _LAST[id(film_owner)] = weakref.ref(img)
     _LAST.move_to_end(id(film_owner))
     while len(_LAST) > 8:
         _LAST.popitem(last=False)

@@ -181,6 +181,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_pixels, m)?)?;
     m.add_function(wrap_pyfunction!(_live_exports, m)?)?;
     m.add_function(wrap_pyfunction!(_plugins, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor_ops::_elementwise, m)?)?;
     m.add_function(wrap_pyfunction!(_read_exr_channels, m)?)?;
     m.add_function(wrap_pyfunction!(_write_exr_channels, m)?)?;
     m.add_function(wrap_pyfunction!(_read_image, m)?)?;

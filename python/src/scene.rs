@@ -360,20 +360,9 @@ pub fn render(
             ));
         }
     }
-    // 0 means the scene's own sample count, as in Mitsuba
     let spp = match spp.filter(|s| !s.is_none()) {
         None => None,
-        Some(s) => Some(non_negative_int(s, "spp")?)
-            .filter(|&n| n > 0)
-            .map(|n| {
-                u32::try_from(n).map_err(|_| {
-                    PyValueError::new_err(format!(
-                        "render(): 'spp' must be in [0, {}], got {n}",
-                        u32::MAX
-                    ))
-                })
-            })
-            .transpose()?,
+        Some(s) => spp_arg(s)?,
     };
     let seed = match seed {
         Some(s) => non_negative_int(s, "seed")?,
@@ -428,6 +417,18 @@ fn int_arg(v: &Bound<'_, PyAny>, name: &str) -> PyResult<i128> {
             .unwrap_or_default();
         PyTypeError::new_err(format!("render(): '{name}' must be an int, got {ty}"))
     })
+}
+
+/// `spp`: 0 means the scene's own sample count, as in Mitsuba.
+fn spp_arg(v: &Bound<'_, PyAny>) -> PyResult<Option<u32>> {
+    let x = int_arg(v, "spp")?;
+    if !(0..=u32::MAX as i128).contains(&x) {
+        return Err(PyValueError::new_err(format!(
+            "render(): 'spp' must be in [0, {}] (0: the scene's sample count), got {x}",
+            u32::MAX
+        )));
+    }
+    Ok((x > 0).then_some(x as u32))
 }
 
 fn non_negative_int(v: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
@@ -508,7 +509,12 @@ fn holder<'py>(obj: &Bound<'py, PyAny>, arg: &str, class: &str) -> PyResult<Boun
         .unwrap_or_default();
     let wrong = || {
         PyTypeError::new_err(format!(
-            "render(): '{arg}' must be a {class} from load_dict(){}, got {given}",
+            "render(): '{arg}' must be {} {class} from load_dict(){}, got {given}",
+            if class.starts_with(['A', 'E', 'I', 'O', 'U']) {
+                "an"
+            } else {
+                "a"
+            },
             if arg == "sensor" {
                 " or the index 0"
             } else {

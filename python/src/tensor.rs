@@ -40,7 +40,7 @@ enum State {
 }
 
 /// A float32 tensor (`shape`, C order) on the host or a CUDA device.
-#[pyclass(module = "heliograph", frozen)]
+#[pyclass(module = "heliograph", frozen, weakref)]
 pub struct TensorXf {
     shape: Vec<usize>,
     state: Mutex<State>,

@@ -54,7 +54,7 @@ pub enum Error {
     Parse { loc: Loc, msg: String },
 
     /// A `type` that names no plugin of its category.
-    #[error("{loc}: unknown {category} plugin \"{name}\" (known: {known})")]
+    #[error("{loc}: unknown {category} plugin \"{name}\"{} (known: {known})", did_you_mean(name, known.split(", ")))]
     UnknownPlugin {
         loc: Loc,
         category: &'static str,
@@ -146,5 +146,61 @@ impl Error {
             path: path.into(),
             msg: msg.to_string(),
         }
+    }
+}
+
+/// The candidate closest to `name` by edit distance, when it is close enough to be a
+/// misspelling (at most a third of the name's letters, and at least one, differ).
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (name.chars().count() / 3).max(1);
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(name, c), c))
+        .filter(|&(d, _)| d <= limit)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, c)| c)
+}
+
+/// `; did you mean "x"?` for the closest candidate, or nothing.
+pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    closest(name, candidates)
+        .map(|c| format!("; did you mean \"{c}\"?"))
+        .unwrap_or_default()
+}
+
+/// Levenshtein distance (insertions, deletions, substitutions), over characters.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diag + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod suggest_tests {
+    use super::*;
+
+    #[test]
+    fn edit_distance_and_suggestions() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("spp", "spp"), 0);
+        assert_eq!(closest("sppp", ["spp", "res"]), Some("spp"));
+        assert_eq!(closest("resolution", ["spp", "res"]), None);
+        assert_eq!(
+            did_you_mean("difuse", ["diffuse", "plastic"]),
+            "; did you mean \"diffuse\"?"
+        );
+        assert_eq!(did_you_mean("xyz", ["diffuse"]), "");
     }
 }

@@ -132,6 +132,27 @@ fn format_of(path: &Path) -> Result<ImageFormat> {
     }
 }
 
+/// Checks, before any work, that an image can be written to `path`: a known
+/// extension (.exr, .png, .jpg) and an existing folder that accepts new files.
+pub fn check_output_path(path: &Path) -> Result<()> {
+    format_of(path)?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(Error::io(
+            path,
+            format!("the folder {} does not exist", dir.display()),
+        ));
+    }
+    let probe = dir.join(format!(".heliograph-write-test-{}", std::process::id()));
+    std::fs::File::create(&probe)
+        .map_err(|e| Error::io(path, format!("cannot write into {}: {e}", dir.display())))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
 /// Converts to an `image` crate buffer: float for EXR, sRGB 8-bit for PNG and JPEG
 /// (JPEG has no alpha: it is dropped).
 fn to_dynamic(img: &Image, format: ImageFormat) -> Result<DynamicImage> {
@@ -312,6 +333,15 @@ mod tests {
             "{:?}",
             back.data
         );
+        assert!(check_output_path(&dir.join("ok.exr")).is_ok());
+        let err = check_output_path(&dir.join("a.bmp"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unsupported output format"), "{err}");
+        let err = check_output_path(&dir.join("missing/a.png"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("does not exist"), "{err}");
         let err = write_image(&dir.join("a.bmp"), &img)
             .unwrap_err()
             .to_string();

@@ -380,3 +380,32 @@ fn an_endless_file_is_refused_at_the_size_limit() {
         .to_string();
     assert!(e.starts_with("/dev/zero: larger than 256 MiB"), "{e}");
 }
+
+#[test]
+fn an_unknown_define_is_an_error_listing_the_defaults_with_a_suggestion() {
+    let xml = r#"<scene version="3.0.0">
+        <default name="spp" value="4"/>
+        <default name="res" value="8"/>
+        <integrator type="path"><integer name="max_depth" value="$depth"/></integrator>
+    </scene>"#;
+    let defs = |k: &str| vec![(k.to_string(), "2".to_string())];
+    // declared defaults and names the file uses are accepted
+    for ok in ["spp", "res", "depth"] {
+        load_string(xml, &defs(ok)).unwrap();
+    }
+    let e = load_string(xml, &defs("sppp")).unwrap_err().to_string();
+    assert!(
+        e.contains("unknown parameter \"sppp\"")
+            && e.contains("the scene's parameters: spp, res")
+            && e.contains("did you mean \"spp\"?"),
+        "{e}"
+    );
+    let e = load_string(xml, &defs("dep")).unwrap_err().to_string();
+    assert!(
+        e.contains("unknown parameter \"dep\""),
+        "a prefix of $depth is not it: {e}"
+    );
+    let bare = r#"<scene version="3.0.0"/>"#;
+    let e = load_string(bare, &defs("spp")).unwrap_err().to_string();
+    assert!(e.contains("declares no <default>"), "{e}");
+}
