@@ -18,30 +18,6 @@ from __future__ import annotations
 from . import _nvrtc, util, xml
 from ._bitmap import Bitmap, Struct
 from ._cbox import cornell_box
-from ._objects import (
-    BSDF,
-    BoundingBox3f,
-    Emitter,
-    Film,
-    Integrator,
-    ReconstructionFilter,
-    Sensor,
-    Shape,
-    Texture,
-    load_dict,
-    render,
-)
-from ._types import (
-    Color3f,
-    Float,
-    Frame3f,
-    Point3f,
-    ScalarColor3f,
-    ScalarNormal3f,
-    ScalarPoint3f,
-    ScalarVector3f,
-    Vector3f,
-)
 from ._native import (
     CudaUnavailableError,
     RenderError,
@@ -63,7 +39,31 @@ from ._native import (
     variant,
     variants,
 )
+from ._objects import (
+    BSDF,
+    BoundingBox3f,
+    Emitter,
+    Film,
+    Integrator,
+    ReconstructionFilter,
+    Sensor,
+    Shape,
+    Texture,
+    load_dict,
+    render,
+)
 from ._transform import ScalarTransform4f, Transform4f
+from ._types import (
+    Color3f,
+    Float,
+    Frame3f,
+    Point3f,
+    ScalarColor3f,
+    ScalarNormal3f,
+    ScalarPoint3f,
+    ScalarVector3f,
+    Vector3f,
+)
 
 # Before the CUDA backend can open: where the nvidia-cuda-nvrtc wheel may be.
 _nvrtc.register()

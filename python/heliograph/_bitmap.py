@@ -103,9 +103,16 @@ class Bitmap:
             self._set(data._data.copy(), data._names, data._srgb, data._format)
             self._metadata = dict(data._metadata)
             return
+        raw = np.asarray(data) if isinstance(data, np.ndarray) else None
+        if raw is not None and raw.ndim == 3 and raw.shape[2] not in (1, 2, 3, 4):
+            # any number of channels (AOVs): no texture use to check for
+            linear = _native.TensorXf(raw).numpy()
+            if not np.all(np.isfinite(linear)):
+                raise ValueError("Bitmap: the data has NaN or infinite values")
+            self._set(np.array(linear), channel_names, srgb=False)
+            return
         # checked (rank, element type, finite values) as bitmap data in a scene dict is
         linear = _native._pixels(data).numpy()
-        raw = np.asarray(data) if isinstance(data, np.ndarray) else None
         if raw is not None and raw.dtype == np.uint8:
             # 8-bit data stays as stored, sRGB-encoded (as Mitsuba's)
             self._set(np.array(raw), channel_names, srgb=True)

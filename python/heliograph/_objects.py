@@ -34,7 +34,7 @@ _CLASS = {
 
 # The last image rendered per scene, for ``sensor.film().bitmap()`` (a few scenes).
 # Weak: dropping a render's tensor still cancels the render.
-_LAST: "OrderedDict[int, weakref.ref]" = OrderedDict()
+_LAST: OrderedDict[int, weakref.ref] = OrderedDict()
 
 
 def _host_scene(category: str, d: dict) -> dict:

@@ -32,7 +32,8 @@ def _components(cls: type, args: tuple) -> np.ndarray:
         try:
             v = np.stack(np.broadcast_arrays(*parts))
         except ValueError:
-            raise ValueError(f"{name}: the three components have different lengths: {[p.shape for p in parts]}") from None
+            shapes = [p.shape for p in parts]
+            raise ValueError(f"{name}: the three components have different lengths: {shapes}") from None
     else:
         raise TypeError(f"{name}() takes one array-like or 3 components, got {len(args)} arguments")
     scalar = name.startswith("Scalar")

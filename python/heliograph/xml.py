@@ -8,8 +8,10 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
+from . import _native
+
 # Plugin type -> the XML tag of its category.
-_TAG = {name: cat for cat, names in __import__("heliograph._native", fromlist=["_plugins"])._plugins() for name in names}
+_TAG = {name: cat for cat, names in _native._plugins() for name in names}
 
 
 def _number(x: Any) -> str:
@@ -42,7 +44,8 @@ def _value(name: str, v: Any, indent: str) -> List[str]:
 def _object(d: dict, indent: str, name: str) -> List[str]:
     kind = d.get("type")
     if kind == "rgb":
-        return [f"{indent}<rgb name={quoteattr(name)} value=\"{' '.join(_number(x) for x in np.broadcast_to(d['value'], 3))}\"/>"]
+        rgb = " ".join(_number(x) for x in np.broadcast_to(d["value"], 3))
+        return [f"{indent}<rgb name={quoteattr(name)} value=\"{rgb}\"/>"]
     if kind == "ref":
         return [f"{indent}<ref name={quoteattr(name)} id={quoteattr(d['id'])}/>"]
     tag = _TAG.get(kind)
