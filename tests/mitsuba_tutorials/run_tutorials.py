@@ -177,6 +177,10 @@ def _betacf(a: float, b: float, x: float) -> float:
 def t_sf2(t: float, dof: float) -> float:
     """Two-sided p-value of Student's t with ``dof`` degrees of freedom."""
     x = dof / (dof + t * t)
+    if x >= 1.0:
+        return 1.0
+    if x <= 0.0:
+        return 0.0
     a, b = dof / 2.0, 0.5
     lbeta = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
     front = math.exp(a * math.log(x) + b * math.log1p(-x) - lbeta)

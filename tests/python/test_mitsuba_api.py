@@ -324,3 +324,23 @@ def test_dict_to_xml_round_trips_to_the_same_render(tmp_path):
     np.testing.assert_allclose(np.array(b), np.array(a), rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="'type': 'scene'"):
         hg.xml.dict_to_xml({"type": "sphere"}, tmp_path / "x.xml")
+
+
+def test_the_readme_python_example_runs_with_numpy_alone(tmp_path, monkeypatch):
+    import builtins
+    import os
+
+    readme = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
+    with open(readme, encoding="utf-8") as f:
+        block = f.read().split("## Python\n\n```python\n", 1)[1].split("```", 1)[0]
+    real_import = builtins.__import__
+
+    def no_frameworks(name, *a, **k):
+        if name.split(".")[0] in ("jax", "torch", "tensorflow", "cupy"):
+            raise ImportError(f"{name} is not installed (this test hides it)")
+        return real_import(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", no_frameworks)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block, "README.md", "exec"), {})
+    assert (tmp_path / "seed.png").stat().st_size > 0
