@@ -388,7 +388,13 @@ fn an_unknown_define_is_an_error_listing_the_defaults_with_a_suggestion() {
         <default name="res" value="8"/>
         <integrator type="path"><integer name="max_depth" value="$depth"/></integrator>
     </scene>"#;
-    let defs = |k: &str| vec![(k.to_string(), "2".to_string())];
+    // $depth has no default: every load defines it
+    let defs = |k: &str| {
+        vec![
+            (k.to_string(), "2".to_string()),
+            ("depth".into(), "3".into()),
+        ]
+    };
     // declared defaults and names the file uses are accepted
     for ok in ["spp", "res", "depth"] {
         load_string(xml, &defs(ok)).unwrap();
@@ -406,6 +412,8 @@ fn an_unknown_define_is_an_error_listing_the_defaults_with_a_suggestion() {
         "a prefix of $depth is not it: {e}"
     );
     let bare = r#"<scene version="3.0.0"/>"#;
-    let e = load_string(bare, &defs("spp")).unwrap_err().to_string();
+    let e = load_string(bare, &[("spp".into(), "2".into())])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("declares no <default>"), "{e}");
 }
