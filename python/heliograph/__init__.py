@@ -15,10 +15,9 @@ line (``heliograph render scene.xml``, ``python -m heliograph``) is in ``__main_
 
 from __future__ import annotations
 
-from . import _nvrtc, util
-from ._bitmap import Bitmap
+from . import _nvrtc, util, xml
+from ._bitmap import Bitmap, Struct
 from ._cbox import cornell_box
-from ._color import Color3f, ScalarColor3f
 from ._native import (
     CudaUnavailableError,
     RenderError,
@@ -30,11 +29,9 @@ from ._native import (
     VariantError,
     __version__,
     cuda_stream,
-    load_dict,
     load_file,
     load_string,
     progress,
-    render,
     set_progress,
     set_variant,
     sync_device,
@@ -42,14 +39,57 @@ from ._native import (
     variant,
     variants,
 )
-from ._transform import ScalarTransform4f
+from ._objects import (
+    BSDF,
+    BoundingBox3f,
+    Emitter,
+    Film,
+    Integrator,
+    ReconstructionFilter,
+    Sensor,
+    Shape,
+    Texture,
+    load_dict,
+    render,
+)
+from ._transform import ScalarTransform4f, Transform4f
+from ._types import (
+    Color3f,
+    Float,
+    Frame3f,
+    Point3f,
+    ScalarColor3f,
+    ScalarNormal3f,
+    ScalarPoint3f,
+    ScalarVector3f,
+    Vector3f,
+)
 
 # Before the CUDA backend can open: where the nvidia-cuda-nvrtc wheel may be.
 _nvrtc.register()
 
 __all__ = [
+    "BSDF",
     "Bitmap",
+    "BoundingBox3f",
     "Color3f",
+    "Emitter",
+    "Film",
+    "Float",
+    "Frame3f",
+    "Integrator",
+    "Point3f",
+    "ReconstructionFilter",
+    "ScalarNormal3f",
+    "ScalarPoint3f",
+    "ScalarVector3f",
+    "Sensor",
+    "Shape",
+    "Struct",
+    "Texture",
+    "Transform4f",
+    "Vector3f",
+    "xml",
     "CudaUnavailableError",
     "RenderError",
     "ScalarColor3f",

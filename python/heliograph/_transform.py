@@ -127,15 +127,40 @@ class ScalarTransform4f:
 
     def inverse(self) -> ScalarTransform4f:
         """The inverse transform."""
-        return ScalarTransform4f(np.linalg.inv(self.matrix))
+        return type(self)(np.linalg.inv(self.matrix))
 
     def __matmul__(self, other: Any) -> Any:
+        """Composition with a transform; applied to a point (``ScalarPoint3f``, or any
+        3 numbers: translated), a vector (``ScalarVector3f``: not translated) or a normal
+        (``ScalarNormal3f``: the inverse transpose), also to (3, N) arrays of them."""
+        from . import _types
+
         if isinstance(other, ScalarTransform4f):
-            return ScalarTransform4f(self.matrix @ other.matrix)
+            return type(self)(self.matrix @ other.matrix)
         p = np.asarray(other, dtype=np.float64)
-        if p.shape == (3,):
-            return (self.matrix @ np.append(p, 1.0))[:3]
-        return NotImplemented
+        if p.shape[:1] != (3,) or p.ndim > 2:
+            raise ValueError(
+                f"{type(self).__name__} @ x: 'x' must be a transform or 3 coordinates (shape (3,) or (3, N)), "
+                f"got shape {p.shape}"
+            )
+        m = self.matrix
+        if isinstance(other, _types.ScalarNormal3f):
+            r = np.linalg.inv(m[:3, :3]).T @ p
+        elif isinstance(other, _types._Vector3) and not isinstance(other, _types._PointBase):
+            r = m[:3, :3] @ p
+        else:
+            h = m @ np.concatenate([p, np.ones((1,) + p.shape[1:])])
+            r = h[:3] / h[3]
+        cls = type(other) if isinstance(other, _types._Vector3) else _types.ScalarPoint3f
+        if r.ndim == 2 and cls.__name__.startswith("Scalar"):
+            cls = _types.Point3f
+        return cls(r)
+
+    def translation(self) -> Any:
+        """The translation part, as a point."""
+        from . import _types
+
+        return _types.ScalarVector3f(self.matrix[:3, 3])
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ScalarTransform4f) and bool(np.array_equal(self.matrix, other.matrix))
@@ -147,4 +172,11 @@ class ScalarTransform4f:
 
     def __repr__(self) -> str:
         body = np.array2string(self.matrix, precision=6, suppress_small=True, prefix="ScalarTransform4f(")
-        return f"ScalarTransform4f({body})"
+        return f"{type(self).__name__}({body})"
+
+
+class Transform4f(ScalarTransform4f):
+    """Mitsuba's ``Transform4f``: the same 4x4 transform (heliograph's transforms are
+    never differentiated, so there is no vectorised form)."""
+
+    __slots__ = ()

@@ -13,11 +13,13 @@ pub mod params;
 pub mod progress;
 pub mod scene;
 pub mod tensor;
+pub mod tensor_ops;
 
 use std::sync::atomic::Ordering;
 
 use heliograph::backend::cuda::nvrtc_lib;
-use heliograph::io::{read_image, write_image, Image};
+use heliograph::io::exr_channels::{read_exr_channels, write_exr_channels, NamedChannels};
+use heliograph::io::{write_image, Image};
 use heliograph::Loc;
 use pyo3::prelude::*;
 
@@ -33,11 +35,56 @@ fn _pixels(py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<TensorXf> {
     TensorXf::from_data(vec![p.height, p.width, p.channels], &p.data)
 }
 
-/// Reads an image file (EXR linear; PNG/JPEG decoded from sRGB) as an (H, W, C) tensor.
+/// Reads an image file (EXR linear; PNG/JPEG decoded from sRGB, or as stored when
+/// `raw`) as an (H, W, C) tensor.
 #[pyfunction]
-fn _read_image(py: Python<'_>, path: std::path::PathBuf) -> PyResult<TensorXf> {
-    let img = py.detach(|| read_image(&path)).map_err(to_py)?;
+#[pyo3(signature = (path, raw=false))]
+fn _read_image(py: Python<'_>, path: std::path::PathBuf, raw: bool) -> PyResult<TensorXf> {
+    let img = py
+        .detach(|| heliograph::io::read_image_with(&path, raw))
+        .map_err(to_py)?;
     TensorXf::from_data(vec![img.height, img.width, img.channels], &img.data)
+}
+
+/// Reads every channel of an EXR file: an (H, W, C) tensor and the C channel names.
+#[pyfunction]
+fn _read_exr_channels(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+) -> PyResult<(TensorXf, Vec<String>)> {
+    let img = py.detach(|| read_exr_channels(&path)).map_err(to_py)?;
+    let t = TensorXf::from_data(vec![img.height, img.width, img.names.len()], &img.data)?;
+    Ok((t, img.names))
+}
+
+/// Writes an (H, W, C) image as a float32 EXR whose channels have the C `names`.
+#[pyfunction]
+fn _write_exr_channels(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    image: &Bound<'_, PyAny>,
+    names: Vec<String>,
+) -> PyResult<()> {
+    let a = to_host_array(py, image)?;
+    let [h, w, c] = a.shape[..] else {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "Bitmap.write: expected an image of shape (H, W, C), got {}",
+            heliograph::scene::params::shape_str(&a.shape)
+        )));
+    };
+    if names.len() != c {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "Bitmap.write: {} channel names for {c} channels",
+            names.len()
+        )));
+    }
+    let img = NamedChannels {
+        width: w,
+        height: h,
+        names,
+        data: a.data,
+    };
+    py.detach(|| write_exr_channels(&path, &img)).map_err(to_py)
 }
 
 /// Writes an (H, W, C) or (H, W) image (EXR linear float; PNG sRGB 8-bit) by extension.
@@ -65,6 +112,24 @@ fn _write_image(
         data: a.data,
     };
     py.detach(|| write_image(&path, &img)).map_err(to_py)
+}
+
+/// The plugin names of each category (`load_dict` of a single plugin looks its
+/// category up here).
+#[pyfunction]
+fn _plugins() -> Vec<(&'static str, Vec<&'static str>)> {
+    use heliograph::*;
+    vec![
+        ("bsdf", bsdfs::KNOWN.to_vec()),
+        ("emitter", emitters::KNOWN.to_vec()),
+        ("film", films::KNOWN.to_vec()),
+        ("integrator", integrators::KNOWN.to_vec()),
+        ("rfilter", rfilters::KNOWN.to_vec()),
+        ("sampler", samplers::KNOWN.to_vec()),
+        ("sensor", sensors::KNOWN.to_vec()),
+        ("shape", shapes::KNOWN.to_vec()),
+        ("texture", textures::KNOWN.to_vec()),
+    ]
 }
 
 /// Number of DLPack capsules whose memory has not been released yet (tests).
@@ -115,6 +180,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(progress::progress, m)?)?;
     m.add_function(wrap_pyfunction!(_pixels, m)?)?;
     m.add_function(wrap_pyfunction!(_live_exports, m)?)?;
+    m.add_function(wrap_pyfunction!(_plugins, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor_ops::_elementwise, m)?)?;
+    m.add_function(wrap_pyfunction!(_read_exr_channels, m)?)?;
+    m.add_function(wrap_pyfunction!(_write_exr_channels, m)?)?;
     m.add_function(wrap_pyfunction!(_read_image, m)?)?;
     m.add_function(wrap_pyfunction!(_write_image, m)?)?;
     m.add_function(wrap_pyfunction!(cuda::sync_device, m)?)?;

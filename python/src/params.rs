@@ -61,7 +61,10 @@ fn key_error(p: &SceneParams, key: &str) -> PyErr {
     ))
 }
 
-fn to_python<'py>(py: Python<'py>, v: &ParamValue) -> PyResult<Bound<'py, PyAny>> {
+/// The Python value of parameter `key`, of the type Mitsuba returns: a float,
+/// `ScalarColor3f`, `ScalarPoint3f` (a `position`) or `ScalarVector3f`,
+/// `ScalarTransform4f`, or a `TensorXf`.
+fn to_python<'py>(py: Python<'py>, key: &str, v: &ParamValue) -> PyResult<Bound<'py, PyAny>> {
     match v {
         ParamValue::Float(x) => Ok(PyFloat::new(py, *x).into_any()),
         ParamValue::Color(c) => {
@@ -69,7 +72,13 @@ fn to_python<'py>(py: Python<'py>, v: &ParamValue) -> PyResult<Bound<'py, PyAny>
             cls.call1((c.x, c.y, c.z))
         }
         ParamValue::Vector(c) => {
-            Ok(Bound::new(py, TensorXf::from_data(vec![3], &c.to_array())?)?.into_any())
+            let name = if key.ends_with("position") {
+                "ScalarPoint3f"
+            } else {
+                "ScalarVector3f"
+            };
+            let cls = py.import("heliograph")?.getattr(name)?;
+            cls.call1((c.x, c.y, c.z))
         }
         ParamValue::Transform(t) => {
             let rows = t.to_rows().map(|r| r.map(|x| x as f64));
@@ -240,7 +249,7 @@ impl SceneParameters {
         let p = self.lock(py).clone();
         let mut out = Vec::new();
         for k in p.keys() {
-            out.push((k.to_string(), to_python(py, p.get(k).map_err(to_py)?)?));
+            out.push((k.to_string(), to_python(py, k, p.get(k).map_err(to_py)?)?));
         }
         Ok(out)
     }
@@ -272,7 +281,7 @@ impl SceneParameters {
                 Err(_) => return Err(key_error(&p, key)),
             }
         };
-        to_python(py, &v)
+        to_python(py, key, &v)
     }
 
     /// Checks and stages a new value; it takes effect at `update()`.
@@ -343,7 +352,30 @@ impl SceneParameters {
     /// Applies the staged values, rebuilding only what they change (on the CUDA
     /// variant the scene's device copy is patched in place, asynchronously); returns the
     /// keys that changed. On error nothing changes and the values stay staged.
-    fn update(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+    ///
+    /// `values` (a dict, or anything with `items()`, as Mitsuba's `update(values)`) is
+    /// set first, key by key.
+    #[pyo3(signature = (values=None))]
+    fn update(&self, py: Python<'_>, values: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
+        if let Some(v) = values.filter(|v| !v.is_none()) {
+            let items = v.call_method0("items").map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "SceneParameters.update(): 'values' must be a dict or have items(), got {}",
+                    v.get_type()
+                        .name()
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
+                ))
+            })?;
+            for kv in items.try_iter()? {
+                let (k, x): (String, Bound<'_, PyAny>) = kv?.extract().map_err(|_| {
+                    PyTypeError::new_err(
+                        "SceneParameters.update(): 'values' items must be (str key, value) pairs",
+                    )
+                })?;
+                self.__setitem__(py, &k, &x)?;
+            }
+        }
         let (keys, staged) = {
             let p = self.lock(py);
             let keys: Vec<String> = p.changed().into_iter().map(str::to_string).collect();

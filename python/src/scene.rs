@@ -10,8 +10,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use heliograph::backend::cpu::render_async;
 use heliograph::backend::cuda::{check_supported, CudaBackend, CudaFilm, DeviceScene};
 use heliograph::backend::{Backend, RenderOptions};
+use heliograph::integrators::AnyIntegrator;
 use heliograph::scene::params::ParamTable;
-use heliograph::scene::{xml, LoadedScene, ParamValue, SceneDesc};
+use heliograph::scene::{xml, LoadedScene, ParamValue, Scene, SceneDesc};
+use heliograph::sensors::Sensor;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString};
@@ -20,8 +22,18 @@ use crate::errors::{to_py, VariantError};
 use crate::params::SceneParameters;
 use crate::tensor::TensorXf;
 
-/// The backend of the variant set by `set_variant` (none until then: the CPU).
-static VARIANT: Mutex<Option<Backend>> = Mutex::new(None);
+/// The variant set by `set_variant`, as named there, and its backend (none until
+/// then: the CPU).
+static VARIANT: Mutex<Option<(Backend, String)>> = Mutex::new(None);
+
+/// Mitsuba's variant names that heliograph accepts, after its own.
+const MITSUBA_VARIANTS: [&str; 5] = [
+    "scalar_rgb",
+    "scalar_ad_rgb",
+    "llvm_rgb",
+    "llvm_ad_rgb",
+    "cuda_ad_rgb",
+];
 
 fn set_one(py: Python<'_>, name: &str) -> PyResult<Backend> {
     match Backend::from_variant(name) {
@@ -50,7 +62,7 @@ pub fn set_variant(py: Python<'_>, names: Vec<String>) -> PyResult<()> {
     for n in &names {
         match set_one(py, n) {
             Ok(v) => {
-                *VARIANT.lock().unwrap_or_else(|p| p.into_inner()) = Some(v);
+                *VARIANT.lock().unwrap_or_else(|p| p.into_inner()) = Some((v, n.clone()));
                 return Ok(());
             }
             Err(e) => last = e,
@@ -59,21 +71,32 @@ pub fn set_variant(py: Python<'_>, names: Vec<String>) -> PyResult<()> {
     Err(last)
 }
 
-/// The current variant, or None before `set_variant`.
+/// The current variant, as `set_variant` was given it (a Mitsuba name stays one), or
+/// None before `set_variant`.
 #[pyfunction]
-pub fn variant() -> Option<&'static str> {
-    backend().and_then(Backend::variant)
+pub fn variant() -> Option<String> {
+    VARIANT
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        .map(|v| v.1.clone())
 }
 
 /// The backend of the current variant, or None before `set_variant`.
 pub fn backend() -> Option<Backend> {
-    *VARIANT.lock().unwrap_or_else(|p| p.into_inner())
+    VARIANT
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        .map(|v| v.0)
 }
 
-/// The variants this build can run (`cuda_rgb` needs a usable GPU when selected).
+/// The variants this build accepts: heliograph's (`cuda_rgb` needs a usable GPU when
+/// selected), then the Mitsuba names that select them.
 #[pyfunction]
 pub fn variants() -> Vec<&'static str> {
-    Backend::VARIANTS.iter().map(|(name, _)| *name).collect()
+    let own = Backend::VARIANTS.iter().map(|(name, _)| *name);
+    own.chain(MITSUBA_VARIANTS).collect()
 }
 
 /// A loaded scene (see the module docs).
@@ -182,6 +205,57 @@ impl PyScene {
 
 #[pymethods]
 impl PyScene {
+    /// What the package's scene methods report (`sensors()`, `bbox()`, ...): a dict.
+    fn _info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.with_state(py, |st| st.loaded.scene().clone());
+        let d = PyDict::new(py);
+        let f = &s.sensor.film;
+        d.set_item("film_size", (f.width, f.height))?;
+        d.set_item("crop_size", (f.crop_size[0], f.crop_size[1]))?;
+        d.set_item("crop_offset", (f.crop_offset[0], f.crop_offset[1]))?;
+        let rows = s
+            .sensor
+            .camera
+            .to_world
+            .to_rows()
+            .map(|r| r.map(|x| x as f64));
+        d.set_item("sensor_to_world", rows)?;
+        d.set_item("x_fov", s.sensor.camera.x_fov)?;
+        d.set_item("sample_count", s.sensor.sampler.sample_count)?;
+        d.set_item("shapes", s.geom.shapes.len())?;
+        let emitters: Vec<String> = s.emitters.iter().map(|e| format!("{e:?}")).collect();
+        d.set_item("emitters", emitters)?;
+        d.set_item("integrator", format!("{:?}", s.integrator))?;
+        let b = s.bvh.bounds();
+        d.set_item("bbox", (b.min.to_array(), b.max.to_array()))?;
+        Ok(d)
+    }
+
+    /// The scene's sensors (Mitsuba's `Scene.sensors()`).
+    fn sensors<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        crate::tensor_ops::package(slf.py(), "_objects", "scene_sensors", (slf,))
+    }
+
+    /// The scene's emitters.
+    fn emitters<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        crate::tensor_ops::package(slf.py(), "_objects", "scene_emitters", (slf,))
+    }
+
+    /// The scene's shapes.
+    fn shapes<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        crate::tensor_ops::package(slf.py(), "_objects", "scene_shapes", (slf,))
+    }
+
+    /// The scene's integrator.
+    fn integrator<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        crate::tensor_ops::package(slf.py(), "_objects", "scene_integrator", (slf,))
+    }
+
+    /// The bounding box of the scene's geometry.
+    fn bbox<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        crate::tensor_ops::package(slf.py(), "_objects", "scene_bbox", (slf,))
+    }
+
     fn __repr__(&self, py: Python<'_>) -> String {
         let s = self.with_state(py, |st| st.loaded.scene().clone());
         let f = &s.sensor.film;
@@ -261,17 +335,18 @@ pub fn load_dict(py: Python<'_>, dict: &Bound<'_, PyAny>) -> PyResult<PyScene> {
     PyScene::build(py, desc)
 }
 
-/// `render(scene, params=None, spp=None, seed=0, sensor=0)`: starts the render
+/// `render(scene, params=None, spp=None, seed=0, sensor=0, integrator=None)`: starts the render
 /// (on the CPU, or on the CUDA render stream under `cuda_rgb`) and returns its
 /// `TensorXf` at once; reading the tensor waits for it.
 #[pyfunction]
-#[pyo3(signature = (scene, params=None, spp=None, seed=None, sensor=None))]
+#[pyo3(signature = (scene, params=None, spp=None, seed=None, sensor=None, integrator=None))]
 pub fn render(
     scene: &Bound<'_, PyAny>,
     params: Option<&Bound<'_, PyAny>>,
     spp: Option<&Bound<'_, PyAny>>,
     seed: Option<&Bound<'_, PyAny>>,
     sensor: Option<&Bound<'_, PyAny>>,
+    integrator: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<TensorXf> {
     let scene = scene.cast::<PyScene>().map_err(|_| {
         PyTypeError::new_err(
@@ -287,25 +362,23 @@ pub fn render(
     }
     let spp = match spp.filter(|s| !s.is_none()) {
         None => None,
-        Some(s) => Some(positive_int(s, "spp")?),
+        Some(s) => spp_arg(s)?,
     };
     let seed = match seed {
         Some(s) => non_negative_int(s, "seed")?,
         None => 0,
     };
-    let sensor = match sensor {
-        Some(s) => non_negative_int(s, "sensor")?,
-        None => 0,
-    };
-    if sensor != 0 {
-        return Err(PyValueError::new_err(
-            "render(): the scene has one sensor; 'sensor' must be 0",
-        ));
-    }
     let py = scene.py();
+    let swap = Swap::parse(py, sensor, integrator)?;
     let opts = RenderOptions { spp, seed };
     crate::dlpack::sweep_parked(py);
     if backend() == Some(Backend::Cuda) {
+        if swap.is_some() {
+            return Err(PyValueError::new_err(
+                "render(): a sensor or integrator object other than the scene's renders on the CPU \
+                 variants only; on cuda_rgb, put it in the scene",
+            ));
+        }
         let be = crate::cuda::backend(py)?;
         let s: &PyScene = scene.get();
         let film = py.detach(|| s.render_cuda(&be, &opts)).map_err(to_py)?;
@@ -319,6 +392,7 @@ pub fn render(
             Ok(st.loaded.scene().clone())
         })
         .map_err(to_py)?;
+    let scene_arc = swap.apply(scene_arc);
     let f = &scene_arc.sensor.film;
     let shape = vec![
         f.crop_size[1] as usize,
@@ -345,15 +419,16 @@ fn int_arg(v: &Bound<'_, PyAny>, name: &str) -> PyResult<i128> {
     })
 }
 
-fn positive_int(v: &Bound<'_, PyAny>, name: &str) -> PyResult<u32> {
-    let x = int_arg(v, name)?;
-    if !(1..=u32::MAX as i128).contains(&x) {
+/// `spp`: 0 means the scene's own sample count, as in Mitsuba.
+fn spp_arg(v: &Bound<'_, PyAny>) -> PyResult<Option<u32>> {
+    let x = int_arg(v, "spp")?;
+    if !(0..=u32::MAX as i128).contains(&x) {
         return Err(PyValueError::new_err(format!(
-            "render(): '{name}' must be in [1, {}], got {x}",
+            "render(): 'spp' must be in [0, {}] (0: the scene's sample count), got {x}",
             u32::MAX
         )));
     }
-    Ok(x as u32)
+    Ok((x > 0).then_some(x as u32))
 }
 
 fn non_negative_int(v: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
@@ -365,4 +440,93 @@ fn non_negative_int(v: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
         )));
     }
     Ok(x as u64)
+}
+
+/// A sensor or integrator given to `render` in place of the scene's own.
+#[derive(Default)]
+struct Swap {
+    sensor: Option<Sensor>,
+    integrator: Option<AnyIntegrator>,
+}
+
+impl Swap {
+    /// `sensor`: None, 0 or a sensor object of `load_dict`; `integrator`: None or an
+    /// integrator object of `load_dict`. Such an object holds the scene it was
+    /// checked in (`_scene`), whose sensor or integrator is taken.
+    fn parse(
+        py: Python<'_>,
+        sensor: Option<&Bound<'_, PyAny>>,
+        integrator: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Swap> {
+        let mut swap = Swap::default();
+        match sensor.filter(|s| !s.is_none()) {
+            Some(s) if s.is_instance_of::<pyo3::types::PyInt>() || s.is_instance_of::<PyBool>() => {
+                let i = non_negative_int(s, "sensor")?;
+                if i != 0 {
+                    return Err(PyValueError::new_err(format!(
+                        "render(): 'sensor' index must be 0 (the scene has one sensor), got {i}"
+                    )));
+                }
+            }
+            Some(s) => {
+                let host = holder(s, "sensor", "Sensor")?;
+                swap.sensor = Some(host.get().with_state(py, |st| st.loaded.scene().sensor));
+            }
+            None => {}
+        }
+        if let Some(i) = integrator.filter(|i| !i.is_none()) {
+            let host = holder(i, "integrator", "Integrator")?;
+            swap.integrator = Some(host.get().with_state(py, |st| st.loaded.scene().integrator));
+        }
+        Ok(swap)
+    }
+
+    fn is_some(&self) -> bool {
+        self.sensor.is_some() || self.integrator.is_some()
+    }
+
+    fn apply(&self, scene: Arc<Scene>) -> Arc<Scene> {
+        if !self.is_some() {
+            return scene;
+        }
+        let mut s = (*scene).clone();
+        if let Some(x) = self.sensor {
+            s.sensor = x;
+        }
+        if let Some(x) = self.integrator {
+            s.integrator = x;
+        }
+        Arc::new(s)
+    }
+}
+
+/// The scene that a `load_dict` object of class `class` was checked in.
+fn holder<'py>(obj: &Bound<'py, PyAny>, arg: &str, class: &str) -> PyResult<Bound<'py, PyScene>> {
+    let given = obj
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_default();
+    let wrong = || {
+        PyTypeError::new_err(format!(
+            "render(): '{arg}' must be {} {class} from load_dict(){}, got {given}",
+            if class.starts_with(['A', 'E', 'I', 'O', 'U']) {
+                "an"
+            } else {
+                "a"
+            },
+            if arg == "sensor" {
+                " or the index 0"
+            } else {
+                ""
+            }
+        ))
+    };
+    if given != class {
+        return Err(wrong());
+    }
+    obj.getattr("_scene")
+        .ok()
+        .and_then(|s| s.cast_into::<PyScene>().ok())
+        .ok_or_else(wrong)
 }

@@ -24,6 +24,8 @@ use pyo3::exceptions::{PyBufferError, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyDict, PyTuple};
 
+use crate::tensor_ops;
+
 use crate::dlpack::{
     self, Buffer, ExportArgs, Fence, HostArray, HostTo, Imported, Owner, StreamArg,
 };
@@ -38,7 +40,7 @@ enum State {
 }
 
 /// A float32 tensor (`shape`, C order) on the host or a CUDA device.
-#[pyclass(module = "heliograph", frozen)]
+#[pyclass(module = "heliograph", frozen, weakref)]
 pub struct TensorXf {
     shape: Vec<usize>,
     state: Mutex<State>,
@@ -328,11 +330,172 @@ impl TensorXf {
         Ok(a)
     }
 
+    /// `t[index]`: NumPy indexing; an array result is a new `TensorXf`, one element a float.
     fn __getitem__<'py>(
         slf: &Bound<'py, Self>,
         index: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        Self::numpy_view(slf)?.get_item(index)
+        tensor_ops::call(slf.py(), "getitem", (slf, index))
+    }
+
+    /// `t[index] = value`: NumPy assignment. The tensor takes new storage with the
+    /// change: arrays exported earlier keep the old values.
+    fn __setitem__(
+        slf: &Bound<'_, Self>,
+        index: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        let t = slf.get();
+        if t.device_tensor().is_some() {
+            return Err(PyTypeError::new_err(
+                "TensorXf.__setitem__: a CUDA tensor cannot be assigned to in place; \
+                 build the new values with arithmetic, or in PyTorch/CuPy and wrap them in TensorXf",
+            ));
+        }
+        let data = tensor_ops::call(py, "setitem", (slf, index, value))?;
+        let a = to_host_array(py, &data)?;
+        let buf = Buffer::from_slice(&a.data).map_err(errors::to_py)?;
+        *t.lock() = State::Ready(buf);
+        Ok(())
+    }
+
+    /// NumPy functions (`np.exp(t)`, `np.maximum(t, 0)`, ...) on tensors.
+    #[pyo3(signature = (ufunc, method, *inputs, **kwargs))]
+    fn __array_ufunc__<'py>(
+        _slf: &Bound<'py, Self>,
+        ufunc: &Bound<'py, PyAny>,
+        method: &str,
+        inputs: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::array_ufunc(ufunc, method, inputs, kwargs)
+    }
+
+    fn __add__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("add", slf.as_any(), other)
+    }
+
+    fn __radd__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("add", other, slf.as_any())
+    }
+
+    fn __sub__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("subtract", slf.as_any(), other)
+    }
+
+    fn __rsub__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("subtract", other, slf.as_any())
+    }
+
+    fn __mul__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("multiply", slf.as_any(), other)
+    }
+
+    fn __rmul__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("multiply", other, slf.as_any())
+    }
+
+    fn __truediv__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("true_divide", slf.as_any(), other)
+    }
+
+    fn __rtruediv__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("true_divide", other, slf.as_any())
+    }
+
+    fn __pow__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+        _modulo: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("power", slf.as_any(), other)
+    }
+
+    fn __rpow__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+        _modulo: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("power", other, slf.as_any())
+    }
+
+    fn __lt__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("less", slf.as_any(), other)
+    }
+
+    fn __le__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("less_equal", slf.as_any(), other)
+    }
+
+    fn __gt__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("greater", slf.as_any(), other)
+    }
+
+    fn __ge__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("greater_equal", slf.as_any(), other)
+    }
+
+    fn __eq__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("equal", slf.as_any(), other)
+    }
+
+    fn __ne__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("not_equal", slf.as_any(), other)
+    }
+
+    fn __neg__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::call(slf.py(), "unary", ("negative", slf))
+    }
+
+    fn __abs__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::call(slf.py(), "unary", ("absolute", slf))
+    }
+
+    fn __pos__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::call(slf.py(), "unary", ("positive", slf))
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {

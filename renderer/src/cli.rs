@@ -150,6 +150,8 @@ fn render(
     let out = output.unwrap_or_else(|| {
         PathBuf::from(path.file_stem().unwrap_or_default()).with_extension("exr")
     });
+    // before the scene loads: a bad -o must not cost a whole render
+    heliograph::io::check_output_path(&out).with_context(|| "checking the output path (-o)")?;
     let defines = parse_defines(define)?;
     let desc = scene::xml::load_file(path, &defines)?;
     let scene = Arc::new(scene::build_scene(&desc)?);

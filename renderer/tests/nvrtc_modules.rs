@@ -353,7 +353,12 @@ fn nvrtc_compiles_every_module_for_sm_90_and_the_oldest_architecture() {
                 arch: arch.clone(),
             });
         }
-        for module in [kernels::DEPTH_MODULE, kernels::PARITY_MODULE] {
+        for module in [
+            kernels::DEPTH_MODULE,
+            kernels::PARITY_MODULE,
+            kernels::CONVERT_MODULE,
+            kernels::ELEMENTWISE_MODULE,
+        ] {
             jobs.push(Job {
                 label: module.into(),
                 module,
@@ -405,4 +410,24 @@ fn nvrtc_compiles_every_module_for_sm_90_and_the_oldest_architecture() {
         jobs.len(),
         failures.join("\n\n")
     );
+}
+
+/// The small array modules (imports, TensorXf arithmetic) alone: quick to run while
+/// working on them.
+#[test]
+fn nvrtc_compiles_the_array_modules() {
+    let require = std::env::var("HELIOGRAPH_REQUIRE_NVRTC").is_ok_and(|v| v == "1");
+    if let Err(why) = nvrtc_lib::load() {
+        assert!(!require, "HELIOGRAPH_REQUIRE_NVRTC=1 but {why}");
+        println!("SKIP: nvrtc_compiles_the_array_modules: {why}");
+        return;
+    }
+    let oldest = arch_for(MIN_COMPUTE_CAPABILITY).unwrap();
+    for arch in ["sm_90".to_string(), oldest] {
+        for module in [kernels::CONVERT_MODULE, kernels::ELEMENTWISE_MODULE] {
+            let r = nvrtc_compile_offline(module, "", &arch, &[]);
+            let (bytes, _) = r.unwrap_or_else(|e| panic!("{module} for {arch}: {e}"));
+            assert!(bytes > 0, "{module}: empty CUBIN");
+        }
+    }
 }

@@ -72,3 +72,19 @@ def test_a_wrong_nvrtc_path_is_a_cuda_unavailable_error_naming_it(tmp_path):
     assert r.returncode == 0, r
     assert f"HELIOGRAPH_NVRTC={missing}: no such file" in r.stdout, r.stdout
     assert 'pip install "heliograph[cuda]"' in r.stdout
+
+
+def test_output_is_checked_before_the_scene_is_loaded(tmp_path):
+    # the scene does not exist: an error about it would mean it was read first
+    r = _cli("render", str(tmp_path / "missing.xml"), "-o", str(tmp_path / "out.bmp"), "-q")
+    assert r.returncode == 1
+    assert "output path (-o)" in r.stderr and "unsupported output format" in r.stderr, r.stderr
+    assert "missing.xml" not in r.stderr, r.stderr
+
+
+def test_an_unknown_define_lists_the_defaults_and_suggests_one(tmp_path):
+    r = _cli("render", SEED, "-D", "sppp=4", "-o", str(tmp_path / "x.exr"), "-q", "--backend", "cpu")
+    assert r.returncode == 1
+    assert 'unknown parameter "sppp"' in r.stderr and "spp, res" in r.stderr, r.stderr
+    assert 'did you mean "spp"?' in r.stderr, r.stderr
+    assert not (tmp_path / "x.exr").exists()

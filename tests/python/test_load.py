@@ -109,7 +109,7 @@ BAD_DICTS = [
     ({"type": "scene", "s": {"type": "sphere", "bsdf": {"type": "ref"}}}, hg.SceneError, r"'ref' needs a string 'id'"),
     ({"type": "scene", "m": {"type": "diffuse", "reflectance": {"type": "rgb", "value": [1, 2]}}}, hg.SceneError, r"<dict>\[m.reflectance\].*shape \(2,\)"),
     ({"type": "scene", "m": {"type": "diffuse", "reflectance": {"type": "rgb", "value": 0.5, "x": 1}}}, hg.SceneError, r"unexpected key \"x\""),
-    ({"type": "sphere"}, hg.SceneError, r"takes a scene dict"),
+    ({"type": "spheer"}, hg.SceneError, r'unknown plugin type "spheer" \(known: .*sphere'),
     ({"type": "scene", "s": {"type": "scene"}}, hg.SceneError, r"cannot be nested"),
     ({"type": "scene", "s": {"type": "sphere", "center": [1, 2, 3, 4]}}, hg.SceneError, r"3 numbers \(a vector\) or an image .* got \(4,\)"),
     ({"type": "scene", "s": {"type": "sphere", "to_world": "identity"}}, hg.SceneError, r"to_world.*expected transform, got string"),

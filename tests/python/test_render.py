@@ -39,18 +39,22 @@ def test_same_seed_is_bitwise_identical_and_seeds_differ():
 def test_spp_defaults_to_the_scene_sampler():
     scene = hg.load_dict(seed_dict(np.ones((2, 2, 3)), res=8, spp=3))
     np.testing.assert_array_equal(np.array(hg.render(scene, seed=2)), np.array(hg.render(scene, spp=3, seed=2)))
+    # spp=0 means the scene's count too, as in Mitsuba
+    np.testing.assert_array_equal(np.array(hg.render(scene, spp=0, seed=2)), np.array(hg.render(scene, spp=3, seed=2)))
+    assert not np.array_equal(np.array(hg.render(scene, spp=0, seed=2)), np.array(hg.render(scene, spp=4, seed=2)))
 
 
 @pytest.mark.parametrize(
     "kwargs,exc,pattern",
     [
-        ({"spp": 0}, ValueError, r"'spp' must be in \[1, 4294967295\], got 0"),
-        ({"spp": -4}, ValueError, r"'spp' must be in \[1, 4294967295\], got -4"),
-        ({"spp": 2**32}, ValueError, r"'spp' must be in \[1, 4294967295\], got 4294967296"),
+        ({"spp": -4}, ValueError, r"'spp' must be in \[0, 4294967295\] \(0: the scene's sample count\), got -4"),
+        ({"spp": 2**32}, ValueError, r"'spp' must be in \[0, 4294967295\].*got 4294967296"),
         ({"spp": 2.5}, TypeError, "'spp' must be an int, got float"),
         ({"spp": True}, TypeError, "'spp' must be an int, got bool"),
         ({"seed": -1}, ValueError, r"'seed' must be in \[0, 18446744073709551615\], got -1"),
         ({"sensor": 1}, ValueError, "one sensor"),
+        ({"sensor": "s"}, TypeError, r"'sensor' must be a Sensor from load_dict\(\) or the index 0, got str"),
+        ({"integrator": {"type": "path"}}, TypeError, r"'integrator' must be an Integrator from load_dict\(\), got dict"),
         ({"params": {"a": 1}}, TypeError, "SceneParameters"),
     ],
 )

@@ -59,7 +59,9 @@ def test_cli_output_into_a_missing_directory_is_an_error_naming_it(tmp_path):
     out = tmp_path / "no" / "such" / "dir" / "out.exr"
     r = _render_to(out)
     assert r.returncode == 1, r
-    assert r.stderr.startswith("error: writing the output image: ") and str(out) in r.stderr, r.stderr
+    # checked before the scene loads: no render is wasted
+    assert r.stderr.startswith("error: checking the output path (-o): ") and str(out) in r.stderr, r.stderr
+    assert "does not exist" in r.stderr, r.stderr
     assert not (tmp_path / "no").exists()
 
 

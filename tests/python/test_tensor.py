@@ -224,7 +224,8 @@ def test_png_repr_is_clamped_srgb(tmp_path):
     vals = np.array([[[0.0, 0.2140, 1.0], [2.0, -1.0, 0.5]]], dtype=np.float32)  # 0.2140 linear = 0.5 sRGB
     path = tmp_path / "repr.png"
     path.write_bytes(hg.TensorXf(vals)._repr_png_())
-    back = np.array(hg.Bitmap(path))  # decoded from sRGB to linear again
+    png = hg.Bitmap(path).convert(component_format=hg.Struct.Type.Float32, srgb_gamma=False)
+    back = np.array(png)  # decoded from sRGB to linear again
     np.testing.assert_allclose(back, np.clip(vals, 0, 1), atol=0.005)
 
 

@@ -1,7 +1,10 @@
-//! Image output and input. Writes OpenEXR (linear float32) and PNG (sRGB-encoded
-//! 8-bit), chosen by the file extension; reads what Mitsuba reads: OpenEXR and
-//! Radiance HDR as linear floats; PNG, JPEG, BMP, TGA and PPM decoded from sRGB. Writes go to a temporary file that is
-//! renamed into place, so a failed write never leaves a partial image.
+//! Image output and input. Writes OpenEXR (linear float32), PNG and JPEG (sRGB-encoded
+//! 8-bit), chosen by the file extension; reads what Mitsuba reads: OpenEXR and Radiance
+//! HDR as linear floats; PNG, JPEG, BMP, TGA and PPM decoded from sRGB. Writes go to a
+//! temporary file that is renamed into place, so a failed write never leaves a partial
+//! image. EXR files with any named channels are in [`exr_channels`].
+
+pub mod exr_channels;
 
 use std::path::Path;
 
@@ -119,17 +122,40 @@ fn format_of(path: &Path) -> Result<ImageFormat> {
     {
         Some("exr") => Ok(ImageFormat::OpenExr),
         Some("png") => Ok(ImageFormat::Png),
+        Some("jpg" | "jpeg") => Ok(ImageFormat::Jpeg),
         other => Err(Error::io(
             path,
             format!(
-                "unsupported output format {:?}: use .exr (linear float) or .png (sRGB 8-bit)",
+                "unsupported output format {:?}: use .exr (linear float), .png or .jpg (sRGB 8-bit)",
                 other.unwrap_or("")
             ),
         )),
     }
 }
 
-/// Converts to an `image` crate buffer: float for EXR, sRGB 8-bit for PNG.
+/// Checks, before any work, that an image can be written to `path`: a known
+/// extension (.exr, .png, .jpg) and an existing folder that accepts new files.
+pub fn check_output_path(path: &Path) -> Result<()> {
+    format_of(path)?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(Error::io(
+            path,
+            format!("the folder {} does not exist", dir.display()),
+        ));
+    }
+    let probe = dir.join(format!(".heliograph-write-test-{}", std::process::id()));
+    std::fs::File::create(&probe)
+        .map_err(|e| Error::io(path, format!("cannot write into {}: {e}", dir.display())))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// Converts to an `image` crate buffer: float for EXR, sRGB 8-bit for PNG and JPEG
+/// (JPEG has no alpha: it is dropped).
 fn to_dynamic(img: &Image, format: ImageFormat) -> Result<DynamicImage> {
     let (w, h) = (img.width as u32, img.height as u32);
     let rgba: Vec<[f32; 4]> = img
@@ -160,7 +186,7 @@ fn to_dynamic(img: &Image, format: ImageFormat) -> Result<DynamicImage> {
         (_, alpha) => {
             let q = |x: f32| (linear_to_srgb(x) * 255.0 + 0.5).clamp(0.0, 255.0) as u8;
             let qa = |x: f32| (x * 255.0 + 0.5).clamp(0.0, 255.0) as u8;
-            if alpha {
+            if alpha && format != ImageFormat::Jpeg {
                 let v = rgba
                     .iter()
                     .flat_map(|p| [q(p[0]), q(p[1]), q(p[2]), qa(p[3])])
@@ -310,6 +336,15 @@ mod tests {
             "{:?}",
             back.data
         );
+        assert!(check_output_path(&dir.join("ok.exr")).is_ok());
+        let err = check_output_path(&dir.join("a.bmp"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unsupported output format"), "{err}");
+        let err = check_output_path(&dir.join("missing/a.png"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("does not exist"), "{err}");
         let err = write_image(&dir.join("a.bmp"), &img)
             .unwrap_err()
             .to_string();

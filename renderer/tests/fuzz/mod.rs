@@ -134,7 +134,13 @@ pub fn run_case(text: &str, case_path: &Path) -> Outcome {
     if let Err(e) = std::fs::write(case_path, text) {
         return Outcome::Error(format!("cannot write the case: {e}"));
     }
-    let desc = match xml::load_file(case_path, &[("fuzz".into(), "1".into())]) {
+    // `$fuzz` is defined where a mutation used it (a define no file names is an error)
+    let defines: Vec<(String, String)> = if text.contains("$fuzz") {
+        vec![("fuzz".into(), "1".into())]
+    } else {
+        Vec::new()
+    };
+    let desc = match xml::load_file(case_path, &defines) {
         Ok(d) => d,
         Err(e) => return Outcome::Error(e.to_string()),
     };

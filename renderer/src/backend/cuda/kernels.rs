@@ -20,6 +20,7 @@ pub const FILES: &[(&str, &str)] = embed![
     "common.cuh",
     "convert.cu",
     "depth.cu",
+    "elementwise.cu",
     "emitters.cuh",
     "features.cuh",
     "film.cuh",
@@ -64,6 +65,9 @@ pub const PARITY_MODULE: &str = "parity.cu";
 
 /// The module holding the conversion of imported arrays.
 pub const CONVERT_MODULE: &str = "convert.cu";
+
+/// The module holding TensorXf arithmetic.
+pub const ELEMENTWISE_MODULE: &str = "elementwise.cu";
 
 /// The text of embedded file `name`.
 pub fn file(name: &str) -> Result<&'static str> {

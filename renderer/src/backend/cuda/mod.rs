@@ -27,6 +27,7 @@
 //! same scene, spp and seed give the same bits (kernels/film.cuh).
 
 pub mod cache;
+pub mod elementwise;
 pub mod features;
 pub mod kernels;
 pub mod nvrtc_lib;

@@ -156,6 +156,15 @@ impl CudaBackend {
         match self.never {}
     }
 
+    /// Elementwise arithmetic on device tensors.
+    pub fn elementwise(
+        &self,
+        _op: &str,
+        _args: &[crate::backend::cuda::elementwise::Operand<'_, DeviceTensor>],
+    ) -> Result<(DeviceTensor, Vec<usize>)> {
+        match self.never {}
+    }
+
     /// Uploads `data` to a new device tensor.
     pub fn upload_tensor(&self, _data: &[f32]) -> Result<DeviceTensor> {
         match self.never {}

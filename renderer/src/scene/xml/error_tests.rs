@@ -450,3 +450,40 @@ fn unknown_names_suggest_the_nearest_known_one_with_their_place() {
     let e = crate::scene::build_scene(&d).unwrap_err().to_string();
     assert!(e.contains("\"spherre\"; did you mean \"sphere\"?"), "{e}");
 }
+
+#[test]
+fn an_unknown_define_is_an_error_listing_the_defaults_with_a_suggestion() {
+    let xml = r#"<scene version="3.0.0">
+        <default name="spp" value="4"/>
+        <default name="res" value="8"/>
+        <integrator type="path"><integer name="max_depth" value="$depth"/></integrator>
+    </scene>"#;
+    // $depth has no default: every load defines it
+    let defs = |k: &str| {
+        vec![
+            (k.to_string(), "2".to_string()),
+            ("depth".into(), "3".into()),
+        ]
+    };
+    // declared defaults and names the file uses are accepted
+    for ok in ["spp", "res", "depth"] {
+        load_string(xml, &defs(ok)).unwrap();
+    }
+    let e = load_string(xml, &defs("sppp")).unwrap_err().to_string();
+    assert!(
+        e.contains("unknown parameter \"sppp\"")
+            && e.contains("the scene's parameters: spp, res")
+            && e.contains("did you mean \"spp\"?"),
+        "{e}"
+    );
+    let e = load_string(xml, &defs("dep")).unwrap_err().to_string();
+    assert!(
+        e.contains("unknown parameter \"dep\""),
+        "a prefix of $depth is not it: {e}"
+    );
+    let bare = r#"<scene version="3.0.0"/>"#;
+    let e = load_string(bare, &[("spp".into(), "2".into())])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("declares no <default>"), "{e}");
+}

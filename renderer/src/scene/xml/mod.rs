@@ -52,7 +52,7 @@ use roxmltree::Node;
 use self::elem::{check_identifier, Elem, Source};
 use super::desc::{Category, ObjectDesc, SceneDesc};
 use super::props::{Props, Value};
-use crate::error::{Error, Result};
+use crate::error::{did_you_mean, Error, Loc, Result};
 use crate::math::spectrum::Spectrum;
 
 /// Elements nested deeper than this are rejected (keeps recursion bounded); Python
@@ -78,6 +78,12 @@ pub fn load_string(xml: &str, defines: &[(String, String)]) -> Result<SceneDesc>
 struct Parser {
     /// `$name` parameters: defines first, then `<default>`s not already set.
     params: HashMap<String, String>,
+    /// The names given as defines.
+    defines: Vec<String>,
+    /// The names declared by `<default>`s, in file order.
+    defaults: Vec<String>,
+    /// The text of every file parsed (to find `$name` references).
+    texts: Vec<String>,
     /// Files being parsed (the include chain), for cycle detection.
     includes: Vec<PathBuf>,
     /// `<path>` folders, latest first (Mitsuba prepends each to its file resolver).
@@ -88,6 +94,9 @@ impl Parser {
     fn new(defines: &[(String, String)]) -> Self {
         Parser {
             params: defines.iter().cloned().collect(),
+            defines: defines.iter().map(|d| d.0.clone()).collect(),
+            defaults: Vec::new(),
+            texts: Vec::new(),
             includes: Vec::new(),
             search_paths: Vec::new(),
         }
@@ -105,7 +114,9 @@ impl Parser {
         root.allow(&["version"])?;
         check_version(&root)?;
         let mut props = Props::new(root.loc.clone());
+        self.texts.push(text.to_string());
         self.children(&src, root.node, &mut props, 1)?;
+        self.check_defines(&root.loc)?;
         let obj = ObjectDesc {
             category: Category::Scene,
             kind: "scene".to_string(),
@@ -233,6 +244,27 @@ impl Parser {
         }
     }
 
+    /// Every define names a `<default>` or a `$name` the files use: a misspelled
+    /// `-D` name is an error listing the scene's defaults, not silently ignored.
+    fn check_defines(&self, loc: &Loc) -> Result<()> {
+        for name in &self.defines {
+            let used = self.defaults.contains(name) || self.texts.iter().any(|t| mentions(t, name));
+            if !used {
+                let known = if self.defaults.is_empty() {
+                    "the scene declares no <default> parameters".to_string()
+                } else {
+                    format!("the scene's parameters: {}", self.defaults.join(", "))
+                };
+                let hint = did_you_mean(name, self.defaults.iter().map(String::as_str));
+                return Err(Error::parse(
+                    loc,
+                    format!("unknown parameter \"{name}\" ({known}){hint}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// `<default name value>`: sets `$name` unless a define or earlier default did.
     fn default(&mut self, el: &Elem) -> Result<()> {
         el.allow(&["name", "value"])?;
@@ -241,6 +273,9 @@ impl Parser {
             return Err(Error::parse(&name.loc, "<default>: empty \"name\""));
         }
         let value = el.req("value")?;
+        if !self.defaults.contains(&name.value) {
+            self.defaults.push(name.value.clone());
+        }
         self.params
             .entry(name.value.clone())
             .or_insert_with(|| value.value.clone());
@@ -367,6 +402,7 @@ impl Parser {
     ) -> Result<()> {
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let src = Source::parse(text, &path.display().to_string(), dir)?;
+        self.texts.push(text.to_string());
         let root = Elem::new(&src, src.doc.root_element(), &self.params)?;
         if root.tag == "scene" {
             root.allow(&["version"])?;
@@ -495,3 +531,12 @@ mod cycle_tests;
 mod error_tests;
 #[cfg(test)]
 mod tests;
+
+/// Whether `text` references `$name` (not as the prefix of a longer name).
+fn mentions(text: &str, name: &str) -> bool {
+    let pat = format!("${name}");
+    text.match_indices(&pat).any(|(i, _)| {
+        let next = text[i + pat.len()..].chars().next();
+        !next.is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
+}

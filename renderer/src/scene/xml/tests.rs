@@ -330,8 +330,9 @@ fn parameters_defaults_and_defines() {
     let film = object(&d.root, "film_64");
     assert!(matches!(entry(film, "width").value, Value::Int(64)));
     assert!(matches!(&entry(film, "label").value, Value::String(s) if s == "16-spp_64"));
-    // Defines override defaults (and the defaults derived from them); extra ones are fine.
-    let defs = [("res", "8"), ("spp", "2"), ("unused", "1")];
+    // Defines override defaults (and the defaults derived from them); one that names no
+    // parameter of the scene is an error (see error_tests.rs).
+    let defs = [("res", "8"), ("spp", "2")];
     let defs: Vec<(String, String)> = defs
         .iter()
         .map(|(a, b)| (a.to_string(), b.to_string()))

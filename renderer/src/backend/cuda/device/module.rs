@@ -41,6 +41,7 @@ pub(crate) struct Modules {
     depth: Mutex<Option<Arc<CudaModule>>>,
     parity: Mutex<Option<Arc<CudaModule>>>,
     convert: Mutex<Option<Arc<CudaModule>>>,
+    elementwise: Mutex<Option<Arc<CudaModule>>>,
     render: Mutex<HashMap<RenderModuleKey, Arc<RenderKernels>>>,
     stats: Mutex<Vec<ModuleStats>>,
 }
@@ -52,6 +53,7 @@ impl Modules {
             depth: Mutex::new(None),
             parity: Mutex::new(None),
             convert: Mutex::new(None),
+            elementwise: Mutex::new(None),
             render: Mutex::new(HashMap::new()),
             stats: Mutex::new(Vec::new()),
         }
@@ -81,6 +83,11 @@ impl CudaBackend {
     /// The array conversion module (imports of other frameworks' arrays).
     pub(crate) fn convert_module(&self) -> Result<Arc<CudaModule>> {
         self.fixed_module(&self.modules.convert, kernels::CONVERT_MODULE)
+    }
+
+    /// The TensorXf arithmetic module.
+    pub(crate) fn elementwise_module(&self) -> Result<Arc<CudaModule>> {
+        self.fixed_module(&self.modules.elementwise, kernels::ELEMENTWISE_MODULE)
     }
 
     fn fixed_module(
