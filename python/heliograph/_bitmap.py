@@ -103,19 +103,19 @@ class Bitmap:
             self._set(data._data.copy(), data._names, data._srgb, data._format)
             self._metadata = dict(data._metadata)
             return
-        raw = np.asarray(data) if isinstance(data, np.ndarray) else None
-        if raw is not None and raw.ndim == 3 and raw.shape[2] not in (1, 2, 3, 4):
+        given = np.asarray(data) if isinstance(data, np.ndarray) else None
+        if given is not None and given.ndim == 3 and given.shape[2] not in (1, 2, 3, 4):
             # any number of channels (AOVs): no texture use to check for
-            linear = _native.TensorXf(raw).numpy()
+            linear = _native.TensorXf(given).numpy()
             if not np.all(np.isfinite(linear)):
                 raise ValueError("Bitmap: the data has NaN or infinite values")
             self._set(np.array(linear), channel_names, srgb=False)
             return
         # checked (rank, element type, finite values) as bitmap data in a scene dict is
         linear = _native._pixels(data).numpy()
-        if raw is not None and raw.dtype == np.uint8:
+        if given is not None and given.dtype == np.uint8:
             # 8-bit data stays as stored, sRGB-encoded (as Mitsuba's)
-            self._set(np.array(raw), channel_names, srgb=True)
+            self._set(np.array(given), channel_names, srgb=True)
         else:
             self._set(np.array(linear), channel_names, srgb=False)
 
@@ -217,7 +217,7 @@ class Bitmap:
             a[..., colour] = _linear_to_srgb(a[..., colour])
         dtype = np.dtype(_DTYPE[ctype])
         if dtype.kind == "u":
-            top = np.iinfo(dtype).max
+            top = np.iinfo(dtype.type).max  # type: ignore[type-var]
             a = np.clip(np.rint(a * top), 0, top)
         out = Bitmap.__new__(Bitmap)
         out._metadata = dict(self._metadata)

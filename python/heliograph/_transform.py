@@ -157,7 +157,7 @@ class ScalarTransform4f:
         return cls(r)
 
     def translation(self) -> Any:
-        """The translation part, as a point."""
+        """The translation part, as a vector."""
         from . import _types
 
         return _types.ScalarVector3f(self.matrix[:3, 3])

@@ -49,6 +49,7 @@ class _Vector3:
 
     __slots__ = ("_v",)
     __array_priority__ = 20
+    _v: np.ndarray
 
     def __init__(self, *args: Any) -> None:
         if len(args) == 1 and isinstance(args[0], _Vector3):
@@ -64,9 +65,20 @@ class _Vector3:
         return out
 
     # --- components
-    x = property(lambda s: s._v[0], doc="First component.")
-    y = property(lambda s: s._v[1], doc="Second component.")
-    z = property(lambda s: s._v[2], doc="Third component.")
+    @property
+    def x(self) -> Any:
+        """First component."""
+        return self._v[0]
+
+    @property
+    def y(self) -> Any:
+        """Second component."""
+        return self._v[1]
+
+    @property
+    def z(self) -> Any:
+        """Third component."""
+        return self._v[2]
 
     @property
     def shape(self) -> tuple:
@@ -93,7 +105,7 @@ class _Vector3:
         return iter(self._v.tolist())
 
     # --- arithmetic (NumPy's, keeping the type)
-    def _result_type(self, other: Any, op: str) -> type:
+    def _result_type(self, other: Any, op: str) -> "type[_Vector3]":
         if op == "subtract" and isinstance(self, _PointBase) and isinstance(other, _PointBase):
             return ScalarVector3f if isinstance(self, ScalarPoint3f) and isinstance(other, ScalarPoint3f) else Vector3f
         return type(self)
@@ -207,9 +219,20 @@ class ScalarColor3f(_Vector3):
 
     __slots__ = ()
 
-    r = property(lambda s: s._v[0], doc="Red.")
-    g = property(lambda s: s._v[1], doc="Green.")
-    b = property(lambda s: s._v[2], doc="Blue.")
+    @property
+    def r(self) -> Any:
+        """Red."""
+        return self._v[0]
+
+    @property
+    def g(self) -> Any:
+        """Green."""
+        return self._v[1]
+
+    @property
+    def b(self) -> Any:
+        """Blue."""
+        return self._v[2]
 
     @property
     def __heliograph_color__(self) -> list:

@@ -43,6 +43,8 @@ def _value(name: str, v: Any, indent: str) -> List[str]:
 
 def _object(d: dict, indent: str, name: str) -> List[str]:
     kind = d.get("type")
+    if not isinstance(kind, str):
+        raise ValueError(f"dict_to_xml: '{name}' has no 'type' string (got {kind!r})")
     if kind == "rgb":
         rgb = " ".join(_number(x) for x in np.broadcast_to(d["value"], 3))
         return [f"{indent}<rgb name={quoteattr(name)} value=\"{rgb}\"/>"]
