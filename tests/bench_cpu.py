@@ -172,7 +172,7 @@ def run_worker(py, kind, variant, scene, args):
     cmd = [py, os.path.abspath(__file__), "--worker", kind, "--variant", variant,
            "--scene", scene, "--res", str(args.res), "--spp", str(args.spp),
            "--reps", str(args.reps)]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     if p.returncode != 0:
         raise RuntimeError((p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1])
     return json.loads(p.stdout.strip().splitlines()[-1])

@@ -34,7 +34,7 @@ import tempfile
 import time
 import traceback
 import types
-from typing import Any, Dict, List
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +46,7 @@ NOTEBOOKS = [
 ]
 
 
-def cells(path: str) -> List[str]:
+def cells(path: str) -> list[str]:
     with open(path, encoding="utf-8") as f:
         nb = json.load(f)
     return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
@@ -54,8 +54,8 @@ def cells(path: str) -> List[str]:
 
 def retarget(src: str, module: str) -> str:
     """The one change: the module imported as Mitsuba."""
-    src = re.sub(r"^(\s*)import mitsuba as mi\b", rf"\1import {module} as mi", src, flags=re.M)
-    return re.sub(r"^(\s*)from mitsuba import\b", rf"\1from {module} import", src, flags=re.M)
+    src = re.sub(r"^(\s*)import mitsuba as mi\b", rf"\1import {module} as mi", src, flags=re.MULTILINE)
+    return re.sub(r"^(\s*)from mitsuba import\b", rf"\1from {module} import", src, flags=re.MULTILINE)
 
 
 def install_stubs(module: str) -> None:
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> None:
     install_stubs(args.module)
     out = os.path.join(args.out, args.module)
     os.makedirs(out, exist_ok=True)
-    report: Dict[str, Any] = {}
+    report: dict[str, Any] = {}
     for nb in NOTEBOOKS:
         work = tempfile.mkdtemp(prefix="tutorial_")
         folder = os.path.dirname(nb)
@@ -120,14 +120,14 @@ def run(args: argparse.Namespace) -> None:
         os.symlink(os.path.abspath(os.path.join(args.checkout, "scenes")), os.path.join(work, "scenes"))
         cwd = os.getcwd()
         os.chdir(os.path.join(work, folder))
-        ns: Dict[str, Any] = {"__name__": "__main__"}
+        ns: dict[str, Any] = {"__name__": "__main__"}
         rec = None
         errors = []
         t0 = time.time()
         srcs = cells(os.path.join(args.checkout, nb))
         for i, src in enumerate(srcs):
             try:
-                exec(compile(retarget(src, args.module), f"{nb}[{i}]", "exec"), ns)
+                exec(compile(retarget(src, args.module), f"{nb}[{i}]", "exec"), ns)  # noqa: S102 - running the notebook is the point
             except Exception as e:  # noqa: BLE001 - the report lists what failed and why
                 errors.append({"cell": i, "error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()[-1500:]})
             if rec is None and "mi" in ns:
@@ -189,7 +189,7 @@ def t_sf2(t: float, dof: float) -> float:
     return 1.0 - front * _betacf(b, a, 1.0 - x) / b
 
 
-def compare_images(h: np.ndarray, m: np.ndarray, block: int = 8, alpha: float = 0.01) -> Dict[str, Any]:
+def compare_images(h: np.ndarray, m: np.ndarray, block: int = 8, alpha: float = 0.01) -> dict[str, Any]:
     """Welch t-test per block and channel between K renders each side (K, H, W, 3)."""
     if h.shape[1:] != m.shape[1:]:
         return {"match": False, "why": f"shapes differ: {h.shape[1:]} vs {m.shape[1:]}"}
