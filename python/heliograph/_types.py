@@ -105,7 +105,7 @@ class _Vector3:
         return iter(self._v.tolist())
 
     # --- arithmetic (NumPy's, keeping the type)
-    def _result_type(self, other: Any, op: str) -> "type[_Vector3]":
+    def _result_type(self, other: Any, op: str) -> type[_Vector3]:
         if op == "subtract" and isinstance(self, _PointBase) and isinstance(other, _PointBase):
             return ScalarVector3f if isinstance(self, ScalarPoint3f) and isinstance(other, ScalarPoint3f) else Vector3f
         return type(self)
