@@ -810,8 +810,14 @@ def apply(hg, np, ctx, entry, x):
 
 
 def same_values(np, got, want):
-    """Equal shapes and float32 values, bit for bit, NaN matching any NaN."""
-    if got.shape != want.shape or got.dtype != np.float32:
+    """Equal shapes, element types and values, bit for bit, NaN matching any NaN. Every
+    entry point gives float32, except a Bitmap of 8-bit data, which stays uint8 (as
+    Mitsuba's does)."""
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    if got.dtype == np.uint8:
+        return bool(np.array_equal(got, want))
+    if got.dtype != np.float32:
         return False
     g, w = np.ascontiguousarray(got).view(np.uint32), np.ascontiguousarray(want).view(np.uint32)
     return bool(np.all((g == w) | (np.isnan(got) & np.isnan(want))))
@@ -824,9 +830,25 @@ class Finding(Exception):
     pass
 
 
-def check(hg, np, ctx, entry, out, expected, producer_error=False):
+class _Forward:
+    """A NumPy array behind a plain DLPack producer, so that the oracle of a hand-made
+    capsule takes the same path through heliograph as the capsule (a Bitmap keeps a
+    NumPy array's 8-bit data as uint8, and reads other producers' as linear floats)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, **kwargs):
+        return self.a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+def check(hg, np, ctx, entry, out, expected, producer_error=False, producer=False):
     """Raises Finding unless ``out`` is what heliograph owes for an array that reads as
-    ``expected`` (None: an error is due)."""
+    ``expected`` (None: an error is due); ``producer``: ``out`` came from a DLPack
+    producer that is not a NumPy array."""
     allowed = CLEAN + ((ProducerError,) if producer_error else ())
     if expected is None:
         if out[0] == "ok":
@@ -838,11 +860,12 @@ def check(hg, np, ctx, entry, out, expected, producer_error=False):
         with np.errstate(all="ignore"):
             want = ("ok", np.asarray(expected).astype(np.float32))
     else:
-        want = apply(hg, np, ctx, entry, expected.astype(expected.dtype.newbyteorder("="), order="C"))
+        copy = expected.astype(expected.dtype.newbyteorder("="), order="C")
+        want = apply(hg, np, ctx, entry, _Forward(copy) if producer else copy)
     if out[0] == "ok" and want[0] == "ok":
         if not same_values(np, out[1], want[1]):
-            bad = f"got shape {out[1].shape}, want {want[1].shape}"
-            if out[1].shape == want[1].shape:
+            bad = f"got {out[1].dtype} of shape {out[1].shape}, want {want[1].dtype} of shape {want[1].shape}"
+            if out[1].shape == want[1].shape and out[1].dtype == want[1].dtype:
                 diff = np.argwhere(~((out[1] == want[1]) | (np.isnan(out[1]) & np.isnan(want[1]))))
                 i = tuple(diff[0])
                 bad = f"first difference at {i}: got {out[1][i]!r}, want {want[1][i]!r}"
@@ -891,7 +914,7 @@ def run_case(seed, i, ctx, show=False):
             if sys.getrefcount(x) != refs:
                 raise Finding(f"the array's reference count went from {refs} to {sys.getrefcount(x)}: its "
                               "capsule was not released")
-        code = check(hg, np, ctx, entry, out, expected)
+        code = check(hg, np, ctx, entry, out, expected, producer=not isinstance(x, np.ndarray))
         del keep
         return "numpy-" + code, 0
     s = what
@@ -900,7 +923,8 @@ def run_case(seed, i, ctx, show=False):
     records = []
     prod, expected = build_capsule_producer(rng, np, s, records)
     out = apply(hg, np, ctx, s["entry"], prod)
-    code = check(hg, np, ctx, s["entry"], out, expected, producer_error=s["behaviour"] == "raises")
+    code = check(hg, np, ctx, s["entry"], out, expected, producer_error=s["behaviour"] == "raises",
+                 producer=True)
     if s["behaviour"] == "reused" and out[0] == "ok":
         again = apply(hg, np, ctx, s["entry"], prod)
         if again[0] == "ok" or not issubclass(again[1], CLEAN):
