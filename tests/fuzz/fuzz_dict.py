@@ -21,15 +21,11 @@ a clean error. The summary counts those errors apart from the rest. Exit status 
 when anything was found.
 """
 
-import argparse
 import os
-import queue
 import random
-import subprocess
 import sys
-import threading
-import time
-import traceback
+
+import supervision
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -268,111 +264,19 @@ def run_case(seed, i):
     return "o"
 
 
-def worker(seed, start, stop, mem_mib):
-    import resource
-
-    limit = mem_mib << 20
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+def runner(seed):
+    """The worker's case function (after the memory limit: imports heliograph)."""
     sys.path.insert(0, HERE)
     import heliograph as hg
 
     hg.set_progress(False)
-    out = sys.stdout
-    for i in range(start, stop):
-        out.write(f"S {i}\n")
-        out.flush()
-        try:
-            code = run_case(seed, i)
-        except Exception:  # anything but a result is a finding
-            sys.stderr.write(f"case {i}:\n{traceback.format_exc()}\n")
-            code = "x"
-        out.write(f"D {i} {code}\n")
-        out.flush()
-
-
-def _lines(proc):
-    """The child's stdout lines through a queue (so waiting on them can time out);
-    None once it closes."""
-    lines = queue.Queue()
-
-    def pump():
-        for line in proc.stdout:
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
-    return lines
-
-
-def supervise(args):
-    t0 = time.monotonic()
-    counts = {"o": 0, "e": 0, "c": 0}
-    findings = []
-    nxt = 0
-    log = open(os.path.join(args.out, "fuzz_dict-worker-stderr.log"), "a")
-    while nxt < args.execs and time.monotonic() - t0 < args.seconds:
-        cmd = [sys.executable, __file__, "--worker", str(nxt), str(args.execs), "--seed", str(args.seed),
-               "--mem-mib", str(args.mem_mib)]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1)
-        lines = _lines(proc)
-        started = nxt
-        running = None
-        while True:
-            try:
-                line = lines.get(timeout=0.2)
-            except queue.Empty:
-                line = ""
-            if line is None:
-                rc = proc.wait()
-                if running is None and nxt == started:
-                    sys.exit(f"fuzz_dict: the worker exited (status {rc}) before running a case: "
-                             f"see {log.name}")
-                if running is not None:
-                    findings.append((running[0], f"the worker died (exit status {rc})"))
-                    nxt = running[0] + 1
-                break
-            parts = line.split()
-            if parts and parts[0] == "S":
-                running = (int(parts[1]), time.monotonic())
-            elif parts and parts[0] == "D":
-                i, code = int(parts[1]), parts[2]
-                if code in counts:
-                    counts[code] += 1
-                else:
-                    findings.append((i, "an exception other than a result (see the worker log)"))
-                running, nxt = None, i + 1
-            if running and time.monotonic() - running[1] > args.case_seconds:
-                proc.kill()
-                proc.wait()
-                findings.append((running[0], f"no result after {args.case_seconds} s (hang)"))
-                nxt = running[0] + 1
-                break
-            if time.monotonic() - t0 > args.seconds or nxt >= args.execs:
-                proc.kill()
-                proc.wait()
-                break
-    secs = time.monotonic() - t0
-    for i, what in findings:
-        print(f"finding: case {i}: {what} (reproduce: {sys.argv[0]} --seed {args.seed} --case {i})")
-    print(f"fuzz_dict: seed {args.seed} executions {nxt} in {secs:.0f} s ({nxt / secs:.0f}/s): "
-          f"{counts['o']} built, {counts['e'] + counts['c']} errors ({counts['c']} of them reference cycles), "
-          f"{len(findings)} findings")
-    return 1 if findings else 0
+    return lambda i: (run_case(seed, i), 0)
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--execs", type=int, default=10**12)
-    p.add_argument("--seconds", type=float, default=60.0)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--case-seconds", type=float, default=20.0)
-    p.add_argument("--mem-mib", type=int, default=4096)
-    p.add_argument("--out", default=os.path.join(ROOT, "target"))
-    p.add_argument("--case", type=int)
-    p.add_argument("--worker", type=int, nargs=2)
-    args = p.parse_args()
+    args = supervision.parse_args(__doc__)
     if args.worker:
-        worker(args.seed, args.worker[0], args.worker[1], args.mem_mib)
+        supervision.serve(args.worker[0], args.worker[1], args.mem_mib, lambda: runner(args.seed))
         return 0
     if args.case is not None:
         sys.path.insert(0, HERE)
@@ -380,8 +284,12 @@ def main():
         print(repr(d)[:5000])
         print(run_case(args.seed, args.case))
         return 0
-    os.makedirs(args.out, exist_ok=True)
-    return supervise(args)
+    counts, _, findings, nxt, secs = supervision.supervise(
+        "fuzz_dict", __file__, args, ["o", "e", "c"], "an exception other than a result (see the worker log)")
+    print(f"fuzz_dict: seed {args.seed} executions {nxt} in {secs:.0f} s ({nxt / secs:.0f}/s): "
+          f"{counts['o']} built, {counts['e'] + counts['c']} errors ({counts['c']} of them reference cycles), "
+          f"{len(findings)} findings")
+    return 1 if findings else 0
 
 
 if __name__ == "__main__":

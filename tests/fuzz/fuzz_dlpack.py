@@ -46,17 +46,14 @@ zero or two times, a dead child, a case running past the time limit) is a findin
 Exit status 1 when anything was found.
 """
 
-import argparse
 import ctypes
 import gc
 import os
-import queue
 import random
-import subprocess
 import sys
-import threading
-import time
 import traceback
+
+import supervision
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -945,141 +942,45 @@ def run_case(seed, i, ctx, show=False):
     return "capsule-" + code, len(records)
 
 
-def worker(seed, start, stop, mem_mib):
-    import resource
-
-    limit = mem_mib << 20
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+def runner(seed):
+    """The worker's case function (after the memory limit: imports heliograph)."""
     import numpy as np
 
     import heliograph as hg
 
     hg.set_progress(False)
     ctx = Context(hg, np)
-    out = sys.stdout
-    for i in range(start, stop):
-        out.write(f"S {i}\n")
-        out.flush()
-        deleters = 0
-        try:
-            code, deleters = run_case(seed, i, ctx)
-        except Finding as e:
-            sys.stderr.write(f"case {i}: {e}\n")
-            code = "x"
-        except Exception:  # anything but a result is a finding
-            sys.stderr.write(f"case {i}:\n{traceback.format_exc()}\n")
-            code = "x"
-        out.write(f"D {i} {code} {deleters}\n")
-        out.flush()
-
-
-def _lines(proc):
-    """The child's stdout lines through a queue (so waiting on them can time out);
-    None once it closes."""
-    lines = queue.Queue()
-
-    def pump():
-        for line in proc.stdout:
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
-    return lines
+    return lambda i: run_case(seed, i, ctx)
 
 
 CODES = ["numpy-copy", "numpy-error", "capsule-copy", "capsule-error"]
 
 
-def supervise(args):
-    t0 = time.monotonic()
-    counts = dict.fromkeys(CODES, 0)
-    deleters = 0
-    findings = []
-    nxt = 0
-    log = open(os.path.join(args.out, "fuzz_dlpack-worker-stderr.log"), "a")
-    while nxt < args.execs and time.monotonic() - t0 < args.seconds:
-        cmd = [sys.executable, __file__, "--worker", str(nxt), str(args.execs), "--seed", str(args.seed),
-               "--mem-mib", str(args.mem_mib)]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1)
-        lines = _lines(proc)
-        started = nxt
-        running = None
-        while True:
-            try:
-                line = lines.get(timeout=0.2)
-            except queue.Empty:
-                line = ""
-            if line is None:
-                rc = proc.wait()
-                if running is None and nxt == started:
-                    sys.exit(f"fuzz_dlpack: the worker exited (status {rc}) before running a case: "
-                             f"see {log.name}")
-                if running is not None:
-                    findings.append((running[0], f"the worker died (exit status {rc})"))
-                    nxt = running[0] + 1
-                break
-            parts = line.split()
-            if parts and parts[0] == "S":
-                running = (int(parts[1]), time.monotonic())
-            elif parts and parts[0] == "D":
-                i, code = int(parts[1]), parts[2]
-                if code in counts:
-                    counts[code] += 1
-                    deleters += int(parts[3])
-                else:
-                    findings.append((i, f"a finding (see {log.name})"))
-                running, nxt = None, i + 1
-            if running and time.monotonic() - running[1] > args.case_seconds:
-                proc.kill()
-                proc.wait()
-                findings.append((running[0], f"no result after {args.case_seconds} s (hang)"))
-                nxt = running[0] + 1
-                break
-            if time.monotonic() - t0 > args.seconds or nxt >= args.execs:
-                proc.kill()
-                proc.wait()
-                break
-    secs = time.monotonic() - t0
-    for i, what in findings:
-        print(f"finding: case {i}: {what} (reproduce: {sys.argv[0]} --seed {args.seed} --case {i})")
-    print(f"fuzz_dlpack: seed {args.seed} executions {nxt} in {secs:.0f} s ({nxt / secs:.0f}/s): "
-          f"NumPy arrays {counts['numpy-copy']} copied, {counts['numpy-error']} errors; hand-made capsules "
-          f"{counts['capsule-copy']} copied, {counts['capsule-error']} errors, {deleters} deleters run once; "
-          f"{len(findings)} findings")
-    return 1 if findings else 0
-
-
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--execs", type=int, default=10**12)
-    p.add_argument("--seconds", type=float, default=60.0)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--case-seconds", type=float, default=20.0)
-    p.add_argument("--mem-mib", type=int, default=4096)
-    p.add_argument("--out", default=os.path.join(ROOT, "target"))
-    p.add_argument("--case", type=int)
-    p.add_argument("--worker", type=int, nargs=2)
-    args = p.parse_args()
+    args = supervision.parse_args(__doc__)
     if args.worker:
-        worker(args.seed, args.worker[0], args.worker[1], args.mem_mib)
+        supervision.serve(args.worker[0], args.worker[1], args.mem_mib, lambda: runner(args.seed),
+                          reported=(Finding,))
         return 0
     if args.case is not None:
-        import resource
-
         import numpy as np
 
         import heliograph as hg
 
-        limit = args.mem_mib << 20  # the broadcast cases rely on it: their allocation must fail
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        supervision.limit_memory(args.mem_mib)  # the broadcast cases rely on it: their allocation must fail
         try:
             print(run_case(args.seed, args.case, Context(hg, np), show=True)[0])
         except Finding as e:
             print(f"finding: {e}")
             return 1
         return 0
-    os.makedirs(args.out, exist_ok=True)
-    return supervise(args)
+    counts, deleters, findings, nxt, secs = supervision.supervise(
+        "fuzz_dlpack", __file__, args, CODES, "a finding (see {log})")
+    print(f"fuzz_dlpack: seed {args.seed} executions {nxt} in {secs:.0f} s ({nxt / secs:.0f}/s): "
+          f"NumPy arrays {counts['numpy-copy']} copied, {counts['numpy-error']} errors; hand-made capsules "
+          f"{counts['capsule-copy']} copied, {counts['capsule-error']} errors, {deleters} deleters run once; "
+          f"{len(findings)} findings")
+    return 1 if findings else 0
 
 
 if __name__ == "__main__":
