@@ -18,29 +18,13 @@ import numpy as np
 import pytest
 
 import heliograph as hg
+from conftest import seed_dict
 from heliograph import _native
 from memory_trend import measure
 
 from .common import KEY, frame_colour, settle
 
 CYCLES = int(os.environ.get("HELIOGRAPH_SOAK_CYCLES", "10000"))
-
-
-def _seed_dict(texture, res):
-    return {
-        "type": "scene",
-        "integrator": {"type": "direct"},
-        "emitter": {"type": "constant"},
-        "shape": {
-            "type": "rectangle",
-            "bsdf": {"type": "diffuse", "reflectance": {"type": "bitmap", "bitmap": hg.Bitmap(texture)}},
-        },
-        "sensor": {
-            "type": "perspective",
-            "to_world": hg.ScalarTransform4f.look_at([0, 0, 5], [0, 0, 0], [0, 1, 0]),
-            "film": {"type": "hdrfilm", "width": res, "height": res, "pixel_format": "rgb"},
-        },
-    }
 
 
 @pytest.mark.parametrize(
@@ -51,7 +35,7 @@ def test_an_update_renders_the_image_of_a_fresh_load(request, source):
     rng = np.random.default_rng(3)
     tex0 = rng.random((32, 48, 3), dtype=np.float32)
     tex1 = rng.random((32, 48, 3), dtype=np.float32)
-    scene = hg.load_dict(_seed_dict(tex0, res))
+    scene = hg.load_dict(seed_dict(tex0, res))
     p = hg.traverse(scene)
     hg.render(scene, spp=spp).numpy()  # uploaded to the device
     if source == "numpy":
@@ -73,14 +57,14 @@ def test_an_update_renders_the_image_of_a_fresh_load(request, source):
     p[KEY] = value
     p.update()
     got = hg.render(scene, spp=spp, seed=7).numpy()
-    want = hg.render(hg.load_dict(_seed_dict(tex1, res)), spp=spp, seed=7).numpy()
+    want = hg.render(hg.load_dict(seed_dict(tex1, res)), spp=spp, seed=7).numpy()
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(np.asarray(hg.traverse(scene)[KEY]), tex1)
     # the emitter and the camera are patches too
     p["emitter.radiance.value"] = 2.5
     p["sensor.x_fov"] = 30.0
     p.update()
-    d = _seed_dict(tex1, res)
+    d = seed_dict(tex1, res)
     d["emitter"]["radiance"] = 2.5
     d["sensor"]["fov"] = 30.0
     d["sensor"]["fov_axis"] = "x"
@@ -91,7 +75,7 @@ def test_host_textures_of_a_gpu_scene_go_straight_to_the_device():
     res, spp = 64, 4
     rng = np.random.default_rng(5)
     tex0 = rng.random((16, 24, 3), dtype=np.float32)
-    scene = hg.load_dict(_seed_dict(tex0, res))
+    scene = hg.load_dict(seed_dict(tex0, res))
     p = hg.traverse(scene)
     before = hg.render(scene, spp=spp, seed=1).numpy()
     tex1 = rng.random((16, 24, 3), dtype=np.float32)
