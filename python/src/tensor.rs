@@ -653,23 +653,7 @@ pub fn on_cuda(obj: &Bound<'_, PyAny>) -> bool {
 /// producer (CUDA arrays are copied on the device, then read), or (through
 /// `numpy.asarray`) nested sequences.
 pub fn to_host_array(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArray> {
-    match import_any(py, obj, HostTo::Vec)? {
-        Imported::Host(a) => Ok(a),
-        Imported::Buffer { buf, shape, dtype } => Ok(HostArray {
-            shape,
-            data: buf.as_slice().to_vec(),
-            dtype,
-        }),
-        Imported::Device {
-            tensor,
-            shape,
-            dtype,
-            ..
-        } => {
-            let data = py.detach(|| tensor.to_host()).map_err(errors::to_py)?;
-            Ok(HostArray { shape, data, dtype })
-        }
-    }
+    import_any(py, obj, HostTo::Vec)?.into_host(py)
 }
 
 /// Imports anything array-like, keeping CUDA arrays on the device: a TensorXf (a host

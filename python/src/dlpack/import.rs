@@ -76,21 +76,29 @@ pub enum Imported {
 /// device and then read (this waits for the copy: for callers that need the values on
 /// the host, such as image files and bitmaps).
 pub fn import(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArray> {
-    match import_device(py, obj, HostTo::Vec)? {
-        Imported::Host(a) => Ok(a),
-        Imported::Buffer { buf, shape, dtype } => Ok(HostArray {
-            shape,
-            data: buf.as_slice().to_vec(),
-            dtype,
-        }),
-        Imported::Device {
-            tensor,
-            shape,
-            dtype,
-            ..
-        } => {
-            let data = py.detach(|| tensor.to_host()).map_err(to_py)?;
-            Ok(HostArray { shape, data, dtype })
+    import_device(py, obj, HostTo::Vec)?.into_host(py)
+}
+
+impl Imported {
+    /// The values in host memory: a device copy is read (waiting for it, without the
+    /// GIL).
+    pub fn into_host(self, py: Python<'_>) -> PyResult<HostArray> {
+        match self {
+            Imported::Host(a) => Ok(a),
+            Imported::Buffer { buf, shape, dtype } => Ok(HostArray {
+                shape,
+                data: buf.as_slice().to_vec(),
+                dtype,
+            }),
+            Imported::Device {
+                tensor,
+                shape,
+                dtype,
+                ..
+            } => {
+                let data = py.detach(|| tensor.to_host()).map_err(to_py)?;
+                Ok(HostArray { shape, data, dtype })
+            }
         }
     }
 }
