@@ -298,6 +298,33 @@ pub fn read_image(path: &Path) -> Result<Image> {
 
 #[cfg(test)]
 mod format_tests;
+/// Test support for "the disk is full": runs the test at `path` (as `module_path!()`
+/// gives it) again in a child process whose files are limited to one block
+/// (`ulimit -f 1`; SIGXFSZ ignored, so a write past the limit fails with EFBIG instead of
+/// killing the process), with the environment variable `env` set to `dir`, and asserts
+/// that the child's run of it passed. Returns the child's stderr.
+#[cfg(test)]
+pub(crate) fn rerun_on_a_full_disk(path: &str, env: &str, dir: &std::path::Path) -> String {
+    let name = path.split_once("::").unwrap().1;
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 1 && exec \"$0\" \"$@\"")
+        .arg(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(env, dir)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{stdout}\n{stderr}"
+    );
+    stderr.into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -462,27 +489,13 @@ mod tests {
             .unwrap();
             earlier.push(std::fs::read(dir.join(name)).unwrap());
         }
-        let name = concat!(
-            module_path!(),
-            "::a_full_disk_is_an_error_and_keeps_the_earlier_image"
-        );
-        let name = name.split_once("::").unwrap().1;
-        // SIGXFSZ ignored: writes past the limit fail with EFBIG instead of killing the process
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg("trap '' XFSZ; ulimit -f 1 && exec \"$0\" \"$@\"")
-            .arg(std::env::current_exe().unwrap())
-            .args([name, "--exact", "--nocapture", "--test-threads=1"])
-            .env(FULL_DISK_CHILD, &dir)
-            .output()
-            .unwrap();
-        let (stdout, stderr) = (
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
-        );
-        assert!(
-            out.status.success() && stdout.contains("1 passed"),
-            "{stdout}\n{stderr}"
+        rerun_on_a_full_disk(
+            concat!(
+                module_path!(),
+                "::a_full_disk_is_an_error_and_keeps_the_earlier_image"
+            ),
+            FULL_DISK_CHILD,
+            &dir,
         );
         let mut want: Vec<String> = images.iter().map(|(n, _)| n.to_string()).collect();
         want.push("tiny.png".into());

@@ -676,27 +676,13 @@ mod tests {
         let kept = key("full-kept");
         let kept_bytes = encode(kept.hash(), &payload);
         std::fs::write(dir.join(kept.file_name()), &kept_bytes).unwrap();
-        let name = concat!(
-            module_path!(),
-            "::a_full_disk_costs_a_compile_warns_once_and_leaves_no_partial_file"
-        );
-        let name = name.split_once("::").unwrap().1;
-        // SIGXFSZ ignored: writes past the limit fail with EFBIG instead of killing the process
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg("trap '' XFSZ; ulimit -f 1 && exec \"$0\" \"$@\"")
-            .arg(std::env::current_exe().unwrap())
-            .args([name, "--exact", "--nocapture", "--test-threads=1"])
-            .env(FULL_DISK_CHILD, &dir)
-            .output()
-            .unwrap();
-        let (stdout, stderr) = (
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
-        );
-        assert!(
-            out.status.success() && stdout.contains("1 passed"),
-            "{stdout}\n{stderr}"
+        let stderr = crate::io::rerun_on_a_full_disk(
+            concat!(
+                module_path!(),
+                "::a_full_disk_costs_a_compile_warns_once_and_leaves_no_partial_file"
+            ),
+            FULL_DISK_CHILD,
+            &dir,
         );
         assert_eq!(names(&dir), vec![kept.file_name()], "no partial file left");
         assert_eq!(
