@@ -105,25 +105,27 @@ struct RayBox {
     inv: Vec3A,
 }
 
+/// Per-axis reciprocals of a ray direction for slab tests: zero (or tiny) components get
+/// a huge finite reciprocal of the same sign, so a slab test never computes 0 · ∞. The
+/// binary and the wide traversal share it, so they clip the same boxes.
+#[inline(always)]
+pub(crate) fn safe_inverse(d: Vec3) -> [f32; 3] {
+    let safe = |d: f32| {
+        if d.abs() < 1e-30 {
+            1e-30f32.copysign(d)
+        } else {
+            d
+        }
+    };
+    [1.0 / safe(d.x), 1.0 / safe(d.y), 1.0 / safe(d.z)]
+}
+
 impl RayBox {
     #[inline(always)]
     fn new(ray: &Ray) -> Self {
-        // Zero (or tiny) components get a huge finite reciprocal of the same sign,
-        // so the slab test never computes 0 · ∞.
-        let safe = |d: f32| {
-            if d.abs() < 1e-30 {
-                1e-30f32.copysign(d)
-            } else {
-                d
-            }
-        };
         RayBox {
             o: Vec3A::from(ray.o),
-            inv: Vec3A::new(
-                1.0 / safe(ray.d.x),
-                1.0 / safe(ray.d.y),
-                1.0 / safe(ray.d.z),
-            ),
+            inv: Vec3A::from_array(safe_inverse(ray.d)),
         }
     }
 

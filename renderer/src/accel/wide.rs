@@ -271,19 +271,7 @@ pub(crate) struct WideRay {
 impl WideRay {
     #[inline(always)]
     fn new(ray: &Ray) -> Self {
-        // as the binary traversal: tiny components get a huge finite reciprocal
-        let safe = |d: f32| {
-            if d.abs() < 1e-30 {
-                1e-30f32.copysign(d)
-            } else {
-                d
-            }
-        };
-        let inv = [
-            1.0 / safe(ray.d.x),
-            1.0 / safe(ray.d.y),
-            1.0 / safe(ray.d.z),
-        ];
+        let inv = super::safe_inverse(ray.d);
         WideRay {
             o: ray.o.into(),
             inv,

@@ -68,15 +68,21 @@ impl Layout {
 
     /// Whether the elements are contiguous in C order (extents of 1 excepted).
     pub fn is_compact(&self) -> bool {
-        let mut want = 1i64;
-        for (&e, &s) in self.shape.iter().zip(&self.strides).rev() {
-            if e != 1 && s != want {
-                return false;
-            }
-            want = want.saturating_mul(e);
-        }
-        true
+        is_compact(&self.shape, &self.strides)
     }
+}
+
+/// Whether `shape` with element `strides` is contiguous in C order (extents of 1
+/// excepted: their stride does not matter).
+pub fn is_compact(shape: &[i64], strides: &[i64]) -> bool {
+    let mut want = 1i64;
+    for (&e, &s) in shape.iter().zip(strides).rev() {
+        if e != 1 && s != want {
+            return false;
+        }
+        want = want.saturating_mul(e);
+    }
+    true
 }
 
 fn layout_err(msg: impl Into<String>) -> Error {

@@ -87,14 +87,7 @@ impl ForeignArray {
 
     /// Whether the elements are contiguous in C order (extents of 1 excepted).
     fn is_compact(&self) -> bool {
-        let mut want = 1i64;
-        for (&e, &s) in self.shape.iter().zip(&self.strides).rev() {
-            if e != 1 && s != want {
-                return false;
-            }
-            want = want.saturating_mul(e);
-        }
-        true
+        crate::tensor::strided::is_compact(&self.shape, &self.strides)
     }
 }
 
