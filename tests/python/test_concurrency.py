@@ -67,7 +67,7 @@ def _child_main(name: str) -> None:
     print("scenario passed", flush=True)
 
 
-def _in_threads(work: Callable[..., Any], args: Sequence[Any], timeout: float = LIMIT_S / 2) -> List[Any]:
+def in_threads(work: Callable[..., Any], args: Sequence[Any], timeout: float = LIMIT_S / 2) -> List[Any]:
     """Runs ``work(arg)`` for every arg on its own thread, all released at once, and returns
     their results in order; re-raises the first exception; fails if a thread hangs."""
     barrier = threading.Barrier(len(args))
@@ -131,7 +131,7 @@ def _frames(which: int, spp: int = 16) -> List[np.ndarray]:
 def _scenario_two_threads_different_scenes() -> None:
     expected = [_frames(0), _frames(1)]
     for _ in range(3):
-        got = _in_threads(_frames, [0, 1])
+        got = in_threads(_frames, [0, 1])
         for w in (0, 1):
             _assert_same(got[w], expected[w], f"thread {w}")
 
@@ -153,12 +153,12 @@ def _scenario_two_threads_same_scene() -> None:
         return [np.array(imgs[s]) for s in seeds]
 
     for _ in range(2):
-        a, b = _in_threads(work, [seeds, seeds[::-1]])
+        a, b = in_threads(work, [seeds, seeds[::-1]])
         _assert_same(a, expected, "thread 0")
         _assert_same(b, expected, "thread 1")
     # both threads read ONE render still running: one waits for it, the other gets the same data
     shared = hg.render(scene, spp=64, seed=9)
-    a, b = _in_threads(lambda t: np.array(t), [shared, shared])
+    a, b = in_threads(lambda t: np.array(t), [shared, shared])
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(a, np.array(hg.render(scene, spp=64, seed=9)))
 
@@ -181,7 +181,7 @@ def _scenario_update_during_a_long_render() -> None:
         params.update()
         return running.ready
 
-    [finished_before_the_update] = _in_threads(update, [None])
+    [finished_before_the_update] = in_threads(update, [None])
     assert not finished_before_the_update, "the update must land while the render runs: make it longer"
     after = hg.render(scene, spp=16, seed=2)
     got_running, got_after = np.array(running), np.array(after)
@@ -362,7 +362,7 @@ def _scenario_thread_exits_holding_exports() -> None:
         exported["capsule"] = hg.render(scene, spp=8, seed=6).__dlpack__()
         exported["unread"] = hg.render(scene, spp=8, seed=6).__dlpack__(max_version=(1, 0))
 
-    _in_threads(producer, [None])
+    in_threads(producer, [None])
     assert _native._live_exports() == base + 3
     np.testing.assert_array_equal(exported.pop("view"), expected)
     got = np.from_dlpack(CapsuleHolder(exported.pop("capsule"), (1, 0)))

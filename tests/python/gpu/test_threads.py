@@ -13,39 +13,15 @@ Thread joins have a time limit, and the conftest watchdog bounds every test.
 
 from __future__ import annotations
 
-import threading
-from typing import Any, Callable, List, Sequence
+from typing import Any, List
 
 import numpy as np
+
+from test_concurrency import in_threads
 
 from .common import HEAVY, KEY, Seed
 
 JOIN_S = 60.0
-
-
-def _in_threads(work: Callable[[Any], Any], args: Sequence[Any]) -> List[Any]:
-    """Runs ``work(arg)`` for every arg on its own thread, all released at once; returns the
-    results in order, re-raises the first exception, fails if a thread hangs."""
-    barrier = threading.Barrier(len(args))
-    results: List[Any] = [None] * len(args)
-    errors: List[BaseException] = []
-
-    def run(i: int) -> None:
-        try:
-            barrier.wait()
-            results[i] = work(args[i])
-        except BaseException as e:  # noqa: BLE001 - handed to the main thread
-            errors.append(e)
-
-    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(args))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(JOIN_S)
-        assert not t.is_alive(), "a thread hung"
-    if errors:
-        raise errors[0]
-    return results
 
 
 def _frames(seed: Seed, which: int, count: int = 6) -> List[np.ndarray]:
@@ -65,7 +41,7 @@ def _frames(seed: Seed, which: int, count: int = 6) -> List[np.ndarray]:
 def test_two_threads_render_and_update_different_scenes_as_if_alone(make_seed):
     expected = [_frames(make_seed(res=96, spp=16), w) for w in (0, 1)]
     for _ in range(3):
-        got = _in_threads(lambda w: _frames(*w), [(make_seed(res=96, spp=16), w) for w in (0, 1)])
+        got = in_threads(lambda w: _frames(*w), [(make_seed(res=96, spp=16), w) for w in (0, 1)], JOIN_S)
         for w in (0, 1):
             for i, (a, b) in enumerate(zip(got[w], expected[w])):
                 assert np.array_equal(a, b), f"thread {w}, frame {i} differs from the sequential run"
@@ -82,7 +58,7 @@ def test_an_update_from_another_thread_leaves_a_queued_render_alone(heavy, make_
         heavy.set_texture(new)
         return not running.ready
 
-    [still_running] = _in_threads(update, [None])
+    [still_running] = in_threads(update, [None], JOIN_S)
     assert still_running, "the update must land while the render is queued or running"
     after = heavy.render(seed=5)
     got_running, got_after = running.numpy(), after.numpy()
