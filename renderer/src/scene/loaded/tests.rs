@@ -50,7 +50,7 @@ const TEMPLATE: &str = r#"<scene version="3.0.0">
 </scene>"#;
 
 /// The template's values, and for each key a new value (as the file would say it).
-fn defaults(files: &Files) -> Vec<(&'static str, String)> {
+pub(super) fn defaults(files: &Files) -> Vec<(&'static str, String)> {
     vec![
         ("fov", "45".into()),
         ("near", "0.01".into()),
@@ -105,7 +105,7 @@ fn edits(files: &Files) -> Vec<(&'static str, &'static str, String)> {
 }
 
 #[derive(Clone)]
-struct Files {
+pub(super) struct Files {
     sky: [String; 2],
     tex: [String; 2],
     torus: String,
@@ -113,7 +113,7 @@ struct Files {
 
 /// The scratch files, written once per process (the tests run in parallel threads and
 /// read them: writing them again could show another test a half-written file).
-fn files() -> Files {
+pub(super) fn files() -> Files {
     static FILES: std::sync::OnceLock<Files> = std::sync::OnceLock::new();
     FILES.get_or_init(write_files).clone()
 }
@@ -148,11 +148,11 @@ fn xml(vars: &[(&str, String)]) -> String {
     s
 }
 
-fn load(vars: &[(&str, String)]) -> LoadedScene {
+pub(super) fn load(vars: &[(&str, String)]) -> LoadedScene {
     LoadedScene::new(load_string(&xml(vars), &[]).unwrap()).unwrap()
 }
 
-fn render(s: &LoadedScene) -> Vec<f32> {
+pub(super) fn render(s: &LoadedScene) -> Vec<f32> {
     let opts = RenderOptions {
         spp: Some(4),
         seed: 3,
@@ -161,18 +161,18 @@ fn render(s: &LoadedScene) -> Vec<f32> {
 }
 
 /// Sets `key` to `value` in a view of `s` and updates `s`.
-fn set(s: &mut LoadedScene, key: &str, value: ParamValue) -> Result<Changes> {
+pub(super) fn set(s: &mut LoadedScene, key: &str, value: ParamValue) -> Result<Changes> {
     let mut p = s.traverse();
     p.set(key, value)?;
     s.update(&p.staged())
 }
 
-fn value(s: &LoadedScene, key: &str) -> ParamValue {
+pub(super) fn value(s: &LoadedScene, key: &str) -> ParamValue {
     s.traverse().get(key).unwrap().clone()
 }
 
 /// Compares two values by their debug text, printing only where they first differ.
-fn assert_same_debug(a: &impl std::fmt::Debug, b: &impl std::fmt::Debug, what: &str) {
+pub(super) fn assert_same_debug(a: &impl std::fmt::Debug, b: &impl std::fmt::Debug, what: &str) {
     let (a, b) = (format!("{a:?}"), format!("{b:?}"));
     if let Some(i) = a.bytes().zip(b.bytes()).position(|(x, y)| x != y) {
         let lo = i.saturating_sub(200);
@@ -185,7 +185,7 @@ fn assert_same_debug(a: &impl std::fmt::Debug, b: &impl std::fmt::Debug, what: &
     assert_eq!(a.len(), b.len(), "{what}: one is a prefix of the other");
 }
 
-fn same_bits(a: &[f32], b: &[f32]) -> bool {
+pub(super) fn same_bits(a: &[f32], b: &[f32]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
 }
 

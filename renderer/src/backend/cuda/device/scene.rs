@@ -9,6 +9,8 @@
 //! staging (an asynchronous DMA); one from another framework's CUDA array (an imported
 //! [`DeviceTensor`]) is copied device to device. A geometry update re-uploads the
 //! geometry arrays (the BVH was rebuilt on the host); the texels stay where they are.
+//! Moved mesh vertices (a refit on the host: same tree, new boxes) rewrite only the
+//! arrays a refit changes, in place: [`REFIT_ARRAYS`].
 
 use super::event::Event;
 use super::memory::DeviceBuffer;
@@ -46,6 +48,18 @@ pub(crate) const SCENE_ARRAYS: [&str; 18] = [
     "env",
     "dist1d",
     "dist2d",
+    "dist_data",
+    "bsphere",
+];
+
+/// The arrays a refit rewrites ([`Changes::refit`]); their sizes do not change.
+const REFIT_ARRAYS: [&str; 8] = [
+    "nodes",
+    "leaf",
+    "shapes",
+    "positions",
+    "normals",
+    "dist1d",
     "dist_data",
     "bsphere",
 ];
@@ -203,7 +217,11 @@ impl CudaBackend {
     ) -> Result<()> {
         guarded("updating a scene on the device", || {
             if changes.geometry || !changes.dists.is_empty() {
-                self.replace_arrays(s, scene)?;
+                self.replace_arrays(s, scene, &SCENE_ARRAYS)?;
+            } else if changes.refit {
+                // records may have changed in the same update
+                self.patch_records(s, scene, changes)?;
+                self.replace_arrays(s, scene, &REFIT_ARRAYS)?;
             } else {
                 self.patch_records(s, scene, changes)?;
             }
@@ -246,13 +264,13 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// Every array but the texels, from a new flattening (geometry or sampling
+    /// The arrays `names` but the texels, from a new flattening (geometry or sampling
     /// distributions changed): written in place where the size is the same, else
     /// reallocated (the old buffer is freed after the renders that read it).
-    fn replace_arrays(&self, s: &mut DeviceScene, scene: &Scene) -> Result<()> {
+    fn replace_arrays(&self, s: &mut DeviceScene, scene: &Scene, names: &[&str]) -> Result<()> {
         let flat = FlatScene::from_scene_with(scene, false)?;
         for (name, bytes) in flat.render_arrays() {
-            if name == "texels" || !SCENE_ARRAYS.contains(&name) {
+            if name == "texels" || !names.contains(&name) {
                 continue;
             }
             let buf = &mut s.arrays[slot(name)];
