@@ -15,17 +15,20 @@
 use super::event::Event;
 use super::memory::DeviceBuffer;
 use super::tensor::DeviceTensor;
-use super::{guarded, CudaBackend};
+use super::{guarded, CudaBackend, CudaFilm};
 use crate::backend::cuda::features::{FeatureBasis, Features};
 use crate::error::{Error, Result};
 use crate::flat::materials::{flatten_bsdf, flatten_emitter, flatten_texture};
 use crate::flat::unit_prims::{self, FlatUnitPrim};
 use crate::flat::{
-    as_bytes, flatten_camera, flatten_film, FlatCamera, FlatFilm, FlatIntegrator, FlatScene,
+    as_bytes, flatten_camera, flatten_film, flatten_integrator, FlatCamera, FlatFilm,
+    FlatIntegrator, FlatScene,
 };
 use crate::scene::loaded::Changes;
 use crate::scene::params::TensorData;
 use crate::scene::Scene;
+use crate::sensors::Sensor;
+use crate::{backend::RenderOptions, integrators::AnyIntegrator};
 
 /// The flat arrays every scene kernel takes, in the order of `HG_SCENE_ARRAYS`
 /// (kernels/scene.cuh); the counts sit between them as that list says, a brute-force
@@ -236,6 +239,44 @@ impl CudaBackend {
             s.version = version;
             Ok(())
         })
+    }
+
+    /// Enqueues the render of `s` seen through `sensor` and rendered by `integrator` in
+    /// place of the scene's own (Mitsuba's `render(scene, sensor=, integrator=)`); a
+    /// swapped sensor brings its sample count. The records a render takes by value are
+    /// swapped for this render only; the camera and film records in device memory (the
+    /// depth kernel reads them there) are rewritten in stream order before the render
+    /// and restored after it, so renders queued before and after see the scene's own.
+    pub fn render_scene_as(
+        &self,
+        s: &mut DeviceScene,
+        sensor: Option<&Sensor>,
+        integrator: Option<&AnyIntegrator>,
+        opts: &RenderOptions,
+        scene_spp: u32,
+    ) -> Result<CudaFilm> {
+        let saved = (s.camera, s.film, s.integrator, s.basis);
+        let mut spp = scene_spp;
+        if let Some(x) = sensor {
+            s.camera = flatten_camera(&x.camera);
+            s.film = flatten_film(&x.film);
+            spp = x.sampler.sample_count;
+        }
+        if let Some(i) = integrator {
+            s.integrator = flatten_integrator(i);
+        }
+        s.basis = s.basis.with_frame(&s.integrator, &s.film);
+        let film = guarded("writing a swapped camera and film", || {
+            self.write_records(s)
+        })
+        .and_then(|()| self.render_scene(s, opts, spp));
+        (s.camera, s.film, s.integrator, s.basis) = saved;
+        let restored = guarded("restoring the scene's camera and film", || {
+            self.write_records(s)
+        });
+        let film = film?;
+        restored?;
+        Ok(film)
     }
 
     /// Texture, BSDF and emitter records, each written where it lives.
