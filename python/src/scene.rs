@@ -389,7 +389,9 @@ pub fn render(
     if backend() == Some(Backend::Cuda) {
         let be = crate::cuda::backend(py)?;
         let s: &PyScene = scene.get();
-        let film = py.detach(|| s.render_cuda(&be, &opts, &swap)).map_err(to_py)?;
+        let film = py
+            .detach(|| s.render_cuda(&be, &opts, &swap))
+            .map_err(to_py)?;
         let (w, h, c) = film.shape();
         return Ok(TensorXf::device(vec![h, w, c], film.into_tensor()));
     }

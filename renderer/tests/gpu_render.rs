@@ -122,6 +122,37 @@ fn every_scene_matches_the_cpu_backend() {
             assert!(pb < alpha, "{label}: the test cannot see a 5% bias");
         }
     }
+    // the thin-lens and orthographic cameras (the regression scenes), through `direct`
+    // and through `path` on the wavefront kernels (their own sample start)
+    for name in ["sensor_thinlens", "sensor_orthographic"] {
+        let path = repo_root().join(format!("tests/references/scenes/{name}.xml"));
+        let desc = xml::load_file(&path, &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut scene = build_scene(&desc).unwrap_or_else(|e| panic!("{name}: {e}"));
+        for wavefront in [false, true] {
+            be.set_render_tuning(RenderTuning {
+                wavefront,
+                ..default
+            })
+            .unwrap();
+            if wavefront {
+                scene.integrator = AnyIntegrator::Path(integrators::Path::default());
+            }
+            let label = format!(
+                "{name}-{}",
+                if wavefront {
+                    "path-wavefront"
+                } else {
+                    "direct"
+                }
+            );
+            let (p, pb) = compare(&be, &scene, 8, &label);
+            assert!(
+                p > alpha,
+                "{label}: CUDA differs from the CPU (p = {p:.3e})"
+            );
+            assert!(pb < alpha, "{label}: the test cannot see a 5% bias");
+        }
+    }
     be.set_render_tuning(default).unwrap();
 }
 

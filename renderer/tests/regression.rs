@@ -455,6 +455,8 @@ regression_cases!(
     emitter_area,
     meshes,
     crop,
+    sensor_thinlens,
+    sensor_orthographic,
 );
 
 #[test]

@@ -194,8 +194,13 @@ fn render_tile(
             for s in range.clone() {
                 let mut rng = SampleRng::new(seed, pixel_index, s as u64);
                 let jitter = rng.next_2d();
-                let ray =
-                    cam.sample_ray(Vec2::new(fx as f32 + jitter.x, fy as f32 + jitter.y), film);
+                let aperture = if cam.needs_aperture_sample() {
+                    rng.next_2d()
+                } else {
+                    Vec2::ZERO
+                };
+                let pos = Vec2::new(fx as f32 + jitter.x, fy as f32 + jitter.y);
+                let ray = cam.sample_ray(pos, aperture, film);
                 let (l, alpha) = scene.integrator.sample(scene, &ray, &mut rng);
                 // a NaN/inf sample (numerical accident) is dropped rather than poisoning the pixel
                 let l = if l.is_finite() { l } else { Color::ZERO };

@@ -19,8 +19,7 @@
 use crate::flat::materials::bsdf_kind;
 use crate::flat::unit_prims::UNIT_RECORDS_MAX;
 use crate::flat::{
-    FlatFilm, FlatIntegrator, FlatScene, FILTER_BOX, FILTER_TENT, INTEGRATOR_DEPTH,
-    INTEGRATOR_PATH,
+    FlatFilm, FlatIntegrator, FlatScene, FILTER_BOX, FILTER_TENT, INTEGRATOR_DEPTH, INTEGRATOR_PATH,
 };
 
 /// `HG_FILM_SET` bit of a film that jitters within the pixel (box of radius <= 0.5).

@@ -17,6 +17,7 @@ macro_rules! embed {
 /// Every kernel file, by name (its path under `renderer/kernels/`).
 pub const FILES: &[(&str, &str)] = embed![
     "bsdfs.cuh",
+    "camera.cuh",
     "common.cuh",
     "convert.cu",
     "depth.cu",

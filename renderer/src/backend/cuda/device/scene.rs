@@ -12,6 +12,8 @@
 //! Moved mesh vertices (a refit on the host: same tree, new boxes) rewrite only the
 //! arrays a refit changes, in place: [`REFIT_ARRAYS`].
 
+use std::mem::size_of;
+
 use super::event::Event;
 use super::memory::DeviceBuffer;
 use super::tensor::DeviceTensor;
@@ -67,6 +69,12 @@ const REFIT_ARRAYS: [&str; 8] = [
     "bsphere",
 ];
 
+/// Bytes of the camera and film records in device memory: the camera, then the film
+/// at [`FILM_RECORD_AT`].
+const RECORDS_BYTES: usize = size_of::<FlatCamera>() + size_of::<FlatFilm>();
+/// Where the film record starts in the records buffer.
+pub(crate) const FILM_RECORD_AT: u64 = size_of::<FlatCamera>() as u64;
+
 /// Index of `name` in [`SCENE_ARRAYS`].
 fn slot(name: &str) -> usize {
     SCENE_ARRAYS
@@ -116,7 +124,7 @@ impl DeviceScene {
         self.arrays[slot(name)].ptr()
     }
 
-    /// The device address of the camera record (then the film record at +64 bytes).
+    /// The device address of the camera record (then the film record at [`FILM_RECORD_AT`]).
     pub(crate) fn records_ptr(&self) -> u64 {
         self.records.ptr()
     }
@@ -167,7 +175,9 @@ impl CudaBackend {
                     .ok_or_else(|| Error::Cuda(format!("no flat array {name}")))?;
                 arrays.push(self.upload_array(name, bytes)?);
             }
-            let records = self.pool.alloc(112, &self.stream, "the camera and film")?;
+            let records = self
+                .pool
+                .alloc(RECORDS_BYTES, &self.stream, "the camera and film")?;
             let mut s = DeviceScene {
                 arrays,
                 camera: flat.camera,
@@ -203,7 +213,7 @@ impl CudaBackend {
     }
 
     fn write_records(&self, s: &mut DeviceScene) -> Result<()> {
-        let mut bytes = Vec::with_capacity(112);
+        let mut bytes = Vec::with_capacity(RECORDS_BYTES);
         bytes.extend_from_slice(as_bytes(std::slice::from_ref(&s.camera)));
         bytes.extend_from_slice(as_bytes(std::slice::from_ref(&s.film)));
         self.write_array(&s.records, 0, &bytes)
