@@ -455,6 +455,7 @@ regression_cases!(
     emitter_area,
     meshes,
     crop,
+    roughdielectric,
 );
 
 #[test]
