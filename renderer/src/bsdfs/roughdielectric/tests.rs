@@ -14,14 +14,17 @@ use crate::math::Pcg32;
 use crate::scene::desc::{Category, ObjectDesc};
 use crate::scene::props::Value;
 
+/// One direction pair: (wi, wo, eval, pdf).
+pub type EvalRow = ([f64; 3], [f64; 3], [f32; 3], f32);
+
 /// Mitsuba's eval and pdf of one BSDF at fixed directions.
 pub struct EvalCase {
     /// What the configuration exercises.
     pub name: &'static str,
     /// The BSDF's parameters.
     pub params: Vec<(&'static str, Value)>,
-    /// (wi, wo, eval, pdf).
-    pub rows: Vec<([f64; 3], [f64; 3], [f32; 3], f32)>,
+    /// The pairs.
+    pub rows: Vec<EvalRow>,
 }
 
 /// One Mitsuba `sample` call: its input `wi` and outputs.
