@@ -153,6 +153,7 @@ struct FlatIntegrator {
 #define HG_BSDF_PLASTIC 5u
 #define HG_BSDF_ROUGH_PLASTIC 6u
 #define HG_BSDF_TWO_SIDED 7u
+#define HG_BSDF_ROUGH_DIELECTRIC 8u
 
 struct FlatBsdf {
     hg_u32 kind;

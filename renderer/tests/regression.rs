@@ -457,6 +457,7 @@ regression_cases!(
     crop,
     sensor_thinlens,
     sensor_orthographic,
+    roughdielectric,
 );
 
 #[test]

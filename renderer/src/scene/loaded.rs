@@ -90,7 +90,13 @@ impl Changes {
 
 /// BSDF plugins whose records hold values derived from their textures' means
 /// (sampling weights, range checks): rebuilding them needs texture data on the host.
-const READS_TEXTURE_MEANS: &[&str] = &["conductor", "roughconductor", "plastic", "roughplastic"];
+const READS_TEXTURE_MEANS: &[&str] = &[
+    "conductor",
+    "roughconductor",
+    "roughdielectric",
+    "plastic",
+    "roughplastic",
+];
 
 /// A scene with its description and what updates need.
 #[derive(Clone, Debug)]

@@ -40,6 +40,7 @@ pub const FILES: &[(&str, &str)] = embed![
     "bsdfs/microfacet.cuh",
     "bsdfs/plastic.cuh",
     "bsdfs/roughconductor.cuh",
+    "bsdfs/roughdielectric.cuh",
     "bsdfs/roughplastic.cuh",
     "bsdfs/thindielectric.cuh",
     "emitters/area.cuh",
