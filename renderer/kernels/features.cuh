@@ -10,9 +10,8 @@
 // build) every case is compiled and the large plugin functions stay out of line.
 #pragma once
 
-#ifndef HG_BSDF_SET
-#define HG_BSDF_SET 0x1ffu       // bit HG_BSDF_*: diffuse .. twosided, roughdielectric
-#endif
+// HG_BSDF_SET (bit HG_BSDF_*; default: every registered kind) is in bsdfs/registry.cuh,
+// generated from the BSDF registry.
 #ifndef HG_TEX_SET
 #define HG_TEX_SET 0x7u          // bit HG_TEX_*: constant, bitmap, checkerboard
 #endif
@@ -49,15 +48,19 @@
 
 #define HG_HAS(set, k) ((((set) >> (k)) & 1u) != 0u)
 
-// Log2 of a one-bit set of up to 16 kinds.
-#define HG_LOG2_16(s)                                                                                  \
-    ((s) == 1u ? 0u : (s) == 2u ? 1u : (s) == 4u ? 2u : (s) == 8u ? 3u : (s) == 16u ? 4u : (s) == 32u ? 5u \
-     : (s) == 64u ? 6u : (s) == 128u ? 7u : (s) == 256u ? 8u : (s) == 512u ? 9u : (s) == 1024u ? 10u       \
-     : (s) == 2048u ? 11u : (s) == 4096u ? 12u : (s) == 8192u ? 13u : (s) == 16384u ? 14u : 15u)
+// Log2 of a one-bit set of up to 32 kinds (a constant expression).
+#define HG_LOG2_4(s) ((s) == 1u ? 0u : (s) == 2u ? 1u : (s) == 4u ? 2u : 3u)
+#define HG_LOG2_16(s)                                                                       \
+    ((s) < 16u ? HG_LOG2_4(s) : (s) < 256u ? HG_LOG2_4((s) >> 4) + 4u : (s) < 4096u ? HG_LOG2_4((s) >> 8) + 8u \
+                                                                      : HG_LOG2_4((s) >> 12) + 12u)
+#define HG_LOG2_32(s) ((s) < 65536u ? HG_LOG2_16(s) : HG_LOG2_16((s) >> 16) + 16u)
+
+// Whether `set` has exactly one member.
+#define HG_ONE_KIND(set) ((set) != 0u && ((set) & ((set) - 1u)) == 0u)
 
 // The kind of a record whose category set is `set`: the one member when there is one
 // (a constant: the record's tag is not even read), else the tag `k`.
-#define HG_KIND(set, k) ((((set) & ((set) - 1u)) == 0u) ? HG_LOG2_16(set) : (k))
+#define HG_KIND(set, k) ((((set) & ((set) - 1u)) == 0u) ? HG_LOG2_32(set) : (k))
 
 // A switch case that compiles its body only when kind k is in `set`:
 //   switch (HG_KIND(set, tag)) { HG_CASE(set, A) return a(); HG_CASE(set, B) return b(); }

@@ -143,28 +143,20 @@ struct FlatIntegrator {
     hg_u32 pad[2];
 };
 
-// Materials, textures, emitters, distributions (renderer/src/flat/materials.rs): a tag
-// plus word slots whose meaning depends on the tag.
-#define HG_BSDF_DIFFUSE 0u
-#define HG_BSDF_CONDUCTOR 1u
-#define HG_BSDF_ROUGH_CONDUCTOR 2u
-#define HG_BSDF_DIELECTRIC 3u
-#define HG_BSDF_THIN_DIELECTRIC 4u
-#define HG_BSDF_PLASTIC 5u
-#define HG_BSDF_ROUGH_PLASTIC 6u
-#define HG_BSDF_TWO_SIDED 7u
-#define HG_BSDF_ROUGH_DIELECTRIC 8u
-
-struct FlatBsdf {
+// Which plugin of a category an instance is and where its record starts in the category's
+// record words (plugin/record.rs RecordRef): BSDFs (bsdfs/registry.cuh) read their own
+// records through these. 8-aligned: one load.
+struct alignas(8) RecordRef {
     hg_u32 kind;
-    hg_u32 tex[5];  // texture (twosided: BSDF) handles, per kind
-    float f[6];     // float parameters, per kind
-    hg_u32 distr;
-    hg_u32 sample_visible;
-    hg_u32 nonlinear;
-    hg_u32 table;   // roughplastic: offset of its transmittance table in `tables`
+    hg_u32 offset;  // first word of the record (records lie in 16-byte slots)
 };
+typedef RecordRef FlatBsdf;
 
+// The words of a record's slot: its size rounded up to 16 bytes (plugin/record.rs slot_words).
+#define HG_SLOT_WORDS(rec) ((hg_u32)((sizeof(rec) + 15u) / 16u * 4u))
+
+// Textures, emitters, distributions (renderer/src/flat/materials.rs): a tag plus word
+// slots whose meaning depends on the tag.
 #define HG_TEX_CONSTANT 0u
 #define HG_TEX_BITMAP 1u
 #define HG_TEX_CHECKERBOARD 2u
@@ -249,9 +241,7 @@ struct FlatDist2D {
     F(FlatIntegrator, rr_depth, 8) F(FlatIntegrator, hide_emitters, 12) \
     F(FlatIntegrator, emitter_samples, 16) F(FlatIntegrator, bsdf_samples, 20) \
     F(FlatIntegrator, pad, 24) \
-    S(FlatBsdf, 64) F(FlatBsdf, kind, 0) F(FlatBsdf, tex, 4) F(FlatBsdf, f, 24) \
-    F(FlatBsdf, distr, 48) F(FlatBsdf, sample_visible, 52) F(FlatBsdf, nonlinear, 56) \
-    F(FlatBsdf, table, 60) \
+    S(RecordRef, 8) F(RecordRef, kind, 0) F(RecordRef, offset, 4) \
     S(FlatTexture, 80) F(FlatTexture, kind, 0) F(FlatTexture, offset, 4) \
     F(FlatTexture, width, 8) F(FlatTexture, height, 12) F(FlatTexture, channels, 16) \
     F(FlatTexture, filter, 20) F(FlatTexture, wrap, 24) F(FlatTexture, color0, 28) \
@@ -276,9 +266,8 @@ struct FlatDist2D {
 #define HG_ASSERT_FIELD(rec, field, off) \
     static_assert(__builtin_offsetof(rec, field) == off, "offset of " #rec "." #field " differs from Rust");
 #endif
+// (kept defined: the plugin registries' generated files assert their records' layouts too)
 HG_LAYOUT(HG_ASSERT_SIZE, HG_ASSERT_FIELD)
-#undef HG_ASSERT_SIZE
-#undef HG_ASSERT_FIELD
 
 // Writes the sizes and offsets NVRTC used, in HG_LAYOUT order, for the GPU parity test.
 extern "C" __global__ void hg_layout_table(hg_u32* out) {

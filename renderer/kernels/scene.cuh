@@ -11,8 +11,8 @@ struct SceneData {
     const float* normals;    // [f32; 3] per vertex (or empty)
     const float* uvs;        // [f32; 2] per vertex (or empty)
     const hg_u32* tris;      // [u32; 3] per triangle
-    const FlatBsdf* bsdfs;
-    const float* tables;
+    const FlatBsdf* bsdfs;     // kind and record offset per BSDF
+    const hg_u32* bsdf_data;   // the BSDF records (bsdfs/registry.cuh)
     const FlatTexture* textures;
     const float* texels;
     const FlatEmitter* emitters;
@@ -33,7 +33,7 @@ struct SceneData {
 #define HG_SCENE_ARRAYS                                                                                   \
     const FlatBvhNode *nodes, hg_u32 node_count, const LeafPrim *leaf, const Prim *prims,               \
         const FlatShape *shapes, const float *positions, const float *normals, const float *uvs,         \
-        const hg_u32 *tris, const FlatBsdf *bsdfs, const float *tables, const FlatTexture *textures,     \
+        const hg_u32 *tris, const FlatBsdf *bsdfs, const hg_u32 *bsdf_data, const FlatTexture *textures, \
         const float *texels, const FlatEmitter *emitters, hg_u32 emitter_count,                          \
         const hg_u32 *env_emitters, hg_u32 env_count, const FlatDist1D *dist1d, const FlatDist2D *dist2d, \
         const float *dist_data, const float *bsphere
@@ -46,7 +46,7 @@ struct SceneData {
 #endif
 #define HG_SCENE_PARAMS HG_SCENE_ARRAYS HG_UNIT_PARAM
 #define HG_SCENE_DATA                                                                                    \
-    scene_data(nodes, node_count, leaf, prims, shapes, positions, normals, uvs, tris, bsdfs, tables,    \
+    scene_data(nodes, node_count, leaf, prims, shapes, positions, normals, uvs, tris, bsdfs, bsdf_data, \
                textures, texels, emitters, emitter_count, env_emitters, env_count, dist1d, dist2d,      \
                dist_data, bsphere, HG_UNIT_ARG)
 
@@ -63,7 +63,7 @@ __device__ inline SceneData scene_data(HG_SCENE_ARRAYS, const UnitPrims* units) 
     s.uvs = uvs;
     s.tris = tris;
     s.bsdfs = bsdfs;
-    s.tables = tables;
+    s.bsdf_data = bsdf_data;
     s.textures = textures;
     s.texels = texels;
     s.emitters = emitters;

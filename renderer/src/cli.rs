@@ -1,5 +1,5 @@
-//! The `heliograph` command-line tool: `render` a Mitsuba 3 scene file, or show
-//! its objects and parameters with `info`.
+//! The `heliograph` command-line tool: `render` a Mitsuba 3 scene file, show its
+//! objects and parameters with `info`, or list the plugins with `plugins`.
 //!
 //! It lives in the library so that the Rust binary (`src/main.rs`) and the Python
 //! package's `heliograph` command (`heliograph._native._cli_main`) are the same program.
@@ -74,6 +74,11 @@ enum Command {
         #[arg(short = 'D', value_name = "NAME=VALUE")]
         define: Vec<String>,
     },
+    /// List the plugins with their parameters, or print one plugin's manual
+    Plugins {
+        /// A plugin's scene `type` (e.g. roughplastic): print its manual
+        name: Option<String>,
+    },
 }
 
 fn parse_defines(defs: &[String]) -> Result<Vec<(String, String)>> {
@@ -131,6 +136,7 @@ where
             quiet,
         ),
         Command::Info { scene, define } => info(&scene, &define),
+        Command::Plugins { name } => plugins(name.as_deref()),
     };
     if let Err(e) = res {
         eprintln!("error: {e:#}");
@@ -267,6 +273,63 @@ fn info(path: &Path, define: &[String]) -> Result<()> {
         loaded.traverse().table()
     );
     Ok(())
+}
+
+/// The categories whose plugins are not registered yet (names only, no manuals).
+const UNREGISTERED: [(&str, &[&str]); 8] = [
+    ("shape", heliograph::shapes::KNOWN),
+    ("texture", heliograph::textures::KNOWN),
+    ("emitter", heliograph::emitters::KNOWN),
+    ("sensor", heliograph::sensors::KNOWN),
+    ("film", heliograph::films::KNOWN),
+    ("rfilter", heliograph::rfilters::KNOWN),
+    ("sampler", heliograph::samplers::KNOWN),
+    ("integrator", heliograph::integrators::KNOWN),
+];
+
+/// `heliograph plugins [NAME]`: every registered plugin with its parameters (from its
+/// manual's table), or the manual of plugin `name`.
+fn plugins(name: Option<&str>) -> Result<()> {
+    let registered = || heliograph::bsdfs::REGISTRY.iter().map(|e| &e.info);
+    let mut out = String::new();
+    if let Some(name) = name {
+        if let Some(p) = registered().find(|p| p.name == name) {
+            out = format!("{} \"{}\"\n\n{}", p.category, p.name, p.manual());
+        } else if let Some((cat, _)) = UNREGISTERED.iter().find(|(_, k)| k.contains(&name)) {
+            out = format!(
+                "{cat} \"{name}\": not in a registry yet, so no manual here \
+                 (see the module docs of renderer/src/{cat}s/)\n"
+            );
+        } else {
+            let known: Vec<&str> = registered().map(|p| p.name).collect();
+            bail!(
+                "no plugin \"{name}\"{} (with manuals: {})",
+                heliograph::error::did_you_mean(name, known.iter().copied()),
+                known.join(", ")
+            );
+        }
+    } else {
+        let n = registered().count();
+        out += &format!("bsdf ({n} plugins; `heliograph plugins NAME` prints a manual):\n");
+        for p in registered() {
+            out += &format!("  {:<16} {}\n", p.name, p.summary());
+            for r in p.parameters() {
+                out += &format!("      {:<24} {}, default {}\n", r.name, r.kind, r.default);
+            }
+        }
+        for (cat, known) in UNREGISTERED {
+            out += &format!("{cat}: {}\n", known.join(", "));
+        }
+    }
+    print_all(&out)
+}
+
+/// Writes `text` to stdout; a closed pipe (`| head`) is not an error.
+fn print_all(text: &str) -> Result<()> {
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r?),
+    }
 }
 
 fn print_object(obj: &ObjectDesc, name: &str, indent: usize) {

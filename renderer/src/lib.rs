@@ -20,6 +20,7 @@ pub mod flat;
 pub mod integrators;
 pub mod io;
 pub mod math;
+pub mod plugin;
 pub mod rfilters;
 pub mod samplers;
 pub mod scene;

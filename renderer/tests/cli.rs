@@ -148,3 +148,35 @@ fn info_lists_objects_and_parameters() {
         "{s}"
     );
 }
+
+#[test]
+fn plugins_lists_every_registered_bsdf_with_its_parameters_and_prints_manuals() {
+    let o = bin().arg("plugins").output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let list = String::from_utf8_lossy(&o.stdout);
+    for e in heliograph::bsdfs::REGISTRY {
+        let name = e.info.name;
+        assert!(
+            list.contains(&format!("\n  {name} ")),
+            "{name} missing:\n{list}"
+        );
+        for p in e.info.parameters() {
+            assert!(list.contains(&p.name), "{name}.{} missing", p.name);
+        }
+    }
+    assert!(list.contains("texture: bitmap, checkerboard"), "{list}");
+    // one plugin's manual: its module doc, with the table and the XML example
+    let o = bin().args(["plugins", "roughplastic"]).output().unwrap();
+    let manual = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success());
+    assert!(
+        manual.contains("| `alpha` | float | 0.1 |")
+            && manual.contains("<bsdf type=\"roughplastic\">"),
+        "{manual}"
+    );
+    // a misspelt name is an error with a suggestion
+    let o = bin().args(["plugins", "roughplastik"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err.contains("did you mean \"roughplastic\""), "{err}");
+}

@@ -98,6 +98,29 @@ fn layout_parity_between_rust_and_nvrtc() {
 }
 
 #[test]
+fn plugin_record_layout_parity_between_rust_and_nvrtc() {
+    let Some(be) = backend_or_skip("plugin_layout_parity") else {
+        return;
+    };
+    let table = be
+        .plugin_layout_table()
+        .unwrap_or_else(|e| panic!("plugin layout table: {e}"));
+    let layout = heliograph::bsdfs::registry::layout();
+    assert_eq!(table.len(), layout.len());
+    let wrong: Vec<String> = layout
+        .iter()
+        .zip(&table)
+        .filter(|(e, &g)| e.offset != g as usize)
+        .map(|(e, g)| format!("{}.{}: Rust {} vs CUDA {g}", e.record, e.field, e.offset))
+        .collect();
+    assert!(wrong.is_empty(), "plugin record layout differs: {wrong:?}");
+    println!(
+        "HG_GPU_STAT plugin_layout_entries={} all_equal=1",
+        layout.len()
+    );
+}
+
+#[test]
 fn depth_matches_the_cpu_on_every_scene() {
     let Some(be) = backend_or_skip("depth_vs_cpu") else {
         return;

@@ -5,6 +5,9 @@
 //! to rounding (libm's sin/cos/atan2 may differ by an ulp); a few inputs that sit on a
 //! discontinuity (a texel edge, the horizon) may flip and are counted, not hidden.
 //!
+//! Also checks the plugins' record layouts as the compiler laid them out
+//! (`hg_plugin_layout_table`) against the Rust records.
+//!
 //! Skips with a message when no C++ compiler (`$CXX`, else `c++`) is available.
 
 mod common;
@@ -48,5 +51,18 @@ fn plugin_twins_match_the_rust_plugins_on_fixed_inputs() {
     assert!(st.success(), "host parity run failed");
     let got = read_f32s(&dir.join("answers.bin"));
     check(&qs, &got);
+    // the plugins' records as the C++ compiler laid them out (the kernels' static_asserts
+    // already compared them at compile time; this checks the table the GPU test reads)
+    let table: Vec<u32> = std::fs::read(dir.join("plugin_layout.bin"))
+        .unwrap()
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let layout = heliograph::bsdfs::registry::layout();
+    assert!(layout.len() < table.len() && table[layout.len()] == 0);
+    for (e, &t) in layout.iter().zip(&table) {
+        assert_eq!(e.offset, t as usize, "{}.{}", e.record, e.field);
+    }
+    println!("plugin record layout: {} entries equal", layout.len());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,7 +4,7 @@
 //!
 //! Modules: `depth.cu` (the `depth` integrator), `parity.cu` (the plugin parity kernel)
 //! and the `render.cu` module of a plugin set ([`Features`], backend/cuda/features.rs).
-//! There are millions of plugin sets (9 BSDF, 3 texture, 5 emitter and 4 shape kinds,
+//! There are millions of plugin sets (every registered BSDF, 3 texture, 5 emitter and 4 shape kinds,
 //! 2 integrators, 4 film placements, 5 stack sizes or 12 brute-force capacities, the
 //! wavefront and ray-counting variants), so this compiles a covering set instead. What a
 //! set changes in the compiled code:
@@ -23,7 +23,8 @@
 //!   present reach code generation, where inlined or not they meet ptxas in different
 //!   company. So every kind of every category, and every film placement, is present in
 //!   at least one inlined and one out-of-line module (asserted below against the
-//!   generic sets of features.cuh, so a new plugin kind must join a module here); stacks
+//!   generic sets: a new BSDF joins an inlined module by itself, other new plugin kinds
+//!   must join a module here); stacks
 //!   of 8 to 128 entries and brute-force capacities of 4 to 48 records occur too.
 //!
 //! The render modules are assembled as the backend assembles them (device/module.rs
@@ -98,8 +99,12 @@ fn set(kinds: &[u32]) -> u32 {
     kinds.iter().fold(0, |s, k| s | 1 << k)
 }
 
-/// The generic build's set `name` (every kind of the category), from features.cuh.
+/// The generic build's set `name` (every kind of the category): the BSDF registry's
+/// kinds, the other categories' from features.cuh.
 fn all_kinds(name: &str) -> u32 {
+    if name == "HG_BSDF_SET" {
+        return (1u32 << heliograph::bsdfs::KNOWN.len()) - 1;
+    }
     let src = kernels::file("features.cuh").unwrap();
     let def = format!("#define {name} 0x");
     let line = src
@@ -146,17 +151,13 @@ fn covering_set() -> Vec<RenderModule> {
     let all_tex = [TEX_CONSTANT, TEX_BITMAP, TEX_CHECKERBOARD];
     let all_emitters = [e::AREA, e::POINT, e::DIRECTIONAL, e::CONSTANT, e::ENVMAP];
     let all_shapes = [SHAPE_MESH, SHAPE_SPHERE, SHAPE_RECTANGLE, SHAPE_DISK];
-    let all_bsdfs = [
-        b::DIFFUSE,
-        b::CONDUCTOR,
-        b::ROUGH_CONDUCTOR,
-        b::DIELECTRIC,
-        b::THIN_DIELECTRIC,
-        b::PLASTIC,
-        b::ROUGH_PLASTIC,
-        b::TWO_SIDED,
-        b::ROUGH_DIELECTRIC,
-    ];
+    // every registered BSDF, in tag order; the newest ones (from roughdielectric on)
+    // join an inlined module with diffuse automatically, up to the inlining limit
+    let all_bsdfs: Vec<u32> = (0..heliograph::bsdfs::KNOWN.len() as u32).collect();
+    let newest: Vec<u32> = [b::DIFFUSE]
+        .into_iter()
+        .chain(b::ROUGH_DIELECTRIC..all_bsdfs.len() as u32)
+        .collect();
     let (bf, bvh) = (true, false);
     let five = &all_bsdfs[..5];
     vec![
@@ -185,7 +186,7 @@ fn covering_set() -> Vec<RenderModule> {
         module(
             (Wave, bf, false),
             [
-                &[b::DIFFUSE, b::ROUGH_DIELECTRIC],
+                &newest,
                 &[TEX_CONSTANT],
                 &[e::POINT, e::DIRECTIONAL],
                 &[SHAPE_SPHERE, SHAPE_DISK],

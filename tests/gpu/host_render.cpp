@@ -47,7 +47,7 @@ template <class T> static hg_u32 count(const std::vector<char>& v) { return (hg_
 #define SCENE_ARGS                                                                                       \
     as<FlatBvhNode>(nodes), count<FlatBvhNode>(nodes), as<LeafPrim>(leaf), as<Prim>(prims),              \
         as<FlatShape>(shapes), as<float>(positions), as<float>(normals), as<float>(uvs), as<hg_u32>(tris), \
-        as<FlatBsdf>(bsdfs), as<float>(tables), as<FlatTexture>(textures), as<float>(texels),            \
+        as<FlatBsdf>(bsdfs), as<hg_u32>(bsdf_data), as<FlatTexture>(textures), as<float>(texels),       \
         as<FlatEmitter>(emitters), count<FlatEmitter>(emitters), as<hg_u32>(env), count<hg_u32>(env),     \
         as<FlatDist1D>(dist1d), as<FlatDist2D>(dist2d), as<float>(dist_data), as<float>(bsphere) UNIT_ARG
 
@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
     auto prims = slurp(d + "prims.bin"), shapes = slurp(d + "shapes.bin");
     auto positions = slurp(d + "positions.bin"), normals = slurp(d + "normals.bin");
     auto uvs = slurp(d + "uvs.bin"), tris = slurp(d + "tris.bin");
-    auto bsdfs = slurp(d + "bsdfs.bin"), tables = slurp(d + "tables.bin");
+    auto bsdfs = slurp(d + "bsdfs.bin"), bsdf_data = slurp(d + "bsdf_data.bin");
     auto textures = slurp(d + "textures.bin"), texels = slurp(d + "texels.bin");
     auto emitters = slurp(d + "emitters.bin"), env = slurp(d + "env.bin");
     auto dist1d = slurp(d + "dist1d.bin"), dist2d = slurp(d + "dist2d.bin");

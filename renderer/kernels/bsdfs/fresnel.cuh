@@ -1,6 +1,6 @@
 // Fresnel terms (renderer/src/bsdfs/fresnel.rs).
 #pragma once
-#include "diffuse.cuh"
+#include "bsdf.cuh"
 
 struct DielectricFresnel {
     float r, cos_theta_t, eta_it, eta_ti;

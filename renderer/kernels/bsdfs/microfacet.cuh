@@ -21,9 +21,17 @@ __device__ inline Microfacet microfacet(hg_u32 kind, float au, float av, bool vi
     return m;
 }
 
-// MicrofacetParams::at for a BSDF record (kind in distr, alpha textures in tex[3], tex[4]).
-__device__ inline Microfacet microfacet_at(const SceneData& s, const FlatBsdf& b, V2 uv) {
-    return microfacet(b.distr, tex_eval_1(s, b.tex[3], uv), tex_eval_1(s, b.tex[4], uv), b.sample_visible != 0u);
+// microfacet.rs MicrofacetParams: the distribution block of a rough BSDF's record.
+struct MicrofacetParams {
+    hg_u32 kind;  // HG_GGX or Beckmann
+    hg_u32 alpha_u;  // texture
+    hg_u32 alpha_v;  // texture
+    hg_u32 sample_visible;
+};
+
+// MicrofacetParams::at
+__device__ inline Microfacet microfacet_at(const SceneData& s, const MicrofacetParams& d, V2 uv) {
+    return microfacet(d.kind, tex_eval_1(s, d.alpha_u, uv), tex_eval_1(s, d.alpha_v, uv), d.sample_visible != 0u);
 }
 
 __device__ inline float mf_d(const Microfacet& mf, V3 m) {

@@ -1,9 +1,14 @@
 // `roughdielectric` (renderer/src/bsdfs/roughdielectric.rs): microfacet reflection and
-// refraction between two dielectrics, two-sided by nature. Record: tex[0]
-// specular_reflectance, tex[1] specular_transmittance, tex[3]/tex[4] alpha_u/v, f[0] eta,
-// distr, sample_visible.
+// refraction between two dielectrics, two-sided by nature.
 #pragma once
 #include "microfacet.cuh"
+
+struct RoughDielectric {
+    MicrofacetParams distr;
+    float eta;                      // int_ior / ext_ior (never 1)
+    hg_u32 specular_reflectance;    // texture
+    hg_u32 specular_transmittance;  // texture
+};
 
 // RoughDielectric::sampling_distr: without visible normals, widened by 1.2 - 0.2 sqrt|cos i|.
 __device__ inline Microfacet roughdielectric_sampling(Microfacet mf, float cos_i) {
@@ -25,22 +30,22 @@ __device__ inline bool roughdielectric_half(float eta_rec, V3 wi, V3 wo, bool* r
     return finite3(h);
 }
 
-__device__ inline bool roughdielectric_sample(const SceneData& s, const FlatBsdf& b, V2 uv, V3 wi, float u1, V2 u2,
-                                              BsdfSample* out) {
+__device__ inline bool roughdielectric_sample(const SceneData& s, const RoughDielectric& r, V2 uv, V3 wi, float u1,
+                                              V2 u2, BsdfSample* out) {
     if (wi.z == 0.0f) return false;
-    Microfacet mf = microfacet_at(s, b, uv);
+    Microfacet mf = microfacet_at(s, r.distr, uv);
     Microfacet smf = roughdielectric_sampling(mf, wi.z);
     V3 wi_up = wi.z < 0.0f ? -wi : wi;
     V3 m = mf_sample(smf, wi_up, u2);
     float pdf_m = mf_pdf(smf, wi_up, m);
     if (!(pdf_m > 0.0f)) return false;
     float wi_m = dot(wi, m);
-    DielectricFresnel f = fresnel_dielectric(wi_m, b.f[0]);
+    DielectricFresnel f = fresnel_dielectric(wi_m, r.eta);
     V3 wo, factor;
     float lobe, eta, jacobian;
     if (u1 <= f.r) {
         wo = reflect(wi, m);
-        factor = tex_eval(s, b.tex[0], uv);
+        factor = tex_eval(s, r.specular_reflectance, uv);
         lobe = f.r;
         eta = 1.0f;
         jacobian = 1.0f / (4.0f * dot(wo, m));
@@ -48,7 +53,7 @@ __device__ inline bool roughdielectric_sample(const SceneData& s, const FlatBsdf
         wo = m * (wi_m * f.eta_ti + f.cos_theta_t) - wi * f.eta_ti;
         float wo_m = dot(wo, m);
         float denom = wi_m + f.eta_it * wo_m;
-        factor = tex_eval(s, b.tex[1], uv) * (f.eta_ti * f.eta_ti);
+        factor = tex_eval(s, r.specular_transmittance, uv) * (f.eta_ti * f.eta_ti);
         lobe = 1.0f - f.r;
         eta = f.eta_it;
         jacobian = f.eta_it * f.eta_it * wo_m / (denom * denom);
@@ -65,27 +70,27 @@ __device__ inline bool roughdielectric_sample(const SceneData& s, const FlatBsdf
     return true;
 }
 
-__device__ inline V3 roughdielectric_eval(const SceneData& s, const FlatBsdf& b, V2 uv, V3 wi, V3 wo) {
+__device__ inline V3 roughdielectric_eval(const SceneData& s, const RoughDielectric& r, V2 uv, V3 wi, V3 wo) {
     bool refl;
     float eta;
     V3 m;
-    if (!roughdielectric_half(b.f[0], wi, wo, &refl, &eta, &m)) return v3(0.0f, 0.0f, 0.0f);
-    Microfacet mf = microfacet_at(s, b, uv);
+    if (!roughdielectric_half(r.eta, wi, wo, &refl, &eta, &m)) return v3(0.0f, 0.0f, 0.0f);
+    Microfacet mf = microfacet_at(s, r.distr, uv);
     float dg = mf_d(mf, m) * mf_g(mf, wi, wo, m);
     if (dg == 0.0f) return v3(0.0f, 0.0f, 0.0f);
     float wi_m = dot(wi, m), wo_m = dot(wo, m);
-    float f = fresnel_dielectric(wi_m, b.f[0]).r;
-    if (refl) return tex_eval(s, b.tex[0], uv) * (f * dg / (4.0f * fabsf(wi.z)));
+    float f = fresnel_dielectric(wi_m, r.eta).r;
+    if (refl) return tex_eval(s, r.specular_reflectance, uv) * (f * dg / (4.0f * fabsf(wi.z)));
     float denom = wi_m + eta * wo_m;
     float v = fabsf((1.0f - f) * dg * wi_m * wo_m / (wi.z * denom * denom));
-    return tex_eval(s, b.tex[1], uv) * v;
+    return tex_eval(s, r.specular_transmittance, uv) * v;
 }
 
-__device__ inline float roughdielectric_pdf(const SceneData& s, const FlatBsdf& b, V2 uv, V3 wi, V3 wo) {
+__device__ inline float roughdielectric_pdf(const SceneData& s, const RoughDielectric& r, V2 uv, V3 wi, V3 wo) {
     bool refl;
     float eta;
     V3 m;
-    if (!roughdielectric_half(b.f[0], wi, wo, &refl, &eta, &m)) return 0.0f;
+    if (!roughdielectric_half(r.eta, wi, wo, &refl, &eta, &m)) return 0.0f;
     float wi_m = dot(wi, m), wo_m = dot(wo, m);
     if (wi_m * wi.z <= 0.0f || wo_m * wo.z <= 0.0f) return 0.0f;
     float jacobian;
@@ -95,9 +100,9 @@ __device__ inline float roughdielectric_pdf(const SceneData& s, const FlatBsdf& 
         float denom = wi_m + eta * wo_m;
         jacobian = eta * eta * wo_m / (denom * denom);
     }
-    Microfacet smf = roughdielectric_sampling(microfacet_at(s, b, uv), wi.z);
+    Microfacet smf = roughdielectric_sampling(microfacet_at(s, r.distr, uv), wi.z);
     V3 wi_up = wi.z < 0.0f ? -wi : wi;
-    float f = fresnel_dielectric(wi_m, b.f[0]).r;
+    float f = fresnel_dielectric(wi_m, r.eta).r;
     float p = mf_pdf(smf, wi_up, m) * (refl ? f : 1.0f - f) * fabsf(jacobian);
     return fabsf(p) <= 3.4028235e38f ? p : 0.0f;
 }

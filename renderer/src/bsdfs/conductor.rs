@@ -12,14 +12,15 @@
 //! ```
 
 use super::fresnel::fresnel_conductor_rgb;
-use super::{ior, BsdfCtx, BsdfSample};
+use super::{ior, BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::spectrum::SpectrumUse;
 use crate::math::{reflect_local, Color, Vec2, Vec3};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::record::RecordRef;
+use crate::plugin::{BuildContext, TexRef};
 use crate::scene::params::Range;
 use crate::scene::props::Props;
-use crate::textures::TexRef;
 
 /// The smooth conductor record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -32,9 +33,14 @@ pub struct Conductor {
     /// Reflectance factor.
     pub specular_reflectance: TexRef,
 }
+device_record!(Conductor {
+    eta,
+    k,
+    specular_reflectance
+});
 
 /// Reads `material` or `eta`/`k` (Mitsuba: the two forms are exclusive).
-pub fn read_complex_ior(p: &Props, ctx: &mut BuildCtx) -> Result<(TexRef, TexRef)> {
+pub fn read_complex_ior(p: &Props, ctx: &mut dyn BuildContext) -> Result<(TexRef, TexRef)> {
     let material = p.string("material", "none")?;
     let explicit = p.has("eta") || p.has("k");
     if material != "none" {
@@ -67,7 +73,7 @@ pub fn read_complex_ior(p: &Props, ctx: &mut BuildCtx) -> Result<(TexRef, TexRef
     )?;
     let k = ctx.texture_in(p, "k", Some(Color::ONE), Range::Any, SpectrumUse::Unbounded)?;
     for (key, t) in [("eta", eta), ("k", k)] {
-        let m = ctx.textures.mean(t);
+        let m = ctx.texture_mean(t);
         if m.min_element() < 0.0 {
             return Err(Error::param(
                 &p.entry_loc(key),
@@ -80,8 +86,21 @@ pub fn read_complex_ior(p: &Props, ctx: &mut BuildCtx) -> Result<(TexRef, TexRef
 }
 
 impl Conductor {
+    /// Fresnel reflectance times `specular_reflectance` at incident cosine `cos_i`.
+    pub fn reflectance(&self, ctx: &BsdfCtx, cos_i: f32) -> Color {
+        let eta = ctx.tex.eval(self.eta, ctx.uv);
+        let k = ctx.tex.eval(self.k, ctx.uv);
+        fresnel_conductor_rgb(cos_i, eta, k) * ctx.tex.eval(self.specular_reflectance, ctx.uv)
+    }
+}
+
+impl BsdfPlugin for Conductor {
+    type Record = Self;
+    const DELTA: bool = true;
+    const READS_TEXTURE_MEANS: bool = true;
+
     /// Reads the plugin's parameters.
-    pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
+    fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {
         let (eta, k) = read_complex_ior(p, ctx)?;
         Ok(Conductor {
             eta,
@@ -90,15 +109,12 @@ impl Conductor {
         })
     }
 
-    /// Fresnel reflectance times `specular_reflectance` at incident cosine `cos_i`.
-    pub fn reflectance(&self, ctx: &BsdfCtx, cos_i: f32) -> Color {
-        let eta = ctx.tex.eval(self.eta, ctx.uv);
-        let k = ctx.tex.eval(self.k, ctx.uv);
-        fresnel_conductor_rgb(cos_i, eta, k) * ctx.tex.eval(self.specular_reflectance, ctx.uv)
+    fn record(&self, _refs: &[RecordRef]) -> Self {
+        *self
     }
 
     /// Mirror reflection; the weight is the Fresnel reflectance.
-    pub fn sample(&self, ctx: &BsdfCtx, wi: Vec3, _u1: f32, _u2: Vec2) -> Option<BsdfSample> {
+    fn sample(&self, ctx: &BsdfCtx, wi: Vec3, _u1: f32, _u2: Vec2) -> Option<BsdfSample> {
         if wi.z <= 0.0 {
             return None;
         }
@@ -112,12 +128,12 @@ impl Conductor {
     }
 
     /// Zero: the only lobe is a delta.
-    pub fn eval(&self, _ctx: &BsdfCtx, _wi: Vec3, _wo: Vec3) -> Color {
+    fn eval(&self, _ctx: &BsdfCtx, _wi: Vec3, _wo: Vec3) -> Color {
         Color::ZERO
     }
 
     /// Zero: the only lobe is a delta.
-    pub fn pdf(&self, _ctx: &BsdfCtx, _wi: Vec3, _wo: Vec3) -> f32 {
+    fn pdf(&self, _ctx: &BsdfCtx, _wi: Vec3, _wo: Vec3) -> f32 {
         0.0
     }
 }

@@ -19,12 +19,13 @@
 
 use super::fresnel::{fresnel_dielectric, refract_local};
 use super::ior::lookup_ior;
-use super::{BsdfCtx, BsdfSample};
+use super::{BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::{reflect_local, Color, Vec2, Vec3};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::record::RecordRef;
+use crate::plugin::{BuildContext, TexRef};
 use crate::scene::props::Props;
-use crate::textures::TexRef;
 
 /// The smooth dielectric record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -37,11 +38,16 @@ pub struct Dielectric {
     /// Transmission factor.
     pub specular_transmittance: TexRef,
 }
+device_record!(Dielectric {
+    eta,
+    specular_reflectance,
+    specular_transmittance
+});
 
 /// Reads `int_ior` / `ext_ior` and returns their ratio.
 /// Reads `int_ior`/`ext_ior` (names or numbers) as their ratio, declared as the
 /// parameter `eta` (Mitsuba's key).
-pub fn read_eta(p: &Props, int_default: &str, ctx: &mut BuildCtx) -> Result<f32> {
+pub fn read_eta(p: &Props, int_default: &str, ctx: &mut dyn BuildContext) -> Result<f32> {
     let int_ior = lookup_ior(p, "int_ior", int_default)?;
     let ext_ior = lookup_ior(p, "ext_ior", "air")?;
     let eta = int_ior / ext_ior;
@@ -51,7 +57,7 @@ pub fn read_eta(p: &Props, int_default: &str, ctx: &mut BuildCtx) -> Result<f32>
 
 /// Reads `specular_transmittance`; Mitsuba 3's spelling, with the brief's
 /// `specular_transmission` accepted as an alias.
-pub fn read_transmittance(p: &Props, ctx: &mut BuildCtx) -> Result<TexRef> {
+pub fn read_transmittance(p: &Props, ctx: &mut dyn BuildContext) -> Result<TexRef> {
     let (a, b) = ("specular_transmittance", "specular_transmission");
     if p.has(a) && p.has(b) {
         return Err(Error::param(
@@ -64,9 +70,13 @@ pub fn read_transmittance(p: &Props, ctx: &mut BuildCtx) -> Result<TexRef> {
     ctx.texture(p, key, Some(Color::ONE))
 }
 
-impl Dielectric {
+impl BsdfPlugin for Dielectric {
+    type Record = Self;
+    const DELTA: bool = true;
+    const TRANSMISSION: bool = true;
+
     /// Reads the plugin's parameters.
-    pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
+    fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {
         Ok(Dielectric {
             eta: read_eta(p, "bk7", ctx)?,
             specular_reflectance: ctx.texture(p, "specular_reflectance", Some(Color::ONE))?,
@@ -74,8 +84,12 @@ impl Dielectric {
         })
     }
 
+    fn record(&self, _refs: &[RecordRef]) -> Self {
+        *self
+    }
+
     /// Reflects with probability F, refracts otherwise; `u1` picks the lobe.
-    pub fn sample(&self, ctx: &BsdfCtx, wi: Vec3, u1: f32, _u2: Vec2) -> Option<BsdfSample> {
+    fn sample(&self, ctx: &BsdfCtx, wi: Vec3, u1: f32, _u2: Vec2) -> Option<BsdfSample> {
         if wi.z == 0.0 {
             return None;
         }
@@ -101,12 +115,12 @@ impl Dielectric {
     }
 
     /// Zero: both lobes are deltas.
-    pub fn eval(&self, _ctx: &BsdfCtx, _wi: Vec3, _wo: Vec3) -> Color {
+    fn eval(&self, _ctx: &BsdfCtx, _wi: Vec3, _wo: Vec3) -> Color {
         Color::ZERO
     }
 
     /// Zero: both lobes are deltas.
-    pub fn pdf(&self, _ctx: &BsdfCtx, _wi: Vec3, _wo: Vec3) -> f32 {
+    fn pdf(&self, _ctx: &BsdfCtx, _wi: Vec3, _wo: Vec3) -> f32 {
         0.0
     }
 }

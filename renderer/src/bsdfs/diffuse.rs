@@ -8,13 +8,14 @@
 //! <bsdf type="diffuse"><rgb name="reflectance" value="0.2, 0.25, 0.7"/></bsdf>
 //! ```
 
-use super::{BsdfCtx, BsdfSample};
+use super::{BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::device_record;
 use crate::error::Result;
 use crate::math::warp::{cosine_hemisphere_pdf, square_to_cosine_hemisphere};
 use crate::math::{Color, Vec2, Vec3, INV_PI};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::record::RecordRef;
+use crate::plugin::{BuildContext, TexRef};
 use crate::scene::props::Props;
-use crate::textures::TexRef;
 
 /// The Lambertian BSDF record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -23,17 +24,24 @@ pub struct Diffuse {
     /// Albedo texture.
     pub reflectance: TexRef,
 }
+device_record!(Diffuse { reflectance });
 
-impl Diffuse {
+impl BsdfPlugin for Diffuse {
+    type Record = Self;
+
     /// Reads the plugin's parameters.
-    pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
+    fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {
         Ok(Diffuse {
             reflectance: ctx.texture(p, "reflectance", Some(Color::splat(0.5)))?,
         })
     }
 
+    fn record(&self, _refs: &[RecordRef]) -> Self {
+        *self
+    }
+
     /// Cosine-weighted sampling; the weight is the albedo.
-    pub fn sample(&self, ctx: &BsdfCtx, wi: Vec3, _u1: f32, u2: Vec2) -> Option<BsdfSample> {
+    fn sample(&self, ctx: &BsdfCtx, wi: Vec3, _u1: f32, u2: Vec2) -> Option<BsdfSample> {
         if wi.z <= 0.0 {
             return None;
         }
@@ -53,7 +61,7 @@ impl Diffuse {
     }
 
     /// `albedo / π · cos θo` on the upper hemisphere.
-    pub fn eval(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> Color {
+    fn eval(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> Color {
         if wi.z <= 0.0 || wo.z <= 0.0 {
             return Color::ZERO;
         }
@@ -61,7 +69,7 @@ impl Diffuse {
     }
 
     /// Cosine density on the upper hemisphere.
-    pub fn pdf(&self, _ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> f32 {
+    fn pdf(&self, _ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> f32 {
         if wi.z <= 0.0 || wo.z <= 0.0 {
             return 0.0;
         }

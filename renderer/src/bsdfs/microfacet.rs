@@ -10,11 +10,12 @@
 //! numerically as in Mitsuba 3 (Newton iterations in the erf domain). Without
 //! `sample_visible`, both sample `D(m) cos θm` (Walter et al. 2007).
 
+use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::{Vec2, Vec3, PI};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::{BuildContext, TexRef};
 use crate::scene::props::Props;
-use crate::textures::{TexRef, TextureStore};
+use crate::textures::TextureStore;
 
 /// Smallest roughness used at evaluation time (α = 0 is a delta lobe; keep it finite).
 pub const MIN_ALPHA: f32 = 1e-4;
@@ -37,6 +38,12 @@ pub struct MicrofacetParams {
     /// 1: sample visible normals.
     pub sample_visible: u32,
 }
+device_record!(MicrofacetParams {
+    kind,
+    alpha_u,
+    alpha_v,
+    sample_visible
+});
 
 /// Reads `distribution` (ggx|beckmann) and `sample_visible`.
 pub fn read_kind(p: &Props) -> Result<(u32, bool)> {
@@ -59,7 +66,7 @@ pub fn check_alpha(p: &Props, key: &str, a: f32) -> Result<()> {
 
 impl MicrofacetParams {
     /// Reads the parameters; `alpha` and `alpha_u`/`alpha_v` are exclusive.
-    pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
+    pub fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {
         let (kind, visible) = read_kind(p)?;
         let aniso = p.has("alpha_u") || p.has("alpha_v");
         if aniso && p.has("alpha") {
@@ -99,9 +106,9 @@ impl MicrofacetParams {
     }
 }
 
-fn tex_alpha(p: &Props, ctx: &mut BuildCtx, key: &str) -> Result<TexRef> {
+fn tex_alpha(p: &Props, ctx: &mut dyn BuildContext, key: &str) -> Result<TexRef> {
     let t = ctx.texture(p, key, Some(crate::math::Color::splat(0.1)))?;
-    let m = ctx.textures.mean(t).min_element();
+    let m = ctx.texture_mean(t).min_element();
     check_alpha(p, key, m)?;
     Ok(t)
 }

@@ -1,5 +1,6 @@
-//! BSDFs. One file per plugin (the file stem is the scene `type`), dispatched
-//! through the closed enum [`AnyBsdf`].
+//! BSDFs. One file per plugin (the file stem is the scene `type`), listed once in the
+//! registry at the bottom of this file; everything else about the category is derived
+//! from that list.
 //!
 //! Conventions (as Mitsuba): directions are in the local shading frame (normal
 //! = +z); `wi` points towards where the light path came from (the camera side),
@@ -9,11 +10,65 @@
 //! probability of picking the lobe, `weight` the lobe's throughput, and
 //! `eval`/`pdf` return 0 for them.
 //!
-//! Plugins: `diffuse`, `conductor`, `roughconductor`, `dielectric`,
-//! `thindielectric`, `plastic`, `roughplastic`, `twosided`, `roughdielectric`. Shared pieces:
-//! [`fresnel`] (dielectric / conductor Fresnel terms), [`microfacet`] (GGX and
-//! Beckmann with Smith shadowing, visible-normal sampling) and [`ior`] (named
+//! Shared pieces: [`fresnel`] (dielectric / conductor Fresnel terms), [`microfacet`]
+//! (GGX and Beckmann with Smith shadowing, visible-normal sampling) and [`ior`] (named
 //! dielectric IORs and conductor presets).
+//!
+//! # Adding a BSDF
+//!
+//! A plugin is three things, and nothing outside them changes:
+//!
+//! 1. **`src/bsdfs/<name>.rs`**: the module doc is the plugin's manual (a first sentence
+//!    `` `<name>`: ... ``, a `| parameter | type | default | meaning |` table, an XML
+//!    example; `heliograph plugins <name>` prints it). The file defines the plugin's
+//!    record, a `#[repr(C)]` struct of `u32`/`f32` fields (texture handles are
+//!    [`TexRef`](crate::plugin::TexRef)s) declared with
+//!    [`device_record!`](crate::device_record), and implements [`BsdfPlugin`]: `build`
+//!    reads the properties through a [`BuildContext`] (textures, nested BSDFs, parameter
+//!    declarations — never the scene builder itself), `sample`/`eval`/`pdf` evaluate it
+//!    on the CPU, and the flags (`DELTA`, `TRANSMISSION`, `READS_TEXTURE_MEANS`,
+//!    `ADAPTER`) say what the integrators, the updates and the kernels must know. Its
+//!    tests (chi-square, furnace, errors) sit at the bottom.
+//! 2. **`kernels/bsdfs/<name>.cuh`**: the CUDA twin. It includes `bsdf.cuh` (and shared
+//!    pieces such as `microfacet.cuh`), defines the record's twin with the same name,
+//!    field names and order (the layout checks compare it with the Rust record on every
+//!    compile and on the GPU), and `<name>_sample`, `<name>_eval`, `<name>_pdf` with the
+//!    signatures of [`registry`]'s dispatch (`eval`/`pdf` only when not `DELTA`),
+//!    repeating the Rust float operations in the same order.
+//! 3. **One line** in [`register_bsdfs!`](registry) below, `TAG = module::Plugin`,
+//!    appended at the end (a line's position is its tag), next to the module's
+//!    `pub mod` line.
+//!
+//! From the list, the registry derives: the [`AnyBsdf`] enum and its dispatch, the
+//! [`tag`] constants, [`KNOWN`] (unknown types get a "did you mean"), the build match
+//! ([`build`]), the flattening into device records ([`registry::flatten`]: a
+//! [`RecordRef`] `{kind, offset}` per BSDF and the records in one word blob, each in
+//! a 16-byte slot), the record layout checks, and the CUDA side — the `HG_BSDF_<TAG>`
+//! defines, the `#include` of every twin and the dispatch `switch`es, generated as the
+//! kernel file `bsdfs/registry.cuh` ([`registry::cuda_source`]) — as well as the
+//! per-plugin parity and render tests, which iterate the registry.
+//!
+//! ```ignore
+//! //! `velvet`: ... manual ...
+//! #[derive(Clone, Copy, Debug, PartialEq)]
+//! #[repr(C)]
+//! pub struct Velvet {
+//!     /// Sheen colour.
+//!     pub sheen: TexRef,
+//!     /// Fibre spread.
+//!     pub sigma: f32,
+//! }
+//! device_record!(Velvet { sheen, sigma });
+//!
+//! impl BsdfPlugin for Velvet {
+//!     type Record = Self;
+//!     fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> { ... }
+//!     fn record(&self, _refs: &[RecordRef]) -> Self { *self }
+//!     fn sample(..) { .. }  fn eval(..) { .. }  fn pdf(..) { .. }
+//! }
+//! ```
+//!
+//! The README's "Adding a plugin" section walks through a complete example.
 
 pub mod conductor;
 pub mod dielectric;
@@ -28,6 +83,8 @@ pub mod roughplastic;
 pub mod thindielectric;
 pub mod twosided;
 
+pub mod registry;
+
 #[cfg(test)]
 mod reference_tests;
 #[cfg(test)]
@@ -35,19 +92,12 @@ pub(crate) mod testutil;
 
 use crate::error::{Error, Result};
 use crate::math::{Color, Vec2, Vec3};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::record::{DeviceRecord, LayoutEntry, RecordRef};
+use crate::plugin::BuildContext;
 use crate::scene::desc::ObjectDesc;
+use crate::scene::props::Props;
 use crate::textures::TextureStore;
-
-pub use conductor::Conductor;
-pub use dielectric::Dielectric;
-pub use diffuse::Diffuse;
-pub use plastic::Plastic;
-pub use roughconductor::RoughConductor;
-pub use roughdielectric::RoughDielectric;
-pub use roughplastic::RoughPlastic;
-pub use thindielectric::ThinDielectric;
-pub use twosided::TwoSided;
+use registry::{register_bsdfs, BsdfEntry};
 
 /// What a BSDF needs besides its own record: the texture store, the other
 /// BSDFs (for `twosided`) and the surface coordinates of the hit.
@@ -76,121 +126,70 @@ pub struct BsdfSample {
     pub delta: bool,
 }
 
-/// Every BSDF plugin.
-// `roughplastic` carries its 64-entry transmittance table inline: records stay
-// plain data that the CUDA side can copy as is, at the cost of ~300 bytes per BSDF.
-#[allow(clippy::large_enum_variant)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[repr(C, u32)]
-pub enum AnyBsdf {
-    /// `diffuse`.
-    Diffuse(Diffuse),
-    /// `conductor`.
-    Conductor(Conductor),
-    /// `roughconductor`.
-    RoughConductor(RoughConductor),
-    /// `dielectric`.
-    Dielectric(Dielectric),
-    /// `thindielectric`.
-    ThinDielectric(ThinDielectric),
-    /// `plastic`.
-    Plastic(Plastic),
-    /// `roughplastic`.
-    RoughPlastic(RoughPlastic),
-    /// `twosided`.
-    TwoSided(TwoSided),
-    /// `roughdielectric`.
-    RoughDielectric(RoughDielectric),
-}
+/// A BSDF plugin: how it is built, what the kernels read, and how it scatters on the
+/// CPU (its CUDA twin repeats `sample`/`eval`/`pdf`; see the module docs).
+pub trait BsdfPlugin: Copy + std::fmt::Debug + PartialEq {
+    /// The record the kernels read: `Self` unless the plugin holds handles of other
+    /// BSDFs (an adapter's record holds where their records are instead).
+    type Record: DeviceRecord;
 
-/// Evaluates `$e` with `$b` bound to whichever record `$self` holds.
-macro_rules! dispatch {
-    ($self:expr, $b:ident => $e:expr) => {
-        match $self {
-            AnyBsdf::Diffuse($b) => $e,
-            AnyBsdf::Conductor($b) => $e,
-            AnyBsdf::RoughConductor($b) => $e,
-            AnyBsdf::Dielectric($b) => $e,
-            AnyBsdf::ThinDielectric($b) => $e,
-            AnyBsdf::Plastic($b) => $e,
-            AnyBsdf::RoughPlastic($b) => $e,
-            AnyBsdf::TwoSided($b) => $e,
-            AnyBsdf::RoughDielectric($b) => $e,
-        }
-    };
+    /// Every lobe is a Dirac delta: `eval` and `pdf` are zero, emitter sampling is
+    /// skipped, and the CUDA twin has only `<name>_sample`.
+    const DELTA: bool = false;
+    /// Transmits light: two-sided by nature, and no adapter may wrap it.
+    const TRANSMISSION: bool = false;
+    /// The record holds values derived from its textures' means (sampling weights,
+    /// range checks): an update of such a texture rebuilds it on the host.
+    const READS_TEXTURE_MEANS: bool = false;
+    /// Wraps other BSDFs (`twosided`): the kernels dispatch to it before the other
+    /// kinds, and its twin also defines `<name>_is_delta`.
+    const ADAPTER: bool = false;
+
+    /// Reads the plugin's properties (every one must be read: the registry checks).
+    fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self>;
+
+    /// The record the kernels read; `refs` locates the records of lower handles (the
+    /// BSDFs this one may wrap).
+    fn record(&self, refs: &[RecordRef]) -> Self::Record;
+
+    /// Samples `wo` given `wi`; `u1` picks a lobe, `u2` the direction.
+    fn sample(&self, ctx: &BsdfCtx, wi: Vec3, u1: f32, u2: Vec2) -> Option<BsdfSample>;
+
+    /// `f(wi, wo) · |cos θo|` (zero for delta lobes).
+    fn eval(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> Color;
+
+    /// Density of [`Self::sample`] producing `wo` (solid angle; zero for delta lobes).
+    fn pdf(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> f32;
+
+    /// Whether every lobe is a delta, so emitter sampling is pointless.
+    fn is_delta(&self, _ctx: &BsdfCtx) -> bool {
+        Self::DELTA
+    }
 }
 
 impl AnyBsdf {
-    /// Samples `wo` given `wi`; `u1` picks a lobe, `u2` the direction.
-    pub fn sample(&self, ctx: &BsdfCtx, wi: Vec3, u1: f32, u2: Vec2) -> Option<BsdfSample> {
-        dispatch!(self, b => b.sample(ctx, wi, u1, u2))
-    }
-
-    /// `f(wi, wo) · |cos θo|` (zero for delta lobes).
-    pub fn eval(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> Color {
-        dispatch!(self, b => b.eval(ctx, wi, wo))
-    }
-
-    /// Density of [`Self::sample`] producing `wo` (solid angle; zero for delta lobes).
-    pub fn pdf(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> f32 {
-        dispatch!(self, b => b.pdf(ctx, wi, wo))
-    }
-
-    /// Whether every lobe is a delta, so emitter sampling is pointless.
-    pub fn is_delta(&self, ctx: &BsdfCtx) -> bool {
-        match self {
-            AnyBsdf::Conductor(_) | AnyBsdf::Dielectric(_) | AnyBsdf::ThinDielectric(_) => true,
-            AnyBsdf::TwoSided(b) => b.is_delta(ctx),
-            _ => false,
-        }
+    /// The plugin's registry entry.
+    pub fn entry(&self) -> &'static BsdfEntry {
+        &REGISTRY[self.tag() as usize]
     }
 
     /// Whether the BSDF transmits light (the dielectric family); such BSDFs are
     /// two-sided by nature and cannot be nested in `twosided`.
     pub fn has_transmission(&self) -> bool {
-        matches!(
-            self,
-            AnyBsdf::Dielectric(_) | AnyBsdf::ThinDielectric(_) | AnyBsdf::RoughDielectric(_)
-        )
+        self.entry().transmission
     }
 }
 
-/// Names of the BSDF plugins, for error messages.
-pub const KNOWN: &[&str] = &[
-    "conductor",
-    "dielectric",
-    "diffuse",
-    "plastic",
-    "roughconductor",
-    "roughdielectric",
-    "roughplastic",
-    "thindielectric",
-    "twosided",
-];
-
-/// Builds a `<bsdf>` object into an [`AnyBsdf`]. Nested BSDFs (twosided) are
-/// added to the context and referred to by handle.
-pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<AnyBsdf> {
-    let p = &obj.props;
-    let b = match obj.kind.as_str() {
-        "diffuse" => AnyBsdf::Diffuse(Diffuse::build(p, ctx)?),
-        "conductor" => AnyBsdf::Conductor(Conductor::build(p, ctx)?),
-        "roughconductor" => AnyBsdf::RoughConductor(RoughConductor::build(p, ctx)?),
-        "dielectric" => AnyBsdf::Dielectric(Dielectric::build(p, ctx)?),
-        "thindielectric" => AnyBsdf::ThinDielectric(ThinDielectric::build(p, ctx)?),
-        "plastic" => AnyBsdf::Plastic(Plastic::build(p, ctx)?),
-        "roughplastic" => AnyBsdf::RoughPlastic(RoughPlastic::build(p, ctx)?),
-        "roughdielectric" => AnyBsdf::RoughDielectric(RoughDielectric::build(p, ctx)?),
-        "twosided" => AnyBsdf::TwoSided(TwoSided::build(obj, ctx)?),
-        _ => {
-            return Err(Error::UnknownPlugin {
-                loc: obj.loc.clone(),
-                category: "bsdf",
-                name: obj.kind.clone(),
-                known: KNOWN.join(", "),
-            })
-        }
-    };
-    p.check_unused(&obj.kind)?;
-    Ok(b)
+// The registry: one line per plugin, `TAG = module::Plugin`. Append new plugins at the
+// end: a line's position is its tag, which the kernel caches and tests rely on.
+register_bsdfs! {
+    DIFFUSE = diffuse::Diffuse,
+    CONDUCTOR = conductor::Conductor,
+    ROUGH_CONDUCTOR = roughconductor::RoughConductor,
+    DIELECTRIC = dielectric::Dielectric,
+    THIN_DIELECTRIC = thindielectric::ThinDielectric,
+    PLASTIC = plastic::Plastic,
+    ROUGH_PLASTIC = roughplastic::RoughPlastic,
+    TWO_SIDED = twosided::TwoSided,
+    ROUGH_DIELECTRIC = roughdielectric::RoughDielectric,
 }

@@ -18,13 +18,14 @@
 
 use super::dielectric::read_eta;
 use super::fresnel::{fresnel_dielectric, fresnel_diffuse_reflectance};
-use super::{BsdfCtx, BsdfSample};
+use super::{BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::device_record;
 use crate::error::Result;
 use crate::math::warp::{cosine_hemisphere_pdf, square_to_cosine_hemisphere};
 use crate::math::{reflect_local, Color, Vec2, Vec3};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::record::RecordRef;
+use crate::plugin::{BuildContext, TexRef};
 use crate::scene::props::Props;
-use crate::textures::TexRef;
 
 /// The smooth plastic record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -45,11 +46,20 @@ pub struct Plastic {
     /// 1: nonlinear internal scattering.
     pub nonlinear: u32,
 }
+device_record!(Plastic {
+    diffuse_reflectance,
+    specular_reflectance,
+    eta,
+    inv_eta2,
+    fdr_int,
+    specular_sampling_weight,
+    nonlinear,
+});
 
 /// `s / (s + d)` of the textures' means over space and channels, as Mitsuba
 /// (0.5 when both are black).
-pub fn sampling_weight(ctx: &BuildCtx, spec: TexRef, diff: TexRef) -> f32 {
-    let mean = |t| ctx.textures.mean(t).element_sum().max(0.0) / 3.0;
+pub fn sampling_weight(ctx: &dyn BuildContext, spec: TexRef, diff: TexRef) -> f32 {
+    let mean = |t| ctx.texture_mean(t).element_sum().max(0.0) / 3.0;
     let (s, d) = (mean(spec), mean(diff));
     if s + d > 0.0 {
         s / (s + d)
@@ -69,8 +79,23 @@ pub fn internal_scattering(diff: Color, f_int: f32, nonlinear: u32) -> Color {
 }
 
 impl Plastic {
+    /// Probability of sampling the specular lobe given the Fresnel term `f_i`.
+    fn prob_specular(&self, f_i: f32) -> f32 {
+        coating_probability(f_i, 1.0 - f_i, self.specular_sampling_weight)
+    }
+
+    fn base(&self, ctx: &BsdfCtx) -> Color {
+        let d = ctx.tex.eval(self.diffuse_reflectance, ctx.uv);
+        internal_scattering(d, self.fdr_int, self.nonlinear)
+    }
+}
+
+impl BsdfPlugin for Plastic {
+    type Record = Self;
+    const READS_TEXTURE_MEANS: bool = true;
+
     /// Reads the plugin's parameters.
-    pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
+    fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {
         let eta = read_eta(p, "polypropylene", ctx)?;
         let diffuse_reflectance = ctx.texture(p, "diffuse_reflectance", Some(Color::splat(0.5)))?;
         let specular_reflectance = ctx.texture(p, "specular_reflectance", Some(Color::ONE))?;
@@ -89,13 +114,12 @@ impl Plastic {
         })
     }
 
-    /// Probability of sampling the specular lobe given the Fresnel term `f_i`.
-    fn prob_specular(&self, f_i: f32) -> f32 {
-        coating_probability(f_i, 1.0 - f_i, self.specular_sampling_weight)
+    fn record(&self, _refs: &[RecordRef]) -> Self {
+        *self
     }
 
     /// Picks the specular lobe or the diffuse base with `u1`.
-    pub fn sample(&self, ctx: &BsdfCtx, wi: Vec3, u1: f32, u2: Vec2) -> Option<BsdfSample> {
+    fn sample(&self, ctx: &BsdfCtx, wi: Vec3, u1: f32, u2: Vec2) -> Option<BsdfSample> {
         if wi.z <= 0.0 {
             return None;
         }
@@ -127,13 +151,8 @@ impl Plastic {
         })
     }
 
-    fn base(&self, ctx: &BsdfCtx) -> Color {
-        let d = ctx.tex.eval(self.diffuse_reflectance, ctx.uv);
-        internal_scattering(d, self.fdr_int, self.nonlinear)
-    }
-
     /// The diffuse base only (the specular lobe is a delta).
-    pub fn eval(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> Color {
+    fn eval(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> Color {
         if wi.z <= 0.0 || wo.z <= 0.0 {
             return Color::ZERO;
         }
@@ -143,7 +162,7 @@ impl Plastic {
     }
 
     /// Density of the diffuse lobe (times its selection probability).
-    pub fn pdf(&self, _ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> f32 {
+    fn pdf(&self, _ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> f32 {
         if wi.z <= 0.0 || wo.z <= 0.0 {
             return 0.0;
         }

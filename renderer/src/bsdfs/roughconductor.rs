@@ -24,12 +24,13 @@
 use super::conductor::read_complex_ior;
 use super::fresnel::fresnel_conductor_rgb;
 use super::microfacet::{Microfacet, MicrofacetParams};
-use super::{BsdfCtx, BsdfSample};
+use super::{BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::device_record;
 use crate::error::Result;
 use crate::math::{reflect, Color, Vec2, Vec3};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::record::RecordRef;
+use crate::plugin::{BuildContext, TexRef};
 use crate::scene::props::Props;
-use crate::textures::TexRef;
 
 /// The rough conductor record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -44,10 +45,27 @@ pub struct RoughConductor {
     /// Reflectance factor.
     pub specular_reflectance: TexRef,
 }
+device_record!(RoughConductor {
+    distr: MicrofacetParams,
+    eta,
+    k,
+    specular_reflectance
+});
 
 impl RoughConductor {
+    fn fresnel(&self, ctx: &BsdfCtx, cos: f32) -> Color {
+        let eta = ctx.tex.eval(self.eta, ctx.uv);
+        let k = ctx.tex.eval(self.k, ctx.uv);
+        fresnel_conductor_rgb(cos, eta, k) * ctx.tex.eval(self.specular_reflectance, ctx.uv)
+    }
+}
+
+impl BsdfPlugin for RoughConductor {
+    type Record = Self;
+    const READS_TEXTURE_MEANS: bool = true;
+
     /// Reads the plugin's parameters.
-    pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
+    fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {
         let distr = MicrofacetParams::build(p, ctx)?;
         let (eta, k) = read_complex_ior(p, ctx)?;
         Ok(RoughConductor {
@@ -58,14 +76,12 @@ impl RoughConductor {
         })
     }
 
-    fn fresnel(&self, ctx: &BsdfCtx, cos: f32) -> Color {
-        let eta = ctx.tex.eval(self.eta, ctx.uv);
-        let k = ctx.tex.eval(self.k, ctx.uv);
-        fresnel_conductor_rgb(cos, eta, k) * ctx.tex.eval(self.specular_reflectance, ctx.uv)
+    fn record(&self, _refs: &[RecordRef]) -> Self {
+        *self
     }
 
     /// Samples a microfacet normal and reflects `wi` about it.
-    pub fn sample(&self, ctx: &BsdfCtx, wi: Vec3, _u1: f32, u2: Vec2) -> Option<BsdfSample> {
+    fn sample(&self, ctx: &BsdfCtx, wi: Vec3, _u1: f32, u2: Vec2) -> Option<BsdfSample> {
         if wi.z <= 0.0 {
             return None;
         }
@@ -97,7 +113,7 @@ impl RoughConductor {
     }
 
     /// `F D G / (4 cos θi)` (that is f · cos θo).
-    pub fn eval(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> Color {
+    fn eval(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> Color {
         if wi.z <= 0.0 || wo.z <= 0.0 {
             return Color::ZERO;
         }
@@ -108,7 +124,7 @@ impl RoughConductor {
     }
 
     /// Density of the sampled normal times the reflection Jacobian `1 / (4 wo·h)`.
-    pub fn pdf(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> f32 {
+    fn pdf(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> f32 {
         if wi.z <= 0.0 || wo.z <= 0.0 {
             return 0.0;
         }

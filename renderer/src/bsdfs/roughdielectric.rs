@@ -40,12 +40,13 @@
 use super::dielectric::{read_eta, read_transmittance};
 use super::fresnel::fresnel_dielectric;
 use super::microfacet::{Microfacet, MicrofacetParams};
-use super::{BsdfCtx, BsdfSample};
+use super::{BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::{reflect, Color, Vec2, Vec3};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::record::RecordRef;
+use crate::plugin::{BuildContext, TexRef};
 use crate::scene::props::Props;
-use crate::textures::TexRef;
 
 #[cfg(test)]
 mod mitsuba_values;
@@ -65,6 +66,12 @@ pub struct RoughDielectric {
     /// Transmission factor.
     pub specular_transmittance: TexRef,
 }
+device_record!(RoughDielectric {
+    distr: MicrofacetParams,
+    eta,
+    specular_reflectance,
+    specular_transmittance,
+});
 
 /// The microfacet normal that maps `wi` to `wo`, and what else `eval` and `pdf` share.
 struct HalfVector {
@@ -77,30 +84,6 @@ struct HalfVector {
 }
 
 impl RoughDielectric {
-    /// Reads the plugin's parameters.
-    pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
-        let eta = read_eta(p, "bk7", ctx)?;
-        if eta == 1.0 {
-            let key = if p.has("int_ior") {
-                "int_ior"
-            } else {
-                "ext_ior"
-            };
-            return Err(Error::param(
-                &p.entry_loc(key),
-                key,
-                "the interior and exterior indices of refraction must differ",
-            ));
-        }
-        let distr = MicrofacetParams::build(p, ctx)?;
-        Ok(RoughDielectric {
-            distr,
-            eta,
-            specular_reflectance: ctx.texture(p, "specular_reflectance", Some(Color::ONE))?,
-            specular_transmittance: read_transmittance(p, ctx)?,
-        })
-    }
-
     /// The distribution that normals are sampled from at incident cosine `cos_i`:
     /// without visible-normal sampling, widened to lower the weights' variance.
     fn sampling_distr(mf: Microfacet, cos_i: f32) -> Microfacet {
@@ -127,9 +110,43 @@ impl RoughDielectric {
         let m = if m.z.is_sign_negative() { -m } else { m };
         m.is_finite().then_some(HalfVector { reflect, eta, m })
     }
+}
+
+impl BsdfPlugin for RoughDielectric {
+    type Record = Self;
+    const TRANSMISSION: bool = true;
+    const READS_TEXTURE_MEANS: bool = true;
+
+    /// Reads the plugin's parameters.
+    fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {
+        let eta = read_eta(p, "bk7", ctx)?;
+        if eta == 1.0 {
+            let key = if p.has("int_ior") {
+                "int_ior"
+            } else {
+                "ext_ior"
+            };
+            return Err(Error::param(
+                &p.entry_loc(key),
+                key,
+                "the interior and exterior indices of refraction must differ",
+            ));
+        }
+        let distr = MicrofacetParams::build(p, ctx)?;
+        Ok(RoughDielectric {
+            distr,
+            eta,
+            specular_reflectance: ctx.texture(p, "specular_reflectance", Some(Color::ONE))?,
+            specular_transmittance: read_transmittance(p, ctx)?,
+        })
+    }
+
+    fn record(&self, _refs: &[RecordRef]) -> Self {
+        *self
+    }
 
     /// Samples a microfacet normal, then reflects (probability F) or refracts `wi`.
-    pub fn sample(&self, ctx: &BsdfCtx, wi: Vec3, u1: f32, u2: Vec2) -> Option<BsdfSample> {
+    fn sample(&self, ctx: &BsdfCtx, wi: Vec3, u1: f32, u2: Vec2) -> Option<BsdfSample> {
         if wi.z == 0.0 {
             return None;
         }
@@ -180,7 +197,7 @@ impl RoughDielectric {
     /// Reflection `F D G / (4 |cos θi|)`; refraction
     /// `(1 − F) D G |wi·m| |wo·m| / (|cos θi| (wi·m + η wo·m)²)` (Walter et al. eq. 21
     /// times `|cos θo|`, its `η²` cancelled by the radiance scaling `1/η²`).
-    pub fn eval(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> Color {
+    fn eval(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> Color {
         let Some(h) = self.half_vector(wi, wo) else {
             return Color::ZERO;
         };
@@ -203,7 +220,7 @@ impl RoughDielectric {
 
     /// Density of the sampled normal, times F or 1 − F for the lobe, times the
     /// Jacobian of the half-vector map (`1/(4 wo·m)` or `η² wo·m / (wi·m + η wo·m)²`).
-    pub fn pdf(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> f32 {
+    fn pdf(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> f32 {
         let Some(h) = self.half_vector(wi, wo) else {
             return 0.0;
         };

@@ -41,15 +41,16 @@ use super::dielectric::read_eta;
 use super::fresnel::fresnel_dielectric;
 use super::microfacet::{check_alpha, read_kind, Microfacet};
 use super::plastic::{internal_scattering, sampling_weight};
-use super::{BsdfCtx, BsdfSample};
+use super::{BsdfCtx, BsdfPlugin, BsdfSample};
 use crate::backend::cpu::on_process_pool;
+use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::warp::{cosine_hemisphere_pdf, square_to_cosine_hemisphere};
 use crate::math::{reflect, Color, Vec2, Vec3};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::record::RecordRef;
+use crate::plugin::{BuildContext, TexRef};
 use crate::scene::params::{ParamValue, Range, Target};
 use crate::scene::props::Props;
-use crate::textures::TexRef;
 
 /// Entries of the transmittance table (cos θ = 0 … 1), as Mitsuba.
 pub const TABLE_RES: usize = 64;
@@ -81,6 +82,19 @@ pub struct RoughPlastic {
     /// Coating transmittance `T(μ)` at `μ = i / (TABLE_RES − 1)`.
     pub transmittance: [f32; TABLE_RES],
 }
+device_record!(RoughPlastic {
+    diffuse_reflectance,
+    specular_reflectance,
+    kind,
+    sample_visible,
+    alpha,
+    eta,
+    inv_eta2,
+    specular_sampling_weight,
+    internal_reflectance,
+    nonlinear,
+    transmittance,
+});
 
 /// Single-scattering reflectance (`transmit` false) or transmittance (true) of a
 /// rough dielectric interface with relative IOR `eta`, seen from `wi`:
@@ -171,8 +185,30 @@ fn table(mf: &Microfacet, eta: f32) -> ([f32; TABLE_RES], f32) {
 }
 
 impl RoughPlastic {
+    fn distr(&self) -> Microfacet {
+        Microfacet::new(self.kind, self.alpha, self.alpha, self.sample_visible != 0)
+    }
+
+    /// Coating transmittance at cos θ = `mu` (linear interpolation in the table).
+    pub fn transmittance_at(&self, mu: f32) -> f32 {
+        let x = mu.clamp(0.0, 1.0) * (TABLE_RES - 1) as f32;
+        let i = (x as usize).min(TABLE_RES - 2);
+        let w = x - i as f32;
+        (1.0 - w) * self.transmittance[i] + w * self.transmittance[i + 1]
+    }
+
+    fn prob_specular(&self, cos_i: f32) -> f32 {
+        let t_i = self.transmittance_at(cos_i);
+        super::plastic::coating_probability(1.0 - t_i, t_i, self.specular_sampling_weight)
+    }
+}
+
+impl BsdfPlugin for RoughPlastic {
+    type Record = Self;
+    const READS_TEXTURE_MEANS: bool = true;
+
     /// Reads the plugin's parameters and precomputes the coating's transmittance.
-    pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
+    fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {
         let (kind, visible) = read_kind(p)?;
         for key in ["alpha_u", "alpha_v"] {
             if p.has(key) {
@@ -223,25 +259,12 @@ impl RoughPlastic {
         Ok(b)
     }
 
-    fn distr(&self) -> Microfacet {
-        Microfacet::new(self.kind, self.alpha, self.alpha, self.sample_visible != 0)
-    }
-
-    /// Coating transmittance at cos θ = `mu` (linear interpolation in the table).
-    pub fn transmittance_at(&self, mu: f32) -> f32 {
-        let x = mu.clamp(0.0, 1.0) * (TABLE_RES - 1) as f32;
-        let i = (x as usize).min(TABLE_RES - 2);
-        let w = x - i as f32;
-        (1.0 - w) * self.transmittance[i] + w * self.transmittance[i + 1]
-    }
-
-    fn prob_specular(&self, cos_i: f32) -> f32 {
-        let t_i = self.transmittance_at(cos_i);
-        super::plastic::coating_probability(1.0 - t_i, t_i, self.specular_sampling_weight)
+    fn record(&self, _refs: &[RecordRef]) -> Self {
+        *self
     }
 
     /// Picks the coating (microfacet reflection) or the base (cosine) with `u1`.
-    pub fn sample(&self, ctx: &BsdfCtx, wi: Vec3, u1: f32, u2: Vec2) -> Option<BsdfSample> {
+    fn sample(&self, ctx: &BsdfCtx, wi: Vec3, u1: f32, u2: Vec2) -> Option<BsdfSample> {
         if wi.z <= 0.0 {
             return None;
         }
@@ -264,7 +287,7 @@ impl RoughPlastic {
     }
 
     /// Coating reflection `F D G / (4 cos θi)` plus the base seen through the coating.
-    pub fn eval(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> Color {
+    fn eval(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> Color {
         if wi.z <= 0.0 || wo.z <= 0.0 {
             return Color::ZERO;
         }
@@ -280,7 +303,7 @@ impl RoughPlastic {
     }
 
     /// Mixture of the microfacet and cosine densities.
-    pub fn pdf(&self, _ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> f32 {
+    fn pdf(&self, _ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> f32 {
         if wi.z <= 0.0 || wo.z <= 0.0 {
             return 0.0;
         }

@@ -16,12 +16,13 @@
 
 use super::dielectric::{read_eta, read_transmittance};
 use super::fresnel::fresnel_dielectric;
-use super::{BsdfCtx, BsdfSample};
+use super::{BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::device_record;
 use crate::error::Result;
 use crate::math::{reflect_local, Color, Vec2, Vec3};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::record::RecordRef;
+use crate::plugin::{BuildContext, TexRef};
 use crate::scene::props::Props;
-use crate::textures::TexRef;
 
 /// The thin dielectric record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -34,10 +35,27 @@ pub struct ThinDielectric {
     /// Transmission factor.
     pub specular_transmittance: TexRef,
 }
+device_record!(ThinDielectric {
+    eta,
+    specular_reflectance,
+    specular_transmittance
+});
 
 impl ThinDielectric {
+    /// Reflectance of the sheet including internal inter-reflections.
+    pub fn reflectance(&self, cos_i: f32) -> f32 {
+        let r = fresnel_dielectric(cos_i.abs(), self.eta).r;
+        2.0 * r / (1.0 + r)
+    }
+}
+
+impl BsdfPlugin for ThinDielectric {
+    type Record = Self;
+    const DELTA: bool = true;
+    const TRANSMISSION: bool = true;
+
     /// Reads the plugin's parameters.
-    pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
+    fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {
         Ok(ThinDielectric {
             eta: read_eta(p, "bk7", ctx)?,
             specular_reflectance: ctx.texture(p, "specular_reflectance", Some(Color::ONE))?,
@@ -45,14 +63,12 @@ impl ThinDielectric {
         })
     }
 
-    /// Reflectance of the sheet including internal inter-reflections.
-    pub fn reflectance(&self, cos_i: f32) -> f32 {
-        let r = fresnel_dielectric(cos_i.abs(), self.eta).r;
-        2.0 * r / (1.0 + r)
+    fn record(&self, _refs: &[RecordRef]) -> Self {
+        *self
     }
 
     /// Reflects with probability R', passes straight through otherwise.
-    pub fn sample(&self, ctx: &BsdfCtx, wi: Vec3, u1: f32, _u2: Vec2) -> Option<BsdfSample> {
+    fn sample(&self, ctx: &BsdfCtx, wi: Vec3, u1: f32, _u2: Vec2) -> Option<BsdfSample> {
         if wi.z == 0.0 {
             return None;
         }
@@ -80,12 +96,12 @@ impl ThinDielectric {
     }
 
     /// Zero: both lobes are deltas.
-    pub fn eval(&self, _ctx: &BsdfCtx, _wi: Vec3, _wo: Vec3) -> Color {
+    fn eval(&self, _ctx: &BsdfCtx, _wi: Vec3, _wo: Vec3) -> Color {
         Color::ZERO
     }
 
     /// Zero: both lobes are deltas.
-    pub fn pdf(&self, _ctx: &BsdfCtx, _wi: Vec3, _wo: Vec3) -> f32 {
+    fn pdf(&self, _ctx: &BsdfCtx, _wi: Vec3, _wo: Vec3) -> f32 {
         0.0
     }
 }

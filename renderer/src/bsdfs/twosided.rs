@@ -15,15 +15,17 @@
 //! </bsdf>
 //! ```
 
-use super::{AnyBsdf, BsdfCtx, BsdfSample};
+use super::{registry, AnyBsdf, BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::{Color, Vec2, Vec3};
-use crate::scene::builder::BuildCtx;
-use crate::scene::desc::{Category, ObjectDesc};
+use crate::plugin::record::RecordRef;
+use crate::plugin::BuildContext;
+use crate::scene::desc::Category;
+use crate::scene::props::Props;
 
-/// The two-sided adapter record: handles of the nested BSDFs.
+/// The two-sided adapter: handles of the nested BSDFs.
 #[derive(Clone, Copy, Debug, PartialEq)]
-#[repr(C)]
 pub struct TwoSided {
     /// BSDF used when `wi.z > 0`.
     pub front: u32,
@@ -31,25 +33,44 @@ pub struct TwoSided {
     pub back: u32,
 }
 
+/// What the kernels read: where the nested BSDFs' records are (a copy of their
+/// [`RecordRef`]s, so that reaching a nested record takes no extra load).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct TwoSidedRecord {
+    /// The front BSDF's kind and record.
+    pub front: RecordRef,
+    /// The back BSDF's kind and record.
+    pub back: RecordRef,
+}
+device_record!(TwoSidedRecord {
+    front: RecordRef,
+    back: RecordRef
+});
+
 fn flip(v: Vec3) -> Vec3 {
     Vec3::new(v.x, v.y, -v.z)
 }
 
-impl TwoSided {
+impl BsdfPlugin for TwoSided {
+    type Record = TwoSidedRecord;
+    const ADAPTER: bool = true;
+
     /// Builds the nested BSDFs.
-    pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<Self> {
-        let kids = ctx.children_at(&obj.props, Category::Bsdf)?;
+    fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {
+        let kids = ctx.children_at(p, Category::Bsdf)?;
         if kids.is_empty() || kids.len() > 2 {
             return Err(Error::parse(
-                &obj.loc,
+                &p.loc,
                 format!("twosided needs one or two nested BSDFs, got {}", kids.len()),
             ));
         }
         let mut handles = [0u32; 2];
         for (i, (kid, via)) in kids.iter().enumerate() {
             let h = ctx.bsdf_at(kid, via)?;
-            let b = &ctx.bsdfs[h as usize];
-            if b.has_transmission() || matches!(b, AnyBsdf::TwoSided(_)) {
+            // the build just checked the kind: it is registered
+            let wraps = registry::entry(&kid.kind).is_some_and(|e| e.transmission || e.adapter);
+            if wraps {
                 return Err(Error::parse(
                     &kid.loc,
                     format!(
@@ -71,17 +92,16 @@ impl TwoSided {
         })
     }
 
-    /// The nested BSDF for the side `wi` lies on, and whether directions are mirrored.
-    fn side<'a>(&self, ctx: &'a BsdfCtx, wi: Vec3) -> (&'a AnyBsdf, bool) {
-        if wi.z < 0.0 {
-            (&ctx.bsdfs[self.back as usize], true)
-        } else {
-            (&ctx.bsdfs[self.front as usize], false)
+    fn record(&self, refs: &[RecordRef]) -> TwoSidedRecord {
+        // nested BSDFs are built (and get their handles) before the adapter
+        TwoSidedRecord {
+            front: refs[self.front as usize],
+            back: refs[self.back as usize],
         }
     }
 
     /// Samples the BSDF of the side `wi` is on.
-    pub fn sample(&self, ctx: &BsdfCtx, wi: Vec3, u1: f32, u2: Vec2) -> Option<BsdfSample> {
+    fn sample(&self, ctx: &BsdfCtx, wi: Vec3, u1: f32, u2: Vec2) -> Option<BsdfSample> {
         if wi.z == 0.0 {
             return None;
         }
@@ -95,7 +115,7 @@ impl TwoSided {
     }
 
     /// Evaluates the BSDF of the side `wi` is on.
-    pub fn eval(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> Color {
+    fn eval(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> Color {
         match self.side(ctx, wi) {
             _ if wi.z == 0.0 => Color::ZERO,
             (b, true) => b.eval(ctx, flip(wi), flip(wo)),
@@ -104,7 +124,7 @@ impl TwoSided {
     }
 
     /// Density of the BSDF of the side `wi` is on.
-    pub fn pdf(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> f32 {
+    fn pdf(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> f32 {
         match self.side(ctx, wi) {
             _ if wi.z == 0.0 => 0.0,
             (b, true) => b.pdf(ctx, flip(wi), flip(wo)),
@@ -113,8 +133,19 @@ impl TwoSided {
     }
 
     /// Whether both sides are purely delta.
-    pub fn is_delta(&self, ctx: &BsdfCtx) -> bool {
+    fn is_delta(&self, ctx: &BsdfCtx) -> bool {
         ctx.bsdfs[self.front as usize].is_delta(ctx) && ctx.bsdfs[self.back as usize].is_delta(ctx)
+    }
+}
+
+impl TwoSided {
+    /// The nested BSDF for the side `wi` lies on, and whether directions are mirrored.
+    fn side<'a>(&self, ctx: &'a BsdfCtx, wi: Vec3) -> (&'a AnyBsdf, bool) {
+        if wi.z < 0.0 {
+            (&ctx.bsdfs[self.back as usize], true)
+        } else {
+            (&ctx.bsdfs[self.front as usize], false)
+        }
     }
 }
 
@@ -122,6 +153,8 @@ impl TwoSided {
 mod tests {
     use super::super::testutil::*;
     use super::*;
+    use crate::scene::builder::BuildCtx;
+    use crate::scene::desc::ObjectDesc;
     use crate::scene::props::Value;
 
     fn rough() -> std::sync::Arc<ObjectDesc> {

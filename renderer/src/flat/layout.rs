@@ -2,30 +2,19 @@
 //! record's size (field name `sizeof`). `renderer/kernels/flat.cuh` holds the same
 //! list as its `HG_LAYOUT` X-macro; the CPU test compares the two lists, the GPU
 //! test compares this table with the offsets NVRTC used (`hg_layout_table`).
+//!
+//! Plugin records are not listed here: each plugin declares its own
+//! ([`crate::device_record!`]) and its category's registry generates the CUDA checks
+//! (e.g. [`crate::bsdfs::registry::layout`]).
 
 use std::mem::{offset_of, size_of};
 
-use super::{FlatBsdf, FlatDist1D, FlatDist2D, FlatEmitter, FlatTexture};
 use super::{FlatBvhNode, FlatUnitPrim};
 use super::{FlatCamera, FlatFilm, FlatIntegrator, FlatShape};
+use super::{FlatDist1D, FlatDist2D, FlatEmitter, FlatTexture};
 use crate::accel::LeafPrim;
+use crate::plugin::record::{field_size, LayoutEntry, RecordRef};
 use crate::shapes::Prim;
-
-/// One entry of the layout table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LayoutEntry {
-    /// The record (Rust and CUDA share the name).
-    pub record: &'static str,
-    /// A field, or `sizeof` for the record's size.
-    pub field: &'static str,
-    /// The field's byte offset (or the record's size).
-    pub offset: usize,
-}
-
-/// The size of the field that `_f` projects to (the function is never called).
-const fn field_size<T, F>(_f: fn(&T) -> &F) -> usize {
-    size_of::<F>()
-}
 
 macro_rules! layout {
     ($($rec:ident { $($field:ident),* $(,)? })*) => {{
@@ -66,7 +55,7 @@ pub const LAYOUT: &[LayoutEntry] = layout! {
     FlatIntegrator {
         kind, max_depth, rr_depth, hide_emitters, emitter_samples, bsdf_samples, pad
     }
-    FlatBsdf { kind, tex, f, distr, sample_visible, nonlinear, table }
+    RecordRef { kind, offset }
     FlatTexture {
         kind, offset, width, height, channels, filter, wrap, color0, color1, pad0, to_uv,
         color, pad1

@@ -30,14 +30,14 @@
 //!   `[f32; 3]` / `[f32; 2]` / `[u32; 3]` so the layout does not depend on glam.
 //! * Camera, film + filter, integrator: [`FlatCamera`], [`FlatFilm`], [`FlatIntegrator`]
 //!   (the camera's origin is precomputed on the CPU, bit-identical to `Transform::point`).
-//! * BSDF, texture and emitter records are `#[repr(C, u32)]` enums, which do have a
-//!   defined layout (a `u32` tag, then a `#[repr(C)]` union of the variants). They are
-//!   *not* uploaded as-is: the union's unused tail and inter-field gaps are
-//!   uninitialised padding, which Rust may not read as bytes; `RoughPlastic`'s 64-entry
-//!   table would make every `AnyBsdf` ~300 bytes; and `Mat3`/`Vec3` fields tie the GPU
-//!   layout to glam. They get flattened twins ([`materials`]): a tag plus fixed word
-//!   slots (64/80/128 bytes), with the rough-plastic tables, the texels and the sampling
-//!   distributions (`Distribution1D/2D`) in side arrays of floats.
+//! * BSDFs: each plugin's own `#[repr(C)]` record (`bsdfs/<name>.rs`, checked against
+//!   its CUDA twin by the registry), one after another in the word array `bsdf_data`
+//!   (16-byte slots, handle order), and a [`RecordRef`] `{kind, offset}` per BSDF in
+//!   `bsdfs` ([`crate::bsdfs::registry::flatten`]).
+//! * Texture and emitter records are Rust enums; `Mat3`/`Vec3` fields would tie the GPU
+//!   layout to glam, so they get flattened twins ([`materials`]): a tag plus fixed word
+//!   slots (80/128 bytes), with the texels and the sampling distributions
+//!   (`Distribution1D/2D`) in side arrays of floats.
 
 use std::mem::{offset_of, size_of};
 
@@ -219,10 +219,10 @@ pub struct FlatScene {
     pub film: FlatFilm,
     /// Integrator settings.
     pub integrator: FlatIntegrator,
-    /// BSDFs.
+    /// Each BSDF's kind and where its record starts in `bsdf_data`.
     pub bsdfs: Vec<FlatBsdf>,
-    /// Rough-plastic transmittance tables.
-    pub tables: Vec<f32>,
+    /// The BSDF records, in handle order, each in a 16-byte slot.
+    pub bsdf_data: Vec<u32>,
     /// Textures.
     pub textures: Vec<FlatTexture>,
     /// Texels of every bitmap and envmap, image after image.
@@ -394,12 +394,7 @@ impl FlatScene {
             .iter()
             .map(|d| flatten_dist2d(d, &mut dist1d, &mut dist_data))
             .collect();
-        let mut tables = Vec::new();
-        let bsdfs = scene
-            .bsdfs
-            .iter()
-            .map(|b| flatten_bsdf(b, &mut tables))
-            .collect();
+        let (bsdfs, bsdf_data) = crate::bsdfs::registry::flatten(&scene.bsdfs);
         let (texels, image_offsets) = if texels {
             concat_images(&scene.textures.images)?
         } else {
@@ -408,7 +403,7 @@ impl FlatScene {
         let offsets = &image_offsets;
         Ok(FlatScene {
             bsdfs,
-            tables,
+            bsdf_data: bsdf_data.words,
             textures: (scene.textures.records.iter())
                 .map(|t| flatten_texture(t, offsets))
                 .collect(),
@@ -497,7 +492,7 @@ impl FlatScene {
             ("uvs", as_bytes(&self.uvs)),
             ("tris", as_bytes(&self.tris)),
             ("bsdfs", as_bytes(&self.bsdfs)),
-            ("tables", as_bytes(&self.tables)),
+            ("bsdf_data", as_bytes(&self.bsdf_data)),
             ("textures", as_bytes(&self.textures)),
             ("texels", as_bytes(&self.texels)),
             ("emitters", as_bytes(&self.emitters)),
@@ -536,13 +531,7 @@ pub fn content_hash(bytes: &[u8]) -> u128 {
     (u128::from(h[0]) << 64) | u128::from(h[1])
 }
 
-/// Marker for records that are plain data without implicit padding, so that
-/// viewing them as bytes is sound (checked by the `no_padding!` asserts).
-///
-/// # Safety
-/// Implement only for `#[repr(C)]` types whose size equals the sum of their
-/// fields' sizes and whose fields are all integers or floats (or arrays of them).
-pub unsafe trait Pod: Copy {}
+pub use crate::plugin::record::{as_bytes, Pod, RecordRef};
 
 // SAFETY: each type below is #[repr(C)], made of u32/f32 (arrays) only, and its
 // size equals the sum of its fields (asserted by the layout table's macro).
@@ -554,23 +543,10 @@ unsafe impl Pod for FlatBvhNode {}
 unsafe impl Pod for LeafPrim {}
 unsafe impl Pod for FlatUnitPrim {}
 unsafe impl Pod for Prim {}
-unsafe impl Pod for FlatBsdf {}
 unsafe impl Pod for FlatTexture {}
 unsafe impl Pod for FlatEmitter {}
 unsafe impl Pod for FlatDist1D {}
 unsafe impl Pod for FlatDist2D {}
-unsafe impl Pod for [f32; 3] {}
-unsafe impl Pod for [f32; 2] {}
-unsafe impl Pod for [u32; 3] {}
-unsafe impl Pod for f32 {}
-unsafe impl Pod for u32 {}
-
-/// The bytes of a slice of POD records (what an upload copies).
-pub fn as_bytes<T: Pod>(v: &[T]) -> &[u8] {
-    // SAFETY: `T: Pod` has no padding and no invalid bit patterns, so every byte
-    // of the slice is initialised; the length is the slice's size in bytes.
-    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
-}
 
 pub mod bvh;
 mod layout;
@@ -578,8 +554,9 @@ pub use bvh::{flatten_bvh, FlatBvhNode};
 pub mod unit_prims;
 pub use unit_prims::FlatUnitPrim;
 pub mod materials;
-pub use layout::{LayoutEntry, LAYOUT};
-use materials::{flatten_bsdf, flatten_dist2d, flatten_emitter, flatten_texture, push_dist1d};
+pub use crate::plugin::record::LayoutEntry;
+pub use layout::LAYOUT;
+use materials::{flatten_dist2d, flatten_emitter, flatten_texture, push_dist1d};
 pub use materials::{FlatBsdf, FlatDist1D, FlatDist2D, FlatEmitter, FlatTexture};
 
 // Sizes fixed by the CUDA twins (no implicit padding is asserted by `LAYOUT`'s macro).
@@ -587,7 +564,7 @@ const _: () = assert!(size_of::<FlatShape>() == 160);
 const _: () = assert!(size_of::<FlatCamera>() == 80);
 const _: () = assert!(size_of::<FlatFilm>() == 48);
 const _: () = assert!(size_of::<FlatIntegrator>() == 32);
-const _: () = assert!(size_of::<FlatBsdf>() == 64 && size_of::<FlatTexture>() == 80);
+const _: () = assert!(size_of::<FlatBsdf>() == 8 && size_of::<FlatTexture>() == 80);
 const _: () = assert!(size_of::<FlatEmitter>() == 128 && size_of::<FlatDist1D>() == 16);
 const _: () = assert!(size_of::<Prim>() == 8 && size_of::<LeafPrim>() == 48);
 const _: () = assert!(size_of::<FlatUnitPrim>() == 64);

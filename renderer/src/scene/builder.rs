@@ -12,6 +12,9 @@
 //! updated scene is exactly the scene a fresh load of the edited description gives.
 //! Plugins declare their editable parameters through [`BuildCtx::declare`] and the
 //! helpers around it ([`super::params`]).
+//!
+//! Plugins see the context through the [`BuildContext`] trait of the leaf module
+//! [`crate::plugin`]: they never import this builder.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -30,6 +33,7 @@ use crate::error::{Error, Loc, Result};
 use crate::integrators;
 use crate::math::spectrum::{Spectrum, SpectrumUse};
 use crate::math::{Color, Distribution2D, Transform, Vec3};
+use crate::plugin::BuildContext;
 use crate::sensors::{self, Sensor};
 use crate::shapes::{self, Geometry};
 use crate::textures::{self, AnyTexture, TexRef, TextureStore};
@@ -822,6 +826,40 @@ impl BuildCtx {
             std::mem::take(&mut self.log),
             std::mem::take(&mut self.params),
         )
+    }
+}
+
+/// What plugins see of the context (the leaf trait in [`crate::plugin`]).
+impl BuildContext for BuildCtx {
+    fn texture_in(
+        &mut self,
+        p: &Props,
+        key: &str,
+        default: Option<Color>,
+        range: Range,
+        usage: SpectrumUse,
+    ) -> Result<TexRef> {
+        BuildCtx::texture_in(self, p, key, default, range, usage)
+    }
+
+    fn add_constant(&mut self, c: Color) -> Result<TexRef> {
+        BuildCtx::add_constant(self, c)
+    }
+
+    fn texture_mean(&self, t: TexRef) -> Color {
+        self.textures.mean(t)
+    }
+
+    fn declare(&mut self, name: &str, value: ParamValue, target: Target, range: Range) {
+        BuildCtx::declare(self, name, value, target, range)
+    }
+
+    fn children_at(&self, p: &Props, category: Category) -> Result<Vec<(Arc<ObjectDesc>, Loc)>> {
+        BuildCtx::children_at(self, p, category)
+    }
+
+    fn bsdf_at(&mut self, obj: &Arc<ObjectDesc>, via: &Loc) -> Result<u32> {
+        BuildCtx::bsdf_at(self, obj, via)
     }
 }
 

@@ -88,16 +88,6 @@ impl Changes {
     }
 }
 
-/// BSDF plugins whose records hold values derived from their textures' means
-/// (sampling weights, range checks): rebuilding them needs texture data on the host.
-const READS_TEXTURE_MEANS: &[&str] = &[
-    "conductor",
-    "roughconductor",
-    "roughdielectric",
-    "plastic",
-    "roughplastic",
-];
-
 /// A scene with its description and what updates need.
 #[derive(Clone, Debug)]
 pub struct LoadedScene {
@@ -329,9 +319,12 @@ impl LoadedScene {
         }
     }
 
-    /// Whether object `r` derives values from its textures' means on the host.
+    /// Whether object `r` derives values from its textures' means on the host (a
+    /// BSDF whose plugin says so: sampling weights, range checks).
     fn reads_means(&self, r: usize) -> bool {
-        READS_TEXTURE_MEANS.contains(&self.log.objects[r].kind.as_str())
+        let o = &self.log.objects[r];
+        o.category == Category::Bsdf
+            && crate::bsdfs::registry::entry(&o.kind).is_some_and(|e| e.reads_texture_means)
     }
 
     /// Whether a device value for parameter `key` would stay on the device at update

@@ -22,7 +22,7 @@ use crate::scene::desc::ObjectDesc;
 use crate::scene::props::{PixelArray, Props};
 
 /// A handle into [`TextureStore::records`].
-pub type TexRef = u32;
+pub use crate::plugin::TexRef;
 
 /// A 2D affine map of uv coordinates: `u' = m[0] u + m[1] v + m[2]`,
 /// `v' = m[3] u + m[4] v + m[5]`.

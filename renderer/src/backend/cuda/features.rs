@@ -16,7 +16,7 @@
 //! the integrator or filter kind, or a BVH growing past a stack size compiles another
 //! module.
 
-use crate::flat::materials::bsdf_kind;
+use crate::bsdfs::registry;
 use crate::flat::unit_prims::UNIT_RECORDS_MAX;
 use crate::flat::{
     FlatFilm, FlatIntegrator, FlatScene, FILTER_BOX, FILTER_TENT, INTEGRATOR_DEPTH, INTEGRATOR_PATH,
@@ -66,7 +66,7 @@ pub const MIN_STACK: u32 = 8;
 /// `kind` tags of the flat records).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Features {
-    /// BSDF kinds (`bsdf_kind::*`), `twosided` and the kinds it wraps included.
+    /// BSDF kinds ([`crate::bsdfs::tag`]), `twosided` and the kinds it wraps included.
     pub bsdfs: u32,
     /// Texture kinds (`TEX_*`).
     pub textures: u32,
@@ -180,15 +180,12 @@ impl Features {
         }
     }
 
-    /// The cases of the BSDF dispatch: the base kinds, twice over with `twosided`.
+    /// The cases of the BSDF dispatch: the base kinds, once more for each adapter
+    /// (`twosided`) that dispatches to them.
     pub fn bsdf_cases(&self) -> u32 {
-        let two_sided = 1u32 << bsdf_kind::TWO_SIDED;
-        let base = (self.bsdfs & !two_sided).count_ones();
-        if self.bsdfs & two_sided != 0 {
-            2 * base
-        } else {
-            base
-        }
+        let adapters = registry::mask(|e| e.adapter);
+        let base = (self.bsdfs & !adapters).count_ones();
+        base * (1 + (self.bsdfs & adapters).count_ones())
     }
 
     /// Whether the module inlines the whole sample path ([`INLINE_MAX_BSDF_CASES`]).
@@ -252,6 +249,7 @@ impl Features {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bsdfs::tag as bsdf_kind;
     use crate::flat::materials::emitter_kind;
     use crate::flat::materials::{TEX_BITMAP, TEX_CONSTANT};
     use crate::flat::{

@@ -1,10 +1,15 @@
 //! The CUDA C sources (`renderer/kernels/`), embedded in the binary, and the
 //! `#include` resolver that turns a module into one self-contained NVRTC source.
 //!
+//! Plugin twins are not listed here: each category's registry embeds its plugins'
+//! files and generates one more, its dispatch (`bsdfs/registry.cuh`, from
+//! [`crate::bsdfs::registry`]); [`file`] finds both.
+//!
 //! NVRTC gets no file system access from us: each `#include "x.cuh"` is replaced by
 //! the embedded file (once per module, as `#pragma once`), wrapped in `#line`
 //! directives so that NVRTC's error log names the right file and line.
 
+use crate::bsdfs::registry;
 use crate::error::{Error, Result};
 
 /// Embeds kernel files by their path under `renderer/kernels/`.
@@ -33,16 +38,9 @@ pub const FILES: &[(&str, &str)] = embed![
     "scene.cuh",
     "textures.cuh",
     "wavefront.cuh",
-    "bsdfs/conductor.cuh",
-    "bsdfs/dielectric.cuh",
-    "bsdfs/diffuse.cuh",
+    "bsdfs/bsdf.cuh",
     "bsdfs/fresnel.cuh",
     "bsdfs/microfacet.cuh",
-    "bsdfs/plastic.cuh",
-    "bsdfs/roughconductor.cuh",
-    "bsdfs/roughdielectric.cuh",
-    "bsdfs/roughplastic.cuh",
-    "bsdfs/thindielectric.cuh",
     "emitters/area.cuh",
     "emitters/constant.cuh",
     "emitters/directional.cuh",
@@ -71,8 +69,21 @@ pub const CONVERT_MODULE: &str = "convert.cu";
 /// The module holding TensorXf arithmetic.
 pub const ELEMENTWISE_MODULE: &str = "elementwise.cu";
 
-/// The text of embedded file `name`.
+/// The generated kernel file of the BSDF registry.
+pub const BSDF_REGISTRY_FILE: &str = "bsdfs/registry.cuh";
+
+/// The text of kernel file `name`: embedded here, a registered plugin's twin, or a
+/// registry's generated dispatch.
 pub fn file(name: &str) -> Result<&'static str> {
+    if name == BSDF_REGISTRY_FILE {
+        return Ok(registry::cuda_source());
+    }
+    if let Some(e) = crate::bsdfs::REGISTRY
+        .iter()
+        .find(|e| e.cuda_file() == name)
+    {
+        return Ok(e.cuda);
+    }
     FILES
         .iter()
         .find(|(n, _)| *n == name)

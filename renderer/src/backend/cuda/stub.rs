@@ -192,6 +192,11 @@ impl CudaBackend {
         match self.never {}
     }
 
+    /// See the CUDA backend.
+    pub fn plugin_layout_table(&self) -> Result<Vec<u32>> {
+        match self.never {}
+    }
+
     /// A device-wide synchronise.
     pub fn sync_device(&self) -> Result<()> {
         match self.never {}

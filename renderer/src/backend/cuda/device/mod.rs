@@ -448,6 +448,32 @@ impl CudaBackend {
         })
     }
 
+    /// The sizes and offsets NVRTC used for the plugins' own records, in the order of
+    /// [`crate::bsdfs::registry::layout`] (`hg_plugin_layout_table`, parity.cu; GPU
+    /// layout test).
+    pub fn plugin_layout_table(&self) -> Result<Vec<u32>> {
+        guarded("plugin layout table", || {
+            let n = crate::bsdfs::registry::layout().len();
+            let module = self.parity_module()?;
+            let f = self.function(&module, "hg_plugin_layout_table")?;
+            let out = self
+                .pool
+                .alloc_zeros(n * 4, &self.stream, "the plugin layout table")?;
+            let ready = self.run_and_fence(|| {
+                let p = out.ptr();
+                let mut launch = self.stream.launch_builder(&f);
+                launch.arg(&p);
+                // SAFETY: hg_plugin_layout_table writes exactly n u32 (HG_BSDF_LAYOUT,
+                // generated from the same registry::layout()).
+                unsafe { launch.launch(LaunchConfig::for_num_elems(1)) }
+                    .map_err(drv("launching hg_plugin_layout_table"))
+                    .map(drop)
+            })?;
+            let floats = self.tensor(out, n, ready).to_host()?;
+            Ok(floats.iter().map(|f| f.to_bits()).collect())
+        })
+    }
+
     /// Runs `launch` on the render stream and returns an event after it.
     fn run_and_fence(&self, launch: impl FnOnce() -> Result<()>) -> Result<Event> {
         launch()?;

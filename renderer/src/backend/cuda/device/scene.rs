@@ -20,10 +20,10 @@ use super::tensor::DeviceTensor;
 use super::{guarded, CudaBackend, CudaFilm};
 use crate::backend::cuda::features::{FeatureBasis, Features};
 use crate::error::{Error, Result};
-use crate::flat::materials::{flatten_bsdf, flatten_emitter, flatten_texture};
+use crate::flat::materials::{flatten_emitter, flatten_texture};
 use crate::flat::unit_prims::{self, FlatUnitPrim};
 use crate::flat::{
-    as_bytes, flatten_camera, flatten_film, flatten_integrator, FlatCamera, FlatFilm,
+    as_bytes, flatten_camera, flatten_film, flatten_integrator, FlatBsdf, FlatCamera, FlatFilm,
     FlatIntegrator, FlatScene,
 };
 use crate::scene::loaded::Changes;
@@ -46,7 +46,7 @@ pub(crate) const SCENE_ARRAYS: [&str; 18] = [
     "uvs",
     "tris",
     "bsdfs",
-    "tables",
+    "bsdf_data",
     "textures",
     "texels",
     "emitters",
@@ -101,8 +101,8 @@ pub struct DeviceScene {
     /// The camera and film records in device memory (the depth kernel reads them there).
     records: DeviceBuffer,
     image_offsets: Vec<u32>,
-    /// Each BSDF's offset in `tables` (`u32::MAX` without a table).
-    table_offsets: Vec<u32>,
+    /// Each BSDF's kind and where its record lies in `bsdf_data`.
+    bsdf_refs: Vec<FlatBsdf>,
     version: u64,
     ordinal: usize,
 }
@@ -190,7 +190,7 @@ impl CudaBackend {
                 basis: FeatureBasis::of(&flat),
                 records,
                 image_offsets: flat.image_offsets.clone(),
-                table_offsets: table_offsets(&flat),
+                bsdf_refs: flat.bsdfs.clone(),
                 version,
                 ordinal: self.info.ordinal,
             };
@@ -297,15 +297,18 @@ impl CudaBackend {
             self.write_array(&s.arrays[slot("textures")], at, as_bytes(&[rec]))?;
         }
         for &b in &changes.bsdfs {
-            let mut tables = Vec::new();
-            let mut rec = flatten_bsdf(&scene.bsdfs[b as usize], &mut tables);
-            if !tables.is_empty() {
-                rec.table = s.table_offsets[b as usize];
-                let at = rec.table as usize * 4;
-                self.write_array(&s.arrays[slot("tables")], at, as_bytes(&tables))?;
+            // an update rebuilds a BSDF with its plugin: same kind, same slot
+            let (bsdf, at) = (&scene.bsdfs[b as usize], s.bsdf_refs[b as usize]);
+            if bsdf.tag() != at.kind {
+                return Err(Error::Cuda(format!(
+                    "internal error: BSDF {b} changed its kind from {} to {} in an update",
+                    at.kind,
+                    bsdf.tag()
+                )));
             }
-            let at = b as usize * std::mem::size_of_val(&rec);
-            self.write_array(&s.arrays[slot("bsdfs")], at, as_bytes(&[rec]))?;
+            let words = bsdf.record_words(&s.bsdf_refs);
+            let at = at.offset as usize * 4;
+            self.write_array(&s.arrays[slot("bsdf_data")], at, as_bytes(&words))?;
         }
         for &e in &changes.emitters {
             let rec = flatten_emitter(&scene.emitters[e as usize], &s.image_offsets);
@@ -334,7 +337,7 @@ impl CudaBackend {
         s.node_count = flat.nodes.len() as u32;
         s.unit_prims = flat.unit_prims.clone();
         s.basis = FeatureBasis::of(&flat);
-        s.table_offsets = table_offsets(&flat);
+        s.bsdf_refs = flat.bsdfs.clone();
         s.camera = flat.camera;
         s.film = flat.film;
         self.write_records(s)
@@ -411,20 +414,6 @@ fn size_error(image: u32, want: usize, got: usize) -> Error {
     Error::Cuda(format!(
         "internal error: image {image} holds {want} values, the update {got}"
     ))
-}
-
-/// Each BSDF's table offset in `flat.tables` (`u32::MAX` without one).
-fn table_offsets(flat: &FlatScene) -> Vec<u32> {
-    flat.bsdfs
-        .iter()
-        .map(|b| {
-            if b.kind == crate::flat::materials::bsdf_kind::ROUGH_PLASTIC {
-                b.table
-            } else {
-                u32::MAX
-            }
-        })
-        .collect()
 }
 
 // The Python binding keeps a scene's device copy next to it, shared across threads.

@@ -1,0 +1,496 @@
+//! The machinery behind the BSDF registry in [`super`]: the `register_bsdfs!` macro
+//! that turns the one list of plugins into the enum, its dispatch, the tags, the known
+//! names, the build match and the registry table; the flattening of the scene's BSDFs
+//! into the records the kernels read; and the CUDA source generated from the same table
+//! (`bsdfs/registry.cuh`: the tag `#define`s, every plugin's twin, the record layout
+//! checks and the dispatch `switch`es), which NVRTC gets as one more embedded file.
+
+use std::fmt::Write as _;
+use std::mem::size_of;
+use std::sync::OnceLock;
+
+use super::{AnyBsdf, BsdfPlugin, REGISTRY};
+use crate::plugin::record::{slot_words, DeviceRecord, LayoutEntry, RecordBlob, RecordRef};
+use crate::plugin::PluginInfo;
+
+/// A registered BSDF: what listings, the flattening and the CUDA generator need.
+#[derive(Clone, Copy, Debug)]
+pub struct BsdfEntry {
+    /// Its scene `type` and manual.
+    pub info: PluginInfo,
+    /// Its tag (position in the registry).
+    pub tag: u32,
+    /// Its tag's name (`ROUGH_PLASTIC`: the Rust `tag::ROUGH_PLASTIC`, the CUDA
+    /// `HG_BSDF_ROUGH_PLASTIC`).
+    pub tag_name: &'static str,
+    /// The name of its device record (Rust and CUDA).
+    pub record: &'static str,
+    /// The words of its record's slot in the blob (size rounded up to 16 bytes).
+    pub slot_words: usize,
+    /// [`BsdfPlugin::DELTA`].
+    pub delta: bool,
+    /// [`BsdfPlugin::TRANSMISSION`].
+    pub transmission: bool,
+    /// [`BsdfPlugin::READS_TEXTURE_MEANS`].
+    pub reads_texture_means: bool,
+    /// [`BsdfPlugin::ADAPTER`].
+    pub adapter: bool,
+    /// Its CUDA twin (`renderer/kernels/bsdfs/<name>.cuh`).
+    pub cuda: &'static str,
+}
+
+impl BsdfEntry {
+    /// The entry of plugin `T` (the registry macro fills in the rest).
+    pub const fn of<T: BsdfPlugin>(
+        name: &'static str,
+        tag: u32,
+        tag_name: &'static str,
+        source: &'static str,
+        cuda: &'static str,
+    ) -> BsdfEntry {
+        BsdfEntry {
+            info: PluginInfo {
+                category: "bsdf",
+                name,
+                source,
+            },
+            tag,
+            tag_name,
+            record: <T::Record as DeviceRecord>::NAME,
+            slot_words: slot_words(size_of::<T::Record>()),
+            delta: T::DELTA,
+            transmission: T::TRANSMISSION,
+            reads_texture_means: T::READS_TEXTURE_MEANS,
+            adapter: T::ADAPTER,
+            cuda,
+        }
+    }
+
+    /// The name of its CUDA twin among the kernel files.
+    pub fn cuda_file(&self) -> String {
+        format!("bsdfs/{}.cuh", self.info.name)
+    }
+}
+
+/// Generates the BSDF registry from one list of `TAG = module::Plugin` lines (see the
+/// module docs of [`super`]). A line's position is its tag: append new plugins at the
+/// end, so that existing tags (and the kernel caches keyed on them) keep their values.
+macro_rules! register_bsdfs {
+    ($($tag:ident = $module:ident :: $plugin:ident),+ $(,)?) => {
+        $(pub use $module::$plugin;)+
+
+        /// The tag of each BSDF plugin: its position in the registry (the `kind` of
+        /// its [`RecordRef`](crate::plugin::record::RecordRef); CUDA `HG_BSDF_<TAG>`).
+        pub mod tag {
+            #[allow(non_camel_case_types, clippy::upper_case_acronyms, dead_code)]
+            #[repr(u32)]
+            enum Order { $($tag),+ }
+            $(
+                #[doc = concat!("`", stringify!($module), "`.")]
+                pub const $tag: u32 = Order::$tag as u32;
+            )+
+        }
+
+        /// Every BSDF plugin, one variant per registry line.
+        // Records are plain data that the kernels read as they are (`roughplastic` holds
+        // its 64-entry table inline): some variants are large.
+        #[allow(clippy::large_enum_variant)]
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub enum AnyBsdf {
+            $(
+                #[doc = concat!("`", stringify!($module), "`.")]
+                $plugin($plugin),
+            )+
+        }
+
+        impl AnyBsdf {
+            /// Samples `wo` given `wi`; `u1` picks a lobe, `u2` the direction.
+            pub fn sample(&self, ctx: &BsdfCtx, wi: Vec3, u1: f32, u2: Vec2) -> Option<BsdfSample> {
+                match self { $(AnyBsdf::$plugin(b) => b.sample(ctx, wi, u1, u2),)+ }
+            }
+
+            /// `f(wi, wo) · |cos θo|` (zero for delta lobes).
+            pub fn eval(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> Color {
+                match self { $(AnyBsdf::$plugin(b) => b.eval(ctx, wi, wo),)+ }
+            }
+
+            /// Density of [`Self::sample`] producing `wo` (solid angle; zero for delta lobes).
+            pub fn pdf(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> f32 {
+                match self { $(AnyBsdf::$plugin(b) => b.pdf(ctx, wi, wo),)+ }
+            }
+
+            /// Whether every lobe is a delta, so emitter sampling is pointless.
+            pub fn is_delta(&self, ctx: &BsdfCtx) -> bool {
+                match self { $(AnyBsdf::$plugin(b) => b.is_delta(ctx),)+ }
+            }
+
+            /// The plugin's tag ([`tag`]).
+            pub fn tag(&self) -> u32 {
+                match self { $(AnyBsdf::$plugin(_) => tag::$tag,)+ }
+            }
+
+            /// The words of the record the kernels read (its slot in the blob); `refs`
+            /// locates the records of the BSDFs it may wrap (lower handles).
+            pub fn record_words(&self, refs: &[RecordRef]) -> Vec<u32> {
+                use crate::plugin::record::record_words;
+                match self { $(AnyBsdf::$plugin(b) => record_words(&b.record(refs)),)+ }
+            }
+        }
+
+        /// Names of the BSDF plugins (the scene `type` strings), in tag order.
+        pub const KNOWN: &[&str] = &[$(stringify!($module)),+];
+
+        /// Every registered BSDF, in tag order.
+        pub static REGISTRY: &[BsdfEntry] = &[$(
+            BsdfEntry::of::<$plugin>(
+                stringify!($module),
+                tag::$tag,
+                stringify!($tag),
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/bsdfs/", stringify!($module), ".rs")),
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/bsdfs/", stringify!($module), ".cuh")),
+            ),
+        )+];
+
+        /// Builds a `<bsdf>` object into an [`AnyBsdf`] (nested BSDFs are built
+        /// through `ctx` and referred to by handle); every property must be read.
+        pub fn build(obj: &ObjectDesc, ctx: &mut dyn BuildContext) -> Result<AnyBsdf> {
+            let p = &obj.props;
+            let b = match obj.kind.as_str() {
+                $(stringify!($module) => AnyBsdf::$plugin(<$plugin as BsdfPlugin>::build(p, ctx)?),)+
+                _ => {
+                    return Err(Error::UnknownPlugin {
+                        loc: obj.loc.clone(),
+                        category: "bsdf",
+                        name: obj.kind.clone(),
+                        known: KNOWN.join(", "),
+                    })
+                }
+            };
+            p.check_unused(&obj.kind)?;
+            Ok(b)
+        }
+
+        /// Appends the layout entries of every plugin's device record.
+        fn record_layouts(out: &mut Vec<LayoutEntry>) {
+            $(<<$plugin as BsdfPlugin>::Record as DeviceRecord>::layout(out);)+
+        }
+
+        // Tags are bits of the kernels' 32-bit plugin sets.
+        const _: () = assert!(KNOWN.len() <= 32, "at most 32 BSDF plugins (features.cuh sets)");
+    };
+}
+pub(super) use register_bsdfs;
+
+/// The entry of plugin `name`, if registered.
+pub fn entry(name: &str) -> Option<&'static BsdfEntry> {
+    REGISTRY.iter().find(|e| e.info.name == name)
+}
+
+/// The bit set of the plugins whose entry satisfies `f`.
+pub fn mask(f: impl Fn(&BsdfEntry) -> bool) -> u32 {
+    REGISTRY
+        .iter()
+        .filter(|e| f(e))
+        .fold(0, |m, e| m | (1 << e.tag))
+}
+
+/// The layout entries of every registered record, nested records first, each
+/// (record, field) once: what the CUDA twins are checked against.
+pub fn layout() -> Vec<LayoutEntry> {
+    let mut all = Vec::new();
+    super::record_layouts(&mut all);
+    let mut out: Vec<LayoutEntry> = Vec::with_capacity(all.len());
+    for e in all {
+        if !out
+            .iter()
+            .any(|o| o.record == e.record && o.field == e.field)
+        {
+            out.push(e);
+        }
+    }
+    out
+}
+
+/// The scene's BSDFs as the kernels read them: a [`RecordRef`] per BSDF (its tag and
+/// where its record starts) and the records, in handle order, each in a 16-byte slot.
+pub fn flatten(bsdfs: &[AnyBsdf]) -> (Vec<RecordRef>, RecordBlob) {
+    let mut refs = Vec::with_capacity(bsdfs.len());
+    let mut blob = RecordBlob::default();
+    for b in bsdfs {
+        let offset = blob.words.len() as u32;
+        blob.words.extend(b.record_words(&refs));
+        refs.push(RecordRef {
+            kind: b.tag(),
+            offset,
+        });
+    }
+    (refs, blob)
+}
+
+/// The CUDA source of the registry (`bsdfs/registry.cuh`), generated once.
+pub fn cuda_source() -> &'static str {
+    static SOURCE: OnceLock<String> = OnceLock::new();
+    SOURCE.get_or_init(|| generate_cuda(REGISTRY, &layout()))
+}
+
+/// The dispatch signatures: (function, return type, parameters, arguments, default).
+const DISPATCH: [(&str, &str, &str, &str, &str); 3] = [
+    (
+        "sample",
+        "bool",
+        "V2 uv, V3 wi, float u1, V2 u2, BsdfSample* out",
+        "uv, wi, u1, u2, out",
+        "false",
+    ),
+    (
+        "eval",
+        "V3",
+        "V2 uv, V3 wi, V3 wo",
+        "uv, wi, wo",
+        "v3(0.0f, 0.0f, 0.0f)",
+    ),
+    ("pdf", "float", "V2 uv, V3 wi, V3 wo", "uv, wi, wo", "0.0f"),
+];
+
+/// The text of `bsdfs/registry.cuh` for `entries` (with record layouts `layout`).
+fn generate_cuda(entries: &[BsdfEntry], layout: &[LayoutEntry]) -> String {
+    let mut s = String::new();
+    let set = |f: &dyn Fn(&BsdfEntry) -> bool| {
+        entries
+            .iter()
+            .filter(|e| f(e))
+            .fold(0u32, |m, e| m | (1 << e.tag))
+    };
+    let _ = write!(
+        s,
+        "// Generated from the BSDF registry (renderer/src/bsdfs/mod.rs) by bsdfs/registry.rs:\n\
+         // the tags, every plugin's twin, the record layout checks and the dispatch. Each\n\
+         // plugin's record lies in bsdf_data at its RecordRef's offset (16-byte slots).\n\
+         #pragma once\n#include \"bsdf.cuh\"\n\n"
+    );
+    for e in entries {
+        let _ = writeln!(s, "#define HG_BSDF_{} {}u", e.tag_name, e.tag);
+    }
+    let _ = write!(
+        s,
+        "#define HG_BSDF_ALL 0x{:x}u\n#ifndef HG_BSDF_SET\n#define HG_BSDF_SET HG_BSDF_ALL\n#endif\n\
+         // every lobe a delta (no _eval, _pdf); adapters (wrap the others, dispatched first)\n\
+         #define HG_DELTA_BSDFS 0x{:x}u\n#define HG_ADAPTER_BSDFS 0x{:x}u\n\
+         #define HG_BASE_BSDFS (HG_BSDF_SET & ~HG_ADAPTER_BSDFS)\n\n",
+        set(&|_| true),
+        set(&|e| e.delta),
+        set(&|e| e.adapter)
+    );
+    write_declarations(&mut s);
+    for e in entries {
+        let _ = writeln!(s, "#include \"{}.cuh\"", e.info.name);
+    }
+    write_layout(&mut s, layout);
+    write_slots(&mut s, entries);
+    write_base_dispatch(&mut s, entries);
+    write_top_dispatch(&mut s, entries);
+    s
+}
+
+/// What an adapter's twin calls, declared before any twin: a BSDF's kind and record,
+/// and the dispatch over the base kinds (defined after the twins).
+fn write_declarations(s: &mut String) {
+    s.push_str(
+        "// A BSDF's kind and record.\nstruct BsdfRef {\n    hg_u32 kind;\n    const hg_u32* rec;\n};\n\n\
+         // The record `r` points to (a RecordRef held by an adapter's record).\n\
+         __device__ inline BsdfRef bsdf_ref_of(const SceneData& s, RecordRef r) {\n\
+         \x20   BsdfRef b;\n    b.kind = r.kind;\n    b.rec = s.bsdf_data + r.offset;\n    return b;\n}\n\n\
+         // The dispatch over the kinds that are not adapters (below the twins).\n\
+         __device__ inline bool bsdf_base_is_delta(hg_u32 kind);\n",
+    );
+    for (f, ret, params, _, _) in DISPATCH {
+        let _ = writeln!(
+            s,
+            "__device__ inline {ret} bsdf_base_{f}(const SceneData& s, BsdfRef b, {params});"
+        );
+    }
+    s.push('\n');
+}
+
+/// The record layouts as an X-macro, asserted where the compiler can (sizes under
+/// NVRTC, offsets too on the host); `hg_plugin_layout_table` (parity.cu) writes them.
+fn write_layout(s: &mut String, layout: &[LayoutEntry]) {
+    s.push_str("\n// S(record, size) and F(record, field, offset), from the Rust records.\n");
+    s.push_str("#define HG_BSDF_LAYOUT(S, F)");
+    for e in layout {
+        let _ = if e.field == "sizeof" {
+            write!(s, " \\\n    S({}, {})", e.record, e.offset)
+        } else {
+            write!(s, " F({}, {}, {})", e.record, e.field, e.offset)
+        };
+    }
+    s.push_str("\nHG_BSDF_LAYOUT(HG_ASSERT_SIZE, HG_ASSERT_FIELD)\n");
+}
+
+/// Each kind's slot size, and where BSDF `bi`'s record lies.
+fn write_slots(s: &mut String, entries: &[BsdfEntry]) {
+    s.push_str(
+        "\n// The words of each kind's record slot.\n\
+         __device__ inline hg_u32 bsdf_slot_words(hg_u32 kind) {\n    switch (kind) {\n",
+    );
+    for e in entries {
+        let _ = writeln!(
+            s,
+            "        case HG_BSDF_{}: return HG_SLOT_WORDS({});",
+            e.tag_name, e.record
+        );
+    }
+    s.push_str(
+        "        default: break;\n    }\n    return 0u;\n}\n\n\
+         // BSDF `bi`'s record. A module whose scene has one kind knows where: the records\n\
+         // lie in handle order, each in a slot of that kind's size (registry.rs `flatten`).\n\
+         __device__ inline BsdfRef bsdf_ref(const SceneData& s, hg_u32 bi) {\n\
+         \x20   if (HG_ONE_KIND(HG_BSDF_SET)) {\n\
+         \x20       BsdfRef b;\n        b.kind = HG_KIND(HG_BSDF_SET, 0u);\n\
+         \x20       b.rec = s.bsdf_data + bi * bsdf_slot_words(b.kind);\n        return b;\n    }\n\
+         \x20   return bsdf_ref_of(s, s.bsdfs[bi]);\n}\n",
+    );
+}
+
+/// The `switch`es over the kinds that are not adapters (`bsdf_base_*`).
+fn write_base_dispatch(s: &mut String, entries: &[BsdfEntry]) {
+    s.push_str(
+        "\n__device__ inline bool bsdf_base_is_delta(hg_u32 kind) {\n\
+         \x20   return (HG_BASE_BSDFS & HG_DELTA_BSDFS) != 0u && HG_HAS(HG_DELTA_BSDFS, HG_KIND(HG_BASE_BSDFS, kind));\n}\n",
+    );
+    for (f, ret, params, args, default) in DISPATCH {
+        let _ = write!(
+            s,
+            "\n__device__ inline {ret} bsdf_base_{f}(const SceneData& s, BsdfRef b, {params}) {{\n\
+             \x20   switch (HG_KIND(HG_BASE_BSDFS, b.kind)) {{\n"
+        );
+        for e in entries
+            .iter()
+            .filter(|e| !e.adapter && (f == "sample" || !e.delta))
+        {
+            let _ = writeln!(
+                s,
+                "        HG_CASE(HG_BASE_BSDFS, HG_BSDF_{}) return {}_{f}(s, *(const {}*)b.rec, {args});",
+                e.tag_name, e.info.name, e.record
+            );
+        }
+        let _ = write!(
+            s,
+            "        default: break;\n    }}\n    return {default};\n}}\n"
+        );
+    }
+}
+
+/// The entry points by handle: adapters first, then the base dispatch.
+fn write_top_dispatch(s: &mut String, entries: &[BsdfEntry]) {
+    let adapters: Vec<&BsdfEntry> = entries.iter().filter(|e| e.adapter).collect();
+    let adapter_case = |s: &mut String, e: &BsdfEntry, call: &str| {
+        let _ = writeln!(
+            s,
+            "    if (HG_HAS(HG_BSDF_SET, HG_BSDF_{t}) && b.kind == HG_BSDF_{t}) return {}_{call};",
+            e.info.name,
+            t = e.tag_name
+        );
+    };
+    s.push_str(
+        "\n// AnyBsdf::is_delta\n__device__ inline bool bsdf_is_delta(const SceneData& s, hg_u32 bi, V2 uv) {\n\
+         \x20   (void)uv;\n    if ((HG_BASE_BSDFS & HG_DELTA_BSDFS) == 0u) return false;\n\
+         \x20   BsdfRef b = bsdf_ref(s, bi);\n",
+    );
+    for e in &adapters {
+        adapter_case(s, e, &format!("is_delta(s, *(const {}*)b.rec);", e.record));
+    }
+    s.push_str("    return bsdf_base_is_delta(b.kind);\n}\n");
+    for (f, ret, params, args, _) in DISPATCH {
+        let _ = write!(
+            s,
+            "\n__device__ HG_OUTLINE {ret} bsdf_{f}(const SceneData& s, hg_u32 bi, {params}) {{\n\
+             \x20   BsdfRef b = bsdf_ref(s, bi);\n"
+        );
+        for e in &adapters {
+            adapter_case(
+                s,
+                e,
+                &format!("{f}(s, *(const {}*)b.rec, {args});", e.record),
+            );
+        }
+        let _ = writeln!(s, "    return bsdf_base_{f}(s, b, {args});\n}}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_plugin_has_a_manual_a_twin_and_its_tag() {
+        for (i, e) in REGISTRY.iter().enumerate() {
+            let name = e.info.name;
+            assert_eq!(e.tag as usize, i);
+            assert_eq!(super::super::KNOWN[i], name);
+            let manual = e.info.manual();
+            assert!(
+                manual.starts_with(&format!("`{name}`: ")),
+                "{name}: {manual}"
+            );
+            assert!(
+                !e.info.parameters().is_empty(),
+                "{name}: no parameter table"
+            );
+            assert!(manual.contains("```xml"), "{name}: no XML example");
+            assert!(!e.info.summary().is_empty());
+            // the twin defines the record and the entry points the dispatch calls
+            assert!(
+                e.cuda.contains(&format!("struct {} {{", e.record)),
+                "{name}"
+            );
+            let mut fns = vec!["sample"];
+            if !e.delta {
+                fns.extend(["eval", "pdf"]);
+            }
+            if e.adapter {
+                fns.push("is_delta");
+            }
+            for f in fns {
+                assert!(e.cuda.contains(&format!(" {name}_{f}(")), "{name}_{f}");
+            }
+            assert!(e.slot_words % 4 == 0 && e.slot_words > 0);
+        }
+    }
+
+    #[test]
+    fn the_cuda_source_names_every_kind_once() {
+        let src = cuda_source();
+        for e in REGISTRY {
+            let def = format!("#define HG_BSDF_{} {}u\n", e.tag_name, e.tag);
+            assert_eq!(src.matches(&def).count(), 1, "{def}");
+            assert_eq!(
+                src.matches(&format!("#include \"{}.cuh\"", e.info.name))
+                    .count(),
+                1
+            );
+            assert!(src.contains(&format!("S({}, ", e.record)), "{}", e.record);
+        }
+        let all = (1u32 << REGISTRY.len()) - 1;
+        assert!(src.contains(&format!("#define HG_BSDF_ALL 0x{all:x}u")));
+    }
+
+    #[test]
+    fn records_lie_in_handle_order_in_16_byte_slots() {
+        use crate::scene::{build_scene, xml};
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
+        let desc = xml::load_file(&root.join("cbox.xml"), &[("res".into(), "8".into())]).unwrap();
+        let scene = build_scene(&desc).unwrap();
+        let (refs, blob) = flatten(&scene.bsdfs);
+        assert_eq!(refs.len(), scene.bsdfs.len());
+        let mut at = 0;
+        for (r, b) in refs.iter().zip(scene.bsdfs.iter()) {
+            assert_eq!((r.kind, r.offset as usize), (b.tag(), at));
+            let words = b.record_words(&refs);
+            assert_eq!(blob.words[at..at + words.len()], words[..]);
+            assert_eq!(words.len(), REGISTRY[r.kind as usize].slot_words);
+            at += words.len();
+        }
+        assert_eq!(at, blob.words.len());
+    }
+}
