@@ -9,7 +9,8 @@ use heliograph::scene::Scene;
 
 use super::harness::repo_root;
 
-/// The test scene: every supported plugin, several parameter variants.
+/// The test scene: every supported plugin, several parameter variants, and every
+/// registered BSDF with its defaults.
 pub fn scene_xml() -> String {
     let tex = repo_root().join("assets/textures/seed_texture.png");
     let tex = tex.display();
@@ -56,6 +57,13 @@ pub fn scene_xml() -> String {
         r#"<bsdf type="roughdielectric"><boolean name="sample_visible" value="false"/><texture type="checkerboard" name="alpha"><float name="color0" value="0.1"/><float name="color1" value="0.5"/></texture><rgb name="specular_reflectance" value="0.7, 0.6, 0.5"/></bsdf>"#,
     ]
     .iter()
+    .map(|b| b.to_string())
+    // and every registered BSDF with its defaults (an adapter wrapping a diffuse), so
+    // that a new plugin is compared without being listed here
+    .chain(heliograph::bsdfs::REGISTRY.iter().map(|e| {
+        let nested = if e.adapter { r#"<bsdf type="diffuse"/>"# } else { "" };
+        format!(r#"<bsdf type="{}">{nested}</bsdf>"#, e.info.name)
+    }))
     .enumerate()
     {
         bsdfs += &format!(
