@@ -320,6 +320,44 @@ mod tests {
     }
 
     #[test]
+    fn extra_channels_share_the_weights_and_merge_like_the_image() {
+        for f in [AnyFilter::Box { radius: 0.5 }, AnyFilter::default()] {
+            let table = FilterTable::new(&f);
+            let (mut whole, mut left, mut right) = (
+                Block::with_extra(0, 0, 6, 4, 2),
+                Block::with_extra(-2, -2, 7, 8, 2),
+                Block::with_extra(1, -2, 7, 8, 2),
+            );
+            for k in 0..300 {
+                let pos = Vec2::new((k * 37 % 600) as f32 / 100.0, (k * 53 % 400) as f32 / 100.0);
+                let (l, extra) = (Color::new(0.25, 0.5, 2.0), [3.0, -1.5]);
+                whole.splat_extra(&table, pos, l, 1.0, &extra);
+                let half = if pos.x < 3.0 { &mut left } else { &mut right };
+                half.splat_extra(&table, pos, l, 1.0, &extra);
+            }
+            let mut merged = Block::with_extra(0, 0, 6, 4, 2);
+            merged.merge(&left);
+            merged.merge(&right);
+            let (a, b) = (
+                whole.develop_aov(true, true).unwrap(),
+                merged.develop_aov(true, true).unwrap(),
+            );
+            assert_eq!(a.channels, 4 + 4 + 2);
+            for (p, q) in a.data.chunks_exact(10).zip(b.data.chunks_exact(10)) {
+                let want = [0.25, 0.5, 2.0, 1.0, 0.25, 0.5, 2.0, 1.0, 3.0, -1.5];
+                for c in 0..10 {
+                    assert!((p[c] - want[c]).abs() < 1e-5, "{f:?}: {p:?}");
+                    assert!((p[c] - q[c]).abs() < 1e-5, "merged halves: {p:?} vs {q:?}");
+                }
+            }
+            // without the nested image: rgb base channels, then the extra ones
+            let rgb = whole.develop_aov(false, false).unwrap();
+            assert_eq!(rgb.channels, 3 + 2);
+            assert!((rgb.data[3] - 3.0).abs() < 1e-5 && (rgb.data[4] + 1.5).abs() < 1e-5);
+        }
+    }
+
+    #[test]
     fn gaussian_spreads_to_neighbours_and_box_does_not() {
         let mut g = Block::new(0, 0, 5, 5);
         g.splat(

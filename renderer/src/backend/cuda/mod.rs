@@ -14,7 +14,8 @@
 //! What runs on the GPU: the `direct` and `path` integrators as megakernels (one thread
 //! = one sample path; `renderer/kernels/render.cu`) over every shape, BSDF, texture and
 //! emitter plugin (one `.cuh` twin per plugin under `renderer/kernels/`), and the
-//! `depth` integrator with a one-pixel box filter. The render module is compiled per
+//! `depth` integrator with a one-pixel box filter (not `aov`: [`check_supported`]
+//! refuses it). The render module is compiled per
 //! scene plugin set ([`features`]: only the kinds present, small sets inlined whole,
 //! tiny scenes without the BVH), and `path` can also run as wavefront kernels
 //! (`kernels/wavefront.cuh`, [`RenderTuning`]), measured slower on the Cornell box and
