@@ -6,11 +6,13 @@
 //! `params[key] = x` accepts numbers, colours, transforms, and for texture data any
 //! array: a NumPy array or nested list (converted on the host), a `TensorXf`, or any
 //! framework's CUDA array (copied device to device, never through the host).
+//! A mesh's vertex positions take an array of their exact shape (a CUDA array is
+//! read to the host: the BVH is refit there).
 
 use std::sync::{Arc, Mutex};
 
 use heliograph::math::{Transform, Vec3};
-use heliograph::scene::params::{non_finite_msg, shape_str, DeviceValues};
+use heliograph::scene::params::{non_finite_msg, shape_str, ArrayValue, DeviceValues};
 use heliograph::scene::{ParamValue, PixelArray, SceneParams, TensorData, TensorValue};
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
@@ -98,6 +100,10 @@ fn to_python<'py>(py: Python<'py>, key: &str, v: &ParamValue) -> PyResult<Bound<
             };
             Ok(Bound::new(py, tensor)?.into_any())
         }
+        ParamValue::Array(a) => {
+            let tensor = TensorXf::from_data(a.shape.clone(), &a.data)?;
+            Ok(Bound::new(py, tensor)?.into_any())
+        }
     }
 }
 
@@ -110,8 +116,8 @@ fn device_tensor(d: &dyn DeviceValues) -> PyResult<&heliograph::backend::cuda::D
 /// The error of a value of the wrong kind or shape for `key`.
 fn mismatch(key: &str, current: &ParamValue, given: &[usize]) -> PyErr {
     SceneError::new_err(format!(
-        "<parameters>: parameter \"{key}\": expected a {} of shape {}, got an array of shape {}",
-        current.kind(),
+        "<parameters>: parameter \"{key}\": expected {} of shape {}, got an array of shape {}",
+        current.kind_a(),
         shape_str(&current.shape()),
         shape_str(given)
     ))
@@ -128,8 +134,8 @@ fn from_python(
 ) -> PyResult<ParamValue> {
     if v.is_instance_of::<PyBool>() || v.is_none() || v.is_instance_of::<pyo3::types::PyString>() {
         return Err(PyTypeError::new_err(format!(
-            "parameter \"{key}\": expected a {} of shape {}, got {}",
-            current.kind(),
+            "parameter \"{key}\": expected {} of shape {}, got {}",
+            current.kind_a(),
             shape_str(&current.shape()),
             v.get_type().name()?
         )));
@@ -199,6 +205,21 @@ fn from_python(
 /// A host array as the kind `current` has.
 fn from_host(key: &str, current: &ParamValue, a: HostArray) -> PyResult<ParamValue> {
     Ok(match (&a.shape[..], current) {
+        (s, ParamValue::Array(cur)) => {
+            if s != cur.shape.as_slice() {
+                return Err(mismatch(key, current, s));
+            }
+            if !a.is_float() {
+                return Err(SceneError::new_err(format!(
+                    "<parameters>: parameter \"{key}\": expected float data, got {}",
+                    a.dtype_name()
+                )));
+            }
+            ParamValue::Array(ArrayValue {
+                shape: a.shape,
+                data: Arc::new(a.data),
+            })
+        }
         ([], _) => ParamValue::Float(a.data[0] as f64),
         ([3], ParamValue::Color(_)) => ParamValue::Color(Vec3::from_slice(&a.data)),
         ([3], _) => ParamValue::Vector(Vec3::from_slice(&a.data)),

@@ -188,9 +188,19 @@ impl PyScene {
 
     /// Enqueues a CUDA render: uploads the scene first if it has no current device
     /// copy (the host copy of device-only textures is fetched first).
-    fn render_cuda(&self, be: &CudaBackend, opts: &RenderOptions) -> heliograph::Result<CudaFilm> {
+    /// Enqueues the render on the GPU (through `swap`'s sensor or integrator where it
+    /// has one), uploading the scene first if the device has no current copy.
+    fn render_cuda(
+        &self,
+        be: &CudaBackend,
+        opts: &RenderOptions,
+        swap: &Swap,
+    ) -> heliograph::Result<CudaFilm> {
         let mut st = self.lock_now();
         let version = st.loaded.version();
+        if swap.is_some() {
+            check_supported(&swap.apply(st.loaded.scene().clone()))?;
+        }
         if st.device.as_ref().is_none_or(|d| d.version() != version) {
             st.device = None;
             st.loaded.fetch_device_images()?;
@@ -199,7 +209,15 @@ impl PyScene {
             st.device = Some(dev);
         }
         let spp = st.loaded.scene().sensor.sampler.sample_count;
-        let dev = st.device.as_ref().expect("uploaded above");
+        let dev = st.device.as_mut().expect("uploaded above");
+        if swap.is_some() {
+            // an aov integrator was refused above: the swapped one renders radiance
+            let (sensor, integrator) = (
+                swap.sensor.as_ref(),
+                swap.integrator.as_ref().map(|(i, _)| i),
+            );
+            return be.render_scene_as(dev, sensor, integrator, opts, spp);
+        }
         be.render_scene(dev, opts, spp)
     }
 }
@@ -403,19 +421,11 @@ fn render_film(
     let opts = RenderOptions { spp, seed };
     crate::dlpack::sweep_parked(py);
     if backend() == Some(Backend::Cuda) {
-        if swap.is_some() {
-            // what CUDA cannot render at all (an aov integrator) is said first: moving it
-            // into the scene would not help
-            let own = scene.get().with_state(py, |st| st.loaded.scene().clone());
-            check_supported(&swap.apply(own)).map_err(to_py)?;
-            return Err(PyValueError::new_err(
-                "render(): a sensor or integrator object other than the scene's renders on the CPU \
-                 variants only; on cuda_rgb, put it in the scene",
-            ));
-        }
         let be = crate::cuda::backend(py)?;
         let s: &PyScene = scene.get();
-        let film = py.detach(|| s.render_cuda(&be, &opts)).map_err(to_py)?;
+        let film = py
+            .detach(|| s.render_cuda(&be, &opts, &swap))
+            .map_err(to_py)?;
         let (w, h, c) = film.shape();
         return Ok((TensorXf::device(vec![h, w, c], film.into_tensor()), None));
     }

@@ -11,6 +11,7 @@
 #include "bsdfs/thindielectric.cuh"
 #include "bsdfs/plastic.cuh"
 #include "bsdfs/roughplastic.cuh"
+#include "bsdfs/roughdielectric.cuh"
 
 // The kinds a twosided record can wrap, and the delta ones among them.
 #define HG_BASE_BSDFS (HG_BSDF_SET & ~(1u << HG_BSDF_TWO_SIDED))
@@ -32,6 +33,7 @@ __device__ inline bool bsdf_base_sample(const SceneData& s, const FlatBsdf& b, V
         HG_CASE(HG_BASE_BSDFS, HG_BSDF_THIN_DIELECTRIC) return thindielectric_sample(s, b, uv, wi, u1, out);
         HG_CASE(HG_BASE_BSDFS, HG_BSDF_PLASTIC) return plastic_sample(s, b, uv, wi, u1, u2, out);
         HG_CASE(HG_BASE_BSDFS, HG_BSDF_ROUGH_PLASTIC) return roughplastic_sample(s, b, uv, wi, u1, u2, out);
+        HG_CASE(HG_BASE_BSDFS, HG_BSDF_ROUGH_DIELECTRIC) return roughdielectric_sample(s, b, uv, wi, u1, u2, out);
         default: break;
     }
     return false;
@@ -43,6 +45,7 @@ __device__ inline V3 bsdf_base_eval(const SceneData& s, const FlatBsdf& b, V2 uv
         HG_CASE(HG_BASE_BSDFS, HG_BSDF_ROUGH_CONDUCTOR) return roughconductor_eval(s, b, uv, wi, wo);
         HG_CASE(HG_BASE_BSDFS, HG_BSDF_PLASTIC) return plastic_eval(s, b, uv, wi, wo);
         HG_CASE(HG_BASE_BSDFS, HG_BSDF_ROUGH_PLASTIC) return roughplastic_eval(s, b, uv, wi, wo);
+        HG_CASE(HG_BASE_BSDFS, HG_BSDF_ROUGH_DIELECTRIC) return roughdielectric_eval(s, b, uv, wi, wo);
         default: break;
     }
     return v3(0.0f, 0.0f, 0.0f);
@@ -54,6 +57,7 @@ __device__ inline float bsdf_base_pdf(const SceneData& s, const FlatBsdf& b, V2 
         HG_CASE(HG_BASE_BSDFS, HG_BSDF_ROUGH_CONDUCTOR) return roughconductor_pdf(s, b, uv, wi, wo);
         HG_CASE(HG_BASE_BSDFS, HG_BSDF_PLASTIC) return plastic_pdf(b, wi, wo);
         HG_CASE(HG_BASE_BSDFS, HG_BSDF_ROUGH_PLASTIC) return roughplastic_pdf(s, b, wi, wo);
+        HG_CASE(HG_BASE_BSDFS, HG_BSDF_ROUGH_DIELECTRIC) return roughdielectric_pdf(s, b, uv, wi, wo);
         default: break;
     }
     return 0.0f;

@@ -75,19 +75,3 @@ __device__ inline Pcg32 sample_rng(hg_u64 seed, hg_u64 pixel, hg_u64 index) {
     return pcg_new(mix64((seed * 0x9e3779b97f4a7c15ull) ^ index), pixel);
 }
 
-// Perspective::sample_ray at full-film position (px, py).
-__device__ inline Ray camera_ray(const FlatCamera& cam, const FlatFilm& film, float px, float py) {
-    float sx = 1.0f - 2.0f * px / (float)film.width;
-    float sy = 1.0f - 2.0f * py / (float)film.height;
-    V3 dl = v3(sx * cam.tan_half_x, sy * cam.tan_half_x / cam.aspect, 1.0f);
-    float inv_z = 1.0f / sqrtf(dot(dl, dl));
-    V3 v = affine_vector(cam.lin, dl);
-    V3 d = v * (1.0f / sqrtf(dot(v, v)));
-    float t_near = cam.near_clip / inv_z;
-    float t_far = cam.far_clip / inv_z;
-    Ray r;
-    r.o = v3a(cam.origin) + d * t_near;
-    r.d = d;
-    r.tmax = t_far - t_near;
-    return r;
-}

@@ -3,6 +3,7 @@
 // (pixel, sample), jitter first) and a box filter of radius <= 0.5 (each sample lands
 // in its own pixel). One thread per pixel; output: crop_w * crop_h * channels floats.
 #include "geometry.cuh"
+#include "camera.cuh"
 
 extern "C" __global__ void hg_depth(const FlatCamera* cam_p, const FlatFilm* film_p,
                                     const FlatBvhNode* nodes, hg_u32 node_count,
@@ -27,7 +28,8 @@ extern "C" __global__ void hg_depth(const FlatCamera* cam_p, const FlatFilm* fil
         Pcg32 rng = sample_rng(seed, pixel, s);
         float jx = pcg_next_f32(rng);
         float jy = pcg_next_f32(rng);
-        Ray ray = camera_ray(cam, film, (float)fx + jx, (float)fy + jy);
+        V2 a = aperture_sample(cam, rng);
+        Ray ray = camera_ray(cam, film, (float)fx + jx, (float)fy + jy, a.x, a.y);
         hg_u32 prim = 0;
         float t = intersect_scene(g, ray, &prim);
         if (t != HG_INF) {

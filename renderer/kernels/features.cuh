@@ -11,7 +11,7 @@
 #pragma once
 
 #ifndef HG_BSDF_SET
-#define HG_BSDF_SET 0xffu        // bit HG_BSDF_*: diffuse .. twosided
+#define HG_BSDF_SET 0x1ffu       // bit HG_BSDF_*: diffuse .. twosided, roughdielectric
 #endif
 #ifndef HG_TEX_SET
 #define HG_TEX_SET 0x7u          // bit HG_TEX_*: constant, bitmap, checkerboard
@@ -49,14 +49,15 @@
 
 #define HG_HAS(set, k) ((((set) >> (k)) & 1u) != 0u)
 
-// Log2 of a one-bit set of up to 8 kinds.
-#define HG_LOG2_8(s)                                                                                   \
+// Log2 of a one-bit set of up to 16 kinds.
+#define HG_LOG2_16(s)                                                                                  \
     ((s) == 1u ? 0u : (s) == 2u ? 1u : (s) == 4u ? 2u : (s) == 8u ? 3u : (s) == 16u ? 4u : (s) == 32u ? 5u \
-                                                                     : (s) == 64u ? 6u : 7u)
+     : (s) == 64u ? 6u : (s) == 128u ? 7u : (s) == 256u ? 8u : (s) == 512u ? 9u : (s) == 1024u ? 10u       \
+     : (s) == 2048u ? 11u : (s) == 4096u ? 12u : (s) == 8192u ? 13u : (s) == 16384u ? 14u : 15u)
 
 // The kind of a record whose category set is `set`: the one member when there is one
 // (a constant: the record's tag is not even read), else the tag `k`.
-#define HG_KIND(set, k) ((((set) & ((set) - 1u)) == 0u) ? HG_LOG2_8(set) : (k))
+#define HG_KIND(set, k) ((((set) & ((set) - 1u)) == 0u) ? HG_LOG2_16(set) : (k))
 
 // A switch case that compiles its body only when kind k is in `set`:
 //   switch (HG_KIND(set, tag)) { HG_CASE(set, A) return a(); HG_CASE(set, B) return b(); }

@@ -94,6 +94,11 @@ struct FlatShape {
     float to_local[12];
 };
 
+#define HG_CAMERA_PERSPECTIVE 0u
+#define HG_CAMERA_ORTHOGRAPHIC 1u
+#define HG_CAMERA_THINLENS 2u
+
+// sensors/camera.rs `Camera`, flattened (flat/mod.rs).
 struct FlatCamera {
     float origin[3];
     float tan_half_x;
@@ -101,6 +106,10 @@ struct FlatCamera {
     float aspect;
     float near_clip;
     float far_clip;
+    hg_u32 kind;  // HG_CAMERA_*
+    float aperture_radius;
+    float focus_distance;
+    hg_u32 pad;
 };
 
 #define HG_FILTER_BOX 0u
@@ -144,6 +153,7 @@ struct FlatIntegrator {
 #define HG_BSDF_PLASTIC 5u
 #define HG_BSDF_ROUGH_PLASTIC 6u
 #define HG_BSDF_TWO_SIDED 7u
+#define HG_BSDF_ROUGH_DIELECTRIC 8u
 
 struct FlatBsdf {
     hg_u32 kind;
@@ -227,9 +237,10 @@ struct FlatDist2D {
     F(FlatShape, area, 24) F(FlatShape, radius, 28) F(FlatShape, center, 32) \
     F(FlatShape, area_dist, 44) F(FlatShape, normal, 48) F(FlatShape, pad1, 60) \
     F(FlatShape, to_world, 64) F(FlatShape, to_local, 112) \
-    S(FlatCamera, 64) F(FlatCamera, origin, 0) F(FlatCamera, tan_half_x, 12) \
+    S(FlatCamera, 80) F(FlatCamera, origin, 0) F(FlatCamera, tan_half_x, 12) \
     F(FlatCamera, lin, 16) F(FlatCamera, aspect, 52) F(FlatCamera, near_clip, 56) \
-    F(FlatCamera, far_clip, 60) \
+    F(FlatCamera, far_clip, 60) F(FlatCamera, kind, 64) F(FlatCamera, aperture_radius, 68) \
+    F(FlatCamera, focus_distance, 72) F(FlatCamera, pad, 76) \
     S(FlatFilm, 48) F(FlatFilm, width, 0) F(FlatFilm, height, 4) F(FlatFilm, crop_offset, 8) \
     F(FlatFilm, crop_size, 16) F(FlatFilm, alpha, 24) F(FlatFilm, filter, 28) \
     F(FlatFilm, filter_radius, 32) F(FlatFilm, filter_stddev, 36) F(FlatFilm, filter_k, 40) \

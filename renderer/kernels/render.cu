@@ -18,6 +18,7 @@
 #include "integrators/direct.cuh"
 #include "integrators/path.cuh"
 #include "film.cuh"
+#include "camera.cuh"
 
 // The start of one sample: its random stream (after the film's numbers), film weight and
 // camera ray; the sample has index `sidx` in crop pixel `pix`.
@@ -37,7 +38,8 @@ __device__ inline SampleStart sample_start(const FlatCamera& cam, const FlatFilm
     st.rng = sample_rng(seed, pixel, sidx);
     float ox, oy;
     st.w = film_sample(film, x, y, st.rng, &ox, &oy);
-    st.ray = camera_ray(cam, film, (float)fx + ox, (float)fy + oy);
+    V2 a = aperture_sample(cam, st.rng);
+    st.ray = camera_ray(cam, film, (float)fx + ox, (float)fy + oy, a.x, a.y);
     return st;
 }
 

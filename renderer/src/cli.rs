@@ -352,6 +352,7 @@ fn describe(v: &Value) -> String {
         Value::Transform(t) => format!("{:?}", t.to_rows()),
         Value::Ref(id) => format!("ref \"{id}\""),
         Value::Pixels(p) => format!("{}x{}x{} array", p.height, p.width, p.channels),
+        Value::Positions(p) => format!("{} vertex positions", p.len()),
         Value::Object(o) => format!("{} \"{}\"", o.category.tag(), o.kind),
     }
 }

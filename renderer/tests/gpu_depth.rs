@@ -26,7 +26,8 @@ use heliograph::rfilters::AnyFilter;
 use heliograph::scene::{build_scene, xml, Scene};
 use heliograph::Error;
 
-/// Every scene file of `scenes/`, sorted.
+/// Every scene file of `scenes/`, sorted, then the regression scenes of the thin-lens
+/// and orthographic cameras (whose rays the depth kernel makes too).
 fn scene_files() -> Vec<PathBuf> {
     let dir = repo_root().join("scenes");
     let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -36,6 +37,8 @@ fn scene_files() -> Vec<PathBuf> {
         .collect();
     v.sort();
     assert!(!v.is_empty(), "no scenes in {}", dir.display());
+    let refs = repo_root().join("tests/references/scenes");
+    v.extend(["sensor_thinlens.xml", "sensor_orthographic.xml"].map(|f| refs.join(f)));
     v
 }
 

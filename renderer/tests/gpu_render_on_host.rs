@@ -3,7 +3,8 @@
 //! by wave as `backend/cuda/device.rs` launches them. No GPU needed.
 //!
 //! Checks: (a) whole-image agreement with the CPU backend on the seed scene (`direct`,
-//! every reconstruction filter), the Cornell box and the showcase (`path`) at 64×64: per
+//! every reconstruction filter), the Cornell box, the showcase and the rough-glass
+//! regression scene (`path`) at 64×64: per
 //! 16×16 block and channel, Welch's t-test between the block means of K independent
 //! seeds on each side, with a Bonferroni correction; the same test must reject an image
 //! scaled by 1.05 (so it can fail); integrator variants too (direct with several
@@ -388,6 +389,20 @@ fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_determinist
 /// for each scene's plugin set and the generic module (every plugin, calls out of line;
 /// brute force where the scene's module is) must give the same bits, whatever the
 /// plugins, integrator and filter.
+/// The rough-glass regression scene (`tests/references/scenes/roughdielectric.xml`):
+/// refraction both ways, total internal reflection, textured roughness, 12 bounces.
+#[test]
+fn roughdielectric_scene_agrees_with_the_cpu_backend() {
+    let Some(host) = host_or_skip(false) else {
+        return;
+    };
+    let path = repo_root().join("tests/references/scenes/roughdielectric.xml");
+    let scene = build_scene(&xml::load_file(&path, &[]).unwrap()).unwrap();
+    let (p, pb) = compare(&host, &scene, 64, "roughdielectric (path)");
+    assert!(p > 1e-3, "rough glass: the kernels differ from the CPU");
+    assert!(pb < 1e-3, "the test cannot see a 5% bias (rough glass)");
+}
+
 #[test]
 fn specialised_modules_compute_what_the_generic_module_does() {
     let (Some(special), Some(generic)) = (host_or_skip(false), host_or_skip(true)) else {

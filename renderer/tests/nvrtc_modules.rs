@@ -4,7 +4,7 @@
 //!
 //! Modules: `depth.cu` (the `depth` integrator), `parity.cu` (the plugin parity kernel)
 //! and the `render.cu` module of a plugin set ([`Features`], backend/cuda/features.rs).
-//! There are millions of plugin sets (8 BSDF, 3 texture, 5 emitter and 4 shape kinds,
+//! There are millions of plugin sets (9 BSDF, 3 texture, 5 emitter and 4 shape kinds,
 //! 2 integrators, 4 film placements, 5 stack sizes or 12 brute-force capacities, the
 //! wavefront and ray-counting variants), so this compiles a covering set instead. What a
 //! set changes in the compiled code:
@@ -155,6 +155,7 @@ fn covering_set() -> Vec<RenderModule> {
         b::PLASTIC,
         b::ROUGH_PLASTIC,
         b::TWO_SIDED,
+        b::ROUGH_DIELECTRIC,
     ];
     let (bf, bvh) = (true, false);
     let five = &all_bsdfs[..5];
@@ -184,7 +185,7 @@ fn covering_set() -> Vec<RenderModule> {
         module(
             (Wave, bf, false),
             [
-                &[b::DIFFUSE],
+                &[b::DIFFUSE, b::ROUGH_DIELECTRIC],
                 &[TEX_CONSTANT],
                 &[e::POINT, e::DIRECTIONAL],
                 &[SHAPE_SPHERE, SHAPE_DISK],

@@ -455,6 +455,9 @@ regression_cases!(
     emitter_area,
     meshes,
     crop,
+    sensor_thinlens,
+    sensor_orthographic,
+    roughdielectric,
 );
 
 #[test]

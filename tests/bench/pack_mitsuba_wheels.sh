@@ -68,7 +68,8 @@ import zipfile
 out, mi_whl, dr_whl, variants = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
 PLUGINS = set("""
     area bitmap constant cube diffuse direct gaussian hdrfilm independent merge path perspective rectangle srgb
-    disk sphere obj ply conductor roughconductor dielectric thindielectric plastic roughplastic twosided
+    disk sphere obj ply conductor roughconductor dielectric roughdielectric thindielectric plastic roughplastic
+    twosided
     checkerboard point directional envmap depth box tent uniform d65 regular
 """.split())
 VARIANT_SO = re.compile(r"^mitsuba/((?:scalar|llvm_ad|cuda_ad)_\w+)\.cpython-[^/]*\.so$")

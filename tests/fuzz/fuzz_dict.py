@@ -32,7 +32,8 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 
 TYPES = {
     "shape": ["cube", "disk", "obj", "ply", "rectangle", "sphere"],
-    "bsdf": ["conductor", "dielectric", "diffuse", "plastic", "roughconductor", "thindielectric", "twosided"],
+    "bsdf": ["conductor", "dielectric", "diffuse", "plastic", "roughconductor", "roughdielectric",
+             "thindielectric", "twosided"],
     "texture": ["bitmap", "checkerboard"],
     "emitter": ["area", "point", "directional", "constant", "envmap"],
     "integrator": ["direct", "path", "depth"],

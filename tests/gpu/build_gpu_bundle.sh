@@ -8,7 +8,8 @@
 # Manual equivalent: `cargo test --release --features cuda --test gpu_depth --no-run`
 # prints "Executable tests/gpu_depth.rs (target/release/deps/gpu_depth-HASH)"; copy that
 # file to .gpu/bin/gpu_depth. scenes/ and assets/ are tracked files and travel with the
-# working tree; the script copies them into .gpu/ as well so the bundle is self-contained.
+# working tree; the script copies them (and tests/references/scenes/) into .gpu/ as well so
+# the bundle is self-contained.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUNDLE=${1:-.gpu}
@@ -38,8 +39,11 @@ PY=target/pyenv/bin/python
 [ -x "$PY" ] || python3 -m venv target/pyenv
 "$PY" -m pip install -q --disable-pip-version-check numpy pytest "maturin>=1.16,<2"
 "$PY" -m maturin build --release -m python/Cargo.toml -i "$PY" -o "$BUNDLE/wheels"
-rm -rf "$BUNDLE/scenes" "$BUNDLE/assets"
+rm -rf "$BUNDLE/scenes" "$BUNDLE/assets" "$BUNDLE/tests"
 cp -r scenes assets "$BUNDLE/"
+# the regression scenes that gpu_render also renders (their assets resolve to ../../../assets)
+mkdir -p "$BUNDLE/tests/references"
+cp -r tests/references/scenes "$BUNDLE/tests/references/"
 cp tests/gpu/run_gpu_checks.sh "$BUNDLE/"
 {
   echo "built: $(date -u +%FT%TZ) from $(git rev-parse --short HEAD)$(git diff --quiet || echo '+dirty')"

@@ -20,7 +20,8 @@ comparison is a Welch t-test per 8x8 block and channel of the mean images, with 
 significance level Bonferroni-corrected for the number of blocks: an image matches when
 no block differs significantly. Images with the same channels on both sides (e.g. an
 ``aov`` render's AOVs) are compared in every channel, others in R, G, B.
-``run --only NAME`` runs one notebook (its file stem), keeping the other results.
+``run --only PART ...`` runs the notebooks whose path contains one of the parts, keeping
+the other results.
 """
 
 from __future__ import annotations
@@ -58,6 +59,27 @@ def retarget(src: str, module: str) -> str:
     """The one change: the module imported as Mitsuba."""
     src = re.sub(r"^(\s*)import mitsuba as mi\b", rf"\1import {module} as mi", src, flags=re.MULTILINE)
     return re.sub(r"^(\s*)from mitsuba import\b", rf"\1from {module} import", src, flags=re.MULTILINE)
+
+
+# Mitsuba 3.9.1 names a mesh's positions ``vertex_positions`` (a flat array); the tutorials
+# follow a newer Mitsuba that names them ``positions`` (an (N, 3) tensor). Under Mitsuba
+# 3.9.1, the one cell that writes them runs in its 3.9 form, so that the image rendered
+# after the edit is compared with an image of the same edit. Nothing changes for heliograph,
+# which takes both keys.
+MITSUBA_39_FORMS = {
+    "params['teapot.positions'] += mi.TensorXf([[0, 0, 0.5]])": (
+        "_p = dr.unravel(mi.Point3f, params['teapot.vertex_positions'])\n"
+        "_p.z += 0.5\n"
+        "params['teapot.vertex_positions'] = dr.ravel(_p)"
+    ),
+}
+
+
+def mitsuba_39_form(src: str) -> str:
+    """``src`` with the newer Mitsuba's key for mesh positions in Mitsuba 3.9.1's form."""
+    for new, old in MITSUBA_39_FORMS.items():
+        src = src.replace(new, old)
+    return src
 
 
 def install_stubs(module: str) -> None:
@@ -115,12 +137,8 @@ def run(args: argparse.Namespace) -> None:
     out = os.path.join(args.out, args.module)
     os.makedirs(out, exist_ok=True)
     report: dict[str, Any] = {}
-    previous = os.path.join(out, "report.json")
-    if args.only and os.path.exists(previous):
-        with open(previous) as f:
-            report = json.load(f)
     for nb in NOTEBOOKS:
-        if args.only and os.path.splitext(os.path.basename(nb))[0] != args.only:
+        if args.only and not any(o in nb for o in args.only):
             continue
         work = tempfile.mkdtemp(prefix="tutorial_")
         folder = os.path.dirname(nb)
@@ -135,6 +153,8 @@ def run(args: argparse.Namespace) -> None:
         srcs = cells(os.path.join(args.checkout, nb))
         for i, src in enumerate(srcs):
             try:
+                if args.module == "mitsuba":
+                    src = mitsuba_39_form(src)
                 exec(compile(retarget(src, args.module), f"{nb}[{i}]", "exec"), ns)  # noqa: S102 - running the notebook is the point
             except Exception as e:  # noqa: BLE001 - the report lists what failed and why
                 errors.append({"cell": i, "error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()[-1500:]})
@@ -160,7 +180,11 @@ def run(args: argparse.Namespace) -> None:
             f"[{e['cell']}] {e['error'][:200]}" for e in errors
         )
         print(f"{args.module} {name}: {status} ({report[name]['seconds']} s)", flush=True)
-    with open(os.path.join(out, "report.json"), "w") as f:
+    path = os.path.join(out, "report.json")
+    if args.only and os.path.exists(path):
+        with open(path) as f:
+            report = {**json.load(f), **report}
+    with open(path, "w") as f:
         json.dump(report, f, indent=1)
 
 
@@ -252,7 +276,9 @@ def compare(args: argparse.Namespace) -> None:
         rep = {}
         for mod in ("heliograph", "mitsuba"):
             with open(os.path.join(args.out, mod, "report.json")) as f:
-                rep[mod] = json.load(f)[name]
+                rep[mod] = json.load(f).get(name)
+        if rep["heliograph"] is None or rep["mitsuba"] is None:
+            continue
         ran = "yes" if not rep["heliograph"]["errors"] else "no: " + "; ".join(
             f"cell {e['cell']}: {e['error'].splitlines()[0][:160]}" for e in rep["heliograph"]["errors"]
         )
@@ -290,7 +316,7 @@ def main() -> None:
     r.add_argument("--module", choices=["heliograph", "mitsuba"], required=True)
     r.add_argument("--out", required=True)
     r.add_argument("--seeds", type=int, default=4, help="renders per recorded cell (noise estimate)")
-    r.add_argument("--only", help="run this notebook only (file stem), keeping the other results")
+    r.add_argument("--only", nargs="*", default=[], help="run only the notebooks whose path contains one of these")
     c = sub.add_parser("compare", help="compare the two runs' images")
     c.add_argument("--out", required=True)
     args = ap.parse_args()

@@ -11,6 +11,7 @@ heliograph (32 batches of `hg_spp` samples, fresh seeds):
 
     /work/mi-venv/bin/python tests/references/check_criterion.py          # everything
     /work/mi-venv/bin/python tests/references/check_criterion.py --correct-only
+    /work/mi-venv/bin/python tests/references/check_criterion.py roughdielectric   # some cases
 """
 
 import math
@@ -72,6 +73,15 @@ WRONG = {
                           '<string name="distribution" value="beckmann"/>')], {})],
     "bsdfs_envmap": [("dielectric ior 1.33 instead of 1.5",
                       [('<float name="int_ior" value="1.5"/>', '<float name="int_ior" value="1.33"/>')], {})],
+    "roughdielectric": [("ggx alpha 0.13 instead of 0.1",
+                         [('<float name="alpha" value="0.1"/>', '<float name="alpha" value="0.13"/>')], {}),
+                        ("bk7 instead of diamond",
+                         [('<string name="int_ior" value="diamond"/>', "")], {}),
+                        ("isotropic alpha 0.05 instead of 0.05 x 0.3",
+                         [('<float name="alpha_v" value="0.3"/>', '<float name="alpha_v" value="0.05"/>')], {}),
+                        ("the roughness texture's mean 0.21 instead of the texture",
+                         [('<float name="color0" value="0.02"/>', '<float name="color0" value="0.21"/>'),
+                          ('<float name="color1" value="0.4"/>', '<float name="color1" value="0.21"/>')], {})],
 }
 
 
@@ -159,8 +169,9 @@ def run(case, scene):
 
 def main(argv):
     correct_only = "--correct-only" in argv
+    names = [a for a in argv if not a.startswith("--")]
     bad = 0
-    for case in refs.read_cases():
+    for case in [c for c in refs.read_cases() if not names or c["name"] in names]:
         t0 = time.time()
         ok, pmin, thr, nfail = run(case, load(case, [], {}))
         bad += not ok

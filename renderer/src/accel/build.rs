@@ -86,7 +86,7 @@ pub fn build(geom: &Geometry) -> Bvh {
 }
 
 /// The leaf record of primitive `prim` (triangles inlined).
-fn leaf_prim(geom: &Geometry, prim: u32) -> LeafPrim {
+pub(super) fn leaf_prim(geom: &Geometry, prim: u32) -> LeafPrim {
     let pr = geom.prims[prim as usize];
     match geom.shapes[pr.shape as usize].geom {
         AnyShape::Mesh(_) => {

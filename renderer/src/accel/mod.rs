@@ -12,6 +12,7 @@
 //! [`Geometry::intersect_prim`] does, so BVH and brute force agree bit for bit.
 
 mod build;
+mod refit;
 pub mod simd;
 pub mod wide;
 

@@ -232,7 +232,8 @@ fn finite_or_zero(l: Color) -> Color {
 
 /// Runs `sample(pos, ray, rng)` for samples `range` of every pixel of `tile` (x, y,
 /// width, height in crop pixels): `pos` is the sample's crop-space film position, `ray`
-/// its camera ray and `rng` its random stream after the film position's two numbers.
+/// its camera ray and `rng` its random stream after the film position's two numbers (and
+/// the aperture's two, for a camera that samples one).
 /// Returns the number of samples.
 fn tile_samples(
     scene: &Scene,
@@ -252,8 +253,13 @@ fn tile_samples(
             for s in range.clone() {
                 let mut rng = SampleRng::new(seed, pixel_index, s as u64);
                 let jitter = rng.next_2d();
-                let ray =
-                    cam.sample_ray(Vec2::new(fx as f32 + jitter.x, fy as f32 + jitter.y), film);
+                let aperture = if cam.needs_aperture_sample() {
+                    rng.next_2d()
+                } else {
+                    Vec2::ZERO
+                };
+                let pos = Vec2::new(fx as f32 + jitter.x, fy as f32 + jitter.y);
+                let ray = cam.sample_ray(pos, aperture, film);
                 sample(
                     Vec2::new(x as f32 + jitter.x, y as f32 + jitter.y),
                     &ray,

@@ -10,7 +10,7 @@
 //! `eval`/`pdf` return 0 for them.
 //!
 //! Plugins: `diffuse`, `conductor`, `roughconductor`, `dielectric`,
-//! `thindielectric`, `plastic`, `roughplastic`, `twosided`. Shared pieces:
+//! `thindielectric`, `plastic`, `roughplastic`, `twosided`, `roughdielectric`. Shared pieces:
 //! [`fresnel`] (dielectric / conductor Fresnel terms), [`microfacet`] (GGX and
 //! Beckmann with Smith shadowing, visible-normal sampling) and [`ior`] (named
 //! dielectric IORs and conductor presets).
@@ -23,6 +23,7 @@ pub mod ior;
 pub mod microfacet;
 pub mod plastic;
 pub mod roughconductor;
+pub mod roughdielectric;
 pub mod roughplastic;
 pub mod thindielectric;
 pub mod twosided;
@@ -43,6 +44,7 @@ pub use dielectric::Dielectric;
 pub use diffuse::Diffuse;
 pub use plastic::Plastic;
 pub use roughconductor::RoughConductor;
+pub use roughdielectric::RoughDielectric;
 pub use roughplastic::RoughPlastic;
 pub use thindielectric::ThinDielectric;
 pub use twosided::TwoSided;
@@ -97,6 +99,8 @@ pub enum AnyBsdf {
     RoughPlastic(RoughPlastic),
     /// `twosided`.
     TwoSided(TwoSided),
+    /// `roughdielectric`.
+    RoughDielectric(RoughDielectric),
 }
 
 /// Evaluates `$e` with `$b` bound to whichever record `$self` holds.
@@ -111,6 +115,7 @@ macro_rules! dispatch {
             AnyBsdf::Plastic($b) => $e,
             AnyBsdf::RoughPlastic($b) => $e,
             AnyBsdf::TwoSided($b) => $e,
+            AnyBsdf::RoughDielectric($b) => $e,
         }
     };
 }
@@ -157,7 +162,10 @@ impl AnyBsdf {
     /// Whether the BSDF transmits light (the dielectric family); such BSDFs are
     /// two-sided by nature and cannot be nested in `twosided`.
     pub fn has_transmission(&self) -> bool {
-        matches!(self, AnyBsdf::Dielectric(_) | AnyBsdf::ThinDielectric(_))
+        matches!(
+            self,
+            AnyBsdf::Dielectric(_) | AnyBsdf::ThinDielectric(_) | AnyBsdf::RoughDielectric(_)
+        )
     }
 }
 
@@ -168,6 +176,7 @@ pub const KNOWN: &[&str] = &[
     "diffuse",
     "plastic",
     "roughconductor",
+    "roughdielectric",
     "roughplastic",
     "thindielectric",
     "twosided",
@@ -185,6 +194,7 @@ pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<AnyBsdf> {
         "thindielectric" => AnyBsdf::ThinDielectric(ThinDielectric::build(p, ctx)?),
         "plastic" => AnyBsdf::Plastic(Plastic::build(p, ctx)?),
         "roughplastic" => AnyBsdf::RoughPlastic(RoughPlastic::build(p, ctx)?),
+        "roughdielectric" => AnyBsdf::RoughDielectric(RoughDielectric::build(p, ctx)?),
         "twosided" => AnyBsdf::TwoSided(TwoSided::build(obj, ctx)?),
         _ => {
             return Err(Error::UnknownPlugin {

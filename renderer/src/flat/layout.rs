@@ -55,7 +55,10 @@ pub const LAYOUT: &[LayoutEntry] = layout! {
         kind, flags, bsdf, emitter, first_tri, tri_count, area, radius,
         center, area_dist, normal, pad1, to_world, to_local
     }
-    FlatCamera { origin, tan_half_x, lin, aspect, near_clip, far_clip }
+    FlatCamera {
+        origin, tan_half_x, lin, aspect, near_clip, far_clip, kind, aperture_radius,
+        focus_distance, pad
+    }
     FlatFilm {
         width, height, crop_offset, crop_size, alpha, filter, filter_radius,
         filter_stddev, filter_k, pad

@@ -33,6 +33,9 @@ pub mod bsdf_kind {
     pub const ROUGH_PLASTIC: u32 = 6;
     /// `twosided`: tex = [front bsdf, back bsdf].
     pub const TWO_SIDED: u32 = 7;
+    /// `roughdielectric`: tex = [specular_reflectance, specular_transmittance, -,
+    /// alpha_u, alpha_v], f = [eta].
+    pub const ROUGH_DIELECTRIC: u32 = 8;
 }
 
 /// One BSDF (64 bytes).
@@ -253,6 +256,12 @@ pub fn flatten_bsdf(b: &AnyBsdf, tables: &mut Vec<f32>) -> FlatBsdf {
             tables.extend_from_slice(&p.transmittance);
         }
         AnyBsdf::TwoSided(t) => (f.kind, f.tex[0], f.tex[1]) = (k::TWO_SIDED, t.front, t.back),
+        AnyBsdf::RoughDielectric(d) => {
+            f.kind = k::ROUGH_DIELECTRIC;
+            f.tex[..2].copy_from_slice(&[d.specular_reflectance, d.specular_transmittance]);
+            f.f[0] = d.eta;
+            distr(&mut f, &d.distr);
+        }
     }
     f
 }
@@ -318,6 +327,12 @@ pub fn unflatten_bsdf(f: &FlatBsdf, tables: &[f32]) -> Option<AnyBsdf> {
         k::TWO_SIDED => AnyBsdf::TwoSided(bsdfs::TwoSided {
             front: t[0],
             back: t[1],
+        }),
+        k::ROUGH_DIELECTRIC => AnyBsdf::RoughDielectric(bsdfs::RoughDielectric {
+            distr,
+            eta: f.f[0],
+            specular_reflectance: t[0],
+            specular_transmittance: t[1],
         }),
         _ => return None,
     })

@@ -116,7 +116,7 @@ pub struct FlatShape {
     pub to_local: [f32; 12],
 }
 
-/// The pinhole camera (64 bytes).
+/// The camera (80 bytes; [`crate::sensors::camera`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C)]
 pub struct FlatCamera {
@@ -132,6 +132,14 @@ pub struct FlatCamera {
     pub near_clip: f32,
     /// Far clip distance.
     pub far_clip: f32,
+    /// `sensors::camera::CAMERA_*`.
+    pub kind: u32,
+    /// Thin lens: aperture radius.
+    pub aperture_radius: f32,
+    /// Thin lens: distance of the plane in focus.
+    pub focus_distance: f32,
+    /// Padding to 80 bytes.
+    pub pad: u32,
 }
 
 /// Film geometry and reconstruction filter (48 bytes).
@@ -294,7 +302,7 @@ pub(crate) fn flatten_shape(s: &crate::shapes::Shape) -> FlatShape {
 }
 
 /// Flattens the camera.
-pub fn flatten_camera(cam: &crate::sensors::Perspective) -> FlatCamera {
+pub fn flatten_camera(cam: &crate::sensors::Camera) -> FlatCamera {
     let m = glam::Mat3::from_mat4(cam.to_world.m);
     FlatCamera {
         origin: cam.to_world.point(glam::Vec3::ZERO).to_array(),
@@ -303,6 +311,10 @@ pub fn flatten_camera(cam: &crate::sensors::Perspective) -> FlatCamera {
         aspect: cam.aspect,
         near_clip: cam.near_clip,
         far_clip: cam.far_clip,
+        kind: cam.kind,
+        aperture_radius: cam.aperture_radius,
+        focus_distance: cam.focus_distance,
+        pad: 0,
     }
 }
 
@@ -572,7 +584,7 @@ pub use materials::{FlatBsdf, FlatDist1D, FlatDist2D, FlatEmitter, FlatTexture};
 
 // Sizes fixed by the CUDA twins (no implicit padding is asserted by `LAYOUT`'s macro).
 const _: () = assert!(size_of::<FlatShape>() == 160);
-const _: () = assert!(size_of::<FlatCamera>() == 64);
+const _: () = assert!(size_of::<FlatCamera>() == 80);
 const _: () = assert!(size_of::<FlatFilm>() == 48);
 const _: () = assert!(size_of::<FlatIntegrator>() == 32);
 const _: () = assert!(size_of::<FlatBsdf>() == 64 && size_of::<FlatTexture>() == 80);

@@ -3,8 +3,10 @@
 //! flattened records, which must reproduce the CPU's results bit for bit.
 
 use super::*;
+use crate::math::warp::square_to_uniform_disk_concentric;
 use crate::math::{Ray, Vec2, Vec3};
 use crate::scene::{build_scene, xml};
+use crate::sensors::camera::{CAMERA_ORTHOGRAPHIC, CAMERA_PERSPECTIVE, CAMERA_THINLENS};
 
 /// `(record, field, offset)` entries of `HG_LAYOUT` in `flat.cuh`, in order.
 fn header_layout() -> Vec<(String, String, usize)> {
@@ -88,19 +90,42 @@ fn affine_vector(m: &[f32; 12], v: Vec3) -> Vec3 {
     (c(0) * v.x + c(1) * v.y) + c(2) * v.z
 }
 
-/// The kernels' `camera_ray` (common.cuh).
-fn camera_ray(cam: &FlatCamera, film: &FlatFilm, px: f32, py: f32) -> Ray {
+/// The kernels' `camera_ray` (camera.cuh).
+fn camera_ray(cam: &FlatCamera, film: &FlatFilm, px: f32, py: f32, aperture: Vec2) -> Ray {
     let sx = 1.0 - 2.0 * px / film.width as f32;
     let sy = 1.0 - 2.0 * py / film.height as f32;
-    let dl = Vec3::new(sx * cam.tan_half_x, sy * cam.tan_half_x / cam.aspect, 1.0);
-    let inv_z = 1.0 / dl.dot(dl).sqrt();
     let l = &cam.lin;
-    let v = (Vec3::new(l[0], l[1], l[2]) * dl.x + Vec3::new(l[3], l[4], l[5]) * dl.y)
-        + Vec3::new(l[6], l[7], l[8]) * dl.z;
-    let d = v * (1.0 / v.dot(v).sqrt());
+    let lin = |v: Vec3| {
+        (Vec3::new(l[0], l[1], l[2]) * v.x + Vec3::new(l[3], l[4], l[5]) * v.y)
+            + Vec3::new(l[6], l[7], l[8]) * v.z
+    };
+    let unit = |v: Vec3| v * (1.0 / v.dot(v).sqrt());
+    let origin = Vec3::from(cam.origin);
+    if cam.kind == CAMERA_ORTHOGRAPHIC {
+        return Ray {
+            o: origin + lin(Vec3::new(sx, sy / cam.aspect, cam.near_clip)),
+            d: unit(lin(Vec3::Z)),
+            tmax: cam.far_clip - cam.near_clip,
+        };
+    }
+    let dl = Vec3::new(sx * cam.tan_half_x, sy * cam.tan_half_x / cam.aspect, 1.0);
+    if cam.kind == CAMERA_THINLENS {
+        let a = square_to_uniform_disk_concentric(aperture);
+        let lens = Vec3::new(a.x * cam.aperture_radius, a.y * cam.aperture_radius, 0.0);
+        let dir = unit(dl * cam.focus_distance - lens);
+        let d = unit(lin(dir));
+        let (t_near, t_far) = (cam.near_clip / dir.z, cam.far_clip / dir.z);
+        return Ray {
+            o: (origin + lin(lens)) + d * t_near,
+            d,
+            tmax: t_far - t_near,
+        };
+    }
+    let inv_z = 1.0 / dl.dot(dl).sqrt();
+    let d = unit(lin(dl));
     let (t_near, t_far) = (cam.near_clip / inv_z, cam.far_clip / inv_z);
     Ray {
-        o: Vec3::from(cam.origin) + d * t_near,
+        o: origin + d * t_near,
         d,
         tmax: t_far - t_near,
     }
@@ -122,15 +147,38 @@ fn intersect_planar(s: &FlatShape, r: &Ray) -> Option<f32> {
 
 #[test]
 fn flat_camera_rays_equal_the_cpu_camera_bit_for_bit() {
-    let scene = scene_from(SHAPES);
-    let flat = FlatScene::from_scene(&scene).unwrap();
-    let (cam, film) = (&scene.sensor.camera, &scene.sensor.film);
-    let mut rng = crate::math::Pcg32::new(3, 1);
-    for _ in 0..2000 {
-        let pos = Vec2::new(rng.next_f32() * 40.0, rng.next_f32() * 30.0);
-        let a = cam.sample_ray(pos, film);
-        let b = camera_ray(&flat.camera, &flat.film, pos.x, pos.y);
-        assert_eq!((a.o, a.d, a.tmax), (b.o, b.d, b.tmax), "at {pos}");
+    let sensors = [
+        SHAPES.to_string(),
+        SHAPES.replace(
+            r#"<sensor type="perspective">"#,
+            r#"<sensor type="thinlens"><float name="aperture_radius" value="0.3"/><float name="focus_distance" value="4"/>"#,
+        ),
+        SHAPES
+            .replace(r#"<sensor type="perspective">"#, r#"<sensor type="orthographic">"#)
+            .replace(r#"<float name="fov" value="50"/>"#, r#"<float name="near_clip" value="0.5"/>"#)
+            .replace("<lookat", r#"<scale value="2.5"/><lookat"#),
+    ];
+    for (xml, kind) in
+        sensors
+            .iter()
+            .zip([CAMERA_PERSPECTIVE, CAMERA_THINLENS, CAMERA_ORTHOGRAPHIC])
+    {
+        let scene = scene_from(xml);
+        let flat = FlatScene::from_scene(&scene).unwrap();
+        let (cam, film) = (&scene.sensor.camera, &scene.sensor.film);
+        assert_eq!((cam.kind, flat.camera.kind), (kind, kind));
+        let mut rng = crate::math::Pcg32::new(3, 1);
+        for _ in 0..2000 {
+            let pos = Vec2::new(rng.next_f32() * 40.0, rng.next_f32() * 30.0);
+            let ap = Vec2::new(rng.next_f32(), rng.next_f32());
+            let a = cam.sample_ray(pos, ap, film);
+            let b = camera_ray(&flat.camera, &flat.film, pos.x, pos.y, ap);
+            assert_eq!(
+                (a.o, a.d, a.tmax),
+                (b.o, b.d, b.tmax),
+                "camera {kind} at {pos}"
+            );
+        }
     }
 }
 
@@ -177,7 +225,10 @@ fn flat_planar_intersection_equals_the_cpu_bit_for_bit() {
     let mut hits = 0;
     for _ in 0..4000 {
         let pos = Vec2::new(rng.next_f32() * 40.0, rng.next_f32() * 30.0);
-        let ray = scene.sensor.camera.sample_ray(pos, &scene.sensor.film);
+        let ray = scene
+            .sensor
+            .camera
+            .sample_ray(pos, Vec2::ZERO, &scene.sensor.film);
         for prim in [1u32, 2] {
             let cpu = scene.geom.intersect_prim(prim, &ray).map(|(t, _)| t);
             let gpu = intersect_planar(&flat.shapes[prim as usize], &ray);

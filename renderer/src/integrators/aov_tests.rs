@@ -339,7 +339,10 @@ fn range_over_pixel(s: &Scene, x: u32, y: u32, f: impl Fn(&Ray) -> f32) -> (f32,
     points
         .iter()
         .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &(px, py)| {
-            let v = f(&s.sensor.camera.sample_ray(Vec2::new(px, py), film));
+            let v = f(&s
+                .sensor
+                .camera
+                .sample_ray(Vec2::new(px, py), Vec2::ZERO, film));
             (lo.min(v), hi.max(v))
         })
 }

@@ -109,6 +109,15 @@ impl Transform {
         Mat3::from_mat4(self.m) * v
     }
 
+    /// Whether the linear part changes some length: a basis vector's image is longer or
+    /// shorter than 1 by more than 1e-3 (Mitsuba's `has_scale`).
+    pub fn has_scale(&self) -> bool {
+        let m = Mat3::from_mat4(self.m);
+        [m.x_axis, m.y_axis, m.z_axis]
+            .iter()
+            .any(|c| (c.length_squared() - 1.0).abs() > 1e-3)
+    }
+
     /// Transforms a normal (inverse transpose); the result is not normalised.
     pub fn normal(&self, n: Vec3) -> Vec3 {
         Mat3::from_mat4(self.inv).transpose() * n

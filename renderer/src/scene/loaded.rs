@@ -9,14 +9,17 @@
 //! - a shape's `to_world` rebuilds the geometry (every shape, from the cached mesh
 //!   files, never from disk) and the BVH: the cost of a fresh build minus parsing and
 //!   file reads;
+//! - a mesh's vertex positions move that mesh in place and refit the BVH (same tree,
+//!   new boxes; [`Bvh::refit`]); a triangle that becomes degenerate or stops being so
+//!   changes the primitive set and falls back to the rebuild above;
 //! - a sensor parameter rebuilds the sensor;
 //! - texture data that lives in device memory ([`TensorData::Device`]) is not copied
 //!   to the host: the image is marked device-only and the backend copies it on the
 //!   device; the host copy is fetched only where the host needs it (a CPU render,
 //!   a BSDF that derives values from the texture's mean).
 //!
-//! The result is the scene a fresh load of the edited description gives, bit for bit,
-//! and [`Changes`] says which records, images and parts changed, for backends that
+//! The result is the scene a fresh load of the edited description gives, bit for bit
+//! (after a refit: up to the BVH's topology, which gives the same hits), and [`Changes`] says which records, images and parts changed, for backends that
 //! keep their own copy of the scene (the CUDA backend patches exactly those). An
 //! update that fails changes nothing.
 
@@ -27,12 +30,15 @@ use super::builder::{build_logged, same_bvh_input, Alloc, BuildCtx, BuildLog};
 use super::cache::LoadCache;
 use super::desc::{Category, ObjectDesc, SceneDesc};
 use super::keys;
-use super::params::{ParamTable, ParamValue, SceneParams, Target, TensorData, TensorValue};
+use super::params::{
+    ArrayValue, ParamTable, ParamValue, SceneParams, Target, TensorData, TensorValue,
+};
 use super::props::{PixelArray, Value};
 use super::Scene;
 use crate::accel::Bvh;
 use crate::error::{Error, Loc, Result};
 use crate::sensors;
+use crate::shapes::mesh::POSITIONS_PROP;
 use crate::shapes::{self, Geometry};
 
 /// One image an update replaced.
@@ -60,6 +66,10 @@ pub struct Changes {
     pub dists: Vec<u32>,
     /// The geometry and BVH were rebuilt.
     pub geometry: bool,
+    /// Mesh positions moved and the BVH was refit: the geometry arrays kept their
+    /// sizes (positions, normals, BVH boxes, leaf triangles, shape areas and area
+    /// distributions changed; primitives, triangles and texture coordinates did not).
+    pub refit: bool,
     /// The sensor was rebuilt.
     pub sensor: bool,
 }
@@ -73,13 +83,20 @@ impl Changes {
             && self.emitters.is_empty()
             && self.dists.is_empty()
             && !self.geometry
+            && !self.refit
             && !self.sensor
     }
 }
 
 /// BSDF plugins whose records hold values derived from their textures' means
 /// (sampling weights, range checks): rebuilding them needs texture data on the host.
-const READS_TEXTURE_MEANS: &[&str] = &["conductor", "roughconductor", "plastic", "roughplastic"];
+const READS_TEXTURE_MEANS: &[&str] = &[
+    "conductor",
+    "roughconductor",
+    "roughdielectric",
+    "plastic",
+    "roughplastic",
+];
 
 /// A scene with its description and what updates need.
 #[derive(Clone, Debug)]
@@ -208,6 +225,12 @@ impl LoadedScene {
             self.rebuild_geometry(&plan.desc.root, &mut scene)
                 .map_err(|e| self.refused_kind(staged, Category::Shape, e))?;
             changes.geometry = true;
+        } else if !plan.moved.is_empty() {
+            let refit = self
+                .move_meshes(&plan.desc.root, &mut scene, &plan.moved)
+                .map_err(|e| self.refused_kind(staged, Category::Shape, e))?;
+            changes.refit = refit;
+            changes.geometry = !refit;
         }
         if plan.sensor {
             scene.sensor = self
@@ -226,6 +249,10 @@ impl LoadedScene {
         let mut params = ParamTable::clone(&self.params);
         for (i, v) in staged {
             params.commit(*i, v.clone());
+            self.commit_linked(&mut params, *i);
+        }
+        if changes.geometry || changes.refit {
+            self.sync_positions(&mut params, &scene);
         }
         for c in &changes.images {
             match c.data {
@@ -336,6 +363,7 @@ impl LoadedScene {
             replay: Vec::new(),
             device_images: Vec::new(),
             geometry: false,
+            moved: Vec::new(),
             sensor: false,
         };
         for (i, v) in staged {
@@ -370,6 +398,9 @@ impl LoadedScene {
                 (None, _) => write_desc(&mut root, &rec.path, &d.target, v, &d.key)?,
             }
             match rec.category {
+                Category::Shape if d.target == Target::Positions => {
+                    push_unique(&mut plan.moved, rec.handle)
+                }
                 Category::Shape => plan.geometry = true,
                 Category::Sensor => plan.sensor = true,
                 _ => {
@@ -466,6 +497,94 @@ impl LoadedScene {
         Ok(())
     }
 
+    /// Moves the meshes `moved` (shape handles) to their written positions and refits
+    /// the BVH; `false` when one of them no longer fits in place (see
+    /// [`shapes::mesh::move_in_place`]) and the geometry and BVH were rebuilt instead.
+    fn move_meshes(
+        &self,
+        root: &Arc<ObjectDesc>,
+        scene: &mut Scene,
+        moved: &[u32],
+    ) -> Result<bool> {
+        let ctx = BuildCtx::with_cache(root, self.cache.clone())?;
+        let mut geom = Geometry::clone(&self.scene.geom);
+        for &h in moved {
+            let rec = self
+                .log
+                .objects
+                .iter()
+                .find(|r| r.category == Category::Shape && r.handle == h)
+                .ok_or_else(|| Error::Render(format!("internal error: no shape {h} in the log")))?;
+            let obj = keys::find(root, &rec.path).ok_or_else(|| {
+                Error::Render(format!("internal error: shape \"{}\" is missing", rec.key))
+            })?;
+            let fits = shapes::mesh_of(obj, &ctx)?
+                .is_some_and(|m| shapes::mesh::move_in_place(&mut geom, h, &m));
+            if !fits {
+                self.rebuild_geometry(root, scene)?;
+                return Ok(false);
+            }
+        }
+        scene.bvh = Arc::new(self.scene.bvh.refit(&geom));
+        scene.bsphere = geom.bounds().bounding_sphere();
+        scene.geom = Arc::new(geom);
+        Ok(true)
+    }
+
+    /// After committing `v` to declaration `i`: a mesh whose positions were written has
+    /// the identity as its `to_world` (the written positions include it).
+    fn commit_linked(&self, params: &mut ParamTable, i: usize) {
+        let decls = self.params.decls();
+        if decls[i].target != Target::Positions {
+            return;
+        }
+        for (j, other) in decls.iter().enumerate() {
+            let is_to_world =
+                matches!(&other.target, Target::Prop { set, .. } if set == "to_world");
+            if other.owner == decls[i].owner && is_to_world {
+                params.commit(j, ParamValue::Transform(crate::math::Transform::IDENTITY));
+            }
+        }
+    }
+
+    /// After a geometry change: every mesh's positions parameters show its world-space
+    /// positions in `scene` (both keys share one array).
+    fn sync_positions(&self, params: &mut ParamTable, scene: &Scene) {
+        let mut by_owner: Vec<(usize, Arc<Vec<f32>>)> = Vec::new();
+        for (j, d) in self.params.decls().iter().enumerate() {
+            let ParamValue::Array(old) = &d.value else {
+                continue;
+            };
+            if d.target != Target::Positions {
+                continue;
+            }
+            let data = match by_owner.iter().find(|(o, _)| *o == d.owner) {
+                Some((_, data)) => data.clone(),
+                None => {
+                    let h = self.log.objects[d.owner].handle as usize;
+                    let Some(shapes::AnyShape::Mesh(m)) = scene.geom.shapes.get(h).map(|s| s.geom)
+                    else {
+                        continue;
+                    };
+                    let (v0, n) = (m.first_vertex as usize, m.vertex_count as usize);
+                    let world = &scene.geom.mesh.positions[v0..v0 + n];
+                    let data: Vec<f32> = world.iter().flat_map(|p| p.to_array()).collect();
+                    let data = if data == **old.data {
+                        old.data.clone()
+                    } else {
+                        Arc::new(data)
+                    };
+                    by_owner.push((d.owner, data.clone()));
+                    data
+                }
+            };
+            if !Arc::ptr_eq(&data, &old.data) {
+                let shape = old.shape.clone();
+                params.commit(j, ParamValue::Array(ArrayValue { shape, data }));
+            }
+        }
+    }
+
     fn rebuild_sensor(&self, root: &Arc<ObjectDesc>) -> Result<sensors::Sensor> {
         let rec = self
             .log
@@ -525,6 +644,8 @@ struct Plan {
     replay: Vec<usize>,
     device_images: Vec<(u32, Arc<dyn super::params::DeviceValues>)>,
     geometry: bool,
+    /// Meshes whose vertex positions were written (shape handles).
+    moved: Vec<u32>,
     sensor: bool,
 }
 
@@ -612,6 +733,17 @@ fn write_desc(
             o.props.set("int_ior", Value::Float(eta), loc.clone());
             o.props.set("ext_ior", Value::Float(1.0), loc);
         }
+        Target::Positions => {
+            let Some(v @ Value::Positions(_)) = value.to_value(None) else {
+                let msg = "expected an array of vertex positions";
+                return Err(Error::param(&Loc::unknown("<parameters>"), key, msg));
+            };
+            o.props.remove("to_world");
+            match o.props.value_mut(POSITIONS_PROP) {
+                Some(slot) => *slot = v,
+                None => o.props.set(POSITIONS_PROP, v, loc),
+            }
+        }
     }
     Ok(())
 }
@@ -635,5 +767,7 @@ fn node_mut<'a>(
     Ok(Arc::make_mut(node))
 }
 
+#[cfg(test)]
+mod positions_tests;
 #[cfg(test)]
 mod tests;

@@ -84,6 +84,16 @@ impl PartialEq for TensorValue {
     }
 }
 
+/// A float32 array of any shape on the host (a mesh's vertex positions: `(N, 3)` under
+/// the key `positions`, flat `(3N,)` under `vertex_positions`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArrayValue {
+    /// The shape, C order.
+    pub shape: Vec<usize>,
+    /// The values.
+    pub data: Arc<Vec<f32>>,
+}
+
 /// One parameter value.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ParamValue {
@@ -97,6 +107,8 @@ pub enum ParamValue {
     Transform(Transform),
     /// Pixels, shape `(H, W, C)`.
     Tensor(TensorValue),
+    /// Any other array, on the host.
+    Array(ArrayValue),
 }
 
 impl ParamValue {
@@ -107,6 +119,7 @@ impl ParamValue {
             ParamValue::Color(_) | ParamValue::Vector(_) => vec![3],
             ParamValue::Transform(_) => vec![4, 4],
             ParamValue::Tensor(t) => t.shape.to_vec(),
+            ParamValue::Array(a) => a.shape.clone(),
         }
     }
 
@@ -118,7 +131,15 @@ impl ParamValue {
             ParamValue::Vector(_) => "vector",
             ParamValue::Transform(_) => "transform",
             ParamValue::Tensor(_) => "tensor",
+            ParamValue::Array(_) => "array",
         }
+    }
+
+    /// The kind's name with its article, for error messages: "a float", "an array".
+    pub fn kind_a(&self) -> String {
+        let k = self.kind();
+        let an = k.starts_with(['a', 'e', 'i', 'o', 'u']);
+        format!("{} {k}", if an { "an" } else { "a" })
     }
 
     /// Whether every value is finite (device values are checked where they are made).
@@ -131,6 +152,7 @@ impl ParamValue {
                 TensorData::Host(p) => crate::math::all_finite(&p.data),
                 TensorData::Device(_) => true,
             },
+            ParamValue::Array(a) => crate::math::all_finite(&a.data),
         }
     }
 
@@ -147,6 +169,12 @@ impl ParamValue {
             },
             ParamValue::Transform(t) => Value::Transform(*t),
             ParamValue::Tensor(t) => Value::Pixels(t.host_data()?.clone()),
+            ParamValue::Array(a) => Value::Positions(Arc::new(
+                a.data
+                    .chunks_exact(3)
+                    .map(|c| Vec3::new(c[0], c[1], c[2]))
+                    .collect(),
+            )),
         })
     }
 }
@@ -180,6 +208,10 @@ pub enum Target {
     XFov,
     /// A relative index of refraction `eta`: `int_ior = eta`, `ext_ior = 1`.
     Eta,
+    /// A mesh's world-space vertex positions: property `vertex_positions` takes them
+    /// and `to_world` becomes the identity (the positions already include it). The
+    /// other key of the same positions and the mesh's `to_world` parameter follow.
+    Positions,
 }
 
 impl Target {
@@ -415,10 +447,10 @@ impl SceneParams {
             );
         if !same_kind || want != got {
             let msg = format!(
-                "expected a {} of shape {}, got a {} of shape {}",
-                d.value.kind(),
+                "expected {} of shape {}, got {} of shape {}",
+                d.value.kind_a(),
                 shape_str(&want),
-                value.kind(),
+                value.kind_a(),
                 shape_str(&got)
             );
             return Err(Error::param(&params_loc(), key, msg));
@@ -431,8 +463,19 @@ impl SceneParams {
                 }) => p.data.iter().position(|v| !v.is_finite()),
                 _ => None,
             };
+            let at = at.or_else(|| match &value {
+                ParamValue::Array(a) => a.data.iter().position(|v| !v.is_finite()),
+                _ => None,
+            });
             let msg = match (at, &value) {
                 (Some(i), ParamValue::Tensor(t)) => non_finite_msg(&t.shape, i),
+                (Some(i), ParamValue::Array(a)) => format!(
+                    "contains NaN or infinite values (the first at flat index {i}{})",
+                    match a.shape[..] {
+                        [_, c] if c > 0 => format!(", row {}, column {}", i / c, i % c),
+                        _ => String::new(),
+                    }
+                ),
                 _ => "contains NaN or infinite values".to_string(),
             };
             return Err(Error::param(&params_loc(), key, msg));

@@ -63,6 +63,9 @@ pub enum Value {
     Ref(String),
     /// In-memory pixels (a `Bitmap` or array from Python).
     Pixels(Arc<PixelArray>),
+    /// A mesh's world-space vertex positions, written by a parameter update: they
+    /// replace the positions of the file (see [`crate::shapes::mesh`]).
+    Positions(Arc<Vec<Vec3>>),
 }
 
 impl Value {
@@ -81,6 +84,7 @@ impl Value {
             Value::Object(o) => o.category.tag(),
             Value::Ref(_) => "reference",
             Value::Pixels(_) => "bitmap array",
+            Value::Positions(_) => "vertex positions",
         }
     }
 }

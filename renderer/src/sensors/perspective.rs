@@ -1,85 +1,26 @@
-//! `perspective`: a pinhole camera, as Mitsuba's.
+//! `perspective`: a pinhole camera, and `thinlens`: the same with a circular aperture
+//! and a plane in focus, as Mitsuba's (rays: [`super::camera`]).
 //!
 //! | parameter | type | default | meaning |
 //! |---|---|---|---|
-//! | `to_world` | transform | identity | camera-to-world (looks down local +z, +y up) |
+//! | `to_world` | transform | identity | camera-to-world (looks down local +z, +y up; no scale for `thinlens`) |
 //! | `fov` | float | — | field of view in degrees along `fov_axis` |
 //! | `fov_axis` | string | `x` | `x`, `y`, `diagonal`, `smaller`, `larger` |
 //! | `focal_length` | string | `50mm` | 35 mm-equivalent focal length, used when `fov` is absent (measured on the diagonal) |
 //! | `near_clip`, `far_clip` | float | 0.01, 10000 | clip distances along the view axis |
-//! | `focus_distance` | float | `far_clip` | accepted for compatibility; a pinhole has no focus |
+//! | `focus_distance` | float | `far_clip` | `thinlens`: distance of the plane in focus; `perspective` accepts it for compatibility (a pinhole has no focus) |
+//! | `aperture_radius` | float | — (required) | `thinlens`: radius of the lens aperture, in scene units |
 //!
 //! ```xml
-//! <sensor type="perspective"><float name="fov" value="45"/>
+//! <sensor type="thinlens"><float name="fov" value="45"/>
+//!   <float name="aperture_radius" value="0.1"/><float name="focus_distance" value="5"/>
 //!   <transform name="to_world"><lookat origin="0,0,5" target="0,0,0" up="0,1,0"/></transform></sensor>
 //! ```
 
+use super::camera::{Camera, CAMERA_THINLENS};
 use crate::error::{Error, Result};
 use crate::films::Film;
-use crate::math::{Ray, Transform, Vec2, Vec3};
 use crate::scene::props::Props;
-
-/// A pinhole camera.
-#[derive(Clone, Copy, Debug)]
-#[repr(C)]
-pub struct Perspective {
-    /// Camera-to-world transform.
-    pub to_world: Transform,
-    /// Horizontal field of view in degrees.
-    pub x_fov: f32,
-    /// tan(x_fov / 2).
-    pub tan_half_x: f32,
-    /// Full film aspect ratio (width / height).
-    pub aspect: f32,
-    /// Near clip distance (along the view axis).
-    pub near_clip: f32,
-    /// Far clip distance (along the view axis).
-    pub far_clip: f32,
-}
-
-impl Perspective {
-    /// A camera with horizontal field of view `x_fov` (degrees) for `film`.
-    pub fn new(
-        to_world: Transform,
-        x_fov: f32,
-        film: &Film,
-        near_clip: f32,
-        far_clip: f32,
-    ) -> Self {
-        Perspective {
-            to_world,
-            x_fov,
-            tan_half_x: (0.5 * x_fov.to_radians()).tan(),
-            aspect: film.width as f32 / film.height as f32,
-            near_clip,
-            far_clip,
-        }
-    }
-
-    /// The primary ray through film position `pos` (in full-film pixels,
-    /// (0,0) = top-left corner). Mitsuba's convention: image x grows towards
-    /// local −x ("left" is +x), image y grows towards local −y.
-    #[inline]
-    pub fn sample_ray(&self, pos: Vec2, film: &Film) -> Ray {
-        let sx = 1.0 - 2.0 * pos.x / film.width as f32;
-        let sy = 1.0 - 2.0 * pos.y / film.height as f32;
-        let d_local = Vec3::new(
-            sx * self.tan_half_x,
-            sy * self.tan_half_x / self.aspect,
-            1.0,
-        );
-        let inv_z = 1.0 / d_local.length();
-        let d = self.to_world.vector(d_local).normalize();
-        let o = self.to_world.point(Vec3::ZERO);
-        // near/far clips are distances along local z; the ray starts at the near plane
-        let (t_near, t_far) = (self.near_clip / inv_z, self.far_clip / inv_z);
-        Ray {
-            o: o + d * t_near,
-            d,
-            tmax: t_far - t_near,
-        }
-    }
-}
 
 /// The horizontal field of view in degrees from `fov`/`focal_length`/`fov_axis`
 /// (Mitsuba's `parse_fov`).
@@ -150,15 +91,10 @@ pub fn parse_fov(p: &Props, aspect: f32) -> Result<f32> {
     Ok(x_fov as f32)
 }
 
-/// Reads a `perspective` sensor's parameters.
-pub fn build(p: &Props, film: &Film) -> Result<Perspective> {
-    let to_world = p.transform("to_world")?;
-    let x_fov = parse_fov(p, film.width as f32 / film.height as f32)?;
+/// Near and far clip distances, checked against each other.
+pub fn clip_range(p: &Props) -> Result<(f32, f32)> {
     let near = p.positive_float("near_clip", 1e-2, false)?;
     let far = p.positive_float("far_clip", 1e4, false)?;
-    // A pinhole camera is in focus everywhere; Mitsuba's `perspective` still accepts
-    // the projective cameras' `focus_distance` (mi.cornell_box() sets it), so do we.
-    p.positive_float("focus_distance", far, false)?;
     if near >= far {
         return Err(Error::param(
             &p.entry_loc("near_clip"),
@@ -166,12 +102,53 @@ pub fn build(p: &Props, film: &Film) -> Result<Perspective> {
             format!("must be smaller than far_clip ({near} >= {far})"),
         ));
     }
-    Ok(Perspective::new(to_world, x_fov, film, near, far))
+    Ok((near, far))
+}
+
+/// Reads a `perspective` (or, with `thin_lens`, a `thinlens`) sensor's parameters.
+pub fn build(p: &Props, film: &Film, thin_lens: bool) -> Result<Camera> {
+    let to_world = p.transform("to_world")?;
+    let x_fov = parse_fov(p, film.width as f32 / film.height as f32)?;
+    let (near, far) = clip_range(p)?;
+    // A pinhole camera is in focus everywhere; Mitsuba's `perspective` still accepts
+    // the projective cameras' `focus_distance` (mi.cornell_box() sets it), so do we.
+    let focus = p.positive_float("focus_distance", far, false)?;
+    let mut cam = Camera::perspective(to_world, x_fov, film, near, far);
+    if thin_lens {
+        if !p.has("aperture_radius") {
+            return Err(Error::param(
+                &p.loc,
+                "aperture_radius",
+                "a thinlens sensor needs its aperture radius (in scene units), e.g. <float name=\"aperture_radius\" value=\"0.1\"/>",
+            ));
+        }
+        let radius = p.float("aperture_radius", 0.0)?;
+        if !(radius >= 0.0) || !radius.is_finite() {
+            return Err(Error::param(
+                &p.entry_loc("aperture_radius"),
+                "aperture_radius",
+                format!("must be a finite value >= 0, got {radius}"),
+            ));
+        }
+        if to_world.has_scale() {
+            return Err(Error::param(
+                &p.entry_loc("to_world"),
+                "to_world",
+                "a thinlens camera's transform must not scale (as in Mitsuba): the aperture and \
+                 focus distance are in scene units",
+            ));
+        }
+        cam.kind = CAMERA_THINLENS;
+        cam.aperture_radius = radius;
+        cam.focus_distance = focus;
+    }
+    Ok(cam)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::math::{Transform, Vec2, Vec3};
 
     #[test]
     fn centre_ray_looks_down_z_and_edges_span_the_fov() {
@@ -180,18 +157,18 @@ mod tests {
             height: 100,
             ..Film::default()
         };
-        let cam = Perspective::new(Transform::IDENTITY, 90.0, &film, 1e-2, 1e4);
-        let c = cam.sample_ray(Vec2::new(100.0, 50.0), &film);
+        let cam = Camera::perspective(Transform::IDENTITY, 90.0, &film, 1e-2, 1e4);
+        let c = cam.sample_ray(Vec2::new(100.0, 50.0), Vec2::ZERO, &film);
         assert!((c.d - Vec3::Z).length() < 1e-6);
         // left image edge maps to local +x (Mitsuba's "left"), at 45 degrees for a 90-degree fov
-        let l = cam.sample_ray(Vec2::new(0.0, 50.0), &film);
+        let l = cam.sample_ray(Vec2::new(0.0, 50.0), Vec2::ZERO, &film);
         assert!(
             (l.d - Vec3::new(1.0, 0.0, 1.0).normalize()).length() < 1e-5,
             "{:?}",
             l.d
         );
         // top edge maps to +y with half the tangent (aspect 2)
-        let t = cam.sample_ray(Vec2::new(100.0, 0.0), &film);
+        let t = cam.sample_ray(Vec2::new(100.0, 0.0), Vec2::ZERO, &film);
         assert!(
             (t.d - Vec3::new(0.0, 0.5, 1.0).normalize()).length() < 1e-5,
             "{:?}",

@@ -59,8 +59,11 @@ pub fn unit_cube() -> TriMesh {
 }
 
 /// Builds a `cube` (no parameters of its own).
-pub fn build(_p: &Props, to_world: &Transform) -> Result<Built> {
-    let m = unit_cube().finish(Path::new("<cube>"), to_world, false)?;
+pub fn build(p: &Props, to_world: &Transform) -> Result<Built> {
+    let path = Path::new("<cube>");
+    let m = unit_cube()
+        .with_written_positions(p, path)?
+        .finish(path, to_world, false)?;
     Ok(Built::Mesh(m))
 }
 

@@ -1,14 +1,30 @@
 //! Triangle meshes shared by `obj`, `ply` and `cube`: the loader-independent
 //! [`TriMesh`] (validation, `to_world`, vertex normals), the per-shape
 //! [`Mesh`] record, and triangle intersection / interaction / sampling.
+//!
+//! Every mesh declares its world-space vertex positions as parameters, under
+//! Mitsuba 3.9's key `vertex_positions` (flat, `(3N,)`) and the newer `positions`
+//! (`(N, 3)`); both name the same values. Writing them (property
+//! [`POSITIONS_PROP`]) replaces the file's positions, makes `to_world` the identity
+//! (they already include it) and, as in Mitsuba, recomputes smooth vertex normals
+//! unless the mesh uses face normals. Texture coordinates and faces stay. The scene's
+//! BVH is then refit over the new positions, not rebuilt
+//! ([`crate::accel::Bvh::refit`]).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::{normalize_or, Geometry, Hit, MeshStore, PositionSample, Prim, Shape, NO_EMITTER};
 use super::{AnyShape, RAY_TMIN};
 use crate::error::{Error, Result};
 use crate::math::warp::square_to_uniform_triangle;
 use crate::math::{Aabb, Distribution1D, Frame, Ray, Transform, Vec2, Vec3};
+use crate::scene::builder::BuildCtx;
+use crate::scene::params::{ArrayValue, ParamValue, Range, Target};
+use crate::scene::props::{Props, Value};
+
+/// The property that holds written vertex positions ([`crate::scene::props::Value::Positions`]).
+pub const POSITIONS_PROP: &str = "vertex_positions";
 
 /// A mesh shape's record: a range of [`MeshStore::tris`] plus its flags.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -17,6 +33,10 @@ pub struct Mesh {
     pub first_tri: u32,
     /// Number of triangles.
     pub tri_count: u32,
+    /// First vertex in [`MeshStore::positions`].
+    pub first_vertex: u32,
+    /// Number of vertices.
+    pub vertex_count: u32,
     /// Whether the vertices carry shading normals.
     pub has_normals: bool,
     /// Whether the vertices carry texture coordinates.
@@ -86,6 +106,36 @@ impl TriMesh {
             }
         }
         Ok(())
+    }
+
+    /// Replaces the positions with written ones ([`POSITIONS_PROP`] in `p`, world
+    /// space) and drops the file's normals, which no longer fit them.
+    pub fn with_written_positions(mut self, p: &Props, path: &Path) -> Result<Self> {
+        let Some(e) = p.get(POSITIONS_PROP) else {
+            return Ok(self);
+        };
+        let Value::Positions(v) = &e.value else {
+            return Err(Error::param(
+                &e.loc,
+                POSITIONS_PROP,
+                format!("expected vertex positions, got a {}", e.value.type_name()),
+            ));
+        };
+        if v.len() != self.positions.len() {
+            return Err(Error::param(
+                &e.loc,
+                POSITIONS_PROP,
+                format!(
+                    "{} vertex positions for a mesh of {} vertices ({})",
+                    v.len(),
+                    self.positions.len(),
+                    path.display()
+                ),
+            ));
+        }
+        self.positions.clone_from(v);
+        self.normals = None;
+        Ok(self)
     }
 
     /// Validates, applies `to_world` (normals by the inverse transpose) and, as
@@ -169,6 +219,8 @@ impl TriMesh {
         let rec = Mesh {
             first_tri,
             tri_count: self.tris.len() as u32,
+            first_vertex: v0 as u32,
+            vertex_count: nv as u32,
             has_normals,
             has_uvs,
             flip,
@@ -181,6 +233,60 @@ impl TriMesh {
         });
         geom.area_dists.push(dist);
         handle
+    }
+}
+
+/// Moves shape `handle`'s mesh in `geom` to the positions of `m` (the same mesh,
+/// rebuilt from its description after its positions were written): positions,
+/// normals, the area distribution and the area, in place; the primitives stay.
+///
+/// Returns `false` when `m` does not fit in place: another vertex or triangle count,
+/// normals gained or lost, or a triangle that became degenerate or stopped being so
+/// (the primitive set changes, which needs a BVH build). `geom` is then partly
+/// written and must be discarded.
+pub fn move_in_place(geom: &mut Geometry, handle: u32, m: &TriMesh) -> bool {
+    let Some(AnyShape::Mesh(rec)) = geom.shapes.get(handle as usize).map(|s| s.geom) else {
+        return false;
+    };
+    let (v0, nv) = (rec.first_vertex as usize, rec.vertex_count as usize);
+    if m.positions.len() != nv
+        || m.tris.len() != rec.tri_count as usize
+        || m.normals.is_some() != rec.has_normals
+    {
+        return false;
+    }
+    let store = &mut geom.mesh;
+    let was_prim: Vec<bool> = (0..rec.tri_count)
+        .map(|k| tri_area(store, rec.first_tri + k) > 0.0)
+        .collect();
+    store.positions[v0..v0 + nv].copy_from_slice(&m.positions);
+    if let Some(n) = &m.normals {
+        store.normals[v0..v0 + nv].copy_from_slice(n);
+    }
+    let areas: Vec<f32> = (0..rec.tri_count)
+        .map(|k| tri_area(store, rec.first_tri + k))
+        .collect();
+    if areas.iter().zip(&was_prim).any(|(&a, &p)| (a > 0.0) != p) {
+        return false;
+    }
+    let dist = Distribution1D::new(&areas).unwrap_or_default();
+    let area = if dist.is_empty() { 0.0 } else { dist.sum };
+    geom.area_dists[handle as usize] = dist;
+    geom.shapes[handle as usize].geom = AnyShape::Mesh(Mesh { area, ..rec });
+    true
+}
+
+/// Declares the world-space vertex positions `positions` of the mesh being built, under
+/// both keys (see the module docs).
+pub fn declare_positions(ctx: &mut BuildCtx, positions: &[Vec3]) {
+    let data: Arc<Vec<f32>> = Arc::new(positions.iter().flat_map(|p| p.to_array()).collect());
+    let n = positions.len();
+    for (name, shape) in [("vertex_positions", vec![3 * n]), ("positions", vec![n, 3])] {
+        let value = ParamValue::Array(ArrayValue {
+            shape,
+            data: data.clone(),
+        });
+        ctx.declare(name, value, Target::Positions, Range::Any);
     }
 }
 

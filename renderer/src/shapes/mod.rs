@@ -240,6 +240,9 @@ pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<u32> {
     ctx.declare_transform(p, "to_world")?;
     let flip = p.bool("flip_normals", false)?;
     let built = build_geometry(obj, ctx, &to_world, flip)?;
+    if let Built::Mesh(m) = &built {
+        mesh::declare_positions(ctx, &m.positions);
+    }
     let bsdf = ctx.bsdf_of(p)?;
     let emitter = ctx.child(p, Category::Emitter)?;
     p.check_unused(&obj.kind)?;
@@ -277,6 +280,18 @@ pub fn rebuild_geometry(
     let handle = add_geometry(geom, built, flip, bsdf);
     geom.shapes[handle as usize].emitter = emitter;
     Ok(handle)
+}
+
+/// The triangles of mesh shape `obj` as its description says now (`None` for an
+/// analytic shape): what [`mesh::move_in_place`] takes after a positions update.
+pub fn mesh_of(obj: &ObjectDesc, ctx: &BuildCtx) -> Result<Option<TriMesh>> {
+    let p = &obj.props;
+    let to_world = p.transform("to_world")?;
+    let flip = p.bool("flip_normals", false)?;
+    Ok(match build_geometry(obj, ctx, &to_world, flip)? {
+        Built::Mesh(m) => Some(m),
+        Built::Analytic(_) => None,
+    })
 }
 
 fn add_geometry(geom: &mut Geometry, built: Built, flip: bool, bsdf: u32) -> u32 {

@@ -38,7 +38,9 @@ pub fn build(p: &Props, ctx: &BuildCtx, to_world: &Transform) -> Result<Built> {
         .mesh(&path, format!("obj flip_tc={flip_tc}"), || {
             load(&path, flip_tc)
         })?;
-    let mesh = TriMesh::clone(&local).finish(&path, to_world, face_normals)?;
+    let mesh = TriMesh::clone(&local)
+        .with_written_positions(p, &path)?
+        .finish(&path, to_world, face_normals)?;
     Ok(Built::Mesh(mesh))
 }
 

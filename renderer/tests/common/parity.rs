@@ -50,6 +50,10 @@ pub fn scene_xml() -> String {
         r#"<bsdf type="roughplastic"><string name="distribution" value="beckmann"/><float name="alpha" value="0.3"/><boolean name="nonlinear" value="true"/></bsdf>"#,
         r#"<bsdf type="twosided"><bsdf type="diffuse"><rgb name="reflectance" value="0.8, 0.1, 0.1"/></bsdf><bsdf type="roughconductor"/></bsdf>"#,
         r#"<bsdf type="twosided"><bsdf type="conductor"/></bsdf>"#,
+        r#"<bsdf type="roughdielectric"><string name="distribution" value="ggx"/><float name="alpha" value="0.3"/></bsdf>"#,
+        r#"<bsdf type="roughdielectric"><float name="alpha_u" value="0.1"/><float name="alpha_v" value="0.4"/><float name="int_ior" value="1.0"/><float name="ext_ior" value="1.33"/><rgb name="specular_transmittance" value="0.2, 0.5, 0.9"/></bsdf>"#,
+        r#"<bsdf type="roughdielectric"><string name="distribution" value="ggx"/><boolean name="sample_visible" value="false"/><float name="alpha_u" value="0.2"/><float name="alpha_v" value="0.5"/><string name="int_ior" value="water"/></bsdf>"#,
+        r#"<bsdf type="roughdielectric"><boolean name="sample_visible" value="false"/><texture type="checkerboard" name="alpha"><float name="color0" value="0.1"/><float name="color1" value="0.5"/></texture><rgb name="specular_reflectance" value="0.7, 0.6, 0.5"/></bsdf>"#,
     ]
     .iter()
     .enumerate()

@@ -50,7 +50,7 @@ const TAGS: &[&str] = &[
 #[rustfmt::skip]
 const TYPES: &[&str] = &[
     "cube", "disk", "obj", "ply", "rectangle", "sphere", "conductor", "dielectric", "diffuse",
-    "plastic", "roughconductor", "thindielectric", "twosided", "bitmap",
+    "plastic", "roughconductor", "roughdielectric", "thindielectric", "twosided", "bitmap",
     "checkerboard", "area", "point", "directional", "constant", "envmap", "direct", "path",
     "depth", "perspective", "hdrfilm", "box", "tent", "gaussian", "independent", "blackbody",
     "", "nope",

@@ -19,7 +19,7 @@
 use crate::flat::materials::bsdf_kind;
 use crate::flat::unit_prims::UNIT_RECORDS_MAX;
 use crate::flat::{
-    FlatFilm, FlatScene, FILTER_BOX, FILTER_TENT, INTEGRATOR_DEPTH, INTEGRATOR_PATH,
+    FlatFilm, FlatIntegrator, FlatScene, FILTER_BOX, FILTER_TENT, INTEGRATOR_DEPTH, INTEGRATOR_PATH,
 };
 
 /// `HG_FILM_SET` bit of a film that jitters within the pixel (box of radius <= 0.5).
@@ -117,8 +117,8 @@ impl FeatureBasis {
                 textures: set_of(flat.textures.iter().map(|t| t.kind)),
                 emitters: set_of(flat.emitters.iter().map(|e| e.kind)),
                 shapes: set_of(flat.shapes.iter().map(|s| s.kind)),
-                integrators: set_of([flat.integrator.kind]) & !(1 << INTEGRATOR_DEPTH),
-                film: 1 << film_placement(&flat.film),
+                integrators: 0,
+                film: 0,
                 stack: 0,
                 brute_force: false,
                 unit_cap: 0,
@@ -127,6 +127,15 @@ impl FeatureBasis {
             has_leaves: !flat.leaf_prims.is_empty(),
             bvh_depth: flat.bvh_depth,
         }
+        .with_frame(&flat.integrator, &flat.film)
+    }
+
+    /// This basis rendered by `integrator` into `film` (a render with another sensor or
+    /// integrator than the scene's).
+    pub fn with_frame(mut self, integrator: &FlatIntegrator, film: &FlatFilm) -> FeatureBasis {
+        self.kinds.integrators = set_of([integrator.kind]) & !(1 << INTEGRATOR_DEPTH);
+        self.kinds.film = 1 << film_placement(film);
+        self
     }
 }
 

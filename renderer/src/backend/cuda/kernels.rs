@@ -17,6 +17,7 @@ macro_rules! embed {
 /// Every kernel file, by name (its path under `renderer/kernels/`).
 pub const FILES: &[(&str, &str)] = embed![
     "bsdfs.cuh",
+    "camera.cuh",
     "common.cuh",
     "convert.cu",
     "depth.cu",
@@ -39,6 +40,7 @@ pub const FILES: &[(&str, &str)] = embed![
     "bsdfs/microfacet.cuh",
     "bsdfs/plastic.cuh",
     "bsdfs/roughconductor.cuh",
+    "bsdfs/roughdielectric.cuh",
     "bsdfs/roughplastic.cuh",
     "bsdfs/thindielectric.cuh",
     "emitters/area.cuh",

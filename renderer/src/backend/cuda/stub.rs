@@ -141,6 +141,18 @@ impl CudaBackend {
         match self.never {}
     }
 
+    /// Enqueues the render of a device scene through another sensor or integrator.
+    pub fn render_scene_as(
+        &self,
+        _s: &mut DeviceScene,
+        _sensor: Option<&crate::sensors::Sensor>,
+        _integrator: Option<&crate::integrators::AnyIntegrator>,
+        _opts: &RenderOptions,
+        _scene_spp: u32,
+    ) -> Result<CudaFilm> {
+        match self.never {}
+    }
+
     /// Renders `scene`.
     pub fn render(&self, _scene: &Scene, _opts: &RenderOptions) -> Result<Image> {
         match self.never {}

@@ -18,8 +18,9 @@ use crate::textures::image_file::tests::scratch;
 
 /// Every kind of parameter: sensor, envmap, point and directional lights, an area
 /// light, bitmap data read by a plastic (whose sampling weight depends on it), a
-/// checkerboard constant read by a rough plastic, IORs, roughness, a diffuse colour
-/// behind a twosided, shape transforms (analytic and mesh).
+/// checkerboard constant read by a rough plastic, IORs, roughness (a rough metal and
+/// a rough glass), a diffuse colour behind a twosided, shape transforms (analytic and
+/// mesh).
 const TEMPLATE: &str = r#"<scene version="3.0.0">
   <integrator type="path"><integer name="max_depth" value="3"/></integrator>
   <sensor type="perspective" id="cam">
@@ -39,10 +40,13 @@ const TEMPLATE: &str = r#"<scene version="3.0.0">
   <bsdf type="roughplastic" id="rough"><float name="alpha" value="{alpha}"/><ref name="diffuse_reflectance" id="checks"/></bsdf>
   <bsdf type="dielectric" id="glass"><float name="int_ior" value="{glass_ior}"/></bsdf>
   <bsdf type="roughconductor" id="metal"><float name="alpha" value="{metal_alpha}"/></bsdf>
+  <bsdf type="roughdielectric" id="frost"><float name="alpha" value="{frost_alpha}"/><float name="int_ior" value="{frost_ior}"/>
+    <rgb name="specular_transmittance" value="{frost_t}"/></bsdf>
   <bsdf type="diffuse" id="matte"><rgb name="reflectance" value="{matte}"/></bsdf>
   <shape type="rectangle" id="floor"><transform name="to_world"><scale value="4"/><rotate x="1" angle="-90"/><translate y="-1"/></transform><ref id="rough"/></shape>
   <shape type="sphere" id="ball"><transform name="to_world"><translate value="{ball}"/></transform><ref id="shiny"/></shape>
   <shape type="sphere"><point name="center" value="1, 0, 0"/><float name="radius" value="0.4"/><ref id="glass"/></shape>
+  <shape type="sphere"><point name="center" value="0, -0.5, 1"/><float name="radius" value="0.3"/><ref id="frost"/></shape>
   <shape type="obj" id="torus"><string name="filename" value="{torus}"/>
     <transform name="to_world"><scale value="0.3"/><translate value="{torus_pos}"/></transform><ref id="metal"/></shape>
   <shape type="disk" id="lamp"><transform name="to_world"><rotate x="1" angle="90"/><translate y="2"/></transform>
@@ -50,7 +54,7 @@ const TEMPLATE: &str = r#"<scene version="3.0.0">
 </scene>"#;
 
 /// The template's values, and for each key a new value (as the file would say it).
-fn defaults(files: &Files) -> Vec<(&'static str, String)> {
+pub(super) fn defaults(files: &Files) -> Vec<(&'static str, String)> {
     vec![
         ("fov", "45".into()),
         ("near", "0.01".into()),
@@ -69,6 +73,9 @@ fn defaults(files: &Files) -> Vec<(&'static str, String)> {
         ("alpha", "0.2".into()),
         ("glass_ior", "1.5".into()),
         ("metal_alpha", "0.1".into()),
+        ("frost_alpha", "0.2".into()),
+        ("frost_ior", "1.5".into()),
+        ("frost_t", "0.9, 0.8, 0.7".into()),
         ("matte", "0.3, 0.5, 0.7".into()),
         ("ball", "-1, 0, 0".into()),
         ("torus", files.torus.clone()),
@@ -97,6 +104,13 @@ fn edits(files: &Files) -> Vec<(&'static str, &'static str, String)> {
         ("rough.alpha", "alpha", "0.5".into()),
         ("glass.eta", "glass_ior", "1.33".into()),
         ("metal.alpha.value", "metal_alpha", "0.4".into()),
+        ("frost.alpha.value", "frost_alpha", "0.45".into()),
+        ("frost.eta", "frost_ior", "1.33".into()),
+        (
+            "frost.specular_transmittance.value",
+            "frost_t",
+            "0.5, 0.9, 0.6".into(),
+        ),
         ("matte.reflectance.value", "matte", "0.9, 0.1, 0.4".into()),
         ("ball.to_world", "ball", "-1, 0.5, 0.5".into()),
         ("torus.to_world", "torus_pos", "0.2, 0.8, -0.3".into()),
@@ -105,7 +119,7 @@ fn edits(files: &Files) -> Vec<(&'static str, &'static str, String)> {
 }
 
 #[derive(Clone)]
-struct Files {
+pub(super) struct Files {
     sky: [String; 2],
     tex: [String; 2],
     torus: String,
@@ -113,7 +127,7 @@ struct Files {
 
 /// The scratch files, written once per process (the tests run in parallel threads and
 /// read them: writing them again could show another test a half-written file).
-fn files() -> Files {
+pub(super) fn files() -> Files {
     static FILES: std::sync::OnceLock<Files> = std::sync::OnceLock::new();
     FILES.get_or_init(write_files).clone()
 }
@@ -148,11 +162,11 @@ fn xml(vars: &[(&str, String)]) -> String {
     s
 }
 
-fn load(vars: &[(&str, String)]) -> LoadedScene {
+pub(super) fn load(vars: &[(&str, String)]) -> LoadedScene {
     LoadedScene::new(load_string(&xml(vars), &[]).unwrap()).unwrap()
 }
 
-fn render(s: &LoadedScene) -> Vec<f32> {
+pub(super) fn render(s: &LoadedScene) -> Vec<f32> {
     let opts = RenderOptions {
         spp: Some(4),
         seed: 3,
@@ -161,18 +175,18 @@ fn render(s: &LoadedScene) -> Vec<f32> {
 }
 
 /// Sets `key` to `value` in a view of `s` and updates `s`.
-fn set(s: &mut LoadedScene, key: &str, value: ParamValue) -> Result<Changes> {
+pub(super) fn set(s: &mut LoadedScene, key: &str, value: ParamValue) -> Result<Changes> {
     let mut p = s.traverse();
     p.set(key, value)?;
     s.update(&p.staged())
 }
 
-fn value(s: &LoadedScene, key: &str) -> ParamValue {
+pub(super) fn value(s: &LoadedScene, key: &str) -> ParamValue {
     s.traverse().get(key).unwrap().clone()
 }
 
 /// Compares two values by their debug text, printing only where they first differ.
-fn assert_same_debug(a: &impl std::fmt::Debug, b: &impl std::fmt::Debug, what: &str) {
+pub(super) fn assert_same_debug(a: &impl std::fmt::Debug, b: &impl std::fmt::Debug, what: &str) {
     let (a, b) = (format!("{a:?}"), format!("{b:?}"));
     if let Some(i) = a.bytes().zip(b.bytes()).position(|(x, y)| x != y) {
         let lo = i.saturating_sub(200);
@@ -185,7 +199,7 @@ fn assert_same_debug(a: &impl std::fmt::Debug, b: &impl std::fmt::Debug, what: &
     assert_eq!(a.len(), b.len(), "{what}: one is a prefix of the other");
 }
 
-fn same_bits(a: &[f32], b: &[f32]) -> bool {
+pub(super) fn same_bits(a: &[f32], b: &[f32]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
 }
 
@@ -304,6 +318,13 @@ fn refused_updates_change_nothing_and_name_the_key() {
         .to_string();
     assert!(
         e.contains("\"rough.eta\"") && e.contains("must differ"),
+        "{e}"
+    );
+    let e = set(&mut s, "frost.eta", ParamValue::Float(1.0))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("\"frost.eta\"") && e.contains("must differ"),
         "{e}"
     );
     // refused by the declared range before anything happens

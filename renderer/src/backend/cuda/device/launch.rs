@@ -12,7 +12,7 @@ use cudarc::driver::{
 use super::film::{CudaFilm, Timing};
 use super::memory::DeviceBuffer;
 use super::module::RenderKernels;
-use super::scene::{DeviceScene, SCENE_ARRAYS};
+use super::scene::{DeviceScene, FILM_RECORD_AT, SCENE_ARRAYS};
 use super::{drv, guarded, CudaBackend};
 use crate::backend::cuda::check_supported;
 use crate::backend::cuda::features::{Features, BRUTE_FORCE_MAX_RECORDS};
@@ -382,7 +382,7 @@ impl CudaBackend {
             .pool
             .alloc(n * 4, &self.stream, &format!("a {w}x{h} film"))?;
         let timing = self.timing_start()?;
-        let (cam, film) = (s.records_ptr(), s.records_ptr() + 64);
+        let (cam, film) = (s.records_ptr(), s.records_ptr() + FILM_RECORD_AT);
         let (nodes, leaf, prims, shapes) = (
             s.ptr("nodes"),
             s.ptr("leaf"),

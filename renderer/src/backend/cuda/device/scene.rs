@@ -9,21 +9,28 @@
 //! staging (an asynchronous DMA); one from another framework's CUDA array (an imported
 //! [`DeviceTensor`]) is copied device to device. A geometry update re-uploads the
 //! geometry arrays (the BVH was rebuilt on the host); the texels stay where they are.
+//! Moved mesh vertices (a refit on the host: same tree, new boxes) rewrite only the
+//! arrays a refit changes, in place: [`REFIT_ARRAYS`].
+
+use std::mem::size_of;
 
 use super::event::Event;
 use super::memory::DeviceBuffer;
 use super::tensor::DeviceTensor;
-use super::{guarded, CudaBackend};
+use super::{guarded, CudaBackend, CudaFilm};
 use crate::backend::cuda::features::{FeatureBasis, Features};
 use crate::error::{Error, Result};
 use crate::flat::materials::{flatten_bsdf, flatten_emitter, flatten_texture};
 use crate::flat::unit_prims::{self, FlatUnitPrim};
 use crate::flat::{
-    as_bytes, flatten_camera, flatten_film, FlatCamera, FlatFilm, FlatIntegrator, FlatScene,
+    as_bytes, flatten_camera, flatten_film, flatten_integrator, FlatCamera, FlatFilm,
+    FlatIntegrator, FlatScene,
 };
 use crate::scene::loaded::Changes;
 use crate::scene::params::TensorData;
 use crate::scene::Scene;
+use crate::sensors::Sensor;
+use crate::{backend::RenderOptions, integrators::AnyIntegrator};
 
 /// The flat arrays every scene kernel takes, in the order of `HG_SCENE_ARRAYS`
 /// (kernels/scene.cuh); the counts sit between them as that list says, a brute-force
@@ -49,6 +56,24 @@ pub(crate) const SCENE_ARRAYS: [&str; 18] = [
     "dist_data",
     "bsphere",
 ];
+
+/// The arrays a refit rewrites ([`Changes::refit`]); their sizes do not change.
+const REFIT_ARRAYS: [&str; 8] = [
+    "nodes",
+    "leaf",
+    "shapes",
+    "positions",
+    "normals",
+    "dist1d",
+    "dist_data",
+    "bsphere",
+];
+
+/// Bytes of the camera and film records in device memory: the camera, then the film
+/// at [`FILM_RECORD_AT`].
+const RECORDS_BYTES: usize = size_of::<FlatCamera>() + size_of::<FlatFilm>();
+/// Where the film record starts in the records buffer.
+pub(crate) const FILM_RECORD_AT: u64 = size_of::<FlatCamera>() as u64;
 
 /// Index of `name` in [`SCENE_ARRAYS`].
 fn slot(name: &str) -> usize {
@@ -99,7 +124,7 @@ impl DeviceScene {
         self.arrays[slot(name)].ptr()
     }
 
-    /// The device address of the camera record (then the film record at +64 bytes).
+    /// The device address of the camera record (then the film record at [`FILM_RECORD_AT`]).
     pub(crate) fn records_ptr(&self) -> u64 {
         self.records.ptr()
     }
@@ -150,7 +175,9 @@ impl CudaBackend {
                     .ok_or_else(|| Error::Cuda(format!("no flat array {name}")))?;
                 arrays.push(self.upload_array(name, bytes)?);
             }
-            let records = self.pool.alloc(112, &self.stream, "the camera and film")?;
+            let records = self
+                .pool
+                .alloc(RECORDS_BYTES, &self.stream, "the camera and film")?;
             let mut s = DeviceScene {
                 arrays,
                 camera: flat.camera,
@@ -186,7 +213,7 @@ impl CudaBackend {
     }
 
     fn write_records(&self, s: &mut DeviceScene) -> Result<()> {
-        let mut bytes = Vec::with_capacity(112);
+        let mut bytes = Vec::with_capacity(RECORDS_BYTES);
         bytes.extend_from_slice(as_bytes(std::slice::from_ref(&s.camera)));
         bytes.extend_from_slice(as_bytes(std::slice::from_ref(&s.film)));
         self.write_array(&s.records, 0, &bytes)
@@ -203,7 +230,11 @@ impl CudaBackend {
     ) -> Result<()> {
         guarded("updating a scene on the device", || {
             if changes.geometry || !changes.dists.is_empty() {
-                self.replace_arrays(s, scene)?;
+                self.replace_arrays(s, scene, &SCENE_ARRAYS)?;
+            } else if changes.refit {
+                // records may have changed in the same update
+                self.patch_records(s, scene, changes)?;
+                self.replace_arrays(s, scene, &REFIT_ARRAYS)?;
             } else {
                 self.patch_records(s, scene, changes)?;
             }
@@ -218,6 +249,44 @@ impl CudaBackend {
             s.version = version;
             Ok(())
         })
+    }
+
+    /// Enqueues the render of `s` seen through `sensor` and rendered by `integrator` in
+    /// place of the scene's own (Mitsuba's `render(scene, sensor=, integrator=)`); a
+    /// swapped sensor brings its sample count. The records a render takes by value are
+    /// swapped for this render only; the camera and film records in device memory (the
+    /// depth kernel reads them there) are rewritten in stream order before the render
+    /// and restored after it, so renders queued before and after see the scene's own.
+    pub fn render_scene_as(
+        &self,
+        s: &mut DeviceScene,
+        sensor: Option<&Sensor>,
+        integrator: Option<&AnyIntegrator>,
+        opts: &RenderOptions,
+        scene_spp: u32,
+    ) -> Result<CudaFilm> {
+        let saved = (s.camera, s.film, s.integrator, s.basis);
+        let mut spp = scene_spp;
+        if let Some(x) = sensor {
+            s.camera = flatten_camera(&x.camera);
+            s.film = flatten_film(&x.film);
+            spp = x.sampler.sample_count;
+        }
+        if let Some(i) = integrator {
+            s.integrator = flatten_integrator(i);
+        }
+        s.basis = s.basis.with_frame(&s.integrator, &s.film);
+        let film = guarded("writing a swapped camera and film", || {
+            self.write_records(s)
+        })
+        .and_then(|()| self.render_scene(s, opts, spp));
+        (s.camera, s.film, s.integrator, s.basis) = saved;
+        let restored = guarded("restoring the scene's camera and film", || {
+            self.write_records(s)
+        });
+        let film = film?;
+        restored?;
+        Ok(film)
     }
 
     /// Texture, BSDF and emitter records, each written where it lives.
@@ -246,13 +315,13 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// Every array but the texels, from a new flattening (geometry or sampling
+    /// The arrays `names` but the texels, from a new flattening (geometry or sampling
     /// distributions changed): written in place where the size is the same, else
     /// reallocated (the old buffer is freed after the renders that read it).
-    fn replace_arrays(&self, s: &mut DeviceScene, scene: &Scene) -> Result<()> {
+    fn replace_arrays(&self, s: &mut DeviceScene, scene: &Scene, names: &[&str]) -> Result<()> {
         let flat = FlatScene::from_scene_with(scene, false)?;
         for (name, bytes) in flat.render_arrays() {
-            if name == "texels" || !SCENE_ARRAYS.contains(&name) {
+            if name == "texels" || !names.contains(&name) {
                 continue;
             }
             let buf = &mut s.arrays[slot(name)];

@@ -1,0 +1,59 @@
+//! Refitting: the same tree over primitives that moved (a mesh's vertex positions
+//! were written). The topology, the leaf order and every array's size stay; the
+//! leaves' inlined triangles and every node's box are recomputed bottom-up, and the
+//! wide tree is collapsed again from the refit binary one. Much cheaper than a
+//! build (no binning or partitioning), at the price of a tree that fits the new
+//! positions less tightly when they moved far.
+
+use super::{build::leaf_prim, wide, Bvh, BvhNode};
+use crate::math::Aabb;
+use crate::shapes::Geometry;
+
+impl Bvh {
+    /// This tree over `geom`, which has the same primitives as the geometry it was
+    /// built over (same count, order and kinds) at new positions.
+    ///
+    /// # Panics
+    /// If `geom` has a different number of primitives (a caller's bug: a changed
+    /// primitive set needs a build).
+    pub fn refit(&self, geom: &Geometry) -> Bvh {
+        assert_eq!(
+            geom.prims.len(),
+            self.prim_indices.len(),
+            "refit over a different primitive set"
+        );
+        let leaf_prims: Vec<_> = self
+            .prim_indices
+            .iter()
+            .map(|&p| leaf_prim(geom, p))
+            .collect();
+        let mut nodes = self.nodes.clone();
+        // children follow their parent in the array, so a reverse sweep sees every
+        // child before its parent
+        for i in (0..nodes.len()).rev() {
+            let n = nodes[i];
+            let b = if n.is_leaf() {
+                let slots = n.left_first as usize..(n.left_first + n.count) as usize;
+                self.prim_indices[slots]
+                    .iter()
+                    .fold(Aabb::EMPTY, |b, &p| b.union(&geom.prim_bounds(p)))
+            } else {
+                let l = n.left_first as usize;
+                nodes[l].bounds().union(&nodes[l + 1].bounds())
+            };
+            nodes[i] = BvhNode {
+                min: b.min.into(),
+                max: b.max.into(),
+                ..n
+            };
+        }
+        let mut bvh = Bvh {
+            nodes,
+            prim_indices: self.prim_indices.clone(),
+            leaf_prims,
+            wide: Default::default(),
+        };
+        bvh.wide = wide::collapse(&bvh, geom);
+        bvh
+    }
+}

@@ -1,0 +1,197 @@
+//! The camera record every sensor plugin builds: Mitsuba's projective cameras — the
+//! pinhole `perspective`, the `thinlens` camera with a circular aperture and a focal
+//! plane, and the parallel `orthographic` — turned into rays the same way on the CPU
+//! and on the GPU (`flat::FlatCamera`, kernels/common.cuh `camera_ray`).
+//!
+//! Camera space looks down +z with +y up; image x grows towards local −x (Mitsuba's
+//! convention). A film position `(px, py)` in pixels of the full film maps to
+//! `sx = 1 − 2·px/width`, `sy = 1 − 2·py/height`:
+//!
+//! - `perspective`: the direction `(sx·tan(x_fov/2), sy·tan(x_fov/2)/aspect, 1)`;
+//! - `thinlens`: the same direction, through a point of the aperture disk (radius
+//!   `aperture_radius`, sampled with the concentric map) towards where the pinhole ray
+//!   meets the plane at `focus_distance`;
+//! - `orthographic`: the direction +z from `(sx, sy/aspect)` on the near plane (the
+//!   film spans [−1, 1] in local x: scale `to_world` for a wider view).
+//!
+//! Rays start at the near clip plane and end at the far one, measured along the view
+//! axis, as in Mitsuba.
+
+use crate::films::Film;
+use crate::math::warp::square_to_uniform_disk_concentric;
+use crate::math::{Ray, Transform, Vec2, Vec3};
+
+/// [`Camera::kind`] of a pinhole camera.
+pub const CAMERA_PERSPECTIVE: u32 = 0;
+/// [`Camera::kind`] of an orthographic camera.
+pub const CAMERA_ORTHOGRAPHIC: u32 = 1;
+/// [`Camera::kind`] of a thin-lens camera.
+pub const CAMERA_THINLENS: u32 = 2;
+
+/// A camera (see the module docs).
+#[derive(Clone, Copy, Debug)]
+pub struct Camera {
+    /// `CAMERA_*`.
+    pub kind: u32,
+    /// Camera to world.
+    pub to_world: Transform,
+    /// Horizontal field of view in degrees (0 for `orthographic`).
+    pub x_fov: f32,
+    /// tan(x_fov / 2).
+    pub tan_half_x: f32,
+    /// Full film width / height.
+    pub aspect: f32,
+    /// Near clip distance.
+    pub near_clip: f32,
+    /// Far clip distance.
+    pub far_clip: f32,
+    /// `thinlens`: radius of the aperture (0 otherwise).
+    pub aperture_radius: f32,
+    /// `thinlens`: distance of the plane in focus (0 otherwise).
+    pub focus_distance: f32,
+}
+
+impl Camera {
+    /// A pinhole camera with horizontal field of view `x_fov` (degrees) for `film`.
+    pub fn perspective(
+        to_world: Transform,
+        x_fov: f32,
+        film: &Film,
+        near_clip: f32,
+        far_clip: f32,
+    ) -> Camera {
+        Camera {
+            kind: CAMERA_PERSPECTIVE,
+            to_world,
+            x_fov,
+            tan_half_x: (0.5 * x_fov.to_radians()).tan(),
+            aspect: film.width as f32 / film.height as f32,
+            near_clip,
+            far_clip,
+            aperture_radius: 0.0,
+            focus_distance: 0.0,
+        }
+    }
+
+    /// Whether [`Self::sample_ray`] uses its aperture sample (a thin lens): the
+    /// backends draw one only then, so that the other cameras' random sequences stay.
+    #[inline]
+    pub fn needs_aperture_sample(&self) -> bool {
+        self.kind == CAMERA_THINLENS
+    }
+
+    /// The ray through full-film position `pos` (pixels), through the aperture point
+    /// `aperture` (a point of the unit square; only a thin lens reads it).
+    #[inline]
+    pub fn sample_ray(&self, pos: Vec2, aperture: Vec2, film: &Film) -> Ray {
+        let sx = 1.0 - 2.0 * pos.x / film.width as f32;
+        let sy = 1.0 - 2.0 * pos.y / film.height as f32;
+        let origin = self.to_world.point(Vec3::ZERO);
+        if self.kind == CAMERA_ORTHOGRAPHIC {
+            let near_p = Vec3::new(sx, sy / self.aspect, self.near_clip);
+            let d = self.to_world.vector(Vec3::Z).normalize();
+            return Ray {
+                o: origin + self.to_world.vector(near_p),
+                d,
+                tmax: self.far_clip - self.near_clip,
+            };
+        }
+        let d_local = Vec3::new(
+            sx * self.tan_half_x,
+            sy * self.tan_half_x / self.aspect,
+            1.0,
+        );
+        if self.kind == CAMERA_THINLENS {
+            let a = square_to_uniform_disk_concentric(aperture) * self.aperture_radius;
+            let lens = Vec3::new(a.x, a.y, 0.0);
+            let dir = (d_local * self.focus_distance - lens).normalize();
+            let d = self.to_world.vector(dir).normalize();
+            let (t_near, t_far) = (self.near_clip / dir.z, self.far_clip / dir.z);
+            return Ray {
+                o: origin + self.to_world.vector(lens) + d * t_near,
+                d,
+                tmax: t_far - t_near,
+            };
+        }
+        // 1/z of the normalised local direction
+        let inv_z = 1.0 / d_local.length();
+        let d = self.to_world.vector(d_local).normalize();
+        let (t_near, t_far) = (self.near_clip / inv_z, self.far_clip / inv_z);
+        Ray {
+            o: origin + d * t_near,
+            d,
+            tmax: t_far - t_near,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::math::Pcg32;
+
+    fn film() -> Film {
+        Film {
+            width: 64,
+            height: 48,
+            ..Film::default()
+        }
+    }
+
+    #[test]
+    fn thin_lens_rays_of_a_pixel_meet_where_the_pinhole_ray_meets_the_focal_plane() {
+        let film = film();
+        let to_world = Transform::translate(Vec3::new(0.5, -1.0, 2.0));
+        let mut cam = Camera::perspective(to_world, 50.0, &film, 0.1, 100.0);
+        let pinhole = cam;
+        cam.kind = CAMERA_THINLENS;
+        cam.aperture_radius = 0.3;
+        cam.focus_distance = 3.0;
+        let mut rng = Pcg32::new(1, 2);
+        for _ in 0..200 {
+            let pos = Vec2::new(rng.next_f32() * 64.0, rng.next_f32() * 48.0);
+            let p = pinhole.sample_ray(pos, Vec2::ZERO, &film);
+            // the pinhole ray reaches the focal plane (local z = 3) at this point
+            let o = to_world.point(Vec3::ZERO);
+            let focus = o + p.d * (3.0 / p.d.z);
+            let mut spread = 0.0f32;
+            for _ in 0..8 {
+                let a = Vec2::new(rng.next_f32(), rng.next_f32());
+                let r = cam.sample_ray(pos, a, &film);
+                // the ray's lens point lies within the aperture, on the lens plane
+                let lens = r.o - r.d * (0.1 / r.d.z);
+                assert!((lens.z - o.z).abs() < 1e-5 && (lens - o).length() <= 0.3 + 1e-5);
+                spread = spread.max((lens - o).length());
+                // and it passes through the pinhole ray's focal point
+                let at = r.o + r.d * ((focus.z - r.o.z) / r.d.z);
+                assert!((at - focus).length() < 1e-4, "{at} vs {focus}");
+                // its extent ends at the far plane
+                let end = r.o + r.d * r.tmax;
+                assert!((end.z - o.z - 100.0).abs() < 1e-2, "{end}");
+            }
+            assert!(spread > 0.05, "the aperture is sampled");
+        }
+    }
+
+    #[test]
+    fn orthographic_rays_are_parallel_and_start_on_the_scaled_near_plane() {
+        let film = film();
+        let to_world = Transform::scale(Vec3::new(2.0, 2.0, 1.0)).unwrap();
+        let cam = Camera {
+            kind: CAMERA_ORTHOGRAPHIC,
+            ..Camera::perspective(to_world, 50.0, &film, 0.5, 10.0)
+        };
+        for (pos, want) in [
+            (Vec2::new(32.0, 24.0), Vec3::new(0.0, 0.0, 0.5)),
+            // the left edge is local +x (Mitsuba's convention), the top +y / aspect
+            (Vec2::new(0.0, 24.0), Vec3::new(2.0, 0.0, 0.5)),
+            (Vec2::new(32.0, 0.0), Vec3::new(0.0, 2.0 * 48.0 / 64.0, 0.5)),
+            (Vec2::new(64.0, 48.0), Vec3::new(-2.0, -1.5, 0.5)),
+        ] {
+            let r = cam.sample_ray(pos, Vec2::new(0.3, 0.7), &film);
+            assert!((r.o - want).length() < 1e-5, "{pos}: {} vs {want}", r.o);
+            assert_eq!(r.d, Vec3::Z);
+            assert_eq!(r.tmax, 9.5);
+        }
+    }
+}
