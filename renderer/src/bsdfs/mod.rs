@@ -136,6 +136,20 @@ impl AnyBsdf {
         dispatch!(self, b => b.pdf(ctx, wi, wo))
     }
 
+    /// The diffuse reflectance seen from `wi` (Mitsuba's `eval_diffuse_reflectance`, the
+    /// `albedo` AOV): the diffuse texture of the BSDFs that have one, through `twosided`
+    /// that of the side `wi` is on, and `π · eval(wi, +z)` (the reflectance of a
+    /// Lambertian surface that would send as much light along the normal) for the others.
+    pub fn diffuse_reflectance(&self, ctx: &BsdfCtx, wi: Vec3) -> Color {
+        match self {
+            AnyBsdf::Diffuse(b) => ctx.tex.eval(b.reflectance, ctx.uv),
+            AnyBsdf::Plastic(b) => ctx.tex.eval(b.diffuse_reflectance, ctx.uv),
+            AnyBsdf::RoughPlastic(b) => ctx.tex.eval(b.diffuse_reflectance, ctx.uv),
+            AnyBsdf::TwoSided(b) => b.diffuse_reflectance(ctx, wi),
+            _ => self.eval(ctx, wi, Vec3::Z) * crate::math::PI,
+        }
+    }
+
     /// Whether every lobe is a delta, so emitter sampling is pointless.
     pub fn is_delta(&self, ctx: &BsdfCtx) -> bool {
         match self {
