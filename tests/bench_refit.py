@@ -27,7 +27,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_cpu import LLVM, ROOT, machine, write_bumpy_sphere  # noqa: E402
+from bench_cpu import LLVM, ROOT, machine, write_bumpy_sphere
 
 XML = """<scene version="3.0.0">
     <integrator type="direct"/>
@@ -126,7 +126,8 @@ def main():
     load_after = os.getloadavg()
     print(f"mesh-edit benchmark: positions write + update(), then render(spp=1) + np.array at 256x256; median of {args.reps}")
     print(f"machine: {machine()}")
-    print("load average before: %s, after: %s" % tuple(" ".join(f"{x:.2f}" for x in la) for la in (load_before, load_after)))
+    before, after = (" ".join(f"{x:.2f}" for x in la) for la in (load_before, load_after))
+    print(f"load average before: {before}, after: {after}")
     head = f"{'mesh':<7} {'vertices':>9} {'renderer':<26} {'update ms':>10} {'cycle ms':>10} {'mean':>8}"
     print(head)
     print("-" * len(head))

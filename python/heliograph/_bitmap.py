@@ -48,6 +48,7 @@ class _PixelFormat(enum.Enum):
     YA = "ya"
     RGB = "rgb"
     RGBA = "rgba"
+    XYZ = "xyz"
     MultiChannel = "multichannel"
 
 
@@ -230,6 +231,8 @@ class Bitmap:
             return a
         if src == _PixelFormat.MultiChannel:
             raise ValueError(f"Bitmap.convert: cannot convert a multi-channel bitmap to {fmt.name}; use split()")
+        if _PixelFormat.XYZ in (src, fmt):
+            raise ValueError(f"Bitmap.convert: cannot convert {src.name} to {fmt.name} (XYZ bitmaps hold vectors)")
         h, w = a.shape[:2]
         alpha = a[..., -1:] if src in (_PixelFormat.YA, _PixelFormat.RGBA) else np.ones((h, w, 1))
         colour = a[..., : 3 if src in (_PixelFormat.RGB, _PixelFormat.RGBA) else 1]
@@ -241,17 +244,19 @@ class Bitmap:
 
     def split(self) -> List[Tuple[str, Bitmap]]:
         """The channels grouped by the prefix of their names (``'image.R'`` goes to
-        ``'image'``; names without a prefix to ``'<root>'``), as (name, Bitmap) pairs."""
+        ``'image'``; names without a prefix to ``'<root>'``), as (name, Bitmap) pairs
+        sorted by name, as Mitsuba's; a group of X, Y, Z channels is an ``XYZ`` bitmap."""
         groups: Dict[str, List[int]] = {}
         for i, n in enumerate(self._names):
             prefix = n.rsplit(".", 1)[0] if "." in n else "<root>"
             groups.setdefault(prefix, []).append(i)
         out = []
-        for prefix, idx in groups.items():
+        for prefix, idx in sorted(groups.items()):
             names = [self._names[i].rsplit(".", 1)[-1] for i in idx]
             b = Bitmap.__new__(Bitmap)
             b._metadata = {}
-            b._set(self._data[..., idx].copy(), names, self._srgb)
+            fmt = _PixelFormat.XYZ if names == ["X", "Y", "Z"] else None
+            b._set(self._data[..., idx].copy(), names, self._srgb, fmt)
             out.append((prefix, b))
         return out
 

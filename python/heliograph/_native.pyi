@@ -9,6 +9,7 @@ from typing_extensions import final
 __all__ = [
     "CudaUnavailableError",
     "RenderError",
+    "RenderedFilm",
     "Scene",
     "SceneError",
     "SceneFileError",
@@ -29,6 +30,7 @@ __all__ = [
     "_parked_imports",
     "_pixels",
     "_read_image",
+    "_render",
     "_set_nvrtc_search_paths",
     "_write_image",
     "cuda_stream",
@@ -94,6 +96,7 @@ class TensorXf:
     def __pos__(self) -> TensorXf: ...
     def __abs__(self) -> TensorXf: ...
     def _repr_png_(self) -> Optional[bytes]: ...
+    def _film(self) -> Optional[TensorXf]: ...
     def __dlpack__(
         self,
         *,
@@ -118,6 +121,13 @@ class Scene:
     def shapes(self) -> List[Any]: ...
     def integrator(self) -> Any: ...
     def bbox(self) -> Any: ...
+
+@final
+class RenderedFilm:
+    """What a CPU render left on its film: channel names, and the render to run again."""
+
+    def channel_names(self) -> List[str]: ...
+    def render(self) -> TensorXf: ...
 
 @final
 class SceneParameters:
@@ -149,6 +159,14 @@ def render(
     sensor: Any = None,
     integrator: Any = None,
 ) -> TensorXf: ...
+def _render(
+    scene: Any,
+    params: Any = None,
+    spp: Optional[int] = None,
+    seed: Optional[int] = None,
+    sensor: Any = None,
+    integrator: Any = None,
+) -> Tuple[TensorXf, Optional[RenderedFilm]]: ...
 def traverse(scene: Any) -> SceneParameters: ...
 def set_progress(enabled: Optional[bool], delay: float = 0.5) -> None: ...
 def progress() -> Optional[bool]: ...

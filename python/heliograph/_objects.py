@@ -11,8 +11,7 @@ same errors as inside a scene), and keeps its dict: it can be placed into a late
 from __future__ import annotations
 
 import weakref
-from collections import OrderedDict
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -32,9 +31,11 @@ _CLASS = {
     "sampler": "Sampler",
 }
 
-# The last image rendered per scene, for ``sensor.film().bitmap()`` (a few scenes).
-# Weak: dropping a render's tensor still cancels the render.
-_LAST: OrderedDict[int, weakref.ref] = OrderedDict()
+# The last render per scene, for ``sensor.film().bitmap()``: its tensor, held weakly
+# (dropping it still cancels the render), and its film (``_native.RenderedFilm``, None on
+# CUDA), which develops the same render again when the tensor is gone. An entry lives
+# as long as its scene.
+_LAST: weakref.WeakKeyDictionary[Any, Tuple[weakref.ref, Any]] = weakref.WeakKeyDictionary()
 
 
 def _host_scene(category: str, d: dict) -> dict:
@@ -145,17 +146,27 @@ class Film(Plugin):
         return np.array(self._info["crop_offset"], dtype=np.uint32)
 
     def bitmap(self) -> Any:
-        """The image of the last render with this film, as a ``Bitmap``."""
+        """The last render with this film, as a ``Bitmap`` with every film channel
+        (Mitsuba's names: ``R, G, B, A``, then an ``aov`` integrator's, e.g.
+        ``albedo.R``; ``split()`` groups them)."""
         from ._bitmap import Bitmap
 
-        ref = _LAST.get(id(self._scene))
+        ref, film = _LAST.get(self._scene, (None, None))
         img = ref() if ref is not None else None
+        if film is None:  # nothing rendered yet, or a CUDA render
+            if img is None:
+                raise RuntimeError(
+                    "Film.bitmap(): no image of this film is alive; render first, and on cuda_rgb keep the "
+                    "TensorXf that render() returned"
+                )
+            return Bitmap(img)
         if img is None:
-            raise RuntimeError(
-                "Film.bitmap(): no image of this film is alive; keep the TensorXf that render() returned "
-                "(a render whose result is dropped is cancelled)"
-            )
-        return Bitmap(img)
+            # the render's tensor was dropped (and the render cancelled): the same render again
+            data = film.render()
+        else:
+            whole = img._film()  # an aov render's tensor holds some of the film's channels
+            data = img if whole is None else whole
+        return Bitmap(np.array(data), channel_names=film.channel_names())
 
 
 class Sensor(Plugin):
@@ -252,12 +263,9 @@ def render(
     the render and returns its ``TensorXf`` at once (reading it waits). ``spp=0`` or None
     takes the scene's sample count; ``sensor`` is 0 or a sensor from ``load_dict``, and
     ``integrator`` an integrator from ``load_dict`` (both on the CPU variants)."""
-    img = _native.render(scene, params, spp, seed, sensor, integrator)
+    img, film = _native._render(scene, params, spp, seed, sensor, integrator)
     film_owner = sensor._scene if isinstance(sensor, Sensor) else scene
-    _LAST[id(film_owner)] = weakref.ref(img)
-    _LAST.move_to_end(id(film_owner))
-    while len(_LAST) > 8:
-        _LAST.popitem(last=False)
+    _LAST[film_owner] = (weakref.ref(img), film)
     return img
 
 

@@ -1,7 +1,7 @@
 //! heliograph's Python bindings, compiled by maturin into the private module
 //! `heliograph._native` and re-exported by the `heliograph` package
 //! (`python/heliograph/__init__.py`). The files mirror the core's modules:
-//! `scene` (variants, loaders, render), `dict` (Mitsuba dicts), `params`
+//! `scene` (variants, loaders, render), `film` (what a render left on the film), `dict` (Mitsuba dicts), `params`
 //! (traverse/update), `tensor` (asynchronous TensorXf), `progress` (the progress
 //! line while a read waits) and `dlpack` (export/import).
 
@@ -9,6 +9,7 @@ pub mod cuda;
 pub mod dict;
 pub mod dlpack;
 pub mod errors;
+pub mod film;
 pub mod params;
 pub mod progress;
 pub mod scene;
@@ -175,6 +176,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scene::load_file, m)?)?;
     m.add_function(wrap_pyfunction!(scene::load_string, m)?)?;
     m.add_function(wrap_pyfunction!(scene::render, m)?)?;
+    m.add_function(wrap_pyfunction!(scene::_render, m)?)?;
+    m.add_class::<film::RenderedFilm>()?;
     m.add_function(wrap_pyfunction!(params::traverse, m)?)?;
     m.add_function(wrap_pyfunction!(progress::set_progress, m)?)?;
     m.add_function(wrap_pyfunction!(progress::progress, m)?)?;

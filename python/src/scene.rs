@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use heliograph::backend::cpu::render_async;
 use heliograph::backend::cuda::{check_supported, CudaBackend, CudaFilm, DeviceScene};
 use heliograph::backend::{Backend, RenderOptions};
-use heliograph::integrators::AnyIntegrator;
+use heliograph::integrators::{AnyIntegrator, Aov};
 use heliograph::scene::params::ParamTable;
 use heliograph::scene::{xml, LoadedScene, ParamValue, Scene, SceneDesc};
 use heliograph::sensors::Sensor;
@@ -19,6 +19,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString};
 
 use crate::errors::{to_py, VariantError};
+use crate::film::{film_shape, RenderedFilm};
 use crate::params::SceneParameters;
 use crate::tensor::TensorXf;
 
@@ -100,7 +101,7 @@ pub fn variants() -> Vec<&'static str> {
 }
 
 /// A loaded scene (see the module docs).
-#[pyclass(module = "heliograph", name = "Scene", frozen)]
+#[pyclass(module = "heliograph", name = "Scene", frozen, weakref)]
 pub struct PyScene {
     state: Mutex<SceneState>,
 }
@@ -210,7 +211,11 @@ impl PyScene {
         let spp = st.loaded.scene().sensor.sampler.sample_count;
         let dev = st.device.as_mut().expect("uploaded above");
         if swap.is_some() {
-            let (sensor, integrator) = (swap.sensor.as_ref(), swap.integrator.as_ref());
+            // an aov integrator was refused above: the swapped one renders radiance
+            let (sensor, integrator) = (
+                swap.sensor.as_ref(),
+                swap.integrator.as_ref().map(|(i, _)| i),
+            );
             return be.render_scene_as(dev, sensor, integrator, opts, spp);
         }
         be.render_scene(dev, opts, spp)
@@ -239,7 +244,11 @@ impl PyScene {
         d.set_item("shapes", s.geom.shapes.len())?;
         let emitters: Vec<String> = s.emitters.iter().map(|e| format!("{e:?}")).collect();
         d.set_item("emitters", emitters)?;
-        d.set_item("integrator", format!("{:?}", s.integrator))?;
+        let integrator = match &s.aov {
+            Some(aov) => format!("Aov({:?}, {:?})", aov, s.integrator),
+            None => format!("{:?}", s.integrator),
+        };
+        d.set_item("integrator", integrator)?;
         let b = s.bvh.bounds();
         d.set_item("bbox", (b.min.to_array(), b.max.to_array()))?;
         Ok(d)
@@ -362,6 +371,31 @@ pub fn render(
     sensor: Option<&Bound<'_, PyAny>>,
     integrator: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<TensorXf> {
+    Ok(render_film(scene, params, spp, seed, sensor, integrator)?.0)
+}
+
+/// `render`, and the film of a CPU render (None on CUDA) for `Film.bitmap()`.
+#[pyfunction]
+#[pyo3(signature = (scene, params=None, spp=None, seed=None, sensor=None, integrator=None))]
+pub fn _render(
+    scene: &Bound<'_, PyAny>,
+    params: Option<&Bound<'_, PyAny>>,
+    spp: Option<&Bound<'_, PyAny>>,
+    seed: Option<&Bound<'_, PyAny>>,
+    sensor: Option<&Bound<'_, PyAny>>,
+    integrator: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(TensorXf, Option<RenderedFilm>)> {
+    render_film(scene, params, spp, seed, sensor, integrator)
+}
+
+fn render_film(
+    scene: &Bound<'_, PyAny>,
+    params: Option<&Bound<'_, PyAny>>,
+    spp: Option<&Bound<'_, PyAny>>,
+    seed: Option<&Bound<'_, PyAny>>,
+    sensor: Option<&Bound<'_, PyAny>>,
+    integrator: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(TensorXf, Option<RenderedFilm>)> {
     let scene = scene.cast::<PyScene>().map_err(|_| {
         PyTypeError::new_err(
             "render(): 'scene' must be a heliograph Scene (from load_dict/load_file/load_string)",
@@ -393,7 +427,7 @@ pub fn render(
             .detach(|| s.render_cuda(&be, &opts, &swap))
             .map_err(to_py)?;
         let (w, h, c) = film.shape();
-        return Ok(TensorXf::device(vec![h, w, c], film.into_tensor()));
+        return Ok((TensorXf::device(vec![h, w, c], film.into_tensor()), None));
     }
     let scene_arc = scene
         .get()
@@ -403,14 +437,16 @@ pub fn render(
         })
         .map_err(to_py)?;
     let scene_arc = swap.apply(scene_arc);
-    let f = &scene_arc.sensor.film;
-    let shape = vec![
-        f.crop_size[1] as usize,
-        f.crop_size[0] as usize,
-        f.channels(),
-    ];
-    let job = render_async(scene_arc, opts).map_err(to_py)?;
-    Ok(TensorXf::pending(shape, job))
+    let shape = film_shape(&scene_arc);
+    let channels = scene_arc.output_channels();
+    let job = render_async(scene_arc.clone(), opts).map_err(to_py)?;
+    let tensor = if channels.len() == shape[2] {
+        TensorXf::pending(shape, job)
+    } else {
+        // an aov film: the tensor holds the channels that Mitsuba's render returns
+        TensorXf::pending_part(shape, channels, job)
+    };
+    Ok((tensor, Some(RenderedFilm::new(scene_arc, opts))))
 }
 
 fn int_arg(v: &Bound<'_, PyAny>, name: &str) -> PyResult<i128> {
@@ -452,11 +488,12 @@ fn non_negative_int(v: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
     Ok(x as u64)
 }
 
-/// A sensor or integrator given to `render` in place of the scene's own.
+/// A sensor or integrator (with the outputs of an `aov` one) given to `render` in
+/// place of the scene's own.
 #[derive(Default)]
 struct Swap {
     sensor: Option<Sensor>,
-    integrator: Option<AnyIntegrator>,
+    integrator: Option<(AnyIntegrator, Option<Arc<Aov>>)>,
 }
 
 impl Swap {
@@ -486,7 +523,10 @@ impl Swap {
         }
         if let Some(i) = integrator.filter(|i| !i.is_none()) {
             let host = holder(i, "integrator", "Integrator")?;
-            swap.integrator = Some(host.get().with_state(py, |st| st.loaded.scene().integrator));
+            swap.integrator = Some(host.get().with_state(py, |st| {
+                let s = st.loaded.scene();
+                (s.integrator, s.aov.clone())
+            }));
         }
         Ok(swap)
     }
@@ -503,8 +543,9 @@ impl Swap {
         if let Some(x) = self.sensor {
             s.sensor = x;
         }
-        if let Some(x) = self.integrator {
-            s.integrator = x;
+        if let Some((integrator, aov)) = &self.integrator {
+            s.integrator = *integrator;
+            s.aov = aov.clone();
         }
         Arc::new(s)
     }

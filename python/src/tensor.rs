@@ -13,7 +13,7 @@
 
 use std::io::Cursor;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use heliograph::backend::cpu::RenderJob;
@@ -44,6 +44,18 @@ enum State {
 pub struct TensorXf {
     shape: Vec<usize>,
     state: Mutex<State>,
+    /// For a render that returns some of its film's channels (an `aov` film), the film.
+    film: Option<FilmPart>,
+}
+
+/// The film of a render whose tensor holds some of its channels.
+struct FilmPart {
+    /// The developed film's shape (H, W, all channels).
+    shape: Vec<usize>,
+    /// The film channels the tensor holds, in order.
+    channels: Vec<usize>,
+    /// The whole developed film, once the render has finished.
+    developed: OnceLock<Arc<Buffer>>,
 }
 
 impl TensorXf {
@@ -58,6 +70,7 @@ impl TensorXf {
         TensorXf {
             shape,
             state: Mutex::new(State::Ready(buf)),
+            film: None,
         }
     }
 
@@ -66,6 +79,22 @@ impl TensorXf {
         TensorXf {
             shape,
             state: Mutex::new(State::Pending(job)),
+            film: None,
+        }
+    }
+
+    /// A tensor that holds `channels` of the film (of shape `film_shape`) that a
+    /// background render will develop; [`Self::film`] gives the whole film.
+    pub fn pending_part(film_shape: Vec<usize>, channels: Vec<usize>, job: RenderJob) -> TensorXf {
+        let shape = vec![film_shape[0], film_shape[1], channels.len()];
+        TensorXf {
+            shape,
+            state: Mutex::new(State::Pending(job)),
+            film: Some(FilmPart {
+                shape: film_shape,
+                channels,
+                developed: OnceLock::new(),
+            }),
         }
     }
 
@@ -79,6 +108,7 @@ impl TensorXf {
         TensorXf {
             shape,
             state: Mutex::new(State::Device(tensor)),
+            film: None,
         }
     }
 
@@ -135,13 +165,36 @@ impl TensorXf {
     }
 
     fn check_image(&self, img: Image) -> heliograph::Result<Arc<Buffer>> {
-        if [img.height, img.width, img.channels] != self.shape[..] {
+        let expected = self.film.as_ref().map_or(&self.shape, |f| &f.shape);
+        if [img.height, img.width, img.channels] != expected[..] {
             return Err(heliograph::Error::Render(format!(
                 "the film developed a {}x{}x{} image, expected {:?}",
-                img.height, img.width, img.channels, self.shape
+                img.height, img.width, img.channels, expected
             )));
         }
-        Buffer::from_slice(&img.data)
+        let Some(film) = &self.film else {
+            return Buffer::from_slice(&img.data);
+        };
+        let part: Vec<f32> = img
+            .data
+            .chunks_exact(img.channels)
+            .flat_map(|px| film.channels.iter().map(|&c| px[c]))
+            .collect();
+        let _ = film.developed.set(Buffer::from_slice(&img.data)?);
+        Buffer::from_slice(&part)
+    }
+
+    /// The whole developed film of a render that returns some of its channels (waits
+    /// for the render); `None` for other tensors.
+    pub fn film(&self, py: Python<'_>) -> PyResult<Option<TensorXf>> {
+        let Some(film) = &self.film else {
+            return Ok(None);
+        };
+        self.wait(py)?;
+        let buf = film.developed.get().cloned().ok_or_else(|| {
+            RenderError::new_err("the render finished without developing its film")
+        })?;
+        Ok(Some(TensorXf::from_buffer(film.shape.clone(), buf)))
     }
 
     /// The data on the host: waits (GIL released) for the render — Ctrl-C cancels a CPU
@@ -254,6 +307,12 @@ impl TensorXf {
             Imported::Buffer { buf, shape, .. } => Ok(TensorXf::from_buffer(shape, buf)),
             Imported::Device { tensor, shape, .. } => Ok(TensorXf::device_shared(shape, tensor)),
         }
+    }
+
+    /// The whole film of an `aov` render (all its channels; the tensor holds those that
+    /// Mitsuba's `render` returns), or None when the tensor is the whole film.
+    fn _film(&self, py: Python<'_>) -> PyResult<Option<TensorXf>> {
+        self.film(py)
     }
 
     /// `"cuda:N"` for a CUDA tensor, `"cpu"` otherwise.

@@ -161,6 +161,7 @@ fn render(
     let defines = parse_defines(define)?;
     let desc = scene::xml::load_file(path, &defines)?;
     let scene = Arc::new(scene::build_scene(&desc)?);
+    check_multichannel_output(&scene, &out)?;
     let spp = opts.resolve_spp(&scene)?;
     let [w, h] = scene.sensor.film.crop_size;
     let gpu = choose_gpu(backend, &scene, quiet)?;
@@ -170,7 +171,7 @@ fn render(
         None => render_cpu(scene.clone(), opts, w as u64 * h as u64 * spp as u64, quiet)?,
     };
     let secs = start.elapsed().as_secs_f64();
-    heliograph::io::write_image(&out, &image).with_context(|| "writing the output image")?;
+    write_film(&scene, &out, image).with_context(|| "writing the output image")?;
     let samples = w as f64 * h as f64 * spp as f64;
     let device = match &gpu {
         Some(cuda) => format!("cuda, {}", cuda.info().name),
@@ -182,6 +183,42 @@ fn render(
         out.display()
     );
     Ok(())
+}
+
+/// An `aov` film has more channels than PNG and JPEG hold: it is written as an EXR only.
+fn check_multichannel_output(scene: &heliograph::scene::Scene, out: &Path) -> Result<()> {
+    let exr = out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("exr"));
+    if scene.aov.is_none() || exr {
+        return Ok(());
+    }
+    bail!(
+        "{}: the scene's aov integrator renders a film of {} channels ({}); only an .exr \
+         output holds them all: use -o NAME.exr",
+        out.display(),
+        scene.film_channel_names().len(),
+        scene.film_channel_names().join(", ")
+    )
+}
+
+/// Writes the developed film: a multi-channel EXR with Mitsuba's channel names for an
+/// `aov` film, otherwise an RGB(A) image in the format of the extension.
+fn write_film(
+    scene: &heliograph::scene::Scene,
+    out: &Path,
+    image: heliograph::io::Image,
+) -> heliograph::Result<()> {
+    if scene.aov.is_none() {
+        return heliograph::io::write_image(out, &image);
+    }
+    let named = heliograph::io::exr_channels::NamedChannels {
+        width: image.width,
+        height: image.height,
+        names: scene.film_channel_names(),
+        data: image.data,
+    };
+    heliograph::io::exr_channels::write_exr_channels(out, &named)
 }
 
 /// The CUDA backend when asked for (an error if it cannot serve), or when `auto`

@@ -18,7 +18,10 @@ Every ``render`` a notebook calls is recorded, and rendered again with ``--seeds
 other seeds, so that each side has independent images to estimate its noise from. The
 comparison is a Welch t-test per 8x8 block and channel of the mean images, with the
 significance level Bonferroni-corrected for the number of blocks: an image matches when
-no block differs significantly.
+no block differs significantly. Images with the same channels on both sides (e.g. an
+``aov`` render's AOVs) are compared in every channel, others in R, G, B.
+``run --only PART ...`` runs the notebooks whose path contains one of the parts, keeping
+the other results.
 """
 
 from __future__ import annotations
@@ -121,10 +124,10 @@ class Recorder:
 
     def __call__(self, scene: Any, *args: Any, **kw: Any) -> Any:
         img = self.original(scene, *args, **kw)
-        runs = [np.array(img, dtype=np.float32)[..., :3]]
+        runs = [np.array(img, dtype=np.float32)]
         for s in range(1, self.seeds):
             kw2 = dict(kw, seed=1000 + s)
-            runs.append(np.array(self.original(scene, *args, **kw2), dtype=np.float32)[..., :3])
+            runs.append(np.array(self.original(scene, *args, **kw2), dtype=np.float32))
         self.images.append((self.cell, np.stack(runs)))
         return img
 
@@ -219,15 +222,19 @@ def t_sf2(t: float, dof: float) -> float:
 
 
 def compare_images(h: np.ndarray, m: np.ndarray, block: int = 8, alpha: float = 0.01) -> dict[str, Any]:
-    """Welch t-test per block and channel between K renders each side (K, H, W, 3)."""
+    """Welch t-test per block and channel between K renders each side (K, H, W, C): every
+    channel when both sides have the same, else R, G, B."""
+    if h.shape[-1] != m.shape[-1]:
+        h, m = h[..., :3], m[..., :3]
     if h.shape[1:] != m.shape[1:]:
         return {"match": False, "why": f"shapes differ: {h.shape[1:]} vs {m.shape[1:]}"}
+    channels = h.shape[-1]
     k_h, k_m = h.shape[0], m.shape[0]
     H, W = h.shape[1] // block * block, h.shape[2] // block * block
 
     def blocks(x: np.ndarray) -> np.ndarray:
         x = x[:, :H, :W].astype(np.float64)
-        return x.reshape(x.shape[0], H // block, block, W // block, block, 3).mean(axis=(2, 4))
+        return x.reshape(x.shape[0], H // block, block, W // block, block, channels).mean(axis=(2, 4))
 
     bh, bm = blocks(h), blocks(m)
     mh, mm = bh.mean(0), bm.mean(0)
@@ -238,8 +245,10 @@ def compare_images(h: np.ndarray, m: np.ndarray, block: int = 8, alpha: float = 
     worst_p, worst = 1.0, None
     fails = 0
     for idx in np.ndindex(diff.shape):
-        if se2[idx] == 0:
-            p = 1.0 if abs(diff[idx]) <= 1e-5 * (1 + abs(mm[idx])) else 0.0
+        if abs(diff[idx]) <= 1e-5 * (1 + abs(mm[idx])):
+            p = 1.0  # equal up to float round-off (e.g. a normal's 6e-17 against -4e-8)
+        elif se2[idx] == 0:
+            p = 0.0
         else:
             dof = se2[idx] ** 2 / ((vh[idx] ** 2) / (k_h - 1) + (vm[idx] ** 2) / (k_m - 1) + 1e-300)
             p = t_sf2(float(diff[idx] / math.sqrt(se2[idx])), max(float(dof), 1.0))
@@ -252,6 +261,7 @@ def compare_images(h: np.ndarray, m: np.ndarray, block: int = 8, alpha: float = 
         "match": fails == 0,
         "blocks": n,
         "failing_blocks": fails,
+        "channels": channels,
         "min_p": worst_p,
         "min_p_threshold": alpha / n,
         "worst_block": [int(i) for i in worst] if worst is not None else None,
@@ -284,8 +294,9 @@ def compare(args: argparse.Namespace) -> None:
             if "why" in r:
                 results.append(f"cell {cell}: {r['why']}")
             else:
+                what = f", {r['channels']} channels" if r["channels"] != 3 else ""
                 results.append(
-                    f"cell {cell}: {'match' if r['match'] else 'DIFFER'} ({r['failing_blocks']}/{r['blocks']} blocks, "
+                    f"cell {cell}: {'match' if r['match'] else 'DIFFER'} ({r['failing_blocks']}/{r['blocks']} blocks{what}, "
                     f"min p {r['min_p']:.2g} vs {r['min_p_threshold']:.2g}, mean {r['mean_rel_diff'] * 100:.2f}%)"
                 )
         rows.append(

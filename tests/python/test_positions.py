@@ -70,12 +70,12 @@ def _bad_values(n):
     nan = v.copy()
     nan[7, 2] = np.nan
     return [
-        ("torus.positions", v[1:], r"expected an array of shape \(%d, 3\), got an array of shape \(%d, 3\)" % (n, n - 1)),
-        ("torus.positions", v.ravel(), r"shape \(%d, 3\), got an array of shape \(%d,\)" % (n, 3 * n)),
-        ("torus.vertex_positions", v, r"expected an array of shape \(%d,\)" % (3 * n)),
+        ("torus.positions", v[1:], rf"expected an array of shape \({n}, 3\), got an array of shape \({n - 1}, 3\)"),
+        ("torus.positions", v.ravel(), rf"shape \({n}, 3\), got an array of shape \({3 * n},\)"),
+        ("torus.vertex_positions", v, rf"expected an array of shape \({3 * n},\)"),
         ("torus.positions", v.astype(np.int32), r"expected float data, got int32"),
         ("torus.positions", nan, r"NaN or infinite values \(the first at flat index 23, row 7, column 2\)"),
-        ("torus.positions", 1.0, r"expected an array of shape \(%d, 3\), got a float" % n),
+        ("torus.positions", 1.0, rf"expected an array of shape \({n}, 3\), got a float"),
     ]
 
 

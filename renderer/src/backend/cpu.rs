@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::films::block::{Block, FilterTable};
 use crate::films::Film;
 use crate::io::{gib, Image};
-use crate::math::{Color, Vec2};
+use crate::math::{Color, Ray, Vec2};
 use crate::samplers::SampleRng;
 use crate::scene::Scene;
 
@@ -52,7 +52,7 @@ pub fn render_with_progress(
     crate::accel::simd::level()?;
     let spp = opts.resolve_spp(scene)?;
     let film = &scene.sensor.film;
-    check_film_size(film)?;
+    check_film_size(film, aov_channels(scene))?;
     let [cw, ch] = film.crop_size;
     let (cw, ch) = (cw as i32, ch as i32);
     let pixels = cw as u64 * ch as u64;
@@ -63,7 +63,7 @@ pub fn render_with_progress(
         .step_by(TILE as usize)
         .flat_map(|y| (0..cw).step_by(TILE as usize).map(move |x| (x, y)))
         .collect();
-    let mut acc = Block::try_new(0, 0, cw, ch)?;
+    let mut acc = Block::try_new(0, 0, cw, ch, aov_channels(scene))?;
     let table = FilterTable::new(&film.rfilter);
     on_process_pool(|| {
         for range in waves(spp, per_wave) {
@@ -76,7 +76,10 @@ pub fn render_with_progress(
         }
         Ok(())
     })??;
-    acc.develop(film.alpha)
+    match &scene.aov {
+        Some(aov) => acc.develop_aov(film.alpha, aov.nested.is_some()),
+        None => acc.develop(film.alpha),
+    }
 }
 
 /// Runs `f` on this process's rayon pool, or on the caller's own pool when called from
@@ -136,15 +139,16 @@ fn render_tiles(
         .collect()
 }
 
-/// Refuses crop windows over [`MAX_PIXELS`], saying how much memory they would need.
-pub fn check_film_size(film: &Film) -> Result<()> {
+/// Refuses crop windows over [`MAX_PIXELS`], saying how much memory they would need
+/// (with `aov_channels` more channels per pixel for an `aov` integrator).
+pub fn check_film_size(film: &Film, aov_channels: usize) -> Result<()> {
     let [w, h] = film.crop_size;
     let pixels = w as u64 * h as u64;
     if pixels <= MAX_PIXELS {
         return Ok(());
     }
-    // the accumulator (r, g, b, alpha, weight) and the developed image, in f32
-    let per_pixel = 4 * (5 + film.channels() as u64);
+    // the accumulator (r, g, b, alpha, weight, AOVs) and the developed image, in f32
+    let per_pixel = 4 * (5 + 2 * aov_channels as u64 + film.channels() as u64);
     Err(Error::Render(format!(
         "the film's {w} x {h} crop window would need {:.1} GiB of memory on the CPU \
          ({per_pixel} bytes a pixel); the CPU backend renders at most {MAX_PIXELS} pixels \
@@ -169,6 +173,11 @@ fn waves(spp: u32, per_wave: u32) -> impl Iterator<Item = std::ops::Range<u32>> 
     })
 }
 
+/// The extra film channels of `scene`'s `aov` integrator (0 without one).
+fn aov_channels(scene: &Scene) -> usize {
+    scene.aov.as_ref().map_or(0, |a| a.channel_count())
+}
+
 /// Renders samples `range` of the pixels of one tile into a block that covers
 /// the tile plus the filter border.
 fn render_tile(
@@ -182,9 +191,59 @@ fn render_tile(
 ) -> (Block, u64) {
     let film = &scene.sensor.film;
     let [cw, ch] = film.crop_size;
-    let [ox, oy] = film.crop_offset;
     let (tw, th) = (TILE.min(cw as i32 - tx), TILE.min(ch as i32 - ty));
-    let mut block = Block::new(tx - border, ty - border, tw + 2 * border, th + 2 * border);
+    let (x0, y0, bw, bh) = (tx - border, ty - border, tw + 2 * border, th + 2 * border);
+    let tile = [tx, ty, tw, th];
+    let Some(aov) = scene.aov.as_deref() else {
+        let mut block = Block::new(x0, y0, bw, bh);
+        let count = tile_samples(scene, seed, tile, range, |pos, ray, rng| {
+            let (l, alpha) = scene.integrator.sample(scene, ray, rng);
+            block.splat(table, pos, finite_or_zero(l), alpha);
+        });
+        return (block, count);
+    };
+    let mut block = Block::with_extra(x0, y0, bw, bh, aov.channel_count());
+    let mut values = vec![0.0; aov.channel_count()];
+    let count = tile_samples(scene, seed, tile, range, |pos, ray, rng| {
+        // the nested integrator first: it draws the same numbers as in a render of its own
+        let (l, alpha) = match aov.nested {
+            Some(_) => scene.integrator.sample(scene, ray, rng),
+            None => (Color::ZERO, 0.0),
+        };
+        aov.eval(scene, ray, &mut values);
+        for v in values.iter_mut().filter(|v| !v.is_finite()) {
+            *v = 0.0;
+        }
+        block.splat_extra(table, pos, finite_or_zero(l), alpha, &values);
+    });
+    // contributions outside the crop window are dropped by clipping the block at merge time
+    (block, count)
+}
+
+/// A NaN/inf sample (numerical accident) is dropped rather than poisoning the pixel.
+#[inline]
+fn finite_or_zero(l: Color) -> Color {
+    if l.is_finite() {
+        l
+    } else {
+        Color::ZERO
+    }
+}
+
+/// Runs `sample(pos, ray, rng)` for samples `range` of every pixel of `tile` (x, y,
+/// width, height in crop pixels): `pos` is the sample's crop-space film position, `ray`
+/// its camera ray and `rng` its random stream after the film position's two numbers (and
+/// the aperture's two, for a camera that samples one).
+/// Returns the number of samples.
+fn tile_samples(
+    scene: &Scene,
+    seed: u64,
+    [tx, ty, tw, th]: [i32; 4],
+    range: std::ops::Range<u32>,
+    mut sample: impl FnMut(Vec2, &Ray, &mut SampleRng),
+) -> u64 {
+    let film = &scene.sensor.film;
+    let [ox, oy] = film.crop_offset;
     let cam = &scene.sensor.camera;
     let mut count = 0u64;
     for y in ty..ty + th {
@@ -201,21 +260,16 @@ fn render_tile(
                 };
                 let pos = Vec2::new(fx as f32 + jitter.x, fy as f32 + jitter.y);
                 let ray = cam.sample_ray(pos, aperture, film);
-                let (l, alpha) = scene.integrator.sample(scene, &ray, &mut rng);
-                // a NaN/inf sample (numerical accident) is dropped rather than poisoning the pixel
-                let l = if l.is_finite() { l } else { Color::ZERO };
-                block.splat(
-                    table,
+                sample(
                     Vec2::new(x as f32 + jitter.x, y as f32 + jitter.y),
-                    l,
-                    alpha,
+                    &ray,
+                    &mut rng,
                 );
                 count += 1;
             }
         }
     }
-    // contributions outside the crop window are dropped by clipping the block at merge time
-    (block, count)
+    count
 }
 
 /// The end of a background render, for waiters that must wake at once (a Python read
@@ -330,7 +384,7 @@ impl Drop for RenderJob {
 pub fn render_async(scene: Arc<Scene>, opts: RenderOptions) -> Result<RenderJob> {
     crate::accel::simd::level()?;
     opts.resolve_spp(&scene)?;
-    check_film_size(&scene.sensor.film)?;
+    check_film_size(&scene.sensor.film, aov_channels(&scene))?;
     let progress = Arc::new(Progress::default());
     let completion = Arc::new(Completion::default());
     let (p, c) = (progress.clone(), completion.clone());

@@ -75,6 +75,11 @@ impl BsdfPlugin for Diffuse {
         }
         cosine_hemisphere_pdf(wo)
     }
+
+    /// The albedo (the `albedo` AOV).
+    fn diffuse_reflectance(&self, ctx: &BsdfCtx, _wi: Vec3) -> Color {
+        ctx.tex.eval(self.reflectance, ctx.uv)
+    }
 }
 
 #[cfg(test)]

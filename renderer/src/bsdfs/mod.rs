@@ -165,6 +165,14 @@ pub trait BsdfPlugin: Copy + std::fmt::Debug + PartialEq {
     fn is_delta(&self, _ctx: &BsdfCtx) -> bool {
         Self::DELTA
     }
+
+    /// The diffuse reflectance seen from `wi` (Mitsuba's `eval_diffuse_reflectance`, the
+    /// `albedo` AOV): a plugin with a diffuse texture returns it; the default is
+    /// `π · eval(wi, +z)`, the reflectance of a Lambertian surface that would send as
+    /// much light along the normal.
+    fn diffuse_reflectance(&self, ctx: &BsdfCtx, wi: Vec3) -> Color {
+        self.eval(ctx, wi, Vec3::Z) * crate::math::PI
+    }
 }
 
 impl AnyBsdf {

@@ -169,6 +169,11 @@ impl BsdfPlugin for Plastic {
         let f_i = fresnel_dielectric(wi.z, self.eta).r;
         (1.0 - self.prob_specular(f_i)) * cosine_hemisphere_pdf(wo)
     }
+
+    /// The base's albedo (the `albedo` AOV).
+    fn diffuse_reflectance(&self, ctx: &BsdfCtx, _wi: Vec3) -> Color {
+        ctx.tex.eval(self.diffuse_reflectance, ctx.uv)
+    }
 }
 
 /// The probability of sampling the coating of a plastic rather than its base: the

@@ -124,6 +124,13 @@ macro_rules! register_bsdfs {
                 match self { $(AnyBsdf::$plugin(b) => b.is_delta(ctx),)+ }
             }
 
+            /// The diffuse reflectance seen from `wi` (Mitsuba's
+            /// `eval_diffuse_reflectance`, the `albedo` AOV;
+            /// [`BsdfPlugin::diffuse_reflectance`]).
+            pub fn diffuse_reflectance(&self, ctx: &BsdfCtx, wi: Vec3) -> Color {
+                match self { $(AnyBsdf::$plugin(b) => b.diffuse_reflectance(ctx, wi),)+ }
+            }
+
             /// The plugin's tag ([`tag`]).
             pub fn tag(&self) -> u32 {
                 match self { $(AnyBsdf::$plugin(_) => tag::$tag,)+ }

@@ -317,6 +317,11 @@ impl BsdfPlugin for RoughPlastic {
         };
         ps * spec + (1.0 - ps) * cosine_hemisphere_pdf(wo)
     }
+
+    /// The base's albedo (the `albedo` AOV).
+    fn diffuse_reflectance(&self, ctx: &BsdfCtx, _wi: Vec3) -> Color {
+        ctx.tex.eval(self.diffuse_reflectance, ctx.uv)
+    }
 }
 
 #[cfg(test)]

@@ -132,6 +132,15 @@ impl BsdfPlugin for TwoSided {
         }
     }
 
+    /// The diffuse reflectance of the BSDF of the side `wi` is on (seen from the front).
+    fn diffuse_reflectance(&self, ctx: &BsdfCtx, wi: Vec3) -> Color {
+        match self.side(ctx, wi) {
+            _ if wi.z == 0.0 => Color::ZERO,
+            (b, true) => b.diffuse_reflectance(ctx, flip(wi)),
+            (b, false) => b.diffuse_reflectance(ctx, wi),
+        }
+    }
+
     /// Whether both sides are purely delta.
     fn is_delta(&self, ctx: &BsdfCtx) -> bool {
         ctx.bsdfs[self.front as usize].is_delta(ctx) && ctx.bsdfs[self.back as usize].is_delta(ctx)

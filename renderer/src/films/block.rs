@@ -57,7 +57,9 @@ impl FilterTable {
     }
 }
 
-/// A rectangle of accumulated `(r, g, b, alpha, weight)` values.
+/// A rectangle of accumulated `(r, g, b, alpha, weight)` values, and of
+/// `extra_channels` more values per pixel (the AOVs of an `aov` integrator) that are
+/// filtered with the same weights.
 #[derive(Clone, Debug)]
 pub struct Block {
     /// Left edge in crop pixel coordinates.
@@ -70,91 +72,162 @@ pub struct Block {
     pub h: i32,
     /// `w * h` accumulators.
     pub data: Vec<[f32; 5]>,
+    /// Extra channels per pixel.
+    pub extra_channels: usize,
+    /// `w * h * extra_channels` weighted sums of the extra channels.
+    pub extra: Vec<f32>,
+}
+
+/// Calls `add(i, w)` for each pixel `i` (an index into the block `x0, y0, w, h`) that a
+/// sample at crop-space position `pos` reaches, with its filter weight `w`.
+#[inline(always)]
+fn footprint(
+    [x0, y0, bw, bh]: [i32; 4],
+    table: &FilterTable,
+    pos: Vec2,
+    mut add: impl FnMut(usize, f32),
+) {
+    let r = table.radius;
+    if let AnyFilter::Box { radius } = &table.filter {
+        if *radius <= 0.5 {
+            // one pixel: the one containing the sample
+            let (x, y) = (floor_i32(pos.x) - x0, floor_i32(pos.y) - y0);
+            if x >= 0 && y >= 0 && x < bw && y < bh {
+                add((y * bw + x) as usize, 1.0);
+            }
+            return;
+        }
+    }
+    let lo_x = ceil_i32(pos.x - 0.5 - r).max(x0);
+    let hi_x = floor_i32(pos.x - 0.5 + r).min(x0 + bw - 1);
+    let lo_y = ceil_i32(pos.y - 0.5 - r).max(y0);
+    let hi_y = floor_i32(pos.y - 0.5 + r).min(y0 + bh - 1);
+    if lo_x > hi_x || lo_y > hi_y {
+        return;
+    }
+    let nx = ((hi_x - lo_x + 1) as usize).min(MAX_FOOTPRINT);
+    let ny = ((hi_y - lo_y + 1) as usize).min(MAX_FOOTPRINT);
+    let mut wx = [0.0f32; MAX_FOOTPRINT];
+    for (i, w) in wx.iter_mut().enumerate().take(nx) {
+        *w = table.eval(lo_x as f32 + i as f32 + 0.5 - pos.x);
+    }
+    for j in 0..ny {
+        let wy = table.eval(lo_y as f32 + j as f32 + 0.5 - pos.y);
+        if wy == 0.0 {
+            continue;
+        }
+        let row = ((lo_y + j as i32 - y0) * bw + (lo_x - x0)) as usize;
+        for i in 0..nx {
+            add(row + i, wx[i] * wy);
+        }
+    }
+}
+
+/// Adds the weighted sample `(w l, w alpha, w)` to accumulator `v`.
+#[inline(always)]
+fn accumulate(v: &mut [f32; 5], l: Color, alpha: f32, w: f32) {
+    *v = [
+        v[0] + w * l.x,
+        v[1] + w * l.y,
+        v[2] + w * l.z,
+        v[3] + w * alpha,
+        v[4] + w,
+    ];
 }
 
 impl Block {
     /// A zeroed block covering `[x0, x0+w) × [y0, y0+h)`.
     pub fn new(x0: i32, y0: i32, w: i32, h: i32) -> Self {
+        Self::with_extra(x0, y0, w, h, 0)
+    }
+
+    /// A zeroed block with `extra_channels` more channels per pixel.
+    pub fn with_extra(x0: i32, y0: i32, w: i32, h: i32, extra_channels: usize) -> Self {
+        let n = w.max(0) as usize * h.max(0) as usize;
         Block {
             x0,
             y0,
             w,
             h,
-            data: vec![[0.0; 5]; w.max(0) as usize * h.max(0) as usize],
+            data: vec![[0.0; 5]; n],
+            extra_channels,
+            extra: vec![0.0; n * extra_channels],
         }
+    }
+
+    fn rect(&self) -> [i32; 4] {
+        [self.x0, self.y0, self.w, self.h]
     }
 
     /// Splats a sample at crop-space position `pos` (pixel (x, y) spans [x, x+1)).
     #[inline]
     pub fn splat(&mut self, table: &FilterTable, pos: Vec2, l: Color, alpha: f32) {
-        let r = table.radius;
-        if let AnyFilter::Box { radius } = &table.filter {
-            if *radius <= 0.5 {
-                // one pixel: the one containing the sample
-                let (x, y) = (floor_i32(pos.x) - self.x0, floor_i32(pos.y) - self.y0);
-                if x >= 0 && y >= 0 && x < self.w && y < self.h {
-                    let v = &mut self.data[(y * self.w + x) as usize];
-                    *v = [v[0] + l.x, v[1] + l.y, v[2] + l.z, v[3] + alpha, v[4] + 1.0];
-                }
-                return;
-            }
-        }
-        let lo_x = ceil_i32(pos.x - 0.5 - r).max(self.x0);
-        let hi_x = floor_i32(pos.x - 0.5 + r).min(self.x0 + self.w - 1);
-        let lo_y = ceil_i32(pos.y - 0.5 - r).max(self.y0);
-        let hi_y = floor_i32(pos.y - 0.5 + r).min(self.y0 + self.h - 1);
-        if lo_x > hi_x || lo_y > hi_y {
-            return;
-        }
-        let nx = ((hi_x - lo_x + 1) as usize).min(MAX_FOOTPRINT);
-        let ny = ((hi_y - lo_y + 1) as usize).min(MAX_FOOTPRINT);
-        let mut wx = [0.0f32; MAX_FOOTPRINT];
-        for (i, w) in wx.iter_mut().enumerate().take(nx) {
-            *w = table.eval(lo_x as f32 + i as f32 + 0.5 - pos.x);
-        }
-        for j in 0..ny {
-            let wy = table.eval(lo_y as f32 + j as f32 + 0.5 - pos.y);
-            if wy == 0.0 {
-                continue;
-            }
-            let row = ((lo_y + j as i32 - self.y0) * self.w + (lo_x - self.x0)) as usize;
-            for i in 0..nx {
-                let w = wx[i] * wy;
-                let v = &mut self.data[row + i];
-                *v = [
-                    v[0] + w * l.x,
-                    v[1] + w * l.y,
-                    v[2] + w * l.z,
-                    v[3] + w * alpha,
-                    v[4] + w,
-                ];
-            }
-        }
+        let rect = self.rect();
+        let data = &mut self.data;
+        footprint(rect, table, pos, |i, w| {
+            accumulate(&mut data[i], l, alpha, w)
+        });
     }
 
-    /// Adds another block's accumulators (the overlap only).
+    /// Splats a sample with its extra channels `extra` (`extra_channels` values).
+    #[inline]
+    pub fn splat_extra(
+        &mut self,
+        table: &FilterTable,
+        pos: Vec2,
+        l: Color,
+        alpha: f32,
+        extra: &[f32],
+    ) {
+        let rect = self.rect();
+        let (data, acc, k) = (&mut self.data, &mut self.extra, self.extra_channels);
+        footprint(rect, table, pos, |i, w| {
+            accumulate(&mut data[i], l, alpha, w);
+            for (d, v) in acc[i * k..(i + 1) * k].iter_mut().zip(extra) {
+                *d += w * v;
+            }
+        });
+    }
+
+    /// Adds another block's accumulators (the overlap only; the same extra channels).
     pub fn merge(&mut self, o: &Block) {
+        let k = self.extra_channels;
         let x_lo = self.x0.max(o.x0);
         let x_hi = (self.x0 + self.w).min(o.x0 + o.w);
         let y_lo = self.y0.max(o.y0);
         let y_hi = (self.y0 + self.h).min(o.y0 + o.h);
         for y in y_lo..y_hi {
             for x in x_lo..x_hi {
-                let s = &o.data[((y - o.y0) * o.w + (x - o.x0)) as usize];
-                let d = &mut self.data[((y - self.y0) * self.w + (x - self.x0)) as usize];
+                let si = ((y - o.y0) * o.w + (x - o.x0)) as usize;
+                let di = ((y - self.y0) * self.w + (x - self.x0)) as usize;
+                let (s, d) = (&o.data[si], &mut self.data[di]);
                 for c in 0..5 {
                     d[c] += s[c];
+                }
+                for c in 0..k {
+                    self.extra[di * k + c] += o.extra[si * k + c];
                 }
             }
         }
     }
 
-    /// A zeroed block, or an error saying how much memory it needed (a film
-    /// accumulator can be gigabytes: failing to get them must not abort).
-    pub fn try_new(x0: i32, y0: i32, w: i32, h: i32) -> Result<Self> {
+    /// A zeroed block with `extra_channels` more channels per pixel, or an error saying
+    /// how much memory it needed (a film accumulator can be gigabytes: failing to get
+    /// them must not abort).
+    pub fn try_new(x0: i32, y0: i32, w: i32, h: i32, extra_channels: usize) -> Result<Self> {
         let n = w.max(0) as usize * h.max(0) as usize;
-        let data = try_filled(n, [0.0; 5], || format!("a {w} x {h} film accumulator"))?;
-        Ok(Block { x0, y0, w, h, data })
+        let what = || format!("a {w} x {h} film accumulator");
+        let data = try_filled(n, [0.0; 5], what)?;
+        let extra = try_filled(n.saturating_mul(extra_channels), 0.0, what)?;
+        Ok(Block {
+            x0,
+            y0,
+            w,
+            h,
+            data,
+            extra_channels,
+            extra,
+        })
     }
 
     /// Normalises by the weights into an image with 3 (rgb) or 4 (rgba) channels.
@@ -165,6 +238,28 @@ impl Block {
             let inv = if v[4] > 0.0 { 1.0 / v[4] } else { 0.0 };
             for c in 0..ch {
                 px[c] = v[c] * inv;
+            }
+        }
+        Ok(img)
+    }
+
+    /// Normalises by the weights into the film of an `aov` render (integrators/aov.rs):
+    /// `r, g, b` (and `alpha` when `alpha`), `r, g, b, alpha` again when `nested`, then
+    /// the extra channels.
+    pub fn develop_aov(&self, alpha: bool, nested: bool) -> Result<Image> {
+        let k = self.extra_channels;
+        let base = if alpha { 4 } else { 3 };
+        let ch = base + if nested { 4 } else { 0 } + k;
+        let mut img = Image::try_new(self.w as usize, self.h as usize, ch)?;
+        let sums = self.data.iter().enumerate();
+        for (px, (i, v)) in img.data.chunks_exact_mut(ch).zip(sums) {
+            let inv = if v[4] > 0.0 { 1.0 / v[4] } else { 0.0 };
+            let rgba = v[..4].iter().map(|x| x * inv);
+            let nested_rgba = rgba.clone().take(if nested { 4 } else { 0 });
+            let extra = self.extra[i * k..(i + 1) * k].iter().map(|x| x * inv);
+            let values = rgba.take(base).chain(nested_rgba).chain(extra);
+            for (p, x) in px.iter_mut().zip(values) {
+                *p = x;
             }
         }
         Ok(img)
@@ -221,6 +316,44 @@ mod tests {
                     "{p:?}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn extra_channels_share_the_weights_and_merge_like_the_image() {
+        for f in [AnyFilter::Box { radius: 0.5 }, AnyFilter::default()] {
+            let table = FilterTable::new(&f);
+            let (mut whole, mut left, mut right) = (
+                Block::with_extra(0, 0, 6, 4, 2),
+                Block::with_extra(-2, -2, 7, 8, 2),
+                Block::with_extra(1, -2, 7, 8, 2),
+            );
+            for k in 0..300 {
+                let pos = Vec2::new((k * 37 % 600) as f32 / 100.0, (k * 53 % 400) as f32 / 100.0);
+                let (l, extra) = (Color::new(0.25, 0.5, 2.0), [3.0, -1.5]);
+                whole.splat_extra(&table, pos, l, 1.0, &extra);
+                let half = if pos.x < 3.0 { &mut left } else { &mut right };
+                half.splat_extra(&table, pos, l, 1.0, &extra);
+            }
+            let mut merged = Block::with_extra(0, 0, 6, 4, 2);
+            merged.merge(&left);
+            merged.merge(&right);
+            let (a, b) = (
+                whole.develop_aov(true, true).unwrap(),
+                merged.develop_aov(true, true).unwrap(),
+            );
+            assert_eq!(a.channels, 4 + 4 + 2);
+            for (p, q) in a.data.chunks_exact(10).zip(b.data.chunks_exact(10)) {
+                let want = [0.25, 0.5, 2.0, 1.0, 0.25, 0.5, 2.0, 1.0, 3.0, -1.5];
+                for c in 0..10 {
+                    assert!((p[c] - want[c]).abs() < 1e-5, "{f:?}: {p:?}");
+                    assert!((p[c] - q[c]).abs() < 1e-5, "merged halves: {p:?} vs {q:?}");
+                }
+            }
+            // without the nested image: rgb base channels, then the extra ones
+            let rgb = whole.develop_aov(false, false).unwrap();
+            assert_eq!(rgb.channels, 3 + 2);
+            assert!((rgb.data[3] - 3.0).abs() < 1e-5 && (rgb.data[4] + 1.5).abs() < 1e-5);
         }
     }
 

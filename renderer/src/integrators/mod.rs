@@ -1,5 +1,7 @@
 //! Integrators: `direct`, `path`, `depth`. Each computes the radiance (and
-//! alpha) carried by one camera ray; the backend drives them per sample.
+//! alpha) carried by one camera ray; the backend drives them per sample. `aov`
+//! ([`aov`]) adds film channels (depth, normals, albedo, ...) to the image of a nested
+//! integrator, which it holds as the scene's integrator.
 //!
 //! `moment` is accepted as in Mitsuba's test scenes, wrapping exactly one integrator:
 //! heliograph renders the nested integrator's image (the mean); it does not produce
@@ -14,6 +16,7 @@
 //! Shared pieces live here: emitter selection for next-event estimation,
 //! emission seen by a ray (surface or environment), and the power heuristic.
 
+pub mod aov;
 pub mod depth;
 pub mod direct;
 pub mod path;
@@ -26,6 +29,7 @@ use crate::scene::props::Value;
 use crate::scene::Scene;
 use crate::shapes::{Hit, NO_EMITTER};
 
+pub use aov::Aov;
 pub use depth::Depth;
 pub use direct::Direct;
 pub use path::Path;
@@ -61,16 +65,21 @@ impl AnyIntegrator {
 }
 
 /// Names of the integrator plugins.
-pub const KNOWN: &[&str] = &["direct", "path", "depth", "moment"];
+pub const KNOWN: &[&str] = &["aov", "direct", "path", "depth", "moment"];
 
-/// Builds an `<integrator>`.
-pub fn build(obj: &ObjectDesc) -> Result<AnyIntegrator> {
+/// Builds an `<integrator>`: the integrator that computes each sample's radiance and
+/// alpha and, for `aov`, the extra outputs (the nested integrator is the first).
+pub fn build(obj: &ObjectDesc) -> Result<(AnyIntegrator, Option<Aov>)> {
     let p = &obj.props;
     let i = match obj.kind.as_str() {
-        "direct" => AnyIntegrator::Direct(Direct::build(p)?),
-        "path" => AnyIntegrator::Path(Path::build(p)?),
-        "depth" => AnyIntegrator::Depth(Depth),
+        "direct" => (AnyIntegrator::Direct(Direct::build(p)?), None),
+        "path" => (AnyIntegrator::Path(Path::build(p)?), None),
+        "depth" => (AnyIntegrator::Depth(Depth), None),
         "moment" => moment(obj)?,
+        "aov" => {
+            let (aov, nested) = Aov::build(obj)?;
+            (nested, Some(aov))
+        }
         _ => {
             return Err(Error::UnknownPlugin {
                 loc: obj.loc.clone(),
@@ -85,7 +94,7 @@ pub fn build(obj: &ObjectDesc) -> Result<AnyIntegrator> {
 }
 
 /// `moment`: the one nested integrator (see the module docs).
-fn moment(obj: &ObjectDesc) -> Result<AnyIntegrator> {
+fn moment(obj: &ObjectDesc) -> Result<(AnyIntegrator, Option<Aov>)> {
     let nested: Vec<_> = obj
         .props
         .entries()
@@ -234,7 +243,7 @@ mod tests {
         let Value::Object(o) = &e.value else {
             unreachable!("an object")
         };
-        build(o)
+        Ok(build(o)?.0)
     }
 
     #[test]

@@ -984,16 +984,20 @@ pub(crate) fn build_logged(desc: &SceneDesc, cache: LoadCache) -> Result<Built> 
     };
     let integrator = match &integrator_obj {
         Some(obj) => integrators::build(obj)?,
-        None => integrators::AnyIntegrator::default(),
+        None => (integrators::AnyIntegrator::default(), None),
     };
     let (log, params) = ctx.take_log();
     let scene = finish(ctx, sensor, integrator)?;
     Ok((scene, log, params))
 }
 
-fn finish(ctx: BuildCtx, sensor: Sensor, integrator: integrators::AnyIntegrator) -> Result<Scene> {
+fn finish(
+    ctx: BuildCtx,
+    sensor: Sensor,
+    (integrator, aov): (integrators::AnyIntegrator, Option<integrators::Aov>),
+) -> Result<Scene> {
     let bvh = Bvh::build(&ctx.geom);
-    Ok(Scene::assemble(
+    let mut scene = Scene::assemble(
         ctx.geom,
         bvh,
         ctx.bsdfs,
@@ -1002,7 +1006,9 @@ fn finish(ctx: BuildCtx, sensor: Sensor, integrator: integrators::AnyIntegrator)
         ctx.dists2d,
         sensor,
         integrator,
-    ))
+    );
+    scene.aov = aov.map(Arc::new);
+    Ok(scene)
 }
 
 /// Whether a BVH built over `a` is valid for `b`: the same primitives, the same

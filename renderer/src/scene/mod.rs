@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::accel::Bvh;
 use crate::bsdfs::{AnyBsdf, BsdfCtx};
 use crate::emitters::{AnyEmitter, EmitterCtx};
-use crate::integrators::AnyIntegrator;
+use crate::integrators::{AnyIntegrator, Aov};
 use crate::math::{Distribution2D, Ray, Vec2, Vec3};
 use crate::sensors::Sensor;
 use crate::shapes::{Geometry, Hit};
@@ -50,8 +50,10 @@ pub struct Scene {
     pub dists2d: Arc<Vec<Distribution2D>>,
     /// The camera with its film, filter and sampler.
     pub sensor: Sensor,
-    /// The integrator.
+    /// The integrator (for `aov`, the nested one, which renders the base channels).
     pub integrator: AnyIntegrator,
+    /// The outputs of an `aov` integrator: extra film channels.
+    pub aov: Option<Arc<Aov>>,
     /// Bounding sphere of the geometry (centre, radius).
     pub bsphere: (Vec3, f32),
 }
@@ -81,7 +83,31 @@ impl Scene {
             dists2d: Arc::new(dists2d),
             sensor,
             integrator,
+            aov: None,
             bsphere,
+        }
+    }
+
+    /// Names of the film's channels after a render (Mitsuba's order): `R, G, B` (and `A`
+    /// with an `rgba` film), then those of an `aov` integrator.
+    pub fn film_channel_names(&self) -> Vec<String> {
+        let alpha = self.sensor.film.alpha;
+        match &self.aov {
+            Some(a) => a.film_names(alpha),
+            None => ["R", "G", "B", "A"][..self.sensor.film.channels()]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        }
+    }
+
+    /// The film channels that a render returns, as indices into
+    /// [`Self::film_channel_names`]: all of them, except with an `aov` integrator (see
+    /// [`Aov::output_channels`]).
+    pub fn output_channels(&self) -> Vec<usize> {
+        match &self.aov {
+            Some(a) => a.output_channels(self.sensor.film.alpha),
+            None => (0..self.sensor.film.channels()).collect(),
         }
     }
 

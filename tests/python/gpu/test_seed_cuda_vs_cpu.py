@@ -43,7 +43,8 @@ def _worst_p(a: np.ndarray, b: np.ndarray) -> float:
     # noise-free blocks (the bare environment) may differ by float rounding only
     floor = (1e-5 * np.abs(mb.mean(0))) ** 2 + 1e-30
     t = np.abs(ma.mean(0) - mb.mean(0)) / np.sqrt(va + vb + floor)
-    dof = (va + vb) ** 2 / (va**2 / (len(ma) - 1) + vb**2 / (len(mb) - 1) + 1e-30)
+    # (at least 1: a noise-free block, such as a bare sky or alpha, has no variance)
+    dof = np.maximum((va + vb) ** 2 / (va**2 / (len(ma) - 1) + vb**2 / (len(mb) - 1) + 1e-30), 1.0)
     # Fisher's normalising transform of Student's t (accurate to ~1e-3 in p for dof >= 7)
     z = t * (1 - 1 / (4 * dof)) / np.sqrt(1 + t**2 / (2 * dof))
     p = np.array([math.erfc(v / math.sqrt(2)) for v in z])

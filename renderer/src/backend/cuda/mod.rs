@@ -14,7 +14,8 @@
 //! What runs on the GPU: the `direct` and `path` integrators as megakernels (one thread
 //! = one sample path; `renderer/kernels/render.cu`) over every shape, BSDF, texture and
 //! emitter plugin (one `.cuh` twin per plugin under `renderer/kernels/`), and the
-//! `depth` integrator with a one-pixel box filter. The render module is compiled per
+//! `depth` integrator with a one-pixel box filter (not `aov`: [`check_supported`]
+//! refuses it). The render module is compiled per
 //! scene plugin set ([`features`]: only the kinds present, small sets inlined whole,
 //! tiny scenes without the BVH), and `path` can also run as wavefront kernels
 //! (`kernels/wavefront.cuh`, [`RenderTuning`]), measured slower on the Cornell box and
@@ -193,8 +194,16 @@ pub fn compile_options(arch: &str, module: &str) -> Vec<String> {
 ///
 /// Supported: the `direct` and `path` integrators with every reconstruction filter, and
 /// every shape, BSDF, texture and emitter plugin; `depth` with a box filter of radius
-/// <= 0.5 only.
+/// <= 0.5 only. Not supported: `aov` (its extra film channels render on the CPU).
 pub fn check_supported(scene: &Scene) -> Result<()> {
+    if scene.aov.is_some() {
+        return Err(Error::Render(
+            "the CUDA backend does not render the \"aov\" integrator; render this scene on \
+             the CPU backend: variant \"cpu_rgb\" (or Mitsuba's \"scalar_rgb\" / \
+             \"llvm_ad_rgb\"), or --backend cpu on the command line"
+                .into(),
+        ));
+    }
     match (&scene.integrator, scene.sensor.film.rfilter) {
         (AnyIntegrator::Depth(_), AnyFilter::Box { radius }) if radius <= 0.5 => return Ok(()),
         (AnyIntegrator::Depth(_), _) => {}

@@ -1,0 +1,50 @@
+//! `RenderedFilm`: what a CPU render left on its sensor's film, for `Film.bitmap()`:
+//! the film's channel names (Mitsuba's, with an `aov` integrator's) and the render's
+//! inputs. A render whose tensor is dropped before it finishes is cancelled; the film
+//! then develops the same render again (same scene snapshot, spp and seed: the same
+//! image, bit for bit), as Mitsuba's film would hold it.
+
+use std::sync::Arc;
+
+use heliograph::backend::cpu::render_async;
+use heliograph::backend::RenderOptions;
+use heliograph::scene::Scene;
+use pyo3::prelude::*;
+
+use crate::errors::to_py;
+use crate::tensor::TensorXf;
+
+/// The film of one CPU render (see the module docs).
+#[pyclass(module = "heliograph", frozen)]
+pub struct RenderedFilm {
+    scene: Arc<Scene>,
+    opts: RenderOptions,
+}
+
+impl RenderedFilm {
+    /// The film of rendering `scene` (the snapshot the render used) with `opts`.
+    pub fn new(scene: Arc<Scene>, opts: RenderOptions) -> Self {
+        RenderedFilm { scene, opts }
+    }
+}
+
+/// The developed film's shape: (height, width, all of its channels).
+pub fn film_shape(scene: &Scene) -> Vec<usize> {
+    let [w, h] = scene.sensor.film.crop_size;
+    vec![h as usize, w as usize, scene.film_channel_names().len()]
+}
+
+#[pymethods]
+impl RenderedFilm {
+    /// The film's channel names: `R, G, B` (`A`), then those of an `aov` integrator.
+    fn channel_names(&self) -> Vec<String> {
+        self.scene.film_channel_names()
+    }
+
+    /// Renders the same image again, in the background as `render` does, and returns
+    /// the whole film (every channel).
+    fn render(&self) -> PyResult<TensorXf> {
+        let job = render_async(self.scene.clone(), self.opts).map_err(to_py)?;
+        Ok(TensorXf::pending(film_shape(&self.scene), job))
+    }
+}
