@@ -405,7 +405,7 @@ fn write_top_dispatch(s: &mut String, entries: &[BsdfEntry]) {
          \x20   BsdfRef b = bsdf_ref(s, bi);\n",
     );
     for e in &adapters {
-        adapter_case(s, e, &format!("is_delta(s, *(const {}*)b.rec);", e.record));
+        adapter_case(s, e, &format!("is_delta(s, *(const {}*)b.rec)", e.record));
     }
     s.push_str("    return bsdf_base_is_delta(b.kind);\n}\n");
     for (f, ret, params, args, _) in DISPATCH {
@@ -418,7 +418,7 @@ fn write_top_dispatch(s: &mut String, entries: &[BsdfEntry]) {
             adapter_case(
                 s,
                 e,
-                &format!("{f}(s, *(const {}*)b.rec, {args});", e.record),
+                &format!("{f}(s, *(const {}*)b.rec, {args})", e.record),
             );
         }
         let _ = writeln!(s, "    return bsdf_base_{f}(s, b, {args});\n}}");
@@ -480,6 +480,7 @@ mod tests {
         }
         let all = (1u32 << REGISTRY.len()) - 1;
         assert!(src.contains(&format!("#define HG_BSDF_ALL 0x{all:x}u")));
+        assert!(!src.contains(";;"), "a generated statement ends twice");
     }
 
     #[test]

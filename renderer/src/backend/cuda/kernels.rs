@@ -3,7 +3,7 @@
 //!
 //! Plugin twins are not listed here: each category's registry embeds its plugins'
 //! files and generates one more, its dispatch (`bsdfs/registry.cuh`, from
-//! [`crate::bsdfs::registry`]); [`file`] finds both.
+//! [`crate::bsdfs::registry`]); [`file()`] finds both.
 //!
 //! NVRTC gets no file system access from us: each `#include "x.cuh"` is replaced by
 //! the embedded file (once per module, as `#pragma once`), wrapped in `#line`
