@@ -525,7 +525,7 @@ impl LoadedScene {
                 return Ok(false);
             }
         }
-        scene.bvh = Arc::new(self.scene.bvh.refit(&geom));
+        scene.bvh = Arc::new(self.scene.bvh.refit(&geom)?);
         scene.bsphere = geom.bounds().bounding_sphere();
         scene.geom = Arc::new(geom);
         Ok(true)
