@@ -179,19 +179,19 @@ impl TriMesh {
         let (pos, tris) = (&self.positions, &self.tris);
         let corners: Vec<[Vec3; 3]> = on_process_pool(|| {
             tris.par_iter()
-            .map(|t| {
-                let p = t.map(|i| pos[i as usize]);
-                let nf = normalize_or((p[1] - p[0]).cross(p[2] - p[0]), Vec3::ZERO);
-                if nf == Vec3::ZERO {
-                    return [Vec3::ZERO; 3];
-                }
-                std::array::from_fn(|k| {
-                    let a = normalize_or(p[(k + 1) % 3] - p[k], Vec3::ZERO);
-                    let b = normalize_or(p[(k + 2) % 3] - p[k], Vec3::ZERO);
-                    nf * a.dot(b).clamp(-1.0, 1.0).acos()
+                .map(|t| {
+                    let p = t.map(|i| pos[i as usize]);
+                    let nf = normalize_or((p[1] - p[0]).cross(p[2] - p[0]), Vec3::ZERO);
+                    if nf == Vec3::ZERO {
+                        return [Vec3::ZERO; 3];
+                    }
+                    std::array::from_fn(|k| {
+                        let a = normalize_or(p[(k + 1) % 3] - p[k], Vec3::ZERO);
+                        let b = normalize_or(p[(k + 2) % 3] - p[k], Vec3::ZERO);
+                        nf * a.dot(b).clamp(-1.0, 1.0).acos()
+                    })
                 })
-            })
-            .collect()
+                .collect()
         })?;
         let mut acc = vec![Vec3::ZERO; pos.len()];
         for (t, c) in self.tris.iter().zip(&corners) {
