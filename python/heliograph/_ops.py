@@ -5,10 +5,11 @@ result is a new float32 ``TensorXf``. Comparisons give a ``TensorXf`` of 1.0 (tr
 0.0 (false), which works as a mask in indexing (``t[t > 1] = 1``).
 
 Host tensors compute with NumPy. CUDA tensors compute on the GPU, on heliograph's render
-stream after the kernels that produce them, and never go through the host; an
-operation on a CUDA tensor and host data (another array, a CPU tensor) is an error
-rather than a hidden copy: wrap the host data with ``TensorXf(...)`` under the
-``cuda_rgb`` variant first.
+stream after the kernels that produce them, and never go through the host; indexing
+too (``_native._cuda_getitem`` / ``_cuda_setitem``: basic indices and mask assignment,
+see python/src/tensor_index.rs). An operation on a CUDA tensor and host data (another
+array, a CPU tensor) is an error rather than a hidden copy: wrap the host data with
+``TensorXf(...)`` under the ``cuda_rgb`` variant first.
 """
 
 from __future__ import annotations
@@ -95,10 +96,16 @@ def _cuda(op: str, args: Tuple[Any, ...]) -> Any:
     return _native._elementwise(_ALIAS.get(op, op), list(args))
 
 
+def _numeric(x: Any, op: str) -> bool:
+    """Whether ``x`` is an operand at all (a tensor is, unread: a CUDA tensor's check
+    must not copy it to the host)."""
+    return isinstance(x, TensorXf) or _host(x, op) is not NotImplemented
+
+
 def binary(op: str, a: Any, b: Any) -> Any:
     """``a <op> b`` where one of them is a TensorXf (op: a NumPy ufunc name)."""
     if _is_cuda(a) or _is_cuda(b):
-        if _host(a, op) is NotImplemented or _host(b, op) is NotImplemented:
+        if not (_numeric(a, op) and _numeric(b, op)):
             return NotImplemented
         _check_devices(op, (a, b))
         return _cuda(op, (a, b))
@@ -156,22 +163,28 @@ def _index(index: Any) -> Any:
 
 def getitem(t: Any, index: Any) -> Any:
     """``t[index]``: a float for one element, a new TensorXf otherwise. A CUDA tensor's
-    elements are read on the host (a NumPy result, as any host read of it)."""
+    elements are gathered on the device into a new CUDA tensor (basic indexing: ints,
+    slices, ``...``, ``None``); one element is read on the host, as a float."""
     if _is_cuda(t):
-        return t.numpy()[_index(index)]
+        return _native._cuda_getitem(t, index)
     r = t.numpy()[_index(index)]
     if np.ndim(r) == 0:
         return float(r)
     return TensorXf(r)
 
 
-def setitem(t: Any, index: Any, value: Any) -> np.ndarray:
-    """The data of ``t`` with ``t[index] = value`` applied (a new array)."""
+def setitem(t: Any, index: Any, value: Any) -> Any:
+    """The data of ``t`` with ``t[index] = value`` applied: a new array, or for a CUDA
+    tensor a new CUDA tensor computed on the device (``value`` a number or a CUDA
+    tensor). ``TensorXf.__setitem__`` makes it the tensor's data."""
+    if not _numeric(value, "assignment"):
+        raise TypeError(f"TensorXf assignment: 'value' must be a number or an array, got {_kind(value)}")
+    if _is_cuda(t):
+        _check_devices("assignment", (t, value))
+        return _native._cuda_setitem(t, index, value)
     if _is_cuda(value):
         raise ValueError("TensorXf assignment: the value is a CUDA tensor and the target a host tensor")
     v = _host(value, "assignment")
-    if v is NotImplemented:
-        raise TypeError(f"TensorXf assignment: 'value' must be a number or an array, got {_kind(value)}")
     a = np.array(t.numpy(), dtype=np.float32)
     a[_index(index)] = v
     return a

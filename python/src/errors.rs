@@ -3,7 +3,9 @@
 //! the core error's text unchanged (what, where, expected vs given).
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyBufferError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyBufferError, PyIndexError, PyOSError, PyRuntimeError, PyTypeError, PyValueError,
+};
 use pyo3::prelude::*;
 
 create_exception!(
@@ -51,6 +53,7 @@ pub fn to_py(e: heliograph::Error) -> PyErr {
             heliograph::ArrayProblem::Dtype => PyTypeError::new_err(msg),
             heliograph::ArrayProblem::Layout => PyValueError::new_err(msg),
             heliograph::ArrayProblem::Device => PyBufferError::new_err(msg),
+            heliograph::ArrayProblem::Index => PyIndexError::new_err(msg),
         },
     }
 }

@@ -1,9 +1,10 @@
 //! heliograph's Python bindings, compiled by maturin into the private module
 //! `heliograph._native` and re-exported by the `heliograph` package
 //! (`python/heliograph/__init__.py`). The files mirror the core's modules:
-//! `scene` (variants, loaders, render), `film` (what a render left on the film), `dict` (Mitsuba dicts), `params`
-//! (traverse/update), `tensor` (asynchronous TensorXf), `progress` (the progress
-//! line while a read waits) and `dlpack` (export/import).
+//! `scene` (variants, loaders, render), `film` (what a render left on the film), `dict`
+//! (Mitsuba dicts), `params` (traverse/update), `tensor` (asynchronous TensorXf),
+//! `tensor_ops` and `tensor_index` (its arithmetic and indexing), `progress` (the
+//! progress line while a read waits) and `dlpack` (export/import).
 
 pub mod cuda;
 pub mod dict;
@@ -14,6 +15,7 @@ pub mod params;
 pub mod progress;
 pub mod scene;
 pub mod tensor;
+pub mod tensor_index;
 pub mod tensor_ops;
 
 use std::sync::atomic::Ordering;
@@ -185,6 +187,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_live_exports, m)?)?;
     m.add_function(wrap_pyfunction!(_plugins, m)?)?;
     m.add_function(wrap_pyfunction!(tensor_ops::_elementwise, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor_index::_cuda_getitem, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor_index::_cuda_setitem, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor_index::_index_view, m)?)?;
     m.add_function(wrap_pyfunction!(_read_exr_channels, m)?)?;
     m.add_function(wrap_pyfunction!(_write_exr_channels, m)?)?;
     m.add_function(wrap_pyfunction!(_read_image, m)?)?;

@@ -389,7 +389,8 @@ impl TensorXf {
         Ok(a)
     }
 
-    /// `t[index]`: NumPy indexing; an array result is a new `TensorXf`, one element a float.
+    /// `t[index]`: NumPy indexing; an array result is a new `TensorXf` (on the tensor's
+    /// device), one element a float.
     fn __getitem__<'py>(
         slf: &Bound<'py, Self>,
         index: &Bound<'py, PyAny>,
@@ -398,7 +399,8 @@ impl TensorXf {
     }
 
     /// `t[index] = value`: NumPy assignment. The tensor takes new storage with the
-    /// change: arrays exported earlier keep the old values.
+    /// change (a CUDA tensor's computed on the device): arrays exported earlier keep
+    /// the old values.
     fn __setitem__(
         slf: &Bound<'_, Self>,
         index: &Bound<'_, PyAny>,
@@ -406,13 +408,14 @@ impl TensorXf {
     ) -> PyResult<()> {
         let py = slf.py();
         let t = slf.get();
-        if t.device_tensor().is_some() {
-            return Err(PyTypeError::new_err(
-                "TensorXf.__setitem__: a CUDA tensor cannot be assigned to in place; \
-                 build the new values with arithmetic, or in PyTorch/CuPy and wrap them in TensorXf",
-            ));
-        }
         let data = tensor_ops::call(py, "setitem", (slf, index, value))?;
+        if let Ok(new) = data.cast::<TensorXf>() {
+            let d = new.get().device_tensor().ok_or_else(|| {
+                PyRuntimeError::new_err("internal error: a CUDA assignment gave a host tensor")
+            })?;
+            *t.lock() = State::Device(d);
+            return Ok(());
+        }
         let a = to_host_array(py, &data)?;
         let buf = Buffer::from_slice(&a.data).map_err(errors::to_py)?;
         *t.lock() = State::Ready(buf);

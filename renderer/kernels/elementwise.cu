@@ -1,25 +1,34 @@
-// TensorXf arithmetic on the device (backend/cuda/device/elementwise.rs): dst[i] =
-// op(a, b) for element i, in C order over the output shape, of up to two operands. An
-// operand is a float32 tensor read through strides in elements (0 where it is
-// broadcast), or a constant when its pointer is null. Comparisons give 1.0 or 0.0.
+// TensorXf arithmetic and indexing on the device (backend/cuda/device/elementwise.rs):
+// for each position of the iterated shape (C order), op(a, b) of up to two operands
+// goes to the destination element there. Operands and destination are float32 read or
+// written through strides in elements (0 where an operand is broadcast, negative for a
+// reversed slice; the host offsets the pointers to the first element); an operand is a
+// constant when its pointer is null. A new result has C-order destination strides; an
+// assignment writes through the strides of the view its index names, or stores only
+// where a mask is non-zero (HG_EW_STORE_WHERE). Comparisons give 1.0 or 0.0.
 // The op codes are the positions in elementwise.rs `OPS`; each case names its op.
 typedef unsigned int hg_u32;
 typedef unsigned long long hg_u64;
 typedef long long hg_i64;
 
 #define HG_EW_DIMS 8
+// dst = b where a != 0 (NaN included, as NumPy's `mask != 0`); elsewhere dst is kept
+// (elementwise.rs `STORE_WHERE`)
+#define HG_EW_STORE_WHERE 30
 
-// The output shape and each operand's strides (elementwise.rs `EwLayout`).
+// The iterated shape and the strides of each operand and of the destination
+// (elementwise.rs `EwLayout`).
 struct EwLayout {
     hg_i64 shape[HG_EW_DIMS];
     hg_i64 strides_a[HG_EW_DIMS];
     hg_i64 strides_b[HG_EW_DIMS];
+    hg_i64 strides_dst[HG_EW_DIMS];
     hg_u32 ndim;
     hg_u32 op;
     float const_a;
     float const_b;
 };
-static_assert(sizeof(EwLayout) == 208, "EwLayout layout (elementwise.rs)");
+static_assert(sizeof(EwLayout) == 272, "EwLayout layout (elementwise.rs)");
 
 __device__ inline float hg_apply(hg_u32 op, float x, float y) {
     switch (op) {
@@ -62,15 +71,20 @@ extern "C" __global__ void hg_elementwise(const float* __restrict__ a, const flo
     hg_u64 i = (hg_u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     hg_u64 rem = i;
-    hg_i64 oa = 0, ob = 0;
+    hg_i64 oa = 0, ob = 0, od = 0;
     for (int d = (int)l.ndim - 1; d >= 0; --d) {
         hg_u64 extent = (hg_u64)l.shape[d];
         hg_i64 k = (hg_i64)(rem % extent);
         rem /= extent;
         oa += k * l.strides_a[d];
         ob += k * l.strides_b[d];
+        od += k * l.strides_dst[d];
     }
     float x = a ? a[oa] : l.const_a;
     float y = b ? b[ob] : l.const_b;
-    dst[i] = hg_apply(l.op, x, y);
+    if (l.op == HG_EW_STORE_WHERE) {
+        if (x != 0.0f) dst[od] = y;
+        return;
+    }
+    dst[od] = hg_apply(l.op, x, y);
 }

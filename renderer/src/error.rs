@@ -141,8 +141,8 @@ pub enum Error {
     },
 }
 
-/// What is wrong with an array (Python maps these to `TypeError`, `ValueError` and
-/// `BufferError`).
+/// What is wrong with an array (Python maps these to `TypeError`, `ValueError`,
+/// `BufferError` and `IndexError`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArrayProblem {
     /// An element type that cannot be converted.
@@ -153,6 +153,8 @@ pub enum ArrayProblem {
     /// Memory heliograph cannot read (another device, a non-host array where host
     /// memory is needed).
     Device,
+    /// An index that names no element: out of range, or more indices than axes.
+    Index,
 }
 
 /// The core's result type.

@@ -1,12 +1,16 @@
 //! Refitting: the same tree over primitives that moved (a mesh's vertex positions
 //! were written). The topology, the leaf order and every array's size stay; the
 //! leaves' inlined triangles and every node's box are recomputed bottom-up, and the
-//! wide tree is collapsed again from the refit binary one. Much cheaper than a
+//! wide tree takes the new boxes and triangles lane by lane ([`super::wide::WideBvh::refit`]). Much cheaper than a
 //! build (no binning or partitioning), at the price of a tree that fits the new
 //! positions less tightly when they moved far.
 
-use super::{build::leaf_prim, wide, Bvh, BvhNode};
-use crate::math::Aabb;
+use rayon::prelude::*;
+
+use super::{build::leaf_prim, Bvh, BvhNode};
+use crate::backend::cpu::on_process_pool;
+use crate::error::Result;
+use crate::math::{Aabb, Vec3};
 use crate::shapes::Geometry;
 
 impl Bvh {
@@ -16,17 +20,17 @@ impl Bvh {
     /// # Panics
     /// If `geom` has a different number of primitives (a caller's bug: a changed
     /// primitive set needs a build).
-    pub fn refit(&self, geom: &Geometry) -> Bvh {
+    pub fn refit(&self, geom: &Geometry) -> Result<Bvh> {
         assert_eq!(
             geom.prims.len(),
             self.prim_indices.len(),
             "refit over a different primitive set"
         );
-        let leaf_prims: Vec<_> = self
-            .prim_indices
-            .iter()
-            .map(|&p| leaf_prim(geom, p))
-            .collect();
+        let leaf_prims: Vec<_> = on_process_pool(|| {
+            (self.prim_indices.par_iter())
+                .map(|&p| leaf_prim(geom, p))
+                .collect()
+        })?;
         let mut nodes = self.nodes.clone();
         // children follow their parent in the array, so a reverse sweep sees every
         // child before its parent
@@ -34,9 +38,19 @@ impl Bvh {
             let n = nodes[i];
             let b = if n.is_leaf() {
                 let slots = n.left_first as usize..(n.left_first + n.count) as usize;
-                self.prim_indices[slots]
-                    .iter()
-                    .fold(Aabb::EMPTY, |b, &p| b.union(&geom.prim_bounds(p)))
+                leaf_prims[slots].iter().fold(Aabb::EMPTY, |b, lp| {
+                    let pb = if lp.is_tri != 0 {
+                        // the inlined triangle: `prim_bounds` of it, from contiguous memory
+                        let [p0, p1, p2] = [lp.p0, lp.p1, lp.p2].map(Vec3::from);
+                        Aabb {
+                            min: p0.min(p1).min(p2),
+                            max: p0.max(p1).max(p2),
+                        }
+                    } else {
+                        geom.prim_bounds(lp.prim)
+                    };
+                    b.union(&pb)
+                })
             } else {
                 let l = n.left_first as usize;
                 nodes[l].bounds().union(&nodes[l + 1].bounds())
@@ -53,7 +67,7 @@ impl Bvh {
             leaf_prims,
             wide: Default::default(),
         };
-        bvh.wide = wide::collapse(&bvh, geom);
-        bvh
+        bvh.wide = self.wide.refit(&bvh);
+        Ok(bvh)
     }
 }

@@ -124,6 +124,9 @@ pub struct WideBvh {
     pub packs: Vec<TriPack>,
     /// Rectangle and disk packs referenced by leaves.
     pub planes: Vec<PlanePack>,
+    /// Per node and lane, the binary node the lane's box comes from (`EMPTY` for an
+    /// unused lane): what a refit reads ([`WideBvh::refit`]).
+    pub sources: Vec<[u32; WIDTH]>,
 }
 
 /// Collapses `bvh`'s binary tree (which must be complete: nodes, slots and leaf prims)
@@ -135,8 +138,45 @@ pub fn collapse(bvh: &Bvh, geom: &Geometry) -> WideBvh {
         return w;
     }
     w.nodes.push(WideNode::default());
+    w.sources.push([EMPTY; WIDTH]);
     collapse_node(&Src { bvh, geom }, &mut w, 0, 0);
     w
+}
+
+impl WideBvh {
+    /// This tree over `bvh`, a refit of the binary tree it was collapsed from (same
+    /// topology and leaf order, new boxes and triangles): the lanes' boxes are copied
+    /// from their binary nodes and the triangle packs re-read from the leaf slots. The
+    /// rectangle and disk packs stay (a refit moves mesh vertices only).
+    pub fn refit(&self, bvh: &Bvh) -> WideBvh {
+        let mut w = self.clone();
+        for (node, src) in w.nodes.iter_mut().zip(&self.sources) {
+            for (lane, &b) in src.iter().enumerate() {
+                let Some(n) = bvh.nodes.get(b as usize) else {
+                    continue;
+                };
+                for a in 0..3 {
+                    node.b[0][a][lane] = n.min[a];
+                    node.b[1][a][lane] = n.max[a];
+                }
+            }
+        }
+        for p in &mut w.packs {
+            for lane in 0..4 {
+                // unused lanes hold NaN (and a copy of the first lane's slot)
+                if p.v[0][0][lane].is_nan() {
+                    continue;
+                }
+                let lp = &bvh.leaf_prims[p.slot[lane] as usize];
+                for (vi, v) in [lp.p0, lp.p1, lp.p2].iter().enumerate() {
+                    for a in 0..3 {
+                        p.v[vi][a][lane] = v[a];
+                    }
+                }
+            }
+        }
+        w
+    }
 }
 
 /// What the collapse reads.
@@ -177,6 +217,7 @@ fn collapse_node(src: &Src, w: &mut WideBvh, wi: usize, bi: usize) {
         kids.insert(i + 1, l + 1);
     }
     for (lane, &k) in kids.iter().enumerate() {
+        w.sources[wi][lane] = k as u32;
         let n = &nodes[k];
         for a in 0..3 {
             w.nodes[wi].b[0][a][lane] = n.min[a];
@@ -187,6 +228,7 @@ fn collapse_node(src: &Src, w: &mut WideBvh, wi: usize, bi: usize) {
         } else {
             let c = w.nodes.len();
             w.nodes.push(WideNode::default());
+            w.sources.push([EMPTY; WIDTH]);
             collapse_node(src, w, c, k);
             c as u32
         };

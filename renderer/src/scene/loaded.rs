@@ -518,7 +518,7 @@ impl LoadedScene {
                 return Ok(false);
             }
         }
-        scene.bvh = Arc::new(self.scene.bvh.refit(&geom));
+        scene.bvh = Arc::new(self.scene.bvh.refit(&geom)?);
         scene.bsphere = geom.bounds().bounding_sphere();
         scene.geom = Arc::new(geom);
         Ok(true)

@@ -14,6 +14,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
+use crate::backend::cpu::on_process_pool;
+
 use super::{normalize_or, Geometry, Hit, MeshStore, PositionSample, Prim, Shape, NO_EMITTER};
 use super::{AnyShape, RAY_TMIN};
 use crate::error::{Error, Result};
@@ -148,7 +152,7 @@ impl TriMesh {
         }
         self.transform(to_world);
         if !face_normals && self.normals.is_none() {
-            self.compute_vertex_normals();
+            self.compute_vertex_normals()?;
         }
         Ok(self)
     }
@@ -168,26 +172,38 @@ impl TriMesh {
         }
     }
 
-    /// Smooth vertex normals: face normals weighted by the angle at each corner.
-    pub fn compute_vertex_normals(&mut self) {
-        let mut acc = vec![Vec3::ZERO; self.positions.len()];
-        for t in &self.tris {
-            let p = t.map(|i| self.positions[i as usize]);
-            let nf = normalize_or((p[1] - p[0]).cross(p[2] - p[0]), Vec3::ZERO);
-            if nf == Vec3::ZERO {
-                continue;
-            }
+    /// Smooth vertex normals: face normals weighted by the angle at each corner. The
+    /// corners' weighted normals are computed in parallel and summed per vertex in
+    /// triangle order (the same bits whatever the thread count).
+    pub fn compute_vertex_normals(&mut self) -> Result<()> {
+        let (pos, tris) = (&self.positions, &self.tris);
+        let corners: Vec<[Vec3; 3]> = on_process_pool(|| {
+            tris.par_iter()
+                .map(|t| {
+                    let p = t.map(|i| pos[i as usize]);
+                    let nf = normalize_or((p[1] - p[0]).cross(p[2] - p[0]), Vec3::ZERO);
+                    if nf == Vec3::ZERO {
+                        return [Vec3::ZERO; 3];
+                    }
+                    std::array::from_fn(|k| {
+                        let a = normalize_or(p[(k + 1) % 3] - p[k], Vec3::ZERO);
+                        let b = normalize_or(p[(k + 2) % 3] - p[k], Vec3::ZERO);
+                        nf * a.dot(b).clamp(-1.0, 1.0).acos()
+                    })
+                })
+                .collect()
+        })?;
+        let mut acc = vec![Vec3::ZERO; pos.len()];
+        for (t, c) in self.tris.iter().zip(&corners) {
             for k in 0..3 {
-                let a = normalize_or(p[(k + 1) % 3] - p[k], Vec3::ZERO);
-                let b = normalize_or(p[(k + 2) % 3] - p[k], Vec3::ZERO);
-                let angle = a.dot(b).clamp(-1.0, 1.0).acos();
-                acc[t[k] as usize] += nf * angle;
+                acc[t[k] as usize] += c[k];
             }
         }
         for n in &mut acc {
             *n = normalize_or(*n, Vec3::ZERO);
         }
         self.normals = Some(acc);
+        Ok(())
     }
 
     /// Appends the mesh to `geom` as one shape (triangles with zero area get no
@@ -638,7 +654,7 @@ mod tests {
             tris: vec![[0, 2, 1], [0, 1, 3]],
             ..Default::default()
         };
-        m.compute_vertex_normals();
+        m.compute_vertex_normals().unwrap();
         let n = m.normals.unwrap();
         assert!((n[0] - Vec3::Z).length() < 1e-5, "{:?}", n[0]);
         assert!((n[2] - Vec3::new(1.0, 0.0, 1.0).normalize()).length() < 1e-5);

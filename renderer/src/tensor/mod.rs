@@ -1,10 +1,12 @@
 //! Tensors on the host and the DLPack structs that share them: 64-byte aligned float
-//! buffers ([`buffer`]), the DLPack C structs ([`dlpack`]) and reading any producer's
-//! host tensor into float32 ([`strided`]). The Python binding keeps only the capsule
+//! buffers ([`buffer`]), the DLPack C structs ([`dlpack`]), reading any producer's
+//! host tensor into float32 ([`strided`]) and the views that basic indexing names
+//! ([`index`]). The Python binding keeps only the capsule
 //! glue and the Python protocol methods.
 
 pub mod buffer;
 pub mod dlpack;
+pub mod index;
 pub mod strided;
 
 pub use buffer::{copy_parallel, Buffer};

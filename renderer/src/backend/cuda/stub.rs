@@ -177,6 +177,16 @@ impl CudaBackend {
         match self.never {}
     }
 
+    /// An assignment into a copy of a device tensor.
+    pub fn assign(
+        &self,
+        _target: &DeviceTensor,
+        _plan: &crate::backend::cuda::elementwise::Plan,
+        _args: &[crate::backend::cuda::elementwise::Operand<'_, DeviceTensor>],
+    ) -> Result<DeviceTensor> {
+        match self.never {}
+    }
+
     /// Uploads `data` to a new device tensor.
     pub fn upload_tensor(&self, _data: &[f32]) -> Result<DeviceTensor> {
         match self.never {}

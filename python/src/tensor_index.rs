@@ -1,0 +1,254 @@
+//! Indexing of CUDA tensors, on the device: Python index objects become the core's
+//! index items (`heliograph::tensor::index`), whose view the elementwise kernel
+//! gathers (`t[index]`) or writes into a copy of the tensor (`t[index] = value`).
+//! `heliograph._ops` calls these for CUDA tensors; host tensors index with NumPy.
+//!
+//! Supported: ints, slices, `...`, `None` and tuples of these (NumPy's basic
+//! indexing), and `t[mask] = value` with a CUDA mask covering the tensor's leading
+//! axes. Anything whose result shape depends on the data (`t[mask]`) or that reads
+//! elements by a host array of positions is an error saying how to do it on the host.
+
+use std::sync::Arc;
+
+use heliograph::backend::cuda::elementwise::{plan_mask_write, plan_write, Operand};
+use heliograph::backend::cuda::DeviceTensor;
+use heliograph::tensor::index::{self, Item, View};
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyList, PySlice, PyTuple};
+
+use crate::errors::to_py;
+use crate::tensor::TensorXf;
+
+/// What is supported, for the errors.
+const SUPPORTED: &str = "ints, slices, '...', None (newaxis) and tuples of these, \
+     and t[mask] = value with a CUDA mask";
+
+/// A parsed index of a CUDA tensor.
+enum Index {
+    /// Basic indexing.
+    Basic(Vec<Item>),
+    /// A mask (non-zero: selected) and its shape.
+    Mask(Arc<DeviceTensor>, Vec<usize>),
+}
+
+/// Parses `index` (the object between the brackets).
+fn parse(index: &Bound<'_, PyAny>) -> PyResult<Index> {
+    let items: Vec<Bound<'_, PyAny>> = match index.cast::<PyTuple>() {
+        Ok(t) => t.iter().collect(),
+        Err(_) => vec![index.clone()],
+    };
+    if let Some(pos) = items.iter().position(|i| i.is_instance_of::<TensorXf>()) {
+        let mask = items[pos].cast::<TensorXf>()?.get();
+        let Some(d) = mask.device_tensor() else {
+            return Err(host_mask("a CPU TensorXf"));
+        };
+        if items.len() > 1 {
+            return Err(PyIndexError::new_err(format!(
+                "TensorXf index on CUDA: a mask must be the whole index (t[mask]), not part of a tuple; supported: {SUPPORTED}"
+            )));
+        }
+        return Ok(Index::Mask(d, mask.dims().to_vec()));
+    }
+    items
+        .iter()
+        .map(item)
+        .collect::<PyResult<_>>()
+        .map(Index::Basic)
+}
+
+fn host_mask(kind: &str) -> PyErr {
+    PyValueError::new_err(format!(
+        "TensorXf index on CUDA: a host mask ({kind}) cannot index a CUDA tensor without a copy; \
+         make the mask on the device (a comparison of CUDA tensors such as t > 1, or TensorXf(mask) under cuda_rgb)"
+    ))
+}
+
+/// One item of a basic index.
+fn item(obj: &Bound<'_, PyAny>) -> PyResult<Item> {
+    let py = obj.py();
+    if obj.is_none() {
+        return Ok(Item::NewAxis);
+    }
+    if obj.is(py.Ellipsis()) {
+        return Ok(Item::Ellipsis);
+    }
+    if let Ok(s) = obj.cast::<PySlice>() {
+        let part = |name: &str| -> PyResult<Option<i64>> {
+            let v = s.getattr(name)?;
+            if v.is_none() {
+                return Ok(None);
+            }
+            integer(&v).map(Some).ok_or_else(|| {
+                PyTypeError::new_err(
+                    "slice indices must be integers or None or have an __index__ method",
+                )
+            })
+        };
+        return Ok(Item::Slice {
+            start: part("start")?,
+            stop: part("stop")?,
+            step: part("step")?,
+        });
+    }
+    let np_bool = py.import("numpy")?.getattr("bool_")?;
+    if obj.is_instance_of::<PyBool>() || obj.is_instance(&np_bool)? {
+        return Err(PyIndexError::new_err(format!(
+            "TensorXf index on CUDA: a boolean scalar index is not supported; supported: {SUPPORTED}"
+        )));
+    }
+    if let Some(i) = integer(obj) {
+        return Ok(Item::Int(i));
+    }
+    Err(refused(obj))
+}
+
+/// `operator.index(obj)` as an i64, saturated (a position beyond ±2^63 is out of range
+/// of any tensor either way); `None` when `obj` is not an integer.
+fn integer(obj: &Bound<'_, PyAny>) -> Option<i64> {
+    let i = obj
+        .py()
+        .import("operator")
+        .ok()?
+        .call_method1("index", (obj,))
+        .ok()?;
+    match i.extract::<i64>() {
+        Ok(v) => Some(v),
+        Err(_) => Some(if i.gt(0).ok()? { i64::MAX } else { i64::MIN }),
+    }
+}
+
+/// The error for an index item that is no basic index.
+fn refused(obj: &Bound<'_, PyAny>) -> PyErr {
+    let kind = obj
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_default();
+    let dtype_kind: Option<String> = obj
+        .getattr("dtype")
+        .and_then(|d| d.getattr("kind"))
+        .and_then(|k| k.extract())
+        .ok();
+    if dtype_kind.as_deref() == Some("b") {
+        return host_mask(&kind);
+    }
+    let arrayish = obj.is_instance_of::<PyList>()
+        || obj.is_instance_of::<PyTuple>()
+        || obj.hasattr("__array__").unwrap_or(false)
+        || obj.hasattr("__dlpack__").unwrap_or(false);
+    if arrayish {
+        return PyIndexError::new_err(format!(
+            "TensorXf index on CUDA: integer-array (advanced) indexing by a {kind} is not supported; \
+             supported: {SUPPORTED}; read the tensor on the host for others: t.numpy()[index]"
+        ));
+    }
+    PyIndexError::new_err(format!(
+        "TensorXf index: only ints, slices (':'), ellipsis ('...'), None and masks are valid indices, got {kind}"
+    ))
+}
+
+fn cuda_target(t: &TensorXf) -> PyResult<Arc<DeviceTensor>> {
+    t.device_tensor()
+        .ok_or_else(|| PyValueError::new_err("internal error: a CUDA index of a host tensor"))
+}
+
+/// `_cuda_getitem(t, index)`: `t[index]` of a CUDA tensor, gathered on the render stream
+/// into a new CUDA tensor; a float (a host read of that one element) when the index
+/// names one element.
+#[pyfunction]
+pub fn _cuda_getitem<'py>(
+    t: &Bound<'py, TensorXf>,
+    index: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = t.py();
+    let d = cuda_target(t.get())?;
+    let items =
+        match parse(index)? {
+            Index::Basic(items) => items,
+            Index::Mask(..) => return Err(PyIndexError::new_err(
+                "TensorXf index on CUDA: t[mask] has as many elements as the mask has non-zero \
+                 values, a count only the host can wait for; read it on the host explicitly: \
+                 t.numpy()[mask.numpy() != 0] (t[mask] = value runs on the device)",
+            )),
+        };
+    let view = index::view(t.get().dims(), &items).map_err(to_py)?;
+    let shape = view.shape.clone();
+    let be = crate::cuda::backend(py)?;
+    let (r, _) = py
+        .detach(|| be.elementwise("positive", &[Operand::View(d.as_ref(), view)]))
+        .map_err(to_py)?;
+    let r = TensorXf::device(shape, r);
+    if r.dims().is_empty() {
+        let v = r.wait(py)?.as_slice()[0];
+        return Ok(v.into_pyobject(py)?.into_any());
+    }
+    Ok(Bound::new(py, r)?.into_any())
+}
+
+/// `_cuda_setitem(t, index, value)`: the data of CUDA tensor `t` with `t[index] = value`
+/// applied, as a new CUDA tensor computed on the render stream (`value`: a number or a
+/// CUDA tensor). `TensorXf.__setitem__` makes it `t`'s data.
+#[pyfunction]
+pub fn _cuda_setitem(
+    t: &Bound<'_, TensorXf>,
+    index: &Bound<'_, PyAny>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<TensorXf> {
+    let py = t.py();
+    let target = cuda_target(t.get())?;
+    let shape = t.get().dims().to_vec();
+    let index = parse(index)?;
+    let v = match value.cast::<TensorXf>() {
+        Ok(v) => Some((
+            v.get().device_tensor().ok_or_else(|| {
+                PyValueError::new_err(
+                    "TensorXf assignment: the value is a host tensor and the target a CUDA tensor",
+                )
+            })?,
+            v.get().dims().to_vec(),
+        )),
+        Err(_) => None,
+    };
+    let value = match &v {
+        Some((d, s)) => Operand::Tensor(d.as_ref(), s.clone()),
+        None => Operand::Scalar(value.extract::<f64>().map_err(|_| {
+            PyTypeError::new_err(
+                "TensorXf assignment: the value must be a number or a CUDA TensorXf",
+            )
+        })? as f32),
+    };
+    let be = crate::cuda::backend(py)?;
+    let r = match &index {
+        Index::Basic(items) => {
+            let view = index::view(&shape, items).map_err(to_py)?;
+            let plan = plan_write(view, &value).map_err(to_py)?;
+            py.detach(|| be.assign(&target, &plan, &[value]))
+        }
+        Index::Mask(m, mshape) => {
+            let plan = plan_mask_write(&shape, mshape, &value).map_err(to_py)?;
+            let mask = Operand::Tensor(m.as_ref(), mshape.clone());
+            py.detach(|| be.assign(&target, &plan, &[mask, value]))
+        }
+    };
+    Ok(TensorXf::device(shape, r.map_err(to_py)?))
+}
+
+/// `_index_view(shape, index)`: the `(offset, shape, strides)` (in elements) that a
+/// basic `index` names in a C-order tensor of `shape`, as CUDA indexing computes it
+/// (tests compare it with NumPy's indexing without a GPU).
+#[pyfunction]
+pub fn _index_view(
+    shape: Vec<usize>,
+    index: &Bound<'_, PyAny>,
+) -> PyResult<(usize, Vec<usize>, Vec<i64>)> {
+    let Index::Basic(items) = parse(index)? else {
+        return Err(PyIndexError::new_err("_index_view: a mask names no view"));
+    };
+    let View {
+        offset,
+        shape,
+        strides,
+    } = index::view(&shape, &items).map_err(to_py)?;
+    Ok((offset, shape, strides))
+}
