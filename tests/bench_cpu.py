@@ -165,17 +165,22 @@ def worker(args):
                       "mean": float(img.mean())}))
 
 
-def run_worker(py, kind, variant, scene, args):
+def run_json_worker(py, script, variant, *args):
+    """Runs `py script *args` for a renderer of `variant` (Mitsuba's LLVM variant gets
+    its libLLVM) and returns the JSON of its last output line."""
     env = dict(os.environ)
     if variant == "llvm_ad_rgb" and os.path.exists(LLVM):
         env.setdefault("DRJIT_LIBLLVM_PATH", LLVM)
-    cmd = [py, os.path.abspath(__file__), "--worker", kind, "--variant", variant,
-           "--scene", scene, "--res", str(args.res), "--spp", str(args.spp),
-           "--reps", str(args.reps)]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    p = subprocess.run([py, script, *args], capture_output=True, text=True, env=env, check=False)
     if p.returncode != 0:
         raise RuntimeError((p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1])
     return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def run_worker(py, kind, variant, scene, args):
+    return run_json_worker(py, os.path.abspath(__file__), variant, "--worker", kind, "--variant", variant,
+                           "--scene", scene, "--res", str(args.res), "--spp", str(args.spp),
+                           "--reps", str(args.reps))
 
 
 def machine():

@@ -21,13 +21,12 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_cpu import LLVM, ROOT, machine, write_bumpy_sphere
+from bench_cpu import ROOT, machine, run_json_worker, write_bumpy_sphere
 
 XML = """<scene version="3.0.0">
     <integrator type="direct"/>
@@ -80,14 +79,8 @@ def worker(args):
 
 
 def run_worker(py, kind, variant, scene, reps):
-    env = dict(os.environ)
-    if variant == "llvm_ad_rgb" and os.path.exists(LLVM):
-        env.setdefault("DRJIT_LIBLLVM_PATH", LLVM)
-    cmd = [py, os.path.abspath(__file__), "--worker", kind, "--variant", variant, "--scene", scene, "--reps", str(reps)]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-    if p.returncode != 0:
-        raise RuntimeError((p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1])
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    return run_json_worker(py, os.path.abspath(__file__), variant, "--worker", kind, "--variant", variant,
+                           "--scene", scene, "--reps", str(reps))
 
 
 def main():
