@@ -48,8 +48,7 @@
 use super::AnyIntegrator;
 use crate::error::{Error, Result};
 use crate::math::{Color, Ray, Vec3};
-use crate::scene::desc::{Category, ObjectDesc};
-use crate::scene::props::Value;
+use crate::scene::desc::ObjectDesc;
 use crate::scene::Scene;
 use crate::shapes::{AnyShape, Hit};
 
@@ -316,15 +315,7 @@ fn mitsuba_name(obj: &ObjectDesc, name: &str) -> String {
 
 /// The nested integrator (at most one) and its name; the default integrator when none.
 fn nested(obj: &ObjectDesc) -> Result<(Option<String>, AnyIntegrator)> {
-    let kids: Vec<_> = obj
-        .props
-        .entries()
-        .iter()
-        .filter_map(|e| match &e.value {
-            Value::Object(o) if o.category == Category::Integrator => Some((e, o)),
-            _ => None,
-        })
-        .collect();
+    let kids = super::nested_integrators(obj);
     match kids[..] {
         [] => Ok((None, AnyIntegrator::default())),
         [(e, inner)] => {

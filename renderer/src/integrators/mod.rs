@@ -21,11 +21,13 @@ pub mod depth;
 pub mod direct;
 pub mod path;
 
+use std::sync::Arc;
+
 use crate::error::{Error, Result};
 use crate::math::{offset_origin, Color, Frame, Ray, Vec2, Vec3};
 use crate::samplers::SampleRng;
 use crate::scene::desc::{Category, ObjectDesc};
-use crate::scene::props::Value;
+use crate::scene::props::{Entry, Value};
 use crate::scene::Scene;
 use crate::shapes::{Hit, NO_EMITTER};
 
@@ -93,17 +95,21 @@ pub fn build(obj: &ObjectDesc) -> Result<(AnyIntegrator, Option<Aov>)> {
     Ok(i)
 }
 
-/// `moment`: the one nested integrator (see the module docs).
-fn moment(obj: &ObjectDesc) -> Result<(AnyIntegrator, Option<Aov>)> {
-    let nested: Vec<_> = obj
-        .props
+/// The integrators nested in `obj` (`moment`, `aov`), with their entries.
+fn nested_integrators(obj: &ObjectDesc) -> Vec<(&Entry, &Arc<ObjectDesc>)> {
+    obj.props
         .entries()
         .iter()
         .filter_map(|e| match &e.value {
             Value::Object(o) if o.category == Category::Integrator => Some((e, o)),
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+/// `moment`: the one nested integrator (see the module docs).
+fn moment(obj: &ObjectDesc) -> Result<(AnyIntegrator, Option<Aov>)> {
+    let nested = nested_integrators(obj);
     match nested[..] {
         [(e, inner)] => {
             e.mark_used();
