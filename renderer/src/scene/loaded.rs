@@ -38,7 +38,6 @@ use super::Scene;
 use crate::accel::Bvh;
 use crate::error::{Error, Loc, Result};
 use crate::sensors;
-use crate::shapes::mesh::POSITIONS_PROP;
 use crate::shapes::{self, Geometry};
 
 /// One image an update replaced.
@@ -391,7 +390,8 @@ impl LoadedScene {
                 (None, _) => write_desc(&mut root, &rec.path, &d.target, v, &d.key)?,
             }
             match rec.category {
-                Category::Shape if d.target == Target::Positions => {
+                // vertex positions (the only array parameters of a shape)
+                Category::Shape if matches!(d.value, ParamValue::Array(_)) => {
                     push_unique(&mut plan.moved, rec.handle)
                 }
                 Category::Shape => plan.geometry = true,
@@ -524,18 +524,21 @@ impl LoadedScene {
         Ok(true)
     }
 
-    /// After committing `v` to declaration `i`: a mesh whose positions were written has
-    /// the identity as its `to_world` (the written positions include it).
+    /// After committing declaration `i`: a declaration of the same object whose
+    /// property `i`'s target removed shows what the missing property means — for a
+    /// transform, the identity (a mesh's `to_world` after its positions were written:
+    /// they include it).
     fn commit_linked(&self, params: &mut ParamTable, i: usize) {
         let decls = self.params.decls();
-        if decls[i].target != Target::Positions {
+        let Target::Prop { remove, .. } = &decls[i].target else {
             return;
-        }
+        };
         for (j, other) in decls.iter().enumerate() {
-            let is_to_world =
-                matches!(&other.target, Target::Prop { set, .. } if set == "to_world");
-            if other.owner == decls[i].owner && is_to_world {
-                params.commit(j, ParamValue::Transform(crate::math::Transform::IDENTITY));
+            let removed = matches!(&other.target, Target::Prop { set, .. } if remove.contains(set));
+            if other.owner == decls[i].owner && removed {
+                if let ParamValue::Transform(_) = other.value {
+                    params.commit(j, ParamValue::Transform(crate::math::Transform::IDENTITY));
+                }
             }
         }
     }
@@ -545,12 +548,10 @@ impl LoadedScene {
     fn sync_positions(&self, params: &mut ParamTable, scene: &Scene) {
         let mut by_owner: Vec<(usize, Arc<Vec<f32>>)> = Vec::new();
         for (j, d) in self.params.decls().iter().enumerate() {
+            // vertex positions, the only array parameters
             let ParamValue::Array(old) = &d.value else {
                 continue;
             };
-            if d.target != Target::Positions {
-                continue;
-            }
             let data = match by_owner.iter().find(|(o, _)| *o == d.owner) {
                 Some((_, data)) => data.clone(),
                 None => {
@@ -725,17 +726,6 @@ fn write_desc(
             let eta = float(value)?;
             o.props.set("int_ior", Value::Float(eta), loc.clone());
             o.props.set("ext_ior", Value::Float(1.0), loc);
-        }
-        Target::Positions => {
-            let Some(v @ Value::Positions(_)) = value.to_value(None) else {
-                let msg = "expected an array of vertex positions";
-                return Err(Error::param(&Loc::unknown("<parameters>"), key, msg));
-            };
-            o.props.remove("to_world");
-            match o.props.value_mut(POSITIONS_PROP) {
-                Some(slot) => *slot = v,
-                None => o.props.set(POSITIONS_PROP, v, loc),
-            }
         }
     }
     Ok(())

@@ -195,8 +195,9 @@ pub fn shape_str(shape: &[usize]) -> String {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
     /// Property `set` takes the value; the properties in `remove` (alternative ways
-    /// to give the same thing, such as `to_world` for a point light's `position`)
-    /// are removed.
+    /// to give the same thing, such as `to_world` for a point light's `position`, or
+    /// for a mesh's written vertex positions, which include it) are removed; a
+    /// removed property's own transform parameter then shows the identity.
     Prop {
         /// The property written.
         set: String,
@@ -208,10 +209,6 @@ pub enum Target {
     XFov,
     /// A relative index of refraction `eta`: `int_ior = eta`, `ext_ior = 1`.
     Eta,
-    /// A mesh's world-space vertex positions: property `vertex_positions` takes them
-    /// and `to_world` becomes the identity (the positions already include it). The
-    /// other key of the same positions and the mesh's `to_world` parameter follow.
-    Positions,
 }
 
 impl Target {

@@ -302,7 +302,11 @@ pub fn declare_positions(ctx: &mut BuildCtx, positions: &[Vec3]) {
             shape,
             data: data.clone(),
         });
-        ctx.declare(name, value, Target::Positions, Range::Any);
+        let target = Target::Prop {
+            set: POSITIONS_PROP.to_string(),
+            remove: vec!["to_world".to_string()],
+        };
+        ctx.declare(name, value, target, Range::Any);
     }
 }
 
