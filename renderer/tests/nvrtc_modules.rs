@@ -122,9 +122,17 @@ fn module(
     film: u32,
     stack_or_cap: u32,
 ) -> RenderModule {
+    let adapters = heliograph::bsdfs::registry::mask(|e| e.adapter);
     RenderModule {
         features: Features {
             bsdfs: set(bsdfs),
+            // each adapter of the set stacked once; the set of every kind reaches
+            // through as many as a scene may stack
+            adapter_depth: if bsdfs.len() == heliograph::bsdfs::KNOWN.len() {
+                heliograph::bsdfs::registry::MAX_ADAPTER_DEPTH
+            } else {
+                (set(bsdfs) & adapters).count_ones()
+            },
             textures: set(textures),
             emitters: set(emitters),
             shapes: set(shapes),

@@ -5,7 +5,9 @@
 //   bool  <name>_sample(const SceneData&, const Record&, V2 uv, V3 wi, float u1, V2 u2, BsdfSample*)
 //   V3    <name>_eval(const SceneData&, const Record&, V2 uv, V3 wi, V3 wo)
 //   float <name>_pdf(const SceneData&, const Record&, V2 uv, V3 wi, V3 wo)
-// (a plugin whose lobes are all deltas has only _sample).
+// (a plugin whose lobes are all deltas has only _sample). An adapter's (twosided, mask)
+// are templates over the adapter levels below it, `template <int L>`, and call
+// bsdf_nested_*<L> for the BSDFs it wraps.
 #pragma once
 #include "../textures.cuh"
 

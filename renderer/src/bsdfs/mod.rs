@@ -75,6 +75,7 @@ pub mod dielectric;
 pub mod diffuse;
 pub mod fresnel;
 pub mod ior;
+pub mod mask;
 pub mod microfacet;
 pub mod plastic;
 pub mod roughconductor;
@@ -141,8 +142,10 @@ pub trait BsdfPlugin: Copy + std::fmt::Debug + PartialEq {
     /// The record holds values derived from its textures' means (sampling weights,
     /// range checks): an update of such a texture rebuilds it on the host.
     const READS_TEXTURE_MEANS: bool = false;
-    /// Wraps other BSDFs (`twosided`): the kernels dispatch to it before the other
-    /// kinds, and its twin also defines `<name>_is_delta`.
+    /// Wraps other BSDFs (`twosided`, `mask`): the kernels dispatch to it before the
+    /// other kinds, its twin's functions are templates over the adapter levels below it
+    /// (`template <int L>`, calling `bsdf_nested_*<L>` for what it wraps), its twin also
+    /// defines `<name>_is_delta`, and it names what it wraps in [`Self::nested`].
     const ADAPTER: bool = false;
 
     /// Reads the plugin's properties (every one must be read: the registry checks).
@@ -164,6 +167,11 @@ pub trait BsdfPlugin: Copy + std::fmt::Debug + PartialEq {
     /// Whether every lobe is a delta, so emitter sampling is pointless.
     fn is_delta(&self, _ctx: &BsdfCtx) -> bool {
         Self::DELTA
+    }
+
+    /// Handles of the BSDFs it wraps (an adapter's; none otherwise).
+    fn nested(&self) -> Vec<u32> {
+        Vec::new()
     }
 
     /// The diffuse reflectance seen from `wi` (Mitsuba's `eval_diffuse_reflectance`, the
@@ -200,4 +208,5 @@ register_bsdfs! {
     ROUGH_PLASTIC = roughplastic::RoughPlastic,
     TWO_SIDED = twosided::TwoSided,
     ROUGH_DIELECTRIC = roughdielectric::RoughDielectric,
+    MASK = mask::Mask,
 }

@@ -131,6 +131,11 @@ macro_rules! register_bsdfs {
                 match self { $(AnyBsdf::$plugin(b) => b.diffuse_reflectance(ctx, wi),)+ }
             }
 
+            /// Handles of the BSDFs it wraps ([`BsdfPlugin::nested`]).
+            pub fn nested(&self) -> Vec<u32> {
+                match self { $(AnyBsdf::$plugin(b) => b.nested(),)+ }
+            }
+
             /// The plugin's tag ([`tag`]).
             pub fn tag(&self) -> u32 {
                 match self { $(AnyBsdf::$plugin(_) => tag::$tag,)+ }
@@ -218,6 +223,33 @@ pub fn layout() -> Vec<LayoutEntry> {
     out
 }
 
+/// The most adapters one BSDF may sit under, itself included (`mask` around `twosided`
+/// around `diffuse` is 2): the kernels' dispatch has one level per adapter
+/// ([`cuda_source`]), and a deeper stack is a mistake, not a material.
+pub const MAX_ADAPTER_DEPTH: u32 = 4;
+
+/// How many adapters deep `b` is: 0 for a BSDF that wraps none, else one more than
+/// the deepest BSDF it wraps (`bsdfs` holds them: lower handles, already checked).
+pub fn adapter_depth(b: &AnyBsdf, bsdfs: &[AnyBsdf]) -> u32 {
+    b.nested()
+        .iter()
+        .map(|&h| 1 + adapter_depth(&bsdfs[h as usize], bsdfs))
+        .max()
+        .unwrap_or(0)
+}
+
+/// The deepest adapter stack among `bsdfs` (what the kernels' dispatch must reach).
+pub fn max_adapter_depth(bsdfs: &[AnyBsdf]) -> u32 {
+    let mut depth = vec![0u32; bsdfs.len()];
+    for (i, b) in bsdfs.iter().enumerate() {
+        depth[i] = (b.nested().iter())
+            .map(|&h| 1 + depth[h as usize])
+            .max()
+            .unwrap_or(0);
+    }
+    depth.into_iter().max().unwrap_or(0)
+}
+
 /// The scene's BSDFs as the kernels read them: a [`RecordRef`] per BSDF (its tag and
 /// where its record starts) and the records, in handle order, each in a 16-byte slot.
 pub fn flatten(bsdfs: &[AnyBsdf]) -> (Vec<RecordRef>, RecordBlob) {
@@ -300,20 +332,25 @@ fn generate_cuda(entries: &[BsdfEntry], layout: &[LayoutEntry]) -> String {
 }
 
 /// What an adapter's twin calls, declared before any twin: a BSDF's kind and record,
-/// and the dispatch over the base kinds (defined after the twins).
+/// the dispatch over the base kinds and the dispatch `L` adapter levels deep (both
+/// defined after the twins).
 fn write_declarations(s: &mut String) {
     s.push_str(
         "// A BSDF's kind and record.\nstruct BsdfRef {\n    hg_u32 kind;\n    const hg_u32* rec;\n};\n\n\
          // The record `r` points to (a RecordRef held by an adapter's record).\n\
          __device__ inline BsdfRef bsdf_ref_of(const SceneData& s, RecordRef r) {\n\
          \x20   BsdfRef b;\n    b.kind = r.kind;\n    b.rec = s.bsdf_data + r.offset;\n    return b;\n}\n\n\
-         // The dispatch over the kinds that are not adapters (below the twins).\n\
-         __device__ inline bool bsdf_base_is_delta(hg_u32 kind);\n",
+         // The dispatch over the kinds that are not adapters, and bsdf_nested_*<L>: over\n\
+         // every kind with at most L adapters from here down (an adapter's twin is a\n\
+         // template over the levels below it and calls bsdf_nested_*<L> for what it wraps).\n\
+         __device__ inline bool bsdf_base_is_delta(hg_u32 kind);\n\
+         template <int L> __device__ inline bool bsdf_nested_is_delta(const SceneData& s, BsdfRef b);\n",
     );
     for (f, ret, params, _, _) in DISPATCH {
         let _ = writeln!(
             s,
-            "__device__ inline {ret} bsdf_base_{f}(const SceneData& s, BsdfRef b, {params});"
+            "__device__ inline {ret} bsdf_base_{f}(const SceneData& s, BsdfRef b, {params});\n\
+             template <int L> __device__ inline {ret} bsdf_nested_{f}(const SceneData& s, BsdfRef b, {params});"
         );
     }
     s.push('\n');
@@ -388,40 +425,63 @@ fn write_base_dispatch(s: &mut String, entries: &[BsdfEntry]) {
     }
 }
 
-/// The entry points by handle: adapters first, then the base dispatch.
-fn write_top_dispatch(s: &mut String, entries: &[BsdfEntry]) {
-    let adapters: Vec<&BsdfEntry> = entries.iter().filter(|e| e.adapter).collect();
-    let adapter_case = |s: &mut String, e: &BsdfEntry, call: &str| {
+/// The `if`s that send an adapter kind to its twin with `below` levels under it.
+fn adapter_cases(
+    s: &mut String,
+    entries: &[BsdfEntry],
+    below: &str,
+    call: &dyn Fn(&BsdfEntry) -> String,
+) {
+    for e in entries.iter().filter(|e| e.adapter) {
         let _ = writeln!(
             s,
-            "    if (HG_HAS(HG_BSDF_SET, HG_BSDF_{t}) && b.kind == HG_BSDF_{t}) return {}_{call};",
+            "    if (HG_HAS(HG_BSDF_SET, HG_BSDF_{t}) && b.kind == HG_BSDF_{t}) return {}_{}",
             e.info.name,
+            call(e).replace("<L>", &format!("<{below}>")),
             t = e.tag_name
         );
-    };
-    s.push_str(
-        "\n// AnyBsdf::is_delta\n__device__ inline bool bsdf_is_delta(const SceneData& s, hg_u32 bi, V2 uv) {\n\
-         \x20   (void)uv;\n    if ((HG_BASE_BSDFS & HG_DELTA_BSDFS) == 0u) return false;\n\
-         \x20   BsdfRef b = bsdf_ref(s, bi);\n",
-    );
-    for e in &adapters {
-        adapter_case(s, e, &format!("is_delta(s, *(const {}*)b.rec)", e.record));
     }
-    s.push_str("    return bsdf_base_is_delta(b.kind);\n}\n");
+}
+
+/// The dispatch through adapters: `bsdf_nested_*<L>` (what a twin calls; out of line
+/// from level 1, so the code grows with the levels, not with their product), and the
+/// entry points by handle, which dispatch `HG_ADAPTER_DEPTH` levels deep (the deepest
+/// adapter stack of the scene, from the module's prelude; every level when unset).
+fn write_top_dispatch(s: &mut String, entries: &[BsdfEntry]) {
+    let is_delta = |e: &BsdfEntry| format!("is_delta<L>(s, *(const {}*)b.rec);", e.record);
+    let _ = write!(
+        s,
+        "\n#ifndef HG_ADAPTER_DEPTH\n#define HG_ADAPTER_DEPTH {MAX_ADAPTER_DEPTH}\n#endif\n\n\
+         template <int L> __device__ inline bool bsdf_level_is_delta(const SceneData& s, BsdfRef b) {{\n"
+    );
+    adapter_cases(s, entries, "L - 1", &is_delta);
+    s.push_str(
+        "    return bsdf_base_is_delta(b.kind);\n}\n\n\
+         template <int L> __device__ inline bool bsdf_nested_is_delta(const SceneData& s, BsdfRef b) {\n\
+         \x20   if constexpr (L == 0) return bsdf_base_is_delta(b.kind);\n\
+         \x20   else return bsdf_level_is_delta<L>(s, b);\n}\n\n\
+         // AnyBsdf::is_delta\n__device__ inline bool bsdf_is_delta(const SceneData& s, hg_u32 bi, V2 uv) {\n\
+         \x20   (void)uv;\n    if ((HG_BASE_BSDFS & HG_DELTA_BSDFS) == 0u) return false;\n\
+         \x20   return bsdf_nested_is_delta<HG_ADAPTER_DEPTH>(s, bsdf_ref(s, bi));\n}\n",
+    );
     for (f, ret, params, args, _) in DISPATCH {
+        let call = |e: &BsdfEntry| format!("{f}<L>(s, *(const {}*)b.rec, {args});", e.record);
         let _ = write!(
             s,
-            "\n__device__ HG_OUTLINE {ret} bsdf_{f}(const SceneData& s, hg_u32 bi, {params}) {{\n\
-             \x20   BsdfRef b = bsdf_ref(s, bi);\n"
+            "\ntemplate <int L> __device__ HG_OUTLINE {ret} bsdf_level_{f}(const SceneData& s, BsdfRef b, {params}) {{\n"
         );
-        for e in &adapters {
-            adapter_case(
-                s,
-                e,
-                &format!("{f}(s, *(const {}*)b.rec, {args})", e.record),
-            );
-        }
-        let _ = writeln!(s, "    return bsdf_base_{f}(s, b, {args});\n}}");
+        adapter_cases(s, entries, "L - 1", &call);
+        let _ = write!(
+            s,
+            "    return bsdf_base_{f}(s, b, {args});\n}}\n\n\
+             template <int L> __device__ inline {ret} bsdf_nested_{f}(const SceneData& s, BsdfRef b, {params}) {{\n\
+             \x20   if constexpr (L == 0) return bsdf_base_{f}(s, b, {args});\n\
+             \x20   else return bsdf_level_{f}<L>(s, b, {args});\n}}\n\n\
+             __device__ HG_OUTLINE {ret} bsdf_{f}(const SceneData& s, hg_u32 bi, {params}) {{\n\
+             \x20   BsdfRef b = bsdf_ref(s, bi);\n#if HG_ADAPTER_DEPTH > 0\n"
+        );
+        adapter_cases(s, entries, "HG_ADAPTER_DEPTH - 1", &call);
+        let _ = writeln!(s, "#endif\n    return bsdf_base_{f}(s, b, {args});\n}}");
     }
 }
 

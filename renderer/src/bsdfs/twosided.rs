@@ -141,6 +141,10 @@ impl BsdfPlugin for TwoSided {
         }
     }
 
+    fn nested(&self) -> Vec<u32> {
+        vec![self.front, self.back]
+    }
+
     /// Whether both sides are purely delta.
     fn is_delta(&self, ctx: &BsdfCtx) -> bool {
         ctx.bsdfs[self.front as usize].is_delta(ctx) && ctx.bsdfs[self.back as usize].is_delta(ctx)

@@ -244,6 +244,9 @@ pub struct FlatScene {
     /// The depth of the BVH's deepest leaf (the root is at depth 0): the traversal
     /// stack never holds more entries (kernels/geometry.cuh).
     pub bvh_depth: u32,
+    /// The deepest stack of adapter BSDFs (`mask` around `twosided` is 2): the levels
+    /// the kernels' BSDF dispatch must reach.
+    pub bsdf_depth: u32,
 }
 
 /// Column-major 3×4 floats of an affine map (x, y, z axes, translation).
@@ -418,6 +421,7 @@ impl FlatScene {
             dist_data,
             nodes: flatten_bvh(&scene.bvh)?,
             bvh_depth: bvh::bvh_depth(&scene.bvh.nodes)?,
+            bsdf_depth: crate::bsdfs::registry::max_adapter_depth(&scene.bsdfs),
             leaf_prims: scene.bvh.leaf_prims.clone(),
             unit_prims: unit_prims::unit_prims(&scene.bvh.leaf_prims, &shapes),
             prims: g.prims.clone(),

@@ -636,6 +636,17 @@ impl BuildCtx {
     /// The plugin's build plus its own record (what a replay repeats).
     fn build_bsdf_record(&mut self, obj: &ObjectDesc) -> Result<u32> {
         let b = bsdfs::build(obj, self)?;
+        let max = bsdfs::registry::MAX_ADAPTER_DEPTH;
+        if bsdfs::registry::adapter_depth(&b, &self.bsdfs) > max {
+            return Err(Error::parse(
+                &obj.loc,
+                format!(
+                    "this \"{}\" sits on more than {max} nested adapter BSDFs (mask, twosided, \
+                     ...); use at most {max}",
+                    obj.kind
+                ),
+            ));
+        }
         self.add_bsdf(b)
     }
 

@@ -55,6 +55,10 @@ pub fn scene_xml() -> String {
         r#"<bsdf type="roughdielectric"><float name="alpha_u" value="0.1"/><float name="alpha_v" value="0.4"/><float name="int_ior" value="1.0"/><float name="ext_ior" value="1.33"/><rgb name="specular_transmittance" value="0.2, 0.5, 0.9"/></bsdf>"#,
         r#"<bsdf type="roughdielectric"><string name="distribution" value="ggx"/><boolean name="sample_visible" value="false"/><float name="alpha_u" value="0.2"/><float name="alpha_v" value="0.5"/><string name="int_ior" value="water"/></bsdf>"#,
         r#"<bsdf type="roughdielectric"><boolean name="sample_visible" value="false"/><texture type="checkerboard" name="alpha"><float name="color0" value="0.1"/><float name="color1" value="0.5"/></texture><rgb name="specular_reflectance" value="0.7, 0.6, 0.5"/></bsdf>"#,
+        // two adapter levels (mask, twosided), a textured opacity, a delta nested BSDF
+        r#"<bsdf type="mask"><float name="opacity" value="0.3"/><bsdf type="twosided"><bsdf type="diffuse"><rgb name="reflectance" value="0.2, 0.7, 0.3"/></bsdf></bsdf></bsdf>"#,
+        r#"<bsdf type="mask"><texture type="checkerboard" name="opacity"><float name="color0" value="0.9"/><float name="color1" value="0.15"/></texture><bsdf type="roughconductor"/></bsdf>"#,
+        r#"<bsdf type="mask"><float name="opacity" value="0.6"/><bsdf type="dielectric"/></bsdf>"#,
     ]
     .iter()
     .map(|b| b.to_string())

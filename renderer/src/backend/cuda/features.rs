@@ -66,8 +66,11 @@ pub const MIN_STACK: u32 = 8;
 /// `kind` tags of the flat records).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Features {
-    /// BSDF kinds ([`crate::bsdfs::tag`]), `twosided` and the kinds it wraps included.
+    /// BSDF kinds ([`crate::bsdfs::tag`]), adapters and the kinds they wrap included.
     pub bsdfs: u32,
+    /// The deepest stack of adapter BSDFs (`HG_ADAPTER_DEPTH`: the levels of the
+    /// dispatch through adapters).
+    pub adapter_depth: u32,
     /// Texture kinds (`TEX_*`).
     pub textures: u32,
     /// Emitter kinds (`emitter_kind::*`).
@@ -114,6 +117,7 @@ impl FeatureBasis {
         FeatureBasis {
             kinds: Features {
                 bsdfs: set_of(flat.bsdfs.iter().map(|b| b.kind)),
+                adapter_depth: flat.bsdf_depth,
                 textures: set_of(flat.textures.iter().map(|t| t.kind)),
                 emitters: set_of(flat.emitters.iter().map(|e| e.kind)),
                 shapes: set_of(flat.shapes.iter().map(|s| s.kind)),
@@ -180,12 +184,15 @@ impl Features {
         }
     }
 
-    /// The cases of the BSDF dispatch: the base kinds, once more for each adapter
-    /// (`twosided`) that dispatches to them.
+    /// The cases of the BSDF dispatch when inlined whole: the base kinds, once more for
+    /// each path through the adapters above them (`a` adapters, `d` levels: `1 + a +
+    /// a² + ... + a^d` times).
     pub fn bsdf_cases(&self) -> u32 {
         let adapters = registry::mask(|e| e.adapter);
         let base = (self.bsdfs & !adapters).count_ones();
-        base * (1 + (self.bsdfs & adapters).count_ones())
+        let a = (self.bsdfs & adapters).count_ones();
+        let paths: u32 = (0..=self.adapter_depth).map(|k| a.saturating_pow(k)).sum();
+        base.saturating_mul(paths)
     }
 
     /// Whether the module inlines the whole sample path ([`INLINE_MAX_BSDF_CASES`]).
@@ -207,14 +214,15 @@ impl Features {
              #define HG_BSDF_SET 0x{:x}u\n#define HG_TEX_SET 0x{:x}u\n\
              #define HG_EMITTER_SET 0x{:x}u\n#define HG_SHAPE_SET 0x{:x}u\n\
              #define HG_INTEGRATOR_SET 0x{:x}u\n#define HG_FILM_SET 0x{:x}u\n\
-             #define HG_STACK {}\n",
+             #define HG_STACK {}\n#define HG_ADAPTER_DEPTH {}\n",
             self.bsdfs,
             self.textures,
             self.emitters,
             self.shapes,
             self.integrators,
             self.film,
-            self.stack
+            self.stack,
+            self.adapter_depth
         );
         if self.inline_all() {
             s.push_str("#define HG_INLINE_ALL 1\n");
@@ -234,11 +242,14 @@ impl Features {
     /// A short name for messages and cache file names, e.g. `b1.t3.e8.s4.i1.f8.k8`
     /// (`.bfN`, N unit records, instead of the stack size `.kN` when brute force).
     pub fn tag(&self) -> String {
-        let accel = if self.brute_force {
+        let mut accel = if self.brute_force {
             format!("bf{}", self.unit_cap)
         } else {
             format!("k{}", self.stack)
         };
+        if self.adapter_depth > 0 {
+            accel += &format!(".a{}", self.adapter_depth);
+        }
         format!(
             "b{:x}.t{:x}.e{:x}.s{:x}.i{:x}.f{:x}.{accel}",
             self.bsdfs, self.textures, self.emitters, self.shapes, self.integrators, self.film
@@ -326,9 +337,17 @@ mod tests {
         assert!(!c.prelude(false).contains("HG_PATH_WAVEFRONT"));
         // five base kinds under twosided are ten dispatch cases: not inlined
         f.bsdfs = 0b1001_1111;
+        f.adapter_depth = 1;
         assert_eq!(f.bsdf_cases(), 10);
+        assert!(f.prelude(false).contains("HG_ADAPTER_DEPTH 1") && f.tag().ends_with(".a1"));
         assert!(!f.inline_all() && !f.prelude(false).contains("HG_INLINE_ALL"));
+        // a mask around a twosided diffuse: diffuse reached through no adapter, either
+        // one, or both in two levels (1 + 2 + 4 paths)
+        f.bsdfs = (1 << bsdf_kind::MASK) | (1 << bsdf_kind::TWO_SIDED) | 1;
+        f.adapter_depth = 2;
+        assert_eq!(f.bsdf_cases(), 7);
         f.bsdfs = 0b0001_1111;
+        f.adapter_depth = 0;
         assert!(f.inline_all());
     }
 
