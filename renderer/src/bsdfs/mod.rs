@@ -77,6 +77,7 @@ pub mod fresnel;
 pub mod ior;
 pub mod mask;
 pub mod microfacet;
+pub mod normalmap;
 pub mod plastic;
 pub mod roughconductor;
 pub mod roughdielectric;
@@ -209,4 +210,5 @@ register_bsdfs! {
     TWO_SIDED = twosided::TwoSided,
     ROUGH_DIELECTRIC = roughdielectric::RoughDielectric,
     MASK = mask::Mask,
+    NORMALMAP = normalmap::NormalMap,
 }

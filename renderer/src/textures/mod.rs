@@ -2,13 +2,14 @@
 //! [`TexRef`] into the scene's [`TextureStore`]; a constant is a texture too,
 //! so plugins never special-case "value or texture".
 //!
-//! Registry: `bitmap`, `checkerboard` (one file each); constants come from
-//! `<rgb>`/`<float>` properties. [`image_file`] loads images for `bitmap` and
+//! Registry: `bitmap`, `checkerboard`, `rawconstant` (one file each); constants come
+//! from `<rgb>`/`<float>` properties (and `rawconstant`, without colour conversion). [`image_file`] loads images for `bitmap` and
 //! the `envmap` emitter.
 
 pub mod bitmap;
 pub mod checkerboard;
 pub mod image_file;
+pub mod rawconstant;
 
 pub use bitmap::{BitmapTex, FilterType, WrapMode};
 pub use checkerboard::Checkerboard;
@@ -165,7 +166,7 @@ const _: () = assert!(std::mem::size_of::<Checkerboard>() == 32);
 const _: () = assert!(std::mem::size_of::<AnyTexture>() == 52);
 
 /// Names of the texture plugins, for error messages.
-pub const KNOWN: &[&str] = &["bitmap", "checkerboard"];
+pub const KNOWN: &[&str] = &["bitmap", "checkerboard", "rawconstant"];
 
 /// Builds a `<texture>` object and returns its handle.
 pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<TexRef> {
@@ -173,6 +174,7 @@ pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<TexRef> {
     let t = match obj.kind.as_str() {
         "bitmap" => AnyTexture::Bitmap(BitmapTex::build(p, ctx)?),
         "checkerboard" => AnyTexture::Checkerboard(Checkerboard::build(p, ctx)?),
+        "rawconstant" => AnyTexture::Constant(rawconstant::build(p, ctx)?),
         _ => {
             return Err(Error::UnknownPlugin {
                 loc: obj.loc.clone(),

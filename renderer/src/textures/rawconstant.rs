@@ -1,0 +1,94 @@
+//! `rawconstant`: a constant returned exactly as given, whatever it is used for: no
+//! colour conversion and no range check (a normal map's (0.5, 0.5, 1), a signed
+//! offset). A float is the same value in every channel.
+//!
+//! | parameter | type | default | meaning |
+//! |---|---|---|---|
+//! | `value` | float or vector | — | required; the value (a vector gives the three channels) |
+//!
+//! ```xml
+//! <texture type="rawconstant" name="normalmap">
+//!     <vector name="value" value="0.5, 0.5, 1.0"/>
+//! </texture>
+//! ```
+
+use crate::error::{Error, Result};
+use crate::math::Color;
+use crate::scene::builder::BuildCtx;
+use crate::scene::params::{ParamValue, Range, Target};
+use crate::scene::props::{Props, Value};
+
+/// Reads the value (declared as the parameter `value`); the texture is a constant.
+pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Color> {
+    let Some(e) = p.get("value") else {
+        return Err(Error::param(
+            &p.loc,
+            "value",
+            "is required (a float or a vector)",
+        ));
+    };
+    let c = match &e.value {
+        Value::Float(v) => Color::splat(*v as f32),
+        Value::Int(v) => Color::splat(*v as f32),
+        Value::Vector(v) | Value::Point(v) => Color::new(v.x, v.y, v.z),
+        Value::Rgb(c) => *c,
+        other => {
+            return Err(Error::param(
+                &e.loc,
+                "value",
+                format!("expected a float or a vector, got {}", other.type_name()),
+            ))
+        }
+    };
+    if !c.is_finite() {
+        return Err(Error::param(
+            &e.loc,
+            "value",
+            format!("must be finite, got {c}"),
+        ));
+    }
+    let value = match &e.value {
+        Value::Float(_) | Value::Int(_) => ParamValue::Float(c.x as f64),
+        _ => ParamValue::Color(c),
+    };
+    ctx.declare("value", value, Target::prop("value"), Range::Any);
+    Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::math::{Color, Vec2};
+    use crate::scene::{build_scene, xml};
+
+    fn texture(value: &str) -> crate::error::Result<Color> {
+        let src = format!(
+            r#"<scene version="3.0.0"><shape type="rectangle"><bsdf type="diffuse">
+            <texture type="rawconstant" name="reflectance">{value}</texture></bsdf></shape></scene>"#
+        );
+        let scene = build_scene(&xml::load_string(&src, &[])?)?;
+        let last = scene.textures.records.len() as u32 - 1;
+        Ok(scene.textures.eval(last, Vec2::new(0.3, 0.7)))
+    }
+
+    #[test]
+    fn values_are_returned_as_given() {
+        let v = texture(r#"<vector name="value" value="0.5, -2.0, 1.5"/>"#).unwrap();
+        assert_eq!(v, Color::new(0.5, -2.0, 1.5));
+        let f = texture(r#"<float name="value" value="0.25"/>"#).unwrap();
+        assert_eq!(f, Color::splat(0.25));
+    }
+
+    #[test]
+    fn bad_values_name_the_parameter() {
+        let e = texture("").unwrap_err().to_string();
+        assert!(e.contains("\"value\"") && e.contains("required"), "{e}");
+        let e = texture(r#"<string name="value" value="red"/>"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("<string>:2:") && e.contains("got string"), "{e}");
+        let e = texture(r#"<float name="value" value="nan"/>"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("finite"), "{e}");
+    }
+}
