@@ -8,8 +8,8 @@
 //! 16×16 block and channel, Welch's t-test between the block means of K independent
 //! seeds on each side, with a Bonferroni correction; the same test must reject an image
 //! scaled by 1.05 (so it can fail); integrator variants too (direct with several
-//! samples per strategy, hidden emitters, early Russian roulette, point and directional
-//! lights); with a one-pixel box filter and the same seed on both sides every value must
+//! samples per strategy, hidden emitters, early Russian roulette, point, directional,
+//! spot and projector lights); with a one-pixel box filter and the same seed on both sides every value must
 //! agree to 1e-4 (the kernels repeat the CPU's arithmetic and random numbers; wider filters
 //! place samples by filter importance sampling on the GPU and by splatting on the CPU, so
 //! they agree statistically only); (b) determinism: the same scene, spp, seed and wave
@@ -296,12 +296,23 @@ fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_determinist
     });
     variants.push(("showcase path rr 1 hidden", c));
     let text = std::fs::read_to_string(repo_root().join("scenes/cbox.xml")).unwrap();
-    let lights = r#"<emitter type="point"><point name="position" x="0.3" y="0.6" z="0.2"/>
+    let tex = repo_root().join("assets/textures/seed_texture.png");
+    let lights = format!(
+        r#"<emitter type="point"><point name="position" x="0.3" y="0.6" z="0.2"/>
         <rgb name="intensity" value="0.5, 0.4, 0.3"/></emitter>
         <emitter type="directional"><vector name="direction" x="0.2" y="-0.3" z="-1"/>
-        <rgb name="irradiance" value="0.3"/></emitter></scene>"#;
+        <rgb name="irradiance" value="0.3"/></emitter>
+        <emitter type="spot"><rgb name="intensity" value="2"/><float name="cutoff_angle" value="40"/>
+        <texture type="bitmap" name="texture"><string name="filename" value="{tex}"/></texture>
+        <transform name="to_world"><lookat origin="-0.5, 0.9, 0" target="-0.3, -1, 0" up="0, 0, 1"/></transform></emitter>
+        <emitter type="projector"><float name="fov" value="60"/><float name="scale" value="0.2"/>
+        <texture type="bitmap" name="irradiance"><string name="filename" value="{tex}"/></texture>
+        <transform name="to_world"><lookat origin="0.5, 0.5, 0.9" target="0.4, -1, -0.5" up="0, 1, 0"/></transform></emitter>
+        </scene>"#,
+        tex = tex.display()
+    );
     let file = host.dir.join("cbox_lights.xml");
-    std::fs::write(&file, text.replace("</scene>", lights)).unwrap();
+    std::fs::write(&file, text.replace("</scene>", &lights)).unwrap();
     let desc = xml::load_file(&file, &[("res".into(), "64".into())]).unwrap();
     let lit = build_scene(&desc).unwrap();
     let mut c = lit.clone();
@@ -310,8 +321,8 @@ fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_determinist
         bsdf_samples: 1,
         hide_emitters: false,
     });
-    variants.push(("cbox + point + directional, direct", c));
-    variants.push(("cbox + point + directional, path", lit));
+    variants.push(("cbox + point, directional, spot, projector: direct", c));
+    variants.push(("cbox + point, directional, spot, projector: path", lit));
     for (label, scene) in &variants {
         let (p, pb) = compare(&host, scene, 48, label);
         assert!(p > alpha, "{label}: the kernels differ from the CPU");
