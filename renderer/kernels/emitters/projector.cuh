@@ -15,6 +15,7 @@ __device__ inline bool projector_sample(const SceneData& s, const FlatEmitter& e
     V3 d = v / dist;
     // Mitsuba's normalisation: irradiance at depth 1 (dist^2 cos^3 = z^2 cos)
     float cos_theta = -dot(v3a(e.params + 2), d);
+    if (!(cos_theta > 0.0f)) return false;  // only under a sheared to_world
     float k = HG_PI * e.scale / (local.z * local.z * cos_theta);
     out->d = d;
     out->dist = dist;

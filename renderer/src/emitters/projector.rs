@@ -113,6 +113,9 @@ impl ProjectorEmitter {
         let d = v / dist;
         // Mitsuba's normalisation: irradiance at depth 1 (dist² cos³θ = z² cos θ)
         let cos_theta = -self.axis.dot(d);
+        if !(cos_theta > 0.0) {
+            return None; // only under a sheared to_world: the axis points away from p
+        }
         let k = PI * self.scale / (local.z * local.z * cos_theta);
         Some(EmitterSample {
             d,
@@ -145,7 +148,10 @@ mod tests {
                 ("irradiance", Value::Rgb(Vec3::new(1.0, 2.0, 0.5))),
                 ("fov", Value::Float(60.0)),
                 ("scale", Value::Float(3.0)),
-                ("to_world", look_at([0., 0., 2.], [0., 0., 0.], [0., 1., 0.])),
+                (
+                    "to_world",
+                    look_at([0., 0., 2.], [0., 0., 0.], [0., 1., 0.]),
+                ),
             ],
         )
         .unwrap();
@@ -168,7 +174,10 @@ mod tests {
                 ("irradiance", bitmap_4x3()),
                 ("fov", Value::Float(40.0)),
                 ("fov_axis", Value::String("y".into())),
-                ("to_world", look_at([1., 1., 1.], [0., 0., -1.], [0., 0., 1.])),
+                (
+                    "to_world",
+                    look_at([1., 1., 1.], [0., 0., -1.], [0., 0., 1.]),
+                ),
             ],
         )
         .unwrap();
@@ -188,7 +197,10 @@ mod tests {
         // radiance · cos θ (the incident angle equals the off-axis angle): π · 0.5
         let (e, ctx) = build_one(
             "projector",
-            &[("irradiance", Value::Float(0.5)), ("fov", Value::Float(90.0))],
+            &[
+                ("irradiance", Value::Float(0.5)),
+                ("fov", Value::Float(90.0)),
+            ],
         )
         .unwrap();
         let c = ectx(&ctx);
@@ -211,18 +223,29 @@ mod tests {
             (vec![("fov", Value::Float(180.0))], "fov", "(0, 180)"),
             (vec![("fov", Value::Float(-10.0))], "fov", "(0, 180)"),
             (
-                vec![("fov", Value::Float(40.0)), ("fov_axis", Value::String("z".into()))],
+                vec![
+                    ("fov", Value::Float(40.0)),
+                    ("fov_axis", Value::String("z".into())),
+                ],
                 "fov_axis",
                 "diagonal",
             ),
             (vec![("scale", Value::Float(-1.0))], "scale", "scale"),
-            (vec![("irradiance", Value::Float(-2.0))], "irradiance", "non-negative"),
+            (
+                vec![("irradiance", Value::Float(-2.0))],
+                "irradiance",
+                "non-negative",
+            ),
             (
                 vec![("irradiance", Value::String("slide.png".into()))],
                 "irradiance",
                 "irradiance",
             ),
-            (vec![("intensity", Value::Float(1.0))], "intensity", "projector"),
+            (
+                vec![("intensity", Value::Float(1.0))],
+                "intensity",
+                "projector",
+            ),
         ] {
             let err = build_err("projector", &props);
             assert!(

@@ -270,21 +270,23 @@ pub(crate) mod tests {
         Value::Object(Arc::new(d))
     }
 
-    /// Rows `(p, d, dist, pdf, radiance)` of Mitsuba's `sample_direction`.
-    pub type Row = ([f32; 3], [f32; 3], f32, f32, [f32; 3]);
+    /// Rows `(p, d, dist, pdf, radiance)` of Mitsuba's `sample_direction` (as printed, in
+    /// f64 literals).
+    pub type Row = ([f64; 3], [f64; 3], f64, f64, [f64; 3]);
 
     /// Compares `sample_direction` with Mitsuba's rows (pdf 0 or zero radiance: `None`).
     pub fn check_rows(e: &AnyEmitter, ctx: &crate::scene::builder::BuildCtx, rows: &[Row]) {
         let c = ectx(ctx);
+        let v = |a: &[f64; 3]| Vec3::new(a[0] as f32, a[1] as f32, a[2] as f32);
         for (p, d, dist, pdf, l) in rows {
-            let (p, l) = (Vec3::from(*p), Vec3::from(*l));
+            let (p, l, d, dist) = (v(p), v(l), v(d), *dist as f32);
             let s = e.sample_direction(&c, p, Vec2::new(0.3, 0.7));
             if *pdf == 0.0 || l == Vec3::ZERO {
                 assert!(s.is_none(), "at {p}: {s:?}, Mitsuba none");
                 continue;
             }
             let s = s.unwrap_or_else(|| panic!("at {p}: none, Mitsuba {l}"));
-            assert!((s.d - Vec3::from(*d)).length() < 2e-6, "at {p}: d {}", s.d);
+            assert!((s.d - d).length() < 2e-6, "at {p}: d {}", s.d);
             assert!((s.dist - dist).abs() < 2e-6 * dist && s.pdf == 1.0 && s.delta);
             let err = (s.radiance - l).abs().max_element() / l.max_element();
             assert!(err < 2e-5, "at {p}: {} vs Mitsuba {l}", s.radiance);
@@ -320,7 +322,10 @@ pub(crate) mod tests {
                 ("cutoff_angle", Value::Float(30.0)),
                 ("beam_width", Value::Float(10.0)),
                 ("texture", bitmap_4x3()),
-                ("to_world", look_at([1., 2., 3.], [1.5, 2., 0.], [0., 1., 0.])),
+                (
+                    "to_world",
+                    look_at([1., 2., 3.], [1.5, 2., 0.], [0., 1., 0.]),
+                ),
             ],
         )
         .unwrap();
@@ -342,7 +347,10 @@ pub(crate) mod tests {
             &[
                 ("intensity", Value::Float(2.0)),
                 ("cutoff_angle", Value::Float(45.0)),
-                ("to_world", Value::Transform(Transform::from_matrix(m).unwrap())),
+                (
+                    "to_world",
+                    Value::Transform(Transform::from_matrix(m).unwrap()),
+                ),
             ],
         )
         .unwrap();
@@ -370,10 +378,21 @@ pub(crate) mod tests {
         let at = |deg: f32| {
             let t = deg.to_radians();
             let p = Vec3::new(t.sin(), 0.0, t.cos());
-            e.sample_direction(&c, p, Vec2::ZERO).map_or(0.0, |s| s.radiance.x)
+            e.sample_direction(&c, p, Vec2::ZERO)
+                .map_or(0.0, |s| s.radiance.x)
         };
-        for (deg, want) in [(0.0, 1.0), (19.9, 1.0), (25.0, 0.75), (30.0, 0.5), (39.0, 0.05)] {
-            assert!((at(deg) - want).abs() < 1e-4, "{deg}: {} vs {want}", at(deg));
+        for (deg, want) in [
+            (0.0, 1.0),
+            (19.9, 1.0),
+            (25.0, 0.75),
+            (30.0, 0.5),
+            (39.0, 0.05),
+        ] {
+            assert!(
+                (at(deg) - want).abs() < 1e-4,
+                "{deg}: {} vs {want}",
+                at(deg)
+            );
         }
         assert_eq!(at(40.5), 0.0);
         assert_eq!(at(120.0), 0.0);
@@ -437,7 +456,11 @@ pub(crate) mod tests {
                 "to_world",
                 "not both",
             ),
-            (vec![("cutoff_angle", Value::String("wide".into()))], "cutoff_angle", "float"),
+            (
+                vec![("cutoff_angle", Value::String("wide".into()))],
+                "cutoff_angle",
+                "float",
+            ),
             (vec![("radius", f(1.0))], "radius", "spot"),
         ] {
             let err = build_err("spot", &props);

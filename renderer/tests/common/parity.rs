@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use heliograph::math::{Pcg32, Vec2, Vec3};
-use heliograph::scene::Scene;
+use heliograph::scene::{build_scene, xml, Scene};
 
 use super::harness::repo_root;
 
@@ -121,6 +121,32 @@ pub fn scene_xml() -> String {
         </shape>
         </scene>"#
     )
+}
+
+/// The Cornell box (`scenes/cbox.xml`, `res`²) lit by every delta light besides its
+/// area light: point, directional, a textured spot and a textured projector (written to
+/// `dir` as `cbox_lights.xml`), for whole-image comparisons of the backends.
+pub fn cbox_with_delta_lights(dir: &std::path::Path, res: u32) -> Scene {
+    let text = std::fs::read_to_string(repo_root().join("scenes/cbox.xml")).unwrap();
+    let tex = repo_root().join("assets/textures/seed_texture.png");
+    let lights = format!(
+        r#"<emitter type="point"><point name="position" x="0.3" y="0.6" z="0.2"/>
+        <rgb name="intensity" value="0.5, 0.4, 0.3"/></emitter>
+        <emitter type="directional"><vector name="direction" x="0.2" y="-0.3" z="-1"/>
+        <rgb name="irradiance" value="0.3"/></emitter>
+        <emitter type="spot"><rgb name="intensity" value="2"/><float name="cutoff_angle" value="40"/>
+        <texture type="bitmap" name="texture"><string name="filename" value="{tex}"/></texture>
+        <transform name="to_world"><lookat origin="-0.5, 0.9, 0" target="-0.3, -1, 0" up="0, 0, 1"/></transform></emitter>
+        <emitter type="projector"><float name="fov" value="60"/><float name="scale" value="0.2"/>
+        <texture type="bitmap" name="irradiance"><string name="filename" value="{tex}"/></texture>
+        <transform name="to_world"><lookat origin="0.5, 0.5, 0.9" target="0.4, -1, -0.5" up="0, 1, 0"/></transform></emitter>
+        </scene>"#,
+        tex = tex.display()
+    );
+    let file = dir.join("cbox_lights.xml");
+    std::fs::write(&file, text.replace("</scene>", &lights)).unwrap();
+    let desc = xml::load_file(&file, &[("res".into(), res.to_string())]).unwrap();
+    build_scene(&desc).unwrap()
 }
 
 /// `a` and `b` agree to rounding.
