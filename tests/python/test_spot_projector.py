@@ -57,6 +57,17 @@ def test_spot_keys_and_cutoff_update():
         p.update()
 
 
+def test_updating_the_cutoff_keeps_the_beam_width_as_mitsuba():
+    # Mitsuba 3.9.1: beam_width defaults to 3/4 of cutoff_angle at load and stays 15 after
+    # cutoff_angle is set to 40 through traverse
+    scene = hg.load_dict(lit_plane({"type": "spot", "to_world": above(), "cutoff_angle": 20.0}))
+    p = hg.traverse(scene)
+    assert p["light.beam_width"] == pytest.approx(15.0)
+    p["light.cutoff_angle"] = 40.0
+    p.update()
+    assert hg.traverse(scene)["light.beam_width"] == pytest.approx(15.0)
+
+
 def test_projector_keys_and_scale_update():
     scene = hg.load_dict(lit_plane({"type": "projector", "to_world": above(), "fov": 45.0,
                                     "irradiance": {"type": "rgb", "value": [1.0, 0.5, 0.25]}}))
