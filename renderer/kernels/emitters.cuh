@@ -5,6 +5,8 @@
 #include "emitters/point.cuh"
 #include "emitters/directional.cuh"
 #include "emitters/envmap.cuh"
+#include "emitters/spot.cuh"
+#include "emitters/projector.cuh"
 
 #define HG_NO_EMITTER 0xffffffffu
 
@@ -19,6 +21,8 @@ __device__ inline bool emitter_sample_direction(const SceneData& s, const FlatEm
         HG_CASE(HG_EMITTER_SET, HG_EMITTER_POINT) return point_sample(s, e, p, out);
         HG_CASE(HG_EMITTER_SET, HG_EMITTER_DIRECTIONAL) return directional_sample(s, e, out);
         HG_CASE(HG_EMITTER_SET, HG_EMITTER_ENVMAP) return envmap_sample(s, e, u, out);
+        HG_CASE(HG_EMITTER_SET, HG_EMITTER_SPOT) return spot_sample(s, e, p, out);
+        HG_CASE(HG_EMITTER_SET, HG_EMITTER_PROJECTOR) return projector_sample(s, e, p, out);
         default: break;
     }
     return false;

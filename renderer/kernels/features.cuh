@@ -16,7 +16,7 @@
 #define HG_TEX_SET 0x7u          // bit HG_TEX_*: constant, bitmap, checkerboard
 #endif
 #ifndef HG_EMITTER_SET
-#define HG_EMITTER_SET 0x1fu     // bit HG_EMITTER_*: area, point, directional, constant, envmap
+#define HG_EMITTER_SET 0x7fu     // bit HG_EMITTER_*: area, point, directional, constant, envmap, spot, projector
 #endif
 #ifndef HG_SHAPE_SET
 #define HG_SHAPE_SET 0xfu        // bit HG_SHAPE_*: mesh, sphere, rectangle, disk

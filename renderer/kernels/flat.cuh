@@ -182,6 +182,8 @@ struct FlatTexture {
 #define HG_EMITTER_DIRECTIONAL 2u
 #define HG_EMITTER_CONSTANT 3u
 #define HG_EMITTER_ENVMAP 4u
+#define HG_EMITTER_SPOT 5u
+#define HG_EMITTER_PROJECTOR 6u
 
 struct FlatEmitter {
     hg_u32 kind;
@@ -193,10 +195,10 @@ struct FlatEmitter {
     hg_u32 height;
     float scale;
     float vec[3];
-    hg_u32 pad0;
+    hg_u32 tex2;
     float to_world[9];  // column-major 3x3
     float to_local[9];
-    hg_u32 pad1[2];
+    float params[6];  // spot, projector: see flat/materials.rs emitter_kind
 };
 
 // func[n] then cdf[n + 1] at dist_data + offset
@@ -247,11 +249,11 @@ struct FlatDist2D {
     F(FlatTexture, filter, 20) F(FlatTexture, wrap, 24) F(FlatTexture, color0, 28) \
     F(FlatTexture, color1, 32) F(FlatTexture, pad0, 36) F(FlatTexture, to_uv, 40) \
     F(FlatTexture, color, 64) F(FlatTexture, pad1, 76) \
-    S(FlatEmitter, 128) F(FlatEmitter, kind, 0) F(FlatEmitter, shape, 4) F(FlatEmitter, tex, 8) \
+    S(FlatEmitter, 144) F(FlatEmitter, kind, 0) F(FlatEmitter, shape, 4) F(FlatEmitter, tex, 8) \
     F(FlatEmitter, dist, 12) F(FlatEmitter, offset, 16) F(FlatEmitter, width, 20) \
     F(FlatEmitter, height, 24) F(FlatEmitter, scale, 28) F(FlatEmitter, vec, 32) \
-    F(FlatEmitter, pad0, 44) F(FlatEmitter, to_world, 48) F(FlatEmitter, to_local, 84) \
-    F(FlatEmitter, pad1, 120) \
+    F(FlatEmitter, tex2, 44) F(FlatEmitter, to_world, 48) F(FlatEmitter, to_local, 84) \
+    F(FlatEmitter, params, 120) \
     S(FlatDist1D, 16) F(FlatDist1D, offset, 0) F(FlatDist1D, n, 4) F(FlatDist1D, sum, 8) \
     F(FlatDist1D, pad, 12) \
     S(FlatDist2D, 16) F(FlatDist2D, rows, 0) F(FlatDist2D, h, 4) F(FlatDist2D, marginal, 8) \

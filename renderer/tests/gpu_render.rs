@@ -1,7 +1,8 @@
 //! GPU checks of the `direct` and `path` megakernels: per-plugin parity of
 //! eval/pdf/sample with the Rust plugins on fixed inputs, whole-image agreement
 //! with the CPU backend on every scene of `scenes/` (seed with every reconstruction
-//! filter, Cornell box, showcase) and on the rough-glass regression scene, determinism (two renders, same seed: identical bits), and the benchmark lines
+//! filter, Cornell box, showcase), on the Cornell box lit by every delta light (point,
+//! directional, spot, projector) and on the rough-glass regression scene, determinism (two renders, same seed: identical bits), and the benchmark lines
 //! (seed scene `direct` and Cornell box `path` max_depth 8, 512×512, 32 spp; kernel time
 //! by CUDA events and the wall time of render + wait, in Gsamples/s), and the 1M-triangle
 //! ray throughput benchmark (`benchmark_mesh1m_primary_and_diffuse_rays`, Grays/s).
@@ -152,6 +153,37 @@ fn every_scene_matches_the_cpu_backend() {
             );
             assert!(pb < alpha, "{label}: the test cannot see a 5% bias");
         }
+    }
+    // every delta light (point, directional, spot, projector) in the Cornell box,
+    // through `direct` and `path` (megakernel and wavefront)
+    let dir = std::env::temp_dir().join(format!("hg-gpu-lights-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lit = common::parity::cbox_with_delta_lights(&dir, 64);
+    let _ = std::fs::remove_dir_all(&dir);
+    for (integrator, wavefront) in [("direct", false), ("path", false), ("path", true)] {
+        be.set_render_tuning(RenderTuning {
+            wavefront,
+            ..default
+        })
+        .unwrap();
+        let mut scene = lit.clone();
+        if integrator == "direct" {
+            scene.integrator = AnyIntegrator::Direct(integrators::Direct {
+                emitter_samples: 1,
+                bsdf_samples: 1,
+                hide_emitters: false,
+            });
+        }
+        let label = format!(
+            "cbox-delta-lights-{integrator}{}",
+            if wavefront { "-wavefront" } else { "" }
+        );
+        let (p, pb) = compare(&be, &scene, 8, &label);
+        assert!(
+            p > alpha,
+            "{label}: CUDA differs from the CPU (p = {p:.3e})"
+        );
+        assert!(pb < alpha, "{label}: the test cannot see a 5% bias");
     }
     be.set_render_tuning(default).unwrap();
 }

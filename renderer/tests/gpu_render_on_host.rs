@@ -4,24 +4,24 @@
 //!
 //! Checks: (a) whole-image agreement with the CPU backend on the seed scene (`direct`,
 //! every reconstruction filter), the Cornell box, the showcase and the rough-glass
-//! regression scene (`path`) at 64×64: per
-//! 16×16 block and channel, Welch's t-test between the block means of K independent
-//! seeds on each side, with a Bonferroni correction; the same test must reject an image
-//! scaled by 1.05 (so it can fail); integrator variants too (direct with several
-//! samples per strategy, hidden emitters, early Russian roulette, point and directional
-//! lights); with a one-pixel box filter and the same seed on both sides every value must
-//! agree to 1e-4 (the kernels repeat the CPU's arithmetic and random numbers; wider filters
-//! place samples by filter importance sampling on the GPU and by splatting on the CPU, so
+//! regression scene (`path`) at 64×64: per 16×16 block and channel, Welch's t-test
+//! between the block means of K independent seeds on each side, with a Bonferroni
+//! correction; the same test must reject an image scaled by 1.05 (so it can fail);
+//! integrator variants too (direct with several samples per strategy, hidden emitters,
+//! early Russian roulette, point, directional, spot and projector lights); with a
+//! one-pixel box filter and the same seed on both sides every value must agree to 1e-4
+//! (the kernels repeat the CPU's arithmetic and random numbers; wider filters place
+//! samples by filter importance sampling on the GPU and by splatting on the CPU, so
 //! they agree statistically only); (b) determinism: the same scene, spp, seed and wave
 //! split give the same bits (a different split changes the summation order), and the
-//! in-warp reduction (emulated by the host shim) does not depend on the wave split beyond
-//! rounding; each module specialised to a scene's plugins and filter kind computes the
-//! generic module's bits; (c) the film's closed-form filter importance sampling
-//! (`film_sample`, driven by `tests/gpu/host_film.cpp`) against quadrature of the analytic
-//! filter truncated to the crop window, per pixel, for every filter kind (and the
-//! untruncated integral must be rejected at the edges, so the check can fail): every
-//! sample inside its window, and the gaussian's redraws as frequent as its window's
-//! normal mass says, down to a 1×1 crop.
+//! in-warp reduction (emulated by the host shim) does not depend on the wave split
+//! beyond rounding; each module specialised to a scene's plugins and filter kind
+//! computes the generic module's bits; (c) the film's closed-form filter importance
+//! sampling (`film_sample`, driven by `tests/gpu/host_film.cpp`) against quadrature of
+//! the analytic filter truncated to the crop window, per pixel, for every filter kind
+//! (and the untruncated integral must be rejected at the edges, so the check can fail):
+//! every sample inside its window, and the gaussian's redraws as frequent as its
+//! window's normal mass says, down to a 1×1 crop.
 //!
 //! Skips with a message when no C++ compiler (`$CXX`, else `c++`) is available.
 
@@ -295,23 +295,15 @@ fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_determinist
         hide_emitters: true,
     });
     variants.push(("showcase path rr 1 hidden", c));
-    let text = std::fs::read_to_string(repo_root().join("scenes/cbox.xml")).unwrap();
-    let lights = r#"<emitter type="point"><point name="position" x="0.3" y="0.6" z="0.2"/>
-        <rgb name="intensity" value="0.5, 0.4, 0.3"/></emitter>
-        <emitter type="directional"><vector name="direction" x="0.2" y="-0.3" z="-1"/>
-        <rgb name="irradiance" value="0.3"/></emitter></scene>"#;
-    let file = host.dir.join("cbox_lights.xml");
-    std::fs::write(&file, text.replace("</scene>", lights)).unwrap();
-    let desc = xml::load_file(&file, &[("res".into(), "64".into())]).unwrap();
-    let lit = build_scene(&desc).unwrap();
+    let lit = common::parity::cbox_with_delta_lights(&host.dir, 64);
     let mut c = lit.clone();
     c.integrator = AnyIntegrator::Direct(Direct {
         emitter_samples: 1,
         bsdf_samples: 1,
         hide_emitters: false,
     });
-    variants.push(("cbox + point + directional, direct", c));
-    variants.push(("cbox + point + directional, path", lit));
+    variants.push(("cbox + point, directional, spot, projector: direct", c));
+    variants.push(("cbox + point, directional, spot, projector: path", lit));
     for (label, scene) in &variants {
         let (p, pb) = compare(&host, scene, 48, label);
         assert!(p > alpha, "{label}: the kernels differ from the CPU");

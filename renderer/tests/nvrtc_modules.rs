@@ -4,7 +4,7 @@
 //!
 //! Modules: `depth.cu` (the `depth` integrator), `parity.cu` (the plugin parity kernel)
 //! and the `render.cu` module of a plugin set ([`Features`], backend/cuda/features.rs).
-//! There are millions of plugin sets (every registered BSDF, 3 texture, 5 emitter and 4 shape kinds,
+//! There are millions of plugin sets (every registered BSDF, 3 texture, 7 emitter and 4 shape kinds,
 //! 2 integrators, 4 film placements, 5 stack sizes or 12 brute-force capacities, the
 //! wavefront and ray-counting variants), so this compiles a covering set instead. What a
 //! set changes in the compiled code:
@@ -157,7 +157,15 @@ fn module(
 fn covering_set() -> Vec<RenderModule> {
     use Mode::{Direct, PathMegakernel as Mega, PathWavefront as Wave};
     let all_tex = [TEX_CONSTANT, TEX_BITMAP, TEX_CHECKERBOARD];
-    let all_emitters = [e::AREA, e::POINT, e::DIRECTIONAL, e::CONSTANT, e::ENVMAP];
+    let all_emitters = [
+        e::AREA,
+        e::POINT,
+        e::DIRECTIONAL,
+        e::CONSTANT,
+        e::ENVMAP,
+        e::SPOT,
+        e::PROJECTOR,
+    ];
     let all_shapes = [SHAPE_MESH, SHAPE_SPHERE, SHAPE_RECTANGLE, SHAPE_DISK];
     // every registered BSDF, in tag order; the newest ones (from roughdielectric on)
     // join an inlined module with diffuse automatically, up to the inlining limit
@@ -196,7 +204,7 @@ fn covering_set() -> Vec<RenderModule> {
             [
                 &newest,
                 &[TEX_CONSTANT],
-                &[e::POINT, e::DIRECTIONAL],
+                &[e::POINT, e::DIRECTIONAL, e::SPOT, e::PROJECTOR],
                 &[SHAPE_SPHERE, SHAPE_DISK],
             ],
             FILM_BOX,

@@ -453,6 +453,8 @@ regression_cases!(
     emitter_point,
     emitter_directional,
     emitter_area,
+    emitter_spot,
+    emitter_projector,
     meshes,
     crop,
     sensor_thinlens,

@@ -35,7 +35,7 @@ TYPES = {
     "bsdf": ["conductor", "dielectric", "diffuse", "plastic", "roughconductor", "roughdielectric",
              "thindielectric", "twosided"],
     "texture": ["bitmap", "checkerboard"],
-    "emitter": ["area", "point", "directional", "constant", "envmap"],
+    "emitter": ["area", "point", "directional", "constant", "envmap", "spot", "projector"],
     "integrator": ["direct", "path", "depth"],
     "sensor": ["perspective"],
     "film": ["hdrfilm"],
@@ -43,14 +43,15 @@ TYPES = {
     "sampler": ["independent"],
 }
 NAMES = [
-    "alpha", "alpha_u", "alpha_v", "bitmap", "bsdf", "bsdf_samples", "center", "color0", "color1",
+    "alpha", "alpha_u", "alpha_v", "beam_width", "bitmap", "bsdf", "bsdf_samples", "center", "color0",
+    "color1", "cutoff_angle",
     "crop_height", "crop_offset_x", "crop_offset_y", "crop_width", "data", "diffuse_reflectance",
     "direction", "distribution", "emitter", "emitter_samples", "eta", "ext_ior", "face_normals", "far_clip",
     "filename", "film", "filter_type", "flip_normals", "focal_length", "focus_distance", "fov", "fov_axis",
     "height", "hide_emitters", "int_ior", "intensity", "irradiance", "k", "material", "max_depth",
     "near_clip", "pixel_format", "position", "radiance", "radius", "raw", "reflectance", "rfilter",
     "rr_depth", "sample_count", "sampler", "scale", "seed", "specular_reflectance", "stddev", "to_uv",
-    "to_world", "width", "wrap_mode", "value",
+    "target", "texture", "to_world", "width", "wrap_mode", "value",
 ]
 WEIRD_KEYS = ["id", "type", "a.b", "_arg_0", "", 3, None, ("t",)]
 STRINGS = [

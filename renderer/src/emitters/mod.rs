@@ -1,5 +1,6 @@
-//! Emitters: `area` (attached to a shape), `point`, `directional`, `constant`,
-//! `envmap`. One file per plugin, dispatched through [`AnyEmitter`].
+//! Emitters: `area` (attached to a shape), `point`, `spot`, `projector`,
+//! `directional`, `constant`, `envmap`. One file per plugin, dispatched through
+//! [`AnyEmitter`].
 //!
 //! Emitter sampling is "direct illumination" sampling: given a reference point,
 //! pick a direction towards the emitter with a solid-angle density.
@@ -14,12 +15,16 @@ pub mod constant;
 pub mod directional;
 pub mod envmap;
 pub mod point;
+pub mod projector;
+pub mod spot;
 
 pub use area::AreaEmitter;
 pub use constant::ConstantEmitter;
 pub use directional::DirectionalEmitter;
 pub use envmap::EnvmapEmitter;
 pub use point::PointEmitter;
+pub use projector::ProjectorEmitter;
+pub use spot::SpotEmitter;
 
 use crate::error::{Error, Result};
 use crate::math::spectrum::SpectrumUse;
@@ -74,6 +79,10 @@ pub enum AnyEmitter {
     Constant(ConstantEmitter),
     /// `envmap`: an image-based environment.
     Envmap(EnvmapEmitter),
+    /// `spot`: a point light shining into a cone.
+    Spot(SpotEmitter),
+    /// `projector`: a pinhole projector of an image.
+    Projector(ProjectorEmitter),
 }
 
 impl AnyEmitter {
@@ -86,6 +95,8 @@ impl AnyEmitter {
             AnyEmitter::Directional(e) => Some(e.sample_direction(ctx)),
             AnyEmitter::Constant(e) => Some(e.sample_direction(ctx, u)),
             AnyEmitter::Envmap(e) => e.sample_direction(ctx, u),
+            AnyEmitter::Spot(e) => e.sample_direction(ctx, p),
+            AnyEmitter::Projector(e) => e.sample_direction(ctx, p),
         }
     }
 
@@ -132,9 +143,15 @@ impl AnyEmitter {
         matches!(self, AnyEmitter::Constant(_) | AnyEmitter::Envmap(_))
     }
 
-    /// Whether the emitter is a delta light (`point`, `directional`).
+    /// Whether the emitter is a delta light (`point`, `spot`, `projector`, `directional`).
     pub fn is_delta(&self) -> bool {
-        matches!(self, AnyEmitter::Point(_) | AnyEmitter::Directional(_))
+        matches!(
+            self,
+            AnyEmitter::Point(_)
+                | AnyEmitter::Spot(_)
+                | AnyEmitter::Projector(_)
+                | AnyEmitter::Directional(_)
+        )
     }
 }
 
@@ -144,10 +161,20 @@ const _: () = assert!(std::mem::size_of::<PointEmitter>() == 16);
 const _: () = assert!(std::mem::size_of::<DirectionalEmitter>() == 16);
 const _: () = assert!(std::mem::size_of::<ConstantEmitter>() == 4);
 const _: () = assert!(std::mem::size_of::<EnvmapEmitter>() == 92);
+const _: () = assert!(std::mem::size_of::<SpotEmitter>() == 76);
+const _: () = assert!(std::mem::size_of::<ProjectorEmitter>() == 76);
 const _: () = assert!(std::mem::size_of::<AnyEmitter>() == 96);
 
 /// Names of the emitter plugins, for error messages.
-pub const KNOWN: &[&str] = &["area", "point", "directional", "constant", "envmap"];
+pub const KNOWN: &[&str] = &[
+    "area",
+    "point",
+    "directional",
+    "constant",
+    "envmap",
+    "spot",
+    "projector",
+];
 
 /// Builds an `<emitter>` object. `shape` is `Some(handle)` when the emitter is
 /// nested in a shape, which only an `area` emitter may be (and must be).
@@ -167,6 +194,8 @@ pub fn build(obj: &ObjectDesc, shape: Option<u32>, ctx: &mut BuildCtx) -> Result
         ("directional", None) => AnyEmitter::Directional(DirectionalEmitter::build(p, ctx)?),
         ("constant", None) => AnyEmitter::Constant(ConstantEmitter::build(p, ctx)?),
         ("envmap", None) => AnyEmitter::Envmap(EnvmapEmitter::build(p, ctx)?),
+        ("spot", None) => AnyEmitter::Spot(SpotEmitter::build(p, ctx)?),
+        ("projector", None) => AnyEmitter::Projector(ProjectorEmitter::build(p, ctx)?),
         _ => {
             return Err(Error::UnknownPlugin {
                 loc: obj.loc.clone(),
@@ -251,7 +280,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("only \"area\""), "{err}");
-        let err = build_err("spot", &[]);
+        let err = build_err("spotlight", &[]);
         assert!(
             err.contains("unknown emitter") && err.contains("envmap"),
             "{err}"

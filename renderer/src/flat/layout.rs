@@ -61,8 +61,8 @@ pub const LAYOUT: &[LayoutEntry] = layout! {
         color, pad1
     }
     FlatEmitter {
-        kind, shape, tex, dist, offset, width, height, scale, vec, pad0, to_world, to_local,
-        pad1
+        kind, shape, tex, dist, offset, width, height, scale, vec, tex2, to_world, to_local,
+        params
     }
     FlatDist1D { offset, n, sum, pad }
     FlatDist2D { rows, h, marginal, pad }

@@ -9,7 +9,7 @@
 //! check the round trip, so a field dropped here fails.
 
 use crate::emitters::{self, AnyEmitter};
-use crate::math::{Distribution1D, Distribution2D, Mat3, Vec3};
+use crate::math::{Distribution1D, Distribution2D, Mat3, Vec2, Vec3};
 use crate::plugin::record::RecordRef;
 use crate::textures::{AnyTexture, BitmapTex, Checkerboard, FilterType, UvTransform, WrapMode};
 
@@ -71,9 +71,15 @@ pub mod emitter_kind {
     pub const CONSTANT: u32 = 3;
     /// `envmap`: offset/width/height (texels), dist (2D distribution), scale, maps.
     pub const ENVMAP: u32 = 4;
+    /// `spot`: vec = position, to_local, tex = intensity, tex2 = projected texture,
+    /// params = cutoff, cos cutoff, cos beam width, 1 / transition width, tan cutoff.
+    pub const SPOT: u32 = 5;
+    /// `projector`: vec = position, to_local, tex = irradiance, scale,
+    /// params = uv scale (2), axis (3).
+    pub const PROJECTOR: u32 = 6;
 }
 
-/// One emitter (128 bytes). The 3×3 maps are column-major.
+/// One emitter (144 bytes). The 3×3 maps are column-major.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C)]
 pub struct FlatEmitter {
@@ -91,18 +97,18 @@ pub struct FlatEmitter {
     pub width: u32,
     /// Envmap: height.
     pub height: u32,
-    /// Envmap: radiance scale.
+    /// Envmap, projector: radiance scale.
     pub scale: f32,
-    /// Point: position; directional: direction.
+    /// Point, spot, projector: position; directional: direction.
     pub vec: [f32; 3],
-    /// Padding.
-    pub pad0: u32,
+    /// Spot: the projected texture (`spot::NO_TEXTURE` for none).
+    pub tex2: u32,
     /// Envmap: world-from-local rotation.
     pub to_world: [f32; 9],
-    /// Envmap: local-from-world rotation.
+    /// Envmap: local-from-world rotation; spot, projector: local-from-world linear map.
     pub to_local: [f32; 9],
-    /// Padding to 128 bytes.
-    pub pad1: [u32; 2],
+    /// Spot, projector: the plugin's scalars (see `emitter_kind`).
+    pub params: [f32; 6],
 }
 
 /// A 1D distribution: `func[n]` then `cdf[n + 1]` at `offset` in `FlatScene::dist_data` (16 bytes).
@@ -234,6 +240,20 @@ pub fn flatten_emitter(e: &AnyEmitter, image_offsets: &[u32]) -> FlatEmitter {
             f.to_world = m.to_world.to_cols_array();
             f.to_local = m.to_local.to_cols_array();
         }
+        AnyEmitter::Spot(s) => {
+            (f.kind, f.tex, f.tex2) = (k::SPOT, s.intensity, s.texture);
+            f.vec = s.position.to_array();
+            f.to_local = s.to_local.to_cols_array();
+            let (c, cc, cb) = (s.cutoff, s.cos_cutoff, s.cos_beam);
+            f.params = [c, cc, cb, s.inv_transition, s.uv_factor, 0.0];
+        }
+        AnyEmitter::Projector(p) => {
+            (f.kind, f.tex, f.scale) = (k::PROJECTOR, p.irradiance, p.scale);
+            f.vec = p.position.to_array();
+            f.to_local = p.to_local.to_cols_array();
+            let (u, a) = (p.uv_scale, p.axis);
+            f.params = [u.x, u.y, a.x, a.y, a.z, 0.0];
+        }
     }
     f
 }
@@ -264,6 +284,25 @@ pub fn unflatten_emitter(f: &FlatEmitter, image_offsets: &[u32]) -> Option<AnyEm
             height: f.height,
             dist: f.dist,
             scale: f.scale,
+        }),
+        k::SPOT => AnyEmitter::Spot(emitters::SpotEmitter {
+            position: Vec3::from(f.vec),
+            to_local: Mat3::from_cols_array(&f.to_local),
+            intensity: f.tex,
+            texture: f.tex2,
+            cutoff: f.params[0],
+            cos_cutoff: f.params[1],
+            cos_beam: f.params[2],
+            inv_transition: f.params[3],
+            uv_factor: f.params[4],
+        }),
+        k::PROJECTOR => AnyEmitter::Projector(emitters::ProjectorEmitter {
+            position: Vec3::from(f.vec),
+            to_local: Mat3::from_cols_array(&f.to_local),
+            axis: Vec3::new(f.params[2], f.params[3], f.params[4]),
+            irradiance: f.tex,
+            scale: f.scale,
+            uv_scale: Vec2::new(f.params[0], f.params[1]),
         }),
         _ => return None,
     })

@@ -569,7 +569,7 @@ const _: () = assert!(size_of::<FlatCamera>() == 80);
 const _: () = assert!(size_of::<FlatFilm>() == 48);
 const _: () = assert!(size_of::<FlatIntegrator>() == 32);
 const _: () = assert!(size_of::<FlatBsdf>() == 8 && size_of::<FlatTexture>() == 80);
-const _: () = assert!(size_of::<FlatEmitter>() == 128 && size_of::<FlatDist1D>() == 16);
+const _: () = assert!(size_of::<FlatEmitter>() == 144 && size_of::<FlatDist1D>() == 16);
 const _: () = assert!(size_of::<Prim>() == 8 && size_of::<LeafPrim>() == 48);
 const _: () = assert!(size_of::<FlatUnitPrim>() == 64);
 const _: () = assert!(size_of::<FlatBvhNode>() == 64 && offset_of!(FlatBvhNode, b_min) == 32);

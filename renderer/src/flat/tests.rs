@@ -327,6 +327,37 @@ fn materials_textures_and_emitters_round_trip_through_their_twins() {
 }
 
 #[test]
+fn spot_and_projector_round_trip_through_their_twins() {
+    use super::materials::{emitter_kind, unflatten_emitter};
+    let tex = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../assets/textures/seed_texture.png");
+    let bitmap = |name: &str| {
+        format!(
+            r#"<texture type="bitmap" name="{name}"><string name="filename" value="{}"/></texture>"#,
+            tex.display()
+        )
+    };
+    let xml = format!(
+        r#"<scene version="3.0.0"><shape type="sphere"/>
+        <emitter type="spot"><float name="cutoff_angle" value="35"/>{}
+            <transform name="to_world"><lookat origin="0,3,0" target="0,0,0" up="0,0,1"/></transform></emitter>
+        <emitter type="spot"><rgb name="intensity" value="2, 3, 4"/></emitter>
+        <emitter type="projector"><float name="fov" value="50"/><float name="scale" value="2"/>{}</emitter>
+        <emitter type="projector"/></scene>"#,
+        bitmap("texture"),
+        bitmap("irradiance")
+    );
+    let scene = build_scene(&xml::load_string(&xml, &[]).unwrap()).unwrap();
+    let flat = FlatScene::from_scene(&scene).unwrap();
+    let kinds: Vec<u32> = flat.emitters.iter().map(|f| f.kind).collect();
+    use emitter_kind::{PROJECTOR, SPOT};
+    assert_eq!(kinds, [SPOT, SPOT, PROJECTOR, PROJECTOR]);
+    for (f, e) in flat.emitters.iter().zip(scene.emitters.iter()) {
+        assert_eq!(unflatten_emitter(f, &flat.image_offsets), Some(*e));
+    }
+}
+
+#[test]
 fn distributions_flatten_to_their_func_and_cdf() {
     let dist = |flat: &FlatScene, i: u32| {
         let d = flat.dist1d[i as usize];

@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use heliograph::math::{Pcg32, Vec2, Vec3};
-use heliograph::scene::Scene;
+use heliograph::scene::{build_scene, xml, Scene};
 
 use super::harness::repo_root;
 
@@ -113,6 +113,16 @@ pub fn scene_xml() -> String {
         </shape>
         <emitter type="point"><point name="position" x="0.5" y="6" z="1"/><rgb name="intensity" value="10, 20, 30"/></emitter>
         <emitter type="directional"><vector name="direction" x="1" y="-2" z="0.5"/><rgb name="irradiance" value="2"/></emitter>
+        <emitter type="spot"><rgb name="intensity" value="30, 20, 10"/><float name="cutoff_angle" value="70"/>
+            <float name="beam_width" value="25"/><texture type="bitmap" name="texture"><string name="filename" value="{tex}"/></texture>
+            <transform name="to_world"><lookat origin="0.5, 5.5, 0.5" target="0, 0, 0" up="0, 0, 1"/></transform></emitter>
+        <emitter type="spot"><float name="cutoff_angle" value="120"/><point name="position" x="-1" y="-5.5" z="0"/>
+            <point name="target" x="0" y="0" z="0.5"/></emitter>
+        <emitter type="projector"><float name="fov" value="110"/><float name="scale" value="4"/>
+            <texture type="bitmap" name="irradiance"><string name="filename" value="{tex}"/></texture>
+            <transform name="to_world"><lookat origin="5.5, 0.5, 0" target="0, 0, 0.5" up="0, 1, 0"/></transform></emitter>
+        <emitter type="projector"><float name="fov" value="150"/><rgb name="irradiance" value="0.5, 1, 2"/>
+            <transform name="to_world"><lookat origin="0, 0, -5.5" target="0, 0, 0" up="0, 1, 0"/></transform></emitter>
         <emitter type="envmap"><string name="filename" value="{sky}"/><float name="scale" value="1.5"/>
             <transform name="to_world"><rotate y="1" angle="70"/></transform></emitter>
         <shape type="cube">
@@ -122,6 +132,32 @@ pub fn scene_xml() -> String {
         </shape>
         </scene>"#
     )
+}
+
+/// The Cornell box (`scenes/cbox.xml`, `res`²) lit by every delta light besides its
+/// area light: point, directional, a textured spot and a textured projector (written to
+/// `dir` as `cbox_lights.xml`), for whole-image comparisons of the backends.
+pub fn cbox_with_delta_lights(dir: &std::path::Path, res: u32) -> Scene {
+    let text = std::fs::read_to_string(repo_root().join("scenes/cbox.xml")).unwrap();
+    let tex = repo_root().join("assets/textures/seed_texture.png");
+    let lights = format!(
+        r#"<emitter type="point"><point name="position" x="0.3" y="0.6" z="0.2"/>
+        <rgb name="intensity" value="0.5, 0.4, 0.3"/></emitter>
+        <emitter type="directional"><vector name="direction" x="0.2" y="-0.3" z="-1"/>
+        <rgb name="irradiance" value="0.3"/></emitter>
+        <emitter type="spot"><rgb name="intensity" value="2"/><float name="cutoff_angle" value="40"/>
+        <texture type="bitmap" name="texture"><string name="filename" value="{tex}"/></texture>
+        <transform name="to_world"><lookat origin="-0.5, 0.9, 0" target="-0.3, -1, 0" up="0, 0, 1"/></transform></emitter>
+        <emitter type="projector"><float name="fov" value="60"/><float name="scale" value="0.2"/>
+        <texture type="bitmap" name="irradiance"><string name="filename" value="{tex}"/></texture>
+        <transform name="to_world"><lookat origin="0.5, 0.5, 0.9" target="0.4, -1, -0.5" up="0, 1, 0"/></transform></emitter>
+        </scene>"#,
+        tex = tex.display()
+    );
+    let file = dir.join("cbox_lights.xml");
+    std::fs::write(&file, text.replace("</scene>", &lights)).unwrap();
+    let desc = xml::load_file(&file, &[("res".into(), res.to_string())]).unwrap();
+    build_scene(&desc).unwrap()
 }
 
 /// `a` and `b` agree to rounding.
@@ -280,6 +316,16 @@ pub fn check(qs: &[Query], got: &[f32]) {
     let (bs, es) = (sampled(0.0, 4), sampled(2.0, 0));
     println!("successful samples: BSDF {bs}, emitter {es}");
     assert!(bs * 4 >= per_kind[0].0 && es * 4 >= per_kind[2].0);
+    // and every emitter (the delta lights with a cone or a frustum too) on some queries
+    let emitters = qs.iter().filter(|q| q.q[0] == 2.0).map(|q| q.q[1] as usize);
+    for e in 0..emitters.max().map_or(0, |m| m + 1) {
+        let ok = qs
+            .iter()
+            .filter(|q| q.q[0] == 2.0 && q.q[1] as usize == e && q.want[0] == 1.0)
+            .count();
+        println!("emitter {e}: {ok} successful samples");
+        assert!(ok >= 20, "emitter {e}: only {ok} successful samples");
+    }
     for b in bad.iter().take(8) {
         println!("  {b}");
     }

@@ -51,7 +51,8 @@ const TAGS: &[&str] = &[
 const TYPES: &[&str] = &[
     "cube", "disk", "obj", "ply", "rectangle", "sphere", "conductor", "dielectric", "diffuse",
     "plastic", "roughconductor", "roughdielectric", "thindielectric", "twosided", "bitmap",
-    "checkerboard", "area", "point", "directional", "constant", "envmap", "direct", "path",
+    "checkerboard", "area", "point", "directional", "constant", "envmap", "spot", "projector",
+    "direct", "path",
     "depth", "perspective", "hdrfilm", "box", "tent", "gaussian", "independent", "blackbody",
     "", "nope",
 ];
@@ -64,8 +65,8 @@ const ATTRS: &[&str] = &[
 
 #[rustfmt::skip]
 const NAMES: &[&str] = &[
-    "alpha", "alpha_u", "alpha_v", "angle", "bitmap", "bsdf_samples", "center", "color0",
-    "color1", "crop_height", "crop_offset_x", "crop_offset_y", "crop_width", "data",
+    "alpha", "alpha_u", "alpha_v", "angle", "beam_width", "bitmap", "bsdf_samples", "center",
+    "color0", "color1", "cutoff_angle", "target", "texture", "crop_height", "crop_offset_x", "crop_offset_y", "crop_width", "data",
     "diffuse_reflectance", "direction", "distribution", "emitter_samples", "eta", "ext_ior",
     "face_normals", "far_clip", "filename", "filter_type", "flip_normals", "flip_tex_coords",
     "focal_length", "focus_distance", "fov", "fov_axis", "height", "hide_emitters", "int_ior",

@@ -46,6 +46,8 @@ pub const FILES: &[(&str, &str)] = embed![
     "emitters/directional.cuh",
     "emitters/envmap.cuh",
     "emitters/point.cuh",
+    "emitters/projector.cuh",
+    "emitters/spot.cuh",
     "integrators/direct.cuh",
     "integrators/path.cuh",
     "shapes/sample.cuh",
