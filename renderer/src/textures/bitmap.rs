@@ -7,6 +7,7 @@
 //! | `filter_type` | string | `bilinear` | `bilinear` or `nearest` |
 //! | `wrap_mode` | string | `repeat` | `repeat`, `mirror` or `clamp` outside `[0, 1]` |
 //! | `raw` | boolean | false | keep 8/16-bit values as stored instead of decoding sRGB |
+//! | `format` | string | `auto` | Mitsuba's storage precision: `auto`, `variant`, `float16` (or `fp16`) or `uint8`; accepted for compatibility, texels are always kept as 32-bit floats |
 //! | `to_uv` | transform | identity | affine uv map: the 2×2 linear part and x/y translation of the 4×4 (as Mitsuba) |
 //!
 //! Conventions (Mitsuba 3): row 0 of the image is `v = 0`, no flip; texel `(x, y)`
@@ -89,6 +90,8 @@ impl BitmapTex {
             _ => WrapMode::Repeat,
         };
         let raw = p.bool("raw", false)?;
+        // storage precision only: every texel is kept as an f32 here
+        p.choice("format", "auto", &["auto", "variant", "float16", "fp16", "uint8"])?;
         let to_uv = UvTransform::from_props(p, "to_uv")?;
         let img = image_file::from_props(p, ctx, raw)?;
         if img.data.len() > u32::MAX as usize || img.width.max(img.height) > 1 << 24 {
