@@ -70,6 +70,7 @@
 //!
 //! The README's "Adding a plugin" section walks through a complete example.
 
+pub mod blendbsdf;
 pub mod conductor;
 pub mod dielectric;
 pub mod diffuse;
@@ -78,6 +79,7 @@ pub mod ior;
 pub mod mask;
 pub mod microfacet;
 pub mod normalmap;
+pub mod null;
 pub mod plastic;
 pub mod roughconductor;
 pub mod roughdielectric;
@@ -211,4 +213,6 @@ register_bsdfs! {
     ROUGH_DIELECTRIC = roughdielectric::RoughDielectric,
     MASK = mask::Mask,
     NORMALMAP = normalmap::NormalMap,
+    BLEND = blendbsdf::BlendBsdf,
+    NULL = null::Null,
 }

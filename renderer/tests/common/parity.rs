@@ -59,6 +59,8 @@ pub fn scene_xml() -> String {
         r#"<bsdf type="mask"><float name="opacity" value="0.3"/><bsdf type="twosided"><bsdf type="diffuse"><rgb name="reflectance" value="0.2, 0.7, 0.3"/></bsdf></bsdf></bsdf>"#,
         r#"<bsdf type="mask"><texture type="checkerboard" name="opacity"><float name="color0" value="0.9"/><float name="color1" value="0.15"/></texture><bsdf type="roughconductor"/></bsdf>"#,
         r#"<bsdf type="mask"><float name="opacity" value="0.6"/><bsdf type="dielectric"/></bsdf>"#,
+        r#"<bsdf type="blendbsdf"><texture type="checkerboard" name="weight"><float name="color0" value="0.2"/><float name="color1" value="0.7"/></texture><bsdf type="dielectric"/><bsdf type="roughplastic"/></bsdf>"#,
+        r#"<bsdf type="blendbsdf"><float name="weight" value="0.4"/><bsdf type="mask"><bsdf type="diffuse"/></bsdf><bsdf type="null"/></bsdf>"#,
         r#"<bsdf type="normalmap"><texture type="rawconstant" name="normalmap"><vector name="value" value="0.7, 0.4, 0.8"/></texture><bsdf type="roughconductor"><float name="alpha_u" value="0.25"/><float name="alpha_v" value="0.05"/></bsdf></bsdf>"#,
         r#"<bsdf type="mask"><float name="opacity" value="0.8"/><bsdf type="normalmap"><boolean name="use_shadowing_function" value="false"/><texture type="checkerboard" name="normalmap"><rgb name="color0" value="0.3, 0.5, 0.9"/><rgb name="color1" value="0.5, 0.7, 0.8"/></texture><bsdf type="twosided"><bsdf type="plastic"/></bsdf></bsdf></bsdf>"#,
     ]
@@ -71,6 +73,7 @@ pub fn scene_xml() -> String {
         // the one required parameter among the plugins
         let required = match e.info.name {
             "normalmap" => r#"<texture type="rawconstant" name="normalmap"><vector name="value" value="0.6, 0.45, 0.9"/></texture>"#,
+            "blendbsdf" => r#"<float name="weight" value="0.35"/><bsdf type="conductor"/>"#,
             _ => "",
         };
         format!(r#"<bsdf type="{}">{required}{nested}</bsdf>"#, e.info.name)
