@@ -77,6 +77,8 @@ pub mod fresnel;
 pub mod ior;
 pub mod microfacet;
 pub mod plastic;
+pub mod principled;
+pub mod principledthin;
 pub mod roughconductor;
 pub mod roughdielectric;
 pub mod roughplastic;
@@ -200,4 +202,6 @@ register_bsdfs! {
     ROUGH_PLASTIC = roughplastic::RoughPlastic,
     TWO_SIDED = twosided::TwoSided,
     ROUGH_DIELECTRIC = roughdielectric::RoughDielectric,
+    PRINCIPLED = principled::Principled,
+    PRINCIPLED_THIN = principledthin::PrincipledThin,
 }
