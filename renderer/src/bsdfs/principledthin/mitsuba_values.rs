@@ -2,6 +2,9 @@
 //! `tests/references/principled_values.py principledthin` (run it, then `cargo fmt`);
 //! not edited by hand. `BSDFContext()` defaults (radiance transport), uv = (0.3, 0.6).
 
+// Mitsuba's values, some of them 1/π (a Lambertian density) to 7 digits
+#![allow(clippy::approx_constant)]
+
 use super::tests::{checker, EvalCase, SampleCase, SampleRow};
 use crate::math::Color;
 use crate::scene::props::Value;
