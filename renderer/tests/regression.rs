@@ -458,6 +458,7 @@ regression_cases!(
     sensor_thinlens,
     sensor_orthographic,
     roughdielectric,
+    principled,
 );
 
 #[test]
