@@ -198,4 +198,15 @@ fn parameter_errors_name_the_key_and_place() {
     // principled's keys that the thin model does not have
     let e = build_err("principledthin", &[("clearcoat", f(0.5))]);
     assert!(e.contains("clearcoat"), "{e}");
+    // a sheet transmits: it cannot be made two-sided (as Mitsuba), while an opaque
+    // `principled` can
+    let mut ctx = crate::scene::builder::BuildCtx::default();
+    let e = ctx
+        .bsdf(&obj_with("twosided", &[], vec![obj("principledthin", &[])]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("principledthin"), "{e}");
+    let s = Setup::from_obj(&obj_with("twosided", &[], vec![obj("principled", &[])]));
+    let (wi, wo) = (Vec3::new(0.2, 0.1, -0.9).normalize(), -Vec3::Z);
+    assert!(s.eval(wi, wo).x > 0.0 && s.pdf(wi, wo) > 0.0);
 }
