@@ -169,6 +169,26 @@ pub(crate) fn read_weight(
     Ok(t)
 }
 
+/// Reads `base_color`: non-negative (a texture: its mean).
+pub(crate) fn read_base_color(p: &Props, ctx: &mut dyn BuildContext) -> Result<TexRef> {
+    let t = ctx.texture_in(
+        p,
+        "base_color",
+        Some(Color::splat(0.5)),
+        Range::NonNegative,
+        SpectrumUse::Reflectance,
+    )?;
+    let m = ctx.texture_mean(t);
+    if !(m.min_element() >= 0.0) {
+        return Err(Error::param(
+            &p.entry_loc("base_color"),
+            "base_color",
+            format!("must be non-negative, got {m}"),
+        ));
+    }
+    Ok(t)
+}
+
 /// Reads a sampling rate: a finite value >= 0, declared for editing.
 pub(crate) fn read_rate(p: &Props, ctx: &mut dyn BuildContext, key: &str) -> Result<f32> {
     let v = p.positive_float(key, 1.0, true)?;
@@ -410,20 +430,7 @@ impl BsdfPlugin for Principled {
 
     /// Reads the plugin's parameters.
     fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {
-        let base_color = ctx.texture_in(
-            p,
-            "base_color",
-            Some(Color::splat(0.5)),
-            Range::NonNegative,
-            SpectrumUse::Reflectance,
-        )?;
-        if !(ctx.texture_mean(base_color).min_element() >= 0.0) {
-            return Err(Error::param(
-                &p.entry_loc("base_color"),
-                "base_color",
-                "must be non-negative",
-            ));
-        }
+        let base_color = read_base_color(p, ctx)?;
         let mut w = |key: &str, default: f32| read_weight(p, ctx, key, default, 1.0);
         let roughness = w("roughness", 0.5)?;
         let anisotropic = w("anisotropic", 0.0)?;

@@ -44,8 +44,8 @@
 
 use super::fresnel::fresnel_dielectric;
 use super::principled::{
-    calc_schlick, compatible, diffuse_shape, mulsign, read_rate, read_weight, schlick_r0,
-    schlick_weight, sheen_color, spec_distr, tint_color,
+    calc_schlick, compatible, diffuse_shape, mulsign, read_base_color, read_rate, read_weight,
+    schlick_r0, schlick_weight, sheen_color, spec_distr, tint_color,
 };
 use super::{BsdfCtx, BsdfPlugin, BsdfSample};
 use crate::device_record;
@@ -176,20 +176,7 @@ impl BsdfPlugin for PrincipledThin {
 
     /// Reads the plugin's parameters.
     fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {
-        let base_color = ctx.texture_in(
-            p,
-            "base_color",
-            Some(Color::splat(0.5)),
-            Range::NonNegative,
-            SpectrumUse::Reflectance,
-        )?;
-        if !(ctx.texture_mean(base_color).min_element() >= 0.0) {
-            return Err(Error::param(
-                &p.entry_loc("base_color"),
-                "base_color",
-                "must be non-negative",
-            ));
-        }
+        let base_color = read_base_color(p, ctx)?;
         let eta = ctx.texture_in(
             p,
             "eta",

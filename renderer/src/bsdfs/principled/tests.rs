@@ -436,7 +436,10 @@ fn parameter_errors_name_the_key_and_place() {
         "principled",
         &[("base_color", Value::Rgb(Color::new(0.5, -0.1, 0.2)))],
     );
-    assert!(e.contains("base_color"), "{e}");
+    assert!(
+        e.contains("base_color") && e.contains("non-negative") && e.contains("-0.1"),
+        "{e}"
+    );
     let e = build_err("principled", &[("alpha", f(0.1))]);
     assert!(e.contains("alpha"), "{e}");
     let e = build_err(
