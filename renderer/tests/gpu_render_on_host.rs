@@ -376,11 +376,21 @@ fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_determinist
     let _ = std::fs::remove_dir_all(&host.dir);
 }
 
-/// A specialised module (backend/cuda/features.rs) may only drop code that the scene
-/// cannot reach: on the host, where nothing contracts multiply-adds, the module compiled
-/// for each scene's plugin set and the generic module (every plugin, calls out of line;
-/// brute force where the scene's module is) must give the same bits, whatever the
-/// plugins, integrator and filter.
+/// The Disney BSDFs' regression scene (`tests/references/scenes/principled.xml`):
+/// `principled` reflection, refraction, clearcoat, sheen and textured weights, and a
+/// `principledthin` sheet, 12 bounces.
+#[test]
+fn principled_scene_agrees_with_the_cpu_backend() {
+    let Some(host) = host_or_skip(false) else {
+        return;
+    };
+    let path = repo_root().join("tests/references/scenes/principled.xml");
+    let scene = build_scene(&xml::load_file(&path, &[]).unwrap()).unwrap();
+    let (p, pb) = compare(&host, &scene, 64, "principled (path)");
+    assert!(p > 1e-3, "principled: the kernels differ from the CPU");
+    assert!(pb < 1e-3, "the test cannot see a 5% bias (principled)");
+}
+
 /// The rough-glass regression scene (`tests/references/scenes/roughdielectric.xml`):
 /// refraction both ways, total internal reflection, textured roughness, 12 bounces.
 #[test]
@@ -395,6 +405,11 @@ fn roughdielectric_scene_agrees_with_the_cpu_backend() {
     assert!(pb < 1e-3, "the test cannot see a 5% bias (rough glass)");
 }
 
+/// A specialised module (backend/cuda/features.rs) may only drop code that the scene
+/// cannot reach: on the host, where nothing contracts multiply-adds, the module compiled
+/// for each scene's plugin set and the generic module (every plugin, calls out of line;
+/// brute force where the scene's module is) must give the same bits, whatever the
+/// plugins, integrator and filter.
 #[test]
 fn specialised_modules_compute_what_the_generic_module_does() {
     let (Some(special), Some(generic)) = (host_or_skip(false), host_or_skip(true)) else {

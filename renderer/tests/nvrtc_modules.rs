@@ -126,12 +126,12 @@ fn module(
     RenderModule {
         features: Features {
             bsdfs: set(bsdfs),
-            // each adapter of the set stacked once; the set of every kind reaches
-            // through as many as a scene may stack
+            // one adapter level; the set of every kind reaches through as many as a
+            // scene may stack
             adapter_depth: if bsdfs.len() == heliograph::bsdfs::KNOWN.len() {
                 heliograph::bsdfs::registry::MAX_ADAPTER_DEPTH
             } else {
-                (set(bsdfs) & adapters).count_ones()
+                (set(bsdfs) & adapters != 0) as u32
             },
             textures: set(textures),
             emitters: set(emitters),
@@ -167,12 +167,19 @@ fn covering_set() -> Vec<RenderModule> {
         e::PROJECTOR,
     ];
     let all_shapes = [SHAPE_MESH, SHAPE_SPHERE, SHAPE_RECTANGLE, SHAPE_DISK];
-    // every registered BSDF, in tag order; the newest ones (from roughdielectric on)
-    // join an inlined module with diffuse automatically, up to the inlining limit
+    // every registered BSDF, in tag order. Inlined: the first five; plastic with every
+    // adapter (one base kind under each adapter: 1 + adapters cases); rough plastic
+    // with the newest base kinds (from roughdielectric on, up to the inlining limit)
     let all_bsdfs: Vec<u32> = (0..heliograph::bsdfs::KNOWN.len() as u32).collect();
-    let newest: Vec<u32> = [b::DIFFUSE]
+    let adapters = heliograph::bsdfs::registry::mask(|e| e.adapter);
+    let is_adapter = |k: &u32| adapters & (1 << k) != 0;
+    let plastic_adapters: Vec<u32> = [b::PLASTIC]
         .into_iter()
-        .chain(b::ROUGH_DIELECTRIC..all_bsdfs.len() as u32)
+        .chain(all_bsdfs.iter().copied().filter(is_adapter))
+        .collect();
+    let newest: Vec<u32> = [b::ROUGH_PLASTIC]
+        .into_iter()
+        .chain((b::ROUGH_DIELECTRIC..all_bsdfs.len() as u32).filter(|k| !is_adapter(k)))
         .collect();
     let (bf, bvh) = (true, false);
     let five = &all_bsdfs[..5];
@@ -191,7 +198,7 @@ fn covering_set() -> Vec<RenderModule> {
         module(
             (Mega, bvh, false),
             [
-                &[b::PLASTIC, b::ROUGH_PLASTIC, b::TWO_SIDED],
+                &plastic_adapters,
                 &all_tex,
                 &[e::AREA, e::ENVMAP],
                 &[SHAPE_MESH, SHAPE_RECTANGLE],

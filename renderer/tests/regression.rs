@@ -460,6 +460,7 @@ regression_cases!(
     sensor_thinlens,
     sensor_orthographic,
     roughdielectric,
+    principled,
 );
 
 #[test]

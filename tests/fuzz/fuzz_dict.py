@@ -33,8 +33,9 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 TYPES = {
     "shape": ["cube", "disk", "obj", "ply", "rectangle", "sphere"],
     "bsdf": ["conductor", "dielectric", "diffuse", "plastic", "roughconductor", "roughdielectric",
-             "thindielectric", "twosided"],
-    "texture": ["bitmap", "checkerboard"],
+             "thindielectric", "twosided", "principled", "principledthin", "mask", "normalmap",
+             "blendbsdf", "null"],
+    "texture": ["bitmap", "checkerboard", "rawconstant"],
     "emitter": ["area", "point", "directional", "constant", "envmap", "spot", "projector"],
     "integrator": ["direct", "path", "depth"],
     "sensor": ["perspective"],
@@ -51,7 +52,8 @@ NAMES = [
     "height", "hide_emitters", "int_ior", "intensity", "irradiance", "k", "material", "max_depth",
     "near_clip", "pixel_format", "position", "radiance", "radius", "raw", "reflectance", "rfilter",
     "rr_depth", "sample_count", "sampler", "scale", "seed", "specular_reflectance", "stddev", "to_uv",
-    "target", "texture", "to_world", "width", "wrap_mode", "value",
+    "target", "texture", "to_world", "width", "wrap_mode", "value", "base_color", "roughness",
+    "metallic", "spec_trans", "diff_trans", "clearcoat", "specular",
 ]
 WEIRD_KEYS = ["id", "type", "a.b", "_arg_0", "", 3, None, ("t",)]
 STRINGS = [

@@ -82,6 +82,15 @@ WRONG = {
                         ("the roughness texture's mean 0.21 instead of the texture",
                          [('<float name="color0" value="0.02"/>', '<float name="color0" value="0.21"/>'),
                           ('<float name="color1" value="0.4"/>', '<float name="color1" value="0.21"/>')], {})],
+    "principled": [("no clearcoat on the metal",
+                    [('<float name="clearcoat" value="0.8"/>', "")], {}),
+                   ("no sheen on the glass", [('<float name="sheen" value="1.0"/>', "")], {}),
+                   ("spec_trans 0.8 instead of 0.9",
+                    [('<float name="spec_trans" value="0.9"/>', '<float name="spec_trans" value="0.8"/>')], {}),
+                   ("no flatness on the base", [('<float name="flatness" value="0.6"/>', "")], {}),
+                   ("the diff_trans texture's mean 0.9 instead of the texture",
+                    [('<float name="color0" value="0.4"/>', '<float name="color0" value="0.9"/>'),
+                     ('<float name="color1" value="1.4"/>', '<float name="color1" value="0.9"/>')], {})],
 }
 
 

@@ -81,6 +81,8 @@ pub mod microfacet;
 pub mod normalmap;
 pub mod null;
 pub mod plastic;
+pub mod principled;
+pub mod principledthin;
 pub mod roughconductor;
 pub mod roughdielectric;
 pub mod roughplastic;
@@ -215,4 +217,6 @@ register_bsdfs! {
     NORMALMAP = normalmap::NormalMap,
     BLEND = blendbsdf::BlendBsdf,
     NULL = null::Null,
+    PRINCIPLED = principled::Principled,
+    PRINCIPLED_THIN = principledthin::PrincipledThin,
 }

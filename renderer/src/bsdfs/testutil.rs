@@ -130,6 +130,55 @@ impl Setup {
         )
     }
 
+    /// Chi-square test of `sample` against `pdf` on a 20 × 20 (θ, φ) grid whose expected
+    /// counts integrate `pdf sin θ` on a 40 × 40 sub-grid per cell. Cells even in θ rather
+    /// than cos θ ([`chi2_fine`]): a refracted lobe at normal incidence is
+    /// `α (η−1)/η` wide in angle, which in cos θ is thinner than any sub-cell.
+    pub fn chi2_polar(&self, wi: Vec3, test_count: usize) -> Result<f64, String> {
+        use crate::math::chi2::{pearson, Chi2Config};
+        use std::f64::consts::PI;
+        let cfg = Chi2Config {
+            theta_bins: 20,
+            phi_bins: 20,
+            samples: 100_000,
+            test_count,
+            ..Default::default()
+        };
+        let (nt, np, sub) = (cfg.theta_bins, cfg.phi_bins, 40);
+        let cell = |d: Vec3| {
+            let t = (d.z as f64).clamp(-1.0, 1.0).acos() / PI * nt as f64;
+            let p = (d.y as f64).atan2(d.x as f64).rem_euclid(2.0 * PI) / (2.0 * PI) * np as f64;
+            (t as usize).min(nt - 1) * np + (p as usize).min(np - 1)
+        };
+        let mut rng = Pcg32::new(cfg.seed, 1);
+        let mut observed = vec![0.0f64; nt * np];
+        for _ in 0..cfg.samples {
+            let (u1, u2) = (rng.next_f32(), Vec2::new(rng.next_f32(), rng.next_f32()));
+            if let Some(bs) = self.sample(wi, u1, u2) {
+                if !bs.wo.is_finite() || (bs.wo.length() - 1.0).abs() > 1e-3 {
+                    return Err(format!("non-unit or non-finite direction {:?}", bs.wo));
+                }
+                observed[cell(bs.wo)] += 1.0;
+            }
+        }
+        let (dt, dp) = (PI / (nt * sub) as f64, 2.0 * PI / (np * sub) as f64);
+        let mut expected = vec![0.0f64; nt * np];
+        for i in 0..nt * sub {
+            let t = (i as f64 + 0.5) * dt;
+            for j in 0..np * sub {
+                let p = (j as f64 + 0.5) * dp;
+                let d = Vec3::new(
+                    (t.sin() * p.cos()) as f32,
+                    (t.sin() * p.sin()) as f32,
+                    t.cos() as f32,
+                );
+                let w = self.pdf(wi, d) as f64 * t.sin() * dt * dp;
+                expected[(i / sub) * np + j / sub] += w * cfg.samples as f64;
+            }
+        }
+        pearson(&observed, &expected, &cfg)
+    }
+
     /// Checks `weight == eval/pdf` and `pdf == pdf(wo)` on non-delta samples;
     /// returns how many were checked.
     pub fn check_consistency(&self, wi: Vec3, n: usize) -> usize {

@@ -54,7 +54,7 @@ const TYPES: &[&str] = &[
     "checkerboard", "area", "point", "directional", "constant", "envmap", "spot", "projector",
     "direct", "path",
     "depth", "perspective", "hdrfilm", "box", "tent", "gaussian", "independent", "blackbody",
-    "", "nope",
+    "principled", "principledthin", "", "nope",
 ];
 
 #[rustfmt::skip]
@@ -74,7 +74,8 @@ const NAMES: &[&str] = &[
     "pixel_format", "position", "radiance", "radius", "raw", "reflectance", "rr_depth",
     "sample_count", "sample_visible", "scale", "seed", "shading_samples",
     "specular_reflectance", "stddev", "to_uv", "to_world", "width", "wrap_mode",
-    "component_format", "res", "spp",
+    "component_format", "res", "spp", "base_color", "roughness", "metallic", "spec_trans",
+    "diff_trans", "clearcoat", "specular",
 ];
 
 #[rustfmt::skip]
