@@ -1,5 +1,5 @@
 //! Shapes. Analytic shapes (`sphere`, `rectangle`, `disk`) keep their own
-//! records; `obj`, `ply` and `cube` become triangles in the shared
+//! records; `obj`, `ply`, `serialized` and `cube` become triangles in the shared
 //! [`MeshStore`]. Every shape is split into BVH primitives ([`Prim`]).
 //!
 //! Shared parameters (every shape):
@@ -23,6 +23,7 @@ pub mod mesh;
 pub mod obj;
 pub mod ply;
 pub mod rectangle;
+pub mod serialized;
 pub mod sphere;
 
 pub use disk::Disk;
@@ -230,7 +231,15 @@ pub enum Built {
 }
 
 /// Names of the shape plugins, for error messages.
-pub const KNOWN: &[&str] = &["cube", "disk", "obj", "ply", "rectangle", "sphere"];
+pub const KNOWN: &[&str] = &[
+    "cube",
+    "disk",
+    "obj",
+    "ply",
+    "rectangle",
+    "serialized",
+    "sphere",
+];
 
 /// Builds a `<shape>` object: adds its geometry, primitives, BSDF and area
 /// emitter to the context.
@@ -315,6 +324,7 @@ fn build_geometry(
         "cube" => cube::build(p, to_world),
         "obj" => obj::build(p, ctx, to_world),
         "ply" => ply::build(p, ctx, to_world),
+        "serialized" => serialized::build(p, ctx, to_world),
         _ => Err(Error::UnknownPlugin {
             loc: obj.loc.clone(),
             category: "shape",
