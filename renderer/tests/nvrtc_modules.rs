@@ -48,7 +48,8 @@ use heliograph::flat::materials::{bsdf_kind as b, emitter_kind as e};
 use heliograph::flat::materials::{TEX_BITMAP, TEX_CHECKERBOARD, TEX_CONSTANT};
 use heliograph::flat::unit_prims::UNIT_RECORDS_MAX;
 use heliograph::flat::{
-    INTEGRATOR_DIRECT, INTEGRATOR_PATH, SHAPE_DISK, SHAPE_MESH, SHAPE_RECTANGLE, SHAPE_SPHERE,
+    INTEGRATOR_DIRECT, INTEGRATOR_PATH, SHAPE_CYLINDER, SHAPE_DISK, SHAPE_MESH, SHAPE_RECTANGLE,
+    SHAPE_SPHERE,
 };
 
 /// How a render module runs its integrator.
@@ -150,7 +151,13 @@ fn covering_set() -> Vec<RenderModule> {
     use Mode::{Direct, PathMegakernel as Mega, PathWavefront as Wave};
     let all_tex = [TEX_CONSTANT, TEX_BITMAP, TEX_CHECKERBOARD];
     let all_emitters = [e::AREA, e::POINT, e::DIRECTIONAL, e::CONSTANT, e::ENVMAP];
-    let all_shapes = [SHAPE_MESH, SHAPE_SPHERE, SHAPE_RECTANGLE, SHAPE_DISK];
+    let all_shapes = [
+        SHAPE_MESH,
+        SHAPE_SPHERE,
+        SHAPE_RECTANGLE,
+        SHAPE_DISK,
+        SHAPE_CYLINDER,
+    ];
     // every registered BSDF, in tag order; the newest ones (from roughdielectric on)
     // join an inlined module with diffuse automatically, up to the inlining limit
     let all_bsdfs: Vec<u32> = (0..heliograph::bsdfs::KNOWN.len() as u32).collect();

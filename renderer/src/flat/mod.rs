@@ -58,6 +58,8 @@ pub const SHAPE_SPHERE: u32 = 1;
 pub const SHAPE_RECTANGLE: u32 = 2;
 /// `FlatShape::kind` of a disk.
 pub const SHAPE_DISK: u32 = 3;
+/// `FlatShape::kind` of a cylinder.
+pub const SHAPE_CYLINDER: u32 = 4;
 
 /// `FlatShape::flags` bit: `flip_normals`.
 pub const FLAG_FLIP: u32 = 1;
@@ -99,7 +101,7 @@ pub struct FlatShape {
     pub tri_count: u32,
     /// Surface area (world space).
     pub area: f32,
-    /// Spheres: radius.
+    /// Spheres and cylinders: world radius.
     pub radius: f32,
     /// Spheres: centre.
     pub center: [f32; 3],
@@ -110,7 +112,7 @@ pub struct FlatShape {
     pub normal: [f32; 3],
     /// Padding.
     pub pad1: u32,
-    /// Object-to-world map (analytic shapes).
+    /// Object-to-world map (analytic shapes; cylinders: of the unit cylinder).
     pub to_world: [f32; 12],
     /// World-to-object map (analytic shapes).
     pub to_local: [f32; 12],
@@ -289,6 +291,14 @@ pub(crate) fn flatten_shape(s: &crate::shapes::Shape) -> FlatShape {
             f.normal = r.plane.n.to_array();
             f.to_world = affine_cols(&r.plane.to_world);
             f.to_local = affine_cols(&r.plane.to_local);
+        }
+        AnyShape::Cylinder(c) => {
+            f.kind = SHAPE_CYLINDER;
+            f.flags = u32::from(c.flip) * FLAG_FLIP;
+            f.area = c.surface_area();
+            f.radius = c.radius;
+            f.to_world = affine_cols(&c.to_world);
+            f.to_local = affine_cols(&c.to_local);
         }
         AnyShape::Disk(d) => {
             f.kind = SHAPE_DISK;

@@ -1,4 +1,4 @@
-//! Shapes. Analytic shapes (`sphere`, `rectangle`, `disk`) keep their own
+//! Shapes. Analytic shapes (`sphere`, `rectangle`, `disk`, `cylinder`) keep their own
 //! records; `obj`, `ply`, `serialized` and `cube` become triangles in the shared
 //! [`MeshStore`]. Every shape is split into BVH primitives ([`Prim`]).
 //!
@@ -18,6 +18,7 @@
 //! watertight test (no rays slip between triangles that share an edge).
 
 pub mod cube;
+pub mod cylinder;
 pub mod disk;
 pub mod mesh;
 pub mod obj;
@@ -26,6 +27,7 @@ pub mod rectangle;
 pub mod serialized;
 pub mod sphere;
 
+pub use cylinder::Cylinder;
 pub use disk::Disk;
 pub use mesh::{Mesh, TriMesh};
 pub use rectangle::Rectangle;
@@ -126,6 +128,8 @@ pub enum AnyShape {
     Rectangle(Rectangle),
     /// An analytic disk.
     Disk(Disk),
+    /// An analytic open cylinder.
+    Cylinder(Cylinder),
 }
 
 /// All geometry of a scene.
@@ -151,6 +155,7 @@ impl Geometry {
             AnyShape::Sphere(s) => s.bounds(),
             AnyShape::Rectangle(r) => r.bounds(),
             AnyShape::Disk(d) => d.bounds(),
+            AnyShape::Cylinder(c) => c.bounds(),
         }
     }
 
@@ -165,6 +170,7 @@ impl Geometry {
             AnyShape::Sphere(s) => s.intersect(ray),
             AnyShape::Rectangle(r) => r.intersect(ray),
             AnyShape::Disk(d) => d.intersect(ray),
+            AnyShape::Cylinder(c) => c.intersect(ray),
         }
     }
 
@@ -176,6 +182,7 @@ impl Geometry {
             AnyShape::Sphere(s) => s.interaction(pr.shape, ray, t),
             AnyShape::Rectangle(r) => r.interaction(pr.shape, ray, t, coords),
             AnyShape::Disk(d) => d.interaction(pr.shape, ray, t, coords),
+            AnyShape::Cylinder(c) => c.interaction(pr.shape, ray, t),
         }
     }
 
@@ -187,6 +194,7 @@ impl Geometry {
             AnyShape::Sphere(s) => s.sample_position(u),
             AnyShape::Rectangle(r) => r.sample_position(u),
             AnyShape::Disk(d) => d.sample_position(u),
+            AnyShape::Cylinder(c) => c.sample_position(u),
         }
     }
 
@@ -197,6 +205,7 @@ impl Geometry {
             AnyShape::Sphere(s) => s.surface_area(),
             AnyShape::Rectangle(r) => r.area,
             AnyShape::Disk(d) => d.area,
+            AnyShape::Cylinder(c) => c.surface_area(),
         }
     }
 
@@ -233,6 +242,7 @@ pub enum Built {
 /// Names of the shape plugins, for error messages.
 pub const KNOWN: &[&str] = &[
     "cube",
+    "cylinder",
     "disk",
     "obj",
     "ply",
@@ -303,14 +313,14 @@ pub fn mesh_of(obj: &ObjectDesc, ctx: &BuildCtx) -> Result<Option<TriMesh>> {
     })
 }
 
-fn add_geometry(geom: &mut Geometry, built: Built, flip: bool, bsdf: u32) -> u32 {
+pub(crate) fn add_geometry(geom: &mut Geometry, built: Built, flip: bool, bsdf: u32) -> u32 {
     match built {
         Built::Analytic(g) => geom.add_analytic(g, bsdf),
         Built::Mesh(m) => m.add_to(geom, flip, bsdf),
     }
 }
 
-fn build_geometry(
+pub(crate) fn build_geometry(
     obj: &ObjectDesc,
     ctx: &BuildCtx,
     to_world: &Transform,
@@ -321,6 +331,7 @@ fn build_geometry(
         "sphere" => sphere::build(p, to_world, flip),
         "rectangle" => rectangle::build(p, to_world, flip),
         "disk" => disk::build(p, to_world, flip),
+        "cylinder" => cylinder::build(p, to_world, flip),
         "cube" => cube::build(p, to_world),
         "obj" => obj::build(p, ctx, to_world),
         "ply" => ply::build(p, ctx, to_world),

@@ -48,6 +48,7 @@ pub const FILES: &[(&str, &str)] = embed![
     "emitters/point.cuh",
     "integrators/direct.cuh",
     "integrators/path.cuh",
+    "shapes/cylinder.cuh",
     "shapes/sample.cuh",
     "shapes/sphere.cuh",
     "textures/bitmap.cuh",
