@@ -248,6 +248,12 @@ pub struct FlatScene {
     pub bvh_depth: u32,
 }
 
+/// Why a scene with `shapegroup`/`instance` shapes does not flatten.
+pub const INSTANCES_UNSUPPORTED: &str =
+    "the CUDA backend does not render instanced shapes (shapegroup/instance) yet; render \
+     this scene on the CPU backend: variant \"cpu_rgb\" (or Mitsuba's \"scalar_rgb\" / \
+     \"llvm_ad_rgb\"), or --backend cpu on the command line";
+
 /// Column-major 3×4 floats of an affine map (x, y, z axes, translation).
 fn affine_cols(a: &Affine3A) -> [f32; 12] {
     let (x, y, z, t) = (
@@ -300,6 +306,8 @@ pub(crate) fn flatten_shape(s: &crate::shapes::Shape) -> FlatShape {
             f.to_world = affine_cols(&c.to_world);
             f.to_local = affine_cols(&c.to_local);
         }
+        // never flattened: `FlatScene::from_scene` refuses scenes with instances
+        AnyShape::Instance(_) => f.kind = SHAPE_MESH,
         AnyShape::Disk(d) => {
             f.kind = SHAPE_DISK;
             f.area = d.area;
@@ -390,6 +398,9 @@ impl FlatScene {
     /// image offsets are still computed): for backends that already hold the texels.
     pub fn from_scene_with(scene: &Scene, texels: bool) -> Result<FlatScene> {
         let g = &scene.geom;
+        if !g.groups.is_empty() {
+            return Err(crate::error::Error::Render(INSTANCES_UNSUPPORTED.into()));
+        }
         let (mut dist1d, mut dist_data) = (Vec::new(), Vec::new());
         let mut shapes: Vec<FlatShape> = g.shapes.iter().map(flatten_shape).collect();
         for (s, d) in shapes.iter_mut().zip(&g.area_dists) {

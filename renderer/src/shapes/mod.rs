@@ -1,6 +1,8 @@
 //! Shapes. Analytic shapes (`sphere`, `rectangle`, `disk`, `cylinder`) keep their own
 //! records; `obj`, `ply`, `serialized` and `cube` become triangles in the shared
-//! [`MeshStore`]. Every shape is split into BVH primitives ([`Prim`]).
+//! [`MeshStore`]. Every shape is split into BVH primitives ([`Prim`]). A
+//! `shapegroup` is built once into a [`Geometry`] and BVH of its own; each `instance`
+//! of it is one primitive of the scene (two-level acceleration, see [`instance`]).
 //!
 //! Shared parameters (every shape):
 //!
@@ -20,11 +22,13 @@
 pub mod cube;
 pub mod cylinder;
 pub mod disk;
+pub mod instance;
 pub mod mesh;
 pub mod obj;
 pub mod ply;
 pub mod rectangle;
 pub mod serialized;
+pub mod shapegroup;
 pub mod sphere;
 
 pub use cylinder::Cylinder;
@@ -32,6 +36,8 @@ pub use disk::Disk;
 pub use mesh::{Mesh, TriMesh};
 pub use rectangle::Rectangle;
 pub use sphere::Sphere;
+
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::math::{Aabb, Distribution1D, Ray, Transform, Vec2, Vec3};
@@ -130,6 +136,8 @@ pub enum AnyShape {
     Disk(Disk),
     /// An analytic open cylinder.
     Cylinder(Cylinder),
+    /// A shape group placed in the world (one primitive; see [`instance`]).
+    Instance(instance::Instance),
 }
 
 /// All geometry of a scene.
@@ -143,6 +151,14 @@ pub struct Geometry {
     pub prims: Vec<Prim>,
     /// Per-shape area distributions over triangles (index = shape; empty for analytic shapes).
     pub area_dists: Vec<Distribution1D>,
+    /// The shape groups that instances place ([`shapegroup`]), each with its own
+    /// geometry and BVH in group space.
+    pub groups: Vec<Arc<shapegroup::ShapeGroup>>,
+    /// The handle in `shapes` of each group's first shape: [`Self::seal_groups`]
+    /// appends the groups' shape records after the scene's own shapes, so that a hit
+    /// inside an instance names a shape (its material) like any other hit. Those
+    /// records have no primitives of the scene's and their geometry is in group space.
+    pub group_base: Vec<u32>,
 }
 
 impl Geometry {
@@ -156,6 +172,7 @@ impl Geometry {
             AnyShape::Rectangle(r) => r.bounds(),
             AnyShape::Disk(d) => d.bounds(),
             AnyShape::Cylinder(c) => c.bounds(),
+            AnyShape::Instance(i) => i.bounds,
         }
     }
 
@@ -171,6 +188,7 @@ impl Geometry {
             AnyShape::Rectangle(r) => r.intersect(ray),
             AnyShape::Disk(d) => d.intersect(ray),
             AnyShape::Cylinder(c) => c.intersect(ray),
+            AnyShape::Instance(i) => i.intersect(&self.groups, ray),
         }
     }
 
@@ -183,6 +201,10 @@ impl Geometry {
             AnyShape::Rectangle(r) => r.interaction(pr.shape, ray, t, coords),
             AnyShape::Disk(d) => d.interaction(pr.shape, ray, t, coords),
             AnyShape::Cylinder(c) => c.interaction(pr.shape, ray, t),
+            AnyShape::Instance(i) => {
+                let base = self.group_base.get(i.group as usize).copied();
+                i.interaction(&self.groups, base.unwrap_or(pr.shape), ray, t)
+            }
         }
     }
 
@@ -195,6 +217,13 @@ impl Geometry {
             AnyShape::Rectangle(r) => r.sample_position(u),
             AnyShape::Disk(d) => d.sample_position(u),
             AnyShape::Cylinder(c) => c.sample_position(u),
+            // instances never emit (emitters are refused in shape groups)
+            AnyShape::Instance(_) => PositionSample {
+                p: Vec3::ZERO,
+                n: Vec3::Z,
+                uv: Vec2::ZERO,
+                pdf: 0.0,
+            },
         }
     }
 
@@ -206,12 +235,27 @@ impl Geometry {
             AnyShape::Rectangle(r) => r.area,
             AnyShape::Disk(d) => d.area,
             AnyShape::Cylinder(c) => c.surface_area(),
+            AnyShape::Instance(_) => 0.0,
         }
     }
 
     /// Bounds of everything.
     pub fn bounds(&self) -> Aabb {
         (0..self.prims.len() as u32).fold(Aabb::EMPTY, |b, i| b.union(&self.prim_bounds(i)))
+    }
+
+    /// Appends the shape records of every group after the scene's own shapes and
+    /// notes where each group's start ([`Self::group_base`]). Called once, after the
+    /// last shape of the scene is added.
+    pub fn seal_groups(&mut self) {
+        self.group_base.clear();
+        for g in &self.groups {
+            self.group_base.push(self.shapes.len() as u32);
+            self.shapes.extend_from_slice(&g.geom.shapes);
+            let n = g.geom.shapes.len();
+            self.area_dists
+                .extend(std::iter::repeat_n(Distribution1D::default(), n));
+        }
     }
 
     /// Adds an analytic shape (one primitive) and returns its handle.
@@ -244,16 +288,21 @@ pub const KNOWN: &[&str] = &[
     "cube",
     "cylinder",
     "disk",
+    "instance",
     "obj",
     "ply",
     "rectangle",
     "serialized",
+    "shapegroup",
     "sphere",
 ];
 
 /// Builds a `<shape>` object: adds its geometry, primitives, BSDF and area
 /// emitter to the context.
 pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<u32> {
+    if obj.kind == "instance" {
+        return instance::build(obj, ctx);
+    }
     let p = &obj.props;
     let to_world = p.transform("to_world")?;
     ctx.declare_transform(p, "to_world")?;
@@ -292,6 +341,9 @@ pub fn rebuild_geometry(
     bsdf: u32,
     emitter: u32,
 ) -> Result<u32> {
+    if obj.kind == "instance" {
+        return instance::rebuild(obj, ctx, geom, bsdf);
+    }
     let p = &obj.props;
     let to_world = p.transform("to_world")?;
     let flip = p.bool("flip_normals", false)?;
@@ -304,6 +356,9 @@ pub fn rebuild_geometry(
 /// The triangles of mesh shape `obj` as its description says now (`None` for an
 /// analytic shape): what [`mesh::move_in_place`] takes after a positions update.
 pub fn mesh_of(obj: &ObjectDesc, ctx: &BuildCtx) -> Result<Option<TriMesh>> {
+    if obj.kind == "instance" {
+        return Ok(None);
+    }
     let p = &obj.props;
     let to_world = p.transform("to_world")?;
     let flip = p.bool("flip_normals", false)?;
@@ -335,6 +390,10 @@ pub(crate) fn build_geometry(
         "cube" => cube::build(p, to_world),
         "obj" => obj::build(p, ctx, to_world),
         "ply" => ply::build(p, ctx, to_world),
+        "shapegroup" => Err(Error::parse(
+            &obj.loc,
+            "a shapegroup is only allowed at the scene's top level (or nested in an instance)",
+        )),
         "serialized" => serialized::build(p, ctx, to_world),
         _ => Err(Error::UnknownPlugin {
             loc: obj.loc.clone(),
