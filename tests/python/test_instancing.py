@@ -1,5 +1,7 @@
-"""Shape groups and instances: loading from dicts, editing an instance's placement,
-the material of a group's shape, and the CUDA variant's refusal."""
+"""Shape groups and instances on cpu_rgb: loading from dicts, editing an instance's
+placement and a group shape's material through traverse (each must render exactly what
+a fresh load of the edited scene renders), and errors for wrong groups. The CUDA
+variant's refusal is in gpu/test_shapes.py."""
 
 from __future__ import annotations
 
@@ -77,3 +79,12 @@ def test_wrong_groups_are_scene_errors(group, message):
     d["grp"] = group
     with pytest.raises(hg.SceneError, match=message):
         hg.load_dict(d)
+
+
+def test_editing_a_group_shapes_material_renders_what_a_fresh_load_renders():
+    scene = hg.load_dict(scene_dict(reflectance=0.5))
+    params = hg.traverse(scene)
+    # Mitsuba's key for the material of shape "s" of group "grp"
+    params["grp.s.bsdf.reflectance.value"] = [0.9, 0.9, 0.9]
+    params.update()
+    assert np.array_equal(render(scene), render(hg.load_dict(scene_dict(reflectance=0.9))))
