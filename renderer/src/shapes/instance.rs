@@ -264,6 +264,7 @@ mod tests {
         assert_eq!(a.geom.groups.len(), 1, "one group, shared");
         assert_eq!(a.geom.prims.len(), 2, "one scene primitive per instance");
         assert_eq!(a.geom.group_base, vec![2]);
+        assert_eq!((a.geom.shape_count(), a.geom.shapes.len()), (2, 5));
         let mut rng = Pcg32::new(8, 2);
         let mut hits = 0;
         for _ in 0..4000 {

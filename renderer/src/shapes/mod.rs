@@ -244,6 +244,14 @@ impl Geometry {
         (0..self.prims.len() as u32).fold(Aabb::EMPTY, |b, i| b.union(&self.prim_bounds(i)))
     }
 
+    /// The scene's own shapes (an instance counts once; the groups' shape records that
+    /// [`Self::seal_groups`] appends are not counted).
+    pub fn shape_count(&self) -> usize {
+        self.group_base
+            .first()
+            .map_or(self.shapes.len(), |&b| b as usize)
+    }
+
     /// Appends the shape records of every group after the scene's own shapes and
     /// notes where each group's start ([`Self::group_base`]). Called once, after the
     /// last shape of the scene is added.
