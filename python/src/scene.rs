@@ -241,7 +241,7 @@ impl PyScene {
         d.set_item("sensor_to_world", rows)?;
         d.set_item("x_fov", s.sensor.camera.x_fov)?;
         d.set_item("sample_count", s.sensor.sampler.sample_count)?;
-        d.set_item("shapes", s.geom.shapes.len())?;
+        d.set_item("shapes", s.geom.shape_count())?;
         let emitters: Vec<String> = s.emitters.iter().map(|e| format!("{e:?}")).collect();
         d.set_item("emitters", emitters)?;
         let integrator = match &s.aov {
@@ -284,7 +284,7 @@ impl PyScene {
         let f = &s.sensor.film;
         format!(
             "Scene(shapes={}, emitters={}, bsdfs={}, film={}x{})",
-            s.geom.shapes.len(),
+            s.geom.shape_count(),
             s.emitters.len(),
             s.bsdfs.len(),
             f.width,

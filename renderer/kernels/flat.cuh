@@ -72,6 +72,7 @@ struct Prim {
 #define HG_SHAPE_SPHERE 1u
 #define HG_SHAPE_RECTANGLE 2u
 #define HG_SHAPE_DISK 3u
+#define HG_SHAPE_CYLINDER 4u
 #define HG_FLAG_FLIP 1u
 #define HG_FLAG_NORMALS 2u
 #define HG_FLAG_UVS 4u

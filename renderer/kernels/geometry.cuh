@@ -1,10 +1,11 @@
 // Ray intersection with the flat scene: watertight triangles, analytic spheres,
-// rectangles and disks, and the BVH walk. Mirrors renderer/src/shapes/*.rs and
+// rectangles, disks and cylinders (shapes/cylinder.cuh), and the BVH walk. Mirrors renderer/src/shapes/*.rs and
 // renderer/src/accel/mod.rs operation by operation (same near-child-first order,
 // same conservative box test), so CPU and GPU find the same closest hits. The GPU walks
 // two-box nodes (FlatBvhNode, flat/bvh.rs) derived from the CPU's tree.
 #pragma once
 #include "common.cuh"
+#include "shapes/cylinder.cuh"
 
 #define HG_SHAPE_KIND(sh) HG_KIND(HG_SHAPE_SET, (sh).kind)
 #define HG_ANALYTIC_SHAPES (HG_SHAPE_SET & ~(1u << HG_SHAPE_MESH))
@@ -168,6 +169,7 @@ __device__ inline float intersect_slot(const SceneGeom& g, hg_u32 slot, const Ra
     if (HG_ANALYTIC_SHAPES == 0u) return HG_INF;
     const ShapeTest s = load_shape_test(g.shapes + lp.shape);
     if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_SPHERE) && s.kind == HG_SHAPE_SPHERE) return intersect_sphere(s, r, tmax);
+    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_CYLINDER) && s.kind == HG_SHAPE_CYLINDER) return intersect_cylinder(s.to_local, r, tmax);
     return intersect_planar(s, r, tmax, uv);
 }
 

@@ -4,6 +4,7 @@
 #include "geometry.cuh"
 #include "math.cuh"
 #include "shapes/sphere.cuh"
+#include "shapes/cylinder.cuh"
 
 struct SceneData {
     SceneGeom g;
@@ -153,6 +154,11 @@ __device__ inline Hit make_hit(const SceneData& s, hg_u32 prim, const Ray& ray, 
         V3 dir = normalize_or((ray.o + ray.d * t) - v3a(sh.center), v3(0.0f, 0.0f, 1.0f));
         sphere_eval(sh, dir, &h.n, &h.uv, &h.dpdu);
         h.p = v3a(sh.center) + dir * sh.radius;
+        h.ng = h.n;
+        return h;
+    }
+    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_CYLINDER) && kind == HG_SHAPE_CYLINDER) {
+        cylinder_hit(sh, ray.o + ray.d * t, &h.p, &h.n, &h.uv, &h.dpdu);
         h.ng = h.n;
         return h;
     }

@@ -294,7 +294,7 @@ fn info(path: &Path, define: &[String]) -> Result<()> {
     let f = &scene.sensor.film;
     println!(
         "\n{} shapes, {} triangles, {} BSDFs, {} emitters; film {}x{} (crop {}x{}), {} spp by default",
-        scene.geom.shapes.len(),
+        scene.geom.shape_count(),
         scene.geom.mesh.tris.len(),
         scene.bsdfs.len(),
         scene.emitters.len(),

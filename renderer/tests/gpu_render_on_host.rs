@@ -391,6 +391,58 @@ fn principled_scene_agrees_with_the_cpu_backend() {
     assert!(pb < 1e-3, "the test cannot see a 5% bias (principled)");
 }
 
+/// Cylinders (`kernels/shapes/cylinder.cuh`): the Cornell box with a tilted tube and a
+/// glowing tube under a mirroring `to_world` as a second area light (the kernels sample
+/// its surface), through the BVH (cylinder scenes get no brute-force records);
+/// statistically with independent seeds, and value by value with the same seed.
+#[test]
+fn cylinders_agree_with_the_cpu_backend() {
+    let Some(host) = host_or_skip(false) else {
+        return;
+    };
+    let text = std::fs::read_to_string(repo_root().join("scenes/cbox.xml")).unwrap();
+    let extra = r#"<shape type="cylinder"><point name="p0" x="-0.5" y="-0.2" z="-0.4"/>
+        <point name="p1" x="0.1" y="0.5" z="0.2"/><float name="radius" value="0.15"/>
+        <ref id="red"/></shape>
+        <shape type="cylinder"><float name="radius" value="0.08"/>
+        <transform name="to_world"><scale x="-1" y="1" z="0.6"/>
+        <rotate y="1" angle="80"/><translate value="0.1, 0.6, -0.2"/></transform>
+        <ref id="white"/><emitter type="area"><rgb name="radiance" value="4, 3, 2"/></emitter>
+        </shape></scene>"#;
+    let file = host.dir.join("cbox_cylinders.xml");
+    std::fs::write(&file, text.replace("</scene>", extra)).unwrap();
+    let desc = xml::load_file(&file, &[("res".into(), "64".into())]).unwrap();
+    let mut scene = build_scene(&desc).unwrap();
+    let flat = FlatScene::from_scene(&scene).unwrap();
+    assert!(!Features::with_brute_force_max(&flat, host.brute_max).brute_force);
+    assert_eq!(flat.emitters.len(), 2);
+    let (p, pb) = compare(&host, &scene, 64, "cbox + cylinders (path)");
+    assert!(p > 1e-3, "cylinders: the kernels differ from the CPU");
+    assert!(pb < 1e-3, "the test cannot see a 5% bias (cylinders)");
+    scene.sensor.film.rfilter = AnyFilter::Box { radius: 0.5 };
+    let opts = RenderOptions {
+        spp: Some(4),
+        seed: 9,
+    };
+    let c = cpu::render(&scene, &opts).unwrap();
+    let g = host.render(&scene, 9, 4, 2, 2);
+    let close = c
+        .data
+        .iter()
+        .zip(&g)
+        .filter(|(a, b)| (*a - *b).abs() <= 1e-4 * a.abs().max(1e-3))
+        .count();
+    println!(
+        "cylinders, same seed: {close} of {} values within 1e-4",
+        g.len()
+    );
+    assert!(
+        close * 100 >= g.len() * 95,
+        "cylinders: same-seed renders diverge"
+    );
+    let _ = std::fs::remove_dir_all(&host.dir);
+}
+
 /// The rough-glass regression scene (`tests/references/scenes/roughdielectric.xml`):
 /// refraction both ways, total internal reflection, textured roughness, 12 bounces.
 #[test]

@@ -48,7 +48,8 @@ use heliograph::flat::materials::{bsdf_kind as b, emitter_kind as e};
 use heliograph::flat::materials::{TEX_BITMAP, TEX_CHECKERBOARD, TEX_CONSTANT};
 use heliograph::flat::unit_prims::UNIT_RECORDS_MAX;
 use heliograph::flat::{
-    INTEGRATOR_DIRECT, INTEGRATOR_PATH, SHAPE_DISK, SHAPE_MESH, SHAPE_RECTANGLE, SHAPE_SPHERE,
+    INTEGRATOR_DIRECT, INTEGRATOR_PATH, SHAPE_CYLINDER, SHAPE_DISK, SHAPE_MESH, SHAPE_RECTANGLE,
+    SHAPE_SPHERE,
 };
 
 /// How a render module runs its integrator.
@@ -166,7 +167,13 @@ fn covering_set() -> Vec<RenderModule> {
         e::SPOT,
         e::PROJECTOR,
     ];
-    let all_shapes = [SHAPE_MESH, SHAPE_SPHERE, SHAPE_RECTANGLE, SHAPE_DISK];
+    let all_shapes = [
+        SHAPE_MESH,
+        SHAPE_SPHERE,
+        SHAPE_RECTANGLE,
+        SHAPE_DISK,
+        SHAPE_CYLINDER,
+    ];
     // every registered BSDF, in tag order. Inlined: the first five; plastic with every
     // adapter (one base kind under each adapter: 1 + adapters cases); rough plastic
     // with the newest base kinds (from roughdielectric on, up to the inlining limit)

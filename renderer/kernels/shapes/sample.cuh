@@ -1,4 +1,4 @@
-// Geometry::sample_position (renderer/src/shapes/{mesh,rectangle,disk,sphere}.rs): a point
+// Geometry::sample_position (renderer/src/shapes/{mesh,rectangle,disk,sphere,cylinder}.rs): a point
 // uniform by area on a shape, with its normal, uv and area density.
 #pragma once
 #include "../scene.cuh"
@@ -35,6 +35,9 @@ __device__ inline PositionSample sample_position(const SceneData& s, hg_u32 shap
         V3 dpdu;
         sphere_eval(sh, dir, &ps.n, &ps.uv, &dpdu);
         ps.p = v3a(sh.center) + dir * sh.radius;
+        ps.pdf = 1.0f / sh.area;
+    } else if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_CYLINDER) && kind == HG_SHAPE_CYLINDER) {
+        cylinder_sample(sh, u, &ps.p, &ps.n, &ps.uv);
         ps.pdf = 1.0f / sh.area;
     } else if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_DISK) && kind == HG_SHAPE_DISK) {
         V2 xy = square_to_uniform_disk_concentric(u);

@@ -58,6 +58,8 @@ pub const SHAPE_SPHERE: u32 = 1;
 pub const SHAPE_RECTANGLE: u32 = 2;
 /// `FlatShape::kind` of a disk.
 pub const SHAPE_DISK: u32 = 3;
+/// `FlatShape::kind` of a cylinder.
+pub const SHAPE_CYLINDER: u32 = 4;
 
 /// `FlatShape::flags` bit: `flip_normals`.
 pub const FLAG_FLIP: u32 = 1;
@@ -99,7 +101,7 @@ pub struct FlatShape {
     pub tri_count: u32,
     /// Surface area (world space).
     pub area: f32,
-    /// Spheres: radius.
+    /// Spheres and cylinders: world radius.
     pub radius: f32,
     /// Spheres: centre.
     pub center: [f32; 3],
@@ -110,7 +112,7 @@ pub struct FlatShape {
     pub normal: [f32; 3],
     /// Padding.
     pub pad1: u32,
-    /// Object-to-world map (analytic shapes).
+    /// Object-to-world map (analytic shapes; cylinders: of the unit cylinder).
     pub to_world: [f32; 12],
     /// World-to-object map (analytic shapes).
     pub to_local: [f32; 12],
@@ -249,6 +251,12 @@ pub struct FlatScene {
     pub bsdf_depth: u32,
 }
 
+/// Why a scene with `shapegroup`/`instance` shapes does not flatten.
+pub const INSTANCES_UNSUPPORTED: &str =
+    "the CUDA backend does not render instanced shapes (shapegroup/instance) yet; render \
+     this scene on the CPU backend: variant \"cpu_rgb\" (or Mitsuba's \"scalar_rgb\" / \
+     \"llvm_ad_rgb\"), or --backend cpu on the command line";
+
 /// Column-major 3×4 floats of an affine map (x, y, z axes, translation).
 fn affine_cols(a: &Affine3A) -> [f32; 12] {
     let (x, y, z, t) = (
@@ -293,6 +301,16 @@ pub(crate) fn flatten_shape(s: &crate::shapes::Shape) -> FlatShape {
             f.to_world = affine_cols(&r.plane.to_world);
             f.to_local = affine_cols(&r.plane.to_local);
         }
+        AnyShape::Cylinder(c) => {
+            f.kind = SHAPE_CYLINDER;
+            f.flags = u32::from(c.flip) * FLAG_FLIP;
+            f.area = c.surface_area();
+            f.radius = c.radius;
+            f.to_world = affine_cols(&c.to_world);
+            f.to_local = affine_cols(&c.to_local);
+        }
+        // never flattened: `FlatScene::from_scene` refuses scenes with instances
+        AnyShape::Instance(_) => f.kind = SHAPE_MESH,
         AnyShape::Disk(d) => {
             f.kind = SHAPE_DISK;
             f.area = d.area;
@@ -383,6 +401,9 @@ impl FlatScene {
     /// image offsets are still computed): for backends that already hold the texels.
     pub fn from_scene_with(scene: &Scene, texels: bool) -> Result<FlatScene> {
         let g = &scene.geom;
+        if !g.groups.is_empty() {
+            return Err(crate::error::Error::Render(INSTANCES_UNSUPPORTED.into()));
+        }
         let (mut dist1d, mut dist_data) = (Vec::new(), Vec::new());
         let mut shapes: Vec<FlatShape> = g.shapes.iter().map(flatten_shape).collect();
         for (s, d) in shapes.iter_mut().zip(&g.area_dists) {

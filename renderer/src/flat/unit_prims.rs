@@ -16,6 +16,8 @@
 //! | [`UNIT_DISK`] | x² + y² <= 1 (a `disk`'s `to_local`) | the disk's local point |
 //! | [`UNIT_SPHERE`] | its own test: centre and radius in the first row | — |
 //!
+//! A scene with a `cylinder` gets no records (it walks its BVH on the GPU too).
+//!
 //! One test serves the planar kinds: local z of the origin and direction give t, then x
 //! and y at t decide, branch-free: inside iff min(x, y) >= lo and max(x, y) + w min(x, y)
 //! <= 1, with (lo, w) = (0, 1) for a triangle, (0, 0) for a pair, (-1, 0) for a square or
@@ -33,7 +35,7 @@
 
 use glam::DVec3;
 
-use super::{FlatShape, SHAPE_DISK, SHAPE_MESH, SHAPE_RECTANGLE, SHAPE_SPHERE};
+use super::{FlatShape, SHAPE_CYLINDER, SHAPE_DISK, SHAPE_MESH, SHAPE_RECTANGLE, SHAPE_SPHERE};
 use crate::accel::LeafPrim;
 
 /// Scenes with at most this many primitives get [`FlatUnitPrim`]s (the brute-force
@@ -243,7 +245,8 @@ fn pair(a: &LeafPrim, b: &LeafPrim) -> Option<FlatUnitPrim> {
 /// its partner along) for a scene whose shapes are `shapes`; empty when there are more
 /// than [`UNIT_PRIMS_MAX`] primitives.
 pub fn unit_prims(leaf: &[LeafPrim], shapes: &[FlatShape]) -> Vec<FlatUnitPrim> {
-    if leaf.len() > UNIT_PRIMS_MAX {
+    // a cylinder is no affine image of a unit planar shape: its scenes walk the BVH
+    if leaf.len() > UNIT_PRIMS_MAX || shapes.iter().any(|s| s.kind == SHAPE_CYLINDER) {
         return Vec::new();
     }
     let mut used = vec![false; leaf.len()];

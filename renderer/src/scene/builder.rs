@@ -947,6 +947,10 @@ pub(crate) fn build_logged(desc: &SceneDesc, cache: LoadCache) -> Result<Built> 
         };
         e.mark_used();
         match obj.category {
+            // built once, rendered only through its instances (no shape record)
+            Category::Shape if obj.kind == "shapegroup" => {
+                shapes::shapegroup::ensure(obj, &mut ctx)?;
+            }
             Category::Shape => {
                 let via = obj.loc.clone();
                 ctx.scoped(obj, &via, None, |ctx| Ok((shapes::build(obj, ctx)?, ())))?;
@@ -1003,10 +1007,11 @@ pub(crate) fn build_logged(desc: &SceneDesc, cache: LoadCache) -> Result<Built> 
 }
 
 fn finish(
-    ctx: BuildCtx,
+    mut ctx: BuildCtx,
     sensor: Sensor,
     (integrator, aov): (integrators::AnyIntegrator, Option<integrators::Aov>),
 ) -> Result<Scene> {
+    ctx.geom.seal_groups();
     let bvh = Bvh::build(&ctx.geom);
     let mut scene = Scene::assemble(
         ctx.geom,

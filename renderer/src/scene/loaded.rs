@@ -465,7 +465,11 @@ impl LoadedScene {
     fn rebuild_geometry(&self, root: &Arc<ObjectDesc>, scene: &mut Scene) -> Result<()> {
         let ctx = BuildCtx::with_cache(root, self.cache.clone())?;
         let old = &self.scene.geom;
-        let mut geom = Geometry::default();
+        // shape groups are not editable: the instances place the groups already built
+        let mut geom = Geometry {
+            groups: old.groups.clone(),
+            ..Geometry::default()
+        };
         for rec in self
             .log
             .objects
@@ -479,6 +483,7 @@ impl LoadedScene {
             let h = shapes::rebuild_geometry(obj, &ctx, &mut geom, s.bsdf, s.emitter)?;
             debug_assert_eq!(h, rec.handle);
         }
+        geom.seal_groups();
         let bvh = if same_bvh_input(old, &geom) {
             scene.bvh.clone()
         } else {

@@ -1,6 +1,8 @@
-//! Shapes. Analytic shapes (`sphere`, `rectangle`, `disk`) keep their own
-//! records; `obj`, `ply` and `cube` become triangles in the shared
-//! [`MeshStore`]. Every shape is split into BVH primitives ([`Prim`]).
+//! Shapes. Analytic shapes (`sphere`, `rectangle`, `disk`, `cylinder`) keep their own
+//! records; `obj`, `ply`, `serialized` and `cube` become triangles in the shared
+//! [`MeshStore`]. Every shape is split into BVH primitives ([`Prim`]). A
+//! `shapegroup` is built once into a [`Geometry`] and BVH of its own; each `instance`
+//! of it is one primitive of the scene (two-level acceleration, see [`instance`]).
 //!
 //! Shared parameters (every shape):
 //!
@@ -18,17 +20,24 @@
 //! watertight test (no rays slip between triangles that share an edge).
 
 pub mod cube;
+pub mod cylinder;
 pub mod disk;
+pub mod instance;
 pub mod mesh;
 pub mod obj;
 pub mod ply;
 pub mod rectangle;
+pub mod serialized;
+pub mod shapegroup;
 pub mod sphere;
 
+pub use cylinder::Cylinder;
 pub use disk::Disk;
 pub use mesh::{Mesh, TriMesh};
 pub use rectangle::Rectangle;
 pub use sphere::Sphere;
+
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::math::{Aabb, Distribution1D, Ray, Transform, Vec2, Vec3};
@@ -125,6 +134,10 @@ pub enum AnyShape {
     Rectangle(Rectangle),
     /// An analytic disk.
     Disk(Disk),
+    /// An analytic open cylinder.
+    Cylinder(Cylinder),
+    /// A shape group placed in the world (one primitive; see [`instance`]).
+    Instance(instance::Instance),
 }
 
 /// All geometry of a scene.
@@ -138,6 +151,14 @@ pub struct Geometry {
     pub prims: Vec<Prim>,
     /// Per-shape area distributions over triangles (index = shape; empty for analytic shapes).
     pub area_dists: Vec<Distribution1D>,
+    /// The shape groups that instances place ([`shapegroup`]), each with its own
+    /// geometry and BVH in group space.
+    pub groups: Vec<Arc<shapegroup::ShapeGroup>>,
+    /// The handle in `shapes` of each group's first shape: [`Self::seal_groups`]
+    /// appends the groups' shape records after the scene's own shapes, so that a hit
+    /// inside an instance names a shape (its material) like any other hit. Those
+    /// records have no primitives of the scene's and their geometry is in group space.
+    pub group_base: Vec<u32>,
 }
 
 impl Geometry {
@@ -150,6 +171,8 @@ impl Geometry {
             AnyShape::Sphere(s) => s.bounds(),
             AnyShape::Rectangle(r) => r.bounds(),
             AnyShape::Disk(d) => d.bounds(),
+            AnyShape::Cylinder(c) => c.bounds(),
+            AnyShape::Instance(i) => i.bounds,
         }
     }
 
@@ -164,6 +187,8 @@ impl Geometry {
             AnyShape::Sphere(s) => s.intersect(ray),
             AnyShape::Rectangle(r) => r.intersect(ray),
             AnyShape::Disk(d) => d.intersect(ray),
+            AnyShape::Cylinder(c) => c.intersect(ray),
+            AnyShape::Instance(i) => i.intersect(&self.groups, ray),
         }
     }
 
@@ -175,6 +200,11 @@ impl Geometry {
             AnyShape::Sphere(s) => s.interaction(pr.shape, ray, t),
             AnyShape::Rectangle(r) => r.interaction(pr.shape, ray, t, coords),
             AnyShape::Disk(d) => d.interaction(pr.shape, ray, t, coords),
+            AnyShape::Cylinder(c) => c.interaction(pr.shape, ray, t),
+            AnyShape::Instance(i) => {
+                let base = self.group_base.get(i.group as usize).copied();
+                i.interaction(&self.groups, base.unwrap_or(pr.shape), ray, t)
+            }
         }
     }
 
@@ -186,6 +216,14 @@ impl Geometry {
             AnyShape::Sphere(s) => s.sample_position(u),
             AnyShape::Rectangle(r) => r.sample_position(u),
             AnyShape::Disk(d) => d.sample_position(u),
+            AnyShape::Cylinder(c) => c.sample_position(u),
+            // instances never emit (emitters are refused in shape groups)
+            AnyShape::Instance(_) => PositionSample {
+                p: Vec3::ZERO,
+                n: Vec3::Z,
+                uv: Vec2::ZERO,
+                pdf: 0.0,
+            },
         }
     }
 
@@ -196,12 +234,36 @@ impl Geometry {
             AnyShape::Sphere(s) => s.surface_area(),
             AnyShape::Rectangle(r) => r.area,
             AnyShape::Disk(d) => d.area,
+            AnyShape::Cylinder(c) => c.surface_area(),
+            AnyShape::Instance(_) => 0.0,
         }
     }
 
     /// Bounds of everything.
     pub fn bounds(&self) -> Aabb {
         (0..self.prims.len() as u32).fold(Aabb::EMPTY, |b, i| b.union(&self.prim_bounds(i)))
+    }
+
+    /// The scene's own shapes (an instance counts once; the groups' shape records that
+    /// [`Self::seal_groups`] appends are not counted).
+    pub fn shape_count(&self) -> usize {
+        self.group_base
+            .first()
+            .map_or(self.shapes.len(), |&b| b as usize)
+    }
+
+    /// Appends the shape records of every group after the scene's own shapes and
+    /// notes where each group's start ([`Self::group_base`]). Called once, after the
+    /// last shape of the scene is added.
+    pub fn seal_groups(&mut self) {
+        self.group_base.clear();
+        for g in &self.groups {
+            self.group_base.push(self.shapes.len() as u32);
+            self.shapes.extend_from_slice(&g.geom.shapes);
+            let n = g.geom.shapes.len();
+            self.area_dists
+                .extend(std::iter::repeat_n(Distribution1D::default(), n));
+        }
     }
 
     /// Adds an analytic shape (one primitive) and returns its handle.
@@ -230,11 +292,25 @@ pub enum Built {
 }
 
 /// Names of the shape plugins, for error messages.
-pub const KNOWN: &[&str] = &["cube", "disk", "obj", "ply", "rectangle", "sphere"];
+pub const KNOWN: &[&str] = &[
+    "cube",
+    "cylinder",
+    "disk",
+    "instance",
+    "obj",
+    "ply",
+    "rectangle",
+    "serialized",
+    "shapegroup",
+    "sphere",
+];
 
 /// Builds a `<shape>` object: adds its geometry, primitives, BSDF and area
 /// emitter to the context.
 pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<u32> {
+    if obj.kind == "instance" {
+        return instance::build(obj, ctx);
+    }
     let p = &obj.props;
     let to_world = p.transform("to_world")?;
     ctx.declare_transform(p, "to_world")?;
@@ -273,6 +349,9 @@ pub fn rebuild_geometry(
     bsdf: u32,
     emitter: u32,
 ) -> Result<u32> {
+    if obj.kind == "instance" {
+        return instance::rebuild(obj, ctx, geom, bsdf);
+    }
     let p = &obj.props;
     let to_world = p.transform("to_world")?;
     let flip = p.bool("flip_normals", false)?;
@@ -285,6 +364,9 @@ pub fn rebuild_geometry(
 /// The triangles of mesh shape `obj` as its description says now (`None` for an
 /// analytic shape): what [`mesh::move_in_place`] takes after a positions update.
 pub fn mesh_of(obj: &ObjectDesc, ctx: &BuildCtx) -> Result<Option<TriMesh>> {
+    if obj.kind == "instance" {
+        return Ok(None);
+    }
     let p = &obj.props;
     let to_world = p.transform("to_world")?;
     let flip = p.bool("flip_normals", false)?;
@@ -294,14 +376,14 @@ pub fn mesh_of(obj: &ObjectDesc, ctx: &BuildCtx) -> Result<Option<TriMesh>> {
     })
 }
 
-fn add_geometry(geom: &mut Geometry, built: Built, flip: bool, bsdf: u32) -> u32 {
+pub(crate) fn add_geometry(geom: &mut Geometry, built: Built, flip: bool, bsdf: u32) -> u32 {
     match built {
         Built::Analytic(g) => geom.add_analytic(g, bsdf),
         Built::Mesh(m) => m.add_to(geom, flip, bsdf),
     }
 }
 
-fn build_geometry(
+pub(crate) fn build_geometry(
     obj: &ObjectDesc,
     ctx: &BuildCtx,
     to_world: &Transform,
@@ -312,9 +394,15 @@ fn build_geometry(
         "sphere" => sphere::build(p, to_world, flip),
         "rectangle" => rectangle::build(p, to_world, flip),
         "disk" => disk::build(p, to_world, flip),
+        "cylinder" => cylinder::build(p, to_world, flip),
         "cube" => cube::build(p, to_world),
         "obj" => obj::build(p, ctx, to_world),
         "ply" => ply::build(p, ctx, to_world),
+        "shapegroup" => Err(Error::parse(
+            &obj.loc,
+            "a shapegroup is only allowed at the scene's top level (or nested in an instance)",
+        )),
+        "serialized" => serialized::build(p, ctx, to_world),
         _ => Err(Error::UnknownPlugin {
             loc: obj.loc.clone(),
             category: "shape",

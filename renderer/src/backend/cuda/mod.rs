@@ -196,6 +196,9 @@ pub fn compile_options(arch: &str, module: &str) -> Vec<String> {
 /// every shape, BSDF, texture and emitter plugin; `depth` with a box filter of radius
 /// <= 0.5 only. Not supported: `aov` (its extra film channels render on the CPU).
 pub fn check_supported(scene: &Scene) -> Result<()> {
+    if !scene.geom.groups.is_empty() {
+        return Err(Error::Render(crate::flat::INSTANCES_UNSUPPORTED.into()));
+    }
     if scene.aov.is_some() {
         return Err(Error::Render(
             "the CUDA backend does not render the \"aov\" integrator; render this scene on \
