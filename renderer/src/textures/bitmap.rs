@@ -91,7 +91,11 @@ impl BitmapTex {
         };
         let raw = p.bool("raw", false)?;
         // storage precision only: every texel is kept as an f32 here
-        p.choice("format", "auto", &["auto", "variant", "float16", "fp16", "uint8"])?;
+        p.choice(
+            "format",
+            "auto",
+            &["auto", "variant", "float16", "fp16", "uint8"],
+        )?;
         let to_uv = UvTransform::from_props(p, "to_uv")?;
         let img = image_file::from_props(p, ctx, raw)?;
         if img.data.len() > u32::MAX as usize || img.width.max(img.height) > 1 << 24 {
