@@ -8,7 +8,7 @@
 //! | `max_depth` | integer | -1 | longest path (in segments, the one to the camera included); -1 = unbounded; 1 = only directly visible emitters |
 //! | `rr_depth` | integer | 5 | depth after which Russian roulette starts (≥ 1) |
 //! | `hide_emitters` | boolean | false | hide directly visible emitters |
-//! | `samples_per_pass` | integer | — | accepted for compatibility (must divide the sample count); heliograph renders in one pass |
+//! | `samples_per_pass` | integer | — | accepted for compatibility (≥ 1): heliograph renders in one pass, and the image does not depend on it |
 //!
 //! The image is the same in expectation as the one of `path` with the same `max_depth`,
 //! but noisier where light reaches the camera through long paths, and cleaner on caustics
