@@ -12,9 +12,9 @@
 //!
 //! The image is the same in expectation as the one of `path` with the same `max_depth`,
 //! but noisier where light reaches the camera through long paths, and cleaner on caustics
-//! seen directly. Paths through a smooth (delta) surface right before the camera are
-//! never connected (as in Mitsuba): a mirror or glass seen directly shows only what the
-//! emitters light behind it by chance, i.e. nothing.
+//! seen directly. A light path cannot be connected to the pinhole through a smooth
+//! (delta) surface, so a mirror or a smooth glass surface seen directly renders black,
+//! as in Mitsuba (`path` shows what they reflect).
 //!
 //! The render draws `spp` × (crop window pixels) light paths; each light path splats its
 //! contributions with the film's reconstruction filter normalised to sum to 1 (Mitsuba's
@@ -204,7 +204,6 @@ impl Ptracer {
             let bctx = scene.bsdf_ctx(hit.uv);
 
             // connect to the camera
-            let _u_sensor = rng.next_2d();
             if !bsdf.is_delta(&bctx) {
                 if let Some(c) = cam.sample_direction(hit.p, film) {
                     let d = (c.p - hit.p).normalize_or_zero();
