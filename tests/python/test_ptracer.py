@@ -65,6 +65,6 @@ def test_bad_parameters_name_the_key(key, value):
 
 def test_unsupported_scenes_are_refused_with_the_reason():
     d = _cbox(integrator={"type": "ptracer"})
-    d["sky"] = {"type": "constant"}
-    with pytest.raises(Exception, match='"constant" emitters'):
+    d["sensor"].update(type="thinlens", aperture_radius=0.1)
+    with pytest.raises(Exception, match='"perspective" sensor'):
         hg.load_dict(d)

@@ -8,7 +8,8 @@
 //! density, or the back of an area light): the contribution is zero then.
 //!
 //! Light tracing (`ptracer`) starts paths on the emitters instead: [`AnyEmitter::sample_ray`]
-//! draws a ray leaving an emitter (`area`, `point`, `spot`, `projector`), and
+//! draws a ray leaving an emitter (infinitely distant ones from the disk of the scene's
+//! bounding sphere that faces them), and
 //! [`AnyEmitter::sample_position`] a point on a surface emitter.
 
 // `!(x > 0.0)` is deliberate throughout: it also rejects NaN.
@@ -149,10 +150,9 @@ impl AnyEmitter {
         }
     }
 
-    /// Samples a ray leaving this emitter (light tracing): `u_pos` picks the origin on a
-    /// surface emitter, `u_dir` the direction. `None` when the sample carries no power,
-    /// and for the emitters that cannot start light paths here (see
-    /// [`Self::can_sample_rays`]).
+    /// Samples a ray leaving this emitter (light tracing): `u_pos` picks the origin (on a
+    /// surface emitter, or on the disk facing an infinitely distant one), `u_dir` the
+    /// direction. `None` when the sample carries no power.
     #[inline]
     pub fn sample_ray(&self, ctx: &EmitterCtx, u_pos: Vec2, u_dir: Vec2) -> Option<EmitterRay> {
         match self {
@@ -160,17 +160,37 @@ impl AnyEmitter {
             AnyEmitter::Point(e) => e.sample_ray(ctx, u_dir),
             AnyEmitter::Spot(e) => e.sample_ray(ctx, u_dir),
             AnyEmitter::Projector(e) => e.sample_ray(ctx, u_dir),
-            AnyEmitter::Directional(_) | AnyEmitter::Constant(_) | AnyEmitter::Envmap(_) => None,
+            AnyEmitter::Directional(_) | AnyEmitter::Constant(_) | AnyEmitter::Envmap(_) => {
+                self.sample_infinite_ray(ctx, u_pos, u_dir)
+            }
         }
     }
 
-    /// Whether [`Self::sample_ray`] samples this emitter (`area`, `point`, `spot`,
-    /// `projector`; not the infinitely distant ones).
-    pub fn can_sample_rays(&self) -> bool {
-        !matches!(
-            self,
-            AnyEmitter::Directional(_) | AnyEmitter::Constant(_) | AnyEmitter::Envmap(_)
-        )
+    /// A ray of an infinitely distant emitter (`directional`, `constant`, `envmap`): a
+    /// direction as direct-illumination sampling from the scene's centre picks it, and an
+    /// origin uniformly on the disk of the scene's bounding sphere that faces it (radius
+    /// `R`), so the ray carries `L / pdf · π R²`.
+    fn sample_infinite_ray(
+        &self,
+        ctx: &EmitterCtx,
+        u_pos: Vec2,
+        u_dir: Vec2,
+    ) -> Option<EmitterRay> {
+        let (centre, r) = ctx.bsphere;
+        let r = r.max(1e-4);
+        let s = self.sample_direction(ctx, centre, u_dir)?;
+        if !(s.pdf > 0.0) {
+            return None;
+        }
+        let q = crate::math::warp::square_to_uniform_disk_concentric(u_pos) * r;
+        let disk = crate::math::Frame::from_normal(s.d).to_world(Vec3::new(q.x, q.y, 0.0));
+        let weight = s.radiance / s.pdf * (crate::math::PI * r * r);
+        weight.is_finite().then_some(EmitterRay {
+            p: centre + s.d * r + disk,
+            n: Vec3::ZERO,
+            d: -s.d,
+            weight,
+        })
     }
 
     /// A point on a surface emitter (light tracing of directly visible emitters), with
@@ -180,19 +200,6 @@ impl AnyEmitter {
         match self {
             AnyEmitter::Area(e) => e.sample_position(ctx, u),
             _ => None,
-        }
-    }
-
-    /// The plugin name, for messages.
-    pub fn kind_name(&self) -> &'static str {
-        match self {
-            AnyEmitter::Area(_) => "area",
-            AnyEmitter::Point(_) => "point",
-            AnyEmitter::Directional(_) => "directional",
-            AnyEmitter::Constant(_) => "constant",
-            AnyEmitter::Envmap(_) => "envmap",
-            AnyEmitter::Spot(_) => "spot",
-            AnyEmitter::Projector(_) => "projector",
         }
     }
 

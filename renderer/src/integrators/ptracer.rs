@@ -22,9 +22,11 @@
 //! pixel is an unbiased estimate of the mean radiance over it. The alpha channel of an
 //! `rgba` film is 1 (light tracing estimates no coverage).
 //!
-//! Supported: `perspective` sensors; `area`, `point`, `spot` and `projector` emitters;
-//! every BSDF but `roughdielectric` (its transmission is evaluated for radiance, not for
-//! importance). Scenes with other sensors or emitters are refused with the reason.
+//! Supported: `perspective` sensors; every emitter (light paths of `directional`,
+//! `constant` and `envmap` start on the disk of the scene's bounding sphere that faces
+//! their direction); every BSDF but `roughdielectric` (its transmission is evaluated for
+//! radiance, not for importance). Scenes with other sensors or that BSDF are refused with
+//! the reason.
 //! The image is the same for a given seed whatever the number of threads: light paths
 //! are split into fixed chunks, each chunk accumulates into one of a fixed number of
 //! film buffers in a fixed order, and the buffers are summed in order.
@@ -119,14 +121,6 @@ impl Ptracer {
                     .into(),
             );
         }
-        if let Some(e) = scene.emitters.iter().find(|e| !e.can_sample_rays()) {
-            return fail(format!(
-                "the \"ptracer\" integrator does not start light paths on \"{}\" emitters \
-                 (only area, point, spot and projector); use the \"path\" integrator for \
-                 this scene",
-                e.kind_name()
-            ));
-        }
         if scene.bsdfs.iter().any(|b| b.tag() == tag::ROUGH_DIELECTRIC) {
             return fail(
                 "the \"ptracer\" integrator does not support the \"roughdielectric\" BSDF \
@@ -160,11 +154,22 @@ impl Ptracer {
         let film = &scene.sensor.film;
         let pick = |u: f32| ((u * n as f32) as usize).min(n - 1);
 
-        // directly visible surface emitters (delta emitters cannot be seen)
+        // directly visible surface and environment emitters (delta emitters cannot be seen)
         if !self.hide_emitters {
             let em = &scene.emitters[pick(rng.next_1d())];
             let u = rng.next_2d();
-            if let Some((ps, w)) = em.sample_position(&ctx, u) {
+            if em.is_environment() {
+                // a direction from the camera, seen if nothing is in the way
+                let o = cam.to_world.point(Vec3::ZERO);
+                if let Some(s) = em.sample_direction(&ctx, o, u) {
+                    if let Some((pos, importance)) = cam.connect_direction(s.d, film) {
+                        if s.pdf > 0.0 && !scene.occluded(&Ray::new(o, s.d)) {
+                            let l = s.radiance * (n as f32 * importance * scale / s.pdf);
+                            splat(block, table, pos, l, 0.0);
+                        }
+                    }
+                }
+            } else if let Some((ps, w)) = em.sample_position(&ctx, u) {
                 if let Some(c) = cam.sample_direction(ps.p, film) {
                     let to = c.p - ps.p;
                     let d = to.normalize_or_zero();

@@ -105,6 +105,45 @@ impl Camera {
         if !(local.z >= self.near_clip && local.z <= self.far_clip) {
             return None;
         }
+        let pos = self.film_position(local, film)?;
+        let o = self.to_world.point(Vec3::ZERO);
+        let dist2 = (o - p).length_squared();
+        let weight = self.importance(local, film) / dist2;
+        (weight.is_finite() && weight > 0.0).then_some(SensorConnection { pos, p: o, weight })
+    }
+
+    /// Importance `1 / (A cos³θ)` of camera-space direction `local` (any length), with
+    /// `A` the area of the crop window on the plane at depth 1.
+    #[inline]
+    fn importance(&self, local: Vec3, film: &Film) -> f32 {
+        let (w, h) = (film.width as f32, film.height as f32);
+        let [cw, ch] = film.crop_size;
+        let cos = local.z / local.length();
+        let area = (2.0 * self.tan_half_x * cw as f32 / w)
+            * (2.0 * self.tan_half_x / self.aspect * ch as f32 / h);
+        1.0 / (area * cos * cos * cos)
+    }
+
+    /// The crop-window film position and importance of world direction `d` leaving a
+    /// pinhole camera (what the camera sees at infinity, beyond the clip range); `None`
+    /// outside the crop window or for another camera kind.
+    #[inline]
+    pub fn connect_direction(&self, d: Vec3, film: &Film) -> Option<(Vec2, f32)> {
+        if self.kind != CAMERA_PERSPECTIVE {
+            return None;
+        }
+        let local = self.to_world.inv.transform_vector3(d);
+        if !(local.z > 0.0) {
+            return None;
+        }
+        let pos = self.film_position(local, film)?;
+        let importance = self.importance(local, film);
+        (importance.is_finite() && importance > 0.0).then_some((pos, importance))
+    }
+
+    /// The crop-window film position of camera-space direction `local` (`local.z > 0`).
+    #[inline]
+    fn film_position(&self, local: Vec3, film: &Film) -> Option<Vec2> {
         let (w, h) = (film.width as f32, film.height as f32);
         // sample_ray: local direction (sx tan, sy tan / aspect, 1), sx = 1 − 2 px / width
         let sx = local.x / (local.z * self.tan_half_x);
@@ -115,16 +154,7 @@ impl Camera {
             (1.0 - sx) * 0.5 * w - ox as f32,
             (1.0 - sy) * 0.5 * h - oy as f32,
         );
-        if !(pos.x >= 0.0 && pos.x <= cw as f32 && pos.y >= 0.0 && pos.y <= ch as f32) {
-            return None;
-        }
-        let o = self.to_world.point(Vec3::ZERO);
-        let dist2 = (o - p).length_squared();
-        let cos = local.z / local.length();
-        let area = (2.0 * self.tan_half_x * cw as f32 / w)
-            * (2.0 * self.tan_half_x / self.aspect * ch as f32 / h);
-        let weight = 1.0 / (area * cos * cos * cos * dist2);
-        (weight.is_finite() && weight > 0.0).then_some(SensorConnection { pos, p: o, weight })
+        (pos.x >= 0.0 && pos.x <= cw as f32 && pos.y >= 0.0 && pos.y <= ch as f32).then_some(pos)
     }
 
     /// Whether [`Self::sample_ray`] uses its aperture sample (a thin lens): the

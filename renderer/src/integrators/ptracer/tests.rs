@@ -11,6 +11,21 @@ use crate::sensors::camera::Camera;
 /// A sphere on a floor under a rectangular area light, a point light and a spot light,
 /// all diffuse, seen by a pinhole camera through a one-pixel box filter.
 fn scene_xml(integrator: &str, max_depth: i32) -> String {
+    scene_with(integrator, max_depth, POINT_LIGHTS)
+}
+
+/// The point and spot lights of [`scene_xml`].
+const POINT_LIGHTS: &str = r#"<emitter type="point"><point name="position" x="1.5" y="1.5" z="1.5"/>
+    <rgb name="intensity" value="2"/></emitter>
+  <emitter type="spot"><rgb name="intensity" value="8"/><float name="cutoff_angle" value="25"/>
+    <transform name="to_world"><lookat origin="1, 3, -1" target="0.6, 0, 0.5" up="0, 0, 1"/></transform></emitter>"#;
+
+/// Infinitely distant emitters: a sky seen in the background and a sun.
+const DISTANT_LIGHTS: &str = r#"<emitter type="constant"><rgb name="radiance" value="0.3, 0.4, 0.5"/></emitter>
+  <emitter type="directional"><vector name="direction" x="0.4" y="-1" z="-0.3"/>
+    <rgb name="irradiance" value="2"/></emitter>"#;
+
+fn scene_with(integrator: &str, max_depth: i32, lights: &str) -> String {
     format!(
         r#"<scene version="3.0.0">
   <integrator type="{integrator}"><integer name="max_depth" value="{max_depth}"/></integrator>
@@ -27,10 +42,7 @@ fn scene_xml(integrator: &str, max_depth: i32) -> String {
     <transform name="to_world"><scale value="0.6"/><rotate x="1" angle="90"/>
       <translate x="-0.8" y="2.5" z="0.5"/></transform>
     <emitter type="area"><rgb name="radiance" value="6, 5, 4"/></emitter></shape>
-  <emitter type="point"><point name="position" x="1.5" y="1.5" z="1.5"/>
-    <rgb name="intensity" value="2"/></emitter>
-  <emitter type="spot"><rgb name="intensity" value="8"/><float name="cutoff_angle" value="25"/>
-    <transform name="to_world"><lookat origin="1, 3, -1" target="0.6, 0, 0.5" up="0, 0, 1"/></transform></emitter>
+  {lights}
 </scene>"#
     )
 }
@@ -107,6 +119,18 @@ fn ptracer_matches_path_per_block_and_tells_depths_apart() {
     let z2 = max_z(&pt2, &path);
     eprintln!("ptracer vs path: max z = {z:.2}; max_depth 2 vs path 3: max z = {z2:.2}");
     assert!(z2 > 6.0, "max_depth 2 vs 3 not told apart: z = {z2:.2}");
+}
+
+#[test]
+fn ptracer_matches_path_under_distant_emitters() {
+    // the sky is seen directly (top blocks) and lights the scene with the sun
+    let xml = |i: &str| scene_with(i, 3, DISTANT_LIGHTS);
+    let path = block_stats(&build(&xml("path")).unwrap(), 32, 8);
+    let pt = block_stats(&build(&xml("ptracer")).unwrap(), 32, 8);
+    let z = max_z(&pt, &path);
+    eprintln!("distant emitters, ptracer vs path: max z = {z:.2}");
+    assert!(z < 5.0, "ptracer vs path: max z = {z:.2}");
+    assert!(path[..12].iter().all(|b| b.0 > 0.1), "the sky is in view");
 }
 
 #[test]
@@ -279,11 +303,6 @@ fn bad_parameters_and_unsupported_scenes_name_the_line() {
     };
     for (extra, want) in [
         (
-            r#"<emitter type="directional"/>"#,
-            "\"directional\" emitters",
-        ),
-        (r#"<emitter type="constant"/>"#, "\"constant\" emitters"),
-        (
             r#"<sensor type="orthographic"/><emitter type="point"/>"#,
             "\"perspective\" sensor",
         ),
@@ -296,12 +315,14 @@ fn bad_parameters_and_unsupported_scenes_name_the_line() {
         assert!(e.contains(":2:") && e.contains(want), "{extra}: {e}");
     }
     // the renderer checks too (an integrator swapped in after loading)
-    let mut s = build(&scene(r#"<emitter type="constant"/>"#).replace("ptracer", "path")).unwrap();
+    let thinlens =
+        r#"<sensor type="thinlens"><float name="aperture_radius" value="0.1"/></sensor>"#;
+    let mut s = build(&scene(thinlens).replace("ptracer", "path")).unwrap();
     s.integrator = AnyIntegrator::Ptracer(Ptracer::default());
     let e = cpu::render(&s, &RenderOptions::default())
         .unwrap_err()
         .to_string();
-    assert!(e.contains("\"constant\" emitters"), "{e}");
+    assert!(e.contains("\"perspective\" sensor"), "{e}");
 }
 
 use crate::integrators::AnyIntegrator;
