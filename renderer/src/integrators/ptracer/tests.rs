@@ -134,6 +134,40 @@ fn ptracer_matches_path_under_distant_emitters() {
 }
 
 #[test]
+fn ptracer_matches_path_under_an_importance_sampled_envmap() {
+    // a dim sky with a bright patch: light paths start where the map is bright
+    let dir = crate::textures::image_file::tests::scratch("ptracer_envmap");
+    let path = dir.join("sky.exr");
+    let data: Vec<f32> = (0..16 * 8)
+        .flat_map(|i| {
+            let (x, y) = (i % 16, i / 16);
+            let v = if (5..8).contains(&x) && (1..3).contains(&y) {
+                20.0
+            } else {
+                0.2
+            };
+            [v, 0.8 * v, 0.6 * v]
+        })
+        .collect();
+    let img = image::Rgb32FImage::from_raw(16, 8, data).unwrap();
+    image::DynamicImage::ImageRgb32F(img).save(&path).unwrap();
+    let sky = format!(
+        r#"<emitter type="envmap"><string name="filename" value="{}"/></emitter>"#,
+        path.display()
+    );
+    let xml = |i: &str| scene_with(i, 3, &sky);
+    let path = block_stats(&build(&xml("path")).unwrap(), 32, 8);
+    let pt = block_stats(&build(&xml("ptracer")).unwrap(), 32, 8);
+    let z = max_z(&pt, &path);
+    eprintln!("envmap, ptracer vs path: max z = {z:.2}");
+    assert!(z < 5.0, "ptracer vs path: max z = {z:.2}");
+    assert!(
+        path.iter().all(|b| b.0 > 0.0),
+        "the sky is in view and lights the scene"
+    );
+}
+
+#[test]
 fn image_is_the_same_whatever_the_thread_count() {
     let scene = build(&scene_xml("ptracer", -1)).unwrap();
     let on = |threads: usize| {
