@@ -22,11 +22,10 @@
 //! pixel is an unbiased estimate of the mean radiance over it. The alpha channel of an
 //! `rgba` film is 1 (light tracing estimates no coverage).
 //!
-//! Supported: `perspective` sensors; every emitter (light paths of `directional`,
-//! `constant` and `envmap` start on the disk of the scene's bounding sphere that faces
-//! their direction); every BSDF but `roughdielectric` (its transmission is evaluated for
-//! radiance, not for importance). Scenes with other sensors or that BSDF are refused with
-//! the reason.
+//! Supported: `perspective` sensors (others are refused with the reason); every emitter
+//! (light paths of `directional`, `constant` and `envmap` start on the disk of the
+//! scene's bounding sphere that faces their direction); every BSDF, refraction carrying
+//! importance (without the `1/η²` scaling of radiance), as Mitsuba's importance mode.
 //! The image is the same for a given seed whatever the number of threads: light paths
 //! are split into fixed chunks, each chunk accumulates into one of a fixed number of
 //! film buffers in a fixed order, and the buffers are summed in order.
@@ -43,7 +42,7 @@ use rayon::prelude::*;
 use super::{shading_frame, spawn_ray};
 use crate::backend::cpu::on_process_pool;
 use crate::backend::{Progress, RenderOptions};
-use crate::bsdfs::tag;
+use crate::bsdfs::AnyBsdf;
 use crate::error::{Error, Loc, Result};
 use crate::films::block::{Block, FilterTable};
 use crate::io::Image;
@@ -118,14 +117,6 @@ impl Ptracer {
             return fail(
                 "the \"ptracer\" integrator needs a \"perspective\" sensor (light paths are \
                  connected to a pinhole); use the \"path\" integrator with this sensor"
-                    .into(),
-            );
-        }
-        if scene.bsdfs.iter().any(|b| b.tag() == tag::ROUGH_DIELECTRIC) {
-            return fail(
-                "the \"ptracer\" integrator does not support the \"roughdielectric\" BSDF \
-                 (its transmission is evaluated for radiance, not importance); use the \
-                 \"path\" integrator for this scene"
                     .into(),
             );
         }
@@ -215,7 +206,10 @@ impl Ptracer {
                     let wo = frame.to_local(d);
                     let corr = adjoint_correction(hit.ng, wi_world, wi, d, wo);
                     if corr > 0.0 {
-                        let f = bsdf.eval(&bctx, wi, wo);
+                        let mut f = bsdf.eval(&bctx, wi, wo);
+                        if wi.z * wo.z < 0.0 {
+                            f *= transmitted_importance_scale(bsdf, wi);
+                        }
                         if f != Color::ZERO && !scene.occluded(&shadow_ray(hit.p, hit.ng, c.p)) {
                             let l = throughput * f * (corr * c.weight * scale);
                             splat(block, table, c.pos, l, 1.0);
@@ -257,6 +251,21 @@ impl Ptracer {
             }
             ray = spawn_ray(&hit, wo_world);
         }
+    }
+}
+
+/// The factor that turns a BSDF's transmission value, which includes the radiance
+/// scaling `1/η²` of refraction, into its value for importance (no scaling): `η²`, with
+/// `η` the index of the side of `wo` over the side of `wi`. Only `roughdielectric`
+/// refracts in `eval` (smooth dielectrics are deltas, `thindielectric` does not bend).
+#[inline]
+fn transmitted_importance_scale(bsdf: &AnyBsdf, wi: Vec3) -> f32 {
+    match bsdf {
+        AnyBsdf::RoughDielectric(r) => {
+            let eta = if wi.z > 0.0 { r.eta } else { 1.0 / r.eta };
+            eta * eta
+        }
+        _ => 1.0,
     }
 }
 
