@@ -1,7 +1,8 @@
 //! `ptracer`: particle tracing (light tracing), as Mitsuba 3's `ptracer`. Paths start on
 //! the emitters; every surface vertex is connected to the camera and its contribution
-//! is splatted onto the pixel it projects to. Directly visible surface emitters are
-//! connected to the camera by a sample of their own. CPU backend only.
+//! is splatted onto the pixel it projects to. Directly visible surface and environment
+//! emitters are connected to the camera by a sample of their own. CPU backend only (the
+//! CUDA backend refuses it, naming the CPU variants).
 //!
 //! | parameter | type | default | meaning |
 //! |---|---|---|---|
@@ -16,7 +17,8 @@
 //! (delta) surface, so a mirror or a smooth glass surface seen directly renders black,
 //! as in Mitsuba (`path` shows what they reflect).
 //!
-//! The render draws `spp` × (crop window pixels) light paths; each light path splats its
+//! The render draws `spp` × (crop window pixels) light paths (Mitsuba: `spp` × full film
+//! pixels; the expectation is the same); each light path splats its
 //! contributions with the film's reconstruction filter normalised to sum to 1 (Mitsuba's
 //! `normalize` image block), scaled by 1 / `spp`. With the `box` filter a
 //! pixel is an unbiased estimate of the mean radiance over it. The alpha channel of an
