@@ -50,6 +50,9 @@ pub fn render_with_progress(
 ) -> Result<Image> {
     // an invalid HELIOGRAPH_SIMD stops the render here, with the choices
     crate::accel::simd::level()?;
+    if let crate::integrators::AnyIntegrator::Ptracer(pt) = &scene.integrator {
+        return crate::integrators::ptracer::render(scene, pt, opts, progress);
+    }
     let spp = opts.resolve_spp(scene)?;
     let film = &scene.sensor.film;
     check_film_size(film, aov_channels(scene))?;

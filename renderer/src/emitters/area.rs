@@ -15,10 +15,11 @@
 //! </shape>
 //! ```
 
-use super::{EmitterCtx, EmitterSample};
+use super::{EmitterCtx, EmitterRay, EmitterSample};
 use crate::error::{Error, Result};
 use crate::math::spectrum::SpectrumUse;
-use crate::math::{Color, Vec2, Vec3};
+use crate::math::warp::square_to_cosine_hemisphere;
+use crate::math::{Color, Frame, Vec2, Vec3, PI};
 use crate::scene::builder::BuildCtx;
 use crate::scene::params::Range;
 use crate::scene::props::Props;
@@ -78,6 +79,32 @@ impl AreaEmitter {
             radiance: ctx.tex.eval(self.radiance, ps.uv),
             delta: false,
         })
+    }
+
+    /// A ray leaving the light (light tracing): a point uniformly by area, a
+    /// cosine-weighted direction on its emitting side.
+    #[inline]
+    pub fn sample_ray(&self, ctx: &EmitterCtx, u_pos: Vec2, u_dir: Vec2) -> Option<EmitterRay> {
+        let (ps, weight) = self.sample_position(ctx, u_pos)?;
+        let d = Frame::from_normal(ps.n).to_world(square_to_cosine_hemisphere(u_dir));
+        // L cos θ / (pdf_area · cos θ / π)
+        Some(EmitterRay {
+            p: ps.p,
+            n: ps.n,
+            d,
+            weight: weight * PI,
+        })
+    }
+
+    /// A point uniformly by area on the shape, with its radiance over the area density.
+    #[inline]
+    pub fn sample_position(&self, ctx: &EmitterCtx, u: Vec2) -> Option<(PositionSample, Color)> {
+        let ps = ctx.geom.sample_position(self.shape, u);
+        if !(ps.pdf > 0.0) {
+            return None;
+        }
+        let w = ctx.tex.eval(self.radiance, ps.uv) / ps.pdf;
+        w.is_finite().then_some((ps, w))
     }
 
     /// Solid-angle density of [`Self::sample_direction`] from `p` producing `hit`

@@ -6,6 +6,11 @@
 //! pick a direction towards the emitter with a solid-angle density.
 //! `sample_direction` returns `None` when the sample carries no light (zero
 //! density, or the back of an area light): the contribution is zero then.
+//!
+//! Light tracing (`ptracer`) starts paths on the emitters instead: [`AnyEmitter::sample_ray`]
+//! draws a ray leaving an emitter (infinitely distant ones from the disk of the scene's
+//! bounding sphere that faces them), and
+//! [`AnyEmitter::sample_position`] a point on a surface emitter.
 
 // `!(x > 0.0)` is deliberate throughout: it also rejects NaN.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
@@ -33,7 +38,7 @@ use crate::scene::builder::BuildCtx;
 use crate::scene::desc::ObjectDesc;
 use crate::scene::params::Range;
 use crate::scene::props::Props;
-use crate::shapes::{Geometry, Hit};
+use crate::shapes::{Geometry, Hit, PositionSample};
 use crate::textures::{TexRef, TextureStore};
 
 /// What emitters read besides their own record.
@@ -63,6 +68,51 @@ pub struct EmitterSample {
     pub radiance: Color,
     /// Whether the emitter is a delta (point, directional): no MIS.
     pub delta: bool,
+}
+
+/// A ray leaving an emitter (light tracing).
+#[derive(Clone, Copy, Debug)]
+pub struct EmitterRay {
+    /// Where the ray starts.
+    pub p: Vec3,
+    /// The surface normal there (its emitting side), or zero for a point-like emitter.
+    pub n: Vec3,
+    /// Unit world direction.
+    pub d: Vec3,
+    /// Emitted radiance times the cosine at the origin, over the density of the ray
+    /// (position and direction): the power the ray carries, per unit estimate.
+    pub weight: Color,
+}
+
+/// Samples a direction of a point-like emitter: the world direction for `local`, a unit
+/// direction in the frame `to_local` maps into, and its density (solid angle, world)
+/// given the local density `pdf_local`. Exact under a scaled or sheared `to_world` too:
+/// directions map through `M = to_local⁻¹` with density factor `|det to_local| · |M l|³`.
+#[inline]
+pub(crate) fn local_direction_to_world(
+    to_local: &crate::math::Mat3,
+    local: Vec3,
+    pdf_local: f32,
+) -> Option<(Vec3, f32)> {
+    let a = *to_local;
+    let m = a.inverse();
+    let v = m * local;
+    let len = v.length();
+    let pdf = pdf_local * a.determinant().abs() * len * len * len;
+    (len > 0.0 && pdf > 0.0 && pdf.is_finite()).then(|| (v / len, pdf))
+}
+
+/// The radiant intensity of a point-like emitter (point, spot, projector) towards unit
+/// world direction `d`: its radiance at the point at distance 1 along `d`.
+#[inline]
+pub(crate) fn intensity_towards(
+    e: &AnyEmitter,
+    ctx: &EmitterCtx,
+    position: Vec3,
+    d: Vec3,
+) -> Color {
+    e.sample_direction(ctx, position + d, Vec2::ZERO)
+        .map_or(Color::ZERO, |s| s.radiance * (s.dist * s.dist))
 }
 
 /// Every emitter plugin: plain data, the same records on CPU and CUDA.
@@ -97,6 +147,59 @@ impl AnyEmitter {
             AnyEmitter::Envmap(e) => e.sample_direction(ctx, u),
             AnyEmitter::Spot(e) => e.sample_direction(ctx, p),
             AnyEmitter::Projector(e) => e.sample_direction(ctx, p),
+        }
+    }
+
+    /// Samples a ray leaving this emitter (light tracing): `u_pos` picks the origin (on a
+    /// surface emitter, or on the disk facing an infinitely distant one), `u_dir` the
+    /// direction. `None` when the sample carries no power.
+    #[inline]
+    pub fn sample_ray(&self, ctx: &EmitterCtx, u_pos: Vec2, u_dir: Vec2) -> Option<EmitterRay> {
+        match self {
+            AnyEmitter::Area(e) => e.sample_ray(ctx, u_pos, u_dir),
+            AnyEmitter::Point(e) => e.sample_ray(ctx, u_dir),
+            AnyEmitter::Spot(e) => e.sample_ray(ctx, u_dir),
+            AnyEmitter::Projector(e) => e.sample_ray(ctx, u_dir),
+            AnyEmitter::Directional(_) | AnyEmitter::Constant(_) | AnyEmitter::Envmap(_) => {
+                self.sample_infinite_ray(ctx, u_pos, u_dir)
+            }
+        }
+    }
+
+    /// A ray of an infinitely distant emitter (`directional`, `constant`, `envmap`): a
+    /// direction as direct-illumination sampling from the scene's centre picks it, and an
+    /// origin uniformly on the disk of the scene's bounding sphere that faces it (radius
+    /// `R`), so the ray carries `L / pdf · π R²`.
+    fn sample_infinite_ray(
+        &self,
+        ctx: &EmitterCtx,
+        u_pos: Vec2,
+        u_dir: Vec2,
+    ) -> Option<EmitterRay> {
+        let (centre, r) = ctx.bsphere;
+        let r = r.max(1e-4);
+        let s = self.sample_direction(ctx, centre, u_dir)?;
+        if !(s.pdf > 0.0) {
+            return None;
+        }
+        let q = crate::math::warp::square_to_uniform_disk_concentric(u_pos) * r;
+        let disk = crate::math::Frame::from_normal(s.d).to_world(Vec3::new(q.x, q.y, 0.0));
+        let weight = s.radiance / s.pdf * (crate::math::PI * r * r);
+        weight.is_finite().then_some(EmitterRay {
+            p: centre + s.d * r + disk,
+            n: Vec3::ZERO,
+            d: -s.d,
+            weight,
+        })
+    }
+
+    /// A point on a surface emitter (light tracing of directly visible emitters), with
+    /// its radiance over the area density; `None` for the others.
+    #[inline]
+    pub fn sample_position(&self, ctx: &EmitterCtx, u: Vec2) -> Option<(PositionSample, Color)> {
+        match self {
+            AnyEmitter::Area(e) => e.sample_position(ctx, u),
+            _ => None,
         }
     }
 

@@ -13,8 +13,9 @@
 //! </emitter>
 //! ```
 
-use super::{constant_color, exclusive, EmitterCtx, EmitterSample};
+use super::{constant_color, exclusive, EmitterCtx, EmitterRay, EmitterSample};
 use crate::error::{Error, Result};
+use crate::math::warp::{square_to_uniform_sphere, UNIFORM_SPHERE_PDF};
 use crate::math::{Color, Vec2, Vec3};
 use crate::scene::builder::BuildCtx;
 use crate::scene::props::Props;
@@ -50,6 +51,17 @@ impl PointEmitter {
         Ok(PointEmitter {
             position,
             intensity: constant_color(p, "intensity", Color::ONE, ctx)?,
+        })
+    }
+
+    /// A ray leaving the light (light tracing): a uniform direction.
+    #[inline]
+    pub fn sample_ray(&self, ctx: &EmitterCtx, u_dir: Vec2) -> Option<EmitterRay> {
+        Some(EmitterRay {
+            p: self.position,
+            n: Vec3::ZERO,
+            d: square_to_uniform_sphere(u_dir),
+            weight: ctx.tex.eval(self.intensity, Vec2::ZERO) / UNIFORM_SPHERE_PDF,
         })
     }
 

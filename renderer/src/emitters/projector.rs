@@ -26,7 +26,9 @@
 //! </emitter>
 //! ```
 
-use super::{EmitterCtx, EmitterSample};
+use super::{
+    intensity_towards, local_direction_to_world, AnyEmitter, EmitterCtx, EmitterRay, EmitterSample,
+};
 use crate::error::{Error, Result};
 use crate::math::spectrum::SpectrumUse;
 use crate::math::{Color, Mat3, Vec2, Vec3, PI};
@@ -93,6 +95,26 @@ impl ProjectorEmitter {
             irradiance,
             scale,
             uv_scale: Vec2::new(0.5 * cot, 0.5 * aspect * cot),
+        })
+    }
+
+    /// A ray leaving the projector (light tracing): a direction through a uniform point
+    /// of the image (on the plane at depth 1), weighted by the intensity over its density.
+    #[inline]
+    pub fn sample_ray(&self, ctx: &EmitterCtx, u_dir: Vec2) -> Option<EmitterRay> {
+        // uv = ½ − uv_scale · (x, y) at depth 1; the image spans 1 / (uv_scale.x uv_scale.y)
+        let xy = (Vec2::splat(0.5) - u_dir) / self.uv_scale;
+        let v = Vec3::new(xy.x, xy.y, 1.0);
+        let len = v.length();
+        // area density on the plane → solid angle: r² / cos θ = |v|³
+        let pdf_local = self.uv_scale.x * self.uv_scale.y * len * len * len;
+        let (d, pdf) = local_direction_to_world(&self.to_local, v / len, pdf_local)?;
+        let i = intensity_towards(&AnyEmitter::Projector(*self), ctx, self.position, d);
+        Some(EmitterRay {
+            p: self.position,
+            n: Vec3::ZERO,
+            d,
+            weight: i / pdf,
         })
     }
 

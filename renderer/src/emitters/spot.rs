@@ -25,8 +25,12 @@
 //! </emitter>
 //! ```
 
-use super::{constant_color, EmitterCtx, EmitterSample};
+use super::{
+    constant_color, intensity_towards, local_direction_to_world, AnyEmitter, EmitterCtx,
+    EmitterRay, EmitterSample,
+};
 use crate::error::{Error, Result};
+use crate::math::warp::{square_to_uniform_cone, uniform_cone_pdf};
 use crate::math::{Color, Mat3, Transform, Vec2, Vec3};
 use crate::scene::builder::BuildCtx;
 use crate::scene::params::{ParamValue, Range, Target};
@@ -110,6 +114,22 @@ impl SpotEmitter {
     pub fn direction_to_uv(&self, local: Vec3) -> Vec2 {
         let k = local.z * self.uv_factor;
         Vec2::new(0.5 + 0.5 * local.x / k, 0.5 + 0.5 * local.y / k)
+    }
+
+    /// A ray leaving the light (light tracing): a direction uniformly in the cone,
+    /// weighted by the intensity (profile and texture included) over its density.
+    #[inline]
+    pub fn sample_ray(&self, ctx: &EmitterCtx, u_dir: Vec2) -> Option<EmitterRay> {
+        let local = square_to_uniform_cone(u_dir, self.cos_cutoff);
+        let pdf_local = uniform_cone_pdf(self.cos_cutoff);
+        let (d, pdf) = local_direction_to_world(&self.to_local, local, pdf_local)?;
+        let i = intensity_towards(&AnyEmitter::Spot(*self), ctx, self.position, d);
+        Some(EmitterRay {
+            p: self.position,
+            n: Vec3::ZERO,
+            d,
+            weight: i / pdf,
+        })
     }
 
     /// The direction towards the light, with radiance `intensity · texture · profile / r²`;

@@ -123,6 +123,26 @@ fn footprint(
     }
 }
 
+/// The sum of the filter weights over every pixel (crop or not) that a sample at
+/// crop-space position `pos` reaches: the divisor of [`Block::splat_normalized`].
+#[inline]
+fn footprint_sum(table: &FilterTable, pos: Vec2) -> f32 {
+    if let AnyFilter::Box { radius } = &table.filter {
+        if *radius <= 0.5 {
+            return 1.0;
+        }
+    }
+    let r = table.radius;
+    let axis = |c: f32| {
+        let lo = ceil_i32(c - 0.5 - r);
+        let n = ((floor_i32(c - 0.5 + r) - lo + 1).max(0) as usize).min(MAX_FOOTPRINT);
+        (0..n)
+            .map(|i| table.eval(lo as f32 + i as f32 + 0.5 - c))
+            .sum::<f32>()
+    };
+    axis(pos.x) * axis(pos.y)
+}
+
 /// Adds the weighted sample `(w l, w alpha, w)` to accumulator `v`.
 #[inline(always)]
 fn accumulate(v: &mut [f32; 5], l: Color, alpha: f32, w: f32) {
@@ -166,6 +186,23 @@ impl Block {
         let data = &mut self.data;
         footprint(rect, table, pos, |i, w| {
             accumulate(&mut data[i], l, alpha, w)
+        });
+    }
+
+    /// Splats `l` at crop-space position `pos` with filter weights that sum to 1 over the
+    /// sample's whole footprint (pixels outside the block included): light tracing adds
+    /// estimates into pixels instead of averaging them, see [`Self::develop_sums`].
+    #[inline]
+    pub fn splat_normalized(&mut self, table: &FilterTable, pos: Vec2, l: Color, alpha: f32) {
+        let sum = footprint_sum(table, pos);
+        if !(sum > 0.0) {
+            return;
+        }
+        let inv = 1.0 / sum;
+        let rect = self.rect();
+        let data = &mut self.data;
+        footprint(rect, table, pos, |i, w| {
+            accumulate(&mut data[i], l, alpha, w * inv)
         });
     }
 
@@ -238,6 +275,20 @@ impl Block {
             let inv = if v[4] > 0.0 { 1.0 / v[4] } else { 0.0 };
             for c in 0..ch {
                 px[c] = v[c] * inv;
+            }
+        }
+        Ok(img)
+    }
+
+    /// The accumulated sums without normalisation (light tracing), into an image with 3
+    /// (rgb) or 4 (rgba, alpha 1) channels.
+    pub fn develop_sums(&self, alpha: bool) -> Result<Image> {
+        let ch = if alpha { 4 } else { 3 };
+        let mut img = Image::try_new(self.w as usize, self.h as usize, ch)?;
+        for (px, v) in img.data.chunks_exact_mut(ch).zip(&self.data) {
+            px[..3].copy_from_slice(&v[..3]);
+            if alpha {
+                px[3] = 1.0;
             }
         }
         Ok(img)

@@ -385,6 +385,13 @@ pub fn flatten_integrator(i: &AnyIntegrator) -> FlatIntegrator {
             f.hide_emitters = u32::from(p.hide_emitters);
         }
         AnyIntegrator::Depth(_) => f.kind = INTEGRATOR_DEPTH,
+        // never launched: the CUDA backend refuses it (backend::cuda::check_supported)
+        AnyIntegrator::Ptracer(p) => {
+            f.kind = INTEGRATOR_PATH;
+            f.max_depth = p.max_depth;
+            f.rr_depth = p.rr_depth;
+            f.hide_emitters = u32::from(p.hide_emitters);
+        }
     }
     f
 }

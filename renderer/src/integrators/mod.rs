@@ -1,5 +1,7 @@
 //! Integrators: `direct`, `path`, `depth`. Each computes the radiance (and
-//! alpha) carried by one camera ray; the backend drives them per sample. `aov`
+//! alpha) carried by one camera ray; the backend drives them per sample. `ptracer`
+//! ([`ptracer`]) is the exception: it traces paths from the emitters and splats onto the
+//! film, and the CPU backend hands it the whole render. `aov`
 //! ([`aov`]) adds film channels (depth, normals, albedo, ...) to the image of a nested
 //! integrator, which it holds as the scene's integrator.
 //!
@@ -20,6 +22,7 @@ pub mod aov;
 pub mod depth;
 pub mod direct;
 pub mod path;
+pub mod ptracer;
 
 use std::sync::Arc;
 
@@ -35,6 +38,7 @@ pub use aov::Aov;
 pub use depth::Depth;
 pub use direct::Direct;
 pub use path::Path;
+pub use ptracer::Ptracer;
 
 /// Every integrator.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -46,6 +50,8 @@ pub enum AnyIntegrator {
     Path(Path),
     /// `depth`.
     Depth(Depth),
+    /// `ptracer` (rendered by [`ptracer::render`], not per camera ray).
+    Ptracer(Ptracer),
 }
 
 impl Default for AnyIntegrator {
@@ -62,12 +68,14 @@ impl AnyIntegrator {
             AnyIntegrator::Direct(i) => i.sample(scene, ray, rng),
             AnyIntegrator::Path(i) => i.sample(scene, ray, rng),
             AnyIntegrator::Depth(i) => i.sample(scene, ray),
+            // light tracing has no per-camera-ray estimate: the backends render it whole
+            AnyIntegrator::Ptracer(_) => (Color::ZERO, 0.0),
         }
     }
 }
 
 /// Names of the integrator plugins.
-pub const KNOWN: &[&str] = &["aov", "direct", "path", "depth", "moment"];
+pub const KNOWN: &[&str] = &["aov", "direct", "path", "depth", "moment", "ptracer"];
 
 /// Builds an `<integrator>`: the integrator that computes each sample's radiance and
 /// alpha and, for `aov`, the extra outputs (the nested integrator is the first).
@@ -77,6 +85,7 @@ pub fn build(obj: &ObjectDesc) -> Result<(AnyIntegrator, Option<Aov>)> {
         "direct" => (AnyIntegrator::Direct(Direct::build(p)?), None),
         "path" => (AnyIntegrator::Path(Path::build(p)?), None),
         "depth" => (AnyIntegrator::Depth(Depth), None),
+        "ptracer" => (AnyIntegrator::Ptracer(Ptracer::build(p)?), None),
         "moment" => moment(obj)?,
         "aov" => {
             let (aov, nested) = Aov::build(obj)?;

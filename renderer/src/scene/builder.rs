@@ -1003,6 +1003,10 @@ pub(crate) fn build_logged(desc: &SceneDesc, cache: LoadCache) -> Result<Built> 
     };
     let (log, params) = ctx.take_log();
     let scene = finish(ctx, sensor, integrator)?;
+    if let integrators::AnyIntegrator::Ptracer(_) = scene.integrator {
+        // what light tracing cannot render is an error at the <integrator>, not at render
+        integrators::Ptracer::check_scene(&scene, integrator_obj.as_ref().map(|o| &o.loc))?;
+    }
     Ok((scene, log, params))
 }
 

@@ -28,6 +28,21 @@ pub const CAMERA_ORTHOGRAPHIC: u32 = 1;
 /// [`Camera::kind`] of a thin-lens camera.
 pub const CAMERA_THINLENS: u32 = 2;
 
+/// A connection from a scene point to the camera (light tracing): where it lands on the
+/// film and the importance it carries.
+#[derive(Clone, Copy, Debug)]
+pub struct SensorConnection {
+    /// Film position in crop-window pixels (pixel (x, y) spans [x, x+1)).
+    pub pos: Vec2,
+    /// The camera's aperture point (the pinhole), in world space.
+    pub p: Vec3,
+    /// Importance towards the point over the squared distance: `1 / (A cos³θ d²)`, with `A`
+    /// the area of the crop window on the plane at depth 1 and θ the angle to the view
+    /// axis, so that a pixel's value is the mean radiance over it once multiplied by the
+    /// number of pixels.
+    pub weight: f32,
+}
+
 /// A camera (see the module docs).
 #[derive(Clone, Copy, Debug)]
 pub struct Camera {
@@ -71,6 +86,75 @@ impl Camera {
             aperture_radius: 0.0,
             focus_distance: 0.0,
         }
+    }
+
+    /// Whether [`Self::sample_direction`] connects points to this camera: the pinhole
+    /// `perspective` only.
+    pub fn can_connect(&self) -> bool {
+        self.kind == CAMERA_PERSPECTIVE
+    }
+
+    /// Connects world point `p` to a pinhole camera (the inverse of [`Self::sample_ray`]):
+    /// `None` outside the crop window, outside the clip range, or for another camera kind.
+    #[inline]
+    pub fn sample_direction(&self, p: Vec3, film: &Film) -> Option<SensorConnection> {
+        if self.kind != CAMERA_PERSPECTIVE {
+            return None;
+        }
+        let local = self.to_world.inv.transform_point3(p);
+        if !(local.z >= self.near_clip && local.z <= self.far_clip) {
+            return None;
+        }
+        let pos = self.film_position(local, film)?;
+        let o = self.to_world.point(Vec3::ZERO);
+        let dist2 = (o - p).length_squared();
+        let weight = self.importance(local, film) / dist2;
+        (weight.is_finite() && weight > 0.0).then_some(SensorConnection { pos, p: o, weight })
+    }
+
+    /// Importance `1 / (A cos³θ)` of camera-space direction `local` (any length), with
+    /// `A` the area of the crop window on the plane at depth 1.
+    #[inline]
+    fn importance(&self, local: Vec3, film: &Film) -> f32 {
+        let (w, h) = (film.width as f32, film.height as f32);
+        let [cw, ch] = film.crop_size;
+        let cos = local.z / local.length();
+        let area = (2.0 * self.tan_half_x * cw as f32 / w)
+            * (2.0 * self.tan_half_x / self.aspect * ch as f32 / h);
+        1.0 / (area * cos * cos * cos)
+    }
+
+    /// The crop-window film position and importance of world direction `d` leaving a
+    /// pinhole camera (what the camera sees at infinity, beyond the clip range); `None`
+    /// outside the crop window or for another camera kind.
+    #[inline]
+    pub fn connect_direction(&self, d: Vec3, film: &Film) -> Option<(Vec2, f32)> {
+        if self.kind != CAMERA_PERSPECTIVE {
+            return None;
+        }
+        let local = self.to_world.inv.transform_vector3(d);
+        if !(local.z > 0.0) {
+            return None;
+        }
+        let pos = self.film_position(local, film)?;
+        let importance = self.importance(local, film);
+        (importance.is_finite() && importance > 0.0).then_some((pos, importance))
+    }
+
+    /// The crop-window film position of camera-space direction `local` (`local.z > 0`).
+    #[inline]
+    fn film_position(&self, local: Vec3, film: &Film) -> Option<Vec2> {
+        let (w, h) = (film.width as f32, film.height as f32);
+        // sample_ray: local direction (sx tan, sy tan / aspect, 1), sx = 1 − 2 px / width
+        let sx = local.x / (local.z * self.tan_half_x);
+        let sy = local.y * self.aspect / (local.z * self.tan_half_x);
+        let [ox, oy] = film.crop_offset;
+        let [cw, ch] = film.crop_size;
+        let pos = Vec2::new(
+            (1.0 - sx) * 0.5 * w - ox as f32,
+            (1.0 - sy) * 0.5 * h - oy as f32,
+        );
+        (pos.x >= 0.0 && pos.x <= cw as f32 && pos.y >= 0.0 && pos.y <= ch as f32).then_some(pos)
     }
 
     /// Whether [`Self::sample_ray`] uses its aperture sample (a thin lens): the

@@ -193,11 +193,21 @@ pub fn compile_options(arch: &str, module: &str) -> Vec<String> {
 /// what is not supported yet.
 ///
 /// Supported: the `direct` and `path` integrators with every reconstruction filter, and
-/// every shape, BSDF, texture and emitter plugin; `depth` with a box filter of radius
-/// <= 0.5 only. Not supported: `aov` (its extra film channels render on the CPU).
+/// every shape (but `shapegroup`/`instance`), BSDF, texture and emitter plugin; `depth` with a box filter of radius
+/// <= 0.5 only. Not supported: `aov` (its extra film channels render on the CPU) and
+/// `ptracer` (light tracing splats onto the film; CPU only).
 pub fn check_supported(scene: &Scene) -> Result<()> {
     if !scene.geom.groups.is_empty() {
         return Err(Error::Render(crate::flat::INSTANCES_UNSUPPORTED.into()));
+    }
+    if let AnyIntegrator::Ptracer(_) = scene.integrator {
+        return Err(Error::Render(
+            "the CUDA backend does not render the \"ptracer\" integrator (light tracing); \
+             render this scene on the CPU backend: variant \"cpu_rgb\" (or Mitsuba's \
+             \"scalar_rgb\" / \"llvm_ad_rgb\"), or --backend cpu on the command line, or \
+             use the \"path\" integrator on the GPU"
+                .into(),
+        ));
     }
     if scene.aov.is_some() {
         return Err(Error::Render(
