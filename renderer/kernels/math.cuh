@@ -8,6 +8,8 @@
 #define HG_INV_TWO_PI (0.5f * HG_INV_PI)
 #define HG_INV_FOUR_PI (0.25f * HG_INV_PI)
 #define HG_RAY_EPSILON 1e-4f
+// math::ONE_MINUS_EPSILON: the largest float below 1
+#define HG_ONE_MINUS_EPSILON 0x1.fffffep-1f
 
 __device__ inline V3 operator-(V3 a) { return v3(-a.x, -a.y, -a.z); }
 __device__ inline V3 mul(V3 a, V3 b) { return v3(a.x * b.x, a.y * b.y, a.z * b.z); }

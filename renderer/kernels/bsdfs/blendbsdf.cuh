@@ -29,7 +29,7 @@ __device__ inline bool blendbsdf_sample(const SceneData& s, const BlendBsdfRecor
     float share = first ? 1.0f - w : w;
     float other_share = first ? w : 1.0f - w;
     float u = first ? (u1 - w) / (1.0f - w) : u1 / w;
-    if (!bsdf_nested_sample<L>(s, picked, uv, wi, fminf(u, 0x1.fffffep-1f), u2, out)) return false;
+    if (!bsdf_nested_sample<L>(s, picked, uv, wi, fminf(u, HG_ONE_MINUS_EPSILON), u2, out)) return false;
     float pdf = other_share * bsdf_nested_pdf<L>(s, other, uv, wi, out->wo) + share * out->pdf;
     if (!(pdf > 0.0f)) return false;
     V3 f = bsdf_nested_eval<L>(s, other, uv, wi, out->wo) * other_share + out->weight * (share * out->pdf);

@@ -23,8 +23,7 @@ __device__ inline bool mask_sample(const SceneData& s, const MaskRecord& r, V2 u
                                    BsdfSample* out) {
     float opacity = mask_opacity(s, r, uv);
     if (u1 < opacity) {
-        // the largest float below 1, as the Rust ONE_MINUS_EPSILON
-        float u = fminf(u1 / opacity, 0x1.fffffep-1f);
+        float u = fminf(u1 / opacity, HG_ONE_MINUS_EPSILON);
         if (!bsdf_nested_sample<L>(s, bsdf_ref_of(s, r.nested), uv, wi, u, u2, out)) return false;
         out->pdf *= opacity;
         return true;

@@ -22,7 +22,7 @@ use super::{BsdfCtx, BsdfPlugin, BsdfSample};
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::spectrum::SpectrumUse;
-use crate::math::{Color, Vec2, Vec3};
+use crate::math::{Color, Vec2, Vec3, ONE_MINUS_EPSILON};
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
 use crate::scene::desc::Category;
@@ -59,9 +59,6 @@ device_record!(BlendBsdfRecord {
     weight,
     unused
 });
-
-/// The largest `f32` below 1: what a rescaled sample is clamped to.
-const ONE_MINUS_EPSILON: f32 = 1.0 - f32::EPSILON / 2.0;
 
 impl BsdfPlugin for BlendBsdf {
     type Record = BlendBsdfRecord;

@@ -28,7 +28,7 @@ use super::{BsdfCtx, BsdfPlugin, BsdfSample};
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::spectrum::SpectrumUse;
-use crate::math::{Color, Vec2, Vec3};
+use crate::math::{Color, Vec2, Vec3, ONE_MINUS_EPSILON};
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
 use crate::scene::desc::Category;
@@ -60,9 +60,6 @@ device_record!(MaskRecord {
     opacity,
     unused
 });
-
-/// The largest `f32` below 1: what a rescaled sample is clamped to.
-const ONE_MINUS_EPSILON: f32 = 1.0 - f32::EPSILON / 2.0;
 
 impl BsdfPlugin for Mask {
     type Record = MaskRecord;
@@ -267,14 +264,9 @@ mod tests {
 
     #[test]
     fn a_textured_opacity_is_read_where_the_ray_hits() {
-        let mut checker = obj(
-            "checkerboard",
-            &[("color0", Value::Float(0.2)), ("color1", Value::Float(0.9))],
-        );
-        std::sync::Arc::make_mut(&mut checker).category = crate::scene::desc::Category::Texture;
         let o = obj_with(
             "mask",
-            &[("opacity", Value::Object(checker))],
+            &[("opacity", checker(0.2, 0.9))],
             vec![diffuse(1.0)],
         );
         let s = Setup::from_obj(&o);

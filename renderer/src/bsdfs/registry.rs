@@ -240,14 +240,11 @@ pub fn adapter_depth(b: &AnyBsdf, bsdfs: &[AnyBsdf]) -> u32 {
 
 /// The deepest adapter stack among `bsdfs` (what the kernels' dispatch must reach).
 pub fn max_adapter_depth(bsdfs: &[AnyBsdf]) -> u32 {
-    let mut depth = vec![0u32; bsdfs.len()];
-    for (i, b) in bsdfs.iter().enumerate() {
-        depth[i] = (b.nested().iter())
-            .map(|&h| 1 + depth[h as usize])
-            .max()
-            .unwrap_or(0);
-    }
-    depth.into_iter().max().unwrap_or(0)
+    bsdfs
+        .iter()
+        .map(|b| adapter_depth(b, bsdfs))
+        .max()
+        .unwrap_or(0)
 }
 
 /// The scene's BSDFs as the kernels read them: a [`RecordRef`] per BSDF (its tag and

@@ -43,6 +43,25 @@ pub fn obj_with(
     })
 }
 
+/// A checkerboard texture of the two grey levels (Mitsuba's `checkerboard`).
+pub fn checker(color0: f64, color1: f64) -> Value {
+    let loc = Loc::new("t.xml", 9, 1);
+    let mut props = Props::new(loc.clone());
+    props
+        .insert("color0", Value::Float(color0), loc.clone())
+        .unwrap();
+    props
+        .insert("color1", Value::Float(color1), loc.clone())
+        .unwrap();
+    Value::Object(Arc::new(ObjectDesc {
+        category: Category::Texture,
+        kind: "checkerboard".into(),
+        id: None,
+        props,
+        loc,
+    }))
+}
+
 /// The error message of building an invalid BSDF.
 pub fn build_err(kind: &str, params: &[(&str, Value)]) -> String {
     let mut ctx = BuildCtx::default();

@@ -46,6 +46,8 @@ pub const INV_TWO_PI: f32 = 0.5 * std::f32::consts::FRAC_1_PI;
 pub const INV_FOUR_PI: f32 = 0.25 * std::f32::consts::FRAC_1_PI;
 /// Relative offset used to push secondary ray origins off surfaces.
 pub const RAY_EPSILON: f32 = 1e-4;
+/// The largest `f32` below 1: what a sample rescaled into [0, 1) is clamped to.
+pub const ONE_MINUS_EPSILON: f32 = 1.0 - f32::EPSILON / 2.0;
 
 /// A ray `o + t d` for `t` in `[0, tmax)`.
 #[derive(Clone, Copy, Debug)]

@@ -2,16 +2,12 @@
 //! (`mitsuba_values.rs`), chi-square of `sample` against `pdf`, sample weights against
 //! `eval / pdf`, energy, reciprocity, errors and the flat record.
 
-use std::sync::Arc;
-
 use super::super::testutil::*;
 use super::super::AnyBsdf;
 use super::mitsuba_values::{eval_cases, sample_cases};
 use super::*;
-use crate::error::Loc;
 use crate::math::Pcg32;
 use crate::plugin::record::read_record;
-use crate::scene::desc::{Category, ObjectDesc};
 use crate::scene::props::Value;
 
 /// One direction pair: (wi, wo, eval, pdf).
@@ -53,24 +49,7 @@ pub struct SampleCase {
     pub rows: Vec<SampleRow>,
 }
 
-/// A checkerboard texture of the two grey levels (Mitsuba's `checkerboard`).
-pub fn checker(color0: f64, color1: f64) -> Value {
-    let loc = Loc::new("t.xml", 9, 1);
-    let mut props = crate::scene::props::Props::new(loc.clone());
-    props
-        .insert("color0", Value::Float(color0), loc.clone())
-        .unwrap();
-    props
-        .insert("color1", Value::Float(color1), loc.clone())
-        .unwrap();
-    Value::Object(Arc::new(ObjectDesc {
-        category: Category::Texture,
-        kind: "checkerboard".into(),
-        id: None,
-        props,
-        loc,
-    }))
-}
+pub use super::super::testutil::checker;
 
 fn v(a: [f64; 3]) -> Vec3 {
     Vec3::new(a[0] as f32, a[1] as f32, a[2] as f32)
