@@ -13,6 +13,11 @@ Outputs (all committed, all deterministic):
   assets/meshes/torus.obj            torus R=1, r=0.4, 48x24 segments (2304 triangles), v/vt/vn
   assets/meshes/icosphere.ply        unit icosphere, 3 subdivisions (1280 triangles), binary
                                      little-endian with vertex normals
+  assets/meshes/torus_attributes.ply the torus above (R=1, r=0.4, 32x16 segments) as a binary
+                                     PLY with uvs, a vertex colour (r g b: hue around the ring)
+                                     and a face weight (weight_0: a checkerboard of 0.1 / 0.9)
+  assets/textures/bumps.png          64x64 8-bit grey height map: 8x8 round bumps (cosine
+                                     profile) for bump mapping, read raw
 """
 
 import os
@@ -130,6 +135,44 @@ def icosphere(subdiv=3):
     return header.encode("ascii") + body
 
 
+def torus_attributes(R=1.0, r=0.4, nu=32, nv=16):
+    verts, faces = [], []
+    for i in range(nu + 1):
+        for j in range(nv + 1):
+            a, b = 2 * np.pi * i / nu, 2 * np.pi * j / nv
+            p = ((R + r * np.cos(b)) * np.cos(a), r * np.sin(b), (R + r * np.cos(b)) * np.sin(a))
+            n = (np.cos(b) * np.cos(a), np.sin(b), np.cos(b) * np.sin(a))
+            col = (0.5 + 0.4 * np.cos(a), 0.5 + 0.4 * np.cos(a + 2.1), 0.5 + 0.4 * np.cos(a + 4.2))
+            verts.append(p + n + (i / nu, j / nv) + col)
+
+    def k(i, j):
+        return i * (nv + 1) + j
+
+    for i in range(nu):
+        for j in range(nv):
+            w = 0.9 if (i // 2 + j // 2) % 2 else 0.1
+            a, b, c, d = k(i, j), k(i + 1, j), k(i + 1, j + 1), k(i, j + 1)
+            faces += [(a, d, c, w), (a, c, b, w)]
+    header = ("ply\nformat binary_little_endian 1.0\ncomment torus with attributes (assets/make_assets.py)\n"
+              "element vertex %d\nproperty float x\nproperty float y\nproperty float z\n"
+              "property float nx\nproperty float ny\nproperty float nz\n"
+              "property float u\nproperty float v\n"
+              "property float r\nproperty float g\nproperty float b\n"
+              "element face %d\nproperty list uchar int vertex_indices\nproperty float weight_0\n"
+              "end_header\n" % (len(verts), len(faces)))
+    body = b"".join(struct.pack("<11f", *v) for v in verts)
+    body += b"".join(struct.pack("<B3if", 3, a, b, c, w) for a, b, c, w in faces)
+    return header.encode("ascii") + body
+
+
+def bumps(n=64, cells=8):
+    x = (np.arange(n) + 0.5) / n * cells
+    fx = np.abs(x - np.floor(x) - 0.5)
+    d = np.sqrt(fx[None, :] ** 2 + fx[:, None] ** 2)
+    h = np.where(d < 0.4, 0.5 + 0.5 * np.cos(np.pi * d / 0.4), 0.0)
+    return np.round(h * 255).astype(np.uint8)
+
+
 def main():
     mi.Bitmap(seed_texture()).write(os.path.join(ROOT, "textures", "seed_texture.png"))
     mi.Bitmap(sky()).write(os.path.join(ROOT, "envmaps", "sky.exr"))
@@ -137,6 +180,9 @@ def main():
         f.write(torus())
     with open(os.path.join(ROOT, "meshes", "icosphere.ply"), "wb") as f:
         f.write(icosphere())
+    with open(os.path.join(ROOT, "meshes", "torus_attributes.ply"), "wb") as f:
+        f.write(torus_attributes())
+    mi.Bitmap(bumps()).write(os.path.join(ROOT, "textures", "bumps.png"))
 
 
 if __name__ == "__main__":

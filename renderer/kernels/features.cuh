@@ -13,7 +13,7 @@
 // HG_BSDF_SET (bit HG_BSDF_*; default: every registered kind) is in bsdfs/registry.cuh,
 // generated from the BSDF registry.
 #ifndef HG_TEX_SET
-#define HG_TEX_SET 0x7u          // bit HG_TEX_*: constant, bitmap, checkerboard
+#define HG_TEX_SET 0xfu          // bit HG_TEX_*: constant, bitmap, checkerboard, mesh_attribute
 #endif
 #ifndef HG_EMITTER_SET
 #define HG_EMITTER_SET 0x7fu     // bit HG_EMITTER_*: area, point, directional, constant, envmap, spot, projector

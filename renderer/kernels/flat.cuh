@@ -161,6 +161,7 @@ typedef RecordRef FlatBsdf;
 #define HG_TEX_CONSTANT 0u
 #define HG_TEX_BITMAP 1u
 #define HG_TEX_CHECKERBOARD 2u
+#define HG_TEX_MESH_ATTRIBUTE 3u
 
 struct FlatTexture {
     hg_u32 kind;

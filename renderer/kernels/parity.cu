@@ -22,7 +22,7 @@ extern "C" __global__ void hg_parity(HG_SCENE_PARAMS,
     for (int c = 0; c < 16; ++c) o[c] = 0.0f;
     int kind = (int)x[0];
     hg_u32 idx = (hg_u32)x[1];
-    V2 uv = v2(x[2], x[3]);
+    SurfacePoint uv = surface_point_uv(v2(x[2], x[3]));
     V3 va = v3(x[4], x[5], x[6]), vb = v3(x[7], x[8], x[9]);
     float u1 = x[10];
     V2 u2 = v2(x[11], x[12]);

@@ -16,6 +16,7 @@ struct SceneData {
     const hg_u32* bsdf_data;   // the BSDF records (bsdfs/registry.cuh)
     const FlatTexture* textures;
     const float* texels;
+    const float* attrs;      // mesh attributes: lookup table, then values (textures/mesh_attribute.rs)
     const FlatEmitter* emitters;
     hg_u32 emitter_count;
     const hg_u32* env_emitters;
@@ -37,7 +38,7 @@ struct SceneData {
         const hg_u32 *tris, const FlatBsdf *bsdfs, const hg_u32 *bsdf_data, const FlatTexture *textures, \
         const float *texels, const FlatEmitter *emitters, hg_u32 emitter_count,                          \
         const hg_u32 *env_emitters, hg_u32 env_count, const FlatDist1D *dist1d, const FlatDist2D *dist2d, \
-        const float *dist_data, const float *bsphere
+        const float *dist_data, const float *bsphere, const float *attrs
 #if HG_BRUTE_FORCE
 #define HG_UNIT_PARAM , const __grid_constant__ UnitPrims units
 #define HG_UNIT_ARG &units
@@ -49,7 +50,7 @@ struct SceneData {
 #define HG_SCENE_DATA                                                                                    \
     scene_data(nodes, node_count, leaf, prims, shapes, positions, normals, uvs, tris, bsdfs, bsdf_data, \
                textures, texels, emitters, emitter_count, env_emitters, env_count, dist1d, dist2d,      \
-               dist_data, bsphere, HG_UNIT_ARG)
+               dist_data, bsphere, attrs, HG_UNIT_ARG)
 
 __device__ inline SceneData scene_data(HG_SCENE_ARRAYS, const UnitPrims* units) {
     SceneData s;
@@ -67,6 +68,7 @@ __device__ inline SceneData scene_data(HG_SCENE_ARRAYS, const UnitPrims* units) 
     s.bsdf_data = bsdf_data;
     s.textures = textures;
     s.texels = texels;
+    s.attrs = attrs;
     s.emitters = emitters;
     s.emitter_count = emitter_count;
     s.env_emitters = env_emitters;
@@ -84,15 +86,17 @@ struct Hit {
     float t;
     V3 p, ng, n;
     V2 uv;
-    V3 dpdu;
+    V3 dpdu, dpdv;
     hg_u32 shape;
+    hg_u32 prim;  // meshes: the triangle
+    V2 bary;      // meshes: barycentrics (b1, b2)
 };
 
 __device__ inline V3 vtx3(const float* a, hg_u32 i) { return v3(a[3 * i], a[3 * i + 1], a[3 * i + 2]); }
 
-// Mesh::eval: position, normals, uv and dp/du at barycentrics b of triangle `tri`.
+// Mesh::eval: position, normals, uv, dp/du and dp/dv at barycentrics b of triangle `tri`.
 __device__ inline void mesh_eval(const SceneData& s, const FlatShape& sh, hg_u32 tri, V2 b, V3* pos,
-                                 V3* ng_out, V3* n_out, V2* uv_out, V3* dpdu_out) {
+                                 V3* ng_out, V3* n_out, V2* uv_out, V3* dpdu_out, V3* dpdv_out) {
     const hg_u32* t = s.tris + 3 * tri;
     V3 p0 = vtx3(s.positions, t[0]), p1 = vtx3(s.positions, t[1]), p2 = vtx3(s.positions, t[2]);
     float b0 = 1.0f - b.x - b.y;
@@ -111,10 +115,18 @@ __device__ inline void mesh_eval(const SceneData& s, const FlatShape& sh, hg_u32
         *uv_out = v2((w0.x * b0 + w1.x * b.x) + w2.x * b.y, (w0.y * b0 + w1.y * b.x) + w2.y * b.y);
         V2 d1 = v2(w1.x - w0.x, w1.y - w0.y), d2 = v2(w2.x - w0.x, w2.y - w0.y);
         float det = d1.x * d2.y - d1.y * d2.x;
-        *dpdu_out = det != 0.0f ? (e1 * d2.y - e2 * d1.y) / det : v3(0.0f, 0.0f, 0.0f);
+        if (det != 0.0f) {
+            *dpdu_out = (e1 * d2.y - e2 * d1.y) / det;
+            *dpdv_out = (e2 * d1.x - e1 * d2.x) / det;
+        } else {
+            *dpdu_out = v3(0.0f, 0.0f, 0.0f);
+            *dpdv_out = frame_from_normal(ng).t;
+        }
     } else {
         *uv_out = b;
-        *dpdu_out = frame_from_normal(ng).s;
+        Frame f = frame_from_normal(ng);
+        *dpdu_out = f.s;
+        *dpdv_out = f.t;
     }
     if (sh.flags & HG_FLAG_FLIP) {
         ng = -ng;
@@ -124,8 +136,8 @@ __device__ inline void mesh_eval(const SceneData& s, const FlatShape& sh, hg_u32
     *n_out = n;
 }
 
-// Disk::eval: uv = (r, phi / 2pi) and dp/du at object-space point xy.
-__device__ inline void disk_eval(const FlatShape& sh, V2 xy, V2* uv, V3* dpdu) {
+// Disk::eval: uv = (r, phi / 2pi), dp/du and dp/dv at object-space point xy.
+__device__ inline void disk_eval(const FlatShape& sh, V2 xy, V2* uv, V3* dpdu, V3* dpdv) {
     float r = sqrtf(xy.x * xy.x + xy.y * xy.y);
     float v = atan2f(xy.y, xy.x) * HG_INV_TWO_PI;
     if (v < 0.0f) v += 1.0f;
@@ -135,6 +147,7 @@ __device__ inline void disk_eval(const FlatShape& sh, V2 xy, V2* uv, V3* dpdu) {
         sn = xy.y / r;
     }
     *dpdu = affine_vector(sh.to_world, v3(c, sn, 0.0f));
+    *dpdv = affine_vector(sh.to_world, v3(-sn, c, 0.0f)) * (2.0f * HG_PI * r);
     *uv = v2(r, v);
 }
 
@@ -145,20 +158,25 @@ __device__ inline Hit make_hit(const SceneData& s, hg_u32 prim, const Ray& ray, 
     Hit h;
     h.t = t;
     h.shape = pr.shape;
+    h.prim = 0u;
+    h.bary = v2(0.0f, 0.0f);
     hg_u32 kind = HG_SHAPE_KIND(sh);
     if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_MESH) && kind == HG_SHAPE_MESH) {
-        mesh_eval(s, sh, pr.index, v2(c[0], c[1]), &h.p, &h.ng, &h.n, &h.uv, &h.dpdu);
+        h.prim = pr.index;
+        h.bary = v2(c[0], c[1]);
+        mesh_eval(s, sh, pr.index, h.bary, &h.p, &h.ng, &h.n, &h.uv, &h.dpdu, &h.dpdv);
         return h;
     }
     if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_SPHERE) && kind == HG_SHAPE_SPHERE) {
         V3 dir = normalize_or((ray.o + ray.d * t) - v3a(sh.center), v3(0.0f, 0.0f, 1.0f));
-        sphere_eval(sh, dir, &h.n, &h.uv, &h.dpdu);
+        sphere_eval(sh, dir, &h.n, &h.uv, &h.dpdu, &h.dpdv);
         h.p = v3a(sh.center) + dir * sh.radius;
         h.ng = h.n;
         return h;
     }
     if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_CYLINDER) && kind == HG_SHAPE_CYLINDER) {
         cylinder_hit(sh, ray.o + ray.d * t, &h.p, &h.n, &h.uv, &h.dpdu);
+        h.dpdv = affine_vector(sh.to_world, v3(0.0f, 0.0f, 1.0f));
         h.ng = h.n;
         return h;
     }
@@ -168,8 +186,9 @@ __device__ inline Hit make_hit(const SceneData& s, hg_u32 prim, const Ray& ray, 
     if (!HG_HAS(HG_SHAPE_SET, HG_SHAPE_DISK) || kind == HG_SHAPE_RECTANGLE) {
         h.uv = v2(c[0] * 0.5f + 0.5f, c[1] * 0.5f + 0.5f);
         h.dpdu = v3a(sh.to_world) * 2.0f;
+        h.dpdv = v3a(sh.to_world + 3) * 2.0f;
     } else {
-        disk_eval(sh, v2(c[0], c[1]), &h.uv, &h.dpdu);
+        disk_eval(sh, v2(c[0], c[1]), &h.uv, &h.dpdu, &h.dpdv);
     }
     return h;
 }
@@ -207,6 +226,42 @@ __device__ HG_OUTLINE bool scene_occluded(const SceneData& s, const Ray& ray) {
 
 // integrators::shading_frame / spawn_ray
 __device__ inline Frame shading_frame(const Hit& h) { return frame_from_normal_tangent(h.n, h.dpdu); }
+
+// textures::SurfacePoint: where a texture or BSDF is evaluated (dpdu, dpdv and ng in the
+// shading frame).
+struct SurfacePoint {
+    V2 uv;
+    hg_u32 shape;  // 0xffffffff off any surface
+    hg_u32 prim;
+    V2 bary;
+    V3 dpdu, dpdv, ng;
+};
+
+// SurfacePoint::at_uv
+__device__ inline SurfacePoint surface_point_uv(V2 uv) {
+    SurfacePoint sp;
+    sp.uv = uv;
+    sp.shape = 0xffffffffu;
+    sp.prim = 0u;
+    sp.bary = v2(0.0f, 0.0f);
+    sp.dpdu = v3(1.0f, 0.0f, 0.0f);
+    sp.dpdv = v3(0.0f, 1.0f, 0.0f);
+    sp.ng = v3(0.0f, 0.0f, 1.0f);
+    return sp;
+}
+
+// SurfacePoint::at_hit
+__device__ inline SurfacePoint surface_point(const Hit& h, const Frame& f) {
+    SurfacePoint sp;
+    sp.uv = h.uv;
+    sp.shape = h.shape;
+    sp.prim = h.prim;
+    sp.bary = h.bary;
+    sp.dpdu = to_local(f, h.dpdu);
+    sp.dpdv = to_local(f, h.dpdv);
+    sp.ng = to_local(f, h.ng);
+    return sp;
+}
 __device__ inline Ray spawn_ray(const Hit& h, V3 d) { return make_ray(offset_origin(h.p, h.ng, d), d); }
 
 // Distribution1D::sample: (bin, pmf, rescaled u)

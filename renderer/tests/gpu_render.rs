@@ -123,9 +123,10 @@ fn every_scene_matches_the_cpu_backend() {
             assert!(pb < alpha, "{label}: the test cannot see a 5% bias");
         }
     }
-    // the thin-lens and orthographic cameras (the regression scenes), through `direct`
-    // and through `path` on the wavefront kernels (their own sample start)
-    for name in ["sensor_thinlens", "sensor_orthographic"] {
+    // the thin-lens and orthographic cameras and the surface data of mesh attributes and
+    // bump maps (the regression scenes), through `direct` and through `path` on the
+    // wavefront kernels (their own sample start)
+    for name in ["sensor_thinlens", "sensor_orthographic", "surface_data"] {
         let path = repo_root().join(format!("tests/references/scenes/{name}.xml"));
         let desc = xml::load_file(&path, &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
         let mut scene = build_scene(&desc).unwrap_or_else(|e| panic!("{name}: {e}"));

@@ -391,6 +391,21 @@ fn principled_scene_agrees_with_the_cpu_backend() {
     assert!(pb < 1e-3, "the test cannot see a 5% bias (principled)");
 }
 
+/// Surface data in texture and BSDF lookups (`tests/references/scenes/surface_data.xml`):
+/// `mesh_attribute` vertex colours and face weights, `bumpmap` on a mesh and on a
+/// rectangle with a `to_uv` map.
+#[test]
+fn surface_data_scene_agrees_with_the_cpu_backend() {
+    let Some(host) = host_or_skip(false) else {
+        return;
+    };
+    let path = repo_root().join("tests/references/scenes/surface_data.xml");
+    let scene = build_scene(&xml::load_file(&path, &[]).unwrap()).unwrap();
+    let (p, pb) = compare(&host, &scene, 16, "surface_data (path)");
+    assert!(p > 1e-3, "surface_data: the kernels differ from the CPU");
+    assert!(pb < 1e-3, "the test cannot see a 5% bias (surface_data)");
+}
+
 /// Cylinders (`kernels/shapes/cylinder.cuh`): the Cornell box with a tilted tube and a
 /// glowing tube under a mirroring `to_world` as a second area light (the kernels sample
 /// its surface), through the BVH (cylinder scenes get no brute-force records);

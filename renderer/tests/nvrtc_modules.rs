@@ -45,7 +45,7 @@ use heliograph::backend::cuda::{
     arch_for, kernels, nvrtc_compile_offline, nvrtc_lib, RenderTuning, MIN_COMPUTE_CAPABILITY,
 };
 use heliograph::flat::materials::{bsdf_kind as b, emitter_kind as e};
-use heliograph::flat::materials::{TEX_BITMAP, TEX_CHECKERBOARD, TEX_CONSTANT};
+use heliograph::flat::materials::{TEX_BITMAP, TEX_CHECKERBOARD, TEX_CONSTANT, TEX_MESH_ATTRIBUTE};
 use heliograph::flat::unit_prims::UNIT_RECORDS_MAX;
 use heliograph::flat::{
     INTEGRATOR_DIRECT, INTEGRATOR_PATH, SHAPE_CYLINDER, SHAPE_DISK, SHAPE_MESH, SHAPE_RECTANGLE,
@@ -157,7 +157,12 @@ fn module(
 /// most five BSDF dispatch cases), the last four keep the plugin calls out of line.
 fn covering_set() -> Vec<RenderModule> {
     use Mode::{Direct, PathMegakernel as Mega, PathWavefront as Wave};
-    let all_tex = [TEX_CONSTANT, TEX_BITMAP, TEX_CHECKERBOARD];
+    let all_tex = [
+        TEX_CONSTANT,
+        TEX_BITMAP,
+        TEX_CHECKERBOARD,
+        TEX_MESH_ATTRIBUTE,
+    ];
     let all_emitters = [
         e::AREA,
         e::POINT,

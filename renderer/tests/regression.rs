@@ -461,6 +461,7 @@ regression_cases!(
     sensor_orthographic,
     roughdielectric,
     principled,
+    surface_data,
 );
 
 #[test]

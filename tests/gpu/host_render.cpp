@@ -49,7 +49,7 @@ template <class T> static hg_u32 count(const std::vector<char>& v) { return (hg_
         as<FlatShape>(shapes), as<float>(positions), as<float>(normals), as<float>(uvs), as<hg_u32>(tris), \
         as<FlatBsdf>(bsdfs), as<hg_u32>(bsdf_data), as<FlatTexture>(textures), as<float>(texels),       \
         as<FlatEmitter>(emitters), count<FlatEmitter>(emitters), as<hg_u32>(env), count<hg_u32>(env),     \
-        as<FlatDist1D>(dist1d), as<FlatDist2D>(dist2d), as<float>(dist_data), as<float>(bsphere) UNIT_ARG
+        as<FlatDist1D>(dist1d), as<FlatDist2D>(dist2d), as<float>(dist_data), as<float>(bsphere), as<float>(attrs) UNIT_ARG
 
 // Runs `kernel` over threads [0, n) in blocks of 64, one thread after another.
 template <class F> static void launch(hg_u64 n, F kernel) {
@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
     auto emitters = slurp(d + "emitters.bin"), env = slurp(d + "env.bin");
     auto dist1d = slurp(d + "dist1d.bin"), dist2d = slurp(d + "dist2d.bin");
     auto dist_data = slurp(d + "dist_data.bin");
-    auto bsphere = slurp(d + "bsphere.bin");
+    auto bsphere = slurp(d + "bsphere.bin"), attrs = slurp(d + "attrs.bin");
     const FlatFilm* fl = as<FlatFilm>(film);
     const FlatCamera& camera = *as<FlatCamera>(cam);
     const FlatIntegrator& it = *as<FlatIntegrator>(integ);

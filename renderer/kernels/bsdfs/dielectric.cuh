@@ -9,7 +9,7 @@ struct Dielectric {
     hg_u32 specular_transmittance;  // texture
 };
 
-__device__ inline bool dielectric_sample(const SceneData& s, const Dielectric& r, V2 uv, V3 wi, float u1, V2 u2,
+__device__ inline bool dielectric_sample(const SceneData& s, const Dielectric& r, const SurfacePoint& sp, V3 wi, float u1, V2 u2,
                                          BsdfSample* out) {
     (void)u2;
     if (wi.z == 0.0f) return false;
@@ -18,11 +18,11 @@ __device__ inline bool dielectric_sample(const SceneData& s, const Dielectric& r
     if (u1 <= f.r) {
         out->wo = reflect_local(wi);
         out->pdf = f.r;
-        out->weight = tex_eval(s, r.specular_reflectance, uv);
+        out->weight = tex_eval(s, r.specular_reflectance, sp);
         out->eta = 1.0f;
         return true;
     }
-    V3 t = tex_eval(s, r.specular_transmittance, uv);
+    V3 t = tex_eval(s, r.specular_transmittance, sp);
     out->wo = refract_local(wi, f.cos_theta_t, f.eta_ti);
     out->pdf = 1.0f - f.r;
     out->weight = t * (f.eta_ti * f.eta_ti);

@@ -6,7 +6,7 @@ struct Diffuse {
     hg_u32 reflectance;  // texture
 };
 
-__device__ inline bool diffuse_sample(const SceneData& s, const Diffuse& r, V2 uv, V3 wi, float u1, V2 u2,
+__device__ inline bool diffuse_sample(const SceneData& s, const Diffuse& r, const SurfacePoint& sp, V3 wi, float u1, V2 u2,
                                       BsdfSample* out) {
     (void)u1;
     if (wi.z <= 0.0f) return false;
@@ -15,19 +15,19 @@ __device__ inline bool diffuse_sample(const SceneData& s, const Diffuse& r, V2 u
     if (pdf <= 0.0f) return false;
     out->wo = wo;
     out->pdf = pdf;
-    out->weight = tex_eval(s, r.reflectance, uv);
+    out->weight = tex_eval(s, r.reflectance, sp);
     out->eta = 1.0f;
     out->delta = false;
     return true;
 }
 
-__device__ inline V3 diffuse_eval(const SceneData& s, const Diffuse& r, V2 uv, V3 wi, V3 wo) {
+__device__ inline V3 diffuse_eval(const SceneData& s, const Diffuse& r, const SurfacePoint& sp, V3 wi, V3 wo) {
     if (wi.z <= 0.0f || wo.z <= 0.0f) return v3(0.0f, 0.0f, 0.0f);
-    return tex_eval(s, r.reflectance, uv) * (HG_INV_PI * wo.z);
+    return tex_eval(s, r.reflectance, sp) * (HG_INV_PI * wo.z);
 }
 
-__device__ inline float diffuse_pdf(const SceneData& s, const Diffuse& r, V2 uv, V3 wi, V3 wo) {
-    (void)s, (void)r, (void)uv;
+__device__ inline float diffuse_pdf(const SceneData& s, const Diffuse& r, const SurfacePoint& sp, V3 wi, V3 wo) {
+    (void)s, (void)r, (void)sp;
     if (wi.z <= 0.0f || wo.z <= 0.0f) return 0.0f;
     return cosine_hemisphere_pdf(wo);
 }

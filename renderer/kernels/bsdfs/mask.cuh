@@ -9,8 +9,8 @@ struct MaskRecord {
     hg_u32 unused;
 };
 
-__device__ inline float mask_opacity(const SceneData& s, const MaskRecord& r, V2 uv) {
-    return fminf(fmaxf(tex_eval_1(s, r.opacity, uv), 0.0f), 1.0f);
+__device__ inline float mask_opacity(const SceneData& s, const MaskRecord& r, const SurfacePoint& sp) {
+    return fminf(fmaxf(tex_eval_1(s, r.opacity, sp), 0.0f), 1.0f);
 }
 
 template <int L>
@@ -19,12 +19,12 @@ __device__ inline bool mask_is_delta(const SceneData& s, const MaskRecord& r) {
 }
 
 template <int L>
-__device__ inline bool mask_sample(const SceneData& s, const MaskRecord& r, V2 uv, V3 wi, float u1, V2 u2,
+__device__ inline bool mask_sample(const SceneData& s, const MaskRecord& r, const SurfacePoint& sp, V3 wi, float u1, V2 u2,
                                    BsdfSample* out) {
-    float opacity = mask_opacity(s, r, uv);
+    float opacity = mask_opacity(s, r, sp);
     if (u1 < opacity) {
         float u = fminf(u1 / opacity, HG_ONE_MINUS_EPSILON);
-        if (!bsdf_nested_sample<L>(s, bsdf_ref_of(s, r.nested), uv, wi, u, u2, out)) return false;
+        if (!bsdf_nested_sample<L>(s, bsdf_ref_of(s, r.nested), sp, wi, u, u2, out)) return false;
         out->pdf *= opacity;
         return true;
     }
@@ -37,11 +37,11 @@ __device__ inline bool mask_sample(const SceneData& s, const MaskRecord& r, V2 u
 }
 
 template <int L>
-__device__ inline V3 mask_eval(const SceneData& s, const MaskRecord& r, V2 uv, V3 wi, V3 wo) {
-    return bsdf_nested_eval<L>(s, bsdf_ref_of(s, r.nested), uv, wi, wo) * mask_opacity(s, r, uv);
+__device__ inline V3 mask_eval(const SceneData& s, const MaskRecord& r, const SurfacePoint& sp, V3 wi, V3 wo) {
+    return bsdf_nested_eval<L>(s, bsdf_ref_of(s, r.nested), sp, wi, wo) * mask_opacity(s, r, sp);
 }
 
 template <int L>
-__device__ inline float mask_pdf(const SceneData& s, const MaskRecord& r, V2 uv, V3 wi, V3 wo) {
-    return bsdf_nested_pdf<L>(s, bsdf_ref_of(s, r.nested), uv, wi, wo) * mask_opacity(s, r, uv);
+__device__ inline float mask_pdf(const SceneData& s, const MaskRecord& r, const SurfacePoint& sp, V3 wi, V3 wo) {
+    return bsdf_nested_pdf<L>(s, bsdf_ref_of(s, r.nested), sp, wi, wo) * mask_opacity(s, r, sp);
 }

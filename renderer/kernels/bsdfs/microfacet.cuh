@@ -30,8 +30,8 @@ struct MicrofacetParams {
 };
 
 // MicrofacetParams::at
-__device__ inline Microfacet microfacet_at(const SceneData& s, const MicrofacetParams& d, V2 uv) {
-    return microfacet(d.kind, tex_eval_1(s, d.alpha_u, uv), tex_eval_1(s, d.alpha_v, uv), d.sample_visible != 0u);
+__device__ inline Microfacet microfacet_at(const SceneData& s, const MicrofacetParams& d, const SurfacePoint& sp) {
+    return microfacet(d.kind, tex_eval_1(s, d.alpha_u, sp), tex_eval_1(s, d.alpha_v, sp), d.sample_visible != 0u);
 }
 
 __device__ inline float mf_d(const Microfacet& mf, V3 m) {

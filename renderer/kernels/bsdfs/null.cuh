@@ -6,10 +6,10 @@ struct Null {
     hg_u32 unused;
 };
 
-__device__ inline bool null_sample(const SceneData& s, const Null& r, V2 uv, V3 wi, float u1, V2 u2, BsdfSample* out) {
+__device__ inline bool null_sample(const SceneData& s, const Null& r, const SurfacePoint& sp, V3 wi, float u1, V2 u2, BsdfSample* out) {
     (void)s;
     (void)r;
-    (void)uv;
+    (void)sp;
     (void)u1;
     (void)u2;
     out->wo = v3(-wi.x, -wi.y, -wi.z);

@@ -29,11 +29,11 @@ __device__ inline float plastic_prob_specular(const Plastic& r, float f_i) {
     return coating_probability(f_i, 1.0f - f_i, r.specular_sampling_weight);
 }
 
-__device__ inline V3 plastic_base(const SceneData& s, const Plastic& r, V2 uv) {
-    return internal_scattering(tex_eval(s, r.diffuse_reflectance, uv), r.fdr_int, r.nonlinear);
+__device__ inline V3 plastic_base(const SceneData& s, const Plastic& r, const SurfacePoint& sp) {
+    return internal_scattering(tex_eval(s, r.diffuse_reflectance, sp), r.fdr_int, r.nonlinear);
 }
 
-__device__ inline bool plastic_sample(const SceneData& s, const Plastic& r, V2 uv, V3 wi, float u1, V2 u2,
+__device__ inline bool plastic_sample(const SceneData& s, const Plastic& r, const SurfacePoint& sp, V3 wi, float u1, V2 u2,
                                       BsdfSample* out) {
     if (wi.z <= 0.0f) return false;
     float f_i = fresnel_dielectric(wi.z, r.eta).r;
@@ -42,7 +42,7 @@ __device__ inline bool plastic_sample(const SceneData& s, const Plastic& r, V2 u
     if (u1 < ps) {
         out->wo = reflect_local(wi);
         out->pdf = ps;
-        out->weight = tex_eval(s, r.specular_reflectance, uv) * (f_i / ps);
+        out->weight = tex_eval(s, r.specular_reflectance, sp) * (f_i / ps);
         out->delta = true;
         return true;
     }
@@ -52,20 +52,20 @@ __device__ inline bool plastic_sample(const SceneData& s, const Plastic& r, V2 u
     float f_o = fresnel_dielectric(wo.z, r.eta).r;
     out->wo = wo;
     out->pdf = pdf;
-    out->weight = plastic_base(s, r, uv) * (r.inv_eta2 * (1.0f - f_i) * (1.0f - f_o) / (1.0f - ps));
+    out->weight = plastic_base(s, r, sp) * (r.inv_eta2 * (1.0f - f_i) * (1.0f - f_o) / (1.0f - ps));
     out->delta = false;
     return true;
 }
 
-__device__ inline V3 plastic_eval(const SceneData& s, const Plastic& r, V2 uv, V3 wi, V3 wo) {
+__device__ inline V3 plastic_eval(const SceneData& s, const Plastic& r, const SurfacePoint& sp, V3 wi, V3 wo) {
     if (wi.z <= 0.0f || wo.z <= 0.0f) return v3(0.0f, 0.0f, 0.0f);
     float f_i = fresnel_dielectric(wi.z, r.eta).r;
     float f_o = fresnel_dielectric(wo.z, r.eta).r;
-    return plastic_base(s, r, uv) * (cosine_hemisphere_pdf(wo) * r.inv_eta2 * (1.0f - f_i) * (1.0f - f_o));
+    return plastic_base(s, r, sp) * (cosine_hemisphere_pdf(wo) * r.inv_eta2 * (1.0f - f_i) * (1.0f - f_o));
 }
 
-__device__ inline float plastic_pdf(const SceneData& s, const Plastic& r, V2 uv, V3 wi, V3 wo) {
-    (void)s, (void)uv;
+__device__ inline float plastic_pdf(const SceneData& s, const Plastic& r, const SurfacePoint& sp, V3 wi, V3 wo) {
+    (void)s, (void)sp;
     if (wi.z <= 0.0f || wo.z <= 0.0f) return 0.0f;
     float f_i = fresnel_dielectric(wi.z, r.eta).r;
     return (1.0f - plastic_prob_specular(r, f_i)) * cosine_hemisphere_pdf(wo);

@@ -122,14 +122,14 @@ struct PrincipledAt {
     float roughness, anisotropic, metallic, spec_trans, clearcoat;
 };
 
-__device__ inline PrincipledAt principled_at(const SceneData& s, const Principled& r, V2 uv) {
+__device__ inline PrincipledAt principled_at(const SceneData& s, const Principled& r, const SurfacePoint& sp) {
     PrincipledAt a;
-    a.base = tex_eval(s, r.base_color, uv);
-    a.roughness = tex_eval_1(s, r.roughness, uv);
-    a.anisotropic = tex_eval_1(s, r.anisotropic, uv);
-    a.metallic = tex_eval_1(s, r.metallic, uv);
-    a.spec_trans = tex_eval_1(s, r.spec_trans, uv);
-    a.clearcoat = tex_eval_1(s, r.clearcoat, uv);
+    a.base = tex_eval(s, r.base_color, sp);
+    a.roughness = tex_eval_1(s, r.roughness, sp);
+    a.anisotropic = tex_eval_1(s, r.anisotropic, sp);
+    a.metallic = tex_eval_1(s, r.metallic, sp);
+    a.spec_trans = tex_eval_1(s, r.spec_trans, sp);
+    a.clearcoat = tex_eval_1(s, r.clearcoat, sp);
     return a;
 }
 
@@ -166,11 +166,11 @@ __device__ inline bool principled_probs(const Principled& r, const PrincipledAt&
     return true;
 }
 
-__device__ inline V3 principled_eval(const SceneData& s, const Principled& r, V2 uv, V3 wi, V3 wo) {
+__device__ inline V3 principled_eval(const SceneData& s, const Principled& r, const SurfacePoint& sp, V3 wi, V3 wo) {
     V3 zero = v3(0.0f, 0.0f, 0.0f);
     float cos_i = wi.z;
     if (cos_i == 0.0f) return zero;
-    PrincipledAt a = principled_at(s, r, uv);
+    PrincipledAt a = principled_at(s, r, sp);
     float brdf = (1.0f - a.metallic) * (1.0f - a.spec_trans);
     float bsdf = (1.0f - a.metallic) * a.spec_trans;
     float cos_o = wo.z;
@@ -192,7 +192,7 @@ __device__ inline V3 principled_eval(const SceneData& s, const Principled& r, V2
     if (refl && refl_ok && f > 0.0f) {
         V3 fp;
         if (front) {
-            float spec_tint = tex_eval_1(s, r.spec_tint, uv);
+            float spec_tint = tex_eval_1(s, r.spec_tint, sp);
             V3 schlick = a.metallic * pr_calc_schlick(a.base, wi_h, r.eta);
             float eta_it = wi_h >= 0.0f ? r.eta : 1.0f / r.eta;
             V3 f0 = pr_tint_color(a.base) * pr_schlick_r0(eta_it);
@@ -213,7 +213,7 @@ __device__ inline V3 principled_eval(const SceneData& s, const Principled& r, V2
         value += sqrt_base * (bsdf * v);
     }
     if (a.clearcoat > 0.0f && refl && refl_ok && front) {
-        float gloss = tex_eval_1(s, r.clearcoat_gloss, uv);
+        float gloss = tex_eval_1(s, r.clearcoat_gloss, sp);
         float fcc = pr_calc_schlick(v3(0.04f, 0.04f, 0.04f), wi_h, r.eta).x;
         float dcc = pr_gtr1_d(pr_clearcoat_alpha(gloss), wh);
         float gcc = pr_smith_ggx1(wi, wh, 0.25f) * pr_smith_ggx1(wo, wh, 0.25f);
@@ -223,13 +223,13 @@ __device__ inline V3 principled_eval(const SceneData& s, const Principled& r, V2
     if (refl && front) {
         float cos_d = dot(wh, wo);
         if (brdf > 0.0f) {
-            float flatness = tex_eval_1(s, r.flatness, uv);
+            float flatness = tex_eval_1(s, r.flatness, sp);
             float shape = pr_diffuse_shape(a.roughness, flatness, fabsf(cos_i), fabsf(cos_o), cos_d);
             value += a.base * (brdf * fabsf(cos_o) * HG_INV_PI * shape);
         }
-        float sheen = tex_eval_1(s, r.sheen, uv);
+        float sheen = tex_eval_1(s, r.sheen, sp);
         if (sheen > 0.0f && 1.0f - a.metallic > 0.0f) {
-            V3 c = pr_sheen_color(a.base, tex_eval_1(s, r.sheen_tint, uv));
+            V3 c = pr_sheen_color(a.base, tex_eval_1(s, r.sheen_tint, sp));
             float fd = pr_schlick_weight(fabsf(cos_d));
             value += c * (sheen * (1.0f - a.metallic) * fd * fabsf(cos_o));
         }
@@ -237,10 +237,10 @@ __device__ inline V3 principled_eval(const SceneData& s, const Principled& r, V2
     return finite3(value) ? value : zero;
 }
 
-__device__ inline float principled_pdf(const SceneData& s, const Principled& r, V2 uv, V3 wi, V3 wo) {
+__device__ inline float principled_pdf(const SceneData& s, const Principled& r, const SurfacePoint& sp, V3 wi, V3 wo) {
     float cos_i = wi.z;
     if (cos_i == 0.0f) return 0.0f;
-    PrincipledAt a = principled_at(s, r, uv);
+    PrincipledAt a = principled_at(s, r, sp);
     bool front = cos_i > 0.0f;
     float eta_path = front ? r.eta : 1.0f / r.eta;
     float cos_o = wo.z;
@@ -266,7 +266,7 @@ __device__ inline float principled_pdf(const SceneData& s, const Principled& r, 
     if (refl && pr_compatible(wh, wi, wo, cos_i, true)) {
         pdf += pr.reflect * mf_pdf(spec, wi_up, wh) * jac;
         if (pr.clearcoat > 0.0f) {
-            float gloss = tex_eval_1(s, r.clearcoat_gloss, uv);
+            float gloss = tex_eval_1(s, r.clearcoat_gloss, sp);
             pdf += pr.clearcoat * pr_gtr1_pdf(pr_clearcoat_alpha(gloss), wh) * jac;
         }
     }
@@ -275,11 +275,11 @@ __device__ inline float principled_pdf(const SceneData& s, const Principled& r, 
     return pr_finite(pdf) ? pdf : 0.0f;
 }
 
-__device__ inline bool principled_sample(const SceneData& s, const Principled& r, V2 uv, V3 wi, float u1, V2 u2,
+__device__ inline bool principled_sample(const SceneData& s, const Principled& r, const SurfacePoint& sp, V3 wi, float u1, V2 u2,
                                          BsdfSample* out) {
     float cos_i = wi.z;
     if (cos_i == 0.0f) return false;
-    PrincipledAt a = principled_at(s, r, uv);
+    PrincipledAt a = principled_at(s, r, sp);
     bool front = cos_i > 0.0f;
     V3 m = mf_sample(pr_spec_distr(a.anisotropic, a.roughness), pr_mulsign(wi, cos_i), u2);
     DielectricFresnel f = fresnel_dielectric(dot(wi, m), r.eta);
@@ -290,7 +290,7 @@ __device__ inline bool principled_sample(const SceneData& s, const Principled& r
     if (u1 < pr.diffuse) {
         wo = square_to_cosine_hemisphere(u2);
     } else if (u1 < pr.diffuse + pr.clearcoat) {
-        float gloss = tex_eval_1(s, r.clearcoat_gloss, uv);
+        float gloss = tex_eval_1(s, r.clearcoat_gloss, sp);
         V3 mc = pr_gtr1_sample(pr_clearcoat_alpha(gloss), u2);
         wo = reflect(wi, mc);
         if (!(cos_i * wo.z > 0.0f && pr_compatible(mc, wi, wo, cos_i, true))) return false;
@@ -303,9 +303,9 @@ __device__ inline bool principled_sample(const SceneData& s, const Principled& r
         if (!(cos_i * wo.z > 0.0f && pr_compatible(m, wi, wo, cos_i, true))) return false;
     }
     if (cos_i * wo.z == 0.0f) return false;
-    float pdf = principled_pdf(s, r, uv, wi, wo);
+    float pdf = principled_pdf(s, r, sp, wi, wo);
     if (!(pdf > 0.0f && pr_finite(pdf))) return false;
-    V3 weight = principled_eval(s, r, uv, wi, wo) / pdf;
+    V3 weight = principled_eval(s, r, sp, wi, wo) / pdf;
     if (!finite3(weight)) return false;
     out->wo = wo;
     out->pdf = pdf;

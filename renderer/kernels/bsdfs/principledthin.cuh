@@ -25,13 +25,13 @@ struct PrincipledThinAt {
     float roughness, anisotropic, spec_trans, eta, diff_trans;  // diff_trans / 2
 };
 
-__device__ inline PrincipledThinAt principledthin_at(const SceneData& s, const PrincipledThin& r, V2 uv) {
+__device__ inline PrincipledThinAt principledthin_at(const SceneData& s, const PrincipledThin& r, const SurfacePoint& sp) {
     PrincipledThinAt a;
-    a.roughness = tex_eval_1(s, r.roughness, uv);
-    a.anisotropic = tex_eval_1(s, r.anisotropic, uv);
-    a.spec_trans = tex_eval_1(s, r.spec_trans, uv);
-    a.eta = tex_eval_1(s, r.eta, uv);
-    a.diff_trans = tex_eval_1(s, r.diff_trans, uv) / 2.0f;
+    a.roughness = tex_eval_1(s, r.roughness, sp);
+    a.anisotropic = tex_eval_1(s, r.anisotropic, sp);
+    a.spec_trans = tex_eval_1(s, r.spec_trans, sp);
+    a.eta = tex_eval_1(s, r.eta, sp);
+    a.diff_trans = tex_eval_1(s, r.diff_trans, sp) / 2.0f;
     return a;
 }
 
@@ -62,11 +62,11 @@ __device__ inline Microfacet principledthin_trans_distr(const PrincipledThinAt& 
     return pr_spec_distr(a.anisotropic, (0.65f * a.eta - 0.35f) * a.roughness);
 }
 
-__device__ inline V3 principledthin_eval(const SceneData& s, const PrincipledThin& r, V2 uv, V3 wi, V3 wo) {
+__device__ inline V3 principledthin_eval(const SceneData& s, const PrincipledThin& r, const SurfacePoint& sp, V3 wi, V3 wo) {
     V3 zero = v3(0.0f, 0.0f, 0.0f);
     if (wi.z == 0.0f) return zero;
-    PrincipledThinAt a = principledthin_at(s, r, uv);
-    V3 base = tex_eval(s, r.base_color, uv);
+    PrincipledThinAt a = principledthin_at(s, r, sp);
+    V3 base = tex_eval(s, r.base_color, sp);
     V3 wf = pr_mulsign(wi, wi.z);
     V3 wo_t = pr_mulsign(wo, wi.z);
     float cos_i = wf.z;
@@ -81,7 +81,7 @@ __device__ inline V3 principledthin_eval(const SceneData& s, const PrincipledThi
         float f = fresnel_dielectric(dot(wf, wh), a.eta).r;
         if (refl && pr_compatible(wh, wf, wo_t, cos_i, true)) {
             Microfacet spec = pr_spec_distr(a.anisotropic, a.roughness);
-            float spec_tint = tex_eval_1(s, r.spec_tint, uv);
+            float spec_tint = tex_eval_1(s, r.spec_tint, sp);
             V3 f0 = pr_tint_color(base) * pr_schlick_r0(a.eta);
             V3 schlick = pr_calc_schlick(f0, dot(wf, wh), a.eta);
             float fd = f * (1.0f - spec_tint);
@@ -97,12 +97,12 @@ __device__ inline V3 principledthin_eval(const SceneData& s, const PrincipledThi
     }
     if (refl && st < 1.0f && a.diff_trans < 1.0f) {
         float cos_d = dot(wh, wo_t);
-        float shape = pr_diffuse_shape(a.roughness, tex_eval_1(s, r.flatness, uv), cos_i, cos_o, cos_d);
+        float shape = pr_diffuse_shape(a.roughness, tex_eval_1(s, r.flatness, sp), cos_i, cos_o, cos_d);
         float k = (1.0f - st) * (1.0f - a.diff_trans);
         value += base * (k * cos_o * HG_INV_PI * shape);
-        float sheen = tex_eval_1(s, r.sheen, uv);
+        float sheen = tex_eval_1(s, r.sheen, sp);
         if (sheen > 0.0f) {
-            V3 c = pr_sheen_color(base, tex_eval_1(s, r.sheen_tint, uv));
+            V3 c = pr_sheen_color(base, tex_eval_1(s, r.sheen_tint, sp));
             float fd = pr_schlick_weight(fabsf(cos_d));
             value += c * (sheen * k * fd * cos_o);
         }
@@ -113,9 +113,9 @@ __device__ inline V3 principledthin_eval(const SceneData& s, const PrincipledThi
     return finite3(value) ? value : zero;
 }
 
-__device__ inline float principledthin_pdf(const SceneData& s, const PrincipledThin& r, V2 uv, V3 wi, V3 wo) {
+__device__ inline float principledthin_pdf(const SceneData& s, const PrincipledThin& r, const SurfacePoint& sp, V3 wi, V3 wo) {
     if (wi.z == 0.0f) return 0.0f;
-    PrincipledThinAt a = principledthin_at(s, r, uv);
+    PrincipledThinAt a = principledthin_at(s, r, sp);
     PrincipledThinProbs pr;
     if (!principledthin_probs(r, a, &pr)) return 0.0f;
     V3 wf = pr_mulsign(wi, wi.z);
@@ -139,11 +139,11 @@ __device__ inline float principledthin_pdf(const SceneData& s, const PrincipledT
     return pr_finite(pdf) ? pdf : 0.0f;
 }
 
-__device__ inline bool principledthin_sample(const SceneData& s, const PrincipledThin& r, V2 uv, V3 wi, float u1,
+__device__ inline bool principledthin_sample(const SceneData& s, const PrincipledThin& r, const SurfacePoint& sp, V3 wi, float u1,
                                              V2 u2, BsdfSample* out) {
     float cos_i = wi.z;
     if (cos_i == 0.0f) return false;
-    PrincipledThinAt a = principledthin_at(s, r, uv);
+    PrincipledThinAt a = principledthin_at(s, r, sp);
     PrincipledThinProbs pr;
     if (!principledthin_probs(r, a, &pr)) return false;
     V3 wf = pr_mulsign(wi, cos_i);
@@ -163,9 +163,9 @@ __device__ inline bool principledthin_sample(const SceneData& s, const Principle
         wo = -square_to_cosine_hemisphere(u2);
     }
     wo = pr_mulsign(wo, cos_i);
-    float pdf = principledthin_pdf(s, r, uv, wi, wo);
+    float pdf = principledthin_pdf(s, r, sp, wi, wo);
     if (!(pdf > 0.0f && pr_finite(pdf))) return false;
-    V3 weight = principledthin_eval(s, r, uv, wi, wo) / pdf;
+    V3 weight = principledthin_eval(s, r, sp, wi, wo) / pdf;
     if (!finite3(weight)) return false;
     out->wo = wo;
     out->pdf = pdf;

@@ -10,22 +10,22 @@ struct RoughConductor {
     hg_u32 specular_reflectance;  // texture
 };
 
-__device__ inline V3 roughconductor_fresnel(const SceneData& s, const RoughConductor& r, V2 uv, float cos_i) {
-    return conductor_fresnel(s, r.eta, r.k, r.specular_reflectance, uv, cos_i);
+__device__ inline V3 roughconductor_fresnel(const SceneData& s, const RoughConductor& r, const SurfacePoint& sp, float cos_i) {
+    return conductor_fresnel(s, r.eta, r.k, r.specular_reflectance, sp, cos_i);
 }
 
-__device__ inline bool roughconductor_sample(const SceneData& s, const RoughConductor& r, V2 uv, V3 wi, float u1,
+__device__ inline bool roughconductor_sample(const SceneData& s, const RoughConductor& r, const SurfacePoint& sp, V3 wi, float u1,
                                              V2 u2, BsdfSample* out) {
     (void)u1;
     if (wi.z <= 0.0f) return false;
-    Microfacet mf = microfacet_at(s, r.distr, uv);
+    Microfacet mf = microfacet_at(s, r.distr, sp);
     V3 m = mf_sample(mf, wi, u2);
     V3 wo = reflect(wi, m);
     float wo_m = dot(wo, m);
     if (wo.z <= 0.0f || wo_m <= 0.0f) return false;
     float pdf = mf_pdf(mf, wi, m) / (4.0f * wo_m);
     if (!(pdf > 0.0f && pdf <= 3.4028235e38f)) return false;
-    V3 f = roughconductor_fresnel(s, r, uv, dot(wi, m));
+    V3 f = roughconductor_fresnel(s, r, sp, dot(wi, m));
     float g = mf.visible ? mf_g1(mf, wo, m) : mf_g(mf, wi, wo, m) * wo_m / (wi.z * m.z);
     out->wo = wo;
     out->pdf = pdf;
@@ -35,17 +35,17 @@ __device__ inline bool roughconductor_sample(const SceneData& s, const RoughCond
     return true;
 }
 
-__device__ inline V3 roughconductor_eval(const SceneData& s, const RoughConductor& r, V2 uv, V3 wi, V3 wo) {
+__device__ inline V3 roughconductor_eval(const SceneData& s, const RoughConductor& r, const SurfacePoint& sp, V3 wi, V3 wo) {
     if (wi.z <= 0.0f || wo.z <= 0.0f) return v3(0.0f, 0.0f, 0.0f);
-    Microfacet mf = microfacet_at(s, r.distr, uv);
+    Microfacet mf = microfacet_at(s, r.distr, sp);
     V3 h = normalize(wi + wo);
     float v = mf_d(mf, h) * mf_g(mf, wi, wo, h) / (4.0f * wi.z);
-    return roughconductor_fresnel(s, r, uv, dot(wi, h)) * v;
+    return roughconductor_fresnel(s, r, sp, dot(wi, h)) * v;
 }
 
-__device__ inline float roughconductor_pdf(const SceneData& s, const RoughConductor& r, V2 uv, V3 wi, V3 wo) {
+__device__ inline float roughconductor_pdf(const SceneData& s, const RoughConductor& r, const SurfacePoint& sp, V3 wi, V3 wo) {
     if (wi.z <= 0.0f || wo.z <= 0.0f) return 0.0f;
-    Microfacet mf = microfacet_at(s, r.distr, uv);
+    Microfacet mf = microfacet_at(s, r.distr, sp);
     V3 h = normalize(wi + wo);
     float wo_h = dot(wo, h);
     if (wo_h <= 0.0f) return 0.0f;

@@ -30,10 +30,10 @@ __device__ inline bool roughdielectric_half(float eta_rec, V3 wi, V3 wo, bool* r
     return finite3(h);
 }
 
-__device__ inline bool roughdielectric_sample(const SceneData& s, const RoughDielectric& r, V2 uv, V3 wi, float u1,
+__device__ inline bool roughdielectric_sample(const SceneData& s, const RoughDielectric& r, const SurfacePoint& sp, V3 wi, float u1,
                                               V2 u2, BsdfSample* out) {
     if (wi.z == 0.0f) return false;
-    Microfacet mf = microfacet_at(s, r.distr, uv);
+    Microfacet mf = microfacet_at(s, r.distr, sp);
     Microfacet smf = roughdielectric_sampling(mf, wi.z);
     V3 wi_up = wi.z < 0.0f ? -wi : wi;
     V3 m = mf_sample(smf, wi_up, u2);
@@ -45,7 +45,7 @@ __device__ inline bool roughdielectric_sample(const SceneData& s, const RoughDie
     float lobe, eta, jacobian;
     if (u1 <= f.r) {
         wo = reflect(wi, m);
-        factor = tex_eval(s, r.specular_reflectance, uv);
+        factor = tex_eval(s, r.specular_reflectance, sp);
         lobe = f.r;
         eta = 1.0f;
         jacobian = 1.0f / (4.0f * dot(wo, m));
@@ -53,7 +53,7 @@ __device__ inline bool roughdielectric_sample(const SceneData& s, const RoughDie
         wo = m * (wi_m * f.eta_ti + f.cos_theta_t) - wi * f.eta_ti;
         float wo_m = dot(wo, m);
         float denom = wi_m + f.eta_it * wo_m;
-        factor = tex_eval(s, r.specular_transmittance, uv) * (f.eta_ti * f.eta_ti);
+        factor = tex_eval(s, r.specular_transmittance, sp) * (f.eta_ti * f.eta_ti);
         lobe = 1.0f - f.r;
         eta = f.eta_it;
         jacobian = f.eta_it * f.eta_it * wo_m / (denom * denom);
@@ -70,23 +70,23 @@ __device__ inline bool roughdielectric_sample(const SceneData& s, const RoughDie
     return true;
 }
 
-__device__ inline V3 roughdielectric_eval(const SceneData& s, const RoughDielectric& r, V2 uv, V3 wi, V3 wo) {
+__device__ inline V3 roughdielectric_eval(const SceneData& s, const RoughDielectric& r, const SurfacePoint& sp, V3 wi, V3 wo) {
     bool refl;
     float eta;
     V3 m;
     if (!roughdielectric_half(r.eta, wi, wo, &refl, &eta, &m)) return v3(0.0f, 0.0f, 0.0f);
-    Microfacet mf = microfacet_at(s, r.distr, uv);
+    Microfacet mf = microfacet_at(s, r.distr, sp);
     float dg = mf_d(mf, m) * mf_g(mf, wi, wo, m);
     if (dg == 0.0f) return v3(0.0f, 0.0f, 0.0f);
     float wi_m = dot(wi, m), wo_m = dot(wo, m);
     float f = fresnel_dielectric(wi_m, r.eta).r;
-    if (refl) return tex_eval(s, r.specular_reflectance, uv) * (f * dg / (4.0f * fabsf(wi.z)));
+    if (refl) return tex_eval(s, r.specular_reflectance, sp) * (f * dg / (4.0f * fabsf(wi.z)));
     float denom = wi_m + eta * wo_m;
     float v = fabsf((1.0f - f) * dg * wi_m * wo_m / (wi.z * denom * denom));
-    return tex_eval(s, r.specular_transmittance, uv) * v;
+    return tex_eval(s, r.specular_transmittance, sp) * v;
 }
 
-__device__ inline float roughdielectric_pdf(const SceneData& s, const RoughDielectric& r, V2 uv, V3 wi, V3 wo) {
+__device__ inline float roughdielectric_pdf(const SceneData& s, const RoughDielectric& r, const SurfacePoint& sp, V3 wi, V3 wo) {
     bool refl;
     float eta;
     V3 m;
@@ -100,7 +100,7 @@ __device__ inline float roughdielectric_pdf(const SceneData& s, const RoughDiele
         float denom = wi_m + eta * wo_m;
         jacobian = eta * eta * wo_m / (denom * denom);
     }
-    Microfacet smf = roughdielectric_sampling(microfacet_at(s, r.distr, uv), wi.z);
+    Microfacet smf = roughdielectric_sampling(microfacet_at(s, r.distr, sp), wi.z);
     V3 wi_up = wi.z < 0.0f ? -wi : wi;
     float f = fresnel_dielectric(wi_m, r.eta).r;
     float p = mf_pdf(smf, wi_up, m) * (refl ? f : 1.0f - f) * fabsf(jacobian);

@@ -38,19 +38,19 @@ __device__ inline float roughplastic_prob_specular(const RoughPlastic& r, float 
     return coating_probability(1.0f - t_i, t_i, r.specular_sampling_weight);
 }
 
-__device__ inline V3 roughplastic_eval(const SceneData& s, const RoughPlastic& r, V2 uv, V3 wi, V3 wo) {
+__device__ inline V3 roughplastic_eval(const SceneData& s, const RoughPlastic& r, const SurfacePoint& sp, V3 wi, V3 wo) {
     if (wi.z <= 0.0f || wo.z <= 0.0f) return v3(0.0f, 0.0f, 0.0f);
     Microfacet mf = roughplastic_distr(r);
     V3 h = normalize(wi + wo);
     float f = fresnel_dielectric(dot(wi, h), r.eta).r;
-    V3 spec = tex_eval(s, r.specular_reflectance, uv) * (f * mf_d(mf, h) * mf_g(mf, wi, wo, h) / (4.0f * wi.z));
-    V3 base = internal_scattering(tex_eval(s, r.diffuse_reflectance, uv), r.internal_reflectance, r.nonlinear);
+    V3 spec = tex_eval(s, r.specular_reflectance, sp) * (f * mf_d(mf, h) * mf_g(mf, wi, wo, h) / (4.0f * wi.z));
+    V3 base = internal_scattering(tex_eval(s, r.diffuse_reflectance, sp), r.internal_reflectance, r.nonlinear);
     float t = roughplastic_transmittance(r, wi.z) * roughplastic_transmittance(r, wo.z);
     return spec + base * (cosine_hemisphere_pdf(wo) * r.inv_eta2 * t);
 }
 
-__device__ inline float roughplastic_pdf(const SceneData& s, const RoughPlastic& r, V2 uv, V3 wi, V3 wo) {
-    (void)s, (void)uv;
+__device__ inline float roughplastic_pdf(const SceneData& s, const RoughPlastic& r, const SurfacePoint& sp, V3 wi, V3 wo) {
+    (void)s, (void)sp;
     if (wi.z <= 0.0f || wo.z <= 0.0f) return 0.0f;
     float ps = roughplastic_prob_specular(r, wi.z);
     V3 h = normalize(wi + wo);
@@ -59,16 +59,16 @@ __device__ inline float roughplastic_pdf(const SceneData& s, const RoughPlastic&
     return ps * spec + (1.0f - ps) * cosine_hemisphere_pdf(wo);
 }
 
-__device__ inline bool roughplastic_sample(const SceneData& s, const RoughPlastic& r, V2 uv, V3 wi, float u1, V2 u2,
+__device__ inline bool roughplastic_sample(const SceneData& s, const RoughPlastic& r, const SurfacePoint& sp, V3 wi, float u1, V2 u2,
                                            BsdfSample* out) {
     if (wi.z <= 0.0f) return false;
     V3 wo = u1 < roughplastic_prob_specular(r, wi.z) ? reflect(wi, mf_sample(roughplastic_distr(r), wi, u2))
                                                       : square_to_cosine_hemisphere(u2);
-    float pdf = roughplastic_pdf(s, r, uv, wi, wo);
+    float pdf = roughplastic_pdf(s, r, sp, wi, wo);
     if (!(pdf > 0.0f && pdf <= 3.4028235e38f)) return false;
     out->wo = wo;
     out->pdf = pdf;
-    out->weight = roughplastic_eval(s, r, uv, wi, wo) / pdf;
+    out->weight = roughplastic_eval(s, r, sp, wi, wo) / pdf;
     out->eta = 1.0f;
     out->delta = false;
     return true;

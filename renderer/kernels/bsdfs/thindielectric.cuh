@@ -9,7 +9,7 @@ struct ThinDielectric {
     hg_u32 specular_transmittance;  // texture
 };
 
-__device__ inline bool thindielectric_sample(const SceneData& s, const ThinDielectric& r, V2 uv, V3 wi, float u1,
+__device__ inline bool thindielectric_sample(const SceneData& s, const ThinDielectric& r, const SurfacePoint& sp, V3 wi, float u1,
                                              V2 u2, BsdfSample* out) {
     (void)u2;
     if (wi.z == 0.0f) return false;
@@ -18,11 +18,11 @@ __device__ inline bool thindielectric_sample(const SceneData& s, const ThinDiele
     if (u1 <= refl) {
         out->wo = reflect_local(wi);
         out->pdf = refl;
-        out->weight = tex_eval(s, r.specular_reflectance, uv);
+        out->weight = tex_eval(s, r.specular_reflectance, sp);
     } else {
         out->wo = -wi;
         out->pdf = 1.0f - refl;
-        out->weight = tex_eval(s, r.specular_transmittance, uv);
+        out->weight = tex_eval(s, r.specular_transmittance, sp);
     }
     out->eta = 1.0f;
     out->delta = true;

@@ -20,25 +20,25 @@ __device__ inline bool twosided_is_delta(const SceneData& s, const TwoSidedRecor
 }
 
 template <int L>
-__device__ inline bool twosided_sample(const SceneData& s, const TwoSidedRecord& r, V2 uv, V3 wi, float u1, V2 u2,
+__device__ inline bool twosided_sample(const SceneData& s, const TwoSidedRecord& r, const SurfacePoint& sp, V3 wi, float u1, V2 u2,
                                        BsdfSample* out) {
     if (wi.z == 0.0f) return false;
-    if (!(wi.z < 0.0f)) return bsdf_nested_sample<L>(s, bsdf_ref_of(s, r.front), uv, wi, u1, u2, out);
-    if (!bsdf_nested_sample<L>(s, bsdf_ref_of(s, r.back), uv, flip_z(wi), u1, u2, out)) return false;
+    if (!(wi.z < 0.0f)) return bsdf_nested_sample<L>(s, bsdf_ref_of(s, r.front), sp, wi, u1, u2, out);
+    if (!bsdf_nested_sample<L>(s, bsdf_ref_of(s, r.back), sp, flip_z(wi), u1, u2, out)) return false;
     out->wo = flip_z(out->wo);
     return true;
 }
 
 template <int L>
-__device__ inline V3 twosided_eval(const SceneData& s, const TwoSidedRecord& r, V2 uv, V3 wi, V3 wo) {
+__device__ inline V3 twosided_eval(const SceneData& s, const TwoSidedRecord& r, const SurfacePoint& sp, V3 wi, V3 wo) {
     if (wi.z == 0.0f) return v3(0.0f, 0.0f, 0.0f);
-    if (wi.z < 0.0f) return bsdf_nested_eval<L>(s, bsdf_ref_of(s, r.back), uv, flip_z(wi), flip_z(wo));
-    return bsdf_nested_eval<L>(s, bsdf_ref_of(s, r.front), uv, wi, wo);
+    if (wi.z < 0.0f) return bsdf_nested_eval<L>(s, bsdf_ref_of(s, r.back), sp, flip_z(wi), flip_z(wo));
+    return bsdf_nested_eval<L>(s, bsdf_ref_of(s, r.front), sp, wi, wo);
 }
 
 template <int L>
-__device__ inline float twosided_pdf(const SceneData& s, const TwoSidedRecord& r, V2 uv, V3 wi, V3 wo) {
+__device__ inline float twosided_pdf(const SceneData& s, const TwoSidedRecord& r, const SurfacePoint& sp, V3 wi, V3 wo) {
     if (wi.z == 0.0f) return 0.0f;
-    if (wi.z < 0.0f) return bsdf_nested_pdf<L>(s, bsdf_ref_of(s, r.back), uv, flip_z(wi), flip_z(wo));
-    return bsdf_nested_pdf<L>(s, bsdf_ref_of(s, r.front), uv, wi, wo);
+    if (wi.z < 0.0f) return bsdf_nested_pdf<L>(s, bsdf_ref_of(s, r.back), sp, flip_z(wi), flip_z(wo));
+    return bsdf_nested_pdf<L>(s, bsdf_ref_of(s, r.front), sp, wi, wo);
 }

@@ -30,7 +30,7 @@ __device__ inline float solid_angle_pdf(V3 p, V3 q, V3 n, float pdf_area) {
 __device__ inline bool area_sample(const SceneData& s, const FlatEmitter& e, V3 p, V2 u, EmitterSample* out) {
     PositionSample ps = sample_position(s, e.shape, u);
     if (!area_towards(p, ps, &out->d, &out->dist, &out->pdf)) return false;
-    out->radiance = tex_eval(s, e.tex, ps.uv);
+    out->radiance = tex_eval(s, e.tex, surface_point_uv(ps.uv));
     out->delta = false;
     return true;
 }
@@ -42,5 +42,5 @@ __device__ inline float area_pdf_hit(const SceneData& s, const FlatEmitter& e, V
 }
 
 __device__ inline V3 area_eval_hit(const SceneData& s, const FlatEmitter& e, const Hit& h, V3 d) {
-    return dot(h.n, d) < 0.0f ? tex_eval(s, e.tex, h.uv) : v3(0.0f, 0.0f, 0.0f);
+    return dot(h.n, d) < 0.0f ? tex_eval(s, e.tex, surface_point_uv(h.uv)) : v3(0.0f, 0.0f, 0.0f);
 }

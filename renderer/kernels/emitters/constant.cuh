@@ -13,7 +13,7 @@ struct EmitterSample {
 };
 
 __device__ inline V3 constant_eval(const SceneData& s, const FlatEmitter& e) {
-    return tex_eval(s, e.tex, v2(0.0f, 0.0f));
+    return tex_eval(s, e.tex, surface_point_uv(v2(0.0f, 0.0f)));
 }
 
 __device__ inline bool constant_sample(const SceneData& s, const FlatEmitter& e, V2 u, EmitterSample* out) {

@@ -11,7 +11,7 @@ __device__ inline bool point_sample(const SceneData& s, const FlatEmitter& e, V3
     out->d = v / dist;
     out->dist = dist;
     out->pdf = 1.0f;
-    out->radiance = tex_eval(s, e.tex, v2(0.0f, 0.0f)) / dist2;
+    out->radiance = tex_eval(s, e.tex, surface_point_uv(v2(0.0f, 0.0f))) / dist2;
     out->delta = true;
     return true;
 }

@@ -20,7 +20,7 @@ __device__ inline bool projector_sample(const SceneData& s, const FlatEmitter& e
     out->d = d;
     out->dist = dist;
     out->pdf = 1.0f;
-    out->radiance = tex_eval(s, e.tex, uv) * k;
+    out->radiance = tex_eval(s, e.tex, surface_point_uv(uv)) * k;
     out->delta = true;
     return true;
 }

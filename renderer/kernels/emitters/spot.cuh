@@ -24,11 +24,11 @@ __device__ inline bool spot_sample(const SceneData& s, const FlatEmitter& e, V3 
     V3 local = mat3_mul(e.to_local, -d);
     float falloff = spot_falloff(e, local);
     if (!(falloff > 0.0f)) return false;
-    V3 radiance = tex_eval(s, e.tex, v2(0.0f, 0.0f));
+    V3 radiance = tex_eval(s, e.tex, surface_point_uv(v2(0.0f, 0.0f)));
     if (e.tex2 != HG_SPOT_NO_TEXTURE) {
         float k = local.z * e.params[4];
         V2 uv = v2(0.5f + 0.5f * local.x / k, 0.5f + 0.5f * local.y / k);
-        radiance = mul(radiance, tex_eval(s, e.tex2, uv));
+        radiance = mul(radiance, tex_eval(s, e.tex2, surface_point_uv(uv)));
     }
     float inv_dist = 1.0f / dist;
     out->d = d;

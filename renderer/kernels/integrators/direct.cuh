@@ -30,7 +30,8 @@ __device__ HG_OUTLINE V3 direct_sample(const SceneData& s, const FlatIntegrator&
     Frame frame = shading_frame(hit);
     V3 wi = to_local(frame, -ray.d);
     hg_u32 bi = s.g.shapes[hit.shape].bsdf;
-    bool smooth = !bsdf_is_delta(s, bi, hit.uv);
+    SurfacePoint sp = surface_point(hit, frame);
+    bool smooth = !bsdf_is_delta(s, bi, sp);
 
     for (hg_u32 k = 0; k < it.emitter_samples; ++k) {
         V2 u = next_2d(rng);
@@ -38,9 +39,9 @@ __device__ HG_OUTLINE V3 direct_sample(const SceneData& s, const FlatIntegrator&
         EmitterSampleResult es;
         if (!sample_emitter(s, hit, u, &es)) continue;
         V3 wo = to_local(frame, es.d);
-        V3 f = bsdf_eval(s, bi, hit.uv, wi, wo);
+        V3 f = bsdf_eval(s, bi, sp, wi, wo);
         if (is_zero(f) || scene_occluded(s, es.shadow)) continue;
-        float w = es.delta ? 1.0f : mis_weight(es.pdf * frac_em, bsdf_pdf(s, bi, hit.uv, wi, wo) * frac_bsdf);
+        float w = es.delta ? 1.0f : mis_weight(es.pdf * frac_em, bsdf_pdf(s, bi, sp, wi, wo) * frac_bsdf);
         result += mul(f, es.weight) * (w / ne);
     }
 
@@ -48,7 +49,7 @@ __device__ HG_OUTLINE V3 direct_sample(const SceneData& s, const FlatIntegrator&
         float u1 = pcg_next_f32(rng);
         V2 u2 = next_2d(rng);
         BsdfSample bs;
-        if (!bsdf_sample(s, bi, hit.uv, wi, u1, u2, &bs)) continue;
+        if (!bsdf_sample(s, bi, sp, wi, u1, u2, &bs)) continue;
         V3 d = to_world(frame, bs.wo);
         Ray next = spawn_ray(hit, d);
         V3 le;

@@ -65,15 +65,16 @@ __device__ inline bool path_step(const SceneData& s, const FlatIntegrator& it, P
     Frame frame = shading_frame(hit);
     V3 wi = to_local(frame, -ray.d);
     hg_u32 bi = s.g.shapes[hit.shape].bsdf;
+    SurfacePoint sp = surface_point(hit, frame);
 
     V2 u_em = next_2d(p->rng);
-    if (!bsdf_is_delta(s, bi, hit.uv)) {
+    if (!bsdf_is_delta(s, bi, sp)) {
         EmitterSampleResult es;
         if (sample_emitter(s, hit, u_em, &es)) {
             V3 wo = to_local(frame, es.d);
-            V3 f = bsdf_eval(s, bi, hit.uv, wi, wo);
+            V3 f = bsdf_eval(s, bi, sp, wi, wo);
             if (!is_zero(f) && !scene_occluded(s, es.shadow)) {
-                float w = es.delta ? 1.0f : mis_weight(es.pdf, bsdf_pdf(s, bi, hit.uv, wi, wo));
+                float w = es.delta ? 1.0f : mis_weight(es.pdf, bsdf_pdf(s, bi, sp, wi, wo));
                 p->result += mul(mul(p->throughput, f), es.weight) * w;
             }
         }
@@ -82,7 +83,7 @@ __device__ inline bool path_step(const SceneData& s, const FlatIntegrator& it, P
     float u1 = pcg_next_f32(p->rng);
     V2 u2 = next_2d(p->rng);
     BsdfSample bs;
-    if (!bsdf_sample(s, bi, hit.uv, wi, u1, u2, &bs)) return false;
+    if (!bsdf_sample(s, bi, sp, wi, u1, u2, &bs)) return false;
     p->throughput = mul(p->throughput, bs.weight);
     p->eta *= bs.eta;
     V3 d = to_world(frame, bs.wo);

@@ -22,8 +22,8 @@ __device__ inline PositionSample sample_position(const SceneData& s, hg_u32 shap
         float pmf, du;
         hg_u32 i = dist1d_sample(s, sh.area_dist, u.y, &pmf, &du);
         V2 b = square_to_uniform_triangle(v2(u.x, du));
-        V3 ng, dpdu;
-        mesh_eval(s, sh, sh.first_tri + i, b, &ps.p, &ng, &ps.n, &ps.uv, &dpdu);
+        V3 ng, dpdu, dpdv;
+        mesh_eval(s, sh, sh.first_tri + i, b, &ps.p, &ng, &ps.n, &ps.uv, &dpdu, &dpdv);
         ps.pdf = 1.0f / sh.area;
     } else if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_RECTANGLE) && kind == HG_SHAPE_RECTANGLE) {
         ps.p = affine_point(sh.to_world, v3(2.0f * u.x - 1.0f, 2.0f * u.y - 1.0f, 0.0f));
@@ -32,8 +32,8 @@ __device__ inline PositionSample sample_position(const SceneData& s, hg_u32 shap
         ps.pdf = 1.0f / sh.area;
     } else if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_SPHERE) && kind == HG_SHAPE_SPHERE) {
         V3 dir = square_to_uniform_sphere(u);
-        V3 dpdu;
-        sphere_eval(sh, dir, &ps.n, &ps.uv, &dpdu);
+        V3 dpdu, dpdv;
+        sphere_eval(sh, dir, &ps.n, &ps.uv, &dpdu, &dpdv);
         ps.p = v3a(sh.center) + dir * sh.radius;
         ps.pdf = 1.0f / sh.area;
     } else if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_CYLINDER) && kind == HG_SHAPE_CYLINDER) {
@@ -42,7 +42,8 @@ __device__ inline PositionSample sample_position(const SceneData& s, hg_u32 shap
     } else if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_DISK) && kind == HG_SHAPE_DISK) {
         V2 xy = square_to_uniform_disk_concentric(u);
         V3 dpdu;
-        disk_eval(sh, xy, &ps.uv, &dpdu);
+        V3 dpdv;
+        disk_eval(sh, xy, &ps.uv, &dpdu, &dpdv);
         ps.p = affine_point(sh.to_world, v3(xy.x, xy.y, 0.0f));
         ps.n = v3a(sh.normal);
         ps.pdf = 1.0f / sh.area;

@@ -4,7 +4,7 @@
 #include "../math.cuh"
 
 // Sphere::eval: normal, uv and dp/du at unit direction `dir` from the centre.
-__device__ inline void sphere_eval(const FlatShape& sh, V3 dir, V3* n, V2* uv, V3* dpdu) {
+__device__ inline void sphere_eval(const FlatShape& sh, V3 dir, V3* n, V2* uv, V3* dpdu, V3* dpdv) {
     V3 p = v3a(sh.center) + dir * sh.radius;
     V3 q = affine_point(sh.to_local, p);
     float l2 = dot(q, q);
@@ -15,5 +15,8 @@ __device__ inline void sphere_eval(const FlatShape& sh, V3 dir, V3* n, V2* uv, V
     float theta = acosf(fminf(fmaxf(local.z, -1.0f), 1.0f));
     *uv = v2(phi * HG_INV_TWO_PI, theta * HG_INV_PI);
     *dpdu = affine_vector(sh.to_world, v3(-local.y, local.x, 0.0f)) * (2.0f * HG_PI);
+    float rd = sqrtf(local.x * local.x + local.y * local.y);
+    V3 dv = rd > 0.0f ? v3(local.z * local.x / rd, local.z * local.y / rd, -rd) : v3(1.0f, 0.0f, 0.0f);
+    *dpdv = affine_vector(sh.to_world, dv) * HG_PI;
     *n = (sh.flags & HG_FLAG_FLIP) ? -dir : dir;
 }

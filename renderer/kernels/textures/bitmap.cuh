@@ -30,10 +30,37 @@ __device__ inline V2 uv_apply(const float* m, V2 uv) {
     return v2((m[0] * uv.x + m[1] * uv.y) + m[2], (m[3] * uv.x + m[4] * uv.y) + m[5]);
 }
 
+// math::luminance
+__device__ inline float bitmap_luminance(V3 c) { return (c.x * 0.212671f + c.y * 0.715160f) + c.z * 0.072169f; }
+
 __device__ inline float clamp_lim(float v) {
     const float lim = 1.0e7f;
     if (v != v) return 0.0f;  // the CPU's `NaN as i32` is texel 0
     return fminf(fmaxf(v, -lim), lim);
+}
+
+// BitmapTex::eval_1_grad: the bilinear interpolant's uv gradient (Mitsuba 3.9's).
+__device__ inline V2 bitmap_eval_1_grad(const FlatTexture& t, const float* texels, V2 uv0) {
+    if (t.filter == 0u) return v2(0.0f, 0.0f);
+    V2 uv = uv_apply(t.to_uv, uv0);
+    float rx = (float)t.width, ry = (float)t.height;
+    float px = clamp_lim(uv.x * rx - 0.5f), py = clamp_lim(uv.y * ry - 0.5f);
+    float x0 = floorf(px), y0 = floorf(py);
+    float wx = px - x0, wy = py - y0;
+    int x = (int)x0, y = (int)y0;
+    V3 c00 = bitmap_texel(t, texels, x, y), c10 = bitmap_texel(t, texels, x + 1, y);
+    V3 c01 = bitmap_texel(t, texels, x, y + 1), c11 = bitmap_texel(t, texels, x + 1, y + 1);
+    float f00, f10, f01, f11;
+    if (t.channels == 1u) {
+        f00 = c00.x, f10 = c10.x, f01 = c01.x, f11 = c11.x;
+    } else {
+        f00 = bitmap_luminance(c00), f10 = bitmap_luminance(c10);
+        f01 = bitmap_luminance(c01), f11 = bitmap_luminance(c11);
+    }
+    float dx = (1.0f - wy) * (f10 - f00) + wy * (f11 - f01);
+    float dy = (1.0f - wx) * (f01 - f00) + wx * (f11 - f10);
+    const float* m = t.to_uv;
+    return v2((m[0] * dx + m[3] * dy) * rx, (m[1] * dx + m[4] * dy) * ry);
 }
 
 // BitmapTex::eval

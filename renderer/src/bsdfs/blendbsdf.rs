@@ -161,7 +161,7 @@ impl BsdfPlugin for BlendBsdf {
 impl BlendBsdf {
     /// The weight at the shading point, clipped to [0, 1].
     fn weight_at(&self, ctx: &BsdfCtx) -> f32 {
-        ctx.tex.eval_1(self.weight, ctx.uv).clamp(0.0, 1.0)
+        ctx.tex.eval_1(self.weight, &ctx.at).clamp(0.0, 1.0)
     }
 }
 

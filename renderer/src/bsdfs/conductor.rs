@@ -88,9 +88,9 @@ pub fn read_complex_ior(p: &Props, ctx: &mut dyn BuildContext) -> Result<(TexRef
 impl Conductor {
     /// Fresnel reflectance times `specular_reflectance` at incident cosine `cos_i`.
     pub fn reflectance(&self, ctx: &BsdfCtx, cos_i: f32) -> Color {
-        let eta = ctx.tex.eval(self.eta, ctx.uv);
-        let k = ctx.tex.eval(self.k, ctx.uv);
-        fresnel_conductor_rgb(cos_i, eta, k) * ctx.tex.eval(self.specular_reflectance, ctx.uv)
+        let eta = ctx.tex.eval(self.eta, &ctx.at);
+        let k = ctx.tex.eval(self.k, &ctx.at);
+        fresnel_conductor_rgb(cos_i, eta, k) * ctx.tex.eval(self.specular_reflectance, &ctx.at)
     }
 }
 

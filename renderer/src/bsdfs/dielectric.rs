@@ -98,12 +98,12 @@ impl BsdfPlugin for Dielectric {
             return Some(BsdfSample {
                 wo: reflect_local(wi),
                 pdf: f.r,
-                weight: ctx.tex.eval(self.specular_reflectance, ctx.uv),
+                weight: ctx.tex.eval(self.specular_reflectance, &ctx.at),
                 eta: 1.0,
                 delta: true,
             });
         }
-        let t = ctx.tex.eval(self.specular_transmittance, ctx.uv);
+        let t = ctx.tex.eval(self.specular_transmittance, &ctx.at);
         Some(BsdfSample {
             wo: refract_local(wi, f.cos_theta_t, f.eta_ti),
             pdf: 1.0 - f.r,

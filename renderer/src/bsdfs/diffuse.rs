@@ -50,7 +50,7 @@ impl BsdfPlugin for Diffuse {
         if pdf <= 0.0 {
             return None;
         }
-        let weight = ctx.tex.eval(self.reflectance, ctx.uv);
+        let weight = ctx.tex.eval(self.reflectance, &ctx.at);
         Some(BsdfSample {
             wo,
             pdf,
@@ -65,7 +65,7 @@ impl BsdfPlugin for Diffuse {
         if wi.z <= 0.0 || wo.z <= 0.0 {
             return Color::ZERO;
         }
-        ctx.tex.eval(self.reflectance, ctx.uv) * (INV_PI * wo.z)
+        ctx.tex.eval(self.reflectance, &ctx.at) * (INV_PI * wo.z)
     }
 
     /// Cosine density on the upper hemisphere.
@@ -78,7 +78,7 @@ impl BsdfPlugin for Diffuse {
 
     /// The albedo (the `albedo` AOV).
     fn diffuse_reflectance(&self, ctx: &BsdfCtx, _wi: Vec3) -> Color {
-        ctx.tex.eval(self.reflectance, ctx.uv)
+        ctx.tex.eval(self.reflectance, &ctx.at)
     }
 }
 

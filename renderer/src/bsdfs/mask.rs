@@ -143,7 +143,7 @@ impl BsdfPlugin for Mask {
 impl Mask {
     /// The opacity at the shading point, clipped to [0, 1].
     fn opacity_at(&self, ctx: &BsdfCtx) -> f32 {
-        ctx.tex.eval_1(self.opacity, ctx.uv).clamp(0.0, 1.0)
+        ctx.tex.eval_1(self.opacity, &ctx.at).clamp(0.0, 1.0)
     }
 }
 
@@ -273,7 +273,10 @@ mod tests {
         // a float read of Mitsuba's checkerboard swaps its colours (as Mitsuba 3.9.1's
         // `eval_1` does): 0.9 where the colour read gives color0
         for (uv, want) in [(Vec2::new(0.25, 0.25), 0.9), (Vec2::new(0.75, 0.25), 0.2)] {
-            let ctx = BsdfCtx { uv, ..s.ctx() };
+            let ctx = BsdfCtx {
+                at: crate::textures::SurfacePoint::at_uv(uv),
+                ..s.ctx()
+            };
             let f = s.bsdf().eval(&ctx, Vec3::Z, Vec3::Z);
             assert!((f.x - want * INV_PI).abs() < 1e-6, "{uv}: {f}");
         }

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::math::{Vec2, Vec3, PI};
 use crate::plugin::{BuildContext, TexRef};
 use crate::scene::props::Props;
-use crate::textures::TextureStore;
+use crate::textures::{SurfacePoint, TextureStore};
 
 /// Smallest roughness used at evaluation time (α = 0 is a delta lobe; keep it finite).
 pub const MIN_ALPHA: f32 = 1e-4;
@@ -96,11 +96,11 @@ impl MicrofacetParams {
     }
 
     /// The distribution at texture coordinates `uv`.
-    pub fn at(&self, tex: &TextureStore, uv: Vec2) -> Microfacet {
+    pub fn at(&self, tex: &TextureStore, at: &SurfacePoint) -> Microfacet {
         Microfacet::new(
             self.kind,
-            tex.eval_1(self.alpha_u, uv),
-            tex.eval_1(self.alpha_v, uv),
+            tex.eval_1(self.alpha_u, at),
+            tex.eval_1(self.alpha_v, at),
             self.sample_visible != 0,
         )
     }

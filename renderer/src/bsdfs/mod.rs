@@ -71,6 +71,7 @@
 //! The README's "Adding a plugin" section walks through a complete example.
 
 pub mod blendbsdf;
+pub mod bumpmap;
 pub mod conductor;
 pub mod dielectric;
 pub mod diffuse;
@@ -87,6 +88,7 @@ pub mod roughconductor;
 pub mod roughdielectric;
 pub mod roughplastic;
 pub mod thindielectric;
+pub mod tilted;
 pub mod twosided;
 
 pub mod registry;
@@ -102,19 +104,19 @@ use crate::plugin::record::{DeviceRecord, LayoutEntry, RecordRef};
 use crate::plugin::BuildContext;
 use crate::scene::desc::ObjectDesc;
 use crate::scene::props::Props;
-use crate::textures::TextureStore;
+use crate::textures::{SurfacePoint, TextureStore};
 use registry::{register_bsdfs, BsdfEntry};
 
 /// What a BSDF needs besides its own record: the texture store, the other
-/// BSDFs (for `twosided`) and the surface coordinates of the hit.
+/// BSDFs (for adapters) and the surface point of the hit.
 #[derive(Clone, Copy)]
 pub struct BsdfCtx<'a> {
     /// All BSDFs of the scene.
     pub bsdfs: &'a [AnyBsdf],
     /// All textures of the scene.
     pub tex: &'a TextureStore,
-    /// Texture coordinates of the shading point.
-    pub uv: Vec2,
+    /// The shading point (texture coordinates, mesh data, local differential geometry).
+    pub at: SurfacePoint,
 }
 
 /// The result of sampling a BSDF.
@@ -219,4 +221,5 @@ register_bsdfs! {
     NULL = null::Null,
     PRINCIPLED = principled::Principled,
     PRINCIPLED_THIN = principledthin::PrincipledThin,
+    BUMPMAP = bumpmap::BumpMap,
 }

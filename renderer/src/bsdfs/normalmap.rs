@@ -24,7 +24,7 @@
 //! </bsdf>
 //! ```
 
-use super::{BsdfCtx, BsdfPlugin, BsdfSample};
+use super::{tilted, BsdfCtx, BsdfPlugin, BsdfSample};
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::{Color, Frame, Vec2, Vec3};
@@ -111,44 +111,18 @@ impl BsdfPlugin for NormalMap {
     /// Samples the nested BSDF in the tilted frame.
     fn sample(&self, ctx: &BsdfCtx, wi: Vec3, u1: f32, u2: Vec2) -> Option<BsdfSample> {
         let f = self.frame(ctx, wi);
-        let mut s = ctx.bsdfs[self.nested as usize].sample(ctx, f.to_local(wi), u1, u2)?;
-        if s.weight == Color::ZERO {
-            return None;
-        }
-        let wo = f.to_world(s.wo);
-        if !(s.wo.z * wo.z > 0.0) {
-            return None;
-        }
-        s.wo = wo;
-        if self.shadowing {
-            s.weight *= shadow_terminator(f.n, wo);
-        }
-        Some(s)
+        tilted::sample(ctx, self.nested, &f, self.shadowing, wi, u1, u2)
     }
 
     /// The nested BSDF in the tilted frame, times the shadowing term.
     fn eval(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> Color {
         let f = self.frame(ctx, wi);
-        let wo_p = f.to_local(wo);
-        if !(wo.z * wo_p.z > 0.0) {
-            return Color::ZERO;
-        }
-        let v = ctx.bsdfs[self.nested as usize].eval(ctx, f.to_local(wi), wo_p);
-        if self.shadowing {
-            v * shadow_terminator(f.n, wo)
-        } else {
-            v
-        }
+        tilted::eval(ctx, self.nested, &f, self.shadowing, wi, wo)
     }
 
     /// The nested BSDF's density in the tilted frame.
     fn pdf(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> f32 {
-        let f = self.frame(ctx, wi);
-        let wo_p = f.to_local(wo);
-        if !(wo.z * wo_p.z > 0.0) {
-            return 0.0;
-        }
-        ctx.bsdfs[self.nested as usize].pdf(ctx, f.to_local(wi), wo_p)
+        tilted::pdf(ctx, self.nested, &self.frame(ctx, wi), wi, wo)
     }
 
     /// The nested BSDF's.
@@ -169,32 +143,14 @@ impl BsdfPlugin for NormalMap {
 impl NormalMap {
     /// The tilted frame in the shading frame, for incident direction `wi`.
     fn frame(&self, ctx: &BsdfCtx, wi: Vec3) -> Frame {
-        let c = ctx.tex.eval(self.normalmap, ctx.uv);
+        let c = ctx.tex.eval(self.normalmap, &ctx.at);
         let mut n = Vec3::new(2.0 * c.x - 1.0, 2.0 * c.y - 1.0, 2.0 * c.z - 1.0);
         if self.flip_invalid && wi.z * wi.dot(n) <= 0.0 {
             n = Vec3::new(-n.x, -n.y, n.z);
         }
         // a map value of (0.5, 0.5, 0.5) has no direction: keep the surface's
-        let n = normalize_or(n, Vec3::Z);
-        let s = normalize_or(Vec3::X - n * n.x, Frame::from_normal(n).s);
-        Frame {
-            s,
-            t: n.cross(s),
-            n,
-        }
+        tilted::frame(normalize_or(n, Vec3::Z))
     }
-}
-
-/// Estevez et al.'s shadowing term for a normal tilted to `n` (in the unperturbed
-/// frame), seen along `wo`: 1 for an untilted normal, falling towards grazing `wo`.
-pub fn shadow_terminator(n: Vec3, wo: Vec3) -> f32 {
-    let alpha2 = (0.125 * tan2_theta(n)).min(1.0);
-    2.0 / (1.0 + (1.0 + alpha2 * tan2_theta(wo)).sqrt())
-}
-
-/// tan² of the angle between `v` and +z.
-fn tan2_theta(v: Vec3) -> f32 {
-    (1.0 - v.z * v.z).max(0.0) / (v.z * v.z)
 }
 
 #[cfg(test)]
@@ -264,7 +220,7 @@ mod tests {
             let want = (wo.dot(n)).max(0.0) * INV_PI;
             let got = plain.eval(wi, wo).x;
             assert!((got - want).abs() < 1e-5, "{wo}: {got} vs {want}");
-            let shadow = shadow_terminator(n, wo);
+            let shadow = tilted::shadow_terminator(n, wo);
             assert!((s.eval(wi, wo).x - want * shadow).abs() < 1e-5);
             assert!(shadow > 0.0 && shadow <= 1.0);
         }

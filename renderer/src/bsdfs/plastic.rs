@@ -85,7 +85,7 @@ impl Plastic {
     }
 
     fn base(&self, ctx: &BsdfCtx) -> Color {
-        let d = ctx.tex.eval(self.diffuse_reflectance, ctx.uv);
+        let d = ctx.tex.eval(self.diffuse_reflectance, &ctx.at);
         internal_scattering(d, self.fdr_int, self.nonlinear)
     }
 }
@@ -126,7 +126,7 @@ impl BsdfPlugin for Plastic {
         let f_i = fresnel_dielectric(wi.z, self.eta).r;
         let ps = self.prob_specular(f_i);
         if u1 < ps {
-            let spec = ctx.tex.eval(self.specular_reflectance, ctx.uv);
+            let spec = ctx.tex.eval(self.specular_reflectance, &ctx.at);
             return Some(BsdfSample {
                 wo: reflect_local(wi),
                 pdf: ps,
@@ -172,7 +172,7 @@ impl BsdfPlugin for Plastic {
 
     /// The base's albedo (the `albedo` AOV).
     fn diffuse_reflectance(&self, ctx: &BsdfCtx, _wi: Vec3) -> Color {
-        ctx.tex.eval(self.diffuse_reflectance, ctx.uv)
+        ctx.tex.eval(self.diffuse_reflectance, &ctx.at)
     }
 }
 

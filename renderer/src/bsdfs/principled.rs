@@ -381,9 +381,9 @@ struct Probs {
 
 impl Principled {
     fn at(&self, ctx: &BsdfCtx) -> At {
-        let t = |r| ctx.tex.eval_1(r, ctx.uv);
+        let t = |r| ctx.tex.eval_1(r, &ctx.at);
         At {
-            base: ctx.tex.eval(self.base_color, ctx.uv),
+            base: ctx.tex.eval(self.base_color, &ctx.at),
             roughness: t(self.roughness),
             anisotropic: t(self.anisotropic),
             metallic: t(self.metallic),
@@ -519,7 +519,7 @@ impl BsdfPlugin for Principled {
         let (wo, eta) = if u1 < pr.diffuse {
             (square_to_cosine_hemisphere(u2), 1.0)
         } else if u1 < pr.diffuse + pr.clearcoat {
-            let gloss = ctx.tex.eval_1(self.clearcoat_gloss, ctx.uv);
+            let gloss = ctx.tex.eval_1(self.clearcoat_gloss, &ctx.at);
             let mc = gtr1_sample(clearcoat_alpha(gloss), u2);
             let wo = reflect(wi, mc);
             if !(cos_i * wo.z > 0.0 && compatible(mc, wi, wo, cos_i, true)) {
@@ -566,7 +566,7 @@ impl BsdfPlugin for Principled {
             return Color::ZERO;
         }
         let a = self.at(ctx);
-        let t = |r| ctx.tex.eval_1(r, ctx.uv);
+        let t = |r| ctx.tex.eval_1(r, &ctx.at);
         let brdf = (1.0 - a.metallic) * (1.0 - a.spec_trans);
         let bsdf = (1.0 - a.metallic) * a.spec_trans;
         let cos_o = wo.z;
@@ -671,7 +671,7 @@ impl BsdfPlugin for Principled {
         if reflect && compatible(wh, wi, wo, cos_i, true) {
             pdf += pr.reflect * spec.pdf(wi_up, wh) * jacobian;
             if pr.clearcoat > 0.0 {
-                let gloss = ctx.tex.eval_1(self.clearcoat_gloss, ctx.uv);
+                let gloss = ctx.tex.eval_1(self.clearcoat_gloss, &ctx.at);
                 pdf += pr.clearcoat * gtr1_pdf(clearcoat_alpha(gloss), wh) * jacobian;
             }
         }
@@ -690,6 +690,6 @@ impl BsdfPlugin for Principled {
 
     /// The base colour (the `albedo` AOV, as Mitsuba's `eval_diffuse_reflectance`).
     fn diffuse_reflectance(&self, ctx: &BsdfCtx, _wi: Vec3) -> Color {
-        ctx.tex.eval(self.base_color, ctx.uv)
+        ctx.tex.eval(self.base_color, &ctx.at)
     }
 }

@@ -134,7 +134,7 @@ struct At {
 
 impl PrincipledThin {
     fn at(&self, ctx: &BsdfCtx) -> At {
-        let t = |r| ctx.tex.eval_1(r, ctx.uv);
+        let t = |r| ctx.tex.eval_1(r, &ctx.at);
         At {
             roughness: t(self.roughness),
             anisotropic: t(self.anisotropic),
@@ -278,8 +278,8 @@ impl BsdfPlugin for PrincipledThin {
             return Color::ZERO;
         }
         let a = self.at(ctx);
-        let t = |r| ctx.tex.eval_1(r, ctx.uv);
-        let base = ctx.tex.eval(self.base_color, ctx.uv);
+        let t = |r| ctx.tex.eval_1(r, &ctx.at);
+        let base = ctx.tex.eval(self.base_color, &ctx.at);
         let wf = mulsign(wi, wi.z);
         let wo_t = mulsign(wo, wi.z);
         let cos_i = wf.z;
@@ -370,6 +370,6 @@ impl BsdfPlugin for PrincipledThin {
 
     /// The base colour (the `albedo` AOV, as Mitsuba's `eval_diffuse_reflectance`).
     fn diffuse_reflectance(&self, ctx: &BsdfCtx, _wi: Vec3) -> Color {
-        ctx.tex.eval(self.base_color, ctx.uv)
+        ctx.tex.eval(self.base_color, &ctx.at)
     }
 }

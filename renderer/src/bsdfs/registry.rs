@@ -274,18 +274,24 @@ const DISPATCH: [(&str, &str, &str, &str, &str); 3] = [
     (
         "sample",
         "bool",
-        "V2 uv, V3 wi, float u1, V2 u2, BsdfSample* out",
-        "uv, wi, u1, u2, out",
+        "const SurfacePoint& sp, V3 wi, float u1, V2 u2, BsdfSample* out",
+        "sp, wi, u1, u2, out",
         "false",
     ),
     (
         "eval",
         "V3",
-        "V2 uv, V3 wi, V3 wo",
-        "uv, wi, wo",
+        "const SurfacePoint& sp, V3 wi, V3 wo",
+        "sp, wi, wo",
         "v3(0.0f, 0.0f, 0.0f)",
     ),
-    ("pdf", "float", "V2 uv, V3 wi, V3 wo", "uv, wi, wo", "0.0f"),
+    (
+        "pdf",
+        "float",
+        "const SurfacePoint& sp, V3 wi, V3 wo",
+        "sp, wi, wo",
+        "0.0f",
+    ),
 ];
 
 /// The text of `bsdfs/registry.cuh` for `entries` (with record layouts `layout`).
@@ -457,8 +463,8 @@ fn write_top_dispatch(s: &mut String, entries: &[BsdfEntry]) {
          template <int L> __device__ inline bool bsdf_nested_is_delta(const SceneData& s, BsdfRef b) {\n\
          \x20   if constexpr (L == 0) return bsdf_base_is_delta(b.kind);\n\
          \x20   else return bsdf_level_is_delta<L>(s, b);\n}\n\n\
-         // AnyBsdf::is_delta\n__device__ inline bool bsdf_is_delta(const SceneData& s, hg_u32 bi, V2 uv) {\n\
-         \x20   (void)uv;\n    if ((HG_BASE_BSDFS & HG_DELTA_BSDFS) == 0u) return false;\n\
+         // AnyBsdf::is_delta\n__device__ inline bool bsdf_is_delta(const SceneData& s, hg_u32 bi, const SurfacePoint& sp) {\n\
+         \x20   (void)sp;\n    if ((HG_BASE_BSDFS & HG_DELTA_BSDFS) == 0u) return false;\n\
          \x20   return bsdf_nested_is_delta<HG_ADAPTER_DEPTH>(s, bsdf_ref(s, bi));\n}\n",
     );
     for (f, ret, params, args, _) in DISPATCH {

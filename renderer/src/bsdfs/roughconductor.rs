@@ -54,9 +54,9 @@ device_record!(RoughConductor {
 
 impl RoughConductor {
     fn fresnel(&self, ctx: &BsdfCtx, cos: f32) -> Color {
-        let eta = ctx.tex.eval(self.eta, ctx.uv);
-        let k = ctx.tex.eval(self.k, ctx.uv);
-        fresnel_conductor_rgb(cos, eta, k) * ctx.tex.eval(self.specular_reflectance, ctx.uv)
+        let eta = ctx.tex.eval(self.eta, &ctx.at);
+        let k = ctx.tex.eval(self.k, &ctx.at);
+        fresnel_conductor_rgb(cos, eta, k) * ctx.tex.eval(self.specular_reflectance, &ctx.at)
     }
 }
 
@@ -85,7 +85,7 @@ impl BsdfPlugin for RoughConductor {
         if wi.z <= 0.0 {
             return None;
         }
-        let mf = self.distr.at(ctx.tex, ctx.uv);
+        let mf = self.distr.at(ctx.tex, &ctx.at);
         let m = mf.sample(wi, u2);
         let wo = reflect(wi, m);
         let wo_m = wo.dot(m);
@@ -117,7 +117,7 @@ impl BsdfPlugin for RoughConductor {
         if wi.z <= 0.0 || wo.z <= 0.0 {
             return Color::ZERO;
         }
-        let mf = self.distr.at(ctx.tex, ctx.uv);
+        let mf = self.distr.at(ctx.tex, &ctx.at);
         let h = (wi + wo).normalize();
         let v = mf.d(h) * mf.g(wi, wo, h) / (4.0 * wi.z);
         self.fresnel(ctx, wi.dot(h)) * v
@@ -128,7 +128,7 @@ impl BsdfPlugin for RoughConductor {
         if wi.z <= 0.0 || wo.z <= 0.0 {
             return 0.0;
         }
-        let mf: Microfacet = self.distr.at(ctx.tex, ctx.uv);
+        let mf: Microfacet = self.distr.at(ctx.tex, &ctx.at);
         let h = (wi + wo).normalize();
         let wo_h = wo.dot(h);
         if wo_h <= 0.0 {

@@ -150,7 +150,7 @@ impl BsdfPlugin for RoughDielectric {
         if wi.z == 0.0 {
             return None;
         }
-        let mf = self.distr.at(ctx.tex, ctx.uv);
+        let mf = self.distr.at(ctx.tex, &ctx.at);
         let smf = Self::sampling_distr(mf, wi.z);
         let wi_up = if wi.z < 0.0 { -wi } else { wi };
         let m = smf.sample(wi_up, u2);
@@ -162,14 +162,14 @@ impl BsdfPlugin for RoughDielectric {
         let f = fresnel_dielectric(wi_m, self.eta);
         let (wo, lobe, factor, eta, jacobian) = if u1 <= f.r {
             let wo = reflect(wi, m);
-            let refl = ctx.tex.eval(self.specular_reflectance, ctx.uv);
+            let refl = ctx.tex.eval(self.specular_reflectance, &ctx.at);
             (wo, f.r, refl, 1.0, 1.0 / (4.0 * wo.dot(m)))
         } else {
             // Snell at the microfacet (Mitsuba's `refract(wi, m, cos_t, eta_ti)`)
             let wo = m * (wi_m * f.eta_ti + f.cos_theta_t) - wi * f.eta_ti;
             let wo_m = wo.dot(m);
             let denom = wi_m + f.eta_it * wo_m;
-            let trans = ctx.tex.eval(self.specular_transmittance, ctx.uv);
+            let trans = ctx.tex.eval(self.specular_transmittance, &ctx.at);
             // radiance is compressed into the smaller solid angle: × (η_t/η_i)⁻²
             let factor = trans * (f.eta_ti * f.eta_ti);
             let jacobian = f.eta_it * f.eta_it * wo_m / (denom * denom);
@@ -201,7 +201,7 @@ impl BsdfPlugin for RoughDielectric {
         let Some(h) = self.half_vector(wi, wo) else {
             return Color::ZERO;
         };
-        let mf = self.distr.at(ctx.tex, ctx.uv);
+        let mf = self.distr.at(ctx.tex, &ctx.at);
         let m = h.m;
         let dg = mf.d(m) * mf.g(wi, wo, m);
         if dg == 0.0 {
@@ -210,12 +210,12 @@ impl BsdfPlugin for RoughDielectric {
         let (wi_m, wo_m) = (wi.dot(m), wo.dot(m));
         let f = fresnel_dielectric(wi_m, self.eta).r;
         if h.reflect {
-            let r = ctx.tex.eval(self.specular_reflectance, ctx.uv);
+            let r = ctx.tex.eval(self.specular_reflectance, &ctx.at);
             return r * (f * dg / (4.0 * wi.z.abs()));
         }
         let denom = wi_m + h.eta * wo_m;
         let v = ((1.0 - f) * dg * wi_m * wo_m / (wi.z * denom * denom)).abs();
-        ctx.tex.eval(self.specular_transmittance, ctx.uv) * v
+        ctx.tex.eval(self.specular_transmittance, &ctx.at) * v
     }
 
     /// Density of the sampled normal, times F or 1 − F for the lobe, times the
@@ -236,7 +236,7 @@ impl BsdfPlugin for RoughDielectric {
             let denom = wi_m + eta * wo_m;
             eta * eta * wo_m / (denom * denom)
         };
-        let smf = Self::sampling_distr(self.distr.at(ctx.tex, ctx.uv), wi.z);
+        let smf = Self::sampling_distr(self.distr.at(ctx.tex, &ctx.at), wi.z);
         let wi_up = if wi.z < 0.0 { -wi } else { wi };
         let f = fresnel_dielectric(wi_m, self.eta).r;
         let lobe = if h.reflect { f } else { 1.0 - f };

@@ -294,9 +294,9 @@ impl BsdfPlugin for RoughPlastic {
         let mf = self.distr();
         let h = (wi + wo).normalize();
         let f = fresnel_dielectric(wi.dot(h), self.eta).r;
-        let spec = ctx.tex.eval(self.specular_reflectance, ctx.uv)
+        let spec = ctx.tex.eval(self.specular_reflectance, &ctx.at)
             * (f * mf.d(h) * mf.g(wi, wo, h) / (4.0 * wi.z));
-        let d = ctx.tex.eval(self.diffuse_reflectance, ctx.uv);
+        let d = ctx.tex.eval(self.diffuse_reflectance, &ctx.at);
         let base = internal_scattering(d, self.internal_reflectance, self.nonlinear);
         let t = self.transmittance_at(wi.z) * self.transmittance_at(wo.z);
         spec + base * (cosine_hemisphere_pdf(wo) * self.inv_eta2 * t)
@@ -320,7 +320,7 @@ impl BsdfPlugin for RoughPlastic {
 
     /// The base's albedo (the `albedo` AOV).
     fn diffuse_reflectance(&self, ctx: &BsdfCtx, _wi: Vec3) -> Color {
-        ctx.tex.eval(self.diffuse_reflectance, ctx.uv)
+        ctx.tex.eval(self.diffuse_reflectance, &ctx.at)
     }
 }
 

@@ -110,7 +110,7 @@ impl Setup {
         BsdfCtx {
             bsdfs: &self.bsdfs,
             tex: &self.tex,
-            uv: Vec2::new(0.3, 0.6),
+            at: crate::textures::SurfacePoint::at_uv(Vec2::new(0.3, 0.6)),
         }
     }
 

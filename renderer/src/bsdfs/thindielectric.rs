@@ -77,13 +77,13 @@ impl BsdfPlugin for ThinDielectric {
             (
                 reflect_local(wi),
                 r,
-                ctx.tex.eval(self.specular_reflectance, ctx.uv),
+                ctx.tex.eval(self.specular_reflectance, &ctx.at),
             )
         } else {
             (
                 -wi,
                 1.0 - r,
-                ctx.tex.eval(self.specular_transmittance, ctx.uv),
+                ctx.tex.eval(self.specular_transmittance, &ctx.at),
             )
         };
         Some(BsdfSample {

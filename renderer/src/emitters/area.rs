@@ -24,6 +24,7 @@ use crate::scene::builder::BuildCtx;
 use crate::scene::params::Range;
 use crate::scene::props::Props;
 use crate::shapes::{Hit, PositionSample};
+use crate::textures::SurfacePoint;
 use crate::textures::TexRef;
 
 /// The area light record.
@@ -76,7 +77,7 @@ impl AreaEmitter {
             d,
             dist,
             pdf,
-            radiance: ctx.tex.eval(self.radiance, ps.uv),
+            radiance: ctx.tex.eval(self.radiance, &SurfacePoint::at_uv(ps.uv)),
             delta: false,
         })
     }
@@ -103,7 +104,7 @@ impl AreaEmitter {
         if !(ps.pdf > 0.0) {
             return None;
         }
-        let w = ctx.tex.eval(self.radiance, ps.uv) / ps.pdf;
+        let w = ctx.tex.eval(self.radiance, &SurfacePoint::at_uv(ps.uv)) / ps.pdf;
         w.is_finite().then_some((ps, w))
     }
 
@@ -122,7 +123,7 @@ impl AreaEmitter {
     #[inline]
     pub fn eval_hit(&self, ctx: &EmitterCtx, hit: &Hit, d: Vec3) -> Color {
         if hit.n.dot(d) < 0.0 {
-            ctx.tex.eval(self.radiance, hit.uv)
+            ctx.tex.eval(self.radiance, &SurfacePoint::at_uv(hit.uv))
         } else {
             Color::ZERO
         }

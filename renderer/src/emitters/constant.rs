@@ -16,6 +16,7 @@ use crate::math::warp::{square_to_uniform_sphere, UNIFORM_SPHERE_PDF};
 use crate::math::{Color, Vec2};
 use crate::scene::builder::BuildCtx;
 use crate::scene::props::Props;
+use crate::textures::SurfacePoint;
 use crate::textures::TexRef;
 
 /// The constant environment record.
@@ -37,7 +38,8 @@ impl ConstantEmitter {
     /// The radiance, whatever the direction.
     #[inline]
     pub fn eval(&self, ctx: &EmitterCtx) -> Color {
-        ctx.tex.eval(self.radiance, Vec2::ZERO)
+        ctx.tex
+            .eval(self.radiance, &SurfacePoint::at_uv(Vec2::ZERO))
     }
 
     /// A uniformly distributed direction.

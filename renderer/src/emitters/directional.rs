@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::math::{Color, Vec2, Vec3};
 use crate::scene::builder::BuildCtx;
 use crate::scene::props::Props;
+use crate::textures::SurfacePoint;
 use crate::textures::TexRef;
 
 /// The directional light record.
@@ -61,7 +62,9 @@ impl DirectionalEmitter {
             d: -self.direction,
             dist: f32::INFINITY,
             pdf: 1.0,
-            radiance: ctx.tex.eval(self.irradiance, Vec2::ZERO),
+            radiance: ctx
+                .tex
+                .eval(self.irradiance, &SurfacePoint::at_uv(Vec2::ZERO)),
             delta: true,
         }
     }

@@ -19,6 +19,7 @@ use crate::math::warp::{square_to_uniform_sphere, UNIFORM_SPHERE_PDF};
 use crate::math::{Color, Vec2, Vec3};
 use crate::scene::builder::BuildCtx;
 use crate::scene::props::Props;
+use crate::textures::SurfacePoint;
 use crate::textures::TexRef;
 
 /// The point light record.
@@ -61,7 +62,10 @@ impl PointEmitter {
             p: self.position,
             n: Vec3::ZERO,
             d: square_to_uniform_sphere(u_dir),
-            weight: ctx.tex.eval(self.intensity, Vec2::ZERO) / UNIFORM_SPHERE_PDF,
+            weight: ctx
+                .tex
+                .eval(self.intensity, &SurfacePoint::at_uv(Vec2::ZERO))
+                / UNIFORM_SPHERE_PDF,
         })
     }
 
@@ -78,7 +82,10 @@ impl PointEmitter {
             d: v / dist,
             dist,
             pdf: 1.0,
-            radiance: ctx.tex.eval(self.intensity, Vec2::ZERO) / dist2,
+            radiance: ctx
+                .tex
+                .eval(self.intensity, &SurfacePoint::at_uv(Vec2::ZERO))
+                / dist2,
             delta: true,
         })
     }

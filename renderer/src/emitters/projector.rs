@@ -36,6 +36,7 @@ use crate::scene::builder::BuildCtx;
 use crate::scene::params::Range;
 use crate::scene::props::Props;
 use crate::sensors::perspective::parse_fov;
+use crate::textures::SurfacePoint;
 use crate::textures::{AnyTexture, TexRef};
 
 /// The projector record.
@@ -143,7 +144,7 @@ impl ProjectorEmitter {
             d,
             dist,
             pdf: 1.0,
-            radiance: ctx.tex.eval(self.irradiance, uv) * k,
+            radiance: ctx.tex.eval(self.irradiance, &SurfacePoint::at_uv(uv)) * k,
             delta: true,
         })
     }

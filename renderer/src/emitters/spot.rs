@@ -35,6 +35,7 @@ use crate::math::{Color, Mat3, Transform, Vec2, Vec3};
 use crate::scene::builder::BuildCtx;
 use crate::scene::params::{ParamValue, Range, Target};
 use crate::scene::props::Props;
+use crate::textures::SurfacePoint;
 use crate::textures::TexRef;
 
 /// [`SpotEmitter::texture`] when no texture is projected.
@@ -148,9 +149,14 @@ impl SpotEmitter {
         if !(falloff > 0.0) {
             return None;
         }
-        let mut radiance = ctx.tex.eval(self.intensity, Vec2::ZERO);
+        let mut radiance = ctx
+            .tex
+            .eval(self.intensity, &SurfacePoint::at_uv(Vec2::ZERO));
         if self.texture != NO_TEXTURE {
-            radiance *= ctx.tex.eval(self.texture, self.direction_to_uv(local));
+            radiance *= ctx.tex.eval(
+                self.texture,
+                &SurfacePoint::at_uv(self.direction_to_uv(local)),
+            );
         }
         let inv_dist = 1.0 / dist;
         Some(EmitterSample {

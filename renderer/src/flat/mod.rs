@@ -231,6 +231,8 @@ pub struct FlatScene {
     pub texels: Vec<f32>,
     /// Where each image of the texture store starts in `texels`.
     pub image_offsets: Vec<u32>,
+    /// The mesh attribute lookup table and values ([`crate::textures::AttributeTable`]).
+    pub attrs: Vec<f32>,
     /// Emitters.
     pub emitters: Vec<FlatEmitter>,
     /// Indices of the environment emitters (evaluated on escape).
@@ -436,8 +438,9 @@ impl FlatScene {
             bsdfs,
             bsdf_data: bsdf_data.words,
             textures: (scene.textures.records.iter())
-                .map(|t| flatten_texture(t, offsets))
+                .map(|t| flatten_texture(t, offsets, scene.textures.attributes.shapes))
                 .collect(),
+            attrs: scene.textures.attributes.words.clone(),
             emitters: (scene.emitters.iter())
                 .map(|e| flatten_emitter(e, offsets))
                 .collect(),
@@ -527,6 +530,7 @@ impl FlatScene {
             ("bsdf_data", as_bytes(&self.bsdf_data)),
             ("textures", as_bytes(&self.textures)),
             ("texels", as_bytes(&self.texels)),
+            ("attrs", as_bytes(&self.attrs)),
             ("emitters", as_bytes(&self.emitters)),
             ("env", as_bytes(&self.env_emitters)),
             ("dist1d", as_bytes(&self.dist1d)),

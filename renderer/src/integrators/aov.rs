@@ -252,8 +252,9 @@ fn value(kind: AovKind, scene: &Scene, ray: &Ray, h: &Hit, prim: u32) -> [f32; 3
 /// The diffuse reflectance of the material at `h`, seen along `ray`.
 fn albedo(scene: &Scene, ray: &Ray, h: &Hit) -> Color {
     let bsdf = &scene.bsdfs[scene.geom.shapes[h.shape as usize].bsdf as usize];
-    let wi = super::shading_frame(h).to_local(-ray.d);
-    bsdf.diffuse_reflectance(&scene.bsdf_ctx(h.uv), wi)
+    let frame = super::shading_frame(h);
+    let wi = frame.to_local(-ray.d);
+    bsdf.diffuse_reflectance(&scene.bsdf_ctx(h, &frame), wi)
 }
 
 /// Parses `aovs`: `name:type` pairs separated by commas or spaces (empty entries are

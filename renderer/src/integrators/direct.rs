@@ -75,7 +75,7 @@ impl Direct {
         let frame = shading_frame(&hit);
         let wi = frame.to_local(-ray.d);
         let bsdf = &scene.bsdfs[scene.geom.shapes[hit.shape as usize].bsdf as usize];
-        let bctx = scene.bsdf_ctx(hit.uv);
+        let bctx = scene.bsdf_ctx(&hit, &frame);
         let smooth = !bsdf.is_delta(&bctx);
 
         for _ in 0..self.emitter_samples {

@@ -103,7 +103,7 @@ impl Path {
             let frame = shading_frame(&hit);
             let wi = frame.to_local(-ray.d);
             let bsdf = &scene.bsdfs[scene.geom.shapes[hit.shape as usize].bsdf as usize];
-            let bctx = scene.bsdf_ctx(hit.uv);
+            let bctx = scene.bsdf_ctx(&hit, &frame);
 
             // next-event estimation
             let u_em = rng.next_2d();

@@ -199,7 +199,7 @@ impl Ptracer {
             let wi_world = -ray.d;
             let wi = frame.to_local(wi_world);
             let bsdf = &scene.bsdfs[scene.geom.shapes[hit.shape as usize].bsdf as usize];
-            let bctx = scene.bsdf_ctx(hit.uv);
+            let bctx = scene.bsdf_ctx(&hit, &frame);
 
             // connect to the camera
             if !bsdf.is_delta(&bctx) {

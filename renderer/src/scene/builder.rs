@@ -1016,6 +1016,7 @@ fn finish(
     (integrator, aov): (integrators::AnyIntegrator, Option<integrators::Aov>),
 ) -> Result<Scene> {
     ctx.geom.seal_groups();
+    ctx.textures.attributes.resolve(&ctx.geom)?;
     let bvh = Bvh::build(&ctx.geom);
     let mut scene = Scene::assemble(
         ctx.geom,

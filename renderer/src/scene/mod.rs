@@ -16,9 +16,10 @@ use crate::accel::Bvh;
 use crate::bsdfs::{AnyBsdf, BsdfCtx};
 use crate::emitters::{AnyEmitter, EmitterCtx};
 use crate::integrators::{AnyIntegrator, Aov};
-use crate::math::{Distribution2D, Ray, Vec2, Vec3};
+use crate::math::{Distribution2D, Frame, Ray, Vec3};
 use crate::sensors::Sensor;
 use crate::shapes::{Geometry, Hit};
+use crate::textures::SurfacePoint;
 use crate::textures::TextureStore;
 
 pub use builder::build_scene;
@@ -124,13 +125,13 @@ impl Scene {
         self.bvh.occluded(&self.geom, ray)
     }
 
-    /// What BSDFs need to evaluate at surface coordinates `uv`.
+    /// What BSDFs need to evaluate at `hit`, whose shading frame is `frame`.
     #[inline]
-    pub fn bsdf_ctx(&self, uv: Vec2) -> BsdfCtx<'_> {
+    pub fn bsdf_ctx(&self, hit: &Hit, frame: &Frame) -> BsdfCtx<'_> {
         BsdfCtx {
             bsdfs: &self.bsdfs,
             tex: &self.textures,
-            uv,
+            at: SurfacePoint::at_hit(hit, frame),
         }
     }
 

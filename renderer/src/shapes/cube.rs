@@ -55,6 +55,7 @@ pub fn unit_cube() -> TriMesh {
         normals: Some(normals),
         uvs: Some(uvs),
         tris,
+        attributes: Vec::new(),
     }
 }
 

@@ -154,8 +154,8 @@ impl Cylinder {
         None
     }
 
-    /// Point, normal, uv and dp/du at object-space point `local` (on the unit tube).
-    fn eval(&self, local: Vec3) -> (Vec3, Vec3, Vec2, Vec3) {
+    /// Point, normal, uv, dp/du and dp/dv at object-space point `local` (on the unit tube).
+    fn eval(&self, local: Vec3) -> (Vec3, Vec3, Vec2, Vec3, Vec3) {
         let p = self.to_world.transform_point3(local);
         let dpdu = self
             .to_world
@@ -168,7 +168,7 @@ impl Cylinder {
         if phi < 0.0 {
             phi += 2.0 * PI;
         }
-        (p, n, Vec2::new(phi * INV_TWO_PI, local.z), dpdu)
+        (p, n, Vec2::new(phi * INV_TWO_PI, local.z), dpdu, dpdv)
     }
 
     /// The hit record at distance `t` (the point is re-projected onto the tube).
@@ -180,7 +180,7 @@ impl Cylinder {
         } else {
             Vec3::new(1.0, 0.0, q.z)
         };
-        let (p, n, uv, dpdu) = self.eval(local);
+        let (p, n, uv, dpdu, dpdv) = self.eval(local);
         Hit {
             t,
             p,
@@ -188,7 +188,10 @@ impl Cylinder {
             n,
             uv,
             dpdu,
+            dpdv,
             shape,
+            prim: 0,
+            bary: Vec2::ZERO,
         }
     }
 
@@ -196,7 +199,7 @@ impl Cylinder {
     /// `u.x` is the height and `u.y` the angle, as in Mitsuba (`uv = (u.y, u.x)`).
     pub fn sample_position(&self, u: Vec2) -> PositionSample {
         let (s, c) = (2.0 * PI * u.y).sin_cos();
-        let (p, n, uv, _) = self.eval(Vec3::new(c, s, u.x));
+        let (p, n, uv, _, _) = self.eval(Vec3::new(c, s, u.x));
         PositionSample {
             p,
             n,

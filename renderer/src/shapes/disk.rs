@@ -52,8 +52,8 @@ impl Disk {
         (x * x + y * y <= 1.0).then_some((t, Vec2::new(x, y)))
     }
 
-    /// uv and dp/du at object-space point `xy`.
-    fn eval(&self, xy: Vec2) -> (Vec2, Vec3) {
+    /// uv, dp/du and dp/dv (Mitsuba's) at object-space point `xy`.
+    fn eval(&self, xy: Vec2) -> (Vec2, Vec3, Vec3) {
         let r = xy.length();
         let mut v = xy.y.atan2(xy.x) * INV_TWO_PI;
         if v < 0.0 {
@@ -65,12 +65,13 @@ impl Disk {
             (1.0, 0.0)
         };
         let dpdu = self.plane.to_world.transform_vector3(Vec3::new(c, s, 0.0));
-        (Vec2::new(r, v), dpdu)
+        let dpdv = self.plane.to_world.transform_vector3(Vec3::new(-s, c, 0.0)) * (2.0 * PI * r);
+        (Vec2::new(r, v), dpdu, dpdv)
     }
 
     /// The hit record at object-space point `xy`.
     pub fn interaction(&self, shape: u32, ray: &Ray, t: f32, xy: Vec2) -> Hit {
-        let (uv, dpdu) = self.eval(xy);
+        let (uv, dpdu, dpdv) = self.eval(xy);
         Hit {
             t,
             p: ray.at(t),
@@ -78,14 +79,17 @@ impl Disk {
             n: self.plane.n,
             uv,
             dpdu,
+            dpdv,
             shape,
+            prim: 0,
+            bary: Vec2::ZERO,
         }
     }
 
     /// Uniform point (concentric mapping; the linear map keeps it uniform).
     pub fn sample_position(&self, u: Vec2) -> PositionSample {
         let xy = square_to_uniform_disk_concentric(u);
-        let (uv, _) = self.eval(xy);
+        let (uv, _, _) = self.eval(xy);
         PositionSample {
             p: self.plane.to_world.transform_point3(xy.extend(0.0)),
             n: self.plane.n,

@@ -194,7 +194,10 @@ impl Instance {
                 n,
                 uv: Vec2::ZERO,
                 dpdu: Vec3::ZERO,
+                dpdv: Vec3::ZERO,
                 shape: base,
+                prim: 0,
+                bary: Vec2::ZERO,
             };
         };
         let h = g.geom.surface_interaction(prim, &local, tl, c);
@@ -209,7 +212,10 @@ impl Instance {
             n: normal(h.n),
             uv: h.uv,
             dpdu: self.to_world.transform_vector3(h.dpdu),
+            dpdv: self.to_world.transform_vector3(h.dpdv),
             shape: base + h.shape,
+            prim: h.prim,
+            bary: h.bary,
         }
     }
 }

@@ -62,6 +62,47 @@ pub struct TriMesh {
     pub uvs: Option<Vec<Vec2>>,
     /// Triangles (indices into the vertex arrays).
     pub tris: Vec<[u32; 3]>,
+    /// Named per-vertex or per-triangle values (a PLY file's extra properties), read by
+    /// the `mesh_attribute` texture.
+    pub attributes: Vec<MeshAttribute>,
+}
+
+/// One named attribute of a mesh: `dim` values per vertex (`vertex_*` names) or per
+/// triangle (`face_*` names), as in Mitsuba 3.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeshAttribute {
+    /// `vertex_<prefix>` or `face_<prefix>`.
+    pub name: String,
+    /// Values per vertex or triangle (1 to 4).
+    pub dim: u32,
+    /// `dim` values per vertex, or per triangle for a face attribute.
+    pub data: Vec<f32>,
+}
+
+impl MeshAttribute {
+    /// Whether the values are per triangle.
+    pub fn is_face(&self) -> bool {
+        self.name.starts_with("face_")
+    }
+}
+
+/// A mesh attribute in the scene's [`MeshStore`], laid out for lookups by triangle
+/// alone: `dim` values per triangle (face attributes) or per triangle corner (vertex
+/// attributes, three corners in the triangle's vertex order).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredAttribute {
+    /// The shape handle (in the geometry that holds the store).
+    pub shape: u32,
+    /// The attribute's name.
+    pub name: String,
+    /// Values per triangle or corner.
+    pub dim: u32,
+    /// Whether there are values per corner (a vertex attribute).
+    pub per_corner: bool,
+    /// The mesh's first triangle in [`MeshStore::tris`].
+    pub first_tri: u32,
+    /// The values.
+    pub data: Vec<f32>,
 }
 
 impl TriMesh {
@@ -106,6 +147,21 @@ impl TriMesh {
                 return Err(Error::io(
                     path,
                     format!("vertex {i} has non-finite texture coordinates"),
+                ));
+            }
+        }
+        for a in &self.attributes {
+            let count = if a.is_face() { self.tris.len() } else { n };
+            if !(1..=4).contains(&a.dim) || a.data.len() != count * a.dim as usize {
+                return Err(Error::io(
+                    path,
+                    format!(
+                        "attribute \"{}\" has {} values for {count} {} of {} values each",
+                        a.name,
+                        a.data.len(),
+                        if a.is_face() { "faces" } else { "vertices" },
+                        a.dim
+                    ),
                 ));
             }
         }
@@ -217,6 +273,28 @@ impl TriMesh {
         let (has_normals, has_uvs) = (self.normals.is_some(), self.uvs.is_some());
         append_attr(&mut store.normals, self.normals, v0, nv);
         append_attr(&mut store.uvs, self.uvs, v0, nv);
+        for a in self.attributes {
+            let d = a.dim as usize;
+            let per_corner = !a.is_face();
+            let data = if per_corner {
+                let corner = |v: u32| &a.data[v as usize * d..(v as usize + 1) * d];
+                self.tris
+                    .iter()
+                    .flat_map(|t| t.iter().flat_map(|&v| corner(v)))
+                    .copied()
+                    .collect()
+            } else {
+                a.data
+            };
+            store.attributes.push(StoredAttribute {
+                shape: handle,
+                name: a.name,
+                dim: a.dim,
+                per_corner,
+                first_tri,
+                data,
+            });
+        }
         store.positions.extend_from_slice(&self.positions);
         let mut areas = Vec::with_capacity(self.tris.len());
         for (k, t) in self.tris.iter().enumerate() {
@@ -447,9 +525,22 @@ pub fn intersect_tri_watertight(p: [Vec3; 3], r: &TriRay, tmax: f32) -> Option<(
     }
 }
 
+/// The surface of a mesh at one point of one triangle (world space).
+struct MeshPoint {
+    p: Vec3,
+    ng: Vec3,
+    n: Vec3,
+    uv: Vec2,
+    dpdu: Vec3,
+    dpdv: Vec3,
+}
+
 impl Mesh {
-    /// Position, normals, uv and dpdu at barycentrics `b` of triangle `tri`.
-    fn eval(&self, store: &MeshStore, tri: u32, b: Vec2) -> (Vec3, Vec3, Vec3, Vec2, Vec3) {
+    /// Position, normals, uv and the position derivatives at barycentrics `b` of
+    /// triangle `tri`. With texture coordinates dp/du and dp/dv are Mitsuba's (zero dp/du
+    /// and a tangent dp/dv where the uv map is degenerate); without them uv are the
+    /// barycentrics, dp/du the normal's frame (as Mitsuba) and dp/dv its bitangent.
+    fn eval(&self, store: &MeshStore, tri: u32, b: Vec2) -> MeshPoint {
         let (t, p) = tri_vertices(store, tri);
         let b0 = 1.0 - b.x - b.y;
         let pos = p[0] * b0 + p[1] * b.x + p[2] * b.y;
@@ -460,39 +551,53 @@ impl Mesh {
             let nv = t.map(|i| store.normals[i as usize]);
             n = normalize_or(nv[0] * b0 + nv[1] * b.x + nv[2] * b.y, ng);
         }
-        let (uv, dpdu) = if self.has_uvs {
+        let (uv, dpdu, dpdv) = if self.has_uvs {
             let w = t.map(|i| store.uvs[i as usize]);
             let uv = w[0] * b0 + w[1] * b.x + w[2] * b.y;
             let (d1, d2) = (w[1] - w[0], w[2] - w[0]);
             let det = d1.x * d2.y - d1.y * d2.x;
-            let dpdu = if det != 0.0 {
-                (e1 * d2.y - e2 * d1.y) / det
+            if det != 0.0 {
+                (
+                    uv,
+                    (e1 * d2.y - e2 * d1.y) / det,
+                    (e2 * d1.x - e1 * d2.x) / det,
+                )
             } else {
-                Vec3::ZERO
-            };
-            (uv, dpdu)
+                (uv, Vec3::ZERO, Frame::from_normal(ng).t)
+            }
         } else {
             // Mitsuba's defaults: uv = barycentrics, dp/du from the normal's frame.
-            (b, Frame::from_normal(ng).s)
+            let f = Frame::from_normal(ng);
+            (b, f.s, f.t)
         };
         if self.flip {
             ng = -ng;
             n = -n;
         }
-        (pos, ng, n, uv, dpdu)
-    }
-
-    /// The hit record at barycentrics `coords` of primitive `pr`.
-    pub fn interaction(&self, store: &MeshStore, pr: Prim, t: f32, coords: Vec2) -> Hit {
-        let (p, ng, n, uv, dpdu) = self.eval(store, pr.index, coords);
-        Hit {
-            t,
-            p,
+        MeshPoint {
+            p: pos,
             ng,
             n,
             uv,
             dpdu,
+            dpdv,
+        }
+    }
+
+    /// The hit record at barycentrics `coords` of primitive `pr`.
+    pub fn interaction(&self, store: &MeshStore, pr: Prim, t: f32, coords: Vec2) -> Hit {
+        let m = self.eval(store, pr.index, coords);
+        Hit {
+            t,
+            p: m.p,
+            ng: m.ng,
+            n: m.n,
+            uv: m.uv,
+            dpdu: m.dpdu,
+            dpdv: m.dpdv,
             shape: pr.shape,
+            prim: pr.index,
+            bary: coords,
         }
     }
 
@@ -513,11 +618,11 @@ impl Mesh {
         }
         let (i, _, u_reused) = dist.sample(u.y);
         let b = square_to_uniform_triangle(Vec2::new(u.x, u_reused));
-        let (p, _, n, uv, _) = self.eval(store, self.first_tri + i as u32, b);
+        let m = self.eval(store, self.first_tri + i as u32, b);
         PositionSample {
-            p,
-            n,
-            uv,
+            p: m.p,
+            n: m.n,
+            uv: m.uv,
             pdf: 1.0 / self.area,
         }
     }
@@ -533,6 +638,7 @@ mod tests {
             normals,
             uvs,
             tris: vec![[0, 1, 2]],
+            attributes: Vec::new(),
         };
         let mut g = Geometry::default();
         m.add_to(&mut g, flip, 0);
@@ -596,6 +702,7 @@ mod tests {
             normals: None,
             uvs: None,
             tris: vec![[0, 1, 2], [0, 1, 3]],
+            attributes: Vec::new(),
         };
         let mut g = Geometry::default();
         m.add_to(&mut g, false, 0);

@@ -66,8 +66,14 @@ pub struct Hit {
     pub uv: Vec2,
     /// Position derivative along u (for anisotropic frames); may be zero.
     pub dpdu: Vec3,
+    /// Position derivative along v (for bump mapping); may be zero.
+    pub dpdv: Vec3,
     /// The shape that was hit.
     pub shape: u32,
+    /// Meshes: the triangle (an index into the mesh store's triangles); 0 otherwise.
+    pub prim: u32,
+    /// Meshes: the barycentric coordinates (b1, b2) of the point in the triangle.
+    pub bary: Vec2,
 }
 
 /// A point sampled on a shape's surface.
@@ -109,6 +115,8 @@ pub struct MeshStore {
     pub uvs: Vec<Vec2>,
     /// Triangles as absolute vertex indices.
     pub tris: Vec<[u32; 3]>,
+    /// The meshes' named attributes.
+    pub attributes: Vec<mesh::StoredAttribute>,
 }
 
 /// A shape record: its geometry plus material and emitter handles.

@@ -13,6 +13,14 @@
 //! `vertex_index`) lists; polygons are split into triangle fans. Without vertex
 //! normals (and `face_normals` false) smooth normals are computed, as in Mitsuba 3.
 //!
+//! Other scalar properties become attributes that the `mesh_attribute` texture reads,
+//! grouped as Mitsuba 3 groups them: consecutive properties `<prefix>_x/y/z/w`,
+//! `<prefix>_r/g/b/a`, `<prefix>_0/1/2/3` or `<prefix>_1/2/3/4` (one or three of them)
+//! form the attribute `vertex_<prefix>` or `face_<prefix>` (`..._<prefix>_color` for the
+//! `r/g/b` scheme), and `r g b [a]` or `red green blue [alpha]` form `vertex_color` /
+//! `face_color`. A face attribute applies to every triangle of its polygon. Properties
+//! that fit no scheme are ignored, with a warning on stderr.
+//!
 //! ```xml
 //! <shape type="ply">
 //!     <string name="filename" value="meshes/dragon.ply"/>
@@ -25,8 +33,11 @@ use std::io::BufReader;
 use std::path::Path;
 
 use ply_rs_bw::parser::Parser;
-use ply_rs_bw::ply::{ElementDef, Property, PropertyAccess, PropertyAccessResult};
+use ply_rs_bw::ply::{
+    ElementDef, Property, PropertyAccess, PropertyAccessResult, PropertyDef, PropertyType,
+};
 
+use super::mesh::MeshAttribute;
 use super::{Built, TriMesh};
 use crate::error::{Error, Result};
 use crate::math::{Transform, Vec2, Vec3};
@@ -73,8 +84,142 @@ pub fn load(path: &Path, flip_tex_coords: bool) -> Result<TriMesh> {
     let verts = ply.payload.get("vertex").unwrap_or(&empty);
     let faces = ply.payload.get("face").unwrap_or(&empty);
     let mut mesh = read_vertices(vdef, verts, flip_tex_coords);
-    mesh.tris = read_faces(path, faces)?;
+    let (tris, polygon) = read_faces(path, faces)?;
+    mesh.tris = tris;
+    mesh.attributes = attributes(path, "vertex_", vdef, verts, None);
+    if let Some(fdef) = ply.header.elements.get("face") {
+        mesh.attributes
+            .extend(attributes(path, "face_", fdef, faces, Some(&polygon)));
+    }
     Ok(mesh)
+}
+
+/// The names of an element's scalar properties outside [`SLOTS`] (the order of
+/// [`Record::extra`]).
+fn extra_names(def: &ElementDef) -> Vec<&str> {
+    let scalar = |p: &PropertyDef| matches!(p.data_type, PropertyType::Scalar(_));
+    def.properties
+        .values()
+        .filter(|p| scalar(p) && !SLOTS.contains(&p.name.as_str()))
+        .map(|p| p.name.as_str())
+        .collect()
+}
+
+/// The attributes of one element (`kind` is `vertex_` or `face_`); `polygon[k]` is the
+/// face of triangle `k` (faces only).
+fn attributes(
+    path: &Path,
+    kind: &str,
+    def: &ElementDef,
+    recs: &[Record],
+    polygon: Option<&[u32]>,
+) -> Vec<MeshAttribute> {
+    let names = extra_names(def);
+    let (groups, ignored) = group_properties(&names);
+    for name in ignored {
+        eprintln!(
+            "warning: {}: {kind}property \"{name}\" fits no attribute naming scheme \
+             (<prefix>_x/y/z, <prefix>_r/g/b, <prefix>_0/1/2, <prefix>_1/2/3 or r/g/b); ignored",
+            path.display()
+        );
+    }
+    groups
+        .into_iter()
+        .map(|(suffix, fields)| {
+            let value = |r: &Record, f: usize| r.extra.get(f).copied().unwrap_or(0.0);
+            let data = match polygon {
+                None => recs
+                    .iter()
+                    .flat_map(|r| fields.iter().map(move |&f| value(r, f)))
+                    .collect(),
+                Some(faces) => faces
+                    .iter()
+                    .flat_map(|&i| fields.iter().map(move |&f| value(&recs[i as usize], f)))
+                    .collect(),
+            };
+            MeshAttribute {
+                name: format!("{kind}{suffix}"),
+                dim: fields.len() as u32,
+                data,
+            }
+        })
+        .collect()
+}
+
+/// Groups property names into attributes by Mitsuba 3's rules: returns each attribute's
+/// name without its `vertex_`/`face_` kind and the indices of its fields, and the names
+/// of the properties left out.
+fn group_properties<'a>(names: &[&'a str]) -> (Vec<(String, Vec<usize>)>, Vec<&'a str>) {
+    let find = |n: &str| names.iter().position(|x| *x == n);
+    let mut groups = Vec::new();
+    let mut used = vec![false; names.len()];
+    for scheme in [["r", "g", "b", "a"], ["red", "green", "blue", "alpha"]] {
+        let rgb: Option<Vec<usize>> = scheme[..3].iter().map(|n| find(n)).collect();
+        if let Some(mut fields) = rgb {
+            fields.extend(find(scheme[3]));
+            for &f in &fields {
+                used[f] = true;
+            }
+            groups.push(("color".to_string(), fields));
+            break;
+        }
+    }
+    // columns: the first field's postfix picks one; each next field must take the next row
+    const POSTFIX: [&str; 4] = ["xr01", "yg12", "zb23", "wa34"];
+    let mut ignored = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    let mut cur: Option<(&str, usize, Vec<usize>)> = None;
+    let flush = |cur: &mut Option<(&'a str, usize, Vec<usize>)>,
+                 groups: &mut Vec<(String, Vec<usize>)>,
+                 seen: &mut Vec<&'a str>,
+                 ignored: &mut Vec<&'a str>| {
+        if let Some((prefix, col, fields)) = cur.take() {
+            seen.push(prefix);
+            if fields.len() == 1 || fields.len() == 3 {
+                let color = if col == 1 { "_color" } else { "" };
+                groups.push((format!("{prefix}{color}"), fields));
+            } else {
+                ignored.extend(fields.iter().map(|&f| names[f]));
+            }
+        }
+    };
+    for (i, &name) in names.iter().enumerate() {
+        if used[i] || ["r", "g", "b", "a"].contains(&name) {
+            continue;
+        }
+        let split = name
+            .rsplit_once('_')
+            .filter(|(_, post)| post.chars().count() == 1);
+        let Some((prefix, post)) = split else {
+            flush(&mut cur, &mut groups, &mut seen, &mut ignored);
+            ignored.push(name);
+            continue;
+        };
+        let ch = post.chars().next().unwrap_or(' ');
+        if cur.as_ref().is_some_and(|(p, _, _)| *p != prefix) {
+            flush(&mut cur, &mut groups, &mut seen, &mut ignored);
+        }
+        match &mut cur {
+            Some((_, col, fields)) => {
+                let row = fields.len();
+                if row < 4 && POSTFIX[row].chars().nth(*col) == Some(ch) {
+                    fields.push(i);
+                } else {
+                    // a broken sequence drops the whole attribute
+                    let (prefix, _, fields) = cur.take().unwrap_or_default();
+                    seen.push(prefix);
+                    ignored.extend(fields.iter().map(|&f| names[f]));
+                    ignored.push(name);
+                }
+            }
+            None => match POSTFIX[0].find(ch) {
+                Some(col) if !seen.contains(&prefix) => cur = Some((prefix, col, vec![i])),
+                _ => ignored.push(name),
+            },
+        }
+    }
+    flush(&mut cur, &mut groups, &mut seen, &mut ignored);
+    (groups, ignored)
 }
 
 /// Vertex properties we read, by slot in [`Record::vals`].
@@ -101,6 +246,8 @@ struct Record {
     vals: [f32; 12],
     /// A face's vertex indices.
     indices: Vec<u32>,
+    /// The other scalar properties, in the header's order.
+    extra: Vec<f32>,
     /// Whether an index list held negative or non-integer values.
     bad_indices: bool,
 }
@@ -116,10 +263,11 @@ impl PropertyAccess for Record {
                 Some(v) => self.indices = v,
                 None => self.bad_indices = true,
             }
-        } else if let (Some(slot), Some(v)) =
-            (SLOTS.iter().position(|s| *s == name), p.to_f32_lossy())
-        {
-            self.vals[slot] = v;
+        } else if let Some(v) = p.to_f32_lossy() {
+            match SLOTS.iter().position(|s| *s == name) {
+                Some(slot) => self.vals[slot] = v,
+                None => self.extra.push(v),
+            }
         }
         PropertyAccessResult::Set
     }
@@ -149,11 +297,14 @@ fn read_vertices(def: &ElementDef, verts: &[Record], flip_tex_coords: bool) -> T
                 .collect()
         }),
         tris: Vec::new(),
+        attributes: Vec::new(),
     }
 }
 
-fn read_faces(path: &Path, faces: &[Record]) -> Result<Vec<[u32; 3]>> {
+/// The triangles of the faces, and the face of each triangle.
+fn read_faces(path: &Path, faces: &[Record]) -> Result<(Vec<[u32; 3]>, Vec<u32>)> {
     let mut tris = Vec::with_capacity(faces.len());
+    let mut polygon = Vec::with_capacity(faces.len());
     for (i, f) in faces.iter().enumerate() {
         if f.bad_indices {
             let msg = format!("face {i}: vertex indices must be non-negative integers");
@@ -163,9 +314,10 @@ fn read_faces(path: &Path, faces: &[Record]) -> Result<Vec<[u32; 3]>> {
         let idx = &f.indices;
         for k in 1..idx.len().saturating_sub(1) {
             tris.push([idx[0], idx[k], idx[k + 1]]);
+            polygon.push(i as u32);
         }
     }
-    Ok(tris)
+    Ok((tris, polygon))
 }
 
 #[cfg(test)]
@@ -295,5 +447,50 @@ mod tests {
                 .to_string();
             assert!(e.contains(name), "{name}: {e}");
         }
+    }
+
+    #[test]
+    fn extra_properties_group_into_attributes_as_mitsuba_does() {
+        let names = [
+            "color_0", "color_1", "color_2", "weight_0", "n_x", "n_y", "n_z", "tint_r", "tint_g",
+            "tint_b", "two_1", "two_2", "bad_y", "plain", "long_xx",
+        ];
+        let (groups, ignored) = group_properties(&names);
+        let want = [
+            ("color", vec![0, 1, 2]),
+            ("weight", vec![3]),
+            ("n", vec![4, 5, 6]),
+            ("tint_color", vec![7, 8, 9]),
+        ];
+        let got: Vec<(&str, Vec<usize>)> = groups
+            .iter()
+            .map(|(n, f)| (n.as_str(), f.clone()))
+            .collect();
+        assert_eq!(got, want.map(|(n, f)| (n, f)).to_vec());
+        // two fields, a sequence starting at y, no postfix, a long postfix
+        assert_eq!(ignored, ["two_1", "two_2", "bad_y", "plain", "long_xx"]);
+        let (groups, _) = group_properties(&["red", "green", "blue", "alpha", "s_0"]);
+        assert_eq!(groups[0], ("color".to_string(), vec![0, 1, 2, 3]));
+        assert_eq!(groups[1], ("s".to_string(), vec![4]));
+    }
+
+    #[test]
+    fn vertex_and_face_attributes_are_read_and_polygons_share_theirs() {
+        let path = tmp(
+            "attrs.ply",
+            b"ply\nformat ascii 1.0\nelement vertex 4\nproperty float x\nproperty float y\n\
+              property float z\nproperty float r\nproperty float g\nproperty float b\n\
+              element face 2\nproperty list uchar int vertex_indices\nproperty float weight_0\n\
+              end_header\n0 0 0 1 0 0\n1 0 0 0 1 0\n1 1 0 0 0 1\n0 1 0 1 1 1\n\
+              4 0 1 2 3 0.25\n3 0 2 3 0.75\n",
+        );
+        let m = load(Path::new(&path), false).unwrap();
+        assert_eq!(m.tris.len(), 3);
+        let names: Vec<&str> = m.attributes.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["vertex_color", "face_weight"]);
+        assert_eq!(m.attributes[0].dim, 3);
+        assert_eq!(m.attributes[0].data[3..6], [0.0, 1.0, 0.0]);
+        // the quad's two triangles share its weight
+        assert_eq!(m.attributes[1].data, [0.25, 0.25, 0.75]);
     }
 }

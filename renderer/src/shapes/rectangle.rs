@@ -145,7 +145,10 @@ impl Rectangle {
             n: self.plane.n,
             uv: xy * 0.5 + Vec2::splat(0.5),
             dpdu: self.plane.to_world.transform_vector3(Vec3::X) * 2.0,
+            dpdv: self.plane.to_world.transform_vector3(Vec3::Y) * 2.0,
             shape,
+            prim: 0,
+            bary: Vec2::ZERO,
         }
     }
 

@@ -251,6 +251,7 @@ impl Reader<'_> {
             normals,
             uvs,
             tris,
+            attributes: Vec::new(),
         })
     }
 }

@@ -122,8 +122,9 @@ impl Sphere {
         }
     }
 
-    /// Normal, uv and dp/du at the surface point in direction `dir` from the centre.
-    fn eval(&self, dir: Vec3) -> (Vec3, Vec2, Vec3) {
+    /// Normal, uv, dp/du and dp/dv (Mitsuba's parameterisation) at the surface point in
+    /// direction `dir` from the centre.
+    fn eval(&self, dir: Vec3) -> (Vec3, Vec2, Vec3, Vec3) {
         let p = self.center + dir * self.radius;
         let local = normalize_or(self.to_local.transform_point3(p), Vec3::Z);
         let mut phi = local.y.atan2(local.x);
@@ -136,14 +137,21 @@ impl Sphere {
             .to_world
             .transform_vector3(Vec3::new(-local.y, local.x, 0.0))
             * (2.0 * PI);
+        let rd = (local.x * local.x + local.y * local.y).sqrt();
+        let dv = if rd > 0.0 {
+            Vec3::new(local.z * local.x / rd, local.z * local.y / rd, -rd)
+        } else {
+            Vec3::X
+        };
+        let dpdv = self.to_world.transform_vector3(dv) * PI;
         let n = if self.flip { -dir } else { dir };
-        (n, uv, dpdu)
+        (n, uv, dpdu, dpdv)
     }
 
     /// The hit record at distance `t` (the point is re-projected onto the sphere).
     pub fn interaction(&self, shape: u32, ray: &Ray, t: f32) -> Hit {
         let dir = normalize_or(ray.at(t) - self.center, Vec3::Z);
-        let (n, uv, dpdu) = self.eval(dir);
+        let (n, uv, dpdu, dpdv) = self.eval(dir);
         Hit {
             t,
             p: self.center + dir * self.radius,
@@ -151,14 +159,17 @@ impl Sphere {
             n,
             uv,
             dpdu,
+            dpdv,
             shape,
+            prim: 0,
+            bary: Vec2::ZERO,
         }
     }
 
     /// Uniform point on the sphere.
     pub fn sample_position(&self, u: Vec2) -> PositionSample {
         let dir = square_to_uniform_sphere(u);
-        let (n, uv, _) = self.eval(dir);
+        let (n, uv, _, _) = self.eval(dir);
         PositionSample {
             p: self.center + dir * self.radius,
             n,

@@ -85,7 +85,10 @@ mod tests {
     #[test]
     fn cells_follow_mitsubas_pattern() {
         let (st, t) = checker(&[]);
-        let c = |u: f32, v: f32| st.eval(t, Vec2::new(u, v)).x;
+        let c = |u: f32, v: f32| {
+            st.eval(t, &crate::textures::SurfacePoint::at_uv(Vec2::new(u, v)))
+                .x
+        };
         assert_eq!(c(0.25, 0.25), 0.4);
         assert_eq!(c(0.75, 0.25), 0.2);
         assert_eq!(c(0.25, 0.75), 0.2);
@@ -97,7 +100,13 @@ mod tests {
         assert_eq!(c(0.5, 0.25), 0.4);
         assert!((st.mean(t).x - 0.3).abs() < 1e-6);
         // the scalar path keeps Mitsuba's swapped convention
-        assert_eq!(st.eval_1(t, Vec2::new(0.25, 0.25)), 0.2);
+        assert_eq!(
+            st.eval_1(
+                t,
+                &crate::textures::SurfacePoint::at_uv(Vec2::new(0.25, 0.25))
+            ),
+            0.2
+        );
     }
 
     #[test]
@@ -123,7 +132,7 @@ mod tests {
             ("color1", Value::Object(inner)),
             ("to_uv", Value::Transform(scale)),
         ]);
-        let c = |u: f32, v: f32| st.eval(t, Vec2::new(u, v));
+        let c = |u: f32, v: f32| st.eval(t, &crate::textures::SurfacePoint::at_uv(Vec2::new(u, v)));
         assert_eq!(c(0.1, 0.1), Color::splat(0.4));
         // outer cell 1 at uv (0.3, 0.1) (scaled to 0.6, 0.2); inner (unscaled) cell 0 there
         assert_eq!(c(0.3, 0.1), Color::new(1.0, 0.0, 0.0));

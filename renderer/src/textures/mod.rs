@@ -2,25 +2,28 @@
 //! [`TexRef`] into the scene's [`TextureStore`]; a constant is a texture too,
 //! so plugins never special-case "value or texture".
 //!
-//! Registry: `bitmap`, `checkerboard`, `rawconstant` (one file each); constants come
+//! Registry: `bitmap`, `checkerboard`, `mesh_attribute`, `rawconstant` (one file each); constants come
 //! from `<rgb>`/`<float>` properties (and `rawconstant`, without colour conversion). [`image_file`] loads images for `bitmap` and
 //! the `envmap` emitter.
 
 pub mod bitmap;
 pub mod checkerboard;
 pub mod image_file;
+pub mod mesh_attribute;
 pub mod rawconstant;
 
 pub use bitmap::{BitmapTex, FilterType, WrapMode};
 pub use checkerboard::Checkerboard;
+pub use mesh_attribute::{AttributeTable, MeshAttributeTex};
 
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::math::{luminance, Color, Vec2};
+use crate::math::{luminance, Color, Frame, Vec2, Vec3};
 use crate::scene::builder::BuildCtx;
 use crate::scene::desc::ObjectDesc;
 use crate::scene::props::{PixelArray, Props};
+use crate::shapes::Hit;
 
 /// A handle into [`TextureStore::records`].
 pub use crate::plugin::TexRef;
@@ -63,6 +66,61 @@ impl UvTransform {
     }
 }
 
+/// Where a texture or a BSDF is evaluated: the texture coordinates, the mesh data that
+/// `mesh_attribute` reads, and the differential geometry that `bumpmap` reads, in the
+/// shading frame (the frame whose z is the shading normal and whose x follows dp/du).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SurfacePoint {
+    /// Texture coordinates.
+    pub uv: Vec2,
+    /// The shape (a scene shape handle), or [`SurfacePoint::NO_SHAPE`] off any surface
+    /// (emitter and environment lookups).
+    pub shape: u32,
+    /// Meshes: the triangle (an index into the mesh store's triangles).
+    pub prim: u32,
+    /// Meshes: the barycentric coordinates (b1, b2) of the point in its triangle.
+    pub bary: Vec2,
+    /// dp/du in the shading frame.
+    pub dpdu: Vec3,
+    /// dp/dv in the shading frame.
+    pub dpdv: Vec3,
+    /// The geometric normal in the shading frame.
+    pub ng: Vec3,
+}
+
+impl SurfacePoint {
+    /// [`Self::shape`] of a lookup that is not on a surface.
+    pub const NO_SHAPE: u32 = u32::MAX;
+
+    /// A lookup by texture coordinates alone (a flat, unit-speed parameterisation).
+    #[inline]
+    pub fn at_uv(uv: Vec2) -> Self {
+        SurfacePoint {
+            uv,
+            shape: Self::NO_SHAPE,
+            prim: 0,
+            bary: Vec2::ZERO,
+            dpdu: Vec3::X,
+            dpdv: Vec3::Y,
+            ng: Vec3::Z,
+        }
+    }
+
+    /// The point of a hit, with its differential geometry in the shading frame `f`.
+    #[inline]
+    pub fn at_hit(h: &Hit, f: &Frame) -> Self {
+        SurfacePoint {
+            uv: h.uv,
+            shape: h.shape,
+            prim: h.prim,
+            bary: h.bary,
+            dpdu: f.to_local(h.dpdu),
+            dpdv: f.to_local(h.dpdv),
+            ng: f.to_local(h.ng),
+        }
+    }
+}
+
 /// One texture record (plain data; bitmaps point into [`TextureStore::texels`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C, u32)]
@@ -73,6 +131,8 @@ pub enum AnyTexture {
     Bitmap(BitmapTex),
     /// A procedural checkerboard.
     Checkerboard(Checkerboard),
+    /// A value stored on the mesh that was hit.
+    MeshAttribute(MeshAttributeTex),
 }
 
 /// Every texture of a scene plus the images bitmaps and environment maps read.
@@ -86,6 +146,8 @@ pub struct TextureStore {
     pub records: Vec<AnyTexture>,
     /// Stored images: linear RGB or single-channel floats, row-major.
     pub images: Vec<Arc<PixelArray>>,
+    /// The mesh attributes that `mesh_attribute` textures read.
+    pub attributes: AttributeTable,
 }
 
 impl TextureStore {
@@ -112,16 +174,21 @@ impl TextureStore {
         &self.images[i as usize].data
     }
 
-    /// Evaluates texture `t` at surface coordinates `uv`.
+    /// Evaluates texture `t` at `at`.
     #[inline]
-    pub fn eval(&self, t: TexRef, uv: Vec2) -> Color {
+    pub fn eval(&self, t: TexRef, at: &SurfacePoint) -> Color {
         match &self.records[t as usize] {
             AnyTexture::Constant(c) => *c,
-            AnyTexture::Bitmap(b) => b.eval(self.image(b.image), uv),
+            AnyTexture::Bitmap(b) => b.eval(self.image(b.image), at.uv),
             AnyTexture::Checkerboard(c) => {
-                let which = if c.is_color0(uv) { c.color0 } else { c.color1 };
-                self.eval(which, uv)
+                let which = if c.is_color0(at.uv) {
+                    c.color0
+                } else {
+                    c.color1
+                };
+                self.eval(which, at)
             }
+            AnyTexture::MeshAttribute(m) => self.attributes.eval(m, at),
         }
     }
 
@@ -129,16 +196,34 @@ impl TextureStore {
     /// (the value itself for greyscale data). A checkerboard swaps its colours here, as
     /// Mitsuba 3's `eval_1` does.
     #[inline]
-    pub fn eval_1(&self, t: TexRef, uv: Vec2) -> f32 {
+    pub fn eval_1(&self, t: TexRef, at: &SurfacePoint) -> f32 {
         if let AnyTexture::Checkerboard(c) = &self.records[t as usize] {
-            let which = if c.is_color0(uv) { c.color1 } else { c.color0 };
-            return self.eval_1(which, uv);
+            let which = if c.is_color0(at.uv) {
+                c.color1
+            } else {
+                c.color0
+            };
+            return self.eval_1(which, at);
         }
-        let c = self.eval(t, uv);
+        if let AnyTexture::MeshAttribute(m) = &self.records[t as usize] {
+            return self.attributes.eval_1(m, at);
+        }
+        let c = self.eval(t, at);
         if c.x == c.y && c.y == c.z {
             c.x
         } else {
             luminance(c)
+        }
+    }
+
+    /// The gradient of [`Self::eval_1`] with respect to uv (for bump maps): a bitmap's
+    /// (see [`BitmapTex::eval_1_grad`]); zero for every other texture, which is constant
+    /// or piecewise constant in uv.
+    #[inline]
+    pub fn eval_1_grad(&self, t: TexRef, at: &SurfacePoint) -> Vec2 {
+        match &self.records[t as usize] {
+            AnyTexture::Bitmap(b) => b.eval_1_grad(self.image(b.image), at.uv),
+            _ => Vec2::ZERO,
         }
     }
 
@@ -148,6 +233,7 @@ impl TextureStore {
             AnyTexture::Constant(c) => *c,
             AnyTexture::Bitmap(b) => b.mean(self.image(b.image)),
             AnyTexture::Checkerboard(c) => 0.5 * (self.mean(c.color0) + self.mean(c.color1)),
+            AnyTexture::MeshAttribute(m) => self.attributes.mean(m),
         }
     }
 
@@ -166,7 +252,7 @@ const _: () = assert!(std::mem::size_of::<Checkerboard>() == 32);
 const _: () = assert!(std::mem::size_of::<AnyTexture>() == 52);
 
 /// Names of the texture plugins, for error messages.
-pub const KNOWN: &[&str] = &["bitmap", "checkerboard", "rawconstant"];
+pub const KNOWN: &[&str] = &["bitmap", "checkerboard", "mesh_attribute", "rawconstant"];
 
 /// Builds a `<texture>` object and returns its handle.
 pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<TexRef> {
@@ -175,6 +261,7 @@ pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<TexRef> {
         "bitmap" => AnyTexture::Bitmap(BitmapTex::build(p, ctx)?),
         "checkerboard" => AnyTexture::Checkerboard(Checkerboard::build(p, ctx)?),
         "rawconstant" => AnyTexture::Constant(rawconstant::build(p, ctx)?),
+        "mesh_attribute" => AnyTexture::MeshAttribute(mesh_attribute::build(p, ctx)?),
         _ => {
             return Err(Error::UnknownPlugin {
                 loc: obj.loc.clone(),
@@ -207,7 +294,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("t.xml:4") && e.contains("bitmap, checkerboard"),
+            e.contains("t.xml:4") && e.contains("bitmap, checkerboard, mesh_attribute"),
             "{e}"
         );
     }
@@ -217,7 +304,8 @@ mod tests {
         let mut st = TextureStore::default();
         let g = st.add_constant(Color::splat(0.3));
         let c = st.add_constant(Color::new(1.0, 0.0, 0.0));
-        assert_eq!(st.eval_1(g, Vec2::ZERO), 0.3);
-        assert!((st.eval_1(c, Vec2::ZERO) - 0.212671).abs() < 1e-6);
+        let at = SurfacePoint::at_uv(Vec2::ZERO);
+        assert_eq!(st.eval_1(g, &at), 0.3);
+        assert!((st.eval_1(c, &at) - 0.212671).abs() < 1e-6);
     }
 }

@@ -67,7 +67,10 @@ mod tests {
         );
         let scene = build_scene(&xml::load_string(&src, &[])?)?;
         let last = scene.textures.records.len() as u32 - 1;
-        Ok(scene.textures.eval(last, Vec2::new(0.3, 0.7)))
+        Ok(scene.textures.eval(
+            last,
+            &crate::textures::SurfacePoint::at_uv(Vec2::new(0.3, 0.7)),
+        ))
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 use heliograph::math::{Pcg32, Vec2, Vec3};
 use heliograph::scene::{build_scene, xml, Scene};
+use heliograph::textures::SurfacePoint;
 
 use super::harness::repo_root;
 
@@ -36,6 +37,11 @@ pub fn scene_xml() -> String {
             i += 3;
         }
     }
+    // a bump map's height: the seed texture's luminance, tiled
+    let height = format!(
+        r#"<texture type="bitmap" name="height"><string name="filename" value="{tex}"/>
+           <transform name="to_uv"><scale x="3" y="2"/></transform></texture>"#
+    );
     let mut bsdfs = String::new();
     for (k, b) in [
         r#"<bsdf type="conductor"><string name="material" value="Au"/></bsdf>"#,
@@ -71,6 +77,9 @@ pub fn scene_xml() -> String {
     ]
     .iter()
     .map(|b| b.to_string())
+    .chain([format!(
+        r#"<bsdf type="bumpmap">{height}<float name="scale" value="0.02"/><boolean name="flip_invalid_normals" value="false"/><bsdf type="roughconductor"><float name="alpha" value="0.2"/></bsdf></bsdf>"#
+    )])
     // and every registered BSDF with its defaults (an adapter wrapping a diffuse), so
     // that a new plugin is compared without being listed here
     .chain(heliograph::bsdfs::REGISTRY.iter().map(|e| {
@@ -79,6 +88,7 @@ pub fn scene_xml() -> String {
         let required = match e.info.name {
             "normalmap" => r#"<texture type="rawconstant" name="normalmap"><vector name="value" value="0.6, 0.45, 0.9"/></texture>"#,
             "blendbsdf" => r#"<float name="weight" value="0.35"/><bsdf type="conductor"/>"#,
+            "bumpmap" => &height,
             _ => "",
         };
         format!(r#"<bsdf type="{}">{required}{nested}</bsdf>"#, e.info.name)
@@ -197,7 +207,11 @@ pub fn queries(scene: &Scene) -> Vec<Query> {
             let wo = rand3(&mut rng, -1.0, 1.0).normalize();
             let (u1, u2) = (rng.next_f32(), Vec2::new(rng.next_f32(), rng.next_f32()));
             let bsdf = &scene.bsdfs[b];
-            let ctx = scene.bsdf_ctx(uv);
+            let ctx = heliograph::bsdfs::BsdfCtx {
+                bsdfs: &scene.bsdfs,
+                tex: &scene.textures,
+                at: SurfacePoint::at_uv(uv),
+            };
             let f = bsdf.eval(&ctx, wi, wo);
             let mut want = vec![f.x, f.y, f.z, bsdf.pdf(&ctx, wi, wo), 0.0];
             want.extend([0.0; 9]);
@@ -230,12 +244,13 @@ pub fn queries(scene: &Scene) -> Vec<Query> {
     for t in 0..scene.textures.records.len() {
         for _ in 0..400 {
             let uv = Vec2::new(rng.next_f32() * 5.0 - 2.0, rng.next_f32() * 5.0 - 2.0);
-            let c = scene.textures.eval(t as u32, uv);
+            let at = SurfacePoint::at_uv(uv);
+            let c = scene.textures.eval(t as u32, &at);
             let mut q = [0.0f32; 16];
             q[..4].copy_from_slice(&[1.0, t as f32, uv.x, uv.y]);
             out.push(Query {
                 q,
-                want: vec![c.x, c.y, c.z, scene.textures.eval_1(t as u32, uv)],
+                want: vec![c.x, c.y, c.z, scene.textures.eval_1(t as u32, &at)],
                 what: format!("texture {t} uv {uv}"),
             });
         }

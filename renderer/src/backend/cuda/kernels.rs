@@ -41,6 +41,7 @@ pub const FILES: &[(&str, &str)] = embed![
     "bsdfs/bsdf.cuh",
     "bsdfs/fresnel.cuh",
     "bsdfs/microfacet.cuh",
+    "bsdfs/tilted.cuh",
     "emitters/area.cuh",
     "emitters/constant.cuh",
     "emitters/directional.cuh",
@@ -55,6 +56,7 @@ pub const FILES: &[(&str, &str)] = embed![
     "shapes/sphere.cuh",
     "textures/bitmap.cuh",
     "textures/checkerboard.cuh",
+    "textures/mesh_attribute.cuh",
 ];
 
 /// The module holding the `depth` integrator and the layout-table kernel.

@@ -265,8 +265,8 @@ impl SceneArgs {
             l.arg(p); // leaf ..= emitters
         }
         l.arg(&self.emitter_count).arg(&a[13]).arg(&self.env_count);
-        for p in &a[14..18] {
-            l.arg(p);
+        for p in &a[14..19] {
+            l.arg(p); // dist1d ..= attrs
         }
         if let Some(u) = self.units.first() {
             // The kernel's by-value `UnitPrims` parameter (flat.cuh) is these words: the

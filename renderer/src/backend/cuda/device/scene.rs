@@ -36,7 +36,7 @@ use crate::{backend::RenderOptions, integrators::AnyIntegrator};
 /// (kernels/scene.cuh); the counts sit between them as that list says, a brute-force
 /// module's unit records follow them by value, and camera, film and integrator travel
 /// by value too.
-pub(crate) const SCENE_ARRAYS: [&str; 18] = [
+pub(crate) const SCENE_ARRAYS: [&str; 19] = [
     "nodes",
     "leaf",
     "prims",
@@ -55,6 +55,7 @@ pub(crate) const SCENE_ARRAYS: [&str; 18] = [
     "dist2d",
     "dist_data",
     "bsphere",
+    "attrs",
 ];
 
 /// The arrays a refit rewrites ([`Changes::refit`]); their sizes do not change.
@@ -292,7 +293,12 @@ impl CudaBackend {
     /// Texture, BSDF and emitter records, each written where it lives.
     fn patch_records(&self, s: &mut DeviceScene, scene: &Scene, changes: &Changes) -> Result<()> {
         for &t in &changes.textures {
-            let rec = flatten_texture(&scene.textures.records[t as usize], &s.image_offsets);
+            let attr_shapes = scene.textures.attributes.shapes;
+            let rec = flatten_texture(
+                &scene.textures.records[t as usize],
+                &s.image_offsets,
+                attr_shapes,
+            );
             let at = t as usize * std::mem::size_of_val(&rec);
             self.write_array(&s.arrays[slot("textures")], at, as_bytes(&[rec]))?;
         }
