@@ -196,10 +196,16 @@ impl AnyBsdf {
         &REGISTRY[self.tag() as usize]
     }
 
-    /// Whether the BSDF transmits light (the dielectric family); such BSDFs are
-    /// two-sided by nature and cannot be nested in `twosided`.
-    pub fn has_transmission(&self) -> bool {
-        self.entry().transmission
+    /// Whether this instance has a transmission lobe (Mitsuba's `Transmission` flag,
+    /// which `null` lobes count in): the transmitting kinds always; `principled` only
+    /// with a `spec_trans` that is not a constant 0; an adapter when what it wraps does
+    /// (`bsdfs` holds those, `tex` the textures). `twosided` refuses such instances.
+    pub fn transmits(&self, bsdfs: &[AnyBsdf], tex: &TextureStore) -> bool {
+        match self {
+            AnyBsdf::Principled(p) => tex.constant(p.spec_trans) != Some(Color::ZERO),
+            _ if self.entry().transmission => true,
+            _ => (self.nested().iter()).any(|&h| bsdfs[h as usize].transmits(bsdfs, tex)),
+        }
     }
 }
 

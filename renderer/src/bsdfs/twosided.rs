@@ -2,12 +2,14 @@
 //! BSDF it is used for both sides; with two, the first is the front (`+z`) and
 //! the second the back. Seen from behind (`wi.z < 0`), directions are mirrored
 //! through the surface (`z → −z`) before the nested BSDF is queried, and back
-//! afterwards. Transmissive BSDFs (`dielectric`, `thindielectric`) and nested
-//! `twosided` are rejected (as Mitsuba).
+//! afterwards. As in Mitsuba, a nested BSDF that transmits light is refused unless
+//! `allow_transmission` is set: the dielectric family, `mask`, `null`,
+//! `principledthin`, a `principled` with a `spec_trans`, and adapters around them.
 //!
 //! | parameter | type | default | meaning |
 //! |---|---|---|---|
 //! | (nested bsdf) | bsdf | — | one (both sides) or two (front, back) BSDFs |
+//! | `allow_transmission` | boolean | false | accept nested BSDFs that transmit light |
 //!
 //! ```xml
 //! <bsdf type="twosided">
@@ -15,7 +17,7 @@
 //! </bsdf>
 //! ```
 
-use super::{registry, AnyBsdf, BsdfCtx, BsdfPlugin, BsdfSample};
+use super::{AnyBsdf, BsdfCtx, BsdfPlugin, BsdfSample};
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::{Color, Vec2, Vec3};
@@ -65,16 +67,17 @@ impl BsdfPlugin for TwoSided {
                 format!("twosided needs one or two nested BSDFs, got {}", kids.len()),
             ));
         }
+        let allow_transmission = p.bool("allow_transmission", false)?;
         let mut handles = [0u32; 2];
         for (i, (kid, via)) in kids.iter().enumerate() {
             let h = ctx.bsdf_at(kid, via)?;
-            // the build just checked the kind: it is registered
-            let wraps = registry::entry(&kid.kind).is_some_and(|e| e.transmission || e.adapter);
-            if wraps {
+            if !allow_transmission && ctx.bsdf_transmits(h) {
                 return Err(Error::parse(
                     &kid.loc,
                     format!(
-                        "twosided cannot wrap a \"{}\" BSDF (only one-sided reflective BSDFs)",
+                        "twosided cannot wrap this \"{}\" BSDF: it transmits light (only \
+                         one-sided reflective BSDFs; set allow_transmission to true to wrap it \
+                         anyway)",
                         kid.kind
                     ),
                 ));
@@ -169,6 +172,7 @@ mod tests {
     use crate::scene::builder::BuildCtx;
     use crate::scene::desc::ObjectDesc;
     use crate::scene::props::Value;
+    use std::sync::Arc;
 
     fn rough() -> std::sync::Arc<ObjectDesc> {
         obj(
@@ -242,5 +246,41 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("got 3"), "{e}");
+    }
+
+    #[test]
+    fn transmission_is_decided_per_instance_as_mitsuba_does() {
+        let ok = |kid: Arc<ObjectDesc>, extra: &[(&str, Value)]| {
+            BuildCtx::default()
+                .bsdf(&obj_with("twosided", extra, vec![kid]))
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        let diffuse = || obj("diffuse", &[]);
+        let spec_trans = |v: f64| obj("principled", &[("spec_trans", Value::Float(v))]);
+        // reflective instances, adapters around them included
+        assert!(ok(spec_trans(0.0), &[]).is_ok());
+        assert!(ok(obj("principled", &[]), &[]).is_ok());
+        assert!(ok(obj_with("twosided", &[], vec![diffuse()]), &[]).is_ok());
+        let weight = [("weight", Value::Float(0.3))];
+        let blend = obj_with("blendbsdf", &weight, vec![diffuse(), rough()]);
+        assert!(ok(blend, &[]).is_ok());
+        // transmitting ones, and adapters around them
+        for kid in [
+            spec_trans(0.3),
+            obj("principledthin", &[]),
+            obj_with("mask", &[], vec![diffuse()]),
+            obj("null", &[]),
+            obj_with(
+                "blendbsdf",
+                &weight,
+                vec![diffuse(), obj("thindielectric", &[])],
+            ),
+        ] {
+            let kind = kid.kind.clone();
+            let e = ok(kid.clone(), &[]).unwrap_err();
+            assert!(e.contains(&kind) && e.contains("allow_transmission"), "{e}");
+            assert!(ok(kid, &[("allow_transmission", Value::Bool(true))]).is_ok());
+        }
     }
 }

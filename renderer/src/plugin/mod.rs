@@ -73,6 +73,9 @@ pub trait BuildContext {
     /// Builds a BSDF object nested or referenced at `via` (once per id) and returns
     /// its handle.
     fn bsdf_at(&mut self, obj: &Arc<ObjectDesc>, via: &Loc) -> Result<u32>;
+
+    /// Whether built BSDF `h` has a transmission lobe (`AnyBsdf::transmits`).
+    fn bsdf_transmits(&self, h: u32) -> bool;
 }
 
 /// A registered plugin as listings show it: its scene `type` and its manual (the

@@ -872,6 +872,10 @@ impl BuildContext for BuildCtx {
     fn bsdf_at(&mut self, obj: &Arc<ObjectDesc>, via: &Loc) -> Result<u32> {
         BuildCtx::bsdf_at(self, obj, via)
     }
+
+    fn bsdf_transmits(&self, h: u32) -> bool {
+        self.bsdfs[h as usize].transmits(&self.bsdfs, &self.textures)
+    }
 }
 
 /// Finds `name` next to the file of `loc`, else in `search_paths` (in order); the

@@ -376,7 +376,7 @@ fn flattens_to_its_twin_and_reads_specular() {
     assert!(s.sample(g, 0.5, Vec2::splat(0.5)).is_none());
     assert_eq!(s.eval(g, Vec3::Z), Color::ZERO);
     assert_eq!(s.pdf(g, Vec3::Z), 0.0);
-    assert!(!s.is_delta() && !s.bsdf().has_transmission());
+    assert!(!s.is_delta() && !s.bsdf().transmits(&s.bsdfs, &s.tex));
     assert_eq!(
         s.bsdf().diffuse_reflectance(&s.ctx(), Vec3::Z),
         Color::splat(0.5)

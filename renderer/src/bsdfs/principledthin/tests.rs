@@ -159,7 +159,7 @@ fn flattens_to_its_twin() {
     let words = s.bsdf().record_words(&[]);
     assert_eq!(words.len(), 16, "56 bytes in a 64-byte slot");
     assert_eq!(read_record::<PrincipledThin>(&words), Some(rec));
-    assert!(!s.is_delta() && s.bsdf().has_transmission());
+    assert!(!s.is_delta() && s.bsdf().transmits(&s.bsdfs, &s.tex));
     let g = Vec3::new(0.0, 1.0, 0.0);
     assert!(s.sample(g, 0.5, Vec2::splat(0.5)).is_none());
     assert_eq!(s.eval(g, Vec3::Z), Color::ZERO);

@@ -301,7 +301,7 @@ fn reciprocity_with_the_radiance_scaling() {
 #[test]
 fn two_sided_not_delta_and_flattens_to_its_twin() {
     let s = Setup::new("roughdielectric", &[("alpha", Value::Float(0.2))]);
-    assert!(!s.is_delta() && s.bsdf().has_transmission());
+    assert!(!s.is_delta() && s.bsdf().transmits(&s.bsdfs, &s.tex));
     let rec = record(&s);
     assert!((rec.eta - 1.5046 / 1.000277).abs() < 1e-6, "bk7 / air");
     assert_eq!(rec.distr.kind, super::super::microfacet::BECKMANN);
