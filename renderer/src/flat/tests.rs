@@ -432,10 +432,13 @@ fn the_film_carries_the_constant_of_its_sample_placement() {
     // kernels/film.cuh: the tent inverts its CDF in units of 1 / radius; the gaussian's
     // weight per axis is 1 - exp(filter_k + z^2 / 2) with filter_k = a r^2, a = -1 / (2 s^2)
     let film = |rfilter| {
-        flatten_film(&crate::films::Film {
-            rfilter,
-            ..Default::default()
-        })
+        flatten_film(
+            &crate::films::Film {
+                rfilter,
+                ..Default::default()
+            },
+            &Default::default(),
+        )
     };
     let f = film(AnyFilter::Box { radius: 1.0 });
     assert_eq!(
