@@ -133,6 +133,14 @@ impl Default for Sampler {
 }
 
 impl Sampler {
+    /// Sampler `name` with its default settings (4 samples per pixel, seed 0, jitter).
+    pub fn by_name(name: &str) -> Option<Sampler> {
+        kind_of(name).map(|kind| Sampler {
+            kind,
+            ..Sampler::default()
+        })
+    }
+
     /// The plugin name.
     pub fn name(&self) -> &'static str {
         KNOWN[TAGS.iter().position(|t| t.0 == self.kind).unwrap_or(0)]
