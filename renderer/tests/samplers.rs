@@ -96,7 +96,10 @@ fn images_do_not_depend_on_the_thread_count() {
         };
         let (a, b) = (render(1), render(3));
         assert!(
-            a.data.iter().zip(&b.data).all(|(x, y)| x.to_bits() == y.to_bits()),
+            a.data
+                .iter()
+                .zip(&b.data)
+                .all(|(x, y)| x.to_bits() == y.to_bits()),
             "{name}: 1 and 3 threads give different images"
         );
     }

@@ -229,10 +229,7 @@ impl SampleRng {
     pub fn new(sampler: &FlatSampler, seed: u64, pixel: u64, index: u64) -> Self {
         let seed = seed.wrapping_add(u64::from(sampler.seed));
         SampleRng {
-            pcg: Pcg32::new(
-                mix64(seed.wrapping_mul(0x9e3779b97f4a7c15) ^ index),
-                pixel,
-            ),
+            pcg: Pcg32::new(mix64(seed.wrapping_mul(0x9e3779b97f4a7c15) ^ index), pixel),
             kind: sampler.kind,
             jitter: sampler.jitter != 0,
             // index < sample_count <= u32::MAX

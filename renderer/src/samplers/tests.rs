@@ -48,7 +48,10 @@ fn draws(s: &Sampler, seed: u64, pixel: u64, dims: &[bool]) -> Vec<Vec<Vec2>> {
 fn one_per_cell(pts: &[Vec2], nx: u32, ny: u32) -> bool {
     let mut seen = vec![0u32; (nx * ny) as usize];
     for p in pts {
-        assert!((0.0..1.0).contains(&p.x) && (0.0..1.0).contains(&p.y), "{p:?}");
+        assert!(
+            (0.0..1.0).contains(&p.x) && (0.0..1.0).contains(&p.y),
+            "{p:?}"
+        );
         let cx = (f64::from(p.x) * f64::from(nx)).floor() as u32;
         let cy = (f64::from(p.y) * f64::from(ny)).floor() as u32;
         seen[(cy * nx + cx) as usize] += 1;
@@ -75,7 +78,10 @@ fn stratified_puts_one_sample_in_each_cell_of_each_dimension() {
                     } else {
                         one_per_cell(&pts, spp, 1)
                     };
-                    assert!(ok, "spp {spp} jitter {jitter} pixel {pixel} dim {k}: {pts:?}");
+                    assert!(
+                        ok,
+                        "spp {spp} jitter {jitter} pixel {pixel} dim {k}: {pts:?}"
+                    );
                 }
             }
         }
@@ -123,7 +129,10 @@ fn ldsampler_points_form_a_0_m_2_net() {
             for (k, &two) in DIMS.iter().enumerate() {
                 let pts: Vec<Vec2> = d.iter().map(|v| v[k]).collect();
                 if !two {
-                    assert!(one_per_cell(&pts, spp, 1), "spp {spp} pixel {pixel} dim {k}");
+                    assert!(
+                        one_per_cell(&pts, spp, 1),
+                        "spp {spp} pixel {pixel} dim {k}"
+                    );
                     continue;
                 }
                 // every elementary interval of area 1/n: 2^i x 2^(m-i) cells
@@ -158,7 +167,15 @@ fn counts_round_up_as_mitsuba() {
     for (spp, n) in [(1, 1), (2, 2), (3, 3), (5, 6), (7, 8), (10, 12), (17, 20)] {
         assert_eq!(count("multijitter", spp), n, "multijitter {spp}");
     }
-    for (spp, n) in [(1, 4), (4, 4), (5, 16), (16, 16), (17, 64), (32, 64), (65, 256)] {
+    for (spp, n) in [
+        (1, 4),
+        (4, 4),
+        (5, 16),
+        (16, 16),
+        (17, 64),
+        (32, 64),
+        (65, 256),
+    ] {
         assert_eq!(count("ldsampler", spp), n, "ldsampler {spp}");
     }
     assert_eq!(count("independent", 7), 7);
@@ -177,7 +194,10 @@ fn permutations_are_bijections_for_every_seed() {
             let mut seen = vec![false; n as usize];
             for i in 0..n {
                 let p = permute_kensler(i, n, seed);
-                assert!(!std::mem::replace(&mut seen[p as usize], true), "n {n} seed {seed}");
+                assert!(
+                    !std::mem::replace(&mut seen[p as usize], true),
+                    "n {n} seed {seed}"
+                );
             }
         }
     }
@@ -187,7 +207,10 @@ fn permutations_are_bijections_for_every_seed() {
             let mut seen = vec![false; n as usize];
             for i in 0..n {
                 let p = permute_pow2(i, n, seed);
-                assert!(!std::mem::replace(&mut seen[p as usize], true), "n {n} seed {seed}");
+                assert!(
+                    !std::mem::replace(&mut seen[p as usize], true),
+                    "n {n} seed {seed}"
+                );
             }
         }
     }
@@ -205,7 +228,11 @@ fn stratum_points_lie_strictly_inside_their_stratum() {
             }
         }
     }
-    assert_eq!(stratum_point(1, 4, None), 0.375, "the centre without jitter");
+    assert_eq!(
+        stratum_point(1, 4, None),
+        0.375,
+        "the centre without jitter"
+    );
 }
 
 /// Mean of `f` over the sampler's first 2D dimension at dimension index `skip` (after
@@ -236,7 +263,8 @@ fn strata_integrate_a_smooth_function_far_better_than_independent_samples() {
     // mean lies within 4 standard errors of the truth (unbiased).
     let truth = (std::f64::consts::E - 1.0) * 2.0 / std::f64::consts::PI;
     let f = |p: Vec2| f64::from(p.x).exp() * (std::f64::consts::PI * f64::from(p.y)).sin();
-    let rms = |e: &[f64]| (e.iter().map(|v| (v - truth).powi(2)).sum::<f64>() / e.len() as f64).sqrt();
+    let rms =
+        |e: &[f64]| (e.iter().map(|v| (v - truth).powi(2)).sum::<f64>() / e.len() as f64).sqrt();
     for skip in [0, 3] {
         let ind = rms(&estimates(&sampler("independent", 64, true), 2000, skip, f));
         for name in ["stratified", "multijitter", "ldsampler"] {
@@ -245,7 +273,10 @@ fn strata_integrate_a_smooth_function_far_better_than_independent_samples() {
             let n = e.len() as f64;
             let mean = e.iter().sum::<f64>() / n;
             let sd = (e.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
-            assert!(err < 0.25 * ind, "{name} (dim {skip}): rms {err:.2e} vs independent {ind:.2e}");
+            assert!(
+                err < 0.25 * ind,
+                "{name} (dim {skip}): rms {err:.2e} vs independent {ind:.2e}"
+            );
             assert!(
                 (mean - truth).abs() < 4.0 * sd / n.sqrt() + 1e-7,
                 "{name} (dim {skip}): mean {mean} vs {truth} (sd {sd:.2e})"
@@ -269,7 +300,11 @@ fn numbers_depend_on_seed_pixel_and_index_only() {
         // the sampler's `seed` adds to the render's
         let shifted = Sampler { seed: 1, ..s }.flat(16);
         let mut r = SampleRng::new(&shifted, 1, 2, 3);
-        assert_eq!((r.next_2d(), r.next_1d(), r.next_2d()), run(2, 2, 3), "{name}");
+        assert_eq!(
+            (r.next_2d(), r.next_1d(), r.next_2d()),
+            run(2, 2, 3),
+            "{name}"
+        );
     }
 }
 
@@ -285,7 +320,9 @@ fn independent_numbers_are_the_plain_pcg_stream() {
 
 #[test]
 fn bad_sampler_input_names_the_key_and_suggests_the_name() {
-    let e = build_desc("<sampler type=\"stratifed\"/>").unwrap_err().to_string();
+    let e = build_desc("<sampler type=\"stratifed\"/>")
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("\"stratifed\"; did you mean \"stratified\"?") && e.contains("ldsampler"),
         "{e}"
@@ -302,13 +339,16 @@ fn bad_sampler_input_names_the_key_and_suggests_the_name() {
         );
     }
     // jitter is not an ldsampler parameter: unread, so an error
-    let e = build_desc("<sampler type=\"ldsampler\"><boolean name=\"jitter\" value=\"false\"/></sampler>")
-        .unwrap_err()
-        .to_string();
+    let e = build_desc(
+        "<sampler type=\"ldsampler\"><boolean name=\"jitter\" value=\"false\"/></sampler>",
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("jitter"), "{e}");
-    let e = build_desc("<sampler type=\"stratified\"><integer name=\"jitter\" value=\"2\"/></sampler>")
-        .unwrap_err()
-        .to_string();
+    let e =
+        build_desc("<sampler type=\"stratified\"><integer name=\"jitter\" value=\"2\"/></sampler>")
+            .unwrap_err()
+            .to_string();
     assert!(e.contains("jitter"), "{e}");
 }
 
