@@ -13,7 +13,7 @@
 //! set is compiled once per machine (the disk cache) and loaded once per process.
 //!
 //! A texture or parameter update keeps the set; only adding a kind of plugin, changing
-//! the integrator or filter kind, or a BVH growing past a stack size compiles another
+//! the integrator, filter kind or sampler, or a BVH growing past a stack size compiles another
 //! module.
 
 use crate::bsdfs::registry;

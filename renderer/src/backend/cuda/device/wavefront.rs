@@ -16,7 +16,7 @@ use crate::error::Result;
 /// Floats of path state per wavefront slot (kernels/wavefront.cuh `HG_PS_WORDS`).
 const PATH_STATE_WORDS: u64 = 30;
 
-/// Most samples in one wavefront chunk: their state takes 100 bytes each (400 MiB), and
+/// Most samples in one wavefront chunk: their state takes 120 bytes each (480 MiB), and
 /// a larger wave is rendered chunk after chunk through the same buffers.
 const WAVEFRONT_CHUNK: u64 = 1 << 22;
 
@@ -179,5 +179,15 @@ impl CudaBackend {
         // pixel; k <= n, both powers of two.
         unsafe { l.launch(threads_cfg(lanes, block)) }.map_err(drv("launching hg_path_reduce"))?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_state_size_is_the_kernels() {
+        let src = include_str!("../../../../kernels/wavefront.cuh");
+        let line = format!("#define HG_PS_WORDS {}", super::PATH_STATE_WORDS);
+        assert!(src.contains(&line), "wavefront.cuh lacks `{line}`");
     }
 }
