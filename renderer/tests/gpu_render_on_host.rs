@@ -21,7 +21,10 @@
 //! the analytic filter truncated to the crop window, per pixel, for every filter kind
 //! (and the untruncated integral must be rejected at the edges, so the check can fail):
 //! every sample inside its window, and the gaussian's redraws as frequent as its
-//! window's normal mass says, down to a 1×1 crop.
+//! window's normal mass says, down to a 1×1 crop. (d) every sampler (`independent`, `stratified`,
+//! `multijitter`, `ldsampler`): the same numbers as the CPU (same seed, one-pixel box:
+//! values agree to rounding, megakernel and wavefront) and statistical agreement with
+//! independent seeds.
 //!
 //! Skips with a message when no C++ compiler (`$CXX`, else `c++`) is available.
 
