@@ -276,7 +276,7 @@ fn strata_integrate_a_smooth_function_far_better_than_independent_samples() {
             let mean = e.iter().sum::<f64>() / n;
             let sd = (e.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
             assert!(
-                err < 0.25 * ind,
+                err < ind / 3.0,
                 "{name} (dim {skip}): rms {err:.2e} vs independent {ind:.2e}"
             );
             assert!(
