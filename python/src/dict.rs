@@ -57,8 +57,9 @@ fn category_of(kind: &str, loc: &Loc) -> PyResult<Category> {
         .flat_map(|r| r.1.iter().copied())
         .collect();
     known.sort();
+    let suggestion = heliograph::error::did_you_mean(kind, known.iter().copied());
     Err(SceneError::new_err(format!(
-        "{loc}: unknown plugin type \"{kind}\" (known: {})",
+        "{loc}: unknown plugin type \"{kind}\" (known: {}){suggestion}",
         known.join(", ")
     )))
 }

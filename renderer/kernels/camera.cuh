@@ -1,6 +1,6 @@
 // Camera rays (sensors/camera.rs): the pinhole, thin-lens and orthographic cameras.
 #pragma once
-#include "math.cuh"
+#include "samplers.cuh"
 
 // Camera::sample_ray (sensors/camera.rs) at full-film position (px, py); a thin lens
 // reads the aperture sample (ax, ay), which the caller draws for it only.
@@ -42,9 +42,8 @@ __device__ inline Ray camera_ray(const FlatCamera& cam, const FlatFilm& film, fl
 
 // The aperture sample of a camera ray: two draws for a thin lens, none otherwise (the
 // CPU backend draws in the same order: film jitter, aperture, then the integrator's).
-__device__ inline V2 aperture_sample(const FlatCamera& cam, Pcg32& rng) {
+__device__ inline V2 aperture_sample(const FlatCamera& cam, SampleRng& rng) {
     if (cam.kind != HG_CAMERA_THINLENS)
         return v2(0.0f, 0.0f);
-    float x = pcg_next_f32(rng);
-    return v2(x, pcg_next_f32(rng));
+    return next_2d(rng);
 }

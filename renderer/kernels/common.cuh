@@ -35,7 +35,7 @@ struct Ray {
     float tmax;
 };
 
-// PCG32 (renderer/src/math/rng.rs) and the per-sample streams (samplers/mod.rs).
+// PCG32 (renderer/src/math/rng.rs); each sample's stream is in samplers.cuh.
 struct Pcg32 {
     hg_u64 state, inc;
 };
@@ -70,8 +70,4 @@ __device__ inline hg_u64 mix64(hg_u64 x) {
     return x ^ (x >> 31);
 }
 
-// SampleRng::new(seed, pixel, index)
-__device__ inline Pcg32 sample_rng(hg_u64 seed, hg_u64 pixel, hg_u64 index) {
-    return pcg_new(mix64((seed * 0x9e3779b97f4a7c15ull) ^ index), pixel);
-}
 

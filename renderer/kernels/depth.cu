@@ -1,6 +1,6 @@
 // The `depth` integrator (integrators/depth.rs): the closest hit distance along each
-// primary ray, with the CPU backend's sample streams (backend/cpu.rs: one stream per
-// (pixel, sample), jitter first) and a box filter of radius <= 0.5 (each sample lands
+// primary ray, with the CPU backend's sample streams (backend/cpu.rs: the sampler's
+// state per (pixel, sample), jitter first) and a box filter of radius <= 0.5 (each sample lands
 // in its own pixel). One thread per pixel; output: crop_w * crop_h * channels floats.
 #include "geometry.cuh"
 #include "camera.cuh"
@@ -23,13 +23,14 @@ extern "C" __global__ void hg_depth(const FlatCamera* cam_p, const FlatFilm* fil
     g.shapes = shapes;
     hg_u32 fx = x + film.crop_offset[0], fy = y + film.crop_offset[1];
     hg_u64 pixel = (hg_u64)fy * (hg_u64)film.width + (hg_u64)fx;
+    FlatSampler smp = film.sampler;
+    smp.sample_count = spp;  // the render's effective count
     float sum = 0.0f, alpha = 0.0f, weight = 0.0f;
     for (hg_u32 s = 0; s < spp; ++s) {
-        Pcg32 rng = sample_rng(seed, pixel, s);
-        float jx = pcg_next_f32(rng);
-        float jy = pcg_next_f32(rng);
+        SampleRng rng = sample_rng(smp, seed, pixel, s);
+        V2 j = next_2d(rng);
         V2 a = aperture_sample(cam, rng);
-        Ray ray = camera_ray(cam, film, (float)fx + jx, (float)fy + jy, a.x, a.y);
+        Ray ray = camera_ray(cam, film, (float)fx + j.x, (float)fy + j.y, a.x, a.y);
         hg_u32 prim = 0;
         float t = intersect_scene(g, ray, &prim);
         if (t != HG_INF) {

@@ -27,6 +27,9 @@
 #ifndef HG_FILM_SET
 #define HG_FILM_SET 0xfu         // bit HG_FILM_*: one-pixel jitter, box, tent, gaussian
 #endif
+#ifndef HG_SAMPLER_SET
+#define HG_SAMPLER_SET 0xfu      // bit HG_SAMPLER_*: independent, stratified, multijitter, ldsampler
+#endif
 #ifndef HG_PATH_WAVEFRONT
 #define HG_PATH_WAVEFRONT 0      // 1: `path` as the wavefront kernels (hg_render: `direct` only)
 #endif

@@ -27,7 +27,7 @@
 // not depend on the thread schedule (same scene, spp, seed, wave split and samples per
 // lane give the same bits). hg_develop divides by the weight.
 #pragma once
-#include "common.cuh"
+#include "samplers.cuh"
 
 #define HG_FILM_ACC 5                           // r, g, b, alpha, weight per pixel
 
@@ -70,8 +70,9 @@ __device__ inline float film_tent(float r, float inv_r, float lo, float hi, floa
 // (u1, u2) (the GPU's fast log and sincos: the position only has to follow the density
 // the weight assumes to ~1e-6; 1 - u1 lies in (0, 1], so the log is finite, and the
 // angle 2 pi u2 - pi, a rotation by pi that the normal does not see, stays in the fast
-// sincos's accurate range [-pi, pi]), redrawn from two more numbers of `rng` while
-// outside the window. Returns the weight f(dx) f(dy) / (pdf(dx) pdf(dy)) up to a constant:
+// sincos's accurate range [-pi, pi]), redrawn from two more numbers of the sample's own
+// stream `rng` while outside the window (not from the sampler's dimensions: the CPU,
+// which splats instead, draws none, and both must reach the integrator at the same one). Returns the weight f(dx) f(dy) / (pdf(dx) pdf(dy)) up to a constant:
 // per axis 1 - exp(a (r^2 - dx^2)) = 1 - exp(a r^2 + z^2 / 2), a = -1 / (2 s^2) and a r^2
 // = FlatFilm::filter_k, clamped at 0 (it is 0 at |dx| = r, and the window lies in [-r, r]).
 __device__ inline float film_gaussian(const FlatFilm& film, float lox, float hix, float loy, float hiy, float u1,
@@ -97,11 +98,11 @@ __device__ inline float film_gaussian(const FlatFilm& film, float lox, float hix
 }
 
 // The film position (crop-space pixel (x, y) + (*ox, *oy)) and filter weight of one
-// sample of crop pixel (x, y), from the sample's random stream: its first two numbers
-// (u1, u2, as backend/cpu.rs draws its jitter first), and two more per gaussian redraw.
-__device__ inline float film_sample(const FlatFilm& film, hg_u32 x, hg_u32 y, Pcg32& rng, float* ox, float* oy) {
-    float u1 = pcg_next_f32(rng);
-    float u2 = pcg_next_f32(rng);
+// sample of crop pixel (x, y), from the sample's sampler: its first 2D point (u1, u2, as
+// backend/cpu.rs draws its jitter first), and two independent numbers per gaussian redraw.
+__device__ inline float film_sample(const FlatFilm& film, hg_u32 x, hg_u32 y, SampleRng& rng, float* ox, float* oy) {
+    V2 u = next_2d(rng);
+    float u1 = u.x, u2 = u.y;
     float r = film.filter_radius;
     // the window: offsets from the pixel centre within r that stay in the crop
     float cx = (float)x + 0.5f, cy = (float)y + 0.5f;
@@ -127,7 +128,7 @@ __device__ inline float film_sample(const FlatFilm& film, hg_u32 x, hg_u32 y, Pc
             break;
         }
         HG_CASE(HG_FILM_SET, HG_FILM_GAUSSIAN) {
-            w = film_gaussian(film, lox, hix, loy, hiy, u1, u2, rng, &dx, &dy);
+            w = film_gaussian(film, lox, hix, loy, hiy, u1, u2, rng.pcg, &dx, &dy);
             break;
         }
     }

@@ -113,6 +113,14 @@ struct FlatCamera {
     hg_u32 pad;
 };
 
+// The sensor's sampler (renderer/src/samplers/mod.rs FlatSampler).
+struct FlatSampler {
+    hg_u32 kind;          // HG_SAMPLER_*
+    hg_u32 sample_count;  // the render's effective samples per pixel
+    hg_u32 jitter;        // 1: random offsets within the strata (stratified, multijitter)
+    hg_u32 seed;          // the sampler's `seed`, added to the render's
+};
+
 #define HG_FILTER_BOX 0u
 #define HG_FILTER_TENT 1u
 #define HG_FILTER_GAUSSIAN 2u
@@ -128,6 +136,7 @@ struct FlatFilm {
     float filter_stddev;
     float filter_k;  // film.cuh: 1 / radius (tent), a r^2 = -(r / stddev)^2 / 2 (gaussian), 0 (box)
     hg_u32 pad;
+    FlatSampler sampler;  // the sensor's sampler (samplers.cuh); sample_count set per render
 };
 
 #define HG_INTEGRATOR_DIRECT 0u
@@ -237,10 +246,12 @@ struct FlatDist2D {
     F(FlatCamera, lin, 16) F(FlatCamera, aspect, 52) F(FlatCamera, near_clip, 56) \
     F(FlatCamera, far_clip, 60) F(FlatCamera, kind, 64) F(FlatCamera, aperture_radius, 68) \
     F(FlatCamera, focus_distance, 72) F(FlatCamera, pad, 76) \
-    S(FlatFilm, 48) F(FlatFilm, width, 0) F(FlatFilm, height, 4) F(FlatFilm, crop_offset, 8) \
+    S(FlatFilm, 64) F(FlatFilm, width, 0) F(FlatFilm, height, 4) F(FlatFilm, crop_offset, 8) \
     F(FlatFilm, crop_size, 16) F(FlatFilm, alpha, 24) F(FlatFilm, filter, 28) \
     F(FlatFilm, filter_radius, 32) F(FlatFilm, filter_stddev, 36) F(FlatFilm, filter_k, 40) \
-    F(FlatFilm, pad, 44) \
+    F(FlatFilm, pad, 44) F(FlatFilm, sampler, 48) \
+    S(FlatSampler, 16) F(FlatSampler, kind, 0) F(FlatSampler, sample_count, 4) \
+    F(FlatSampler, jitter, 8) F(FlatSampler, seed, 12) \
     S(FlatIntegrator, 32) F(FlatIntegrator, kind, 0) F(FlatIntegrator, max_depth, 4) \
     F(FlatIntegrator, rr_depth, 8) F(FlatIntegrator, hide_emitters, 12) \
     F(FlatIntegrator, emitter_samples, 16) F(FlatIntegrator, bsdf_samples, 20) \

@@ -132,8 +132,3 @@ __device__ inline float mis_weight(float a, float b) {
     return a > 0.0f ? 1.0f : 0.0f;
 }
 
-// SampleRng::next_2d
-__device__ inline V2 next_2d(Pcg32& r) {
-    float x = pcg_next_f32(r);
-    return v2(x, pcg_next_f32(r));
-}

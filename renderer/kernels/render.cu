@@ -23,7 +23,7 @@
 // The start of one sample: its random stream (after the film's numbers), film weight and
 // camera ray; the sample has index `sidx` in crop pixel `pix`.
 struct SampleStart {
-    Pcg32 rng;
+    SampleRng rng;
     float w;
     Ray ray;
 };
@@ -35,7 +35,7 @@ __device__ inline SampleStart sample_start(const FlatCamera& cam, const FlatFilm
     hg_u32 y = pix / cw, x = pix - y * cw;
     hg_u32 fx = x + film.crop_offset[0], fy = y + film.crop_offset[1];
     hg_u64 pixel = (hg_u64)fy * (hg_u64)film.width + (hg_u64)fx;
-    st.rng = sample_rng(seed, pixel, sidx);
+    st.rng = sample_rng(film.sampler, seed, pixel, sidx);
     float ox, oy;
     st.w = film_sample(film, x, y, st.rng, &ox, &oy);
     V2 a = aperture_sample(cam, st.rng);

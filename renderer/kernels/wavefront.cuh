@@ -29,9 +29,10 @@
 #define HG_PS_PREV_PDF 17
 #define HG_PS_DEPTH 18    // u32 bits
 #define HG_PS_FLAGS 19    // u32 bits: 1 valid (alpha), 2 previous bounce was a delta lobe
-#define HG_PS_RNG 20      // state and increment, 2 words each
+#define HG_PS_RNG 20      // the PCG32 state and increment, 2 words each
 #define HG_PS_W 24        // film weight
-#define HG_PS_WORDS 25    // backend/cuda/device/render.rs PATH_STATE_WORDS
+#define HG_PS_SAMPLER 25  // SampleRng index, count, dim, pixel_seed, mode (u32 bits)
+#define HG_PS_WORDS 30    // backend/cuda/device/wavefront.rs PATH_STATE_WORDS
 
 __device__ inline void ps_put(float* st, hg_u32 cap, int k, hg_u32 i, float v) { st[(hg_u64)k * cap + i] = v; }
 __device__ inline float ps_get(const float* st, hg_u32 cap, int k, hg_u32 i) { return st[(hg_u64)k * cap + i]; }
@@ -57,10 +58,15 @@ __device__ inline void ps_store(float* st, hg_u32 cap, hg_u32 i, const PathState
     ps_put(st, cap, HG_PS_ETA, i, p.eta);
     ps_put(st, cap, HG_PS_PREV_PDF, i, p.prev_pdf);
     ps_put(st, cap, HG_PS_DEPTH, i, __uint_as_float(p.depth));
-    ps_put(st, cap, HG_PS_RNG, i, __uint_as_float((hg_u32)p.rng.state));
-    ps_put(st, cap, HG_PS_RNG + 1, i, __uint_as_float((hg_u32)(p.rng.state >> 32)));
-    ps_put(st, cap, HG_PS_RNG + 2, i, __uint_as_float((hg_u32)p.rng.inc));
-    ps_put(st, cap, HG_PS_RNG + 3, i, __uint_as_float((hg_u32)(p.rng.inc >> 32)));
+    ps_put(st, cap, HG_PS_RNG, i, __uint_as_float((hg_u32)p.rng.pcg.state));
+    ps_put(st, cap, HG_PS_RNG + 1, i, __uint_as_float((hg_u32)(p.rng.pcg.state >> 32)));
+    ps_put(st, cap, HG_PS_RNG + 2, i, __uint_as_float((hg_u32)p.rng.pcg.inc));
+    ps_put(st, cap, HG_PS_RNG + 3, i, __uint_as_float((hg_u32)(p.rng.pcg.inc >> 32)));
+    ps_put(st, cap, HG_PS_SAMPLER, i, __uint_as_float(p.rng.index));
+    ps_put(st, cap, HG_PS_SAMPLER + 1, i, __uint_as_float(p.rng.count));
+    ps_put(st, cap, HG_PS_SAMPLER + 2, i, __uint_as_float(p.rng.dim));
+    ps_put(st, cap, HG_PS_SAMPLER + 3, i, __uint_as_float(p.rng.pixel_seed));
+    ps_put(st, cap, HG_PS_SAMPLER + 4, i, __uint_as_float(p.rng.mode));
 }
 
 __device__ inline void ps_load(const float* st, hg_u32 cap, hg_u32 i, PathState* p) {
@@ -77,8 +83,14 @@ __device__ inline void ps_load(const float* st, hg_u32 cap, hg_u32 i, PathState*
     p->valid = (flags & 1u) != 0u;
     p->prev_delta = (flags & 2u) != 0u;
     auto word = [&](int k) { return (hg_u64)__float_as_uint(ps_get(st, cap, HG_PS_RNG + k, i)); };
-    p->rng.state = word(0) | (word(1) << 32);
-    p->rng.inc = word(2) | (word(3) << 32);
+    p->rng.pcg.state = word(0) | (word(1) << 32);
+    p->rng.pcg.inc = word(2) | (word(3) << 32);
+    auto u32_at = [&](int k) { return __float_as_uint(ps_get(st, cap, HG_PS_SAMPLER + k, i)); };
+    p->rng.index = u32_at(0);
+    p->rng.count = u32_at(1);
+    p->rng.dim = u32_at(2);
+    p->rng.pixel_seed = u32_at(3);
+    p->rng.mode = u32_at(4);
 }
 
 // Appends slot i to the queue when `alive`. Every lane of the warp calls it (one atomic

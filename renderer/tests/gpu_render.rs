@@ -1,7 +1,7 @@
 //! GPU checks of the `direct` and `path` megakernels: per-plugin parity of
 //! eval/pdf/sample with the Rust plugins on fixed inputs, whole-image agreement
 //! with the CPU backend on every scene of `scenes/` (seed with every reconstruction
-//! filter, Cornell box, showcase), on the Cornell box lit by every delta light (point,
+//! filter, Cornell box, showcase) and with every sampler, on the Cornell box lit by every delta light (point,
 //! directional, spot, projector) and on the rough-glass regression scene, determinism (two renders, same seed: identical bits), and the benchmark lines
 //! (seed scene `direct` and Cornell box `path` max_depth 8, 512×512, 32 spp; kernel time
 //! by CUDA events and the wall time of render + wait, in Gsamples/s), and the 1M-triangle
@@ -186,6 +186,74 @@ fn every_scene_matches_the_cpu_backend() {
             "{label}: CUDA differs from the CPU (p = {p:.3e})"
         );
         assert!(pb < alpha, "{label}: the test cannot see a 5% bias");
+    }
+    be.set_render_tuning(default).unwrap();
+}
+
+/// Every sampler (`stratified`, `multijitter`, `ldsampler`, `independent`) on CUDA against
+/// the CPU with the same sampler: the seed scene (`direct`), the Cornell box (`path`,
+/// megakernel and wavefront kernels) and the thin-lens regression scene (aperture
+/// samples), 64×64, 16 spp; the same criterion as `every_scene_matches_the_cpu_backend`.
+/// And the same seed with a one-pixel box filter: the kernels draw the CPU's numbers, so
+/// nearly every value agrees to rounding.
+#[test]
+fn every_sampler_matches_the_cpu_backend() {
+    let Some(be) = backend_or_skip("render_parity") else {
+        return;
+    };
+    let alpha = 1e-3;
+    let default = be.render_tuning();
+    let thinlens = {
+        let path = repo_root().join("tests/references/scenes/sensor_thinlens.xml");
+        build_scene(&xml::load_file(&path, &[]).unwrap()).unwrap()
+    };
+    for name in heliograph::samplers::KNOWN {
+        let sampler = heliograph::samplers::Sampler {
+            sample_count: 16,
+            ..heliograph::samplers::Sampler::by_name(name).unwrap()
+        };
+        for (label, mut scene, wavefront) in [
+            ("seed-direct", load("seed.xml", 64), false),
+            ("cbox-path", load("cbox.xml", 64), false),
+            ("cbox-path-wavefront", load("cbox.xml", 64), true),
+            ("thinlens-direct", thinlens.clone(), false),
+        ] {
+            be.set_render_tuning(RenderTuning {
+                wavefront,
+                ..default
+            })
+            .unwrap();
+            scene.sensor.sampler = sampler;
+            let label = format!("{label}-{name}");
+            let (p, pb) = compare(&be, &scene, 16, &label);
+            assert!(
+                p > alpha,
+                "{label}: CUDA differs from the CPU (p = {p:.3e})"
+            );
+            assert!(pb < alpha, "{label}: the test cannot see a 5% bias");
+            scene.sensor.film.rfilter = AnyFilter::Box { radius: 0.5 };
+            let opts = RenderOptions {
+                spp: Some(16),
+                seed: 9,
+            };
+            let c = cpu::render(&scene, &opts).unwrap();
+            let g = be.render(&scene, &opts).unwrap();
+            let close = c
+                .data
+                .iter()
+                .zip(&g.data)
+                .filter(|(a, b)| (*a - *b).abs() <= 1e-3 * a.abs().max(1e-2))
+                .count();
+            println!(
+                "HG_GPU_STAT sampler {label} same_seed_close={close}/{}",
+                g.data.len()
+            );
+            assert!(
+                close * 100 >= g.data.len() * 90,
+                "{label}: same-seed renders diverge ({close} of {} values close)",
+                g.data.len()
+            );
+        }
     }
     be.set_render_tuning(default).unwrap();
 }

@@ -21,7 +21,10 @@
 //! the analytic filter truncated to the crop window, per pixel, for every filter kind
 //! (and the untruncated integral must be rejected at the edges, so the check can fail):
 //! every sample inside its window, and the gaussian's redraws as frequent as its
-//! window's normal mass says, down to a 1×1 crop.
+//! window's normal mass says, down to a 1×1 crop. (d) every sampler (`independent`, `stratified`,
+//! `multijitter`, `ldsampler`): the same numbers as the CPU (same seed, one-pixel box:
+//! values agree to rounding, megakernel and wavefront) and statistical agreement with
+//! independent seeds.
 //!
 //! Skips with a message when no C++ compiler (`$CXX`, else `c++`) is available.
 
@@ -602,6 +605,64 @@ fn the_wavefront_path_kernels_give_the_megakernel_bits() {
                 mega.len(),
                 "{label}: the wavefront differs ({bounces} launches)"
             );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&host.dir);
+}
+
+/// Every sampler (`renderer/kernels/samplers.cuh`): the kernels draw the CPU's numbers
+/// (same seed, one-pixel box filter: the values agree to rounding, megakernel and
+/// wavefront alike), and independent seeds agree statistically with the CPU backend, on
+/// the seed scene (`direct`) and the Cornell box (`path`), at a sample count each sampler
+/// keeps (16: a square power of two).
+#[test]
+fn every_sampler_draws_the_cpu_numbers() {
+    let Some(host) = host_or_skip(false) else {
+        return;
+    };
+    let alpha = 1e-3;
+    for name in heliograph::samplers::KNOWN {
+        let sampler = heliograph::samplers::Sampler {
+            sample_count: 16,
+            ..heliograph::samplers::Sampler::by_name(name).unwrap()
+        };
+        for file in ["seed.xml", "cbox.xml"] {
+            let mut scene = load(file, 64);
+            scene.sensor.sampler = sampler;
+            let label = format!("{file} with {name}");
+            let (p, pb) = compare(&host, &scene, 16, &label);
+            assert!(p > alpha, "{label}: the kernels differ from the CPU");
+            assert!(pb < alpha, "the test cannot see a 5% bias ({label})");
+            scene.sensor.film.rfilter = AnyFilter::Box { radius: 0.5 };
+            let opts = RenderOptions {
+                spp: Some(16),
+                seed: 9,
+            };
+            let c = cpu::render(&scene, &opts).unwrap();
+            let mut runs = vec![("megakernel", host.render(&scene, 9, 16, 8, 2))];
+            if let AnyIntegrator::Path(p) = &scene.integrator {
+                let bounces = wavefront_bounce_launches(p.max_depth);
+                runs.push((
+                    "wavefront",
+                    host.render_mode(&scene, 9, 16, 8, 2, Some(bounces)),
+                ));
+            }
+            for (mode, g) in runs {
+                let close = c
+                    .data
+                    .iter()
+                    .zip(&g)
+                    .filter(|(a, b)| (*a - *b).abs() <= 1e-4 * a.abs().max(1e-3))
+                    .count();
+                println!(
+                    "{label} ({mode}), same seed: {close} of {} values within 1e-4",
+                    g.len()
+                );
+                assert!(
+                    close * 100 >= g.len() * 95,
+                    "{label} ({mode}): same-seed renders diverge"
+                );
+            }
         }
     }
     let _ = std::fs::remove_dir_all(&host.dir);

@@ -5,7 +5,7 @@
 //! Modules: `depth.cu` (the `depth` integrator), `parity.cu` (the plugin parity kernel)
 //! and the `render.cu` module of a plugin set ([`Features`], backend/cuda/features.rs).
 //! There are millions of plugin sets (every registered BSDF, 3 texture, 7 emitter and 4 shape kinds,
-//! 2 integrators, 4 film placements, 5 stack sizes or 12 brute-force capacities, the
+//! 2 integrators, 4 film placements, 4 samplers, 5 stack sizes or 12 brute-force capacities, the
 //! wavefront and ray-counting variants), so this compiles a covering set instead. What a
 //! set changes in the compiled code:
 //!
@@ -22,7 +22,7 @@
 //! - the kind sets: every `HG_CASE` body is parsed in every module, but only the kinds
 //!   present reach code generation, where inlined or not they meet ptxas in different
 //!   company. So every kind of every category, and every film placement, is present in
-//!   at least one inlined and one out-of-line module (asserted below against the
+//!   at least one inlined and one out-of-line module (each sampler too; asserted below against the
 //!   generic sets: a new BSDF joins an inlined module by itself, other new plugin kinds
 //!   must join a module here); stacks
 //!   of 8 to 128 entries and brute-force capacities of 4 to 48 records occur too.
@@ -144,6 +144,8 @@ fn module(
                     INTEGRATOR_PATH
                 },
             film: 1 << film,
+            // a scene has one sampler: covering_set gives each module its own
+            samplers: 1,
             stack: if brute_force { MIN_STACK } else { stack_or_cap },
             brute_force,
             unit_cap: if brute_force { stack_or_cap } else { 0 },
@@ -195,7 +197,7 @@ fn covering_set() -> Vec<RenderModule> {
         .collect();
     let (bf, bvh) = (true, false);
     let five = &all_bsdfs[..5];
-    vec![
+    let modules = vec![
         module(
             (Direct, bf, true),
             [
@@ -279,7 +281,17 @@ fn covering_set() -> Vec<RenderModule> {
             FILM_TENT,
             UNIT_CAP_STEP,
         ),
-    ]
+    ];
+    // every sampler among the four inlined modules and among the four others
+    let samplers = heliograph::samplers::KNOWN.len();
+    modules
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut m)| {
+            m.features.samplers = 1 << (i % samplers);
+            m
+        })
+        .collect()
 }
 
 #[test]
@@ -328,6 +340,7 @@ fn the_covering_set_covers_every_pair_of_switches_and_every_kind_both_ways() {
             ("HG_EMITTER_SET", |f| f.emitters),
             ("HG_SHAPE_SET", |f| f.shapes),
             ("HG_FILM_SET", |f| f.film),
+            ("HG_SAMPLER_SET", |f| f.samplers),
         ] {
             assert_eq!(
                 union(inline, f),

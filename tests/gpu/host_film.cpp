@@ -40,14 +40,21 @@ int main(int argc, char** argv) {
     std::vector<float> first;
     for (hg_u32 y = 0; y < ch; ++y)
         for (hg_u32 x = 0; x < cw; ++x) {
-            Pcg32 rng = pcg_new(0x5eed + (hg_u64)y * cw + x, (hg_u64)y * cw + x);
+            // an independent stream: the film's two numbers, then the gaussian's redraws
+            SampleRng rng;
+            rng.pcg = pcg_new(0x5eed + (hg_u64)y * cw + x, (hg_u64)y * cw + x);
+            rng.index = 0u;
+            rng.count = 1u;
+            rng.dim = 0u;
+            rng.pixel_seed = 0u;
+            rng.mode = HG_SAMPLER_INDEPENDENT;
             std::vector<double> ws, ls;
             double sw = 0.0, swl = 0.0, pairs = 0.0, most = 0.0;
             for (long k = 0; k < n; ++k) {
-                Pcg32 before = rng;
+                Pcg32 before = rng.pcg;
                 float ox, oy;
                 float w = film_sample(*fl, x, y, rng, &ox, &oy);
-                long drawn = draws_between(before, rng, 1l << 20);
+                long drawn = draws_between(before, rng.pcg, 1l << 20);
                 if (drawn < 2 || drawn % 2 != 0) {
                     std::fprintf(stderr, "pixel (%u, %u): a sample drew %ld numbers\n", x, y, drawn);
                     return 5;

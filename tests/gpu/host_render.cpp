@@ -88,7 +88,9 @@ int main(int argc, char** argv) {
     auto dist1d = slurp(d + "dist1d.bin"), dist2d = slurp(d + "dist2d.bin");
     auto dist_data = slurp(d + "dist_data.bin");
     auto bsphere = slurp(d + "bsphere.bin"), attrs = slurp(d + "attrs.bin");
-    const FlatFilm* fl = as<FlatFilm>(film);
+    FlatFilm film_spp = *as<FlatFilm>(film);
+    film_spp.sampler.sample_count = spp;  // the render's effective count, as the device's launches
+    const FlatFilm* fl = &film_spp;
     const FlatCamera& camera = *as<FlatCamera>(cam);
     const FlatIntegrator& it = *as<FlatIntegrator>(integ);
     hg_u32 w = fl->crop_size[0], h = fl->crop_size[1], ch = fl->alpha ? 4 : 3;

@@ -35,6 +35,8 @@ template <class T> static inline T __ldg(const T* p) {
     std::memcpy(&v, p, sizeof v);
     return v;
 }
+// IEEE division, rounded to nearest (the host's `/`).
+static inline float __fdiv_rn(float a, float b) { return a / b; }
 static inline unsigned __float_as_uint(float f) {
     unsigned u;
     std::memcpy(&u, &f, sizeof u);

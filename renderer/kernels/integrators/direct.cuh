@@ -4,8 +4,9 @@
 #pragma once
 #include "../bsdfs.cuh"
 #include "../emitters.cuh"
+#include "../samplers.cuh"
 
-__device__ HG_OUTLINE V3 direct_sample(const SceneData& s, const FlatIntegrator& it, const Ray& ray, Pcg32& rng,
+__device__ HG_OUTLINE V3 direct_sample(const SceneData& s, const FlatIntegrator& it, const Ray& ray, SampleRng& rng,
                                    float* alpha) {
     Hit hit;
     if (!scene_intersect(s, ray, &hit)) {
@@ -46,7 +47,7 @@ __device__ HG_OUTLINE V3 direct_sample(const SceneData& s, const FlatIntegrator&
     }
 
     for (hg_u32 k = 0; k < it.bsdf_samples; ++k) {
-        float u1 = pcg_next_f32(rng);
+        float u1 = next_1d(rng);
         V2 u2 = next_2d(rng);
         BsdfSample bs;
         if (!bsdf_sample(s, bi, sp, wi, u1, u2, &bs)) continue;

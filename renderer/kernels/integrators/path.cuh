@@ -11,6 +11,7 @@
 #pragma once
 #include "../bsdfs.cuh"
 #include "../emitters.cuh"
+#include "../samplers.cuh"
 
 struct PathState {
     Ray ray;
@@ -22,10 +23,10 @@ struct PathState {
     hg_u32 depth;
     bool prev_delta;
     bool valid;    // the alpha channel: the camera ray hit something or sees an environment
-    Pcg32 rng;
+    SampleRng rng;
 };
 
-__device__ inline void path_begin(const SceneData& s, const FlatIntegrator& it, const Ray& ray, const Pcg32& rng,
+__device__ inline void path_begin(const SceneData& s, const FlatIntegrator& it, const Ray& ray, const SampleRng& rng,
                                   PathState* p) {
     p->ray = ray;
     p->throughput = v3(1.0f, 1.0f, 1.0f);
@@ -80,7 +81,7 @@ __device__ inline bool path_step(const SceneData& s, const FlatIntegrator& it, P
         }
     }
 
-    float u1 = pcg_next_f32(p->rng);
+    float u1 = next_1d(p->rng);
     V2 u2 = next_2d(p->rng);
     BsdfSample bs;
     if (!bsdf_sample(s, bi, sp, wi, u1, u2, &bs)) return false;
@@ -97,7 +98,7 @@ __device__ inline bool path_step(const SceneData& s, const FlatIntegrator& it, P
     if (!(tmax > 0.0f) || !(tmax <= 3.4028235e38f)) return false;
     if (p->depth >= it.rr_depth) {
         float q = fminf(tmax * p->eta * p->eta, 0.95f);
-        if (pcg_next_f32(p->rng) >= q) return false;
+        if (next_1d(p->rng) >= q) return false;
         p->throughput = p->throughput / q;
     }
     return true;

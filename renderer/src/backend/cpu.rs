@@ -68,11 +68,15 @@ pub fn render_with_progress(
         .collect();
     let mut acc = Block::try_new(0, 0, cw, ch, aov_channels(scene))?;
     let table = FilterTable::new(&film.rfilter);
+    let streams = Streams {
+        seed: opts.seed,
+        sampler: scene.sensor.sampler.flat(spp),
+    };
     on_process_pool(|| {
         for range in waves(spp, per_wave) {
             // merged in tile order, chunk after chunk: the same sums as all at once
             for chunk in tiles.chunks(CHUNK_TILES) {
-                for b in &render_tiles(scene, &table, opts.seed, chunk, range.clone(), progress)? {
+                for b in &render_tiles(scene, &table, streams, chunk, range.clone(), progress)? {
                     acc.merge(b);
                 }
             }
@@ -119,11 +123,19 @@ pub(crate) fn on_process_pool<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T
     Ok(pool.install(f))
 }
 
+/// What a sample's random numbers depend on besides its pixel and index: the render's
+/// seed and the sampler with the render's effective sample count.
+#[derive(Clone, Copy, Debug)]
+struct Streams {
+    seed: u64,
+    sampler: crate::samplers::FlatSampler,
+}
+
 /// Renders samples `range` of `tiles` in parallel, one block per tile, in order.
 fn render_tiles(
     scene: &Scene,
     table: &FilterTable,
-    seed: u64,
+    streams: Streams,
     tiles: &[(i32, i32)],
     range: std::ops::Range<u32>,
     progress: &Progress,
@@ -135,7 +147,7 @@ fn render_tiles(
             if progress.is_cancelled() {
                 return Err(Error::Cancelled);
             }
-            let b = render_tile(scene, table, seed, tx, ty, border, range.clone());
+            let b = render_tile(scene, table, streams, tx, ty, border, range.clone());
             progress.add(b.1);
             Ok(b.0)
         })
@@ -186,7 +198,7 @@ fn aov_channels(scene: &Scene) -> usize {
 fn render_tile(
     scene: &Scene,
     table: &FilterTable,
-    seed: u64,
+    streams: Streams,
     tx: i32,
     ty: i32,
     border: i32,
@@ -199,7 +211,7 @@ fn render_tile(
     let tile = [tx, ty, tw, th];
     let Some(aov) = scene.aov.as_deref() else {
         let mut block = Block::new(x0, y0, bw, bh);
-        let count = tile_samples(scene, seed, tile, range, |pos, ray, rng| {
+        let count = tile_samples(scene, streams, tile, range, |pos, ray, rng| {
             let (l, alpha) = scene.integrator.sample(scene, ray, rng);
             block.splat(table, pos, finite_or_zero(l), alpha);
         });
@@ -207,7 +219,7 @@ fn render_tile(
     };
     let mut block = Block::with_extra(x0, y0, bw, bh, aov.channel_count());
     let mut values = vec![0.0; aov.channel_count()];
-    let count = tile_samples(scene, seed, tile, range, |pos, ray, rng| {
+    let count = tile_samples(scene, streams, tile, range, |pos, ray, rng| {
         // the nested integrator first: it draws the same numbers as in a render of its own
         let (l, alpha) = match aov.nested {
             Some(_) => scene.integrator.sample(scene, ray, rng),
@@ -240,7 +252,7 @@ fn finite_or_zero(l: Color) -> Color {
 /// Returns the number of samples.
 fn tile_samples(
     scene: &Scene,
-    seed: u64,
+    streams: Streams,
     [tx, ty, tw, th]: [i32; 4],
     range: std::ops::Range<u32>,
     mut sample: impl FnMut(Vec2, &Ray, &mut SampleRng),
@@ -254,7 +266,7 @@ fn tile_samples(
             let (fx, fy) = (x as u32 + ox, y as u32 + oy);
             let pixel_index = fy as u64 * film.width as u64 + fx as u64;
             for s in range.clone() {
-                let mut rng = SampleRng::new(seed, pixel_index, s as u64);
+                let mut rng = SampleRng::new(&streams.sampler, streams.seed, pixel_index, s as u64);
                 let jitter = rng.next_2d();
                 let aperture = if cam.needs_aperture_sample() {
                     rng.next_2d()

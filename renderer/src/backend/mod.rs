@@ -71,13 +71,21 @@ pub struct RenderOptions {
 }
 
 impl RenderOptions {
-    /// The effective sample count for `scene`, rejecting 0.
+    /// The effective sample count for `scene`: the `spp` override rounded as the
+    /// scene's sampler needs (`stratified`: a square, ...), else the sampler's own;
+    /// rejects 0.
     pub fn resolve_spp(&self, scene: &Scene) -> Result<u32> {
-        let spp = self.spp.unwrap_or(scene.sensor.sampler.sample_count);
-        if spp == 0 {
-            return Err(Error::Render("spp must be at least 1".into()));
-        }
-        Ok(spp)
+        resolve_spp(self.spp, &scene.sensor.sampler)
+    }
+}
+
+/// The effective sample count of a render with `spp` override under `sampler`.
+pub fn resolve_spp(spp: Option<u32>, sampler: &crate::samplers::Sampler) -> Result<u32> {
+    match spp {
+        None => Ok(sampler.sample_count),
+        Some(spp) => sampler
+            .effective(spp)
+            .map_err(|m| Error::Render(format!("spp: {m}"))),
     }
 }
 

@@ -10,7 +10,7 @@
 use std::mem::{offset_of, size_of};
 
 use super::{FlatBvhNode, FlatUnitPrim};
-use super::{FlatCamera, FlatFilm, FlatIntegrator, FlatShape};
+use super::{FlatCamera, FlatFilm, FlatIntegrator, FlatSampler, FlatShape};
 use super::{FlatDist1D, FlatDist2D, FlatEmitter, FlatTexture};
 use crate::accel::LeafPrim;
 use crate::plugin::record::{field_size, LayoutEntry, RecordRef};
@@ -50,8 +50,9 @@ pub const LAYOUT: &[LayoutEntry] = layout! {
     }
     FlatFilm {
         width, height, crop_offset, crop_size, alpha, filter, filter_radius,
-        filter_stddev, filter_k, pad
+        filter_stddev, filter_k, pad, sampler
     }
+    FlatSampler { kind, sample_count, jitter, seed }
     FlatIntegrator {
         kind, max_depth, rr_depth, hide_emitters, emitter_samples, bsdf_samples, pad
     }

@@ -144,7 +144,9 @@ pub struct FlatCamera {
     pub pad: u32,
 }
 
-/// Film geometry and reconstruction filter (48 bytes).
+/// Film geometry, reconstruction filter and the sensor's sampler (64 bytes): every
+/// kernel that starts samples already takes the film record, so the sampler travels
+/// with it.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C)]
 pub struct FlatFilm {
@@ -168,9 +170,14 @@ pub struct FlatFilm {
     /// radius` for a tent, `a radius²` with `a = -1 / (2 stddev²)` for a gaussian (the
     /// exponent of its truncation offset, about -8), 0 for a box.
     pub filter_k: f32,
-    /// Padding to 48 bytes.
+    /// Padding to 48 bytes (the sampler record starts 16-byte aligned).
     pub pad: u32,
+    /// The sensor's sampler; its `sample_count` is rewritten per render with the
+    /// render's effective sample count.
+    pub sampler: FlatSampler,
 }
+
+pub use crate::samplers::FlatSampler;
 
 /// Integrator settings (32 bytes).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -341,8 +348,8 @@ pub fn flatten_camera(cam: &crate::sensors::Camera) -> FlatCamera {
     }
 }
 
-/// Flattens the film and its filter.
-pub fn flatten_film(film: &crate::films::Film) -> FlatFilm {
+/// Flattens the film, its filter and the sensor's `sampler`.
+pub fn flatten_film(film: &crate::films::Film, sampler: &crate::samplers::Sampler) -> FlatFilm {
     let (filter, filter_radius, filter_stddev, filter_k) = match film.rfilter {
         AnyFilter::Box { radius } => (FILTER_BOX, radius, 0.0, 0.0),
         AnyFilter::Tent { radius } => (FILTER_TENT, radius, 0.0, (1.0 / f64::from(radius)) as f32),
@@ -367,6 +374,7 @@ pub fn flatten_film(film: &crate::films::Film) -> FlatFilm {
         filter_stddev,
         filter_k,
         pad: 0,
+        sampler: sampler.flat(sampler.sample_count),
     }
 }
 
@@ -462,7 +470,7 @@ impl FlatScene {
             uvs: g.mesh.uvs.iter().map(|t| t.to_array()).collect(),
             tris: g.mesh.tris.clone(),
             camera: flatten_camera(&scene.sensor.camera),
-            film: flatten_film(&scene.sensor.film),
+            film: flatten_film(&scene.sensor.film, &scene.sensor.sampler),
             integrator: flatten_integrator(&scene.integrator),
             bsphere: [
                 scene.bsphere.0.x,
@@ -574,6 +582,7 @@ pub use crate::plugin::record::{as_bytes, Pod, RecordRef};
 unsafe impl Pod for FlatShape {}
 unsafe impl Pod for FlatCamera {}
 unsafe impl Pod for FlatFilm {}
+unsafe impl Pod for FlatSampler {}
 unsafe impl Pod for FlatIntegrator {}
 unsafe impl Pod for FlatBvhNode {}
 unsafe impl Pod for LeafPrim {}
@@ -598,7 +607,7 @@ pub use materials::{FlatBsdf, FlatDist1D, FlatDist2D, FlatEmitter, FlatTexture};
 // Sizes fixed by the CUDA twins (no implicit padding is asserted by `LAYOUT`'s macro).
 const _: () = assert!(size_of::<FlatShape>() == 160);
 const _: () = assert!(size_of::<FlatCamera>() == 80);
-const _: () = assert!(size_of::<FlatFilm>() == 48);
+const _: () = assert!(size_of::<FlatFilm>() == 64 && size_of::<FlatSampler>() == 16);
 const _: () = assert!(size_of::<FlatIntegrator>() == 32);
 const _: () = assert!(size_of::<FlatBsdf>() == 8 && size_of::<FlatTexture>() == 80);
 const _: () = assert!(size_of::<FlatEmitter>() == 144 && size_of::<FlatDist1D>() == 16);

@@ -54,7 +54,7 @@ fn cuda_header_lists_the_same_layout_as_rust() {
         assert_eq!(h, r, "flat.cuh vs flat::LAYOUT");
     }
     // every field of every record is listed: offsets + last field size add up to sizeof
-    assert!(LAYOUT.iter().filter(|e| e.field == "sizeof").count() == 13);
+    assert!(LAYOUT.iter().filter(|e| e.field == "sizeof").count() == 14);
 }
 
 fn scene_from(xml_text: &str) -> Scene {
@@ -432,10 +432,13 @@ fn the_film_carries_the_constant_of_its_sample_placement() {
     // kernels/film.cuh: the tent inverts its CDF in units of 1 / radius; the gaussian's
     // weight per axis is 1 - exp(filter_k + z^2 / 2) with filter_k = a r^2, a = -1 / (2 s^2)
     let film = |rfilter| {
-        flatten_film(&crate::films::Film {
-            rfilter,
-            ..Default::default()
-        })
+        flatten_film(
+            &crate::films::Film {
+                rfilter,
+                ..Default::default()
+            },
+            &Default::default(),
+        )
     };
     let f = film(AnyFilter::Box { radius: 1.0 });
     assert_eq!(

@@ -339,6 +339,8 @@ pub fn render(
     // the `spp · pixels` paths, times `pixels`
     let scale = 1.0 / spp as f64;
     let seed = opts.seed;
+    // light path i is sample i / pixels of stream i % pixels
+    let sampler = scene.sensor.sampler.flat(spp);
     let run_buffer = |b: u64| -> Result<Block> {
         let mut block = Block::try_new(0, 0, cw, ch, 0)?;
         let mut k = b;
@@ -348,7 +350,7 @@ pub fn render(
             }
             let end = ((k + 1) * CHUNK).min(total);
             for i in k * CHUNK..end {
-                let mut rng = SampleRng::new(seed, i % pixels, i / pixels);
+                let mut rng = SampleRng::new(&sampler, seed, i % pixels, i / pixels);
                 pt.sample(scene, &mut rng, &mut block, &table, scale as f32);
             }
             progress.add(end - k * CHUNK);

@@ -7,13 +7,13 @@
 //! the samples) live on the stack, and the register allocation covers the largest
 //! plugin. A scene uses a few plugins, so the backend compiles the render module per
 //! [`Features`] of the scene: the host prepends `#define`s ([`Features::prelude`]) that
-//! name the kinds present, the integrator, the film's sample placement and the BVH
-//! depth; every dispatch then compiles only the cases that can occur, and a small set is
+//! name the kinds present, the integrator, the film's sample placement, the sampler
+//! and the BVH depth; every dispatch then compiles only the cases that can occur, and a small set is
 //! inlined whole. The module name and the CUBIN cache key include the prelude, so each
 //! set is compiled once per machine (the disk cache) and loaded once per process.
 //!
 //! A texture or parameter update keeps the set; only adding a kind of plugin, changing
-//! the integrator or filter kind, or a BVH growing past a stack size compiles another
+//! the integrator, filter kind or sampler, or a BVH growing past a stack size compiles another
 //! module.
 
 use crate::bsdfs::registry;
@@ -82,6 +82,8 @@ pub struct Features {
     /// Film sample placement ([`FILM_JITTER`], [`FILM_BOX`], [`FILM_TENT`] or
     /// [`FILM_GAUSSIAN`]).
     pub film: u32,
+    /// Sampler kinds ([`crate::samplers::tag`]; one: the sensor's).
+    pub samplers: u32,
     /// Traversal stack entries: at least the BVH depth.
     pub stack: u32,
     /// Rays test every unit record instead of walking the BVH ([`BRUTE_FORCE_MAX_RECORDS`]).
@@ -123,6 +125,7 @@ impl FeatureBasis {
                 shapes: set_of(flat.shapes.iter().map(|s| s.kind)),
                 integrators: 0,
                 film: 0,
+                samplers: 0,
                 stack: 0,
                 brute_force: false,
                 unit_cap: 0,
@@ -139,6 +142,7 @@ impl FeatureBasis {
     pub fn with_frame(mut self, integrator: &FlatIntegrator, film: &FlatFilm) -> FeatureBasis {
         self.kinds.integrators = set_of([integrator.kind]) & !(1 << INTEGRATOR_DEPTH);
         self.kinds.film = 1 << film_placement(film);
+        self.kinds.samplers = set_of([film.sampler.kind]);
         self
     }
 }
@@ -214,6 +218,7 @@ impl Features {
              #define HG_BSDF_SET 0x{:x}u\n#define HG_TEX_SET 0x{:x}u\n\
              #define HG_EMITTER_SET 0x{:x}u\n#define HG_SHAPE_SET 0x{:x}u\n\
              #define HG_INTEGRATOR_SET 0x{:x}u\n#define HG_FILM_SET 0x{:x}u\n\
+             #define HG_SAMPLER_SET 0x{:x}u\n\
              #define HG_STACK {}\n#define HG_ADAPTER_DEPTH {}\n",
             self.bsdfs,
             self.textures,
@@ -221,6 +226,7 @@ impl Features {
             self.shapes,
             self.integrators,
             self.film,
+            self.samplers,
             self.stack,
             self.adapter_depth
         );
@@ -239,7 +245,7 @@ impl Features {
         s
     }
 
-    /// A short name for messages and cache file names, e.g. `b1.t3.e8.s4.i1.f8.k8`
+    /// A short name for messages and cache file names, e.g. `b1.t3.e8.s4.i1.f8.m1.k8`
     /// (`.bfN`, N unit records, instead of the stack size `.kN` when brute force).
     pub fn tag(&self) -> String {
         let mut accel = if self.brute_force {
@@ -251,8 +257,14 @@ impl Features {
             accel += &format!(".a{}", self.adapter_depth);
         }
         format!(
-            "b{:x}.t{:x}.e{:x}.s{:x}.i{:x}.f{:x}.{accel}",
-            self.bsdfs, self.textures, self.emitters, self.shapes, self.integrators, self.film
+            "b{:x}.t{:x}.e{:x}.s{:x}.i{:x}.f{:x}.m{:x}.{accel}",
+            self.bsdfs,
+            self.textures,
+            self.emitters,
+            self.shapes,
+            self.integrators,
+            self.film,
+            self.samplers
         )
     }
 }
@@ -285,7 +297,8 @@ mod tests {
         assert_eq!(f.film, 1 << FILM_GAUSSIAN, "the default gaussian filter");
         assert_eq!(f.stack, MIN_STACK);
         assert!(f.inline_all() && f.brute_force, "one rectangle");
-        assert_eq!(f.tag(), "b1.t3.e8.s4.i1.f8.bf4");
+        assert_eq!(f.samplers, 1, "the default independent sampler");
+        assert_eq!(f.tag(), "b1.t3.e8.s4.i1.f8.m1.bf4");
         assert!(f.prelude(false).contains("HG_UNIT_CAP 4"));
     }
 
@@ -324,6 +337,7 @@ mod tests {
             "HG_SHAPE_SET 0x4u",
             "HG_INTEGRATOR_SET 0x1u",
             "HG_FILM_SET 0x8u",
+            "HG_SAMPLER_SET 0x1u",
             "HG_STACK 8",
             "HG_INLINE_ALL",
             "HG_BRUTE_FORCE 1",

@@ -35,6 +35,7 @@ pub const FILES: &[(&str, &str)] = embed![
     "math.cuh",
     "parity.cu",
     "render.cu",
+    "samplers.cuh",
     "scene.cuh",
     "textures.cuh",
     "wavefront.cuh",

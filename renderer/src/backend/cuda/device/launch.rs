@@ -23,6 +23,7 @@ use crate::flat::{
     FlatCamera, FlatFilm, FlatIntegrator, FlatScene, INTEGRATOR_DEPTH, INTEGRATOR_PATH,
 };
 use crate::io::Image;
+use crate::samplers::Sampler;
 use crate::scene::Scene;
 
 // SAFETY: #[repr(C)] records of u32/f32 fields without padding (flat::LAYOUT's asserts),
@@ -281,6 +282,8 @@ impl SceneArgs {
 /// arrays, the seed and the chunk.
 pub(crate) struct SampleArgs<'s> {
     pub(crate) scene: &'s DeviceScene,
+    /// The scene's film record with the render's effective sample count in its sampler.
+    pub(crate) film: FlatFilm,
     pub(crate) seed: u64,
     pub(crate) chunk: Chunk,
     /// `Some(log2_k)` for hg_render.
@@ -292,7 +295,7 @@ impl SampleArgs<'_> {
     /// Pushes them onto `l`, in the kernel's order.
     pub(crate) fn push<'l>(&'l self, l: &mut LaunchArgs<'l>, args: &'l SceneArgs) {
         let (s, c) = (self.scene, &self.chunk);
-        l.arg(&s.camera).arg(&s.film).arg(&s.integrator);
+        l.arg(&s.camera).arg(&self.film).arg(&s.integrator);
         args.push(l);
         l.arg(&self.seed).arg(&c.s0).arg(&c.log2_n);
         if let Some(k) = &self.log2_k {
@@ -343,10 +346,11 @@ impl CudaBackend {
         opts: &RenderOptions,
         scene_spp: u32,
     ) -> Result<CudaFilm> {
-        let spp = opts.spp.unwrap_or(scene_spp);
-        if spp == 0 {
-            return Err(Error::Render("spp must be at least 1".into()));
-        }
+        let sampler = s.film.sampler;
+        let spp = match opts.spp {
+            None => scene_spp,
+            Some(n) => crate::backend::resolve_spp(Some(n), &Sampler::from_flat(&sampler))?,
+        };
         guarded("CUDA render", || {
             if s.integrator.kind == INTEGRATOR_DEPTH {
                 self.enqueue_depth(s, opts.seed, spp)
@@ -457,6 +461,7 @@ impl CudaBackend {
                     let mut l = self.stream.launch_builder(&k.render);
                     let sample = SampleArgs {
                         scene: s,
+                        film: s.film_with_count(spp),
                         seed,
                         chunk: c,
                         log2_k: Some(c.log2_k),

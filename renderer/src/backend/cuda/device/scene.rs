@@ -130,6 +130,13 @@ impl DeviceScene {
         self.records.ptr()
     }
 
+    /// The film record for a render of `spp` (effective) samples per pixel.
+    pub(crate) fn film_with_count(&self, spp: u32) -> FlatFilm {
+        let mut f = self.film;
+        f.sampler.sample_count = spp;
+        f
+    }
+
     /// The version of the scene (`LoadedScene::version`) it mirrors.
     pub fn version(&self) -> u64 {
         self.version
@@ -244,7 +251,7 @@ impl CudaBackend {
             }
             if changes.sensor {
                 s.camera = flatten_camera(&scene.sensor.camera);
-                s.film = flatten_film(&scene.sensor.film);
+                s.film = flatten_film(&scene.sensor.film, &scene.sensor.sampler);
                 self.write_records(s)?;
             }
             s.version = version;
@@ -270,7 +277,7 @@ impl CudaBackend {
         let mut spp = scene_spp;
         if let Some(x) = sensor {
             s.camera = flatten_camera(&x.camera);
-            s.film = flatten_film(&x.film);
+            s.film = flatten_film(&x.film, &x.sampler);
             spp = x.sampler.sample_count;
         }
         if let Some(i) = integrator {

@@ -14,9 +14,9 @@ use crate::backend::cuda::wavefront_bounce_launches;
 use crate::error::Result;
 
 /// Floats of path state per wavefront slot (kernels/wavefront.cuh `HG_PS_WORDS`).
-const PATH_STATE_WORDS: u64 = 25;
+const PATH_STATE_WORDS: u64 = 30;
 
-/// Most samples in one wavefront chunk: their state takes 100 bytes each (400 MiB), and
+/// Most samples in one wavefront chunk: their state takes 120 bytes each (480 MiB), and
 /// a larger wave is rendered chunk after chunk through the same buffers.
 const WAVEFRONT_CHUNK: u64 = 1 << 22;
 
@@ -54,7 +54,7 @@ impl CudaBackend {
         let cap = (pixels * wave_spp(spp, 0) as u64).min(WAVEFRONT_CHUNK);
         let p = self.path_buffers(&k[1], cap, s.integrator.max_depth, block)?;
         for c in chunks(spp, pixels, cap, per_lane) {
-            self.launch_path_chunk(k, &p, s, args, seed, &c, block, accum)?;
+            self.launch_path_chunk(k, &p, s, args, (seed, spp), &c, block, accum)?;
         }
         // the buffers are freed in stream order after the chunks' kernels
         Ok(())
@@ -109,7 +109,7 @@ impl CudaBackend {
         p: &PathBuffers,
         s: &DeviceScene,
         args: &SceneArgs,
-        seed: u64,
+        (seed, spp): (u64, u32),
         c: &Chunk,
         block: u32,
         accum: &DeviceBuffer,
@@ -129,6 +129,7 @@ impl CudaBackend {
         let mut l = self.stream.launch_builder(&k[0]);
         let sample = SampleArgs {
             scene: s,
+            film: s.film_with_count(spp),
             seed,
             chunk: *c,
             log2_k: None,
@@ -178,5 +179,15 @@ impl CudaBackend {
         // pixel; k <= n, both powers of two.
         unsafe { l.launch(threads_cfg(lanes, block)) }.map_err(drv("launching hg_path_reduce"))?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_state_size_is_the_kernels() {
+        let src = include_str!("../../../../kernels/wavefront.cuh");
+        let line = format!("#define HG_PS_WORDS {}", super::PATH_STATE_WORDS);
+        assert!(src.contains(&line), "wavefront.cuh lacks `{line}`");
     }
 }
