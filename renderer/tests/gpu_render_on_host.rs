@@ -23,6 +23,9 @@
 //! every sample inside its window, and the gaussian's redraws as frequent as its
 //! window's normal mass says, down to a 1×1 crop.
 //!
+//! (d) the `ptracer` kernel (`kernels/integrators/ptracer.cuh`) against the CPU's light
+//! tracer, statistically and with the same seed (see its test).
+//!
 //! Skips with a message when no C++ compiler (`$CXX`, else `c++`) is available.
 
 mod common;
@@ -370,6 +373,128 @@ fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_determinist
             assert!(
                 close,
                 "waves of {per_wave}, {per_lane} per lane: the sums changed more than their rounding"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&host.dir);
+}
+
+/// `ptracer` (kernels/integrators/ptracer.cuh) against the CPU's light tracer on the CPU
+/// tests' scenes (area, point and spot lights; a sky and a sun; an importance-sampled
+/// envmap; rough glass) and the Cornell box under point, directional, spot and projector
+/// lights, with box, gaussian and tent filters, hidden emitters with early Russian
+/// roulette, and a crop with alpha: per block and channel, Welch's test over 5 seeds (and
+/// it must reject the image scaled by 1.05). With the same seed, light path k draws the
+/// CPU's stream k and repeats its arithmetic: nearly every value agrees to 1e-4 (the
+/// splats add in another order; libm's sin/cos may differ by an ulp). Splitting the
+/// paths into other launches gives the same bits on the host (one thread after another).
+#[test]
+fn ptracer_agrees_with_the_cpu_backend() {
+    use common::ptracer::{
+        build, envmap_sky, rough_glass_xml, scene_xml, DISTANT_LIGHTS, POINT_LIGHTS,
+    };
+    let Some(host) = host_or_skip(false) else {
+        return;
+    };
+    let alpha = 1e-3;
+    let (w, h) = (64, 48);
+    let bx = r#"<rfilter type="box"/>"#;
+    let sky = envmap_sky(&host.dir);
+    let lights = build(&scene_xml(3, POINT_LIGHTS, w, h, bx));
+    let mut scenes: Vec<(&str, Scene, u32)> = vec![
+        ("area, point and spot lights", lights.clone(), 256),
+        (
+            "sky and sun",
+            build(&scene_xml(3, DISTANT_LIGHTS, w, h, bx)),
+            256,
+        ),
+        ("envmap", build(&scene_xml(3, &sky, w, h, bx)), 256),
+        ("rough glass", build(&rough_glass_xml(6, w, h)), 256),
+        (
+            "unbounded depth, gaussian filter",
+            build(&scene_xml(
+                -1,
+                POINT_LIGHTS,
+                w,
+                h,
+                r#"<rfilter type="gaussian"/>"#,
+            )),
+            256,
+        ),
+        (
+            "sky and sun, tent filter",
+            build(&scene_xml(
+                4,
+                DISTANT_LIGHTS,
+                w,
+                h,
+                r#"<rfilter type="tent"><float name="radius" value="1.5"/></rfilter>"#,
+            )),
+            256,
+        ),
+    ];
+    let mut c = lights.clone();
+    c.integrator = AnyIntegrator::Ptracer(integrators::Ptracer {
+        max_depth: 6,
+        rr_depth: 1,
+        hide_emitters: true,
+    });
+    scenes.push(("hidden emitters, rr_depth 1", c, 512));
+    let mut c = build(&scene_xml(3, DISTANT_LIGHTS, w, h, bx));
+    c.sensor.film.crop_offset = [8, 4];
+    c.sensor.film.crop_size = [48, 32];
+    c.sensor.film.alpha = true;
+    scenes.push(("sky and sun, cropped, alpha", c, 256));
+    let mut c = common::parity::cbox_with_delta_lights(&host.dir, 64);
+    c.integrator = AnyIntegrator::Ptracer(integrators::Ptracer {
+        max_depth: 4,
+        ..Default::default()
+    });
+    scenes.push(("cbox + point, directional, spot, projector", c, 256));
+    for (label, scene, spp) in &scenes {
+        let f =
+            Features::with_brute_force_max(&FlatScene::from_scene(scene).unwrap(), host.brute_max);
+        assert!(f.has_ptracer() && !f.has_path(), "{label}: {}", f.tag());
+        let (p, pb) = compare(&host, scene, *spp, &format!("ptracer: {label}"));
+        assert!(
+            p > alpha,
+            "{label}: the ptracer kernel differs from the CPU"
+        );
+        assert!(pb < alpha, "the test cannot see a 5% bias ({label})");
+    }
+
+    for (label, scene, _) in &scenes {
+        let mut scene = scene.clone();
+        scene.sensor.film.rfilter = AnyFilter::Box { radius: 0.5 };
+        let spp = 4;
+        let opts = RenderOptions {
+            spp: Some(spp),
+            seed: 9,
+        };
+        let c = cpu::render(&scene, &opts).unwrap();
+        let g = host.render(&scene, 9, spp, 1, 1);
+        assert_eq!(g.len(), c.data.len());
+        let close = c
+            .data
+            .iter()
+            .zip(&g)
+            .filter(|(a, b)| (*a - *b).abs() <= 1e-4 * a.abs().max(1e-3))
+            .count();
+        println!(
+            "ptracer: {label}, same seed: {close} of {} values within 1e-4",
+            g.len()
+        );
+        assert!(
+            close * 100 >= g.len() * 95,
+            "{label}: same-seed renders diverge"
+        );
+        // launches of 1, 3 and all 4 samples' worth of paths: the same paths in the same
+        // order (light path k is k whatever the launch it falls in)
+        for per in [3, 4] {
+            let o = host.render(&scene, 9, spp, per, 1);
+            assert!(
+                g.iter().zip(&o).all(|(x, y)| x.to_bits() == y.to_bits()),
+                "{label}: launches of {per} x pixels paths change the image"
             );
         }
     }

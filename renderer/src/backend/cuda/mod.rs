@@ -13,9 +13,11 @@
 //!
 //! What runs on the GPU: the `direct` and `path` integrators as megakernels (one thread
 //! = one sample path; `renderer/kernels/render.cu`) over every shape, BSDF, texture and
-//! emitter plugin (one `.cuh` twin per plugin under `renderer/kernels/`), and the
-//! `depth` integrator with a one-pixel box filter (not `aov`: [`check_supported`]
-//! refuses it). The render module is compiled per
+//! emitter plugin (one `.cuh` twin per plugin under `renderer/kernels/`), the `ptracer`
+//! integrator (one thread = one light path, splatted onto the film with float atomics:
+//! `renderer/kernels/integrators/ptracer.cuh`; the same image as the CPU in expectation,
+//! its last bits depending on the GPU's schedule), and the `depth` integrator with a
+//! one-pixel box filter (not `aov`: [`check_supported`] refuses it). The render module is compiled per
 //! scene plugin set ([`features`]: only the kinds present, small sets inlined whole,
 //! tiny scenes without the BVH), and `path` can also run as wavefront kernels
 //! (`kernels/wavefront.cuh`, [`RenderTuning`]), measured slower on the Cornell box and
@@ -192,22 +194,18 @@ pub fn compile_options(arch: &str, module: &str) -> Vec<String> {
 /// Checks that the GPU kernels support `scene` as configured, with a message naming
 /// what is not supported yet.
 ///
-/// Supported: the `direct` and `path` integrators with every reconstruction filter, and
-/// every shape (but `shapegroup`/`instance`), BSDF, texture and emitter plugin; `depth` with a box filter of radius
-/// <= 0.5 only. Not supported: `aov` (its extra film channels render on the CPU) and
-/// `ptracer` (light tracing splats onto the film; CPU only).
+/// Supported: the `direct`, `path` and `ptracer` integrators with every reconstruction
+/// filter, and every shape (but `shapegroup`/`instance`), BSDF, texture and emitter
+/// plugin (`ptracer` with the `perspective` sensor only, as on the CPU); `depth` with a
+/// box filter of radius <= 0.5 only. Not supported: `aov` (its extra film channels
+/// render on the CPU).
 pub fn check_supported(scene: &Scene) -> Result<()> {
     if !scene.geom.groups.is_empty() {
         return Err(Error::Render(crate::flat::INSTANCES_UNSUPPORTED.into()));
     }
     if let AnyIntegrator::Ptracer(_) = scene.integrator {
-        return Err(Error::Render(
-            "the CUDA backend does not render the \"ptracer\" integrator (light tracing); \
-             render this scene on the CPU backend: variant \"cpu_rgb\" (or Mitsuba's \
-             \"scalar_rgb\" / \"llvm_ad_rgb\"), or --backend cpu on the command line, or \
-             use the \"path\" integrator on the GPU"
-                .into(),
-        ));
+        // what the CPU refuses too: another sensor than `perspective`, nesting in `aov`
+        crate::integrators::Ptracer::check_scene(scene, None)?;
     }
     if scene.aov.is_some() {
         return Err(Error::Render(
