@@ -390,67 +390,11 @@ fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_determinist
 /// paths into other launches gives the same bits on the host (one thread after another).
 #[test]
 fn ptracer_agrees_with_the_cpu_backend() {
-    use common::ptracer::{
-        build, envmap_sky, rough_glass_xml, scene_xml, DISTANT_LIGHTS, POINT_LIGHTS,
-    };
     let Some(host) = host_or_skip(false) else {
         return;
     };
     let alpha = 1e-3;
-    let (w, h) = (64, 48);
-    let bx = r#"<rfilter type="box"/>"#;
-    let sky = envmap_sky(&host.dir);
-    let lights = build(&scene_xml(3, POINT_LIGHTS, w, h, bx));
-    let mut scenes: Vec<(&str, Scene, u32)> = vec![
-        ("area, point and spot lights", lights.clone(), 256),
-        (
-            "sky and sun",
-            build(&scene_xml(3, DISTANT_LIGHTS, w, h, bx)),
-            256,
-        ),
-        ("envmap", build(&scene_xml(3, &sky, w, h, bx)), 256),
-        ("rough glass", build(&rough_glass_xml(6, w, h)), 256),
-        (
-            "unbounded depth, gaussian filter",
-            build(&scene_xml(
-                -1,
-                POINT_LIGHTS,
-                w,
-                h,
-                r#"<rfilter type="gaussian"/>"#,
-            )),
-            256,
-        ),
-        (
-            "sky and sun, tent filter",
-            build(&scene_xml(
-                4,
-                DISTANT_LIGHTS,
-                w,
-                h,
-                r#"<rfilter type="tent"><float name="radius" value="1.5"/></rfilter>"#,
-            )),
-            256,
-        ),
-    ];
-    let mut c = lights.clone();
-    c.integrator = AnyIntegrator::Ptracer(integrators::Ptracer {
-        max_depth: 6,
-        rr_depth: 1,
-        hide_emitters: true,
-    });
-    scenes.push(("hidden emitters, rr_depth 1", c, 512));
-    let mut c = build(&scene_xml(3, DISTANT_LIGHTS, w, h, bx));
-    c.sensor.film.crop_offset = [8, 4];
-    c.sensor.film.crop_size = [48, 32];
-    c.sensor.film.alpha = true;
-    scenes.push(("sky and sun, cropped, alpha", c, 256));
-    let mut c = common::parity::cbox_with_delta_lights(&host.dir, 64);
-    c.integrator = AnyIntegrator::Ptracer(integrators::Ptracer {
-        max_depth: 4,
-        ..Default::default()
-    });
-    scenes.push(("cbox + point, directional, spot, projector", c, 256));
+    let scenes = common::ptracer::cases(&host.dir);
     for (label, scene, spp) in &scenes {
         let f =
             Features::with_brute_force_max(&FlatScene::from_scene(scene).unwrap(), host.brute_max);

@@ -265,6 +265,25 @@ mod tests {
     }
 
     #[test]
+    fn ptracer_is_supported_with_the_sensors_the_cpu_supports() {
+        use crate::integrators::Ptracer;
+        use crate::scene::{build_scene, xml};
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
+        let desc = xml::load_file(&root.join("cbox.xml"), &[("res".into(), "16".into())]);
+        let mut scene = build_scene(&desc.unwrap()).unwrap();
+        scene.integrator = AnyIntegrator::Ptracer(Ptracer::default());
+        check_supported(&scene).unwrap();
+        // swapped onto an orthographic sensor (a render with another sensor): refused
+        // with the CPU's reason
+        scene.sensor.camera.kind = crate::sensors::camera::CAMERA_ORTHOGRAPHIC;
+        let e = check_supported(&scene).unwrap_err().to_string();
+        assert!(
+            e.contains("\"ptracer\" integrator needs a \"perspective\" sensor"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn drivers_older_than_cuda_13_are_refused_with_both_versions() {
         assert!(check_driver_version(13000).is_ok());
         assert!(check_driver_version(13020).is_ok());
