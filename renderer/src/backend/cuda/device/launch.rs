@@ -636,10 +636,12 @@ impl CudaBackend {
             let tuning = self.render_tuning();
             let features = tuning.features(&FlatScene::from_scene_with(scene, false)?);
             let k = self.render_kernels(&features, &tuning, false)?;
-            // the kernel that does the work: the bounce kernel of a wavefront `path`
-            let f = match &k.path {
-                Some([_, bounce, _]) => bounce,
-                None => &k.render,
+            // the kernel that does the work: the bounce kernel of a wavefront `path`, the
+            // light tracing kernel of `ptracer`
+            let f = match (&k.path, &k.ptracer) {
+                (Some([_, bounce, _]), _) => bounce,
+                (None, Some([trace, _])) => trace,
+                (None, None) => &k.render,
             };
             let attr = |a, what: &'static str| f.get_attribute(a).map_err(drv(what));
             use dsys::CUfunction_attribute_enum as A;
