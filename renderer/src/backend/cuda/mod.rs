@@ -22,7 +22,8 @@
 //! tiny scenes without the BVH), and `path` can also run as wavefront kernels
 //! (`kernels/wavefront.cuh`, [`RenderTuning`]), measured slower on the Cornell box and
 //! so not the default. Both use the CPU's per-(pixel,
-//! sample) random streams, so CPU and GPU consume identical random numbers. The film is
+//! sample) random streams, so CPU and GPU consume identical random numbers (`ptracer`
+//! the CPU's per-light-path streams). The `direct`/`path` film is
 //! reconstructed without float atomics or a sample buffer: each sample is placed by
 //! importance sampling the reconstruction filter (truncated to the crop window) and
 //! weighted by filter / pdf, and a pixel's samples of a wave, which share one warp
