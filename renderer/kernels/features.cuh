@@ -22,7 +22,7 @@
 #define HG_SHAPE_SET 0x1fu       // bit HG_SHAPE_*: mesh, sphere, rectangle, disk, cylinder
 #endif
 #ifndef HG_INTEGRATOR_SET
-#define HG_INTEGRATOR_SET 0x3u   // bit HG_INTEGRATOR_*: direct, path
+#define HG_INTEGRATOR_SET 0x3u   // bit HG_INTEGRATOR_*: direct, path (ptracer, bit 3: only when named)
 #endif
 #ifndef HG_FILM_SET
 #define HG_FILM_SET 0xfu         // bit HG_FILM_*: one-pixel jitter, box, tent, gaussian

@@ -142,6 +142,7 @@ struct FlatFilm {
 #define HG_INTEGRATOR_DIRECT 0u
 #define HG_INTEGRATOR_PATH 1u
 #define HG_INTEGRATOR_DEPTH 2u
+#define HG_INTEGRATOR_PTRACER 3u
 
 struct FlatIntegrator {
     hg_u32 kind;

@@ -17,6 +17,7 @@
 // plugins and integrator.
 #include "integrators/direct.cuh"
 #include "integrators/path.cuh"
+#include "integrators/ptracer.cuh"
 #include "film.cuh"
 #include "camera.cuh"
 

@@ -4,17 +4,17 @@
 //!
 //! Modules: `depth.cu` (the `depth` integrator), `parity.cu` (the plugin parity kernel)
 //! and the `render.cu` module of a plugin set ([`Features`], backend/cuda/features.rs).
-//! There are millions of plugin sets (every registered BSDF, 3 texture, 7 emitter and 4 shape kinds,
-//! 2 integrators, 4 film placements, 4 samplers, 5 stack sizes or 12 brute-force capacities, the
+//! There are millions of plugin sets (every registered BSDF, 4 texture, 7 emitter and 4 shape kinds,
+//! 3 integrators, 4 film placements, 4 samplers, 5 stack sizes or 12 brute-force capacities, the
 //! wavefront and ray-counting variants), so this compiles a covering set instead. What a
 //! set changes in the compiled code:
 //!
 //! - four `#if` switches (features.cuh, render.cu, scene.cuh, geometry.cuh,
-//!   wavefront.cuh): the integrator (`direct`, `path` as a megakernel, `path` as
-//!   wavefront kernels), `HG_INLINE_ALL` (inlined or out-of-line plugin calls),
+//!   wavefront.cuh, integrators/ptracer.cuh): the integrator (`direct`, `path` as a
+//!   megakernel, `path` as wavefront kernels, `ptracer`), `HG_INLINE_ALL` (inlined or out-of-line plugin calls),
 //!   `HG_BRUTE_FORCE` (every unit record or the BVH) and `HG_COUNT_RAYS`. Every value of
 //!   each is compiled together with every value of each other one (a pairwise covering
-//!   array: 8 modules instead of all 24 combinations). The switches select separate
+//!   array: 10 modules instead of all 32 combinations). The switches select separate
 //!   pieces of code (the wavefront kernels, the intersection loop, a counter in the two
 //!   trace calls, the plugins' inline attribute), so what breaks only in company breaks
 //!   with one other switch: inlining, which puts all the code in one function, or the
@@ -48,8 +48,8 @@ use heliograph::flat::materials::{bsdf_kind as b, emitter_kind as e};
 use heliograph::flat::materials::{TEX_BITMAP, TEX_CHECKERBOARD, TEX_CONSTANT, TEX_MESH_ATTRIBUTE};
 use heliograph::flat::unit_prims::UNIT_RECORDS_MAX;
 use heliograph::flat::{
-    INTEGRATOR_DIRECT, INTEGRATOR_PATH, SHAPE_CYLINDER, SHAPE_DISK, SHAPE_MESH, SHAPE_RECTANGLE,
-    SHAPE_SPHERE,
+    INTEGRATOR_DIRECT, INTEGRATOR_PATH, INTEGRATOR_PTRACER, SHAPE_CYLINDER, SHAPE_DISK, SHAPE_MESH,
+    SHAPE_RECTANGLE, SHAPE_SPHERE,
 };
 
 /// How a render module runs its integrator.
@@ -58,6 +58,8 @@ enum Mode {
     Direct,
     PathMegakernel,
     PathWavefront,
+    /// `ptracer` (kernels/integrators/ptracer.cuh), its own module kind.
+    Ptracer,
 }
 
 /// One render module of the covering set.
@@ -138,10 +140,10 @@ fn module(
             emitters: set(emitters),
             shapes: set(shapes),
             integrators: 1
-                << if mode == Mode::Direct {
-                    INTEGRATOR_DIRECT
-                } else {
-                    INTEGRATOR_PATH
+                << match mode {
+                    Mode::Direct => INTEGRATOR_DIRECT,
+                    Mode::Ptracer => INTEGRATOR_PTRACER,
+                    _ => INTEGRATOR_PATH,
                 },
             film: 1 << film,
             // a scene has one sampler: covering_set gives each module its own
@@ -156,8 +158,72 @@ fn module(
 }
 
 /// The covering set (module docs): the first four modules inline the sample path (at
-/// most five BSDF dispatch cases), the last four keep the plugin calls out of line.
+/// most five BSDF dispatch cases), the next four keep the plugin calls out of line; the
+/// last two are the `ptracer` modules ([`ptracer_modules`]).
 fn covering_set() -> Vec<RenderModule> {
+    let mut m = render_covering_set();
+    m.extend(ptracer_modules());
+    m
+}
+
+/// The `ptracer` modules: one inlined (brute force, ray counter) and one out of line
+/// (BVH), each with every emitter kind (light paths start on every kind, and the emitter
+/// dispatch of sample_ray is ptracer's own), every shape kind and `roughdielectric`
+/// (whose importance scaling is ptracer's own); the out-of-line one under both adapters
+/// (12 dispatch cases). Not every BSDF: the plugins' code is the `direct`/`path`
+/// modules' (covered above), and NVRTC takes minutes on a module of every BSDF.
+fn ptracer_modules() -> Vec<RenderModule> {
+    let all_emitters = [
+        e::AREA,
+        e::POINT,
+        e::DIRECTIONAL,
+        e::CONSTANT,
+        e::ENVMAP,
+        e::SPOT,
+        e::PROJECTOR,
+    ];
+    let all_shapes = [
+        SHAPE_MESH,
+        SHAPE_SPHERE,
+        SHAPE_RECTANGLE,
+        SHAPE_DISK,
+        SHAPE_CYLINDER,
+    ];
+    vec![
+        module(
+            (Mode::Ptracer, true, true),
+            [
+                &[b::DIFFUSE, b::ROUGH_DIELECTRIC, b::CONDUCTOR, b::PLASTIC],
+                &[TEX_CONSTANT, TEX_BITMAP],
+                &all_emitters,
+                &all_shapes,
+            ],
+            FILM_GAUSSIAN,
+            UNIT_CAP_STEP,
+        ),
+        module(
+            (Mode::Ptracer, false, false),
+            [
+                &[
+                    b::DIFFUSE,
+                    b::CONDUCTOR,
+                    b::ROUGH_PLASTIC,
+                    b::ROUGH_DIELECTRIC,
+                    b::TWO_SIDED,
+                    b::MASK,
+                ],
+                &[TEX_CONSTANT, TEX_BITMAP, TEX_CHECKERBOARD],
+                &all_emitters,
+                &all_shapes,
+            ],
+            FILM_TENT,
+            64,
+        ),
+    ]
+}
+
+/// The `direct`/`path` modules of the covering set.
+fn render_covering_set() -> Vec<RenderModule> {
     use Mode::{Direct, PathMegakernel as Mega, PathWavefront as Wave};
     let all_tex = [
         TEX_CONSTANT,
@@ -187,9 +253,17 @@ fn covering_set() -> Vec<RenderModule> {
     let all_bsdfs: Vec<u32> = (0..heliograph::bsdfs::KNOWN.len() as u32).collect();
     let adapters = heliograph::bsdfs::registry::mask(|e| e.adapter);
     let is_adapter = |k: &u32| adapters & (1 << k) != 0;
+    // inlined, every adapter over one base kind: plastic under the first four (five
+    // dispatch cases), diffuse and conductor under the others (two cases per adapter)
+    let all_adapters: Vec<u32> = all_bsdfs.iter().copied().filter(is_adapter).collect();
+    let (first_adapters, more_adapters) = all_adapters.split_at(all_adapters.len().min(4));
     let plastic_adapters: Vec<u32> = [b::PLASTIC]
         .into_iter()
-        .chain(all_bsdfs.iter().copied().filter(is_adapter))
+        .chain(first_adapters.iter().copied())
+        .collect();
+    let two_more: Vec<u32> = [b::DIFFUSE, b::CONDUCTOR]
+        .into_iter()
+        .chain(more_adapters.iter().copied())
         .collect();
     let newest: Vec<u32> = [b::ROUGH_PLASTIC]
         .into_iter()
@@ -234,7 +308,7 @@ fn covering_set() -> Vec<RenderModule> {
         module(
             (Wave, bvh, true),
             [
-                &[b::DIFFUSE, b::CONDUCTOR],
+                &two_more,
                 &[TEX_CONSTANT, TEX_CHECKERBOARD],
                 &all_emitters,
                 &all_shapes,
@@ -298,7 +372,10 @@ fn covering_set() -> Vec<RenderModule> {
 fn the_covering_set_covers_every_pair_of_switches_and_every_kind_both_ways() {
     let modules = covering_set();
     let inline: Vec<bool> = modules.iter().map(|m| m.features.inline_all()).collect();
-    assert_eq!(inline, [true, true, true, true, false, false, false, false]);
+    assert_eq!(
+        inline,
+        [true, true, true, true, false, false, false, false, true, false]
+    );
     // every pair of values of two different switches occurs in some module
     let switches = |m: &RenderModule| {
         [
@@ -308,7 +385,7 @@ fn the_covering_set_covers_every_pair_of_switches_and_every_kind_both_ways() {
             m.count_rays as u8,
         ]
     };
-    let values = [3u8, 2, 2, 2];
+    let values = [4u8, 2, 2, 2];
     for a in 0..4 {
         for b in a + 1..4 {
             for va in 0..values[a] {
@@ -460,6 +537,28 @@ fn nvrtc_compiles_every_module_for_sm_90_and_the_oldest_architecture() {
         jobs.len(),
         failures.join("\n\n")
     );
+}
+
+/// The `ptracer` modules alone, for sm_90: quick to run while working on them.
+#[test]
+fn nvrtc_compiles_the_ptracer_modules() {
+    let require = std::env::var("HELIOGRAPH_REQUIRE_NVRTC").is_ok_and(|v| v == "1");
+    if let Err(why) = nvrtc_lib::load() {
+        assert!(!require, "HELIOGRAPH_REQUIRE_NVRTC=1 but {why}");
+        println!("SKIP: nvrtc_compiles_the_ptracer_modules: {why}");
+        return;
+    }
+    let cap = match RenderTuning::default().max_registers {
+        0 => Vec::new(),
+        n => vec![format!("--maxrregcount={n}")],
+    };
+    for m in ptracer_modules() {
+        assert!(m.features.has_ptracer() && !m.features.has_path());
+        let r = nvrtc_compile_offline(kernels::RENDER_MODULE, &m.prelude(), "sm_90", &cap);
+        let (bytes, secs) = r.unwrap_or_else(|e| panic!("{}: {e}", m.label()));
+        println!("sm_90 {secs:7.2} s {bytes:9} B  {}", m.label());
+        assert!(bytes > 0, "{}: empty CUBIN", m.label());
+    }
 }
 
 /// The small array modules (imports, TensorXf arithmetic) alone: quick to run while

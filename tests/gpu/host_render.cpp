@@ -3,6 +3,8 @@
 // wave has n samples per pixel, the largest power of two <= min(samples left, N_WAVE, 32),
 // and its threads run in index order (so a warp segment's lanes arrive in order, as the
 // shim's segment reduction expects), each taking min(PER_LANE, n) samples of its pixel.
+// A `ptracer` module (integrators/ptracer.cuh) runs hg_ptracer over the spp x pixels light
+// paths in launches of N_WAVE x pixels paths, then hg_ptracer_develop.
 // Usage: hg_render_host DIR SEED SPP N_WAVE PER_LANE [BOUNCE_LAUNCHES] — reads
 // DIR/<array>.bin (flat scene arrays, as written by the test), writes DIR/out.bin (the
 // developed film). With BOUNCE_LAUNCHES, `path` runs as the wavefront kernels
@@ -96,6 +98,31 @@ int main(int argc, char** argv) {
     hg_u32 w = fl->crop_size[0], h = fl->crop_size[1], ch = fl->alpha ? 4 : 3;
     hg_u64 pixels = (hg_u64)w * h;
     std::vector<float> accum(pixels * 5, 0.0f), out(pixels * ch, 0.0f);
+#if HG_HAS(HG_INTEGRATOR_SET, HG_INTEGRATOR_PTRACER)
+    if (it.kind == HG_INTEGRATOR_PTRACER) {
+        // spp x pixels light paths in launches of N_WAVE x pixels, splatted, then the sums
+        std::vector<float> sums(pixels * HG_PT_ACC, 0.0f);
+        hg_u64 total = pixels * spp, per = pixels * (per_wave ? per_wave : 1u);
+        float scale = (float)(1.0 / (double)spp);
+        for (hg_u64 first = 0; first < total; first += per) {
+            hg_u32 n = (hg_u32)(total - first < per ? total - first : per);
+            launch(n, [&] {
+                hg_ptracer(camera, *fl, it, SCENE_ARGS, seed, first, n, pixels, scale, sums.data());
+            });
+        }
+        blockDim = {16, 16, 1};
+        for (hg_u32 by = 0; by < (h + 15) / 16; ++by)
+            for (hg_u32 bx = 0; bx < (w + 15) / 16; ++bx)
+                for (hg_u32 ty = 0; ty < 16; ++ty)
+                    for (hg_u32 tx = 0; tx < 16; ++tx) {
+                        blockIdx = {bx, by, 0};
+                        threadIdx = {tx, ty, 0};
+                        hg_ptracer_develop(*fl, sums.data(), out.data());
+                    }
+        spill(d + "out.bin", out.data(), out.size() * sizeof(float));
+        return 0;
+    }
+#endif
     for (hg_u32 s0 = 0; s0 < spp;) {
         hg_u32 cap = spp - s0 < per_wave ? spp - s0 : per_wave;
         hg_u32 n = 1;

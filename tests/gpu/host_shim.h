@@ -64,6 +64,14 @@ static inline float __uint_as_float(unsigned u) {
     return f;
 }
 
+// The host runs threads one after another: a float atomic add is a plain add
+// (integrators/ptracer.cuh's splats; on the GPU their order is the schedule's).
+static inline float atomicAdd(float* p, float v) {
+    float old = *p;
+    *p = old + v;
+    return old;
+}
+
 static inline float __int_as_float(int i) {
     float f;
     std::memcpy(&f, &i, sizeof f);

@@ -71,6 +71,7 @@ elif [ -x "$RBIN" ]; then
   run "gpu_render rough glass parity" "$LOGS/roughdielectric.log" "$RBIN" --exact roughdielectric_scene_matches_the_cpu_backend --nocapture
   run "gpu_render principled parity" "$LOGS/principled.log" "$RBIN" --exact principled_scene_matches_the_cpu_backend --nocapture
   run "gpu_render sampler parity" "$LOGS/samplers.log" "$RBIN" --exact every_sampler_matches_the_cpu_backend --nocapture
+  run "gpu_render ptracer parity" "$LOGS/ptracer.log" "$RBIN" --exact ptracer_matches_the_cpu_backend --nocapture
   run "gpu_render determinism" "$LOGS/determinism.log" "$RBIN" --exact same_seed_same_bits --nocapture
   run "gpu_render NVRTC compile" "$LOGS/nvrtc.log" "$RBIN" --exact nvrtc_compiles_the_kernels_for_sm_90 --nocapture
   run "gpu_render benchmark" "$LOGS/bench.log" "$RBIN" --exact benchmark_seed_direct_and_cbox_path --nocapture

@@ -81,6 +81,8 @@ pub const INTEGRATOR_DIRECT: u32 = 0;
 pub const INTEGRATOR_PATH: u32 = 1;
 /// `FlatIntegrator::kind` of `depth`.
 pub const INTEGRATOR_DEPTH: u32 = 2;
+/// `FlatIntegrator::kind` of `ptracer`.
+pub const INTEGRATOR_PTRACER: u32 = 3;
 
 /// One shape, any kind (160 bytes). Affine maps are column-major 3×4:
 /// x axis, y axis, z axis, translation (glam's `Affine3A` order).
@@ -395,9 +397,8 @@ pub fn flatten_integrator(i: &AnyIntegrator) -> FlatIntegrator {
             f.hide_emitters = u32::from(p.hide_emitters);
         }
         AnyIntegrator::Depth(_) => f.kind = INTEGRATOR_DEPTH,
-        // never launched: the CUDA backend refuses it (backend::cuda::check_supported)
         AnyIntegrator::Ptracer(p) => {
-            f.kind = INTEGRATOR_PATH;
+            f.kind = INTEGRATOR_PTRACER;
             f.max_depth = p.max_depth;
             f.rr_depth = p.rr_depth;
             f.hide_emitters = u32::from(p.hide_emitters);

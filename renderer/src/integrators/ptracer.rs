@@ -1,8 +1,8 @@
 //! `ptracer`: particle tracing (light tracing), as Mitsuba 3's `ptracer`. Paths start on
 //! the emitters; every surface vertex is connected to the camera and its contribution
 //! is splatted onto the pixel it projects to. Directly visible surface and environment
-//! emitters are connected to the camera by a sample of their own. CPU backend only (the
-//! CUDA backend refuses it, naming the CPU variants).
+//! emitters are connected to the camera by a sample of their own. CPU and CUDA backends
+//! (the CUDA kernel is `renderer/kernels/integrators/ptracer.cuh`, see below).
 //!
 //! | parameter | type | default | meaning |
 //! |---|---|---|---|
@@ -31,6 +31,14 @@
 //! The image is the same for a given seed whatever the number of threads: light paths
 //! are split into fixed chunks, each chunk accumulates into one of a fixed number of
 //! film buffers in a fixed order, and the buffers are summed in order.
+//!
+//! On the CUDA backend one thread traces one light path, drawing the same random stream
+//! as the CPU's path of that index, with the same weights, and splats with float
+//! atomics into one accumulator: the image agrees with the CPU's in expectation (and a
+//! host build of the kernel, run path after path, agrees value for value to rounding),
+//! but the atomics add in the GPU's schedule order, so two GPU renders with the same
+//! seed differ in the last bits. The same scenes and sensors are supported and refused
+//! as on the CPU.
 //!
 //! ```xml
 //! <integrator type="ptracer"><integer name="max_depth" value="8"/></integrator>

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -29,6 +30,30 @@ def scenes_root() -> str:
     if env and os.path.isfile(os.path.join(env, "scenes", "seed.xml")):
         return env
     return REPO
+
+
+def _block_means(imgs: np.ndarray, block: int) -> np.ndarray:
+    k, h, w, c = imgs.shape
+    b = imgs.reshape(k, h // block, block, w // block, block, c)
+    return b.mean(axis=(2, 4)).reshape(k, -1)
+
+
+def worst_block_p(a: np.ndarray, b: np.ndarray, block: int = 16) -> float:
+    """Smallest Bonferroni-corrected two-sided p of Welch's t over blocks x channels
+    between per-seed images ``a`` and ``b`` (shape (K, H, W, C); block means of
+    ``block`` x ``block`` pixels; t-distribution tail by its normal approximation with
+    Welch's dof correction)."""
+    ma, mb = _block_means(a, block), _block_means(b, block)
+    va, vb = ma.var(axis=0, ddof=1) / len(ma), mb.var(axis=0, ddof=1) / len(mb)
+    # noise-free blocks (the bare environment) may differ by float rounding only
+    floor = (1e-5 * np.abs(mb.mean(0))) ** 2 + 1e-30
+    t = np.abs(ma.mean(0) - mb.mean(0)) / np.sqrt(va + vb + floor)
+    # (at least 1: a noise-free block, such as a bare sky or alpha, has no variance)
+    dof = np.maximum((va + vb) ** 2 / (va**2 / (len(ma) - 1) + vb**2 / (len(mb) - 1) + 1e-30), 1.0)
+    # Fisher's normalising transform of Student's t (accurate to ~1e-3 in p for dof >= 7)
+    z = t * (1 - 1 / (4 * dof)) / np.sqrt(1 + t**2 / (2 * dof))
+    p = np.array([math.erfc(v / math.sqrt(2)) for v in z])
+    return float(min(1.0, p.min() * p.size))
 
 
 def frame_colour(i: int) -> np.ndarray:

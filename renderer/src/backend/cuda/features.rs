@@ -1,4 +1,4 @@
-//! The plugin set a `direct`/`path` render module is compiled for
+//! The plugin set a `direct`/`path`/`ptracer` render module is compiled for
 //! (`renderer/kernels/features.cuh`).
 //!
 //! A megakernel compiled for every plugin pays for all of them on every sample: the
@@ -19,7 +19,8 @@
 use crate::bsdfs::registry;
 use crate::flat::unit_prims::UNIT_RECORDS_MAX;
 use crate::flat::{
-    FlatFilm, FlatIntegrator, FlatScene, FILTER_BOX, FILTER_TENT, INTEGRATOR_DEPTH, INTEGRATOR_PATH,
+    FlatFilm, FlatIntegrator, FlatScene, FILTER_BOX, FILTER_TENT, INTEGRATOR_DEPTH,
+    INTEGRATOR_PATH, INTEGRATOR_PTRACER,
 };
 
 /// `HG_FILM_SET` bit of a film that jitters within the pixel (box of radius <= 0.5).
@@ -77,7 +78,7 @@ pub struct Features {
     pub emitters: u32,
     /// Shape kinds (`SHAPE_*`).
     pub shapes: u32,
-    /// Integrator kinds (`INTEGRATOR_DIRECT` or `INTEGRATOR_PATH`).
+    /// Integrator kinds (`INTEGRATOR_DIRECT`, `INTEGRATOR_PATH` or `INTEGRATOR_PTRACER`).
     pub integrators: u32,
     /// Film sample placement ([`FILM_JITTER`], [`FILM_BOX`], [`FILM_TENT`] or
     /// [`FILM_GAUSSIAN`]).
@@ -207,6 +208,12 @@ impl Features {
     /// Whether the set has the `path` integrator.
     pub fn has_path(&self) -> bool {
         self.integrators & (1 << INTEGRATOR_PATH) != 0
+    }
+
+    /// Whether the set has the `ptracer` integrator: its module holds the light tracing
+    /// kernels (kernels/integrators/ptracer.cuh), which no other module compiles.
+    pub fn has_ptracer(&self) -> bool {
+        self.integrators & (1 << INTEGRATOR_PTRACER) != 0
     }
 
     /// The `#define`s that select this set in kernels/features.cuh; with

@@ -52,6 +52,7 @@ pub const FILES: &[(&str, &str)] = embed![
     "emitters/spot.cuh",
     "integrators/direct.cuh",
     "integrators/path.cuh",
+    "integrators/ptracer.cuh",
     "shapes/cylinder.cuh",
     "shapes/sample.cuh",
     "shapes/sphere.cuh",

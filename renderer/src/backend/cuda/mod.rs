@@ -13,14 +13,17 @@
 //!
 //! What runs on the GPU: the `direct` and `path` integrators as megakernels (one thread
 //! = one sample path; `renderer/kernels/render.cu`) over every shape, BSDF, texture and
-//! emitter plugin (one `.cuh` twin per plugin under `renderer/kernels/`), and the
-//! `depth` integrator with a one-pixel box filter (not `aov`: [`check_supported`]
-//! refuses it). The render module is compiled per
+//! emitter plugin (one `.cuh` twin per plugin under `renderer/kernels/`), the `ptracer`
+//! integrator (one thread = one light path, splatted onto the film with float atomics:
+//! `renderer/kernels/integrators/ptracer.cuh`; the same image as the CPU in expectation,
+//! its last bits depending on the GPU's schedule), and the `depth` integrator with a
+//! one-pixel box filter (not `aov`: [`check_supported`] refuses it). The render module is compiled per
 //! scene plugin set ([`features`]: only the kinds present, small sets inlined whole,
 //! tiny scenes without the BVH), and `path` can also run as wavefront kernels
 //! (`kernels/wavefront.cuh`, [`RenderTuning`]), measured slower on the Cornell box and
 //! so not the default. Both use the CPU's per-(pixel,
-//! sample) random streams, so CPU and GPU consume identical random numbers. The film is
+//! sample) random streams, so CPU and GPU consume identical random numbers (`ptracer`
+//! the CPU's per-light-path streams). The `direct`/`path` film is
 //! reconstructed without float atomics or a sample buffer: each sample is placed by
 //! importance sampling the reconstruction filter (truncated to the crop window) and
 //! weighted by filter / pdf, and a pixel's samples of a wave, which share one warp
@@ -192,22 +195,18 @@ pub fn compile_options(arch: &str, module: &str) -> Vec<String> {
 /// Checks that the GPU kernels support `scene` as configured, with a message naming
 /// what is not supported yet.
 ///
-/// Supported: the `direct` and `path` integrators with every reconstruction filter, and
-/// every shape (but `shapegroup`/`instance`), BSDF, texture and emitter plugin; `depth` with a box filter of radius
-/// <= 0.5 only. Not supported: `aov` (its extra film channels render on the CPU) and
-/// `ptracer` (light tracing splats onto the film; CPU only).
+/// Supported: the `direct`, `path` and `ptracer` integrators with every reconstruction
+/// filter, and every shape (but `shapegroup`/`instance`), BSDF, texture and emitter
+/// plugin (`ptracer` with the `perspective` sensor only, as on the CPU); `depth` with a
+/// box filter of radius <= 0.5 only. Not supported: `aov` (its extra film channels
+/// render on the CPU).
 pub fn check_supported(scene: &Scene) -> Result<()> {
     if !scene.geom.groups.is_empty() {
         return Err(Error::Render(crate::flat::INSTANCES_UNSUPPORTED.into()));
     }
     if let AnyIntegrator::Ptracer(_) = scene.integrator {
-        return Err(Error::Render(
-            "the CUDA backend does not render the \"ptracer\" integrator (light tracing); \
-             render this scene on the CPU backend: variant \"cpu_rgb\" (or Mitsuba's \
-             \"scalar_rgb\" / \"llvm_ad_rgb\"), or --backend cpu on the command line, or \
-             use the \"path\" integrator on the GPU"
-                .into(),
-        ));
+        // what the CPU refuses too: another sensor than `perspective`, nesting in `aov`
+        crate::integrators::Ptracer::check_scene(scene, None)?;
     }
     if scene.aov.is_some() {
         return Err(Error::Render(
@@ -264,6 +263,25 @@ mod tests {
         let depth = compile_options("sm_90", kernels::DEPTH_MODULE);
         assert!(depth.contains(&"--fmad=false".to_string()));
         assert!(!depth.iter().any(|o| o.starts_with("--prec-")));
+    }
+
+    #[test]
+    fn ptracer_is_supported_with_the_sensors_the_cpu_supports() {
+        use crate::integrators::Ptracer;
+        use crate::scene::{build_scene, xml};
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
+        let desc = xml::load_file(&root.join("cbox.xml"), &[("res".into(), "16".into())]);
+        let mut scene = build_scene(&desc.unwrap()).unwrap();
+        scene.integrator = AnyIntegrator::Ptracer(Ptracer::default());
+        check_supported(&scene).unwrap();
+        // swapped onto an orthographic sensor (a render with another sensor): refused
+        // with the CPU's reason
+        scene.sensor.camera.kind = crate::sensors::camera::CAMERA_ORTHOGRAPHIC;
+        let e = check_supported(&scene).unwrap_err().to_string();
+        assert!(
+            e.contains("\"ptracer\" integrator needs a \"perspective\" sensor"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::flat::unit_prims::UNIT_RECORDS_MAX;
 use crate::flat::{
     FlatCamera, FlatFilm, FlatIntegrator, FlatScene, INTEGRATOR_DEPTH, INTEGRATOR_PATH,
+    INTEGRATOR_PTRACER,
 };
 use crate::io::Image;
 use crate::samplers::Sampler;
@@ -44,6 +45,21 @@ const MAX_LAUNCH_THREADS: u64 = 1 << 31;
 
 /// Floats of the film accumulator per pixel (kernels/film.cuh `HG_FILM_ACC`).
 const FILM_ACC: u64 = 5;
+
+/// Floats of the `ptracer` accumulator per pixel (kernels/integrators/ptracer.cuh
+/// `HG_PT_ACC`: the splatted r, g, b).
+const PTRACER_ACC: u64 = 3;
+
+/// Most light paths in one launch of hg_ptracer (it indexes its threads with 32 bits).
+const MAX_PTRACER_PATHS: u64 = 1 << 30;
+
+/// The launches of a `ptracer` render of `total` light paths: (first path, paths), at
+/// most `max` paths each.
+pub(crate) fn ptracer_launches(total: u64, max: u64) -> Vec<(u64, u32)> {
+    (0..total.div_ceil(max))
+        .map(|k| (k * max, (total - k * max).min(max) as u32))
+        .collect()
+}
 
 /// Launch and compile settings of the render kernels (the GPU benchmark sweeps them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -428,6 +444,9 @@ impl CudaBackend {
         seed: u64,
         spp: u32,
     ) -> Result<CudaFilm> {
+        if s.integrator.kind == INTEGRATOR_PTRACER {
+            return self.enqueue_ptracer(k, features, tuning, s, seed, spp);
+        }
         let (w, h, ch, pixels) = Self::film_size(s)?;
         let accum = self.pool.alloc_zeros(
             (pixels * FILM_ACC * 4) as usize,
@@ -490,6 +509,68 @@ impl CudaBackend {
         self.finish_film(out, n, timing, film_start, w, h, ch)
     }
 
+    /// Enqueues a `ptracer` render: `spp` × (crop pixels) light paths, each splatted with
+    /// float atomics into a zeroed accumulator (kernels/integrators/ptracer.cuh), in
+    /// launches of at most [`MAX_PTRACER_PATHS`], then the develop kernel that writes the
+    /// sums. Light path k draws the CPU backend's random stream for path k, so the image
+    /// agrees with the CPU's in expectation; the atomics' order, and so a pixel's last
+    /// bits, follow the GPU's schedule.
+    fn enqueue_ptracer(
+        &self,
+        k: &RenderKernels,
+        features: &Features,
+        tuning: &RenderTuning,
+        s: &DeviceScene,
+        seed: u64,
+        spp: u32,
+    ) -> Result<CudaFilm> {
+        let Some([trace, develop]) = &k.ptracer else {
+            return Err(Error::Cuda(format!(
+                "the render module {} has no ptracer kernels",
+                features.tag()
+            )));
+        };
+        let (w, h, ch, pixels) = Self::film_size(s)?;
+        let accum = self.pool.alloc_zeros(
+            (pixels * PTRACER_ACC * 4) as usize,
+            &self.stream,
+            "the film accumulator",
+        )?;
+        let n = pixels as usize * ch;
+        let out = self
+            .pool
+            .alloc(n * 4, &self.stream, &format!("a {w}x{h} film"))?;
+        let args = SceneArgs::new(s, features)?;
+        let timing = self.timing_start()?;
+        // the camera's importance integrates to 1 over the crop window (as the CPU)
+        let scale = (1.0 / f64::from(spp)) as f32;
+        let accum_ptr = accum.ptr();
+        for (first, count) in ptracer_launches(pixels * u64::from(spp), MAX_PTRACER_PATHS) {
+            let mut l = self.stream.launch_builder(trace);
+            l.arg(&s.camera).arg(&s.film).arg(&s.integrator);
+            args.push(&mut l);
+            l.arg(&seed)
+                .arg(&first)
+                .arg(&count)
+                .arg(&pixels)
+                .arg(&scale)
+                .arg(&accum_ptr);
+            // SAFETY: the arguments match hg_ptracer in ptracer.cuh one for one (the three
+            // records by value); every array holds the records the kernel indexes; `accum`
+            // has 3 floats per crop pixel, and the kernel splats inside the crop only.
+            unsafe { l.launch(threads_cfg(count, tuning.block)) }
+                .map_err(drv("launching hg_ptracer"))?;
+        }
+        let film_start = match &timing {
+            Some(_) => Some(self.timing_event()?),
+            None => None,
+        };
+        self.develop(develop, s, &accum, &out, w, h)?;
+        // the accumulator is freed in stream order after hg_ptracer_develop
+        drop(accum);
+        self.finish_film(out, n, timing, film_start, w, h, ch)
+    }
+
     fn develop(
         &self,
         f: &CudaFunction,
@@ -507,8 +588,9 @@ impl CudaBackend {
             block_dim: (16, 16, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: matches hg_develop in film.cuh; `out` has pixels * channels floats and
-        // `accum` 5 floats per pixel.
+        // SAFETY: matches hg_develop in film.cuh (and hg_ptracer_develop in ptracer.cuh,
+        // which takes the same arguments); `out` has pixels * channels floats and `accum`
+        // 5 floats per pixel (3 for hg_ptracer_develop).
         unsafe { d.launch(cfg) }.map_err(drv("launching hg_develop"))?;
         Ok(())
     }
@@ -559,10 +641,12 @@ impl CudaBackend {
             let tuning = self.render_tuning();
             let features = tuning.features(&FlatScene::from_scene_with(scene, false)?);
             let k = self.render_kernels(&features, &tuning, false)?;
-            // the kernel that does the work: the bounce kernel of a wavefront `path`
-            let f = match &k.path {
-                Some([_, bounce, _]) => bounce,
-                None => &k.render,
+            // the kernel that does the work: the bounce kernel of a wavefront `path`, the
+            // light tracing kernel of `ptracer`
+            let f = match (&k.path, &k.ptracer) {
+                (Some([_, bounce, _]), _) => bounce,
+                (None, Some([trace, _])) => trace,
+                (None, None) => &k.render,
             };
             let attr = |a, what: &'static str| f.get_attribute(a).map_err(drv(what));
             use dsys::CUfunction_attribute_enum as A;
@@ -628,6 +712,18 @@ impl CudaBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ptracer_launches_cover_every_light_path_once() {
+        assert!(ptracer_launches(0, 8).is_empty());
+        assert_eq!(ptracer_launches(8, 8), vec![(0, 8)]);
+        assert_eq!(ptracer_launches(19, 8), vec![(0, 8), (8, 8), (16, 3)]);
+        // 2^32 pixels' worth of paths at 2 spp: 8 launches of 2^30
+        let l = ptracer_launches(1 << 33, MAX_PTRACER_PATHS);
+        assert_eq!(l.len(), 8);
+        assert!(l.iter().all(|&(_, n)| n as u64 == MAX_PTRACER_PATHS));
+        assert_eq!(l[7].0, 7 << 30);
+    }
 
     #[test]
     fn chunks_cover_every_sample_of_every_pixel_once_in_bounded_launches() {

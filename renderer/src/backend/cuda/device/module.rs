@@ -33,6 +33,8 @@ pub(crate) struct RenderKernels {
     pub(crate) develop: CudaFunction,
     /// The wavefront `path` kernels (start, bounce, reduce) of a wavefront module.
     pub(crate) path: Option<[CudaFunction; 3]>,
+    /// The light tracing kernels (trace and splat, develop) of a `ptracer` module.
+    pub(crate) ptracer: Option<[CudaFunction; 2]>,
 }
 
 /// The modules a backend has loaded.
@@ -201,10 +203,16 @@ impl CudaBackend {
         } else {
             None
         };
+        let ptracer = if features.has_ptracer() {
+            Some([f("hg_ptracer")?, f("hg_ptracer_develop")?])
+        } else {
+            None
+        };
         let kernels = Arc::new(RenderKernels {
             render: f("hg_render")?,
             develop: f("hg_develop")?,
             path,
+            ptracer,
             module: module.clone(),
         });
         modules.insert(key, kernels.clone());
