@@ -22,6 +22,18 @@ use crate::flat::{
     FlatFilm, FlatIntegrator, FlatScene, FILTER_BOX, FILTER_TENT, INTEGRATOR_DEPTH, INTEGRATOR_PATH,
 };
 
+/// The `#define` that compiles the fixed `depth` module for scenes without instances:
+/// every shape kind but [`SHAPE_INSTANCE`], so that no two-level traversal is compiled
+/// (kernels/geometry.cuh `HG_INSTANCES`); empty for scenes with instances (the
+/// default set of kernels/features.cuh: every kind).
+pub fn depth_prelude(instances: bool) -> &'static str {
+    if instances {
+        ""
+    } else {
+        "#define HG_SHAPE_SET 0x1fu\n"
+    }
+}
+
 /// `HG_FILM_SET` bit of a film that jitters within the pixel (box of radius <= 0.5).
 pub const FILM_JITTER: u32 = 0;
 /// `HG_FILM_SET` bit of a wider box: uniform over the sample's window.

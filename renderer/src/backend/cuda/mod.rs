@@ -193,13 +193,10 @@ pub fn compile_options(arch: &str, module: &str) -> Vec<String> {
 /// what is not supported yet.
 ///
 /// Supported: the `direct` and `path` integrators with every reconstruction filter, and
-/// every shape (but `shapegroup`/`instance`), BSDF, texture and emitter plugin; `depth` with a box filter of radius
+/// every shape (`shapegroup`/`instance` included), BSDF, texture and emitter plugin; `depth` with a box filter of radius
 /// <= 0.5 only. Not supported: `aov` (its extra film channels render on the CPU) and
 /// `ptracer` (light tracing splats onto the film; CPU only).
 pub fn check_supported(scene: &Scene) -> Result<()> {
-    if !scene.geom.groups.is_empty() {
-        return Err(Error::Render(crate::flat::INSTANCES_UNSUPPORTED.into()));
-    }
     if let AnyIntegrator::Ptracer(_) = scene.integrator {
         return Err(Error::Render(
             "the CUDA backend does not render the \"ptracer\" integrator (light tracing); \
