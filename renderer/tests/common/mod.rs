@@ -4,6 +4,7 @@
 
 pub mod harness;
 pub mod parity;
+pub mod rays;
 
 use heliograph::math::stats::t_two_sided_p;
 
