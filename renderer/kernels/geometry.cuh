@@ -200,10 +200,12 @@ __device__ inline float intersect_slot(const SceneGeom& g, hg_u32 slot, const Ra
     if (HG_ANALYTIC_SHAPES == 0u) return HG_INF;
     const ShapeTest s = load_shape_test(g.shapes + lp.shape);
 #if HG_INSTANCES
-    if (s.kind == HG_SHAPE_INSTANCE) {
-        if (!TOP) return HG_INF;  // never: groups hold no instances
-        *inst = lp.shape;
-        return intersect_instance(g, lp.shape, s, r, tmax, prim, uv, any_hit);
+    // (the bottom level's code holds no call back into the walk: no recursion)
+    if constexpr (TOP) {
+        if (s.kind == HG_SHAPE_INSTANCE) {
+            *inst = lp.shape;
+            return intersect_instance(g, lp.shape, s, r, tmax, prim, uv, any_hit);
+        }
     }
 #endif
     if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_SPHERE) && s.kind == HG_SHAPE_SPHERE) return intersect_sphere(s, r, tmax);

@@ -100,7 +100,10 @@ fn instanced_rays_on_the_host_match_the_cpu_traversal() {
     let r = common::rays::check_rays(&scene, &q, &got, 1e-5);
     // the inputs exercise both levels and both answers of the shadow test
     assert!(r.hits > r.rays / 4 && r.instance_hits > r.rays / 8, "{r:?}");
-    assert!(r.blocked > r.rays / 8 && r.blocked < r.rays * 7 / 8, "{r:?}");
+    assert!(
+        r.blocked > r.rays / 8 && r.blocked < r.rays * 7 / 8,
+        "{r:?}"
+    );
     // the kernels repeat the CPU's operations: at most a few rays in 10^5 (a tie on an
     // edge, met from the other side of a rounding) may tell otherwise
     assert!(r.differ.len() <= 3, "{} rays differ", r.differ.len());

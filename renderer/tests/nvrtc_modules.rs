@@ -40,7 +40,8 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use heliograph::backend::cuda::features::{
-    depth_prelude, Features, FILM_BOX, FILM_GAUSSIAN, FILM_JITTER, FILM_TENT, MIN_STACK, UNIT_CAP_STEP,
+    depth_prelude, Features, FILM_BOX, FILM_GAUSSIAN, FILM_JITTER, FILM_TENT, MIN_STACK,
+    UNIT_CAP_STEP,
 };
 use heliograph::backend::cuda::{
     arch_for, kernels, nvrtc_compile_offline, nvrtc_lib, RenderTuning, MIN_COMPUTE_CAPABILITY,

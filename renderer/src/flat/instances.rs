@@ -48,7 +48,8 @@ pub(crate) fn append_groups(geom: &Geometry, flat: &mut FlatScene) -> Result<()>
         let nv = m.positions.len();
         extend_parallel(&mut flat.normals, flat.positions.len(), &m.normals, nv);
         extend_parallel(&mut flat.uvs, flat.positions.len(), &m.uvs, nv);
-        flat.positions.extend(m.positions.iter().map(|p| p.to_array()));
+        flat.positions
+            .extend(m.positions.iter().map(|p| p.to_array()));
         flat.tris.extend(m.tris.iter().map(|t| t.map(|i| i + vb)));
         for (k, s) in g.geom.shapes.iter().enumerate() {
             if let AnyShape::Mesh(_) = s.geom {
@@ -82,7 +83,10 @@ pub(crate) fn append_groups(geom: &Geometry, flat: &mut FlatScene) -> Result<()>
     for (s, f) in geom.shapes.iter().zip(flat.shapes.iter_mut()) {
         if let AnyShape::Instance(i) = &s.geom {
             f.first_tri = *headers.get(i.group as usize).ok_or_else(|| {
-                Error::Render(format!("internal error: instance of missing group {}", i.group))
+                Error::Render(format!(
+                    "internal error: instance of missing group {}",
+                    i.group
+                ))
             })?;
         }
     }
@@ -116,5 +120,85 @@ fn extend_parallel<T: Copy + Default, U: Copy + Into<T>>(
         dst.resize(len + n, T::default());
     } else {
         dst.extend(src.iter().map(|&v| v.into()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{FlatScene, SHAPE_INSTANCE, SHAPE_MESH};
+    use crate::scene::{build_scene, xml};
+
+    /// A textured mesh of the scene's own before one group of every member kind (a
+    /// cube without vertex attributes, a disk, a cylinder, a sphere), placed twice.
+    fn scene() -> crate::scene::Scene {
+        let torus = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/meshes/torus.obj");
+        let xml = format!(
+            r#"<scene version="3.0.0">
+            <shape type="obj"><string name="filename" value="{torus}"/></shape>
+            <shape type="shapegroup" id="g">
+                <shape type="cube"><bsdf type="conductor"/></shape>
+                <shape type="disk"><transform name="to_world"><translate z="2"/></transform></shape>
+                <shape type="cylinder"><float name="radius" value="0.3"/></shape>
+                <shape type="sphere"><point name="center" x="0" y="2" z="0"/></shape>
+            </shape>
+            <shape type="instance"><ref id="g"/></shape>
+            <shape type="instance"><ref id="g"/>
+                <transform name="to_world"><rotate y="1" angle="30"/><translate x="4"/></transform></shape>
+            </scene>"#
+        );
+        build_scene(&xml::load_string(&xml, &[]).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn each_group_is_appended_once_with_its_indices_renumbered() {
+        let s = scene();
+        let f = FlatScene::from_scene(&s).unwrap();
+        let g = &s.geom.groups[0];
+        let base = s.geom.group_base[0] as usize;
+        // attributes stay parallel to the positions: the scene's mesh has them, the cube none
+        let n = f.positions.len();
+        assert!(n > s.geom.mesh.positions.len());
+        assert_eq!((f.normals.len(), f.uvs.len()), (n, n));
+        // both instances name the group's header, whose box is the group tree's root
+        let inst: Vec<_> = f
+            .shapes
+            .iter()
+            .filter(|r| r.kind == SHAPE_INSTANCE)
+            .collect();
+        assert_eq!(inst.len(), 2);
+        let h = &f.nodes[inst[0].first_tri as usize];
+        assert!(inst
+            .iter()
+            .all(|r| r.first_tri == inst[0].first_tri && r.tri_count == 0));
+        assert_eq!((h.a_min, h.a_max), (g.bvh.nodes[0].min, g.bvh.nodes[0].max));
+        assert_eq!(h.b_child as usize, g.bvh.leaf_prims.len());
+        assert!(inst[0].first_tri as usize >= super::super::flatten_bvh(&s.bvh).unwrap().len());
+        // the members keep their materials; a group slot names a renumbered primitive of
+        // a member, and a triangle slot holds that triangle's group-space vertices
+        for (k, m) in g.geom.shapes.iter().enumerate() {
+            assert_eq!(f.shapes[base + k].bsdf, m.bsdf);
+        }
+        let first_slot = s.bvh.leaf_prims.len();
+        let slots = &f.leaf_prims[first_slot..];
+        assert_eq!(slots.len(), g.bvh.leaf_prims.len());
+        let mut tris = 0;
+        for lp in slots {
+            let p = f.prims[lp.prim as usize];
+            assert_eq!(p.shape, lp.shape);
+            assert!((lp.shape as usize) >= base && (lp.shape as usize) < f.shapes.len());
+            let rec = &f.shapes[lp.shape as usize];
+            if lp.is_tri == 0 {
+                assert_ne!(rec.kind, SHAPE_MESH);
+                continue;
+            }
+            tris += 1;
+            assert_eq!(rec.kind, SHAPE_MESH);
+            assert!(p.index >= rec.first_tri && p.index < rec.first_tri + rec.tri_count);
+            let t = f.tris[p.index as usize];
+            assert_eq!([lp.p0, lp.p1, lp.p2], t.map(|v| f.positions[v as usize]));
+        }
+        assert_eq!(tris, 12, "the cube's triangles");
+        let depth = super::bvh_depth(&g.bvh.nodes).unwrap();
+        assert!(f.bvh_depth >= depth);
     }
 }

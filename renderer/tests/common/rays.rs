@@ -101,7 +101,10 @@ pub fn check_rays(scene: &Scene, queries: &[f32], got: &[f32], tol: f32) -> RayR
         let blocked = scene.occluded(&shadow);
         r.blocked += usize::from(blocked);
         if blocked != (g[14] == 1.0) {
-            r.differ.push(format!("ray {i} {ray:?}: shadow up to {}: CPU {blocked}", q[10]));
+            r.differ.push(format!(
+                "ray {i} {ray:?}: shadow up to {}: CPU {blocked}",
+                q[10]
+            ));
         }
         let h = scene.intersect(&ray);
         match (h, g[0] == 1.0) {

@@ -364,6 +364,34 @@ mod tests {
     }
 
     #[test]
+    fn instanced_scenes_add_the_instance_kind_and_walk_the_bvh() {
+        use crate::flat::{SHAPE_INSTANCE, SHAPE_SPHERE};
+        let fl = flat("instances.xml");
+        let f = Features::of(&fl);
+        let members = (1 << SHAPE_MESH) | (1 << SHAPE_SPHERE);
+        assert_eq!(
+            f.shapes,
+            members | (1 << SHAPE_RECTANGLE) | (1 << SHAPE_INSTANCE)
+        );
+        assert!(
+            f.prelude(false).contains("HG_SHAPE_SET 0x27u"),
+            "{}",
+            f.prelude(false)
+        );
+        assert!(!f.brute_force && f.stack >= fl.bvh_depth);
+        // scenes without instances compile none of the two-level walk, the depth module
+        // included: every shape kind but the instance
+        assert_eq!(
+            Features::of(&flat("cbox.xml")).shapes & (1 << SHAPE_INSTANCE),
+            0
+        );
+        let every_but_instances = (1u32 << (SHAPE_INSTANCE + 1)) - 1 - (1 << SHAPE_INSTANCE);
+        let want = format!("#define HG_SHAPE_SET 0x{every_but_instances:x}u\n");
+        assert_eq!(depth_prelude(false), want);
+        assert_eq!(depth_prelude(true), "");
+    }
+
+    #[test]
     fn stacks_are_powers_of_two_covering_the_depth() {
         let mut fl = flat("seed.xml");
         for (depth, stack) in [(0, 8), (1, 8), (8, 8), (9, 16), (33, 64), (128, 128)] {
