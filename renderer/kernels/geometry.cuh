@@ -2,7 +2,8 @@
 // rectangles, disks and cylinders (shapes/cylinder.cuh), and the BVH walk. Mirrors renderer/src/shapes/*.rs and
 // renderer/src/accel/mod.rs operation by operation (same near-child-first order,
 // same conservative box test), so CPU and GPU find the same closest hits. The GPU walks
-// two-box nodes (FlatBvhNode, flat/bvh.rs) derived from the CPU's tree.
+// two-box nodes (FlatBvhNode, flat/bvh.rs) derived from the CPU's tree; instances of
+// shapegroups in two levels (shapes/instance.rs, flat/instances.rs; HG_INSTANCES).
 #pragma once
 #include "common.cuh"
 #include "shapes/cylinder.cuh"
