@@ -19,7 +19,7 @@
 #define HG_EMITTER_SET 0x7fu     // bit HG_EMITTER_*: area, point, directional, constant, envmap, spot, projector
 #endif
 #ifndef HG_SHAPE_SET
-#define HG_SHAPE_SET 0x1fu       // bit HG_SHAPE_*: mesh, sphere, rectangle, disk, cylinder
+#define HG_SHAPE_SET 0x3fu       // bit HG_SHAPE_*: mesh, sphere, rectangle, disk, cylinder, instance
 #endif
 #ifndef HG_INTEGRATOR_SET
 #define HG_INTEGRATOR_SET 0x3u   // bit HG_INTEGRATOR_*: direct, path (ptracer, bit 3: only when named)

@@ -73,11 +73,14 @@ struct Prim {
 #define HG_SHAPE_RECTANGLE 2u
 #define HG_SHAPE_DISK 3u
 #define HG_SHAPE_CYLINDER 4u
+#define HG_SHAPE_INSTANCE 5u  // a shapegroup placed by an instance (geometry.cuh intersect_instance)
 #define HG_FLAG_FLIP 1u
 #define HG_FLAG_NORMALS 2u
 #define HG_FLAG_UVS 4u
 
-// Affine maps: column-major 3x4 (x axis, y axis, z axis, translation).
+// Affine maps: column-major 3x4 (x axis, y axis, z axis, translation). An instance
+// (HG_SHAPE_INSTANCE): to_world / to_local are its group-to-world map and inverse,
+// first_tri is its group's BVH header node in `nodes`, tri_count the group's index.
 struct FlatShape {
     hg_u32 kind;
     hg_u32 flags;

@@ -2,7 +2,8 @@
 // rectangles, disks and cylinders (shapes/cylinder.cuh), and the BVH walk. Mirrors renderer/src/shapes/*.rs and
 // renderer/src/accel/mod.rs operation by operation (same near-child-first order,
 // same conservative box test), so CPU and GPU find the same closest hits. The GPU walks
-// two-box nodes (FlatBvhNode, flat/bvh.rs) derived from the CPU's tree.
+// two-box nodes (FlatBvhNode, flat/bvh.rs) derived from the CPU's tree; instances of
+// shapegroups in two levels (shapes/instance.rs, flat/instances.rs; HG_INSTANCES).
 #pragma once
 #include "common.cuh"
 #include "shapes/cylinder.cuh"
@@ -160,16 +161,59 @@ __device__ inline LeafPrim load_leaf(const LeafPrim* p) {
 }
 
 
-__device__ inline float intersect_slot(const SceneGeom& g, hg_u32 slot, const Ray& r,
-                                       const TriRay& tr, float tmax, hg_u32* prim, float* uv) {
+// Whether the module places shape groups (HG_SHAPE_INSTANCE in the shape set): a
+// preprocessor constant, so a module without instances compiles none of their code.
+#define HG_INSTANCES HG_HAS(HG_SHAPE_SET, HG_SHAPE_INSTANCE)
+// Not an instance: the hit's instance when the hit is on a shape of the scene's own.
+#define HG_NO_INSTANCE 0xffffffffu
+
+#if HG_INSTANCES
+template <bool TOP>
+__device__ inline float bvh_walk(const SceneGeom& g, hg_u32 header, const Ray& ray, hg_u32* hit_prim,
+                                 float* coords, bool any_hit, hg_u32* hit_inst);
+
+// shapes/instance.rs Instance::intersect: the ray carried into group space by the
+// instance's to_local (origin and direction, not renormalised, so t stays the world
+// distance) and traced through the group's BVH, whose header node the instance's record
+// names. Returns t (or HG_INF), the group primitive (an index into the scene's `prims`,
+// where the groups' primitives follow the scene's own) and its coordinates.
+__device__ inline float intersect_instance(const SceneGeom& g, hg_u32 shape, const ShapeTest& s, const Ray& r,
+                                           float tmax, hg_u32* prim, float* uv, bool any_hit) {
+    Ray local;
+    local.o = affine_point(s.to_local, r.o);
+    local.d = affine_vector(s.to_local, r.d);
+    local.tmax = tmax;
+    hg_u32 header = __ldg(&g.shapes[shape].first_tri);
+    return bvh_walk<false>(g, header, local, prim, uv, any_hit, nullptr);
+}
+#endif
+
+// Tests leaf slot `slot`. At the top level (TOP) of a module with instances, an
+// instance's slot traces its group (the group's BVH holds no instances: no nesting);
+// *inst is then the instance's shape.
+template <bool TOP>
+__device__ inline float intersect_slot(const SceneGeom& g, hg_u32 slot, const Ray& r, const TriRay& tr, float tmax,
+                                       hg_u32* prim, float* uv, bool any_hit, hg_u32* inst) {
     const LeafPrim lp = load_leaf(g.leaf + slot);
     *prim = lp.prim;
     if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_MESH) && (HG_ANALYTIC_SHAPES == 0u || lp.is_tri))
         return intersect_tri(lp, tr, tmax, uv);
     if (HG_ANALYTIC_SHAPES == 0u) return HG_INF;
     const ShapeTest s = load_shape_test(g.shapes + lp.shape);
+#if HG_INSTANCES
+    // (the bottom level's code holds no call back into the walk: no recursion)
+    if constexpr (TOP) {
+        if (s.kind == HG_SHAPE_INSTANCE) {
+            *inst = lp.shape;
+            return intersect_instance(g, lp.shape, s, r, tmax, prim, uv, any_hit);
+        }
+    }
+#endif
     if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_SPHERE) && s.kind == HG_SHAPE_SPHERE) return intersect_sphere(s, r, tmax);
     if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_CYLINDER) && s.kind == HG_SHAPE_CYLINDER) return intersect_cylinder(s.to_local, r, tmax);
+#if HG_INSTANCES
+    if (!HG_HAS(HG_SHAPE_SET, HG_SHAPE_RECTANGLE) && !HG_HAS(HG_SHAPE_SET, HG_SHAPE_DISK)) return HG_INF;
+#endif
     return intersect_planar(s, r, tmax, uv);
 }
 
@@ -287,13 +331,17 @@ __device__ inline bool bvh_pop(const BvhEntry* stack, int& sp, float tmax, hg_u3
 }
 
 // Tests leaf slots [first, end) against the ray, keeping the nearest hit in best/tmax
-// (and its primitive and coordinates); true when `any_hit` found one (stop).
+// (and its primitive, coordinates and, at the top level of a module with instances, the
+// instance it lies in or HG_NO_INSTANCE); true when `any_hit` found one (stop).
+template <bool TOP>
 __device__ inline bool test_slots(const SceneGeom& g, hg_u32 first, hg_u32 end, const Ray& ray, const TriRay& tr,
-                                  float& tmax, float& best, hg_u32* hit_prim, float* coords, bool any_hit) {
+                                  float& tmax, float& best, hg_u32* hit_prim, float* coords, bool any_hit,
+                                  hg_u32* hit_inst) {
     for (hg_u32 slot = first; slot < end; ++slot) {
         hg_u32 prim;
         float uv[2] = {0.0f, 0.0f};
-        float t = intersect_slot(g, slot, ray, tr, tmax, &prim, uv);
+        hg_u32 inst = HG_NO_INSTANCE;
+        float t = intersect_slot<TOP>(g, slot, ray, tr, tmax, &prim, uv, any_hit, &inst);
         if (t != HG_INF) {
             best = t;
             tmax = t;
@@ -302,61 +350,24 @@ __device__ inline bool test_slots(const SceneGeom& g, hg_u32 first, hg_u32 end, 
                 coords[0] = uv[0];
                 coords[1] = uv[1];
             }
+#if HG_INSTANCES
+            if (TOP && hit_inst) *hit_inst = inst;
+#endif
             if (any_hit) return true;
         }
     }
     return false;
 }
 
-// Closest hit: returns t (HG_INF on a miss), the primitive and, when `coords` is given,
-// the primitive's coordinates (triangles: barycentrics; rectangles, disks: local x, y).
-// `any_hit` stops at the first hit (shadow rays).
-//
-// While-while traversal (Aila & Laine 2009): the inner loop descends interior nodes,
-// one 64-byte node fetch each, testing both children's boxes from the parent, pushing
-// the far child and descending the near one (the left one on a tie, as the CPU does);
-// a leaf's primitives are then tested straight from its child word. Leaves are visited
-// in the CPU's order, so ties between equally near primitives resolve the same way.
-//
-// HG_BRUTE_FORCE (a specialised module of a small scene, backend/cuda/features.rs):
-// the scene's unit records in order instead (UnitPrims::count of them) with the
-// unit-shape test (intersect_unit), so all lanes of a warp test the same record together,
-// then the winner's triangle and barycentrics (unit_hit). A tie between two equally near
-// primitives can then resolve differently from the CPU's walk, and the triangle test is
-// not watertight across records (flat/unit_prims.rs).
-__device__ inline float intersect_scene(const SceneGeom& g, const Ray& ray, hg_u32* hit_prim,
-                                        float* coords = nullptr, bool any_hit = false) {
+// The BVH walk from header node `header` (node 0: the scene's tree; an instance's group:
+// its own header, flat/instances.rs) up to ray.tmax; see intersect_scene. TOP: the
+// scene's tree, whose instances' groups are walked in their turn (bottom level, own stack).
+template <bool TOP>
+__device__ inline float bvh_walk(const SceneGeom& g, hg_u32 header_node, const Ray& ray, hg_u32* hit_prim,
+                                 float* coords, bool any_hit, hg_u32* hit_inst) {
     float best = HG_INF;
-    if (g.node_count == 0) return best;
     float tmax = ray.tmax;
-#if HG_BRUTE_FORCE
-    // not unrolled: unrolled, ptxas computed many records' tests at once and spilled them
-    hg_u32 best_slot = 0;
-    float bx = 0.0f, by = 0.0f;
-#pragma unroll 1
-    for (hg_u32 slot = 0; slot < g.units->count; ++slot) {
-        float x, y;
-        float t = intersect_unit(g.units->p[slot], ray, tmax, &x, &y);
-        if (t != HG_INF) {
-            best = t;
-            tmax = t;
-            best_slot = slot;
-            bx = x;
-            by = y;
-            if (any_hit) break;
-        }
-    }
-    if (best != HG_INF) {
-        float c[2];
-        *hit_prim = unit_hit(g.units->p[best_slot], bx, by, c);
-        if (coords) {
-            coords[0] = c[0];
-            coords[1] = c[1];
-        }
-    }
-    return best;
-#else
-    const float4* header = reinterpret_cast<const float4*>(g.nodes);
+    const float4* header = reinterpret_cast<const float4*>(g.nodes + header_node);
     TriRay tr = tri_ray(ray);
     RayBox rb = ray_box(ray);
     BvhEntry stack[HG_STACK];
@@ -386,8 +397,68 @@ __device__ inline float intersect_scene(const SceneGeom& g, const Ray& ray, hg_u
             child = a_near ? ca : cb;
         }
         hg_u32 first = child & HG_CHILD_INDEX_MASK, end = first + (child >> HG_CHILD_INDEX_BITS);
-        if (test_slots(g, first, end, ray, tr, tmax, best, hit_prim, coords, any_hit)) return best;
+        if (test_slots<TOP>(g, first, end, ray, tr, tmax, best, hit_prim, coords, any_hit, hit_inst)) return best;
         if (!bvh_pop(stack, sp, tmax, child)) return best;
     }
+}
+
+// Closest hit: returns t (HG_INF on a miss), the primitive and, when `coords` is given,
+// the primitive's coordinates (triangles: barycentrics; rectangles, disks: local x, y).
+// `any_hit` stops at the first hit (shadow rays).
+//
+// While-while traversal (Aila & Laine 2009): the inner loop descends interior nodes,
+// one 64-byte node fetch each, testing both children's boxes from the parent, pushing
+// the far child and descending the near one (the left one on a tie, as the CPU does);
+// a leaf's primitives are then tested straight from its child word. Leaves are visited
+// in the CPU's order, so ties between equally near primitives resolve the same way.
+//
+// HG_BRUTE_FORCE (a specialised module of a small scene, backend/cuda/features.rs):
+// the scene's unit records in order instead (UnitPrims::count of them) with the
+// unit-shape test (intersect_unit), so all lanes of a warp test the same record together,
+// then the winner's triangle and barycentrics (unit_hit). A tie between two equally near
+// primitives can then resolve differently from the CPU's walk, and the triangle test is
+// not watertight across records (flat/unit_prims.rs); scenes with instances never
+// take it (their unit record list is empty).
+//
+// Instances (HG_INSTANCES): two-level traversal. The scene's tree holds one primitive
+// per instance (its world box); reaching it, the ray is carried into the group's space
+// and the group's own tree is walked (intersect_instance, with its own stack) up to the
+// current nearest hit, as the CPU does (shapes/instance.rs). *hit_inst, when given, is
+// then the instance's shape (make_hit carries the hit back to world space), else
+// HG_NO_INSTANCE.
+__device__ inline float intersect_scene(const SceneGeom& g, const Ray& ray, hg_u32* hit_prim,
+                                        float* coords = nullptr, bool any_hit = false,
+                                        hg_u32* hit_inst = nullptr) {
+    float best = HG_INF;
+    if (g.node_count == 0) return best;
+#if HG_BRUTE_FORCE
+    float tmax = ray.tmax;
+    // not unrolled: unrolled, ptxas computed many records' tests at once and spilled them
+    hg_u32 best_slot = 0;
+    float bx = 0.0f, by = 0.0f;
+#pragma unroll 1
+    for (hg_u32 slot = 0; slot < g.units->count; ++slot) {
+        float x, y;
+        float t = intersect_unit(g.units->p[slot], ray, tmax, &x, &y);
+        if (t != HG_INF) {
+            best = t;
+            tmax = t;
+            best_slot = slot;
+            bx = x;
+            by = y;
+            if (any_hit) break;
+        }
+    }
+    if (best != HG_INF) {
+        float c[2];
+        *hit_prim = unit_hit(g.units->p[best_slot], bx, by, c);
+        if (coords) {
+            coords[0] = c[0];
+            coords[1] = c[1];
+        }
+    }
+    return best;
+#else
+    return bvh_walk<true>(g, 0u, ray, hit_prim, coords, any_hit, hit_inst);
 #endif
 }

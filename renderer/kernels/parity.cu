@@ -9,6 +9,8 @@
 //   kind 1 (texture index): eval.rgb, eval_1
 //   kind 2 (emitter index; p = a, u = (u1, u2.x)): sampled?, d.xyz, dist, pdf, radiance.rgb, delta
 //   kind 3 (environment; d = a): radiance.rgb, pdf
+//   kind 4 (ray o = a, d = b; u1: a shadow ray's tmax): hit?, t, shape, p.xyz, ng.xyz,
+//          n.xyz, uv.xy, occluded? (the same ray up to u1), the hit shape's BSDF
 #include "bsdfs.cuh"
 #include "emitters.cuh"
 
@@ -61,6 +63,21 @@ extern "C" __global__ void hg_parity(HG_SCENE_PARAMS,
         V3 l = environment_emission(s, va, &pdf);
         o[0] = l.x, o[1] = l.y, o[2] = l.z;
         o[3] = pdf;
+    } else if (kind == 4) {
+        Ray ray = make_ray(va, vb);
+        Hit h;
+        if (scene_intersect(s, ray, &h)) {
+            o[0] = 1.0f;
+            o[1] = h.t;
+            o[2] = (float)h.shape;
+            o[3] = h.p.x, o[4] = h.p.y, o[5] = h.p.z;
+            o[6] = h.ng.x, o[7] = h.ng.y, o[8] = h.ng.z;
+            o[9] = h.n.x, o[10] = h.n.y, o[11] = h.n.z;
+            o[12] = h.uv.x, o[13] = h.uv.y;
+            o[15] = (float)s.g.shapes[h.shape].bsdf;
+        }
+        ray.tmax = u1;
+        o[14] = scene_occluded(s, ray) ? 1.0f : 0.0f;
     }
 }
 

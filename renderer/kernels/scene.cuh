@@ -193,6 +193,33 @@ __device__ inline Hit make_hit(const SceneData& s, hg_u32 prim, const Ray& ray, 
     return h;
 }
 
+#if HG_INSTANCES
+// shapes/instance.rs Instance::interaction: the hit on group primitive `prim` at t,
+// found in the space of instance `inst` (a shape record, HG_SHAPE_INSTANCE), carried back
+// to world space: the position and dp/du by to_world, the normals by its inverse
+// transpose (the transpose of to_local's linear part), renormalised. The shape (its
+// material) is the group's member, as on the CPU.
+__device__ inline Hit make_instance_hit(const SceneData& s, hg_u32 inst, hg_u32 prim, const Ray& ray, float t,
+                                        const float* c) {
+    const FlatShape& is = s.g.shapes[inst];
+    Ray local;
+    local.o = affine_point(is.to_local, ray.o);
+    local.d = affine_vector(is.to_local, ray.d);
+    local.tmax = ray.tmax;
+    Hit h = make_hit(s, prim, local, t, c);
+    const float* m = is.to_local;
+    V3 ng = v3(dot(v3a(m), h.ng), dot(v3a(m + 3), h.ng), dot(v3a(m + 6), h.ng));
+    V3 n = v3(dot(v3a(m), h.n), dot(v3a(m + 3), h.n), dot(v3a(m + 6), h.n));
+    h.p = affine_point(is.to_world, h.p);
+    h.ng = normalize_or(ng, h.ng);
+    h.n = normalize_or(n, h.n);
+    h.dpdu = affine_vector(is.to_world, h.dpdu);
+    h.dpdv = affine_vector(is.to_world, h.dpdv);
+    h.t = t;
+    return h;
+}
+#endif
+
 // Benchmark variant only (backend/cuda/device/render.rs `count_rays` compiles the render
 // module with HG_COUNT_RAYS): every traced ray, closest-hit or shadow, adds one to
 // hg_ray_count (one atomic per warp and call site: the lanes of the call add their count).
@@ -211,10 +238,18 @@ __device__ HG_OUTLINE bool scene_intersect(const SceneData& s, const Ray& ray, H
     count_ray();
     hg_u32 prim = 0;
     float c[2] = {0.0f, 0.0f};
+#if HG_INSTANCES
+    hg_u32 inst = HG_NO_INSTANCE;
+    float t = intersect_scene(s.g, ray, &prim, c, false, &inst);
+    if (t == HG_INF) return false;
+    *h = inst == HG_NO_INSTANCE ? make_hit(s, prim, ray, t, c) : make_instance_hit(s, inst, prim, ray, t, c);
+    return true;
+#else
     float t = intersect_scene(s.g, ray, &prim, c);
     if (t == HG_INF) return false;
     *h = make_hit(s, prim, ray, t, c);
     return true;
+#endif
 }
 
 // Scene::occluded

@@ -7,6 +7,7 @@
 //! regression scene (`path`) at 64×64: per 16×16 block and channel, Welch's t-test
 //! between the block means of K independent seeds on each side, with a Bonferroni
 //! correction; the same test must reject an image scaled by 1.05 (so it can fail);
+//! the same for the instanced scene (shapegroup/instance: the two-level traversal);
 //! integrator variants too (direct with several samples per strategy, hidden emitters,
 //! early Russian roulette, point, directional, spot and projector lights); with a
 //! one-pixel box filter and the same seed on both sides every value must agree to 1e-4
@@ -42,7 +43,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use heliograph::backend::cuda::features::{Features, BRUTE_FORCE_MAX_RECORDS};
 use heliograph::backend::cuda::{check_supported, kernels, wavefront_bounce_launches};
 use heliograph::backend::{cpu, RenderOptions};
-use heliograph::flat::FlatScene;
+use heliograph::flat::{FlatScene, SHAPE_INSTANCE};
 use heliograph::integrators::{self, AnyIntegrator, Direct};
 use heliograph::rfilters::AnyFilter;
 use heliograph::scene::{build_scene, xml, Scene};
@@ -530,6 +531,50 @@ fn cylinders_agree_with_the_cpu_backend() {
     let _ = std::fs::remove_dir_all(&host.dir);
 }
 
+/// Instances (`scenes/instances.xml`: four instances of a group of a textured torus mesh
+/// and a plastic sphere, rotated, scaled, squashed and mirrored, on a floor that is no
+/// instance): the two-level traversal, hits carried back to world space, the group
+/// members' own materials and uv; statistically with independent seeds, and value by
+/// value with the same seed.
+#[test]
+fn instances_agree_with_the_cpu_backend() {
+    let Some(host) = host_or_skip(false) else {
+        return;
+    };
+    let mut scene = load("instances.xml", 64);
+    let flat = FlatScene::from_scene(&scene).unwrap();
+    let f = Features::with_brute_force_max(&flat, host.brute_max);
+    assert!(
+        !f.brute_force && f.shapes & (1 << SHAPE_INSTANCE) != 0,
+        "{f:?}"
+    );
+    let (p, pb) = compare(&host, &scene, 64, "instances (path)");
+    assert!(p > 1e-3, "instances: the kernels differ from the CPU");
+    assert!(pb < 1e-3, "the test cannot see a 5% bias (instances)");
+    scene.sensor.film.rfilter = AnyFilter::Box { radius: 0.5 };
+    let opts = RenderOptions {
+        spp: Some(4),
+        seed: 9,
+    };
+    let c = cpu::render(&scene, &opts).unwrap();
+    let g = host.render(&scene, 9, 4, 2, 2);
+    let close = c
+        .data
+        .iter()
+        .zip(&g)
+        .filter(|(a, b)| (*a - *b).abs() <= 1e-4 * a.abs().max(1e-3))
+        .count();
+    println!(
+        "instances, same seed: {close} of {} values within 1e-4",
+        g.len()
+    );
+    assert!(
+        close * 100 >= g.len() * 95,
+        "instances: same-seed renders diverge"
+    );
+    let _ = std::fs::remove_dir_all(&host.dir);
+}
+
 /// The rough-glass regression scene (`tests/references/scenes/roughdielectric.xml`):
 /// refraction both ways, total internal reflection, textured roughness, 12 bounces.
 #[test]
@@ -570,6 +615,7 @@ fn specialised_modules_compute_what_the_generic_module_does() {
         ("seed", load("seed.xml", 24)),
         ("cbox", load("cbox.xml", 24)),
         ("showcase", load("showcase.xml", 24)),
+        ("instances", load("instances.xml", 24)),
     ];
     for (label, f) in [
         ("seed, one-pixel box", AnyFilter::Box { radius: 0.5 }),

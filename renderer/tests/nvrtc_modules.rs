@@ -4,8 +4,9 @@
 //!
 //! Modules: `depth.cu` (the `depth` integrator), `parity.cu` (the plugin parity kernel)
 //! and the `render.cu` module of a plugin set ([`Features`], backend/cuda/features.rs).
-//! There are millions of plugin sets (every registered BSDF, 4 texture, 7 emitter and 4 shape kinds,
-//! 3 integrators, 4 film placements, 4 samplers, 5 stack sizes or 12 brute-force capacities, the
+//! There are millions of plugin sets (every registered BSDF, 4 texture, 7 emitter and 6 shape
+//! kinds (instances of shapegroups among them: the two-level walk), 3 integrators, 4 film
+//! placements, 4 samplers, 5 stack sizes or 12 brute-force capacities, the
 //! wavefront and ray-counting variants), so this compiles a covering set instead. What a
 //! set changes in the compiled code:
 //!
@@ -39,7 +40,8 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use heliograph::backend::cuda::features::{
-    Features, FILM_BOX, FILM_GAUSSIAN, FILM_JITTER, FILM_TENT, MIN_STACK, UNIT_CAP_STEP,
+    depth_prelude, Features, FILM_BOX, FILM_GAUSSIAN, FILM_JITTER, FILM_TENT, MIN_STACK,
+    UNIT_CAP_STEP,
 };
 use heliograph::backend::cuda::{
     arch_for, kernels, nvrtc_compile_offline, nvrtc_lib, RenderTuning, MIN_COMPUTE_CAPABILITY,
@@ -48,8 +50,8 @@ use heliograph::flat::materials::{bsdf_kind as b, emitter_kind as e};
 use heliograph::flat::materials::{TEX_BITMAP, TEX_CHECKERBOARD, TEX_CONSTANT, TEX_MESH_ATTRIBUTE};
 use heliograph::flat::unit_prims::UNIT_RECORDS_MAX;
 use heliograph::flat::{
-    INTEGRATOR_DIRECT, INTEGRATOR_PATH, INTEGRATOR_PTRACER, SHAPE_CYLINDER, SHAPE_DISK, SHAPE_MESH,
-    SHAPE_RECTANGLE, SHAPE_SPHERE,
+    INTEGRATOR_DIRECT, INTEGRATOR_PATH, INTEGRATOR_PTRACER, SHAPE_CYLINDER, SHAPE_DISK,
+    SHAPE_INSTANCE, SHAPE_MESH, SHAPE_RECTANGLE, SHAPE_SPHERE,
 };
 
 /// How a render module runs its integrator.
@@ -246,6 +248,7 @@ fn render_covering_set() -> Vec<RenderModule> {
         SHAPE_RECTANGLE,
         SHAPE_DISK,
         SHAPE_CYLINDER,
+        SHAPE_INSTANCE,
     ];
     // every registered BSDF, in tag order. Inlined: the first five; plastic with every
     // adapter (one base kind under each adapter: 1 + adapters cases); rough plastic
@@ -339,7 +342,8 @@ fn render_covering_set() -> Vec<RenderModule> {
                 &[b::DIFFUSE, b::CONDUCTOR, b::ROUGH_PLASTIC, b::TWO_SIDED],
                 &[TEX_CONSTANT, TEX_CHECKERBOARD],
                 &[e::CONSTANT, e::ENVMAP],
-                &[SHAPE_SPHERE],
+                // instances of a group of spheres: the two-level walk, analytic only
+                &[SHAPE_SPHERE, SHAPE_INSTANCE],
             ],
             FILM_BOX,
             MIN_STACK,
@@ -494,6 +498,14 @@ fn nvrtc_compiles_every_module_for_sm_90_and_the_oldest_architecture() {
                 arch: arch.clone(),
             });
         }
+        // the depth module as scenes without instances get it (no two-level walk)
+        jobs.push(Job {
+            label: format!("{} without instances", kernels::DEPTH_MODULE),
+            module: kernels::DEPTH_MODULE,
+            prelude: depth_prelude(false).into(),
+            extra: Vec::new(),
+            arch: arch.clone(),
+        });
     }
     // The slow modules (out of line: many kinds) first, so the threads finish together.
     jobs.sort_by_key(|j| !j.prelude.is_empty() && j.prelude.contains("HG_INLINE_ALL"));

@@ -68,6 +68,7 @@ if ! want rust; then :
 elif [ -x "$RBIN" ]; then
   run "gpu_render direct/path parity" "$LOGS/render.log" "$RBIN" --exact every_scene_matches_the_cpu_backend --nocapture
   run "gpu_render plugin parity" "$LOGS/parity.log" "$RBIN" --exact plugin_twins_match_the_rust_plugins_on_the_gpu --nocapture
+  run "gpu_render instanced rays" "$LOGS/instanced_rays.log" "$RBIN" --exact instanced_rays_on_the_gpu_match_the_cpu_traversal --nocapture
   run "gpu_render rough glass parity" "$LOGS/roughdielectric.log" "$RBIN" --exact roughdielectric_scene_matches_the_cpu_backend --nocapture
   run "gpu_render principled parity" "$LOGS/principled.log" "$RBIN" --exact principled_scene_matches_the_cpu_backend --nocapture
   run "gpu_render sampler parity" "$LOGS/samplers.log" "$RBIN" --exact every_sampler_matches_the_cpu_backend --nocapture

@@ -93,6 +93,13 @@ pub fn bvh_depth(nodes: &[BvhNode]) -> Result<u32> {
 /// than the kernels' traversal stack ([`STACK_SIZE`] entries) or when an index or leaf
 /// does not fit a child word.
 pub fn flatten_bvh(bvh: &Bvh) -> Result<Vec<FlatBvhNode>> {
+    flatten_bvh_at(bvh, 0, 0)
+}
+
+/// [`flatten_bvh`] for nodes that will lie from index `node_base` of the GPU array and
+/// leaf slots from `slot_base` (a shapegroup's tree after the scene's, see
+/// [`super::instances`]): child words hold those absolute indices.
+pub fn flatten_bvh_at(bvh: &Bvh, node_base: u32, slot_base: u32) -> Result<Vec<FlatBvhNode>> {
     let nodes = &bvh.nodes;
     let Some(root) = nodes.first() else {
         return Ok(Vec::new());
@@ -110,13 +117,13 @@ pub fn flatten_bvh(bvh: &Bvh) -> Result<Vec<FlatBvhNode>> {
     for (i, n) in nodes.iter().enumerate() {
         if !n.is_leaf() {
             interior += 1;
-            gpu_index[i] = interior;
+            gpu_index[i] = interior.saturating_add(node_base);
         }
     }
     let word = |i: usize| -> Result<u32> {
         let n = &nodes[i];
         let (index, count) = if n.is_leaf() {
-            (n.left_first, n.count)
+            (n.left_first.saturating_add(slot_base), n.count)
         } else {
             (gpu_index[i], 0)
         };

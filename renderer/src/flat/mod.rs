@@ -22,6 +22,9 @@
 //!   each primitive (or parallelogram pair of triangles) as an affine map into a unit
 //!   shape ([`FlatUnitPrim`], [`unit_prims`]), for the GPU's brute-force test.
 //! * Primitives ([`Prim`]: shape, triangle) are POD: uploaded as-is.
+//! * Shape groups ([`instances`]): each group's tree, primitives and mesh data are
+//!   appended once after the scene's own, in the same arrays; an instance is a shape
+//!   record of kind [`SHAPE_INSTANCE`] naming its group's tree (two-level traversal).
 //! * Shapes: `AnyShape` is a Rust enum (no fixed layout) whose analytic variants hold
 //!   `glam::Affine3A` (16-byte SIMD columns with padding): flattened to [`FlatShape`],
 //!   explicit float arrays in glam's column order so that the GPU repeats the CPU's
@@ -60,6 +63,8 @@ pub const SHAPE_RECTANGLE: u32 = 2;
 pub const SHAPE_DISK: u32 = 3;
 /// `FlatShape::kind` of a cylinder.
 pub const SHAPE_CYLINDER: u32 = 4;
+/// `FlatShape::kind` of an instance of a shapegroup ([`instances`]).
+pub const SHAPE_INSTANCE: u32 = 5;
 
 /// `FlatShape::flags` bit: `flip_normals`.
 pub const FLAG_FLIP: u32 = 1;
@@ -97,9 +102,10 @@ pub struct FlatShape {
     pub bsdf: u32,
     /// Emitter handle or `NO_EMITTER`.
     pub emitter: u32,
-    /// Meshes: first triangle in `FlatScene::tris`.
+    /// Meshes: first triangle in `FlatScene::tris`. Instances: the header node of
+    /// their group's BVH in `FlatScene::nodes` ([`instances`]).
     pub first_tri: u32,
-    /// Meshes: triangle count.
+    /// Meshes: triangle count. Instances: their group's index.
     pub tri_count: u32,
     /// Surface area (world space).
     pub area: f32,
@@ -114,9 +120,10 @@ pub struct FlatShape {
     pub normal: [f32; 3],
     /// Padding.
     pub pad1: u32,
-    /// Object-to-world map (analytic shapes; cylinders: of the unit cylinder).
+    /// Object-to-world map (analytic shapes; cylinders: of the unit cylinder;
+    /// instances: group to world).
     pub to_world: [f32; 12],
-    /// World-to-object map (analytic shapes).
+    /// World-to-object map (analytic shapes; instances: world to group).
     pub to_local: [f32; 12],
 }
 
@@ -262,12 +269,6 @@ pub struct FlatScene {
     pub bsdf_depth: u32,
 }
 
-/// Why a scene with `shapegroup`/`instance` shapes does not flatten.
-pub const INSTANCES_UNSUPPORTED: &str =
-    "the CUDA backend does not render instanced shapes (shapegroup/instance) yet; render \
-     this scene on the CPU backend: variant \"cpu_rgb\" (or Mitsuba's \"scalar_rgb\" / \
-     \"llvm_ad_rgb\"), or --backend cpu on the command line";
-
 /// Column-major 3×4 floats of an affine map (x, y, z axes, translation).
 fn affine_cols(a: &Affine3A) -> [f32; 12] {
     let (x, y, z, t) = (
@@ -320,8 +321,13 @@ pub(crate) fn flatten_shape(s: &crate::shapes::Shape) -> FlatShape {
             f.to_world = affine_cols(&c.to_world);
             f.to_local = affine_cols(&c.to_local);
         }
-        // never flattened: `FlatScene::from_scene` refuses scenes with instances
-        AnyShape::Instance(_) => f.kind = SHAPE_MESH,
+        // `first_tri` (the group's BVH header) is set by `instances::append_groups`
+        AnyShape::Instance(i) => {
+            f.kind = SHAPE_INSTANCE;
+            f.tri_count = i.group;
+            f.to_world = affine_cols(&i.to_world);
+            f.to_local = affine_cols(&i.to_local);
+        }
         AnyShape::Disk(d) => {
             f.kind = SHAPE_DISK;
             f.area = d.area;
@@ -419,9 +425,6 @@ impl FlatScene {
     /// image offsets are still computed): for backends that already hold the texels.
     pub fn from_scene_with(scene: &Scene, texels: bool) -> Result<FlatScene> {
         let g = &scene.geom;
-        if !g.groups.is_empty() {
-            return Err(crate::error::Error::Render(INSTANCES_UNSUPPORTED.into()));
-        }
         let (mut dist1d, mut dist_data) = (Vec::new(), Vec::new());
         let mut shapes: Vec<FlatShape> = g.shapes.iter().map(flatten_shape).collect();
         for (s, d) in shapes.iter_mut().zip(&g.area_dists) {
@@ -443,7 +446,7 @@ impl FlatScene {
             (Vec::new(), image_offsets(&scene.textures.images)?)
         };
         let offsets = &image_offsets;
-        Ok(FlatScene {
+        let mut flat = FlatScene {
             bsdfs,
             bsdf_data: bsdf_data.words,
             textures: (scene.textures.records.iter())
@@ -479,7 +482,10 @@ impl FlatScene {
                 scene.bsphere.0.z,
                 scene.bsphere.1,
             ],
-        })
+        };
+        let attr_slots = scene.textures.attributes.names.len();
+        instances::append_groups(g, attr_slots, &mut flat)?;
+        Ok(flat)
     }
 }
 
@@ -595,6 +601,7 @@ unsafe impl Pod for FlatDist1D {}
 unsafe impl Pod for FlatDist2D {}
 
 pub mod bvh;
+pub mod instances;
 mod layout;
 pub use bvh::{flatten_bvh, FlatBvhNode};
 pub mod unit_prims;

@@ -35,7 +35,10 @@
 
 use glam::DVec3;
 
-use super::{FlatShape, SHAPE_CYLINDER, SHAPE_DISK, SHAPE_MESH, SHAPE_RECTANGLE, SHAPE_SPHERE};
+use super::{
+    FlatShape, SHAPE_CYLINDER, SHAPE_DISK, SHAPE_INSTANCE, SHAPE_MESH, SHAPE_RECTANGLE,
+    SHAPE_SPHERE,
+};
 use crate::accel::LeafPrim;
 
 /// Scenes with at most this many primitives get [`FlatUnitPrim`]s (the brute-force
@@ -245,8 +248,10 @@ fn pair(a: &LeafPrim, b: &LeafPrim) -> Option<FlatUnitPrim> {
 /// its partner along) for a scene whose shapes are `shapes`; empty when there are more
 /// than [`UNIT_PRIMS_MAX`] primitives.
 pub fn unit_prims(leaf: &[LeafPrim], shapes: &[FlatShape]) -> Vec<FlatUnitPrim> {
-    // a cylinder is no affine image of a unit planar shape: its scenes walk the BVH
-    if leaf.len() > UNIT_PRIMS_MAX || shapes.iter().any(|s| s.kind == SHAPE_CYLINDER) {
+    // a cylinder is no affine image of a unit planar shape, and an instance holds a whole
+    // tree of its group's: their scenes walk the BVH
+    let walk = |s: &FlatShape| s.kind == SHAPE_CYLINDER || s.kind == SHAPE_INSTANCE;
+    if leaf.len() > UNIT_PRIMS_MAX || shapes.iter().any(walk) {
         return Vec::new();
     }
     let mut used = vec![false; leaf.len()];

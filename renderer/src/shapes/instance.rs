@@ -13,6 +13,11 @@
 //! as Mitsuba 3 does. Hits report the group's shape (its material), not the instance.
 //! An instance takes no material and no emitter of its own.
 //!
+//! Both backends render instances. On CUDA each group's tree and mesh data are uploaded
+//! once, however many instances place them, and the kernels walk the same two levels
+//! (`crate::flat::instances`, `renderer/kernels/geometry.cuh`); a scene without instances
+//! compiles none of that code.
+//!
 //! ```xml
 //! <shape type="instance">
 //!     <ref id="tree"/>
@@ -357,16 +362,22 @@ mod tests {
     }
 
     #[test]
-    fn the_cuda_backend_refuses_instances_naming_the_cpu_variants() {
+    fn the_cuda_backend_accepts_instances_and_flattens_each_group_once() {
+        // the kernels' two-level traversal is compared with this file's on 10^5 rays by
+        // tests/gpu_plugins_on_host.rs (host) and tests/gpu_render.rs (GPU)
         let s = instanced();
-        let e = crate::flat::FlatScene::from_scene(&s)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("shapegroup") && e.contains("scalar_rgb"), "{e}");
-        let e = crate::backend::cuda::check_supported(&s)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("instanced") && e.contains("cpu_rgb"), "{e}");
+        crate::backend::cuda::check_supported(&s).unwrap();
+        let f = crate::flat::FlatScene::from_scene(&s).unwrap();
+        let kinds: Vec<u32> = f.shapes.iter().map(|r| r.kind).collect();
+        use crate::flat::{SHAPE_INSTANCE as I, SHAPE_MESH, SHAPE_RECTANGLE, SHAPE_SPHERE};
+        assert_eq!(kinds, [I, I, SHAPE_SPHERE, SHAPE_MESH, SHAPE_RECTANGLE]);
+        // one group: its 14 primitives (sphere, 12 cube triangles, rectangle) once
+        assert_eq!(f.prims.len(), 2 + 14);
+        assert_eq!(
+            f.shapes[0].first_tri, f.shapes[1].first_tri,
+            "one shared tree"
+        );
+        assert!(f.unit_prims.is_empty(), "instanced scenes walk the BVH");
     }
 
     #[test]

@@ -10,8 +10,9 @@
 //! holds one primitive per instance). As in Mitsuba 3, a group holds no `shapegroup`,
 //! no `instance` and no emitters (an area light nested in a group's shape is an
 //! error). A group's shapes are not editable through `traverse`; their materials are.
-//! The CUDA backend does not render instances yet: such scenes are refused there
-//! with an error that names the CPU variants.
+//! Every shape plugin may be a member (meshes, `sphere`, `rectangle`, `disk`,
+//! `cylinder`), on the CPU and on CUDA alike: the CUDA backend uploads each group's
+//! BVH and mesh data once and walks it from every instance ([`crate::flat::instances`]).
 //!
 //! ```xml
 //! <shape type="shapegroup" id="tree">

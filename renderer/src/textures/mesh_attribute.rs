@@ -221,6 +221,29 @@ impl AttributeTable {
         (v, dim)
     }
 
+    /// The table of `words` (as [`Self::words`]) for triangles renumbered by `by`:
+    /// shapes `shapes` (of rows of `row` shapes, `slots` rows) had their triangles moved
+    /// by the flattening of shape groups.
+    pub fn shift_triangles(
+        words: &mut [f32],
+        slots: usize,
+        row: usize,
+        shapes: std::ops::Range<usize>,
+        by: u32,
+    ) {
+        for slot in 0..slots {
+            for shape in shapes.clone() {
+                let e = (slot * row + shape) * ENTRY_WORDS;
+                let (first, flags) = (words[e].to_bits(), words[e + 1].to_bits());
+                if first == u32::MAX {
+                    continue;
+                }
+                let per_tri = (flags & 0xff) * if flags & PER_CORNER != 0 { 3 } else { 1 };
+                words[e] = f32::from_bits(first.wrapping_sub(by.wrapping_mul(per_tri)));
+            }
+        }
+    }
+
     /// A colour lookup (Mitsuba's `eval`): one value in every channel, or three.
     #[inline]
     pub fn eval(&self, t: &MeshAttributeTex, at: &SurfacePoint) -> Color {

@@ -5,6 +5,7 @@
 pub mod harness;
 pub mod parity;
 pub mod ptracer;
+pub mod rays;
 
 use heliograph::math::stats::t_two_sided_p;
 

@@ -23,6 +23,18 @@ use crate::flat::{
     INTEGRATOR_PATH, INTEGRATOR_PTRACER,
 };
 
+/// The `#define` that compiles the fixed `depth` module for scenes without instances:
+/// every shape kind but [`SHAPE_INSTANCE`], so that no two-level traversal is compiled
+/// (kernels/geometry.cuh `HG_INSTANCES`); empty for scenes with instances (the
+/// default set of kernels/features.cuh: every kind).
+pub fn depth_prelude(instances: bool) -> &'static str {
+    if instances {
+        ""
+    } else {
+        "#define HG_SHAPE_SET 0x1fu\n"
+    }
+}
+
 /// `HG_FILM_SET` bit of a film that jitters within the pixel (box of radius <= 0.5).
 pub const FILM_JITTER: u32 = 0;
 /// `HG_FILM_SET` bit of a wider box: uniform over the sample's window.
@@ -370,6 +382,34 @@ mod tests {
         f.bsdfs = 0b0001_1111;
         f.adapter_depth = 0;
         assert!(f.inline_all());
+    }
+
+    #[test]
+    fn instanced_scenes_add_the_instance_kind_and_walk_the_bvh() {
+        use crate::flat::{SHAPE_INSTANCE, SHAPE_SPHERE};
+        let fl = flat("instances.xml");
+        let f = Features::of(&fl);
+        let members = (1 << SHAPE_MESH) | (1 << SHAPE_SPHERE);
+        assert_eq!(
+            f.shapes,
+            members | (1 << SHAPE_RECTANGLE) | (1 << SHAPE_INSTANCE)
+        );
+        assert!(
+            f.prelude(false).contains("HG_SHAPE_SET 0x27u"),
+            "{}",
+            f.prelude(false)
+        );
+        assert!(!f.brute_force && f.stack >= fl.bvh_depth);
+        // scenes without instances compile none of the two-level walk, the depth module
+        // included: every shape kind but the instance
+        assert_eq!(
+            Features::of(&flat("cbox.xml")).shapes & (1 << SHAPE_INSTANCE),
+            0
+        );
+        let every_but_instances = (1u32 << (SHAPE_INSTANCE + 1)) - 1 - (1 << SHAPE_INSTANCE);
+        let want = format!("#define HG_SHAPE_SET 0x{every_but_instances:x}u\n");
+        assert_eq!(depth_prelude(false), want);
+        assert_eq!(depth_prelude(true), "");
     }
 
     #[test]

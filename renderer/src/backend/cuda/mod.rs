@@ -196,14 +196,11 @@ pub fn compile_options(arch: &str, module: &str) -> Vec<String> {
 /// what is not supported yet.
 ///
 /// Supported: the `direct`, `path` and `ptracer` integrators with every reconstruction
-/// filter, and every shape (but `shapegroup`/`instance`), BSDF, texture and emitter
+/// filter, and every shape (`shapegroup`/`instance` included), BSDF, texture and emitter
 /// plugin (`ptracer` with the `perspective` sensor only, as on the CPU); `depth` with a
 /// box filter of radius <= 0.5 only. Not supported: `aov` (its extra film channels
 /// render on the CPU).
 pub fn check_supported(scene: &Scene) -> Result<()> {
-    if !scene.geom.groups.is_empty() {
-        return Err(Error::Render(crate::flat::INSTANCES_UNSUPPORTED.into()));
-    }
     if let AnyIntegrator::Ptracer(_) = scene.integrator {
         // what the CPU refuses too: another sensor than `perspective`, nesting in `aov`
         crate::integrators::Ptracer::check_scene(scene, None)?;

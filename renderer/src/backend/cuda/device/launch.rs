@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::flat::unit_prims::UNIT_RECORDS_MAX;
 use crate::flat::{
     FlatCamera, FlatFilm, FlatIntegrator, FlatScene, INTEGRATOR_DEPTH, INTEGRATOR_PATH,
-    INTEGRATOR_PTRACER,
+    INTEGRATOR_PTRACER, SHAPE_INSTANCE,
 };
 use crate::io::Image;
 use crate::samplers::Sampler;
@@ -394,7 +394,7 @@ impl CudaBackend {
     }
 
     fn enqueue_depth(&self, s: &DeviceScene, seed: u64, spp: u32) -> Result<CudaFilm> {
-        let module = self.depth_module()?;
+        let module = self.depth_module(s.basis.kinds.shapes & (1 << SHAPE_INSTANCE) != 0)?;
         let f = self.function(&module, "hg_depth")?;
         let (w, h, ch, pixels) = Self::film_size(s)?;
         let n = pixels as usize * ch;

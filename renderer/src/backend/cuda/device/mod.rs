@@ -429,7 +429,7 @@ impl CudaBackend {
     /// The record sizes and offsets NVRTC used, in [`LAYOUT`] order (GPU parity test).
     pub fn layout_table(&self) -> Result<Vec<u32>> {
         guarded("layout table", || {
-            let module = self.depth_module()?;
+            let module = self.depth_module(false)?;
             let f = self.function(&module, "hg_layout_table")?;
             let out = self
                 .pool

@@ -13,7 +13,7 @@ use cudarc::nvrtc::{result as nres, sys as nsys, Ptx};
 use super::launch::RenderTuning;
 use super::{guarded, CudaBackend};
 use crate::backend::cuda::cache::{CacheKey, ModuleStats, ProgramCache};
-use crate::backend::cuda::features::Features;
+use crate::backend::cuda::features::{depth_prelude, Features};
 use crate::backend::cuda::{compile_options, kernels};
 use crate::error::{Error, Result};
 
@@ -41,6 +41,7 @@ pub(crate) struct RenderKernels {
 pub(crate) struct Modules {
     pub(crate) cache: ProgramCache,
     depth: Mutex<Option<Arc<CudaModule>>>,
+    depth_instanced: Mutex<Option<Arc<CudaModule>>>,
     parity: Mutex<Option<Arc<CudaModule>>>,
     convert: Mutex<Option<Arc<CudaModule>>>,
     elementwise: Mutex<Option<Arc<CudaModule>>>,
@@ -53,6 +54,7 @@ impl Modules {
         Modules {
             cache: ProgramCache::new(),
             depth: Mutex::new(None),
+            depth_instanced: Mutex::new(None),
             parity: Mutex::new(None),
             convert: Mutex::new(None),
             elementwise: Mutex::new(None),
@@ -72,9 +74,16 @@ impl CudaBackend {
             .unwrap_or_default()
     }
 
-    /// The depth module (the `depth` integrator and the layout table).
-    pub(crate) fn depth_module(&self) -> Result<Arc<CudaModule>> {
-        self.fixed_module(&self.modules.depth, kernels::DEPTH_MODULE)
+    /// The depth module (the `depth` integrator and the layout table), for scenes with
+    /// `instances` (shapegroups: the two-level traversal) or without (no instance code
+    /// compiled: [`depth_prelude`]).
+    pub(crate) fn depth_module(&self, instances: bool) -> Result<Arc<CudaModule>> {
+        let slot = if instances {
+            &self.modules.depth_instanced
+        } else {
+            &self.modules.depth
+        };
+        self.fixed_module_with(slot, kernels::DEPTH_MODULE, depth_prelude(instances))
     }
 
     /// The plugin parity module (tests).
@@ -97,13 +106,24 @@ impl CudaBackend {
         slot: &Mutex<Option<Arc<CudaModule>>>,
         name: &str,
     ) -> Result<Arc<CudaModule>> {
+        self.fixed_module_with(slot, name, "")
+    }
+
+    /// [`Self::fixed_module`] compiled after the `#define`s of `prelude`.
+    fn fixed_module_with(
+        &self,
+        slot: &Mutex<Option<Arc<CudaModule>>>,
+        name: &str,
+        prelude: &str,
+    ) -> Result<Arc<CudaModule>> {
         let mut slot = slot
             .lock()
             .map_err(|_| Error::Cuda("module lock poisoned".into()))?;
         if let Some(m) = slot.as_ref() {
             return Ok(m.clone());
         }
-        let module = self.load_source(name, kernels::assemble(name)?, &[])?;
+        let source = format!("{prelude}{}", kernels::assemble(name)?);
+        let module = self.load_source(name, source, &[])?;
         *slot = Some(module.clone());
         Ok(module)
     }
