@@ -82,7 +82,7 @@ __device__ inline bool area_sample_position(const SceneData& s, const FlatEmitte
                                             V3* w) {
     *ps = sample_position(s, e.shape, u);
     if (!(ps->pdf > 0.0f)) return false;
-    *w = tex_eval(s, e.tex, ps->uv) / ps->pdf;
+    *w = tex_eval(s, e.tex, surface_point_uv(ps->uv)) / ps->pdf;
     return finite3(*w);
 }
 
@@ -107,7 +107,7 @@ __device__ inline bool emitter_sample_ray(const SceneData& s, const FlatEmitter&
             out->p = v3a(e.vec);
             out->n = v3(0.0f, 0.0f, 0.0f);
             out->d = square_to_uniform_sphere(u_dir);
-            out->weight = tex_eval(s, e.tex, v2(0.0f, 0.0f)) / HG_INV_FOUR_PI;
+            out->weight = tex_eval(s, e.tex, surface_point_uv(v2(0.0f, 0.0f))) / HG_INV_FOUR_PI;
             return true;
         }
         HG_CASE(HG_EMITTER_SET, HG_EMITTER_SPOT) {
@@ -293,7 +293,7 @@ __device__ inline float transmitted_importance_scale(const SceneData& s, hg_u32 
 // Ptracer::sample: one light path (and one connection of a directly visible emitter),
 // splatted times `scale`.
 __device__ HG_OUTLINE void ptracer_sample(const SceneData& s, const FlatCamera& cam, const FlatFilm& film,
-                                          const FlatIntegrator& it, Pcg32& rng, float scale, float* accum) {
+                                          const FlatIntegrator& it, SampleRng& rng, float scale, float* accum) {
     hg_u32 n = s.emitter_count;
     if (n == 0u) return;
     float nf = (float)n;
@@ -304,7 +304,7 @@ __device__ HG_OUTLINE void ptracer_sample(const SceneData& s, const FlatCamera& 
 
     // directly visible surface and environment emitters (delta emitters cannot be seen)
     if (!it.hide_emitters) {
-        const FlatEmitter& em = s.emitters[pick(pcg_next_f32(rng))];
+        const FlatEmitter& em = s.emitters[pick(next_1d(rng))];
         V2 u = next_2d(rng);
         hg_u32 kind = HG_EMITTER_KIND(em);
         if ((HG_EMITTER_SET & HG_ENV_EMITTERS) != 0u &&
@@ -331,7 +331,7 @@ __device__ HG_OUTLINE void ptracer_sample(const SceneData& s, const FlatCamera& 
         }
     }
 
-    const FlatEmitter& em = s.emitters[pick(pcg_next_f32(rng))];
+    const FlatEmitter& em = s.emitters[pick(next_1d(rng))];
     V2 u_pos = next_2d(rng);
     V2 u_dir = next_2d(rng);
     EmitterRay er;
@@ -349,17 +349,18 @@ __device__ HG_OUTLINE void ptracer_sample(const SceneData& s, const FlatCamera& 
         V3 wi_world = -ray.d;
         V3 wi = to_local(frame, wi_world);
         hg_u32 bi = s.g.shapes[hit.shape].bsdf;
+        SurfacePoint sp = surface_point(hit, frame);
 
         // connect to the camera
         V2 pos;
         float cw;
-        if (!bsdf_is_delta(s, bi, hit.uv) && camera_connect_point(cam, film, hit.p, &pos, &cw)) {
+        if (!bsdf_is_delta(s, bi, sp) && camera_connect_point(cam, film, hit.p, &pos, &cw)) {
             V3 c = v3a(cam.origin);
             V3 d = normalize_or_zero(c - hit.p);
             V3 wo = to_local(frame, d);
             float corr = adjoint_correction(hit.ng, wi_world, wi, d, wo);
             if (corr > 0.0f) {
-                V3 f = bsdf_eval(s, bi, hit.uv, wi, wo);
+                V3 f = bsdf_eval(s, bi, sp, wi, wo);
                 if (wi.z * wo.z < 0.0f) f = f * transmitted_importance_scale(s, bi, wi);
                 if (!is_zero(f) && !scene_occluded(s, pt_shadow_ray(hit.p, hit.ng, c)))
                     pt_splat(film, accum, pos, mul(throughput, f) * (corr * cw * scale));
@@ -367,10 +368,10 @@ __device__ HG_OUTLINE void ptracer_sample(const SceneData& s, const FlatCamera& 
         }
 
         // continue the light path by BSDF sampling
-        float u1 = pcg_next_f32(rng);
+        float u1 = next_1d(rng);
         V2 u2 = next_2d(rng);
         BsdfSample bs;
-        if (!bsdf_sample(s, bi, hit.uv, wi, u1, u2, &bs)) break;
+        if (!bsdf_sample(s, bi, sp, wi, u1, u2, &bs)) break;
         V3 wo_world = to_world(frame, bs.wo);
         float corr = adjoint_correction(hit.ng, wi_world, wi, wo_world, bs.wo);
         if (!(corr > 0.0f)) break;
@@ -385,7 +386,7 @@ __device__ HG_OUTLINE void ptracer_sample(const SceneData& s, const FlatCamera& 
         if (depth >= it.max_depth) break;
         if (depth > it.rr_depth) {
             float q = fminf(tmax * eta * eta, 0.95f);
-            if (!(pcg_next_f32(rng) < q)) break;
+            if (!(next_1d(rng) < q)) break;
             throughput = throughput / q;
         }
         ray = spawn_ray(hit, wo_world);
@@ -402,7 +403,8 @@ extern "C" __global__ void hg_ptracer(const __grid_constant__ FlatCamera cam, co
     if (i >= count) return;
     SceneData s = HG_SCENE_DATA;
     hg_u64 k = first + i;
-    Pcg32 rng = sample_rng(seed, k % pixels, k / pixels);
+    // light path k is sample k / pixels of stream k % pixels (Ptracer::render)
+    SampleRng rng = sample_rng(film.sampler, seed, k % pixels, k / pixels);
     ptracer_sample(s, cam, film, it, rng, scale, accum);
 }
 

@@ -280,12 +280,11 @@ mod tests {
     use crate::math::{Ray, Vec2};
     use crate::scene::{build_scene, xml, Scene};
 
-    /// A unit quad (two triangles) with a vertex colour and a face weight, twice: once
-    /// as a PLY with the attributes, once as a `rectangle` without them.
-    fn scene(textures: &str) -> crate::error::Result<Scene> {
+    /// A PLY of the unit quad (two triangles) with a vertex colour and weight and a face
+    /// weight, in a file of its own (the tests run in parallel).
+    fn quad_file() -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("hg_mesh_attr_{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        // one file per call: the tests run in parallel
         static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let ply = dir.join(format!("quad{n}.ply"));
@@ -299,13 +298,19 @@ mod tests {
              3 0 1 2 0.25\n3 0 2 3 0.75\n",
         )
         .unwrap();
+        ply
+    }
+
+    /// The quad twice: once as the PLY with the attributes, once as a `rectangle`
+    /// without them.
+    fn scene(textures: &str) -> crate::error::Result<Scene> {
         let src = format!(
             r#"<scene version="3.0.0">{textures}
             <shape type="rectangle"><transform name="to_world"><translate value="5, 0, 0"/></transform>
                 <bsdf type="diffuse"><ref name="reflectance" id="t"/></bsdf></shape>
             <shape type="ply"><string name="filename" value="{}"/>
                 <bsdf type="diffuse"><ref name="reflectance" id="t"/></bsdf></shape></scene>"#,
-            ply.display()
+            quad_file().display()
         );
         build_scene(&xml::load_string(&src, &[])?)
     }
@@ -349,6 +354,32 @@ mod tests {
         assert_eq!(at(&s, 0.2, 0.6).1, 0.75);
         // the rectangle has no attributes: zero
         assert_eq!(at(&s, 5.0, 0.0), (Color::ZERO, 0.0));
+    }
+
+    #[test]
+    fn an_instanced_mesh_reads_its_attributes_as_the_mesh_itself() {
+        // the quad inside a shape group, placed 3 units up by an instance: the same
+        // values at the same points of the quad
+        let direct = scene(&texture("vertex_color", 1.0)).unwrap();
+        let group = r#"<texture type="mesh_attribute" id="t"><string name="name" value="vertex_color"/></texture>
+            <shape type="shapegroup" id="g"><shape type="ply"><string name="filename" value="FILE"/>
+                <bsdf type="diffuse"><ref name="reflectance" id="t"/></bsdf></shape></shape>
+            <shape type="instance"><ref id="g"/>
+                <transform name="to_world"><translate value="0, 3, 0"/></transform></shape>"#;
+        let file = quad_file();
+        let src = format!(
+            r#"<scene version="3.0.0">{}</scene>"#,
+            group.replace("FILE", &file.display().to_string())
+        );
+        let inst = build_scene(&xml::load_string(&src, &[]).unwrap()).unwrap();
+        for (x, y) in [(0.6, 0.2), (0.2, 0.6), (0.9, 0.5)] {
+            let (want, _) = at(&direct, x, y);
+            let (got, _) = at(&inst, x, y + 3.0);
+            assert!(
+                (got - want).abs().max_element() < 1e-5,
+                "({x}, {y}): {got} vs {want}"
+            );
+        }
     }
 
     #[test]

@@ -545,9 +545,11 @@ impl CudaBackend {
         // the camera's importance integrates to 1 over the crop window (as the CPU)
         let scale = (1.0 / f64::from(spp)) as f32;
         let accum_ptr = accum.ptr();
+        // the sampler's sequences run over the effective count, as the CPU's
+        let film = s.film_with_count(spp);
         for (first, count) in ptracer_launches(pixels * u64::from(spp), MAX_PTRACER_PATHS) {
             let mut l = self.stream.launch_builder(trace);
-            l.arg(&s.camera).arg(&s.film).arg(&s.integrator);
+            l.arg(&s.camera).arg(&film).arg(&s.integrator);
             args.push(&mut l);
             l.arg(&seed)
                 .arg(&first)
