@@ -11,8 +11,7 @@ import numpy as np
 
 import heliograph as hg
 
-from .common import scenes_root
-from .test_seed_cuda_vs_cpu import _worst_p
+from .common import scenes_root, worst_block_p
 
 RES, SPP, SEEDS = 64, 16, 8
 
@@ -69,8 +68,8 @@ def test_moved_vertices_on_cuda_match_the_cpu():
     gpu = _scenario("cuda_rgb")
     cpu = _scenario("cpu_rgb")
     hg.set_variant("cuda_rgb")
-    p = _worst_p(gpu, cpu)
-    biased = _worst_p(gpu * 1.05, cpu)
+    p = worst_block_p(gpu, cpu)
+    biased = worst_block_p(gpu * 1.05, cpu)
     print(f"moved torus CUDA vs CPU: worst corrected p {p:.3g}; 1.05x image {biased:.3g}")
     assert p > 1e-3, f"CUDA and CPU differ after the move (corrected p {p:.3g})"
     assert biased < 1e-3, f"the comparison cannot see a 5% bias (p {biased:.3g})"

@@ -7,7 +7,7 @@ import numpy as np
 
 import heliograph as hg
 
-from .test_seed_cuda_vs_cpu import _worst_p
+from .common import worst_block_p
 
 RES, SPP, SEEDS = 64, 32, 8
 
@@ -42,8 +42,8 @@ def test_cylinders_on_cuda_match_the_cpu():
     gpu = _renders("cuda_rgb")
     cpu = _renders("cpu_rgb")
     hg.set_variant("cuda_rgb")
-    p = _worst_p(gpu, cpu)
-    biased = _worst_p(gpu * 1.05, cpu)
+    p = worst_block_p(gpu, cpu)
+    biased = worst_block_p(gpu * 1.05, cpu)
     print(f"cylinders CUDA vs CPU: worst corrected p {p:.3g}; 1.05x image {biased:.3g}")
     assert p > 1e-3, f"CUDA cylinders differ from the CPU's (p = {p:.3g})"
     assert biased < 1e-3, f"the test cannot tell a 5% bias (p = {biased:.3g})"
@@ -88,8 +88,8 @@ def test_instances_on_cuda_match_the_cpu():
     gpu = renders("cuda_rgb")
     cpu = renders("cpu_rgb")
     hg.set_variant("cuda_rgb")
-    p = _worst_p(gpu, cpu)
-    biased = _worst_p(gpu * 1.05, cpu)
+    p = worst_block_p(gpu, cpu)
+    biased = worst_block_p(gpu * 1.05, cpu)
     print(f"instances CUDA vs CPU: worst corrected p {p:.3g}; 1.05x image {biased:.3g}")
     assert p > 1e-3, f"CUDA instances differ from the CPU's (p = {p:.3g})"
     assert biased < 1e-3, f"the test cannot tell a 5% bias (p = {biased:.3g})"
