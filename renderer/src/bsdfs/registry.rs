@@ -10,7 +10,9 @@ use std::mem::size_of;
 use std::sync::OnceLock;
 
 use super::{AnyBsdf, BsdfPlugin, REGISTRY};
-use crate::plugin::record::{slot_words, DeviceRecord, LayoutEntry, RecordBlob, RecordRef};
+use crate::plugin::record::{
+    slot_words, unique_layout, write_layout_macro, DeviceRecord, LayoutEntry, RecordBlob, RecordRef,
+};
 use crate::plugin::PluginInfo;
 
 /// A registered BSDF: what listings, the flattening and the CUDA generator need.
@@ -211,16 +213,7 @@ pub fn mask(f: impl Fn(&BsdfEntry) -> bool) -> u32 {
 pub fn layout() -> Vec<LayoutEntry> {
     let mut all = Vec::new();
     super::record_layouts(&mut all);
-    let mut out: Vec<LayoutEntry> = Vec::with_capacity(all.len());
-    for e in all {
-        if !out
-            .iter()
-            .any(|o| o.record == e.record && o.field == e.field)
-        {
-            out.push(e);
-        }
-    }
-    out
+    unique_layout(all)
 }
 
 /// The most adapters one BSDF may sit under, itself included (`mask` around `twosided`
@@ -327,7 +320,7 @@ fn generate_cuda(entries: &[BsdfEntry], layout: &[LayoutEntry]) -> String {
     for e in entries {
         let _ = writeln!(s, "#include \"{}.cuh\"", e.info.name);
     }
-    write_layout(&mut s, layout);
+    write_layout_macro(&mut s, "HG_BSDF_LAYOUT", layout);
     write_slots(&mut s, entries);
     write_base_dispatch(&mut s, entries);
     write_top_dispatch(&mut s, entries);
@@ -357,21 +350,6 @@ fn write_declarations(s: &mut String) {
         );
     }
     s.push('\n');
-}
-
-/// The record layouts as an X-macro, asserted where the compiler can (sizes under
-/// NVRTC, offsets too on the host); `hg_plugin_layout_table` (parity.cu) writes them.
-fn write_layout(s: &mut String, layout: &[LayoutEntry]) {
-    s.push_str("\n// S(record, size) and F(record, field, offset), from the Rust records.\n");
-    s.push_str("#define HG_BSDF_LAYOUT(S, F)");
-    for e in layout {
-        let _ = if e.field == "sizeof" {
-            write!(s, " \\\n    S({}, {})", e.record, e.offset)
-        } else {
-            write!(s, " F({}, {}, {})", e.record, e.field, e.offset)
-        };
-    }
-    s.push_str("\nHG_BSDF_LAYOUT(HG_ASSERT_SIZE, HG_ASSERT_FIELD)\n");
 }
 
 /// Each kind's slot size, and where BSDF `bi`'s record lies.

@@ -48,6 +48,39 @@ pub struct LayoutEntry {
     pub offset: usize,
 }
 
+/// `entries` with each (record, field) kept once, in first-seen order: a category's
+/// records list the records they nest first, and several may nest the same one.
+pub fn unique_layout(entries: Vec<LayoutEntry>) -> Vec<LayoutEntry> {
+    let mut out: Vec<LayoutEntry> = Vec::with_capacity(entries.len());
+    for e in entries {
+        if !out
+            .iter()
+            .any(|o| o.record == e.record && o.field == e.field)
+        {
+            out.push(e);
+        }
+    }
+    out
+}
+
+/// Appends the CUDA X-macro `name(S, F)` listing `layout` (`S(record, size)`,
+/// `F(record, field, offset)`) and its expansion into `static_assert`s (sizes under
+/// NVRTC, offsets too on the host); `hg_plugin_layout_table` (parity.cu) expands it
+/// again to write the offsets NVRTC used.
+pub fn write_layout_macro(s: &mut String, name: &str, layout: &[LayoutEntry]) {
+    use std::fmt::Write as _;
+    s.push_str("\n// S(record, size) and F(record, field, offset), from the Rust records.\n");
+    let _ = write!(s, "#define {name}(S, F)");
+    for e in layout {
+        let _ = if e.field == "sizeof" {
+            write!(s, " \\\n    S({}, {})", e.record, e.offset)
+        } else {
+            write!(s, " F({}, {}, {})", e.record, e.field, e.offset)
+        };
+    }
+    let _ = writeln!(s, "\n{name}(HG_ASSERT_SIZE, HG_ASSERT_FIELD)");
+}
+
 /// The size of the field that `_f` projects to (the function is never called).
 pub const fn field_size<T, F>(_f: fn(&T) -> &F) -> usize {
     size_of::<F>()
