@@ -5,7 +5,12 @@
 #   tests/gpu/run_gpu_checks.sh [BUNDLE]        # BUNDLE defaults to .gpu
 #   HG_GPU_LOG_DIR=$OUT tests/gpu/run_gpu_checks.sh   # keep the logs (default BUNDLE/logs)
 #   HG_GPU_GROUPS=python tests/gpu/run_gpu_checks.sh   # only some groups: rust, python
-#   HG_GPU_SKIP=tune,mesh1m tests/gpu/run_gpu_checks.sh # leave out the long benchmarks
+#   HG_GPU_SKIP=tune,mesh1m tests/gpu/run_gpu_checks.sh # leave out checks by key: cold, warm,
+#       depth, render, parity, instanced, roughdielectric, principled, samplers, ptracer,
+#       determinism, nvrtc, bench, mesh1m, tune, updates
+#   HG_GPU_GROUPS=suite HG_MITSUBA_DATA=.mdslim tests/gpu/run_gpu_checks.sh
+#       # Mitsuba's test scenes on CUDA with the bundle's wheel (tests/mitsuba_data/run.py;
+#       # HG_SUITE_BACKEND=all adds the CPU backend), its table also in LOGS/suite.md
 #
 # Exit status: 0 when every check passed, 1 otherwise.
 set -u
@@ -57,25 +62,25 @@ skip() { case ",$SKIP_," in *",$1,"*) return 0;; *) return 1;; esac; }
 BIN=$BUNDLE/bin/gpu_depth
 if ! want rust; then :
 elif [ -x "$BIN" ]; then
-  run "gpu_depth first render (cold)" "$LOGS/cold.log" "$BIN" --exact first_render_and_module_cache_times --nocapture
-  run "gpu_depth first render (warm)" "$LOGS/warm.log" "$BIN" --exact first_render_and_module_cache_times --nocapture
-  run "gpu_depth all tests" "$LOGS/all.log" "$BIN" --test-threads=1 --nocapture
+  skip cold || run "gpu_depth first render (cold)" "$LOGS/cold.log" "$BIN" --exact first_render_and_module_cache_times --nocapture
+  skip warm || run "gpu_depth first render (warm)" "$LOGS/warm.log" "$BIN" --exact first_render_and_module_cache_times --nocapture
+  skip depth || run "gpu_depth all tests" "$LOGS/all.log" "$BIN" --test-threads=1 --nocapture
 else
   echo "missing $BIN"; FAILED=1; ROWS+=("gpu_depth: binary missing")
 fi
 RBIN=$BUNDLE/bin/gpu_render
 if ! want rust; then :
 elif [ -x "$RBIN" ]; then
-  run "gpu_render direct/path parity" "$LOGS/render.log" "$RBIN" --exact every_scene_matches_the_cpu_backend --nocapture
-  run "gpu_render plugin parity" "$LOGS/parity.log" "$RBIN" --exact plugin_twins_match_the_rust_plugins_on_the_gpu --nocapture
-  run "gpu_render instanced rays" "$LOGS/instanced_rays.log" "$RBIN" --exact instanced_rays_on_the_gpu_match_the_cpu_traversal --nocapture
-  run "gpu_render rough glass parity" "$LOGS/roughdielectric.log" "$RBIN" --exact roughdielectric_scene_matches_the_cpu_backend --nocapture
-  run "gpu_render principled parity" "$LOGS/principled.log" "$RBIN" --exact principled_scene_matches_the_cpu_backend --nocapture
-  run "gpu_render sampler parity" "$LOGS/samplers.log" "$RBIN" --exact every_sampler_matches_the_cpu_backend --nocapture
-  run "gpu_render ptracer parity" "$LOGS/ptracer.log" "$RBIN" --exact ptracer_matches_the_cpu_backend --nocapture
-  run "gpu_render determinism" "$LOGS/determinism.log" "$RBIN" --exact same_seed_same_bits --nocapture
-  run "gpu_render NVRTC compile" "$LOGS/nvrtc.log" "$RBIN" --exact nvrtc_compiles_the_kernels_for_sm_90 --nocapture
-  run "gpu_render benchmark" "$LOGS/bench.log" "$RBIN" --exact benchmark_seed_direct_and_cbox_path --nocapture
+  skip render || run "gpu_render direct/path parity" "$LOGS/render.log" "$RBIN" --exact every_scene_matches_the_cpu_backend --nocapture
+  skip parity || run "gpu_render plugin parity" "$LOGS/parity.log" "$RBIN" --exact plugin_twins_match_the_rust_plugins_on_the_gpu --nocapture
+  skip instanced || run "gpu_render instanced rays" "$LOGS/instanced_rays.log" "$RBIN" --exact instanced_rays_on_the_gpu_match_the_cpu_traversal --nocapture
+  skip roughdielectric || run "gpu_render rough glass parity" "$LOGS/roughdielectric.log" "$RBIN" --exact roughdielectric_scene_matches_the_cpu_backend --nocapture
+  skip principled || run "gpu_render principled parity" "$LOGS/principled.log" "$RBIN" --exact principled_scene_matches_the_cpu_backend --nocapture
+  skip samplers || run "gpu_render sampler parity" "$LOGS/samplers.log" "$RBIN" --exact every_sampler_matches_the_cpu_backend --nocapture
+  skip ptracer || run "gpu_render ptracer parity" "$LOGS/ptracer.log" "$RBIN" --exact ptracer_matches_the_cpu_backend --nocapture
+  skip determinism || run "gpu_render determinism" "$LOGS/determinism.log" "$RBIN" --exact same_seed_same_bits --nocapture
+  skip nvrtc || run "gpu_render NVRTC compile" "$LOGS/nvrtc.log" "$RBIN" --exact nvrtc_compiles_the_kernels_for_sm_90 --nocapture
+  skip bench || run "gpu_render benchmark" "$LOGS/bench.log" "$RBIN" --exact benchmark_seed_direct_and_cbox_path --nocapture
   skip mesh1m || run "gpu_render benchmark mesh1m" "$LOGS/bench_mesh1m.log" "$RBIN" --exact benchmark_mesh1m_primary_and_diffuse_rays --nocapture
   skip tune || run "gpu_render tuning sweep" "$LOGS/tune.log" "$RBIN" --exact benchmark_tuning_sweep --nocapture
 else
@@ -84,7 +89,7 @@ fi
 UBIN=$BUNDLE/bin/gpu_updates
 if ! want rust; then :
 elif [ -x "$UBIN" ]; then
-  run "gpu_updates device scene" "$LOGS/updates.log" "$UBIN" --test-threads=1 --nocapture
+  skip updates || run "gpu_updates device scene" "$LOGS/updates.log" "$UBIN" --test-threads=1 --nocapture
 else
   echo "missing $UBIN"; FAILED=1; ROWS+=("gpu_updates: binary missing")
 fi
@@ -117,6 +122,20 @@ if want python; then
     fi
   else
     echo "could not install the wheel:"; cat "$LOGS/wheel.log"; FAILED=1; ROWS+=("python wheel: install failed")
+  fi
+fi
+
+# Mitsuba's own test scenes (a mitsuba-data checkout at HG_MITSUBA_DATA) with the wheel.
+if want suite; then
+  SSITE=$(mktemp -d "${TMPDIR:-/tmp}/hg-suite.XXXXXX")
+  if [ -d "${HG_MITSUBA_DATA:-}" ] && python3 -m pip install -q --no-index --no-deps --target "$SSITE" "$BUNDLE"/wheels/*.whl >"$LOGS/suite_wheel.log" 2>&1; then
+    run "Mitsuba test scenes (${HG_SUITE_BACKEND:-cuda})" "$LOGS/suite.log" env PYTHONPATH="$SSITE" \
+      python3 "$ROOT/tests/mitsuba_data/run.py" "$HG_MITSUBA_DATA" --backend "${HG_SUITE_BACKEND:-cuda}" \
+      --timeout "${HG_SUITE_TIMEOUT:-300}" --markdown
+    grep -E '^\||^[0-9]+ ' "$LOGS/suite.log" | tee "$LOGS/suite.md"
+  else
+    echo "suite: no mitsuba-data at HG_MITSUBA_DATA or the wheel did not install"; FAILED=1
+    ROWS+=("Mitsuba test scenes: not run")
   fi
 fi
 
