@@ -16,10 +16,11 @@ use super::camera::{Camera, CAMERA_ORTHOGRAPHIC};
 use super::perspective::clip_range;
 use crate::error::Result;
 use crate::films::Film;
-use crate::scene::props::Props;
+use crate::scene::desc::ObjectDesc;
 
 /// Reads an `orthographic` sensor's parameters.
-pub fn build(p: &Props, film: &Film) -> Result<Camera> {
+pub fn build(obj: &ObjectDesc, film: &Film) -> Result<Camera> {
+    let p = &obj.props;
     let to_world = p.transform("to_world")?;
     let (near, far) = clip_range(p)?;
     Ok(Camera {
