@@ -348,7 +348,8 @@ fn plugins(name: Option<&str>) -> Result<()> {
                 .iter()
                 .take_while(|p| p.category == cat)
                 .count();
-            out += &format!("{cat} ({n} plugins):\n");
+            let plural = if n == 1 { "" } else { "s" };
+            out += &format!("{cat} ({n} plugin{plural}):\n");
             for p in &registered[i..i + n] {
                 out += &format!("  {:<16} {}\n", p.name, p.summary());
                 for r in p.parameters() {

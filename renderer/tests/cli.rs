@@ -165,8 +165,9 @@ fn plugins_lists_every_registered_plugin_with_its_parameters_and_prints_manuals(
         "integrator",
     ] {
         let n = registered.iter().filter(|p| p.category == category).count();
+        let plural = if n == 1 { "" } else { "s" };
         assert!(
-            n > 0 && list.contains(&format!("\n{category} ({n} plugins):\n")),
+            n > 0 && list.contains(&format!("\n{category} ({n} plugin{plural}):\n")),
             "{category} missing:\n{list}"
         );
     }

@@ -1,5 +1,6 @@
 //! `hdrfilm`: a linear float image of `width × height` pixels (optionally cropped),
-//! RGB or RGBA, as Mitsuba's (heliograph writes EXR, or an 8-bit sRGB PNG when asked).
+//! RGB or RGBA, as Mitsuba's. The command line writes it as an EXR, or as an 8-bit
+//! sRGB PNG or JPEG when the output's extension asks for one.
 //!
 //! | parameter | type | default | meaning |
 //! |---|---|---|---|

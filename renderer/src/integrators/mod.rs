@@ -19,9 +19,10 @@
 //!    a `| parameter | type | default | meaning |` table, an XML example) and
 //!    `pub fn build(obj: &ObjectDesc) -> Result<Built>`, which reads the properties
 //!    (the registry checks that every one was read). One that renders camera rays its
-//!    own way also needs a variant of [`AnyIntegrator`] with its [`AnyIntegrator::sample`]
-//!    arm, its flattening (`crate::flat::flatten_integrator`) and its CUDA kernel
-//!    (`kernels/integrators/`).
+//!    own way also needs a record: a line `Variant = module::Record` in the
+//!    `register_integrator_records!` list (the [`AnyIntegrator`] enum and its dispatch),
+//!    the record implementing [`IntegratorRecord`], its flattening
+//!    (`crate::flat::flatten_integrator`) and its CUDA kernel (`kernels/integrators/`).
 //! 2. **One line** `"<name>" => <module>` in the `register_plugins!` list below.
 //!
 //! From the list, the registry derives the modules, [`KNOWN`] (an unknown `type` gets
@@ -47,37 +48,81 @@ pub use direct::Direct;
 pub use path::Path;
 pub use ptracer::Ptracer;
 
-/// Every integrator.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[repr(C, u32)]
-pub enum AnyIntegrator {
-    /// `direct`.
-    Direct(Direct),
-    /// `path`.
-    Path(Path),
-    /// `depth`.
-    Depth(Depth),
-    /// `ptracer` (rendered by [`ptracer::render`], not per camera ray).
-    Ptracer(Ptracer),
+/// What an integrator record does per camera ray: the dispatch of [`AnyIntegrator`].
+pub trait IntegratorRecord {
+    /// Radiance and alpha along camera ray `ray`.
+    fn sample(&self, scene: &Scene, ray: &Ray, rng: &mut SampleRng) -> (Color, f32);
+}
+
+impl IntegratorRecord for Direct {
+    #[inline]
+    fn sample(&self, scene: &Scene, ray: &Ray, rng: &mut SampleRng) -> (Color, f32) {
+        Direct::sample(self, scene, ray, rng)
+    }
+}
+
+impl IntegratorRecord for Path {
+    #[inline]
+    fn sample(&self, scene: &Scene, ray: &Ray, rng: &mut SampleRng) -> (Color, f32) {
+        Path::sample(self, scene, ray, rng)
+    }
+}
+
+impl IntegratorRecord for Depth {
+    #[inline]
+    fn sample(&self, scene: &Scene, ray: &Ray, _rng: &mut SampleRng) -> (Color, f32) {
+        Depth::sample(self, scene, ray)
+    }
+}
+
+/// Light tracing has no per-camera-ray estimate: the backends render it whole
+/// ([`ptracer::render`]).
+impl IntegratorRecord for Ptracer {
+    #[inline]
+    fn sample(&self, _scene: &Scene, _ray: &Ray, _rng: &mut SampleRng) -> (Color, f32) {
+        (Color::ZERO, 0.0)
+    }
+}
+
+/// Generates [`AnyIntegrator`] and its dispatch from one `Variant = module::Record` line
+/// per integrator record (each an [`IntegratorRecord`]).
+macro_rules! register_integrator_records {
+    ($($variant:ident = $module:ident :: $record:ident),+ $(,)?) => {
+        /// Every integrator record, one variant per line of the records list.
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        #[repr(C, u32)]
+        pub enum AnyIntegrator {
+            $(
+                #[doc = concat!("`", stringify!($module), "`.")]
+                $variant($module::$record),
+            )+
+        }
+
+        impl AnyIntegrator {
+            /// Radiance and alpha along camera ray `ray` ([`IntegratorRecord::sample`]).
+            #[inline]
+            pub fn sample(&self, scene: &Scene, ray: &Ray, rng: &mut SampleRng) -> (Color, f32) {
+                match self {
+                    $(AnyIntegrator::$variant(i) => IntegratorRecord::sample(i, scene, ray, rng),)+
+                }
+            }
+        }
+    };
+}
+
+// The records the integrator plugins build (`aov` and `moment` hold one of the others):
+// `AnyIntegrator` and its dispatch. The device side (crate::flat, the kernels) flattens
+// them by hand.
+register_integrator_records! {
+    Direct = direct::Direct,
+    Path = path::Path,
+    Depth = depth::Depth,
+    Ptracer = ptracer::Ptracer,
 }
 
 impl Default for AnyIntegrator {
     fn default() -> Self {
         AnyIntegrator::Path(Path::default())
-    }
-}
-
-impl AnyIntegrator {
-    /// Radiance and alpha along camera ray `ray`.
-    #[inline]
-    pub fn sample(&self, scene: &Scene, ray: &Ray, rng: &mut SampleRng) -> (Color, f32) {
-        match self {
-            AnyIntegrator::Direct(i) => i.sample(scene, ray, rng),
-            AnyIntegrator::Path(i) => i.sample(scene, ray, rng),
-            AnyIntegrator::Depth(i) => i.sample(scene, ray),
-            // light tracing has no per-camera-ray estimate: the backends render it whole
-            AnyIntegrator::Ptracer(_) => (Color::ZERO, 0.0),
-        }
     }
 }
 

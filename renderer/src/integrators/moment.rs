@@ -1,6 +1,6 @@
-//! `moment`: accepted as in Mitsuba's test scenes, wrapping exactly one integrator.
-//! heliograph renders the nested integrator's image (the mean); it does not produce
-//! Mitsuba's second-moment output.
+//! `moment`: Mitsuba's moment integrator, accepted as in its test scenes: it wraps
+//! exactly one integrator, whose image (the mean) is rendered. Mitsuba's second-moment
+//! output is not produced.
 //!
 //! | parameter | type | default | meaning |
 //! |---|---|---|---|

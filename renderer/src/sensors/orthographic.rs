@@ -1,5 +1,5 @@
-//! `orthographic`: a parallel projection, as Mitsuba's (rays: [`super::camera`]). The
-//! film spans [−1, 1] along local x and [−1/aspect, 1/aspect] along y; scale
+//! `orthographic`: a parallel projection, as Mitsuba's. Its rays are made in
+//! [`super::camera`]. The film spans [−1, 1] along local x and [−1/aspect, 1/aspect] along y; scale
 //! `to_world` to see more.
 //!
 //! | parameter | type | default | meaning |

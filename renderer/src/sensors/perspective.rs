@@ -1,5 +1,5 @@
-//! `perspective`: a pinhole camera, as Mitsuba's (rays: [`super::camera`]); everything
-//! is in focus (`thinlens` adds an aperture and a plane in focus).
+//! `perspective`: a pinhole camera, as Mitsuba's, with everything in focus (`thinlens`
+//! adds an aperture and a plane in focus). Its rays are made in [`super::camera`].
 //!
 //! | parameter | type | default | meaning |
 //! |---|---|---|---|

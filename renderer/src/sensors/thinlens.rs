@@ -1,7 +1,7 @@
 //! `thinlens`: a camera with a circular lens aperture and a plane in focus, as
-//! Mitsuba's (rays: [`super::camera`]): the `perspective` camera's rays start at a
-//! point of the aperture disk and pass through where the pinhole ray meets the plane
-//! at `focus_distance`, so what lies off that plane is blurred.
+//! Mitsuba's. The `perspective` camera's rays start at a point of the aperture disk
+//! and pass through where the pinhole ray meets the plane at `focus_distance`, so what
+//! lies off that plane is blurred (rays: [`super::camera`]).
 //!
 //! | parameter | type | default | meaning |
 //! |---|---|---|---|

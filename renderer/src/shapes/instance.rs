@@ -1,4 +1,4 @@
-//! `instance`: a [`super::shapegroup`] placed in the world.
+//! `instance`: a `shapegroup` placed in the world (see [`super::shapegroup`]).
 //!
 //! | parameter      | type       | default  | meaning                                            |
 //! |------------|------------|----------|----------------------------------------------------|
