@@ -592,6 +592,15 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(e.contains("nested texture") && e.contains("disk"), "{e}");
+        // a group is built at the top level only, and placed by instances
+        let e = try_build(&[shape_desc("shapegroup", vec![])])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("only allowed at the scene's top level") && e.contains("test.xml:3"),
+            "{e}"
+        );
         let e = try_build(&[shape_desc("cube", vec![("flip_normals", Value::Int(1))])])
             .err()
             .unwrap()
