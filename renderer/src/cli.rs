@@ -313,24 +313,18 @@ fn info(path: &Path, define: &[String]) -> Result<()> {
 }
 
 /// The categories whose plugins are not registered yet (names only, no manuals).
-const UNREGISTERED: [(&str, &[&str]); 8] = [
-    ("shape", heliograph::shapes::KNOWN),
+const UNREGISTERED: [(&str, &[&str]); 2] = [
     ("texture", heliograph::textures::KNOWN),
     ("emitter", heliograph::emitters::KNOWN),
-    ("sensor", heliograph::sensors::KNOWN),
-    ("film", heliograph::films::KNOWN),
-    ("rfilter", heliograph::rfilters::KNOWN),
-    ("sampler", heliograph::samplers::KNOWN),
-    ("integrator", heliograph::integrators::KNOWN),
 ];
 
 /// `heliograph plugins [NAME]`: every registered plugin with its parameters (from its
-/// manual's table), or the manual of plugin `name`.
+/// manual's table), by category, or the manual of plugin `name`.
 fn plugins(name: Option<&str>) -> Result<()> {
-    let registered = || heliograph::bsdfs::REGISTRY.iter().map(|e| &e.info);
+    let registered = heliograph::plugin::registered();
     let mut out = String::new();
     if let Some(name) = name {
-        if let Some(p) = registered().find(|p| p.name == name) {
+        if let Some(p) = registered.iter().find(|p| p.name == name) {
             out = format!("{} \"{}\"\n\n{}", p.category, p.name, p.manual());
         } else if let Some((cat, _)) = UNREGISTERED.iter().find(|(_, k)| k.contains(&name)) {
             out = format!(
@@ -338,7 +332,7 @@ fn plugins(name: Option<&str>) -> Result<()> {
                  (see the module docs of renderer/src/{cat}s/)\n"
             );
         } else {
-            let known: Vec<&str> = registered().map(|p| p.name).collect();
+            let known: Vec<&str> = registered.iter().map(|p| p.name).collect();
             bail!(
                 "no plugin \"{name}\"{} (with manuals: {})",
                 heliograph::error::did_you_mean(name, known.iter().copied()),
@@ -346,13 +340,23 @@ fn plugins(name: Option<&str>) -> Result<()> {
             );
         }
     } else {
-        let n = registered().count();
-        out += &format!("bsdf ({n} plugins; `heliograph plugins NAME` prints a manual):\n");
-        for p in registered() {
-            out += &format!("  {:<16} {}\n", p.name, p.summary());
-            for r in p.parameters() {
-                out += &format!("      {:<24} {}, default {}\n", r.name, r.kind, r.default);
+        out += "(`heliograph plugins NAME` prints a plugin's manual)\n";
+        let mut i = 0;
+        while i < registered.len() {
+            let cat = registered[i].category;
+            let n = registered[i..]
+                .iter()
+                .take_while(|p| p.category == cat)
+                .count();
+            let plural = if n == 1 { "" } else { "s" };
+            out += &format!("{cat} ({n} plugin{plural}):\n");
+            for p in &registered[i..i + n] {
+                out += &format!("  {:<16} {}\n", p.name, p.summary());
+                for r in p.parameters() {
+                    out += &format!("      {:<24} {}, default {}\n", r.name, r.kind, r.default);
+                }
             }
+            i += n;
         }
         for (cat, known) in UNREGISTERED {
             out += &format!("{cat}: {}\n", known.join(", "));

@@ -150,21 +150,48 @@ fn info_lists_objects_and_parameters() {
 }
 
 #[test]
-fn plugins_lists_every_registered_bsdf_with_its_parameters_and_prints_manuals() {
+fn plugins_lists_every_registered_plugin_with_its_parameters_and_prints_manuals() {
     let o = bin().arg("plugins").output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let list = String::from_utf8_lossy(&o.stdout);
-    for e in heliograph::bsdfs::REGISTRY {
-        let name = e.info.name;
+    let registered = heliograph::plugin::registered();
+    for category in [
+        "shape",
+        "bsdf",
+        "sensor",
+        "film",
+        "rfilter",
+        "sampler",
+        "integrator",
+    ] {
+        let n = registered.iter().filter(|p| p.category == category).count();
+        let plural = if n == 1 { "" } else { "s" };
+        assert!(
+            n > 0 && list.contains(&format!("\n{category} ({n} plugin{plural}):\n")),
+            "{category} missing:\n{list}"
+        );
+    }
+    for info in &registered {
+        let name = info.name;
         assert!(
             list.contains(&format!("\n  {name} ")),
             "{name} missing:\n{list}"
         );
-        for p in e.info.parameters() {
+        for p in info.parameters() {
             assert!(list.contains(&p.name), "{name}.{} missing", p.name);
         }
     }
     assert!(list.contains("texture: bitmap, checkerboard"), "{list}");
+    // a plugin of a category other than bsdf: its manual too
+    let o = bin().args(["plugins", "thinlens"]).output().unwrap();
+    let manual = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success());
+    assert!(
+        manual.starts_with("sensor \"thinlens\"")
+            && manual.contains("| `aperture_radius` | float |")
+            && manual.contains("<sensor type=\"thinlens\">"),
+        "{manual}"
+    );
     // one plugin's manual: its module doc, with the table and the XML example
     let o = bin().args(["plugins", "roughplastic"]).output().unwrap();
     let manual = String::from_utf8_lossy(&o.stdout);

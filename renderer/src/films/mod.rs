@@ -1,29 +1,31 @@
-//! Films. Only `hdrfilm` exists: a linear float image of `width × height`
-//! pixels (optionally cropped), RGB or RGBA.
-//!
-//! | parameter | type | default | meaning |
-//! |---|---|---|---|
-//! | `width`, `height` | integer | 768, 576 | full film size in pixels |
-//! | `pixel_format` | string | `rgba` | `rgb` or `rgba` (alpha = coverage) |
-//! | `crop_offset_x`, `crop_offset_y` | integer | 0 | crop window origin |
-//! | `crop_width`, `crop_height` | integer | full size | crop window size |
-//! | `component_format` | string | `float16` | accepted for compatibility; heliograph stores float32 |
-//! | nested `rfilter` | | `gaussian` | reconstruction filter |
-//!
-//! Sides are at most 32768 pixels; the CPU backend renders a crop window of at most
-//! 2^28 pixels (16384 × 16384) at once, and says how much memory a larger one needs.
+//! Films: where a render's samples are accumulated and how the image is written.
+//! Mitsuba 3's `hdrfilm`, one file per plugin (the file stem is the scene `type`, the
+//! file's module doc the plugin's manual; `heliograph plugins hdrfilm` prints it).
+//! [`block`] is the accumulation buffer the CPU backend splats samples into.
 //!
 //! ```xml
-//! <film type="hdrfilm"><integer name="width" value="512"/><integer name="height" value="512"/>
-//!   <string name="pixel_format" value="rgb"/><rfilter type="box"/></film>
+//! <film type="hdrfilm"><integer name="width" value="512"/><integer name="height" value="512"/></film>
 //! ```
+//!
+//! # Adding a film plugin
+//!
+//! 1. **`src/films/<name>.rs`**: the manual (a first sentence `` `<name>`: ... ``, a
+//!    `| parameter | type | default | meaning |` table, an XML example) and
+//!    `pub fn build(obj: &ObjectDesc, ctx: &mut dyn BuildContext) -> Result<Film>`,
+//!    which reads the properties and asks `ctx` for the nested filter; every property
+//!    must be read (`check_unused`).
+//! 2. **One line** `"<name>" => <module>` in the `register_plugins!` list below.
+//!
+//! From the list, the registry derives the module, [`KNOWN`] (an unknown `type` gets a
+//! "did you mean"), [`REGISTRY`] (the manuals) and the build match behind [`build`].
 
 pub mod block;
 
-use crate::error::{Error, Result};
-use crate::rfilters::{self, AnyFilter};
-use crate::scene::builder::BuildCtx;
-use crate::scene::desc::{Category, ObjectDesc};
+use crate::error::Result;
+use crate::plugin::registry::register_plugins;
+use crate::plugin::BuildContext;
+use crate::rfilters::AnyFilter;
+use crate::scene::desc::ObjectDesc;
 
 /// The film's geometry and output format.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -69,43 +71,30 @@ impl Film {
 /// Largest accepted film side, so a typo cannot allocate terabytes.
 pub const MAX_SIZE: i64 = 1 << 15;
 
-/// Names of the film plugins.
-pub const KNOWN: &[&str] = &["hdrfilm"];
+// The registry: one line per plugin, `"<type>" => module` (the file `<type>.rs`).
+register_plugins! {
+    category "film" in "films";
+    fn build_kind(obj, ctx: &mut dyn BuildContext) -> Film;
+    "hdrfilm" => hdrfilm,
+}
 
-/// Builds a `<film>`.
-pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<Film> {
-    if obj.kind != "hdrfilm" {
-        return Err(Error::UnknownPlugin {
-            loc: obj.loc.clone(),
-            category: "film",
-            name: obj.kind.clone(),
-            known: KNOWN.join(", "),
-        });
+/// Builds a `<film>` with its plugin (nested filter included).
+pub fn build(obj: &ObjectDesc, ctx: &mut dyn BuildContext) -> Result<Film> {
+    build_kind(obj, ctx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin::registry::testing::{check_registry, scene_error};
+
+    #[test]
+    fn the_registry_has_every_film_with_its_manual_and_suggests_the_nearest() {
+        check_registry("film", REGISTRY, KNOWN);
+        let e = scene_error(r#"<sensor type="perspective"><film type="hdrfilms"/></sensor>"#);
+        assert!(
+            e.contains("did you mean \"hdrfilm\"") && e.contains("<string>:2:"),
+            "{e}"
+        );
     }
-    let p = &obj.props;
-    let width = p.int_in("width", 768, 1, MAX_SIZE)? as u32;
-    let height = p.int_in("height", 576, 1, MAX_SIZE)? as u32;
-    let alpha = p.choice("pixel_format", "rgba", &["rgb", "rgba"])? == "rgba";
-    p.choice(
-        "component_format",
-        "float16",
-        &["float16", "float32", "uint32"],
-    )?;
-    let ox = p.int_in("crop_offset_x", 0, 0, width as i64 - 1)? as u32;
-    let oy = p.int_in("crop_offset_y", 0, 0, height as i64 - 1)? as u32;
-    let cw = p.int_in("crop_width", (width - ox) as i64, 1, (width - ox) as i64)? as u32;
-    let ch = p.int_in("crop_height", (height - oy) as i64, 1, (height - oy) as i64)? as u32;
-    let rfilter = match ctx.child(p, Category::Rfilter)? {
-        Some(f) => rfilters::build(&f)?,
-        None => AnyFilter::default(),
-    };
-    p.check_unused(&obj.kind)?;
-    Ok(Film {
-        width,
-        height,
-        crop_offset: [ox, oy],
-        crop_size: [cw, ch],
-        alpha,
-        rfilter,
-    })
 }

@@ -45,7 +45,7 @@
 //!
 //! The CPU backend renders it; the CUDA backend refuses it (backend/cuda/mod.rs).
 
-use super::AnyIntegrator;
+use super::{AnyIntegrator, Built};
 use crate::error::{Error, Result};
 use crate::math::{Color, Ray, Vec3};
 use crate::scene::desc::ObjectDesc;
@@ -117,6 +117,12 @@ pub struct Aov {
     pub nested: Option<String>,
     /// The AOVs in `aovs` order.
     pub outputs: Vec<AovOutput>,
+}
+
+/// Builds an `aov` integrator object: the nested integrator (the scene's) and the AOVs.
+pub fn build(obj: &ObjectDesc) -> Result<Built> {
+    let (aov, nested) = Aov::build(obj)?;
+    Ok((nested, Some(aov)))
 }
 
 impl Aov {

@@ -1,12 +1,24 @@
 //! `depth`: the distance to the first surface along each camera ray (0 on a
-//! miss), for debugging geometry and cameras. No parameters.
+//! miss), for debugging geometry and cameras, as Mitsuba's `depth`.
+//!
+//! | parameter | type | default | meaning |
+//! |---|---|---|---|
+//! | (none) | — | — | the depth integrator has no parameters |
 //!
 //! ```xml
 //! <integrator type="depth"/>
 //! ```
 
+use super::{AnyIntegrator, Built};
+use crate::error::Result;
 use crate::math::{Color, Ray};
+use crate::scene::desc::ObjectDesc;
 use crate::scene::Scene;
+
+/// Builds a `depth` integrator object.
+pub fn build(_obj: &ObjectDesc) -> Result<Built> {
+    Ok((AnyIntegrator::Depth(Depth), None))
+}
 
 /// The depth integrator.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]

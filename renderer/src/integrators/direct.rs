@@ -19,8 +19,15 @@ use super::{
 use crate::error::Result;
 use crate::math::{Color, Ray};
 use crate::samplers::SampleRng;
+use super::{AnyIntegrator, Built};
+use crate::scene::desc::ObjectDesc;
 use crate::scene::props::Props;
 use crate::scene::Scene;
+
+/// Builds a `direct` integrator object.
+pub fn build(obj: &ObjectDesc) -> Result<Built> {
+    Ok((AnyIntegrator::Direct(Direct::build(&obj.props)?), None))
+}
 
 /// The direct-illumination integrator.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -5,29 +5,37 @@
 //! ([`aov`]) adds film channels (depth, normals, albedo, ...) to the image of a nested
 //! integrator, which it holds as the scene's integrator.
 //!
-//! `moment` is accepted as in Mitsuba's test scenes, wrapping exactly one integrator:
-//! heliograph renders the nested integrator's image (the mean); it does not produce
-//! Mitsuba's second-moment output.
+//! One file per plugin (the file stem is the scene `type`, the file's module doc the
+//! plugin's manual; `heliograph plugins NAME` prints it); `moment` wraps exactly one
+//! integrator and renders its image.
 //!
 //! ```xml
-//! <integrator type="moment">
-//!     <integrator type="path"><integer name="max_depth" value="2"/></integrator>
-//! </integrator>
+//! <integrator type="path"><integer name="max_depth" value="8"/></integrator>
 //! ```
+//!
+//! # Adding an integrator plugin
+//!
+//! 1. **`src/integrators/<name>.rs`**: the manual (a first sentence `` `<name>`: ... ``,
+//!    a `| parameter | type | default | meaning |` table, an XML example) and
+//!    `pub fn build(obj: &ObjectDesc) -> Result<Built>`, which reads the properties
+//!    (the registry checks that every one was read). One that renders camera rays its
+//!    own way also needs a record: a line `Variant = module::Record` in the
+//!    `register_integrator_records!` list (the [`AnyIntegrator`] enum and its dispatch),
+//!    the record implementing [`IntegratorRecord`], its flattening
+//!    (`crate::flat::flatten_integrator`) and its CUDA kernel (`kernels/integrators/`).
+//! 2. **One line** `"<name>" => <module>` in the `register_plugins!` list below.
+//!
+//! From the list, the registry derives the modules, [`KNOWN`] (an unknown `type` gets
+//! a "did you mean"), [`REGISTRY`] (the manuals) and the build match behind [`build`].
 //!
 //! Shared pieces live here: emitter selection for next-event estimation,
 //! emission seen by a ray (surface or environment), and the power heuristic.
 
-pub mod aov;
-pub mod depth;
-pub mod direct;
-pub mod path;
-pub mod ptracer;
-
 use std::sync::Arc;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::math::{offset_origin, Color, Frame, Ray, Vec2, Vec3};
+use crate::plugin::registry::register_plugins;
 use crate::samplers::SampleRng;
 use crate::scene::desc::{Category, ObjectDesc};
 use crate::scene::props::{Entry, Value};
@@ -40,18 +48,76 @@ pub use direct::Direct;
 pub use path::Path;
 pub use ptracer::Ptracer;
 
-/// Every integrator.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[repr(C, u32)]
-pub enum AnyIntegrator {
-    /// `direct`.
-    Direct(Direct),
-    /// `path`.
-    Path(Path),
-    /// `depth`.
-    Depth(Depth),
-    /// `ptracer` (rendered by [`ptracer::render`], not per camera ray).
-    Ptracer(Ptracer),
+/// What an integrator record does per camera ray: the dispatch of [`AnyIntegrator`].
+pub trait IntegratorRecord {
+    /// Radiance and alpha along camera ray `ray`.
+    fn sample(&self, scene: &Scene, ray: &Ray, rng: &mut SampleRng) -> (Color, f32);
+}
+
+impl IntegratorRecord for Direct {
+    #[inline]
+    fn sample(&self, scene: &Scene, ray: &Ray, rng: &mut SampleRng) -> (Color, f32) {
+        Direct::sample(self, scene, ray, rng)
+    }
+}
+
+impl IntegratorRecord for Path {
+    #[inline]
+    fn sample(&self, scene: &Scene, ray: &Ray, rng: &mut SampleRng) -> (Color, f32) {
+        Path::sample(self, scene, ray, rng)
+    }
+}
+
+impl IntegratorRecord for Depth {
+    #[inline]
+    fn sample(&self, scene: &Scene, ray: &Ray, _rng: &mut SampleRng) -> (Color, f32) {
+        Depth::sample(self, scene, ray)
+    }
+}
+
+/// Light tracing has no per-camera-ray estimate: the backends render it whole
+/// ([`ptracer::render`]).
+impl IntegratorRecord for Ptracer {
+    #[inline]
+    fn sample(&self, _scene: &Scene, _ray: &Ray, _rng: &mut SampleRng) -> (Color, f32) {
+        (Color::ZERO, 0.0)
+    }
+}
+
+/// Generates [`AnyIntegrator`] and its dispatch from one `Variant = module::Record` line
+/// per integrator record (each an [`IntegratorRecord`]).
+macro_rules! register_integrator_records {
+    ($($variant:ident = $module:ident :: $record:ident),+ $(,)?) => {
+        /// Every integrator record, one variant per line of the records list.
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        #[repr(C, u32)]
+        pub enum AnyIntegrator {
+            $(
+                #[doc = concat!("`", stringify!($module), "`.")]
+                $variant($module::$record),
+            )+
+        }
+
+        impl AnyIntegrator {
+            /// Radiance and alpha along camera ray `ray` ([`IntegratorRecord::sample`]).
+            #[inline]
+            pub fn sample(&self, scene: &Scene, ray: &Ray, rng: &mut SampleRng) -> (Color, f32) {
+                match self {
+                    $(AnyIntegrator::$variant(i) => IntegratorRecord::sample(i, scene, ray, rng),)+
+                }
+            }
+        }
+    };
+}
+
+// The records the integrator plugins build (`aov` and `moment` hold one of the others):
+// `AnyIntegrator` and its dispatch. The device side (crate::flat, the kernels) flattens
+// them by hand.
+register_integrator_records! {
+    Direct = direct::Direct,
+    Path = path::Path,
+    Depth = depth::Depth,
+    Ptracer = ptracer::Ptracer,
 }
 
 impl Default for AnyIntegrator {
@@ -60,47 +126,27 @@ impl Default for AnyIntegrator {
     }
 }
 
-impl AnyIntegrator {
-    /// Radiance and alpha along camera ray `ray`.
-    #[inline]
-    pub fn sample(&self, scene: &Scene, ray: &Ray, rng: &mut SampleRng) -> (Color, f32) {
-        match self {
-            AnyIntegrator::Direct(i) => i.sample(scene, ray, rng),
-            AnyIntegrator::Path(i) => i.sample(scene, ray, rng),
-            AnyIntegrator::Depth(i) => i.sample(scene, ray),
-            // light tracing has no per-camera-ray estimate: the backends render it whole
-            AnyIntegrator::Ptracer(_) => (Color::ZERO, 0.0),
-        }
-    }
+/// What an integrator plugin builds: the integrator that computes each sample's
+/// radiance and alpha and, for `aov`, the extra outputs (the nested integrator is the
+/// first).
+pub type Built = (AnyIntegrator, Option<Aov>);
+
+// The registry: one line per plugin, `"<type>" => module` (the file `<type>.rs`).
+register_plugins! {
+    category "integrator" in "integrators";
+    fn build_kind(obj) -> Built;
+    "aov" => aov,
+    "direct" => direct,
+    "path" => path,
+    "depth" => depth,
+    "moment" => moment,
+    "ptracer" => ptracer,
 }
 
-/// Names of the integrator plugins.
-pub const KNOWN: &[&str] = &["aov", "direct", "path", "depth", "moment", "ptracer"];
-
-/// Builds an `<integrator>`: the integrator that computes each sample's radiance and
-/// alpha and, for `aov`, the extra outputs (the nested integrator is the first).
-pub fn build(obj: &ObjectDesc) -> Result<(AnyIntegrator, Option<Aov>)> {
-    let p = &obj.props;
-    let i = match obj.kind.as_str() {
-        "direct" => (AnyIntegrator::Direct(Direct::build(p)?), None),
-        "path" => (AnyIntegrator::Path(Path::build(p)?), None),
-        "depth" => (AnyIntegrator::Depth(Depth), None),
-        "ptracer" => (AnyIntegrator::Ptracer(Ptracer::build(p)?), None),
-        "moment" => moment(obj)?,
-        "aov" => {
-            let (aov, nested) = Aov::build(obj)?;
-            (nested, Some(aov))
-        }
-        _ => {
-            return Err(Error::UnknownPlugin {
-                loc: obj.loc.clone(),
-                category: "integrator",
-                name: obj.kind.clone(),
-                known: KNOWN.join(", "),
-            })
-        }
-    };
-    p.check_unused(&obj.kind)?;
+/// Builds an `<integrator>` with its plugin; every property must be read.
+pub fn build(obj: &ObjectDesc) -> Result<Built> {
+    let i = build_kind(obj)?;
+    obj.props.check_unused(&obj.kind)?;
     Ok(i)
 }
 
@@ -114,25 +160,6 @@ fn nested_integrators(obj: &ObjectDesc) -> Vec<(&Entry, &Arc<ObjectDesc>)> {
             _ => None,
         })
         .collect()
-}
-
-/// `moment`: the one nested integrator (see the module docs).
-fn moment(obj: &ObjectDesc) -> Result<(AnyIntegrator, Option<Aov>)> {
-    let nested = nested_integrators(obj);
-    match nested[..] {
-        [(e, inner)] => {
-            e.mark_used();
-            build(inner)
-        }
-        _ => Err(Error::parse(
-            &obj.loc,
-            format!(
-                "a moment integrator must contain exactly one nested <integrator> \
-                 (heliograph renders its mean image), found {}",
-                nested.len()
-            ),
-        )),
-    }
 }
 
 /// The power heuristic (β = 2) weight of a strategy with density `a` against one with `b`.
@@ -250,6 +277,17 @@ pub fn environment_emission(scene: &Scene, d: Vec3) -> (Color, f32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plugin::registry::testing::{check_registry, scene_error};
+
+    #[test]
+    fn the_registry_has_every_integrator_with_its_manual_and_suggests_the_nearest() {
+        check_registry("integrator", REGISTRY, KNOWN);
+        let e = scene_error(r#"<integrator type="ptracr"/>"#);
+        assert!(
+            e.contains("did you mean \"ptracer\"") && e.contains("<string>:2:"),
+            "{e}"
+        );
+    }
     use crate::scene::xml::load_string;
 
     fn integrator(xml: &str) -> Result<AnyIntegrator> {

@@ -18,8 +18,15 @@ use super::{
 use crate::error::{Error, Result};
 use crate::math::{Color, Ray};
 use crate::samplers::SampleRng;
+use super::{AnyIntegrator, Built};
+use crate::scene::desc::ObjectDesc;
 use crate::scene::props::Props;
 use crate::scene::Scene;
+
+/// Builds a `path` integrator object.
+pub fn build(obj: &ObjectDesc) -> Result<Built> {
+    Ok((AnyIntegrator::Path(Path::build(&obj.props)?), None))
+}
 
 /// The path tracer.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -58,8 +58,14 @@ use crate::films::block::{Block, FilterTable};
 use crate::io::Image;
 use crate::math::{offset_origin, Color, Ray, Vec2, Vec3};
 use crate::samplers::SampleRng;
+use crate::scene::desc::ObjectDesc;
 use crate::scene::props::Props;
 use crate::scene::Scene;
+
+/// Builds a `ptracer` integrator object.
+pub fn build(obj: &ObjectDesc) -> Result<super::Built> {
+    Ok((super::AnyIntegrator::Ptracer(Ptracer::build(&obj.props)?), None))
+}
 
 /// The particle tracer.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -4,7 +4,8 @@
 //! A plugin's `build` reads its properties ([`Props`]) and asks its [`BuildContext`]
 //! for what it cannot make itself — a texture (a constant, a nested texture or a
 //! reference to one), a texture's mean (sampling weights, range checks), a nested
-//! BSDF — and declares its editable parameters there (Mitsuba's `traverse`). The scene
+//! BSDF or emitter, a nested film or filter, a file next to the scene, the scene's
+//! geometry (shapes add their records to it) — and declares its editable parameters there (Mitsuba's `traverse`). The scene
 //! builder implements the trait; plugins import this module and never the builder, so
 //! the builder can build every category through its registry without an import cycle.
 //!
@@ -12,18 +13,26 @@
 //! [`device_record!`](crate::device_record) declaration that checks a record against
 //! its CUDA twin, and the [`record::RecordBlob`] the records of a category live in.
 //! [`PluginInfo`] describes a registered plugin for listings (`heliograph plugins`):
-//! its manual is its module doc.
+//! its manual is its module doc; [`registered`] lists every category's, and
+//! [`registry`] holds the registry macro of the categories whose plugins are a `build`
+//! function (sensors, films, reconstruction filters, integrators).
 
 pub mod record;
+pub mod registry;
 
+pub use registry::registered;
+
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::error::{Loc, Result};
 use crate::math::spectrum::SpectrumUse;
-use crate::math::Color;
+use crate::math::{Color, Transform};
+use crate::scene::cache::LoadCache;
 use crate::scene::desc::{Category, ObjectDesc};
 use crate::scene::params::{ParamValue, Range, Target};
-use crate::scene::props::Props;
+use crate::scene::props::{Props, Value};
+use crate::shapes::Geometry;
 
 /// Handle of a texture record (`u32` index into the scene's textures).
 pub type TexRef = u32;
@@ -76,6 +85,59 @@ pub trait BuildContext {
 
     /// Whether built BSDF `h` has a transmission lobe (`AnyBsdf::transmits`).
     fn bsdf_transmits(&self, h: u32) -> bool;
+
+    /// Nested objects of `category` in `p` (references resolved), marked as read.
+    fn children(&self, p: &Props, category: Category) -> Result<Vec<Arc<ObjectDesc>>> {
+        Ok(self
+            .children_at(p, category)?
+            .into_iter()
+            .map(|(o, _)| o)
+            .collect())
+    }
+
+    /// At most one nested object of `category` (a second one is an error at its place).
+    fn child(&self, p: &Props, category: Category) -> Result<Option<Arc<ObjectDesc>>> {
+        let mut v = self.children(p, category)?;
+        if v.len() > 1 {
+            return Err(crate::error::Error::parse(
+                &v[1].loc,
+                format!("only one nested {} is allowed here", category.tag()),
+            ));
+        }
+        Ok(v.pop())
+    }
+
+    /// Declares transform parameter `name` (identity when the property is absent).
+    fn declare_transform(&mut self, p: &Props, name: &str) {
+        let t = match p.get(name).map(|e| &e.value) {
+            Some(Value::Transform(t)) => *t,
+            _ => Transform::IDENTITY,
+        };
+        self.declare(
+            name,
+            ParamValue::Transform(t),
+            Target::prop(name),
+            Range::Any,
+        );
+    }
+
+    /// Resolves filename property `key`: next to the file that wrote it, else in the
+    /// scene's `<path>` folders (latest first), as Mitsuba's file resolver does.
+    fn resolve_path(&self, p: &Props, key: &str) -> Result<PathBuf>;
+
+    /// The files the scene reads, loaded once (meshes, images).
+    fn cache(&self) -> &LoadCache;
+
+    /// The BSDF nested in (or referenced by) `p`, built once per id, or the scene's
+    /// shared default (diffuse, reflectance 0.5) when there is none.
+    fn bsdf_of(&mut self, p: &Props) -> Result<u32>;
+
+    /// Builds `<emitter>` object `obj` (`shape`: the shape an area emitter is nested
+    /// in) and returns its handle.
+    fn emitter(&mut self, obj: &Arc<ObjectDesc>, shape: Option<u32>) -> Result<u32>;
+
+    /// The scene's geometry built so far (shapes add their records and groups here).
+    fn geometry(&mut self) -> &mut Geometry;
 }
 
 /// A registered plugin as listings show it: its scene `type` and its manual (the

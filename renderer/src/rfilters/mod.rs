@@ -1,18 +1,28 @@
-//! Reconstruction filters: how a sample at a film position spreads its weight
-//! over neighbouring pixels (`box`, `tent`, `gaussian`; Mitsuba's default is
-//! `gaussian` with `stddev` 0.5).
-//!
-//! | plugin | parameters (default) |
-//! |---|---|
-//! | `box` | `radius` (0.5) |
-//! | `tent` | `radius` (1.0) |
-//! | `gaussian` | `stddev` (0.5); support radius 4·stddev |
+//! Reconstruction filters: how a sample at a film position spreads its weight over
+//! neighbouring pixels. Mitsuba 3's `box`, `tent` and `gaussian` (the default, with
+//! `stddev` 0.5), one file each (the file stem is the scene `type`, the file's module
+//! doc the plugin's manual; `heliograph plugins NAME` prints it).
 //!
 //! ```xml
 //! <rfilter type="tent"><float name="radius" value="1.5"/></rfilter>
 //! ```
+//!
+//! # Adding a reconstruction filter
+//!
+//! 1. **`src/rfilters/<name>.rs`**: the manual (a first sentence `` `<name>`: ... ``, a
+//!    `| parameter | type | default | meaning |` table, an XML example) and
+//!    `pub fn build(obj: &ObjectDesc) -> Result<AnyFilter>`, which reads the
+//!    properties (the registry checks that every one was read and the radius limit).
+//! 2. **A variant of [`AnyFilter`]** with its [`AnyFilter::radius`] and
+//!    [`AnyFilter::eval`] arms, and its flattening (`crate::flat::flatten_film`) and
+//!    CUDA twin (`kernels/film.cuh`), which the GPU film reads.
+//! 3. **One line** `"<name>" => <module>` in the `register_plugins!` list below.
+//!
+//! From the list, the registry derives the modules, [`KNOWN`] (an unknown `type` gets
+//! a "did you mean"), [`REGISTRY`] (the manuals) and the build match.
 
 use crate::error::{Error, Result};
+use crate::plugin::registry::register_plugins;
 use crate::scene::desc::ObjectDesc;
 
 /// A reconstruction filter.
@@ -77,38 +87,22 @@ impl AnyFilter {
     }
 }
 
+// The registry: one line per plugin, `"<type>" => module` (the file `<type>.rs`).
+register_plugins! {
+    category "rfilter" in "rfilters";
+    fn build_kind(obj) -> AnyFilter;
+    "box" => r#box,
+    "tent" => tent,
+    "gaussian" => gaussian,
+}
+
 /// Largest supported filter radius in pixels (the film's splat footprint is bounded).
 pub const MAX_RADIUS: f32 = 15.0;
-
-/// Names of the filter plugins.
-pub const KNOWN: &[&str] = &["box", "tent", "gaussian"];
 
 /// Builds an `<rfilter>`.
 pub fn build(obj: &ObjectDesc) -> Result<AnyFilter> {
     let p = &obj.props;
-    let f = match obj.kind.as_str() {
-        "box" => AnyFilter::Box {
-            radius: p.positive_float("radius", 0.5, false)?,
-        },
-        "tent" => AnyFilter::Tent {
-            radius: p.positive_float("radius", 1.0, false)?,
-        },
-        "gaussian" => {
-            let stddev = p.positive_float("stddev", 0.5, false)?;
-            AnyFilter::Gaussian {
-                stddev,
-                radius: 4.0 * stddev,
-            }
-        }
-        _ => {
-            return Err(Error::UnknownPlugin {
-                loc: obj.loc.clone(),
-                category: "rfilter",
-                name: obj.kind.clone(),
-                known: KNOWN.join(", "),
-            })
-        }
-    };
+    let f = build_kind(obj)?;
     if f.radius() > MAX_RADIUS {
         let key = if obj.kind == "gaussian" {
             "stddev"
@@ -131,6 +125,54 @@ pub fn build(obj: &ObjectDesc) -> Result<AnyFilter> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plugin::registry::testing::{check_registry, scene_error};
+
+    #[test]
+    fn the_registry_has_every_filter_with_its_manual_and_suggests_the_nearest() {
+        check_registry("rfilter", REGISTRY, KNOWN);
+        let e = scene_error(
+            r#"<sensor type="perspective"><film type="hdrfilm"><rfilter type="gausian"/></film></sensor>"#,
+        );
+        assert!(
+            e.contains("did you mean \"gaussian\"") && e.contains("<string>:2:"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn filters_read_their_parameters_and_refuse_radii_past_the_limit() {
+        let ok = |body: &str| {
+            let xml = format!(
+                "<scene version=\"3.0.0\"><sensor type=\"perspective\"><film type=\"hdrfilm\">{body}</film></sensor></scene>"
+            );
+            let d = crate::scene::xml::load_string(&xml, &[]).unwrap();
+            crate::scene::build_scene(&d).unwrap().sensor.film.rfilter
+        };
+        assert_eq!(
+            ok(r#"<rfilter type="box"/>"#),
+            AnyFilter::Box { radius: 0.5 }
+        );
+        assert_eq!(
+            ok(r#"<rfilter type="tent"><float name="radius" value="1.5"/></rfilter>"#),
+            AnyFilter::Tent { radius: 1.5 }
+        );
+        assert_eq!(
+            ok(r#"<rfilter type="gaussian"><float name="stddev" value="0.25"/></rfilter>"#),
+            AnyFilter::Gaussian {
+                stddev: 0.25,
+                radius: 1.0
+            }
+        );
+        assert_eq!(ok(""), AnyFilter::default());
+        let e = scene_error(
+            r#"<sensor type="perspective"><film type="hdrfilm"><rfilter type="gaussian"><float name="stddev" value="4"/></rfilter></film></sensor>"#,
+        );
+        assert!(e.contains("stddev") && e.contains("exceeds"), "{e}");
+        let e = scene_error(
+            r#"<sensor type="perspective"><film type="hdrfilm"><rfilter type="box"><float name="stddev" value="1"/></rfilter></film></sensor>"#,
+        );
+        assert!(e.contains("stddev"), "{e}");
+    }
 
     #[test]
     fn filters_vanish_at_radius_and_peak_at_zero() {

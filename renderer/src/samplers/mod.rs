@@ -32,10 +32,12 @@
 use crate::error::{Error, Result};
 use crate::math::rng::mix64;
 use crate::math::{Pcg32, Vec2, ONE_MINUS_EPSILON};
+use crate::plugin::PluginInfo;
 use crate::scene::desc::ObjectDesc;
 
 /// Generates, from one `tag name CONST` line per sampler module: the modules, the
-/// `FlatSampler::kind` tags ([`tag`]), the known names, and the dispatch of the
+/// `FlatSampler::kind` tags ([`tag`]), the known names, the registry of manuals
+/// ([`REGISTRY`]), and the dispatch of the
 /// effective sample count and of `next_1d`/`next_2d`.
 ///
 /// Each module provides `HAS_JITTER`, `effective_count(spp) -> u64`,
@@ -51,6 +53,17 @@ macro_rules! register_samplers {
 
         /// Names of the sampler plugins.
         pub const KNOWN: &[&str] = &[$(stringify!($module)),*];
+
+        /// Every registered sampler, in tag order.
+        pub static REGISTRY: &[PluginInfo] = &[$(
+            PluginInfo {
+                category: "sampler",
+                name: stringify!($module),
+                source: include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"), "/src/samplers/", stringify!($module), ".rs"
+                )),
+            },
+        )*];
 
         /// (tag, CUDA define suffix) of every sampler, for the CUDA twin's check.
         pub const TAGS: &[(u32, &str)] = &[$(($tag, stringify!($konst))),*];

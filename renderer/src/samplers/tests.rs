@@ -366,3 +366,8 @@ fn the_cuda_twin_has_the_same_tags() {
     let all = (1u32 << TAGS.len()) - 1;
     assert!(features.contains(&format!("#define HG_SAMPLER_SET 0x{all:x}u")));
 }
+
+#[test]
+fn the_registry_has_every_sampler_with_its_manual() {
+    crate::plugin::registry::testing::check_registry("sampler", REGISTRY, KNOWN);
+}

@@ -32,7 +32,7 @@ use crate::emitters::{self, AnyEmitter};
 use crate::error::{Error, Loc, Result};
 use crate::integrators;
 use crate::math::spectrum::{Spectrum, SpectrumUse};
-use crate::math::{Color, Distribution2D, Transform, Vec3};
+use crate::math::{Color, Distribution2D, Vec3};
 use crate::plugin::BuildContext;
 use crate::sensors::{self, Sensor};
 use crate::shapes::{self, Geometry};
@@ -205,11 +205,7 @@ impl BuildCtx {
 
     /// Nested objects of `category` in `p` (references resolved), marking them used.
     pub fn children(&self, p: &Props, category: Category) -> Result<Vec<Arc<ObjectDesc>>> {
-        Ok(self
-            .children_at(p, category)?
-            .into_iter()
-            .map(|(o, _)| o)
-            .collect())
+        BuildContext::children(self, p, category)
     }
 
     /// As [`Self::children`], with where each was nested or referenced.
@@ -235,14 +231,7 @@ impl BuildCtx {
 
     /// At most one nested object of `category`.
     pub fn child(&self, p: &Props, category: Category) -> Result<Option<Arc<ObjectDesc>>> {
-        let mut v = self.children(p, category)?;
-        if v.len() > 1 {
-            return Err(Error::parse(
-                &v[1].loc,
-                format!("only one nested {} is allowed here", category.tag()),
-            ));
-        }
-        Ok(v.pop())
+        BuildContext::child(self, p, category)
     }
 
     /// Resolves a filename property: next to the file that wrote it, else in the
@@ -733,16 +722,7 @@ impl BuildCtx {
 
     /// Declares transform parameter `name` (identity when the property is absent).
     pub fn declare_transform(&mut self, p: &Props, name: &str) -> Result<()> {
-        let t = match p.get(name).map(|e| &e.value) {
-            Some(Value::Transform(t)) => *t,
-            _ => Transform::IDENTITY,
-        };
-        self.declare(
-            name,
-            ParamValue::Transform(t),
-            Target::prop(name),
-            Range::Any,
-        );
+        BuildContext::declare_transform(self, p, name);
         Ok(())
     }
 
@@ -876,6 +856,26 @@ impl BuildContext for BuildCtx {
     fn bsdf_transmits(&self, h: u32) -> bool {
         self.bsdfs[h as usize].transmits(&self.bsdfs, &self.textures)
     }
+
+    fn resolve_path(&self, p: &Props, key: &str) -> Result<PathBuf> {
+        BuildCtx::resolve_path(self, p, key)
+    }
+
+    fn cache(&self) -> &LoadCache {
+        &self.cache
+    }
+
+    fn bsdf_of(&mut self, p: &Props) -> Result<u32> {
+        BuildCtx::bsdf_of(self, p)
+    }
+
+    fn emitter(&mut self, obj: &Arc<ObjectDesc>, shape: Option<u32>) -> Result<u32> {
+        BuildCtx::emitter(self, obj, shape)
+    }
+
+    fn geometry(&mut self) -> &mut Geometry {
+        &mut self.geom
+    }
 }
 
 /// Finds `name` next to the file of `loc`, else in `search_paths` (in order); the
@@ -953,7 +953,7 @@ pub(crate) fn build_logged(desc: &SceneDesc, cache: LoadCache) -> Result<Built> 
         match obj.category {
             // built once, rendered only through its instances (no shape record)
             Category::Shape if obj.kind == "shapegroup" => {
-                shapes::shapegroup::ensure(obj, &mut ctx)?;
+                shapes::build_group(obj, &mut ctx)?;
             }
             Category::Shape => {
                 let via = obj.loc.clone();
@@ -1043,6 +1043,16 @@ pub(crate) fn same_bvh_input(a: &Geometry, b: &Geometry) -> bool {
         && a.mesh.tris == b.mesh.tris
         && a.mesh.positions == b.mesh.positions
         && (0..a.prims.len() as u32).all(|i| a.prim_bounds(i) == b.prim_bounds(i))
+}
+
+/// Runs `f` with a fresh build context over `root` (for the tests of plugins, which
+/// build against [`BuildContext`] and never name the builder).
+#[cfg(test)]
+pub(crate) fn with_test_context<T>(
+    root: &ObjectDesc,
+    f: impl FnOnce(&mut dyn BuildContext) -> Result<T>,
+) -> Result<T> {
+    f(&mut BuildCtx::new(root)?)
 }
 
 #[cfg(test)]

@@ -23,6 +23,8 @@ use crate::textures::SurfacePoint;
 use crate::textures::TextureStore;
 
 pub use builder::build_scene;
+#[cfg(test)]
+pub(crate) use builder::with_test_context;
 pub use desc::{Category, ObjectDesc, SceneDesc};
 pub use loaded::LoadedScene;
 pub use params::{ParamValue, SceneParams, TensorData, TensorValue};

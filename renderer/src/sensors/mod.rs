@@ -1,14 +1,35 @@
-//! Sensors: `perspective`, `thinlens` and `orthographic`, each a [`Camera`]; a
-//! [`Sensor`] bundles the camera with its film, reconstruction filter and sampler.
+//! Sensors: Mitsuba 3's `perspective`, `thinlens` and `orthographic`, each a
+//! [`Camera`], one file per plugin (the file stem is the scene `type`, the file's module
+//! doc the plugin's manual; `heliograph plugins NAME` prints it). A [`Sensor`] bundles
+//! the camera with its film, reconstruction filter and sampler, which every sensor
+//! takes nested:
+//!
+//! ```xml
+//! <sensor type="perspective"><float name="fov" value="40"/>
+//!   <film type="hdrfilm"><integer name="width" value="256"/><integer name="height" value="256"/></film>
+//!   <sampler type="independent"><integer name="sample_count" value="64"/></sampler></sensor>
+//! ```
+//!
+//! # Adding a sensor plugin
+//!
+//! 1. **`src/sensors/<name>.rs`**: the manual (a first sentence `` `<name>`: ... ``, a
+//!    `| parameter | type | default | meaning |` table, an XML example) and
+//!    `pub fn build(obj: &ObjectDesc, film: &Film) -> Result<Camera>`, which reads the
+//!    camera's properties (the film and sampler are built here, and every property
+//!    must be read). A new camera model also needs its `camera::CAMERA_*` kind, its
+//!    rays in [`camera`] and their CUDA twin (`kernels/common.cuh`, `camera_ray`).
+//! 2. **One line** `"<name>" => <module>` in the `register_plugins!` list below.
+//!
+//! From the list, the registry derives the module, [`KNOWN`] (an unknown `type` gets a
+//! "did you mean"), [`REGISTRY`] (the manuals) and the build match behind [`build`].
 
 pub mod camera;
-pub mod orthographic;
-pub mod perspective;
 
-use crate::error::{Error, Loc, Result};
+use crate::error::{Loc, Result};
 use crate::films::{self, Film};
+use crate::plugin::registry::register_plugins;
+use crate::plugin::BuildContext;
 use crate::samplers::{self, Sampler};
-use crate::scene::builder::BuildCtx;
 use crate::scene::desc::{Category, ObjectDesc};
 use crate::scene::params::{ParamValue, Range, Target};
 
@@ -38,18 +59,20 @@ impl Sensor {
     }
 }
 
-/// Names of the sensor plugins.
-pub const KNOWN: &[&str] = &["orthographic", "perspective", "thinlens"];
+// The registry: one line per plugin, `"<type>" => module` (the file `<type>.rs`).
+register_plugins! {
+    category "sensor" in "sensors";
+    fn build_camera(obj, film: &Film) -> Camera;
+    "orthographic" => orthographic,
+    "perspective" => perspective,
+    "thinlens" => thinlens,
+}
 
 /// Builds a `<sensor>` with its nested film and sampler.
-pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<Sensor> {
+pub fn build(obj: &ObjectDesc, ctx: &mut dyn BuildContext) -> Result<Sensor> {
     if !KNOWN.contains(&obj.kind.as_str()) {
-        return Err(Error::UnknownPlugin {
-            loc: obj.loc.clone(),
-            category: "sensor",
-            name: obj.kind.clone(),
-            known: KNOWN.join(", "),
-        });
+        // before the nested objects, whose errors would hide this one
+        return Err(unknown_plugin(obj));
     }
     let p = &obj.props;
     let film = match ctx.child(p, Category::Film)? {
@@ -60,12 +83,9 @@ pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<Sensor> {
         Some(s) => samplers::build(&s)?,
         None => Sampler::default(),
     };
-    let camera = match obj.kind.as_str() {
-        "orthographic" => orthographic::build(p, &film)?,
-        kind => perspective::build(p, &film, kind == "thinlens")?,
-    };
+    let camera = build_camera(obj, &film)?;
     p.check_unused(&obj.kind)?;
-    ctx.declare_transform(p, "to_world")?;
+    ctx.declare_transform(p, "to_world");
     if camera.kind != camera::CAMERA_ORTHOGRAPHIC {
         let x_fov = ParamValue::Float(camera.x_fov as f64);
         ctx.declare("x_fov", x_fov, Target::XFov, Range::Open(0.0, 180.0));
@@ -102,7 +122,22 @@ pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<Sensor> {
 
 #[cfg(test)]
 mod tests {
+    use super::{KNOWN, REGISTRY};
+    use crate::plugin::registry::testing::{check_registry, scene_error};
     use crate::scene::{build_scene, xml::load_string};
+
+    #[test]
+    fn the_registry_has_every_sensor_with_its_manual_and_suggests_the_nearest() {
+        check_registry("sensor", REGISTRY, KNOWN);
+        let e = scene_error(r#"<sensor type="perspectiv"/>"#);
+        assert!(
+            e.contains("did you mean \"perspective\"") && e.contains("<string>:2:"),
+            "{e}"
+        );
+        // the unknown type is the error, not what is nested in it
+        let e = scene_error(r#"<sensor type="thinlenz"><film type="nofilm"/></sensor>"#);
+        assert!(e.contains("did you mean \"thinlens\""), "{e}");
+    }
 
     fn error(sensor: &str) -> String {
         let xml = format!("<scene version=\"3.0.0\">\n{sensor}\n</scene>");

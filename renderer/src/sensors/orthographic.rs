@@ -1,5 +1,5 @@
-//! `orthographic`: a parallel projection, as Mitsuba's (rays: [`super::camera`]). The
-//! film spans [−1, 1] along local x and [−1/aspect, 1/aspect] along y; scale
+//! `orthographic`: a parallel projection, as Mitsuba's. Its rays are made in
+//! [`super::camera`]. The film spans [−1, 1] along local x and [−1/aspect, 1/aspect] along y; scale
 //! `to_world` to see more.
 //!
 //! | parameter | type | default | meaning |
@@ -16,10 +16,11 @@ use super::camera::{Camera, CAMERA_ORTHOGRAPHIC};
 use super::perspective::clip_range;
 use crate::error::Result;
 use crate::films::Film;
-use crate::scene::props::Props;
+use crate::scene::desc::ObjectDesc;
 
 /// Reads an `orthographic` sensor's parameters.
-pub fn build(p: &Props, film: &Film) -> Result<Camera> {
+pub fn build(obj: &ObjectDesc, film: &Film) -> Result<Camera> {
+    let p = &obj.props;
     let to_world = p.transform("to_world")?;
     let (near, far) = clip_range(p)?;
     Ok(Camera {

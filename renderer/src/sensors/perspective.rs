@@ -1,25 +1,24 @@
-//! `perspective`: a pinhole camera, and `thinlens`: the same with a circular aperture
-//! and a plane in focus, as Mitsuba's (rays: [`super::camera`]).
+//! `perspective`: a pinhole camera, as Mitsuba's, with everything in focus (`thinlens`
+//! adds an aperture and a plane in focus). Its rays are made in [`super::camera`].
 //!
 //! | parameter | type | default | meaning |
 //! |---|---|---|---|
-//! | `to_world` | transform | identity | camera-to-world (looks down local +z, +y up; no scale for `thinlens`) |
+//! | `to_world` | transform | identity | camera-to-world (looks down local +z, +y up) |
 //! | `fov` | float | — | field of view in degrees along `fov_axis` |
 //! | `fov_axis` | string | `x` | `x`, `y`, `diagonal`, `smaller`, `larger` |
 //! | `focal_length` | string | `50mm` | 35 mm-equivalent focal length, used when `fov` is absent (measured on the diagonal) |
 //! | `near_clip`, `far_clip` | float | 0.01, 10000 | clip distances along the view axis |
-//! | `focus_distance` | float | `far_clip` | `thinlens`: distance of the plane in focus; `perspective` accepts it for compatibility (a pinhole has no focus) |
-//! | `aperture_radius` | float | — (required) | `thinlens`: radius of the lens aperture, in scene units |
+//! | `focus_distance` | float | `far_clip` | accepted for compatibility (a pinhole has no focus) |
 //!
 //! ```xml
-//! <sensor type="thinlens"><float name="fov" value="45"/>
-//!   <float name="aperture_radius" value="0.1"/><float name="focus_distance" value="5"/>
+//! <sensor type="perspective"><float name="fov" value="45"/>
 //!   <transform name="to_world"><lookat origin="0,0,5" target="0,0,0" up="0,1,0"/></transform></sensor>
 //! ```
 
-use super::camera::{Camera, CAMERA_THINLENS};
+use super::camera::Camera;
 use crate::error::{Error, Result};
 use crate::films::Film;
+use crate::scene::desc::ObjectDesc;
 use crate::scene::props::Props;
 
 /// The horizontal field of view in degrees from `fov`/`focal_length`/`fov_axis`
@@ -105,44 +104,21 @@ pub fn clip_range(p: &Props) -> Result<(f32, f32)> {
     Ok((near, far))
 }
 
-/// Reads a `perspective` (or, with `thin_lens`, a `thinlens`) sensor's parameters.
-pub fn build(p: &Props, film: &Film, thin_lens: bool) -> Result<Camera> {
+/// Reads a `perspective` sensor's parameters.
+pub fn build(obj: &ObjectDesc, film: &Film) -> Result<Camera> {
+    Ok(projective(&obj.props, film)?.0)
+}
+
+/// The pinhole camera `p` describes (`to_world`, field of view, clip range) and its
+/// `focus_distance` (default `far_clip`), which `thinlens` uses.
+pub(crate) fn projective(p: &Props, film: &Film) -> Result<(Camera, f32)> {
     let to_world = p.transform("to_world")?;
     let x_fov = parse_fov(p, film.width as f32 / film.height as f32)?;
     let (near, far) = clip_range(p)?;
     // A pinhole camera is in focus everywhere; Mitsuba's `perspective` still accepts
     // the projective cameras' `focus_distance` (mi.cornell_box() sets it), so do we.
     let focus = p.positive_float("focus_distance", far, false)?;
-    let mut cam = Camera::perspective(to_world, x_fov, film, near, far);
-    if thin_lens {
-        if !p.has("aperture_radius") {
-            return Err(Error::param(
-                &p.loc,
-                "aperture_radius",
-                "a thinlens sensor needs its aperture radius (in scene units), e.g. <float name=\"aperture_radius\" value=\"0.1\"/>",
-            ));
-        }
-        let radius = p.float("aperture_radius", 0.0)?;
-        if !(radius >= 0.0) || !radius.is_finite() {
-            return Err(Error::param(
-                &p.entry_loc("aperture_radius"),
-                "aperture_radius",
-                format!("must be a finite value >= 0, got {radius}"),
-            ));
-        }
-        if to_world.has_scale() {
-            return Err(Error::param(
-                &p.entry_loc("to_world"),
-                "to_world",
-                "a thinlens camera's transform must not scale (as in Mitsuba): the aperture and \
-                 focus distance are in scene units",
-            ));
-        }
-        cam.kind = CAMERA_THINLENS;
-        cam.aperture_radius = radius;
-        cam.focus_distance = focus;
-    }
-    Ok(cam)
+    Ok((Camera::perspective(to_world, x_fov, film, near, far), focus))
 }
 
 #[cfg(test)]

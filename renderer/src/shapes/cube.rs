@@ -2,7 +2,7 @@
 //! texture coordinates (each face maps to the full `[0, 1]²`, laid out as
 //! Mitsuba 3's cube).
 //!
-//! | name           | type      | default  | meaning                      |
+//! | parameter          | type      | default  | meaning                      |
 //! |----------------|-----------|----------|------------------------------|
 //! | `to_world`     | transform | identity | object-to-world transform    |
 //! | `flip_normals` | boolean   | false    | normals point inwards        |
@@ -19,6 +19,7 @@ use std::path::Path;
 use super::{Built, TriMesh};
 use crate::error::Result;
 use crate::math::{Transform, Vec2, Vec3};
+use crate::plugin::BuildContext;
 use crate::scene::props::Props;
 
 /// Per face: the corner at uv (0, 0) and the edge vectors along u and v.
@@ -60,7 +61,12 @@ pub fn unit_cube() -> TriMesh {
 }
 
 /// Builds a `cube` (no parameters of its own).
-pub fn build(p: &Props, to_world: &Transform) -> Result<Built> {
+pub fn build(
+    p: &Props,
+    _ctx: &dyn BuildContext,
+    to_world: &Transform,
+    _flip: bool,
+) -> Result<Built> {
     let path = Path::new("<cube>");
     let m = unit_cube()
         .with_written_positions(p, path)?

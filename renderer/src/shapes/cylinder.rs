@@ -1,6 +1,6 @@
 //! `cylinder`: an analytic open tube (no caps).
 //!
-//! | name           | type      | default   | meaning                                     |
+//! | parameter          | type      | default   | meaning                                     |
 //! |----------------|-----------|-----------|---------------------------------------------|
 //! | `p0`           | point     | (0, 0, 0) | centre of the first end (object space)      |
 //! | `p1`           | point     | (0, 0, 1) | centre of the second end (object space)     |
@@ -33,6 +33,7 @@ use glam::{Affine3A, Mat4};
 use super::{AnyShape, Built, Hit, PositionSample, RAY_TMIN};
 use crate::error::{Error, Result};
 use crate::math::{Aabb, Frame, Ray, Transform, Vec2, Vec3, INV_TWO_PI, PI};
+use crate::plugin::BuildContext;
 use crate::scene::props::Props;
 
 /// An analytic open cylinder in world space.
@@ -52,7 +53,12 @@ pub struct Cylinder {
 }
 
 /// Reads a `cylinder`'s parameters.
-pub fn build(p: &Props, to_world: &Transform, flip: bool) -> Result<Built> {
+pub fn build(
+    p: &Props,
+    _ctx: &dyn BuildContext,
+    to_world: &Transform,
+    flip: bool,
+) -> Result<Built> {
     let radius = p.positive_float("radius", 1.0, false)?;
     let p0 = point(p, "p0", Vec3::ZERO)?;
     let p1 = point(p, "p1", Vec3::Z)?;

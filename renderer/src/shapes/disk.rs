@@ -1,6 +1,6 @@
 //! `disk`: the unit disk in the z = 0 plane, normal +z, placed by `to_world`.
 //!
-//! | name           | type      | default  | meaning                              |
+//! | parameter          | type      | default  | meaning                              |
 //! |----------------|-----------|----------|--------------------------------------|
 //! | `to_world`     | transform | identity | object-to-world transform            |
 //! | `flip_normals` | boolean   | false    | normal points along -z (object space)|
@@ -20,6 +20,7 @@ use super::{AnyShape, Built, Hit, PositionSample};
 use crate::error::{Error, Result};
 use crate::math::warp::square_to_uniform_disk_concentric;
 use crate::math::{Aabb, Ray, Transform, Vec2, Vec3, INV_TWO_PI, PI};
+use crate::plugin::BuildContext;
 use crate::scene::props::Props;
 
 /// A `disk` record.
@@ -32,7 +33,12 @@ pub struct Disk {
 }
 
 /// Reads a `disk`'s parameters.
-pub fn build(p: &Props, to_world: &Transform, flip: bool) -> Result<Built> {
+pub fn build(
+    p: &Props,
+    _ctx: &dyn BuildContext,
+    to_world: &Transform,
+    flip: bool,
+) -> Result<Built> {
     let plane = Planar::new(to_world, flip)
         .ok_or_else(|| Error::param(&p.entry_loc("to_world"), "to_world", "flattens the disk"))?;
     let area = PI * plane.area_scale();

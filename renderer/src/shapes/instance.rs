@@ -1,6 +1,6 @@
-//! `instance`: a [`super::shapegroup`] placed in the world.
+//! `instance`: a `shapegroup` placed in the world (see [`super::shapegroup`]).
 //!
-//! | name       | type       | default  | meaning                                            |
+//! | parameter      | type       | default  | meaning                                            |
 //! |------------|------------|----------|----------------------------------------------------|
 //! | (nested)   | shapegroup | required | the group, by `<ref id=...>` (or nested)           |
 //! | `to_world` | transform  | identity | group-to-world transform (editable via `traverse`) |
@@ -28,11 +28,12 @@
 use glam::{Affine3A, Mat3A, Vec3A};
 
 use super::shapegroup::{self, ShapeGroup};
-use super::{normalize_or, AnyShape, Geometry, Hit};
+use super::{normalize_or, AnyShape, Built, Geometry, Hit};
 use crate::error::{Error, Result};
 use crate::math::{Aabb, Ray, Transform, Vec2, Vec3};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::BuildContext;
 use crate::scene::desc::{Category, ObjectDesc};
+use crate::scene::props::Props;
 
 /// An instance record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -51,11 +52,11 @@ pub struct Instance {
 
 /// Builds an `instance` object: builds (or finds) its group and adds the instance as
 /// one primitive of the scene.
-pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<u32> {
+pub fn place(obj: &ObjectDesc, ctx: &mut dyn BuildContext) -> Result<u32> {
     let p = &obj.props;
     let to_world = p.transform("to_world")?;
-    ctx.declare_transform(p, "to_world")?;
-    let group_obj = group_of(obj, ctx)?;
+    ctx.declare_transform(p, "to_world");
+    let group_obj = group_of(obj, &*ctx)?;
     if let Some(b) = ctx.children(p, Category::Bsdf)?.first() {
         return Err(Error::parse(
             &b.loc,
@@ -72,14 +73,34 @@ pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<u32> {
     // never shaded (hits report the group's shapes), but a valid handle all the same
     let bsdf = ctx.bsdf_of(p)?;
     p.check_unused(&obj.kind)?;
-    let inst = Instance::new(g, &to_world, &ctx.geom.groups[g as usize])
+    let geom = ctx.geometry();
+    let inst = Instance::new(g, &to_world, &geom.groups[g as usize])
         .ok_or_else(|| Error::param(&p.entry_loc("to_world"), "to_world", "is not invertible"))?;
-    Ok(ctx.geom.add_analytic(AnyShape::Instance(inst), bsdf))
+    Ok(geom.add_analytic(AnyShape::Instance(inst), bsdf))
+}
+
+/// An instance as plain geometry (a member of a shapegroup): an error, as Mitsuba 3
+/// has no nested instancing.
+pub fn build(
+    p: &Props,
+    _ctx: &dyn BuildContext,
+    _to_world: &Transform,
+    _flip: bool,
+) -> Result<Built> {
+    Err(Error::parse(
+        &p.loc,
+        "a shapegroup cannot hold an instance (nested instancing)",
+    ))
 }
 
 /// Rebuilds an instance into `geom` (after a parameter update), whose groups are the
 /// built scene's: the group is found by its key.
-pub fn rebuild(obj: &ObjectDesc, ctx: &BuildCtx, geom: &mut Geometry, bsdf: u32) -> Result<u32> {
+pub fn rebuild(
+    obj: &ObjectDesc,
+    ctx: &dyn BuildContext,
+    geom: &mut Geometry,
+    bsdf: u32,
+) -> Result<u32> {
     let to_world = obj.props.transform("to_world")?;
     let key = shapegroup::key_of(&*group_of(obj, ctx)?);
     let g = geom
@@ -98,7 +119,7 @@ pub fn rebuild(obj: &ObjectDesc, ctx: &BuildCtx, geom: &mut Geometry, bsdf: u32)
 }
 
 /// The one shapegroup an instance references or nests.
-fn group_of(obj: &ObjectDesc, ctx: &BuildCtx) -> Result<std::sync::Arc<ObjectDesc>> {
+fn group_of(obj: &ObjectDesc, ctx: &dyn BuildContext) -> Result<std::sync::Arc<ObjectDesc>> {
     let groups = ctx.children_at(&obj.props, Category::Shape)?;
     match &groups[..] {
         [(g, _)] if g.kind == "shapegroup" => Ok(g.clone()),

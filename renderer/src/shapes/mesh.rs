@@ -23,7 +23,7 @@ use super::{AnyShape, RAY_TMIN};
 use crate::error::{Error, Result};
 use crate::math::warp::square_to_uniform_triangle;
 use crate::math::{Aabb, Distribution1D, Frame, Ray, Transform, Vec2, Vec3};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::BuildContext;
 use crate::scene::params::{ArrayValue, ParamValue, Range, Target};
 use crate::scene::props::{Props, Value};
 
@@ -372,7 +372,7 @@ pub fn move_in_place(geom: &mut Geometry, handle: u32, m: &TriMesh) -> bool {
 
 /// Declares the world-space vertex positions `positions` of the mesh being built, under
 /// both keys (see the module docs).
-pub fn declare_positions(ctx: &mut BuildCtx, positions: &[Vec3]) {
+pub fn declare_positions(ctx: &mut dyn BuildContext, positions: &[Vec3]) {
     let data: Arc<Vec<f32>> = Arc::new(positions.iter().flat_map(|p| p.to_array()).collect());
     let n = positions.len();
     for (name, shape) in [("vertex_positions", vec![3 * n]), ("positions", vec![n, 3])] {

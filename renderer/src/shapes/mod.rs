@@ -6,7 +6,7 @@
 //!
 //! Shared parameters (every shape):
 //!
-//! | name           | type      | default            | meaning                                        |
+//! | parameter          | type      | default            | meaning                                        |
 //! |----------------|-----------|--------------------|------------------------------------------------|
 //! | `to_world`     | transform | identity           | object-to-world transform                      |
 //! | `flip_normals` | boolean   | false              | flip geometric and shading normals             |
@@ -18,6 +18,35 @@
 //! so a mirroring `to_world` flips it), shading normals are flipped together with
 //! the geometric normal by `flip_normals`. Triangles are intersected with a
 //! watertight test (no rays slip between triangles that share an edge).
+//!
+//! # Adding a shape plugin
+//!
+//! One file per plugin (the file stem is the scene `type`), listed once in the
+//! `register_shapes!` list at the bottom of this file:
+//!
+//! 1. **`src/shapes/<name>.rs`**: the module doc is the plugin's manual (a first
+//!    sentence `` `<name>`: ... ``, a `| parameter | type | default | meaning |` table,
+//!    an XML example; `heliograph plugins <name>` prints it), and
+//!    `pub fn build(p: &Props, ctx: &dyn BuildContext, to_world: &Transform, flip: bool)
+//!    -> Result<Built>` reads the shape's own properties (the shared ones above, the
+//!    material and the emitter are read here) and returns an analytic record or a
+//!    world-space [`TriMesh`]; files are found and loaded through `ctx`
+//!    ([`BuildContext::resolve_path`], [`BuildContext::cache`]), never through the scene
+//!    builder.
+//! 2. **One line** with the module's name in the `plugins` list of `register_shapes!`.
+//!
+//! A plugin that makes triangles needs nothing else. A new analytic record kind is a
+//! line `Variant = module::Record` in the `records` list, whose type implements
+//! [`ShapeRecord`] (bounds, intersection, interaction, sampling, area), plus its
+//! flattening for the GPU (`crate::flat`) and its CUDA twin (`kernels/geometry.cuh`,
+//! `kernels/shapes/`), which the registry does not generate.
+//!
+//! From the lists, [`registry`] derives the [`AnyShape`] enum and its dispatch (the
+//! [`Geometry`] queries), [`KNOWN`] (an unknown `type` gets a "did you mean"),
+//! [`REGISTRY`] (the manuals) and the build match. `instance` and `shapegroup` are
+//! registered like the others; their `build` refuses them as plain geometry (a
+//! shapegroup is built at the top level by [`build_group`], an instance is placed by
+//! [`build`]).
 
 pub mod cube;
 pub mod cylinder;
@@ -27,6 +56,7 @@ pub mod mesh;
 pub mod obj;
 pub mod ply;
 pub mod rectangle;
+pub mod registry;
 pub mod serialized;
 pub mod shapegroup;
 pub mod sphere;
@@ -41,9 +71,10 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::math::{Aabb, Distribution1D, Ray, Transform, Vec2, Vec3};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::{BuildContext, PluginInfo};
 use crate::scene::desc::{Category, ObjectDesc};
-use crate::scene::props::Props;
+use registry::register_shapes;
+pub use registry::ShapeRecord;
 
 /// `Shape::emitter` when the shape does not emit.
 pub const NO_EMITTER: u32 = u32::MAX;
@@ -131,23 +162,6 @@ pub struct Shape {
     pub emitter: u32,
 }
 
-/// Analytic and mesh geometry.
-#[derive(Clone, Copy, Debug)]
-pub enum AnyShape {
-    /// A triangle mesh (`obj`, `ply`, `cube`) stored in the [`MeshStore`].
-    Mesh(Mesh),
-    /// An analytic sphere.
-    Sphere(Sphere),
-    /// An analytic rectangle.
-    Rectangle(Rectangle),
-    /// An analytic disk.
-    Disk(Disk),
-    /// An analytic open cylinder.
-    Cylinder(Cylinder),
-    /// A shape group placed in the world (one primitive; see [`instance`]).
-    Instance(instance::Instance),
-}
-
 /// All geometry of a scene.
 #[derive(Clone, Debug, Default)]
 pub struct Geometry {
@@ -174,14 +188,7 @@ impl Geometry {
     #[inline]
     pub fn prim_bounds(&self, prim: u32) -> Aabb {
         let pr = self.prims[prim as usize];
-        match &self.shapes[pr.shape as usize].geom {
-            AnyShape::Mesh(_) => mesh::tri_bounds(&self.mesh, pr.index),
-            AnyShape::Sphere(s) => s.bounds(),
-            AnyShape::Rectangle(r) => r.bounds(),
-            AnyShape::Disk(d) => d.bounds(),
-            AnyShape::Cylinder(c) => c.bounds(),
-            AnyShape::Instance(i) => i.bounds,
-        }
+        self.shapes[pr.shape as usize].geom.bounds(self, pr)
     }
 
     /// Intersects one primitive: `(t, prim-specific coordinates)` for
@@ -190,61 +197,28 @@ impl Geometry {
     #[inline]
     pub fn intersect_prim(&self, prim: u32, ray: &Ray) -> Option<(f32, Vec2)> {
         let pr = self.prims[prim as usize];
-        match &self.shapes[pr.shape as usize].geom {
-            AnyShape::Mesh(_) => mesh::intersect_tri(&self.mesh, pr.index, ray),
-            AnyShape::Sphere(s) => s.intersect(ray),
-            AnyShape::Rectangle(r) => r.intersect(ray),
-            AnyShape::Disk(d) => d.intersect(ray),
-            AnyShape::Cylinder(c) => c.intersect(ray),
-            AnyShape::Instance(i) => i.intersect(&self.groups, ray),
-        }
+        self.shapes[pr.shape as usize].geom.intersect(self, pr, ray)
     }
 
     /// Completes a hit found by [`Self::intersect_prim`].
     pub fn surface_interaction(&self, prim: u32, ray: &Ray, t: f32, coords: Vec2) -> Hit {
         let pr = self.prims[prim as usize];
-        match &self.shapes[pr.shape as usize].geom {
-            AnyShape::Mesh(m) => m.interaction(&self.mesh, pr, t, coords),
-            AnyShape::Sphere(s) => s.interaction(pr.shape, ray, t),
-            AnyShape::Rectangle(r) => r.interaction(pr.shape, ray, t, coords),
-            AnyShape::Disk(d) => d.interaction(pr.shape, ray, t, coords),
-            AnyShape::Cylinder(c) => c.interaction(pr.shape, ray, t),
-            AnyShape::Instance(i) => {
-                let base = self.group_base.get(i.group as usize).copied();
-                i.interaction(&self.groups, base.unwrap_or(pr.shape), ray, t)
-            }
-        }
+        self.shapes[pr.shape as usize]
+            .geom
+            .interaction(self, pr, ray, t, coords)
     }
 
     /// Samples a point uniformly by area on shape `shape` (`pdf = 0` for a
     /// shape without area).
     pub fn sample_position(&self, shape: u32, u: Vec2) -> PositionSample {
-        match &self.shapes[shape as usize].geom {
-            AnyShape::Mesh(m) => m.sample_position(&self.mesh, &self.area_dists[shape as usize], u),
-            AnyShape::Sphere(s) => s.sample_position(u),
-            AnyShape::Rectangle(r) => r.sample_position(u),
-            AnyShape::Disk(d) => d.sample_position(u),
-            AnyShape::Cylinder(c) => c.sample_position(u),
-            // instances never emit (emitters are refused in shape groups)
-            AnyShape::Instance(_) => PositionSample {
-                p: Vec3::ZERO,
-                n: Vec3::Z,
-                uv: Vec2::ZERO,
-                pdf: 0.0,
-            },
-        }
+        self.shapes[shape as usize]
+            .geom
+            .sample_position(self, shape, u)
     }
 
     /// Total surface area of shape `shape`.
     pub fn surface_area(&self, shape: u32) -> f32 {
-        match &self.shapes[shape as usize].geom {
-            AnyShape::Mesh(m) => m.area,
-            AnyShape::Sphere(s) => s.surface_area(),
-            AnyShape::Rectangle(r) => r.area,
-            AnyShape::Disk(d) => d.area,
-            AnyShape::Cylinder(c) => c.surface_area(),
-            AnyShape::Instance(_) => 0.0,
-        }
+        self.shapes[shape as usize].geom.surface_area()
     }
 
     /// Bounds of everything.
@@ -299,38 +273,24 @@ pub enum Built {
     Mesh(TriMesh),
 }
 
-/// Names of the shape plugins, for error messages.
-pub const KNOWN: &[&str] = &[
-    "cube",
-    "cylinder",
-    "disk",
-    "instance",
-    "obj",
-    "ply",
-    "rectangle",
-    "serialized",
-    "shapegroup",
-    "sphere",
-];
-
 /// Builds a `<shape>` object: adds its geometry, primitives, BSDF and area
-/// emitter to the context.
-pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<u32> {
+/// emitter to the context. An `instance` is placed by [`instance::place`].
+pub fn build(obj: &ObjectDesc, ctx: &mut dyn BuildContext) -> Result<u32> {
     if obj.kind == "instance" {
-        return instance::build(obj, ctx);
+        return instance::place(obj, ctx);
     }
     let p = &obj.props;
     let to_world = p.transform("to_world")?;
-    ctx.declare_transform(p, "to_world")?;
+    ctx.declare_transform(p, "to_world");
     let flip = p.bool("flip_normals", false)?;
-    let built = build_geometry(obj, ctx, &to_world, flip)?;
+    let built = build_geometry(obj, &*ctx, &to_world, flip)?;
     if let Built::Mesh(m) = &built {
         mesh::declare_positions(ctx, &m.positions);
     }
     let bsdf = ctx.bsdf_of(p)?;
     let emitter = ctx.child(p, Category::Emitter)?;
     p.check_unused(&obj.kind)?;
-    let handle = add_geometry(&mut ctx.geom, built, flip, bsdf);
+    let handle = add_geometry(ctx.geometry(), built, flip, bsdf);
     if let Some(e) = emitter {
         if e.kind != "area" {
             return Err(Error::param(
@@ -343,16 +303,22 @@ pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<u32> {
             ));
         }
         let eh = ctx.emitter(&e, Some(handle))?;
-        ctx.geom.shapes[handle as usize].emitter = eh;
+        ctx.geometry().shapes[handle as usize].emitter = eh;
     }
     Ok(handle)
+}
+
+/// Builds shape group `obj` (declared at the scene's top level, rendered only through
+/// its instances: no shape record of its own); its index among the groups.
+pub fn build_group(obj: &ObjectDesc, ctx: &mut dyn BuildContext) -> Result<u32> {
+    shapegroup::ensure(obj, ctx)
 }
 
 /// Rebuilds the geometry of shape `obj` alone (after its `to_world` changed), with
 /// the material and emitter handles it had: appended to `geom` as [`build`] did.
 pub fn rebuild_geometry(
     obj: &ObjectDesc,
-    ctx: &BuildCtx,
+    ctx: &dyn BuildContext,
     geom: &mut Geometry,
     bsdf: u32,
     emitter: u32,
@@ -371,7 +337,7 @@ pub fn rebuild_geometry(
 
 /// The triangles of mesh shape `obj` as its description says now (`None` for an
 /// analytic shape): what [`mesh::move_in_place`] takes after a positions update.
-pub fn mesh_of(obj: &ObjectDesc, ctx: &BuildCtx) -> Result<Option<TriMesh>> {
+pub fn mesh_of(obj: &ObjectDesc, ctx: &dyn BuildContext) -> Result<Option<TriMesh>> {
     if obj.kind == "instance" {
         return Ok(None);
     }
@@ -391,32 +357,30 @@ pub(crate) fn add_geometry(geom: &mut Geometry, built: Built, flip: bool, bsdf: 
     }
 }
 
-pub(crate) fn build_geometry(
-    obj: &ObjectDesc,
-    ctx: &BuildCtx,
-    to_world: &Transform,
-    flip: bool,
-) -> Result<Built> {
-    let p: &Props = &obj.props;
-    match obj.kind.as_str() {
-        "sphere" => sphere::build(p, to_world, flip),
-        "rectangle" => rectangle::build(p, to_world, flip),
-        "disk" => disk::build(p, to_world, flip),
-        "cylinder" => cylinder::build(p, to_world, flip),
-        "cube" => cube::build(p, to_world),
-        "obj" => obj::build(p, ctx, to_world),
-        "ply" => ply::build(p, ctx, to_world),
-        "shapegroup" => Err(Error::parse(
-            &obj.loc,
-            "a shapegroup is only allowed at the scene's top level (or nested in an instance)",
-        )),
-        "serialized" => serialized::build(p, ctx, to_world),
-        _ => Err(Error::UnknownPlugin {
-            loc: obj.loc.clone(),
-            category: "shape",
-            name: obj.kind.clone(),
-            known: KNOWN.join(", "),
-        }),
+// The registry: the record kinds (`Variant = module::Record`, each a `ShapeRecord`:
+// the `AnyShape` enum and its dispatch) and the plugins (a module each: the scene
+// `type`, its manual and its `build`). The device side (crate::flat, the kernels)
+// flattens the records by hand: a new record kind needs its flattening and CUDA twin.
+register_shapes! {
+    records {
+        Mesh = mesh::Mesh,
+        Sphere = sphere::Sphere,
+        Rectangle = rectangle::Rectangle,
+        Disk = disk::Disk,
+        Cylinder = cylinder::Cylinder,
+        Instance = instance::Instance,
+    }
+    plugins {
+        cube,
+        cylinder,
+        disk,
+        instance,
+        obj,
+        ply,
+        rectangle,
+        serialized,
+        shapegroup,
+        sphere,
     }
 }
 
@@ -438,7 +402,7 @@ pub(crate) mod test_util {
 
     use super::*;
     use crate::error::Loc;
-    use crate::scene::props::Value;
+    use crate::scene::props::{Props, Value};
 
     /// A `<shape type=kind>` description with the given properties.
     pub fn shape_desc(kind: &str, props: Vec<(&str, Value)>) -> Arc<ObjectDesc> {
@@ -457,8 +421,8 @@ pub(crate) mod test_util {
         })
     }
 
-    /// Builds the given shapes into a fresh context.
-    pub fn try_build(shapes: &[Arc<ObjectDesc>]) -> Result<BuildCtx> {
+    /// Builds the given shapes into a fresh scene context; its geometry.
+    pub fn try_build(shapes: &[Arc<ObjectDesc>]) -> Result<Geometry> {
         let mut root = Props::new(Loc::new("test.xml", 1, 1));
         for s in shapes {
             root.push_object(s.clone(), s.loc.clone());
@@ -470,17 +434,18 @@ pub(crate) mod test_util {
             props: root,
             loc: Loc::new("test.xml", 1, 1),
         };
-        let mut ctx = BuildCtx::new(&root)?;
-        for s in shapes {
-            build(s, &mut ctx)?;
-        }
-        Ok(ctx)
+        crate::scene::with_test_context(&root, |ctx| {
+            for s in shapes {
+                build(s, ctx)?;
+            }
+            Ok(ctx.geometry().clone())
+        })
     }
 
     /// The geometry of the given shapes (panics with the error text on failure).
     pub fn geom_of(shapes: &[Arc<ObjectDesc>]) -> Geometry {
         match try_build(shapes) {
-            Ok(ctx) => ctx.geom,
+            Ok(geom) => geom,
             Err(e) => panic!("shapes failed to build: {e}"),
         }
     }
@@ -554,10 +519,21 @@ pub(crate) mod test_util {
 mod tests {
     use std::sync::Arc;
 
+    #[test]
+    fn the_registry_has_every_shape_with_its_manual_and_suggests_the_nearest() {
+        use crate::plugin::registry::testing::{check_registry, scene_error};
+        check_registry("shape", REGISTRY, KNOWN);
+        let e = scene_error(r#"<shape type="sphre"/>"#);
+        assert!(
+            e.contains("did you mean \"sphere\"") && e.contains("<string>:2:"),
+            "{e}"
+        );
+    }
+
     use super::test_util::{shape_desc, try_build};
     use super::*;
     use crate::error::Loc;
-    use crate::scene::props::Value;
+    use crate::scene::props::{Props, Value};
 
     fn nested(category: Category, kind: &str) -> Value {
         Value::Object(Arc::new(ObjectDesc {
@@ -571,7 +547,7 @@ mod tests {
 
     #[test]
     fn bsdfs_default_is_shared_and_nested_one_is_used() {
-        let ctx = try_build(&[
+        let geom = try_build(&[
             shape_desc("sphere", vec![]),
             shape_desc(
                 "rectangle",
@@ -580,15 +556,15 @@ mod tests {
             shape_desc("cube", vec![]),
         ])
         .unwrap();
-        let s = &ctx.geom.shapes;
+        let s = &geom.shapes;
         assert_eq!(s.len(), 3);
         assert_eq!(s[0].bsdf, s[2].bsdf, "one shared default BSDF");
         assert_ne!(s[0].bsdf, s[1].bsdf);
         assert!(s.iter().all(|s| s.emitter == NO_EMITTER));
-        assert_eq!(ctx.geom.area_dists.len(), 3);
+        assert_eq!(geom.area_dists.len(), 3);
         // prims: sphere, rectangle, then the cube's 12 triangles
-        assert_eq!(ctx.geom.prims.len(), 14);
-        assert_eq!(ctx.geom.prims[2], Prim { shape: 2, index: 0 });
+        assert_eq!(geom.prims.len(), 14);
+        assert_eq!(geom.prims[2], Prim { shape: 2, index: 0 });
     }
 
     #[test]
@@ -616,6 +592,15 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(e.contains("nested texture") && e.contains("disk"), "{e}");
+        // a group is built at the top level only, and placed by instances
+        let e = try_build(&[shape_desc("shapegroup", vec![])])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("only allowed at the scene's top level") && e.contains("test.xml:3"),
+            "{e}"
+        );
         let e = try_build(&[shape_desc("cube", vec![("flip_normals", Value::Int(1))])])
             .err()
             .unwrap()

@@ -1,7 +1,7 @@
 //! `obj`: a Wavefront OBJ triangle mesh (polygons are triangulated as fans;
 //! all objects and groups of the file become one shape).
 //!
-//! | name              | type      | default  | meaning                                                    |
+//! | parameter             | type      | default  | meaning                                                    |
 //! |-------------------|-----------|----------|------------------------------------------------------------|
 //! | `filename`        | string    | required | the OBJ file, relative to the scene file                   |
 //! | `face_normals`    | boolean   | false    | ignore vertex normals and shade with the flat face normals |
@@ -25,11 +25,16 @@ use std::path::Path;
 use super::{Built, TriMesh};
 use crate::error::{Error, Result};
 use crate::math::{Transform, Vec2, Vec3};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::BuildContext;
 use crate::scene::props::Props;
 
 /// Reads an `obj` shape's parameters and loads its file.
-pub fn build(p: &Props, ctx: &BuildCtx, to_world: &Transform) -> Result<Built> {
+pub fn build(
+    p: &Props,
+    ctx: &dyn BuildContext,
+    to_world: &Transform,
+    _flip: bool,
+) -> Result<Built> {
     let path = ctx.resolve_path(p, "filename")?;
     let face_normals = p.bool("face_normals", false)?;
     let flip_tc = p.bool("flip_tex_coords", true)?;
@@ -100,7 +105,7 @@ mod tests {
     }
 
     fn obj(props: Vec<(&str, Value)>) -> Result<crate::shapes::Geometry> {
-        try_build(&[shape_desc("obj", props)]).map(|c| c.geom)
+        try_build(&[shape_desc("obj", props)])
     }
 
     fn down(g: &crate::shapes::Geometry, x: f32, y: f32) -> crate::shapes::Hit {

@@ -1,6 +1,6 @@
 //! `ply`: a Stanford PLY triangle mesh (ASCII, binary little- or big-endian).
 //!
-//! | name              | type      | default  | meaning                                                    |
+//! | parameter             | type      | default  | meaning                                                    |
 //! |-------------------|-----------|----------|------------------------------------------------------------|
 //! | `filename`        | string    | required | the PLY file, relative to the scene file                   |
 //! | `face_normals`    | boolean   | false    | ignore vertex normals and shade with the flat face normals |
@@ -41,11 +41,16 @@ use super::mesh::MeshAttribute;
 use super::{Built, TriMesh};
 use crate::error::{Error, Result};
 use crate::math::{Transform, Vec2, Vec3};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::BuildContext;
 use crate::scene::props::Props;
 
 /// Reads a `ply` shape's parameters and loads its file.
-pub fn build(p: &Props, ctx: &BuildCtx, to_world: &Transform) -> Result<Built> {
+pub fn build(
+    p: &Props,
+    ctx: &dyn BuildContext,
+    to_world: &Transform,
+    _flip: bool,
+) -> Result<Built> {
     let path = ctx.resolve_path(p, "filename")?;
     let face_normals = p.bool("face_normals", false)?;
     let flip_tc = p.bool("flip_tex_coords", false)?;
@@ -328,7 +333,7 @@ mod tests {
     use crate::scene::props::Value;
 
     fn ply(props: Vec<(&str, Value)>) -> Result<crate::shapes::Geometry> {
-        try_build(&[shape_desc("ply", props)]).map(|c| c.geom)
+        try_build(&[shape_desc("ply", props)])
     }
 
     fn tmp(name: &str, bytes: &[u8]) -> String {

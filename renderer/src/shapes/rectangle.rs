@@ -1,6 +1,6 @@
 //! `rectangle`: the square `[-1, 1]²` in the z = 0 plane, normal +z, placed by `to_world`.
 //!
-//! | name           | type      | default  | meaning                              |
+//! | parameter          | type      | default  | meaning                              |
 //! |----------------|-----------|----------|--------------------------------------|
 //! | `to_world`     | transform | identity | object-to-world transform            |
 //! | `flip_normals` | boolean   | false    | normal points along -z (object space)|
@@ -24,6 +24,7 @@ use glam::Affine3A;
 use super::{normalize_or, AnyShape, Built, Hit, PositionSample, RAY_TMIN};
 use crate::error::{Error, Result};
 use crate::math::{Aabb, Ray, Transform, Vec2, Vec3};
+use crate::plugin::BuildContext;
 use crate::scene::props::Props;
 
 /// A planar shape's placement: object ↔ world transforms, world normal and area.
@@ -108,7 +109,12 @@ pub struct Rectangle {
 }
 
 /// Reads a `rectangle`'s parameters.
-pub fn build(p: &Props, to_world: &Transform, flip: bool) -> Result<Built> {
+pub fn build(
+    p: &Props,
+    _ctx: &dyn BuildContext,
+    to_world: &Transform,
+    flip: bool,
+) -> Result<Built> {
     let plane = Planar::new(to_world, flip).ok_or_else(|| {
         Error::param(
             &p.entry_loc("to_world"),

@@ -1,6 +1,6 @@
 //! `serialized`: a triangle mesh in Mitsuba's compressed `.serialized` format.
 //!
-//! | name           | type      | default  | meaning                                                    |
+//! | parameter          | type      | default  | meaning                                                    |
 //! |----------------|-----------|----------|------------------------------------------------------------|
 //! | `filename`     | string    | required | the `.serialized` file, relative to the scene file         |
 //! | `shape_index`  | integer   | 0        | which mesh of the file to load (files may hold several)    |
@@ -35,7 +35,7 @@ use flate2::read::ZlibDecoder;
 use super::{Built, TriMesh};
 use crate::error::{Error, Result};
 use crate::math::{Transform, Vec2, Vec3};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::BuildContext;
 use crate::scene::props::Props;
 
 /// The file format identifier of every mesh header.
@@ -46,7 +46,12 @@ const HAS_COLORS: u32 = 0x0008;
 const DOUBLE_PRECISION: u32 = 0x2000;
 
 /// Reads a `serialized` shape's parameters and loads its mesh.
-pub fn build(p: &Props, ctx: &BuildCtx, to_world: &Transform) -> Result<Built> {
+pub fn build(
+    p: &Props,
+    ctx: &dyn BuildContext,
+    to_world: &Transform,
+    _flip: bool,
+) -> Result<Built> {
     let path = ctx.resolve_path(p, "filename")?;
     let index = p.int_in("shape_index", 0, 0, i64::from(u32::MAX))? as u32;
     let face_normals = p.bool("face_normals", false)?;
@@ -386,8 +391,7 @@ mod tests {
                 ("shape_index", Value::Int(1)),
             ],
         )])
-        .unwrap()
-        .geom;
+        .unwrap();
         let h = closest(&g, &Ray::new(Vec3::new(0.75, 0.25, 3.0), -Vec3::Z)).unwrap();
         assert!((h.t - 2.0).abs() < 1e-6 && (h.n - Vec3::Z).length() < 1e-6);
         assert!((h.uv - Vec2::new(0.75, 0.25)).length() < 1e-6, "{:?}", h.uv);

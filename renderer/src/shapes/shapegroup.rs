@@ -1,6 +1,6 @@
 //! `shapegroup`: shapes that are not rendered themselves but through `instance`s.
 //!
-//! | name     | type  | default  | meaning                                                  |
+//! | parameter    | type  | default  | meaning                                                  |
 //! |----------|-------|----------|----------------------------------------------------------|
 //! | (nested) | shape | required | the group's shapes, each with its own material and `to_world` |
 //!
@@ -24,11 +24,13 @@
 
 use std::sync::Arc;
 
-use super::{add_geometry, build_geometry, Geometry};
+use super::{add_geometry, build_geometry, Built, Geometry};
 use crate::accel::Bvh;
 use crate::error::{Error, Result};
-use crate::scene::builder::BuildCtx;
+use crate::math::Transform;
+use crate::plugin::BuildContext;
 use crate::scene::desc::{Category, ObjectDesc};
+use crate::scene::props::Props;
 
 /// A built shape group: its shapes in group space and their BVH.
 #[derive(Clone, Debug)]
@@ -52,9 +54,9 @@ pub fn key_of(obj: &ObjectDesc) -> String {
 }
 
 /// The index in `ctx.geom.groups` of the group `obj`, building it on first use.
-pub fn ensure(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<u32> {
+pub fn ensure(obj: &ObjectDesc, ctx: &mut dyn BuildContext) -> Result<u32> {
     let key = key_of(obj);
-    if let Some(i) = ctx.geom.groups.iter().position(|g| g.key == key) {
+    if let Some(i) = ctx.geometry().groups.iter().position(|g| g.key == key) {
         return Ok(i as u32);
     }
     let mut geom = Geometry::default();
@@ -77,14 +79,13 @@ pub fn ensure(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<u32> {
         ));
     }
     let bvh = Bvh::build(&geom);
-    ctx.geom
-        .groups
-        .push(Arc::new(ShapeGroup { key, geom, bvh }));
-    Ok(ctx.geom.groups.len() as u32 - 1)
+    let groups = &mut ctx.geometry().groups;
+    groups.push(Arc::new(ShapeGroup { key, geom, bvh }));
+    Ok(groups.len() as u32 - 1)
 }
 
 /// Builds one shape of a group into the group's geometry.
-fn add_member(obj: &ObjectDesc, ctx: &mut BuildCtx, geom: &mut Geometry) -> Result<()> {
+fn add_member(obj: &ObjectDesc, ctx: &mut dyn BuildContext, geom: &mut Geometry) -> Result<()> {
     let p = &obj.props;
     if let Some(e) = ctx.child(p, Category::Emitter)? {
         return Err(Error::parse(
@@ -98,9 +99,23 @@ fn add_member(obj: &ObjectDesc, ctx: &mut BuildCtx, geom: &mut Geometry) -> Resu
     }
     let to_world = p.transform("to_world")?;
     let flip = p.bool("flip_normals", false)?;
-    let built = build_geometry(obj, ctx, &to_world, flip)?;
+    let built = build_geometry(obj, &*ctx, &to_world, flip)?;
     let bsdf = ctx.bsdf_of(p)?;
     p.check_unused(&obj.kind)?;
     add_geometry(geom, built, flip, bsdf);
     Ok(())
+}
+
+/// A group as plain geometry (in a shape's place, not at the scene's top level or in an
+/// instance): an error.
+pub fn build(
+    p: &Props,
+    _ctx: &dyn BuildContext,
+    _to_world: &Transform,
+    _flip: bool,
+) -> Result<Built> {
+    Err(Error::parse(
+        &p.loc,
+        "a shapegroup is only allowed at the scene's top level (or nested in an instance)",
+    ))
 }

@@ -1,6 +1,6 @@
 //! `sphere`: an analytic sphere.
 //!
-//! | name           | type      | default   | meaning                                          |
+//! | parameter          | type      | default   | meaning                                          |
 //! |----------------|-----------|-----------|--------------------------------------------------|
 //! | `center`       | point     | (0, 0, 0) | centre (object space)                            |
 //! | `radius`       | float     | 1         | radius (object space), > 0                       |
@@ -27,6 +27,7 @@ use super::{normalize_or, AnyShape, Built, Hit, PositionSample, RAY_TMIN};
 use crate::error::{Error, Result};
 use crate::math::warp::square_to_uniform_sphere;
 use crate::math::{Aabb, Ray, Transform, Vec2, Vec3, INV_PI, INV_TWO_PI, PI};
+use crate::plugin::BuildContext;
 use crate::scene::props::Props;
 
 /// An analytic sphere in world space.
@@ -45,7 +46,12 @@ pub struct Sphere {
 }
 
 /// Reads a `sphere`'s parameters.
-pub fn build(p: &Props, to_world: &Transform, flip: bool) -> Result<Built> {
+pub fn build(
+    p: &Props,
+    _ctx: &dyn BuildContext,
+    to_world: &Transform,
+    flip: bool,
+) -> Result<Built> {
     let radius = p.positive_float("radius", 1.0, false)?;
     let center = p.vec3_opt("center")?.unwrap_or(Vec3::ZERO);
     if !center.is_finite() {

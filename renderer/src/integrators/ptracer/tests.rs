@@ -3,7 +3,7 @@ use crate::backend::cpu;
 use crate::emitters::test_util::{build_one, ectx};
 use crate::math::warp::{square_to_uniform_sphere, UNIFORM_SPHERE_PDF};
 use crate::math::{Pcg32, Transform, PI};
-use crate::scene::builder::build_scene;
+use crate::scene::build_scene;
 use crate::scene::props::Value;
 use crate::scene::xml::load_string;
 use crate::sensors::camera::Camera;

@@ -1,0 +1,166 @@
+//! Every registered plugin ([`registered`]), and the registry macro of the categories
+//! whose plugins are a module with a `build` function (`sensor`, `film`, `rfilter`,
+//! `integrator`): [`register_plugins!`](crate::plugin::registry::register_plugins).
+//!
+//! A category's registry is one list of `"name" => module` lines; the macro derives
+//! the `pub mod` of each plugin (the file `<name>.rs` of the category's folder, whose
+//! module doc is the plugin's manual), `KNOWN` (the scene `type` strings, in list
+//! order), `REGISTRY` (a [`PluginInfo`] per plugin) and the build match, a function
+//! that calls `<module>::build(obj, args...)` for the object's `type` and answers an
+//! unknown one with [`Error::UnknownPlugin`](crate::error::Error::UnknownPlugin)
+//! (which suggests the nearest known name).
+
+use super::PluginInfo;
+
+/// Every registered plugin of every category, in a fixed category order (shapes,
+/// BSDFs, sensors, films, reconstruction filters, samplers, integrators), each
+/// category in its registry's order.
+pub fn registered() -> Vec<PluginInfo> {
+    let mut out = crate::shapes::REGISTRY.to_vec();
+    out.extend(crate::bsdfs::REGISTRY.iter().map(|e| e.info));
+    for category in [
+        crate::sensors::REGISTRY,
+        crate::films::REGISTRY,
+        crate::rfilters::REGISTRY,
+        crate::samplers::REGISTRY,
+        crate::integrators::REGISTRY,
+    ] {
+        out.extend_from_slice(category);
+    }
+    out
+}
+
+/// Generates a category's registry (see the module docs):
+///
+/// ```ignore
+/// register_plugins! {
+///     category "rfilter" in "rfilters";
+///     fn build_kind(obj) -> AnyFilter;
+///     "box" => r#box,
+///     "tent" => tent,
+/// }
+/// ```
+///
+/// `fn NAME(obj, arg: Type, ...) -> Output;` names the generated build match and the
+/// arguments it passes on after the object: every plugin module of the list has
+/// `pub fn build(obj: &ObjectDesc, arg: Type, ...) -> Result<Output>`.
+macro_rules! register_plugins {
+    (
+        category $category:literal in $dir:literal;
+        fn $build:ident(obj $(, $arg:ident : $ty:ty)* $(,)?) -> $out:ty;
+        $($name:literal => $module:ident),+ $(,)?
+    ) => {
+        $(pub mod $module;)+
+
+        #[doc = concat!("Names of the ", $category, " plugins (the scene `type` strings).")]
+        pub const KNOWN: &[&str] = &[$($name),+];
+
+        #[doc = concat!("Every registered ", $category, " plugin, in registry order.")]
+        pub static REGISTRY: &[$crate::plugin::PluginInfo] = &[$(
+            $crate::plugin::PluginInfo {
+                category: $category,
+                name: $name,
+                source: include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"), "/src/", $dir, "/", $name, ".rs"
+                )),
+            },
+        )+];
+
+        #[doc = concat!("Builds `", $category, "` object `obj` with its plugin's `build`; an ")]
+        /// unknown `type` is an error that names the known ones.
+        fn $build(
+            obj: &$crate::scene::desc::ObjectDesc
+            $(, $arg: $ty)*
+        ) -> $crate::error::Result<$out> {
+            let build: fn(&$crate::scene::desc::ObjectDesc $(, $ty)*) -> $crate::error::Result<$out> =
+                match obj.kind.as_str() {
+                    $($name => $module::build,)+
+                    _ => return Err(unknown_plugin(obj)),
+                };
+            build(obj $(, $arg)*)
+        }
+
+        /// The error for an object whose `type` is not in [`KNOWN`] (with the nearest
+        /// known name as a suggestion).
+        #[allow(dead_code)]
+        fn unknown_plugin(obj: &$crate::scene::desc::ObjectDesc) -> $crate::error::Error {
+            $crate::error::Error::UnknownPlugin {
+                loc: obj.loc.clone(),
+                category: $category,
+                name: obj.kind.clone(),
+                known: KNOWN.join(", "),
+            }
+        }
+    };
+}
+pub(crate) use register_plugins;
+
+/// What the registry tests of every category check.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::PluginInfo;
+
+    /// Every plugin of `registry` is of `category`, in the order of `known`, and has a
+    /// manual: a first sentence `` `name`: ... ``, a parameter table and an XML example
+    /// that uses it.
+    pub fn check_registry(category: &str, registry: &[PluginInfo], known: &[&str]) {
+        let names: Vec<&str> = registry.iter().map(|p| p.name).collect();
+        assert_eq!(names, known, "{category}: KNOWN and the registry differ");
+        for info in registry {
+            let name = info.name;
+            assert_eq!(info.category, category, "{name}");
+            let manual = info.manual();
+            assert!(
+                manual.starts_with(&format!("`{name}`: ")),
+                "{name}: {manual}"
+            );
+            assert!(!info.summary().is_empty(), "{name}: no summary");
+            let rows = info.parameters();
+            assert!(!rows.is_empty(), "{name}: no parameter table");
+            assert!(
+                rows.iter()
+                    .all(|r| !r.name.is_empty() && !r.kind.is_empty()),
+                "{name}: {rows:?}"
+            );
+            assert!(manual.contains("```xml"), "{name}: no XML example");
+            assert!(
+                manual.contains(&format!("<{category} type=\"{name}\"")),
+                "{name}: the XML example does not use it"
+            );
+        }
+    }
+
+    /// The error of loading scene `body` (in a `<scene>`), which must fail.
+    pub fn scene_error(body: &str) -> String {
+        let xml = format!("<scene version=\"3.0.0\">\n{body}\n</scene>");
+        match crate::scene::xml::load_string(&xml, &[]).and_then(|d| crate::scene::build_scene(&d))
+        {
+            Ok(_) => panic!("expected an error for {body}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn registered_lists_every_category_once_in_order_with_unique_names() {
+        let all = super::registered();
+        let mut categories: Vec<&str> = all.iter().map(|p| p.category).collect();
+        categories.dedup();
+        assert_eq!(
+            categories,
+            [
+                "shape",
+                "bsdf",
+                "sensor",
+                "film",
+                "rfilter",
+                "sampler",
+                "integrator"
+            ]
+        );
+        let mut names: Vec<&str> = all.iter().map(|p| p.name).collect();
+        names.sort();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(names.len(), n, "a plugin name is in two categories");
+    }
+}
