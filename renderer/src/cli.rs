@@ -313,9 +313,8 @@ fn info(path: &Path, define: &[String]) -> Result<()> {
 }
 
 /// The categories whose plugins are not registered yet (names only, no manuals).
-const UNREGISTERED: [(&str, &[&str]); 8] = [
+const UNREGISTERED: [(&str, &[&str]); 7] = [
     ("shape", heliograph::shapes::KNOWN),
-    ("texture", heliograph::textures::KNOWN),
     ("emitter", heliograph::emitters::KNOWN),
     ("sensor", heliograph::sensors::KNOWN),
     ("film", heliograph::films::KNOWN),
@@ -327,7 +326,10 @@ const UNREGISTERED: [(&str, &[&str]); 8] = [
 /// `heliograph plugins [NAME]`: every registered plugin with its parameters (from its
 /// manual's table), or the manual of plugin `name`.
 fn plugins(name: Option<&str>) -> Result<()> {
-    let registered = || heliograph::bsdfs::REGISTRY.iter().map(|e| &e.info);
+    let registered = || {
+        let bsdfs = heliograph::bsdfs::REGISTRY.iter().map(|e| &e.info);
+        bsdfs.chain(heliograph::textures::REGISTRY.iter().map(|e| &e.info))
+    };
     let mut out = String::new();
     if let Some(name) = name {
         if let Some(p) = registered().find(|p| p.name == name) {
@@ -346,12 +348,14 @@ fn plugins(name: Option<&str>) -> Result<()> {
             );
         }
     } else {
-        let n = registered().count();
-        out += &format!("bsdf ({n} plugins; `heliograph plugins NAME` prints a manual):\n");
-        for p in registered() {
-            out += &format!("  {:<16} {}\n", p.name, p.summary());
-            for r in p.parameters() {
-                out += &format!("      {:<24} {}, default {}\n", r.name, r.kind, r.default);
+        for cat in ["bsdf", "texture"] {
+            let n = registered().filter(|p| p.category == cat).count();
+            out += &format!("{cat} ({n} plugins; `heliograph plugins NAME` prints a manual):\n");
+            for p in registered().filter(|p| p.category == cat) {
+                out += &format!("  {:<16} {}\n", p.name, p.summary());
+                for r in p.parameters() {
+                    out += &format!("      {:<24} {}, default {}\n", r.name, r.kind, r.default);
+                }
             }
         }
         for (cat, known) in UNREGISTERED {

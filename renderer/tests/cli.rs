@@ -150,21 +150,29 @@ fn info_lists_objects_and_parameters() {
 }
 
 #[test]
-fn plugins_lists_every_registered_bsdf_with_its_parameters_and_prints_manuals() {
+fn plugins_lists_every_registered_plugin_with_its_parameters_and_prints_manuals() {
     let o = bin().arg("plugins").output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let list = String::from_utf8_lossy(&o.stdout);
-    for e in heliograph::bsdfs::REGISTRY {
-        let name = e.info.name;
+    let bsdfs = heliograph::bsdfs::REGISTRY.iter().map(|e| e.info);
+    for info in bsdfs.chain(heliograph::textures::REGISTRY.iter().map(|e| e.info)) {
+        let (name, e) = (info.name, &info);
         assert!(
             list.contains(&format!("\n  {name} ")),
             "{name} missing:\n{list}"
         );
-        for p in e.info.parameters() {
+        for p in e.parameters() {
             assert!(list.contains(&p.name), "{name}.{} missing", p.name);
         }
     }
-    assert!(list.contains("texture: bitmap, checkerboard"), "{list}");
+    assert!(
+        list.contains("\ntexture (4 plugins;") && !list.contains("texture: "),
+        "{list}"
+    );
+    // a texture's manual too
+    let o = bin().args(["plugins", "checkerboard"]).output().unwrap();
+    let manual = String::from_utf8_lossy(&o.stdout);
+    assert!(manual.starts_with("texture \"checkerboard\"") && manual.contains("| `color0` |"));
     // one plugin's manual: its module doc, with the table and the XML example
     let o = bin().args(["plugins", "roughplastic"]).output().unwrap();
     let manual = String::from_utf8_lossy(&o.stdout);

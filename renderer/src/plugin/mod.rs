@@ -4,7 +4,7 @@
 //! A plugin's `build` reads its properties ([`Props`]) and asks its [`BuildContext`]
 //! for what it cannot make itself — a texture (a constant, a nested texture or a
 //! reference to one), a texture's mean (sampling weights, range checks), a nested
-//! BSDF — and declares its editable parameters there (Mitsuba's `traverse`). The scene
+//! BSDF, an image, a mesh attribute's slot — and declares its editable parameters there (Mitsuba's `traverse`). The scene
 //! builder implements the trait; plugins import this module and never the builder, so
 //! the builder can build every category through its registry without an import cycle.
 //!
@@ -23,7 +23,7 @@ use crate::math::spectrum::SpectrumUse;
 use crate::math::Color;
 use crate::scene::desc::{Category, ObjectDesc};
 use crate::scene::params::{ParamValue, Range, Target};
-use crate::scene::props::Props;
+use crate::scene::props::{PixelArray, Props};
 
 /// Handle of a texture record (`u32` index into the scene's textures).
 pub type TexRef = u32;
@@ -76,6 +76,23 @@ pub trait BuildContext {
 
     /// Whether built BSDF `h` has a transmission lobe (`AnyBsdf::transmits`).
     fn bsdf_transmits(&self, h: u32) -> bool;
+
+    /// The image a plugin reads, in its stored form: `filename` (relative to the scene
+    /// file; decoded once per scene) or in-memory pixels under `bitmap` or `data`
+    /// ([`crate::textures::image_file::from_props`]); `raw` keeps 8/16-bit values as
+    /// stored.
+    fn image(&self, p: &Props, raw: bool) -> Result<Arc<PixelArray>>;
+
+    /// Adds an image to the scene's texture store and returns its index.
+    fn add_image(&mut self, img: Arc<PixelArray>) -> Result<u32>;
+
+    /// Declares image parameter `name` (the texels as stored); setting it replaces the
+    /// file or array the image came from.
+    fn declare_image(&mut self, name: &str, img: &Arc<PixelArray>);
+
+    /// The slot of mesh attribute `name` in the scene's attribute table (a new one the
+    /// first time; `loc` is where it was asked for, for the error when no shape has it).
+    fn attribute_slot(&mut self, name: &str, loc: &Loc) -> u32;
 }
 
 /// A registered plugin as listings show it: its scene `type` and its manual (the
