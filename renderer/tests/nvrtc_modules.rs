@@ -47,14 +47,14 @@ use heliograph::backend::cuda::{
     arch_for, kernels, nvrtc_compile_offline, nvrtc_lib, RenderTuning, MIN_COMPUTE_CAPABILITY,
 };
 use heliograph::flat::materials::{bsdf_kind as b, emitter_kind as e};
-use heliograph::textures::tag::{
-    BITMAP as TEX_BITMAP, CHECKERBOARD as TEX_CHECKERBOARD, CONSTANT as TEX_CONSTANT,
-    MESH_ATTRIBUTE as TEX_MESH_ATTRIBUTE,
-};
 use heliograph::flat::unit_prims::UNIT_RECORDS_MAX;
 use heliograph::flat::{
     INTEGRATOR_DIRECT, INTEGRATOR_PATH, INTEGRATOR_PTRACER, SHAPE_CYLINDER, SHAPE_DISK,
     SHAPE_INSTANCE, SHAPE_MESH, SHAPE_RECTANGLE, SHAPE_SPHERE,
+};
+use heliograph::textures::tag::{
+    BITMAP as TEX_BITMAP, CHECKERBOARD as TEX_CHECKERBOARD, CONSTANT as TEX_CONSTANT,
+    MESH_ATTRIBUTE as TEX_MESH_ATTRIBUTE,
 };
 
 /// How a render module runs its integrator.

@@ -302,7 +302,10 @@ fn materials_textures_and_emitters_round_trip_through_their_twins() {
                     let img = &scene.textures.images[b.image as usize].data;
                     let texels = &flat.texels[r.offset as usize..][..img.len()];
                     assert_eq!(texels, &img[..], "{name}");
-                    assert_eq!((r.width, r.height, r.channels), (b.width, b.height, b.channels));
+                    assert_eq!(
+                        (r.width, r.height, r.channels),
+                        (b.width, b.height, b.channels)
+                    );
                 }
                 _ => {}
             }

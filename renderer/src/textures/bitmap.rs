@@ -89,7 +89,15 @@ pub struct BitmapRecord {
     /// Applied to surface uv before the lookup.
     pub to_uv: UvTransform,
 }
-crate::device_record!(BitmapRecord { offset, width, height, channels, filter, wrap, to_uv: UvTransform });
+crate::device_record!(BitmapRecord {
+    offset,
+    width,
+    height,
+    channels,
+    filter,
+    wrap,
+    to_uv: UvTransform
+});
 
 impl TexturePlugin for Bitmap {
     type Record = BitmapRecord;
@@ -276,9 +284,9 @@ mod tests {
     use super::*;
     use crate::error::Loc;
     use crate::math::Transform;
+    use crate::scene::builder::BuildCtx;
     use crate::scene::props::{PixelArray, Value};
     use crate::textures::image_file::tests::scratch;
-    use crate::scene::builder::BuildCtx;
     use crate::textures::{AnyTexture, TextureStore};
     use std::sync::Arc;
 

@@ -35,7 +35,11 @@ pub struct Checkerboard {
     /// Applied to surface uv before the pattern test.
     pub to_uv: UvTransform,
 }
-crate::device_record!(Checkerboard { color0, color1, to_uv: UvTransform });
+crate::device_record!(Checkerboard {
+    color0,
+    color1,
+    to_uv: UvTransform
+});
 
 impl Checkerboard {
     /// Whether `uv` lies in a `color0` cell.

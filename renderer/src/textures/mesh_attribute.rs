@@ -48,7 +48,11 @@ pub struct MeshAttributeRecord {
     /// `scale`.
     pub scale: f32,
 }
-crate::device_record!(MeshAttributeRecord { slot, shapes, scale });
+crate::device_record!(MeshAttributeRecord {
+    slot,
+    shapes,
+    scale
+});
 
 impl TexturePlugin for MeshAttribute {
     type Record = MeshAttributeRecord;

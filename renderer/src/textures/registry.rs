@@ -432,7 +432,12 @@ mod tests {
             let leaf = format!("HG_CASE(HG_LEAF_TEXTURES, HG_TEX_{})", e.tag_name);
             let pick = format!("t.kind == HG_TEX_{}", e.tag_name);
             let (l, p) = (src.matches(&leaf).count(), src.matches(&pick).count());
-            assert_eq!((l, p), if e.picks { (0, 2) } else { (2, 0) }, "{}", e.tag_name);
+            assert_eq!(
+                (l, p),
+                if e.picks { (0, 2) } else { (2, 0) },
+                "{}",
+                e.tag_name
+            );
         }
         let all = (1u32 << REGISTRY.len()) - 1;
         assert!(src.contains(&format!("#define HG_TEX_ALL 0x{all:x}u")));
