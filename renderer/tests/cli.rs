@@ -166,7 +166,7 @@ fn plugins_lists_every_registered_plugin_with_its_parameters_and_prints_manuals(
         }
     }
     assert!(
-        list.contains("\ntexture (4 plugins;") && !list.contains("texture: "),
+        list.contains("\ntexture (4 plugins;") && !list.contains("\ntexture: "),
         "{list}"
     );
     // a texture's manual too
