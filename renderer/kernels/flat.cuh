@@ -158,8 +158,8 @@ struct FlatIntegrator {
 };
 
 // Which plugin of a category an instance is and where its record starts in the category's
-// record words (plugin/record.rs RecordRef): BSDFs (bsdfs/registry.cuh) read their own
-// records through these. 8-aligned: one load.
+// record words (plugin/record.rs RecordRef): BSDFs (bsdfs/registry.cuh) and textures
+// (textures/registry.cuh) read their own records through these. 8-aligned: one load.
 struct alignas(8) RecordRef {
     hg_u32 kind;
     hg_u32 offset;  // first word of the record (records lie in 16-byte slots)
@@ -169,29 +169,8 @@ typedef RecordRef FlatBsdf;
 // The words of a record's slot: its size rounded up to 16 bytes (plugin/record.rs slot_words).
 #define HG_SLOT_WORDS(rec) ((hg_u32)((sizeof(rec) + 15u) / 16u * 4u))
 
-// Textures, emitters, distributions (renderer/src/flat/materials.rs): a tag plus word
-// slots whose meaning depends on the tag.
-#define HG_TEX_CONSTANT 0u
-#define HG_TEX_BITMAP 1u
-#define HG_TEX_CHECKERBOARD 2u
-#define HG_TEX_MESH_ATTRIBUTE 3u
-
-struct FlatTexture {
-    hg_u32 kind;
-    hg_u32 offset;
-    hg_u32 width;
-    hg_u32 height;
-    hg_u32 channels;
-    hg_u32 filter;  // 0 nearest, 1 bilinear
-    hg_u32 wrap;    // 0 repeat, 1 mirror, 2 clamp
-    hg_u32 color0;
-    hg_u32 color1;
-    hg_u32 pad0;
-    float to_uv[6];
-    float color[3];
-    hg_u32 pad1;
-};
-
+// Emitters, distributions (renderer/src/flat/materials.rs): a tag plus word slots whose
+// meaning depends on the tag.
 #define HG_EMITTER_AREA 0u
 #define HG_EMITTER_POINT 1u
 #define HG_EMITTER_DIRECTIONAL 2u
@@ -261,11 +240,6 @@ struct FlatDist2D {
     F(FlatIntegrator, emitter_samples, 16) F(FlatIntegrator, bsdf_samples, 20) \
     F(FlatIntegrator, pad, 24) \
     S(RecordRef, 8) F(RecordRef, kind, 0) F(RecordRef, offset, 4) \
-    S(FlatTexture, 80) F(FlatTexture, kind, 0) F(FlatTexture, offset, 4) \
-    F(FlatTexture, width, 8) F(FlatTexture, height, 12) F(FlatTexture, channels, 16) \
-    F(FlatTexture, filter, 20) F(FlatTexture, wrap, 24) F(FlatTexture, color0, 28) \
-    F(FlatTexture, color1, 32) F(FlatTexture, pad0, 36) F(FlatTexture, to_uv, 40) \
-    F(FlatTexture, color, 64) F(FlatTexture, pad1, 76) \
     S(FlatEmitter, 144) F(FlatEmitter, kind, 0) F(FlatEmitter, shape, 4) F(FlatEmitter, tex, 8) \
     F(FlatEmitter, dist, 12) F(FlatEmitter, offset, 16) F(FlatEmitter, width, 20) \
     F(FlatEmitter, height, 24) F(FlatEmitter, scale, 28) F(FlatEmitter, vec, 32) \

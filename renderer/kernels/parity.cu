@@ -82,7 +82,7 @@ extern "C" __global__ void hg_parity(HG_SCENE_PARAMS,
 }
 
 // Writes the sizes and offsets NVRTC used for the plugins' own records, in HG_BSDF_LAYOUT
-// order (bsdfs::registry::layout), for the layout parity test.
+// then HG_TEXTURE_LAYOUT order (flat::plugin_layout), for the layout parity test.
 extern "C" __global__ void hg_plugin_layout_table(hg_u32* out) {
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
     hg_u32 i = 0;
@@ -90,6 +90,7 @@ extern "C" __global__ void hg_plugin_layout_table(hg_u32* out) {
 #define HG_WRITE_FIELD(rec, field, off) \
     { rec r_; out[i++] = (hg_u32)((const char*)&r_.field - (const char*)&r_); }
     HG_BSDF_LAYOUT(HG_WRITE_SIZE, HG_WRITE_FIELD)
+    HG_TEXTURE_LAYOUT(HG_WRITE_SIZE, HG_WRITE_FIELD)
 #undef HG_WRITE_SIZE
 #undef HG_WRITE_FIELD
 }

@@ -14,7 +14,8 @@ struct SceneData {
     const hg_u32* tris;      // [u32; 3] per triangle
     const FlatBsdf* bsdfs;     // kind and record offset per BSDF
     const hg_u32* bsdf_data;   // the BSDF records (bsdfs/registry.cuh)
-    const FlatTexture* textures;
+    const RecordRef* textures;  // kind and record offset per texture
+    const hg_u32* tex_data;     // the texture records (textures/registry.cuh)
     const float* texels;
     const float* attrs;      // mesh attributes: lookup table, then values (textures/mesh_attribute.rs)
     const FlatEmitter* emitters;
@@ -35,10 +36,10 @@ struct SceneData {
 #define HG_SCENE_ARRAYS                                                                                   \
     const FlatBvhNode *nodes, hg_u32 node_count, const LeafPrim *leaf, const Prim *prims,               \
         const FlatShape *shapes, const float *positions, const float *normals, const float *uvs,         \
-        const hg_u32 *tris, const FlatBsdf *bsdfs, const hg_u32 *bsdf_data, const FlatTexture *textures, \
+        const hg_u32 *tris, const FlatBsdf *bsdfs, const hg_u32 *bsdf_data, const RecordRef *textures,   \
         const float *texels, const FlatEmitter *emitters, hg_u32 emitter_count,                          \
         const hg_u32 *env_emitters, hg_u32 env_count, const FlatDist1D *dist1d, const FlatDist2D *dist2d, \
-        const float *dist_data, const float *bsphere, const float *attrs
+        const float *dist_data, const float *bsphere, const float *attrs, const hg_u32 *tex_data
 #if HG_BRUTE_FORCE
 #define HG_UNIT_PARAM , const __grid_constant__ UnitPrims units
 #define HG_UNIT_ARG &units
@@ -50,7 +51,7 @@ struct SceneData {
 #define HG_SCENE_DATA                                                                                    \
     scene_data(nodes, node_count, leaf, prims, shapes, positions, normals, uvs, tris, bsdfs, bsdf_data, \
                textures, texels, emitters, emitter_count, env_emitters, env_count, dist1d, dist2d,      \
-               dist_data, bsphere, attrs, HG_UNIT_ARG)
+               dist_data, bsphere, attrs, tex_data, HG_UNIT_ARG)
 
 __device__ inline SceneData scene_data(HG_SCENE_ARRAYS, const UnitPrims* units) {
     SceneData s;
@@ -67,6 +68,7 @@ __device__ inline SceneData scene_data(HG_SCENE_ARRAYS, const UnitPrims* units) 
     s.bsdfs = bsdfs;
     s.bsdf_data = bsdf_data;
     s.textures = textures;
+    s.tex_data = tex_data;
     s.texels = texels;
     s.attrs = attrs;
     s.emitters = emitters;

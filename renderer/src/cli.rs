@@ -313,10 +313,7 @@ fn info(path: &Path, define: &[String]) -> Result<()> {
 }
 
 /// The categories whose plugins are not registered yet (names only, no manuals).
-const UNREGISTERED: [(&str, &[&str]); 2] = [
-    ("texture", heliograph::textures::KNOWN),
-    ("emitter", heliograph::emitters::KNOWN),
-];
+const UNREGISTERED: [(&str, &[&str]); 1] = [("emitter", heliograph::emitters::KNOWN)];
 
 /// `heliograph plugins [NAME]`: every registered plugin with its parameters (from its
 /// manual's table), by category, or the manual of plugin `name`.

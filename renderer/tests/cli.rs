@@ -158,6 +158,7 @@ fn plugins_lists_every_registered_plugin_with_its_parameters_and_prints_manuals(
     for category in [
         "shape",
         "bsdf",
+        "texture",
         "sensor",
         "film",
         "rfilter",
@@ -181,7 +182,10 @@ fn plugins_lists_every_registered_plugin_with_its_parameters_and_prints_manuals(
             assert!(list.contains(&p.name), "{name}.{} missing", p.name);
         }
     }
-    assert!(list.contains("texture: bitmap, checkerboard"), "{list}");
+    // a texture's manual too
+    let o = bin().args(["plugins", "checkerboard"]).output().unwrap();
+    let manual = String::from_utf8_lossy(&o.stdout);
+    assert!(manual.starts_with("texture \"checkerboard\"") && manual.contains("| `color0` |"));
     // a plugin of a category other than bsdf: its manual too
     let o = bin().args(["plugins", "thinlens"]).output().unwrap();
     let manual = String::from_utf8_lossy(&o.stdout);

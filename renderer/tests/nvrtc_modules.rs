@@ -47,11 +47,14 @@ use heliograph::backend::cuda::{
     arch_for, kernels, nvrtc_compile_offline, nvrtc_lib, RenderTuning, MIN_COMPUTE_CAPABILITY,
 };
 use heliograph::flat::materials::{bsdf_kind as b, emitter_kind as e};
-use heliograph::flat::materials::{TEX_BITMAP, TEX_CHECKERBOARD, TEX_CONSTANT, TEX_MESH_ATTRIBUTE};
 use heliograph::flat::unit_prims::UNIT_RECORDS_MAX;
 use heliograph::flat::{
     INTEGRATOR_DIRECT, INTEGRATOR_PATH, INTEGRATOR_PTRACER, SHAPE_CYLINDER, SHAPE_DISK,
     SHAPE_INSTANCE, SHAPE_MESH, SHAPE_RECTANGLE, SHAPE_SPHERE,
+};
+use heliograph::textures::tag::{
+    BITMAP as TEX_BITMAP, CHECKERBOARD as TEX_CHECKERBOARD, CONSTANT as TEX_CONSTANT,
+    MESH_ATTRIBUTE as TEX_MESH_ATTRIBUTE,
 };
 
 /// How a render module runs its integrator.
@@ -109,6 +112,9 @@ fn set(kinds: &[u32]) -> u32 {
 fn all_kinds(name: &str) -> u32 {
     if name == "HG_BSDF_SET" {
         return (1u32 << heliograph::bsdfs::KNOWN.len()) - 1;
+    }
+    if name == "HG_TEX_SET" {
+        return (1u32 << heliograph::textures::KNOWN.len()) - 1;
     }
     let src = kernels::file("features.cuh").unwrap();
     let def = format!("#define {name} 0x");

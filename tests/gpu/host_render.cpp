@@ -49,9 +49,10 @@ template <class T> static hg_u32 count(const std::vector<char>& v) { return (hg_
 #define SCENE_ARGS                                                                                       \
     as<FlatBvhNode>(nodes), count<FlatBvhNode>(nodes), as<LeafPrim>(leaf), as<Prim>(prims),              \
         as<FlatShape>(shapes), as<float>(positions), as<float>(normals), as<float>(uvs), as<hg_u32>(tris), \
-        as<FlatBsdf>(bsdfs), as<hg_u32>(bsdf_data), as<FlatTexture>(textures), as<float>(texels),       \
+        as<FlatBsdf>(bsdfs), as<hg_u32>(bsdf_data), as<RecordRef>(textures), as<float>(texels),         \
         as<FlatEmitter>(emitters), count<FlatEmitter>(emitters), as<hg_u32>(env), count<hg_u32>(env),     \
-        as<FlatDist1D>(dist1d), as<FlatDist2D>(dist2d), as<float>(dist_data), as<float>(bsphere), as<float>(attrs) UNIT_ARG
+        as<FlatDist1D>(dist1d), as<FlatDist2D>(dist2d), as<float>(dist_data), as<float>(bsphere), as<float>(attrs),                \
+        as<hg_u32>(tex_data) UNIT_ARG
 
 // Runs `kernel` over threads [0, n) in blocks of 64, one thread after another.
 template <class F> static void launch(hg_u64 n, F kernel) {
@@ -90,6 +91,7 @@ int main(int argc, char** argv) {
     auto dist1d = slurp(d + "dist1d.bin"), dist2d = slurp(d + "dist2d.bin");
     auto dist_data = slurp(d + "dist_data.bin");
     auto bsphere = slurp(d + "bsphere.bin"), attrs = slurp(d + "attrs.bin");
+    auto tex_data = slurp(d + "tex_data.bin");
     FlatFilm film_spp = *as<FlatFilm>(film);
     film_spp.sampler.sample_count = spp;  // the render's effective count, as the device's launches
     const FlatFilm* fl = &film_spp;

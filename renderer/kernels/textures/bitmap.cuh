@@ -1,7 +1,17 @@
 // `bitmap` (renderer/src/textures/bitmap.rs): nearest or bilinear lookups with
 // repeat / mirror / clamp wrapping, texels in the scene's texel array.
 #pragma once
-#include "../scene.cuh"
+#include "texture.cuh"
+
+struct BitmapRecord {
+    hg_u32 offset;  // first value in the scene's texel array
+    hg_u32 width;
+    hg_u32 height;
+    hg_u32 channels;
+    hg_u32 filter;  // 0 nearest, 1 bilinear
+    hg_u32 wrap;    // 0 repeat, 1 mirror, 2 clamp
+    UvTransform to_uv;
+};
 
 // bitmap.rs `wrap`: an integer texel coordinate into [0, n). Coordinates already inside
 // are themselves under every mode: that test spares the common case two integer
@@ -18,20 +28,12 @@ __device__ inline int tex_wrap(int i, int n, hg_u32 mode) {
     return m < n ? m : p - 1 - m;
 }
 
-__device__ inline V3 bitmap_texel(const FlatTexture& t, const float* texels, int x, int y) {
+__device__ inline V3 bitmap_texel(const BitmapRecord& t, const float* texels, int x, int y) {
     hg_u32 xi = (hg_u32)tex_wrap(x, (int)t.width, t.wrap);
     hg_u32 yi = (hg_u32)tex_wrap(y, (int)t.height, t.wrap);
     const float* p = texels + t.offset + ((hg_u64)yi * t.width + xi) * t.channels;
     return t.channels == 1u ? v3(p[0], p[0], p[0]) : v3(p[0], p[1], p[2]);
 }
-
-// UvTransform::apply
-__device__ inline V2 uv_apply(const float* m, V2 uv) {
-    return v2((m[0] * uv.x + m[1] * uv.y) + m[2], (m[3] * uv.x + m[4] * uv.y) + m[5]);
-}
-
-// math::luminance
-__device__ inline float bitmap_luminance(V3 c) { return (c.x * 0.212671f + c.y * 0.715160f) + c.z * 0.072169f; }
 
 __device__ inline float clamp_lim(float v) {
     const float lim = 1.0e7f;
@@ -39,10 +41,11 @@ __device__ inline float clamp_lim(float v) {
     return fminf(fmaxf(v, -lim), lim);
 }
 
-// BitmapTex::eval_1_grad: the bilinear interpolant's uv gradient (Mitsuba 3.9's).
-__device__ inline V2 bitmap_eval_1_grad(const FlatTexture& t, const float* texels, V2 uv0) {
+// Bitmap::grad_texels: the bilinear interpolant's uv gradient (Mitsuba 3.9's).
+__device__ inline V2 bitmap_eval_1_grad(const SceneData& s, const BitmapRecord& t, const SurfacePoint& sp) {
     if (t.filter == 0u) return v2(0.0f, 0.0f);
-    V2 uv = uv_apply(t.to_uv, uv0);
+    const float* texels = s.texels;
+    V2 uv = uv_apply(t.to_uv, sp.uv);
     float rx = (float)t.width, ry = (float)t.height;
     float px = clamp_lim(uv.x * rx - 0.5f), py = clamp_lim(uv.y * ry - 0.5f);
     float x0 = floorf(px), y0 = floorf(py);
@@ -54,18 +57,19 @@ __device__ inline V2 bitmap_eval_1_grad(const FlatTexture& t, const float* texel
     if (t.channels == 1u) {
         f00 = c00.x, f10 = c10.x, f01 = c01.x, f11 = c11.x;
     } else {
-        f00 = bitmap_luminance(c00), f10 = bitmap_luminance(c10);
-        f01 = bitmap_luminance(c01), f11 = bitmap_luminance(c11);
+        f00 = luminance(c00), f10 = luminance(c10);
+        f01 = luminance(c01), f11 = luminance(c11);
     }
     float dx = (1.0f - wy) * (f10 - f00) + wy * (f11 - f01);
     float dy = (1.0f - wx) * (f01 - f00) + wx * (f11 - f10);
-    const float* m = t.to_uv;
+    const float* m = t.to_uv.m;
     return v2((m[0] * dx + m[3] * dy) * rx, (m[1] * dx + m[4] * dy) * ry);
 }
 
-// BitmapTex::eval
-__device__ inline V3 bitmap_eval(const FlatTexture& t, const float* texels, V2 uv0) {
-    V2 uv = uv_apply(t.to_uv, uv0);
+// Bitmap::eval_texels
+__device__ inline V3 bitmap_eval(const SceneData& s, const BitmapRecord& t, const SurfacePoint& sp) {
+    const float* texels = s.texels;
+    V2 uv = uv_apply(t.to_uv, sp.uv);
     float rx = (float)t.width, ry = (float)t.height;
     if (t.filter == 0u) {
         float px = floorf(clamp_lim(uv.x * rx)), py = floorf(clamp_lim(uv.y * ry));
@@ -78,4 +82,9 @@ __device__ inline V3 bitmap_eval(const FlatTexture& t, const float* texels, V2 u
     V3 top = bitmap_texel(t, texels, x, y) * (1.0f - wx) + bitmap_texel(t, texels, x + 1, y) * wx;
     V3 bot = bitmap_texel(t, texels, x, y + 1) * (1.0f - wx) + bitmap_texel(t, texels, x + 1, y + 1) * wx;
     return top * (1.0f - wy) + bot * wy;
+}
+
+// TexturePlugin::eval_1 (the default: grey value or luminance)
+__device__ inline float bitmap_eval_1(const SceneData& s, const BitmapRecord& t, const SurfacePoint& sp) {
+    return tex_scalar(bitmap_eval(s, t, sp));
 }

@@ -301,6 +301,11 @@ impl Completion {
         self.cv.notify_all();
     }
 
+    /// Whether the render has ended.
+    pub fn is_set(&self) -> bool {
+        *self.done.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Waits until the render has ended or `timeout` has passed; whether it has ended.
     pub fn wait_timeout(&self, timeout: std::time::Duration) -> bool {
         let done = self.done.lock().unwrap_or_else(|p| p.into_inner());
@@ -352,7 +357,12 @@ impl RenderJob {
     /// Whether the render has finished (successfully or not); in a forked child always
     /// (it can never finish there, and [`Self::wait`] says so at once).
     pub fn is_finished(&self) -> bool {
-        self.forked() || self.handle.as_ref().is_none_or(|h| h.is_finished())
+        // the completion is set as the render's closure returns, a moment before the
+        // thread itself has exited (what the handle reports): either means done, and a
+        // `wait` after it returns at once
+        self.forked()
+            || self.completion.is_set()
+            || self.handle.as_ref().is_none_or(|h| h.is_finished())
     }
 
     /// Blocks until the render is done and returns the image. In a process forked from

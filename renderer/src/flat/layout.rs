@@ -5,13 +5,13 @@
 //!
 //! Plugin records are not listed here: each plugin declares its own
 //! ([`crate::device_record!`]) and its category's registry generates the CUDA checks
-//! (e.g. [`crate::bsdfs::registry::layout`]).
+//! (e.g. [`crate::bsdfs::registry::layout`]); [`plugin_layout`] lists them all.
 
 use std::mem::{offset_of, size_of};
 
 use super::{FlatBvhNode, FlatUnitPrim};
 use super::{FlatCamera, FlatFilm, FlatIntegrator, FlatSampler, FlatShape};
-use super::{FlatDist1D, FlatDist2D, FlatEmitter, FlatTexture};
+use super::{FlatDist1D, FlatDist2D, FlatEmitter};
 use crate::accel::LeafPrim;
 use crate::plugin::record::{field_size, LayoutEntry, RecordRef};
 use crate::shapes::Prim;
@@ -57,10 +57,6 @@ pub const LAYOUT: &[LayoutEntry] = layout! {
         kind, max_depth, rr_depth, hide_emitters, emitter_samples, bsdf_samples, pad
     }
     RecordRef { kind, offset }
-    FlatTexture {
-        kind, offset, width, height, channels, filter, wrap, color0, color1, pad0, to_uv,
-        color, pad1
-    }
     FlatEmitter {
         kind, shape, tex, dist, offset, width, height, scale, vec, tex2, to_world, to_local,
         params
@@ -68,3 +64,11 @@ pub const LAYOUT: &[LayoutEntry] = layout! {
     FlatDist1D { offset, n, sum, pad }
     FlatDist2D { rows, h, marginal, pad }
 };
+
+/// The layout entries of every registry's records, in the order
+/// `hg_plugin_layout_table` (parity.cu) writes them: the BSDFs', then the textures'.
+pub fn plugin_layout() -> Vec<LayoutEntry> {
+    let mut all = crate::bsdfs::registry::layout();
+    all.extend(crate::textures::registry::layout());
+    all
+}

@@ -37,10 +37,14 @@
 //!   its CUDA twin by the registry), one after another in the word array `bsdf_data`
 //!   (16-byte slots, handle order), and a [`RecordRef`] `{kind, offset}` per BSDF in
 //!   `bsdfs` ([`crate::bsdfs::registry::flatten`]).
-//! * Texture and emitter records are Rust enums; `Mat3`/`Vec3` fields would tie the GPU
-//!   layout to glam, so they get flattened twins ([`materials`]): a tag plus fixed word
-//!   slots (80/128 bytes), with the texels and the sampling distributions
-//!   (`Distribution1D/2D`) in side arrays of floats.
+//! * Textures: as BSDFs, each plugin's own record (`textures/<name>.rs`) in the word
+//!   array `tex_data` and a [`RecordRef`] per texture in `textures`
+//!   ([`crate::textures::registry::flatten`]); a bitmap's record says where its image
+//!   starts in `texels`, every image one after another.
+//! * Emitter records are Rust enums; `Mat3`/`Vec3` fields would tie the GPU layout to
+//!   glam, so they get flattened twins ([`materials`]): a tag plus fixed word slots (144
+//!   bytes), with the sampling distributions (`Distribution1D/2D`) in side arrays of
+//!   floats.
 
 use std::mem::{offset_of, size_of};
 
@@ -241,8 +245,10 @@ pub struct FlatScene {
     pub bsdfs: Vec<FlatBsdf>,
     /// The BSDF records, in handle order, each in a 16-byte slot.
     pub bsdf_data: Vec<u32>,
-    /// Textures.
-    pub textures: Vec<FlatTexture>,
+    /// Each texture's kind and where its record starts in `tex_data`.
+    pub textures: Vec<RecordRef>,
+    /// The texture records, in handle order, each in a 16-byte slot.
+    pub tex_data: Vec<u32>,
     /// Texels of every bitmap and envmap, image after image.
     pub texels: Vec<f32>,
     /// Where each image of the texture store starts in `texels`.
@@ -446,12 +452,12 @@ impl FlatScene {
             (Vec::new(), image_offsets(&scene.textures.images)?)
         };
         let offsets = &image_offsets;
+        let (textures, tex_data) = crate::textures::registry::flatten(&scene.textures, offsets);
         let mut flat = FlatScene {
             bsdfs,
             bsdf_data: bsdf_data.words,
-            textures: (scene.textures.records.iter())
-                .map(|t| flatten_texture(t, offsets, scene.textures.attributes.shapes))
-                .collect(),
+            textures,
+            tex_data: tex_data.words,
             attrs: scene.textures.attributes.words.clone(),
             emitters: (scene.emitters.iter())
                 .map(|e| flatten_emitter(e, offsets))
@@ -552,6 +558,7 @@ impl FlatScene {
             ("dist2d", as_bytes(&self.dist2d)),
             ("dist_data", as_bytes(&self.dist_data)),
             ("bsphere", as_bytes(&self.bsphere)),
+            ("tex_data", as_bytes(&self.tex_data)),
         ]
     }
 }
@@ -595,7 +602,6 @@ unsafe impl Pod for FlatBvhNode {}
 unsafe impl Pod for LeafPrim {}
 unsafe impl Pod for FlatUnitPrim {}
 unsafe impl Pod for Prim {}
-unsafe impl Pod for FlatTexture {}
 unsafe impl Pod for FlatEmitter {}
 unsafe impl Pod for FlatDist1D {}
 unsafe impl Pod for FlatDist2D {}
@@ -608,16 +614,16 @@ pub mod unit_prims;
 pub use unit_prims::FlatUnitPrim;
 pub mod materials;
 pub use crate::plugin::record::LayoutEntry;
-pub use layout::LAYOUT;
-use materials::{flatten_dist2d, flatten_emitter, flatten_texture, push_dist1d};
-pub use materials::{FlatBsdf, FlatDist1D, FlatDist2D, FlatEmitter, FlatTexture};
+pub use layout::{plugin_layout, LAYOUT};
+use materials::{flatten_dist2d, flatten_emitter, push_dist1d};
+pub use materials::{FlatBsdf, FlatDist1D, FlatDist2D, FlatEmitter};
 
 // Sizes fixed by the CUDA twins (no implicit padding is asserted by `LAYOUT`'s macro).
 const _: () = assert!(size_of::<FlatShape>() == 160);
 const _: () = assert!(size_of::<FlatCamera>() == 80);
 const _: () = assert!(size_of::<FlatFilm>() == 64 && size_of::<FlatSampler>() == 16);
 const _: () = assert!(size_of::<FlatIntegrator>() == 32);
-const _: () = assert!(size_of::<FlatBsdf>() == 8 && size_of::<FlatTexture>() == 80);
+const _: () = assert!(size_of::<FlatBsdf>() == 8);
 const _: () = assert!(size_of::<FlatEmitter>() == 144 && size_of::<FlatDist1D>() == 16);
 const _: () = assert!(size_of::<Prim>() == 8 && size_of::<LeafPrim>() == 48);
 const _: () = assert!(size_of::<FlatUnitPrim>() == 64);

@@ -4,9 +4,10 @@
 //! A plugin's `build` reads its properties ([`Props`]) and asks its [`BuildContext`]
 //! for what it cannot make itself — a texture (a constant, a nested texture or a
 //! reference to one), a texture's mean (sampling weights, range checks), a nested
-//! BSDF or emitter, a nested film or filter, a file next to the scene, the scene's
-//! geometry (shapes add their records to it) — and declares its editable parameters there (Mitsuba's `traverse`). The scene
-//! builder implements the trait; plugins import this module and never the builder, so
+//! BSDF or emitter, a nested film or filter, a file next to the scene, an image, a mesh
+//! attribute's slot, the scene's geometry (shapes add their records to it) — and
+//! declares its editable parameters there (Mitsuba's `traverse`). The scene builder
+//! implements the trait; plugins import this module and never the builder, so
 //! the builder can build every category through its registry without an import cycle.
 //!
 //! [`record`] holds what the device side needs: [`record::Pod`] records, the
@@ -31,7 +32,7 @@ use crate::math::{Color, Transform};
 use crate::scene::cache::LoadCache;
 use crate::scene::desc::{Category, ObjectDesc};
 use crate::scene::params::{ParamValue, Range, Target};
-use crate::scene::props::{Props, Value};
+use crate::scene::props::{PixelArray, Props, Value};
 use crate::shapes::Geometry;
 
 /// Handle of a texture record (`u32` index into the scene's textures).
@@ -138,6 +139,23 @@ pub trait BuildContext {
 
     /// The scene's geometry built so far (shapes add their records and groups here).
     fn geometry(&mut self) -> &mut Geometry;
+
+    /// The image a plugin reads, in its stored form: `filename` (relative to the scene
+    /// file; decoded once per scene) or in-memory pixels under `bitmap` or `data`
+    /// ([`crate::textures::image_file::from_props`]); `raw` keeps 8/16-bit values as
+    /// stored.
+    fn image(&self, p: &Props, raw: bool) -> Result<Arc<PixelArray>>;
+
+    /// Adds an image to the scene's texture store and returns its index.
+    fn add_image(&mut self, img: Arc<PixelArray>) -> Result<u32>;
+
+    /// Declares image parameter `name` (the texels as stored); setting it replaces the
+    /// file or array the image came from.
+    fn declare_image(&mut self, name: &str, img: &Arc<PixelArray>);
+
+    /// The slot of mesh attribute `name` in the scene's attribute table (a new one the
+    /// first time; `loc` is where it was asked for, for the error when no shape has it).
+    fn attribute_slot(&mut self, name: &str, loc: &Loc) -> u32;
 }
 
 /// A registered plugin as listings show it: its scene `type` and its manual (the

@@ -18,6 +18,7 @@ use super::PluginInfo;
 pub fn registered() -> Vec<PluginInfo> {
     let mut out = crate::shapes::REGISTRY.to_vec();
     out.extend(crate::bsdfs::REGISTRY.iter().map(|e| e.info));
+    out.extend(crate::textures::REGISTRY.iter().map(|e| e.info));
     for category in [
         crate::sensors::REGISTRY,
         crate::films::REGISTRY,
@@ -150,6 +151,7 @@ pub(crate) mod testing {
             [
                 "shape",
                 "bsdf",
+                "texture",
                 "sensor",
                 "film",
                 "rfilter",

@@ -404,7 +404,7 @@ impl BuildCtx {
 
     /// Adds a constant texture.
     pub fn add_constant(&mut self, c: Color) -> Result<TexRef> {
-        self.add_texture(AnyTexture::Constant(c))
+        self.add_texture(AnyTexture::Constant(textures::Constant::new(c)))
     }
 
     /// Adds an image to the texture store.
@@ -568,6 +568,7 @@ impl BuildCtx {
         }
         let t = self.scoped(obj, via, Some(Alloc::Texture), |ctx| {
             let t = textures::build(obj, ctx)?;
+            let t = ctx.add_texture(t)?;
             Ok((t, t))
         })?;
         if let Some(id) = &obj.id {
@@ -739,12 +740,7 @@ impl BuildCtx {
     /// Declares image parameter `name` (a bitmap's or environment map's texels, as
     /// stored); setting it replaces the file or array the image came from.
     pub fn declare_image(&mut self, _p: &Props, name: &str, img: &Arc<PixelArray>) -> Result<()> {
-        let target = Target::Prop {
-            set: "data".to_string(),
-            remove: vec!["filename".into(), "bitmap".into()],
-        };
-        let value = ParamValue::Tensor(TensorValue::host(img.clone()));
-        self.declare(name, value, target, Range::Any);
+        BuildContext::declare_image(self, name, img);
         Ok(())
     }
 
@@ -771,7 +767,9 @@ impl BuildCtx {
             via: obj.loc.clone(),
         });
         let res = match rec.category {
-            Category::Texture => textures::build(obj, self).map(drop),
+            Category::Texture => textures::build(obj, self)
+                .and_then(|t| self.add_texture(t))
+                .map(drop),
             Category::Bsdf => self.build_bsdf_record(obj).map(drop),
             Category::Emitter => self.build_emitter_record(obj, rec.shape).map(drop),
             c => Err(Error::Render(format!(
@@ -875,6 +873,27 @@ impl BuildContext for BuildCtx {
 
     fn geometry(&mut self) -> &mut Geometry {
         &mut self.geom
+    }
+
+    fn image(&self, p: &Props, raw: bool) -> Result<Arc<PixelArray>> {
+        textures::image_file::from_props(p, self, raw)
+    }
+
+    fn add_image(&mut self, img: Arc<PixelArray>) -> Result<u32> {
+        BuildCtx::add_image(self, img)
+    }
+
+    fn declare_image(&mut self, name: &str, img: &Arc<PixelArray>) {
+        let target = Target::Prop {
+            set: "data".to_string(),
+            remove: vec!["filename".into(), "bitmap".into()],
+        };
+        let value = ParamValue::Tensor(TensorValue::host(img.clone()));
+        self.declare(name, value, target, Range::Any);
+    }
+
+    fn attribute_slot(&mut self, name: &str, loc: &Loc) -> u32 {
+        self.textures.attributes.slot(name, loc)
     }
 }
 

@@ -22,11 +22,10 @@
 //! </texture>
 //! ```
 
-use super::image_file;
-use super::UvTransform;
+use super::{RecordCtx, SurfacePoint, TexturePlugin, TextureStore, UvTransform};
 use crate::error::{Error, Result};
 use crate::math::{floor_i32, luminance, Color, Vec2};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::BuildContext;
 use crate::scene::props::Props;
 
 /// How texels are reconstructed between their centres.
@@ -51,10 +50,9 @@ pub enum WrapMode {
     Clamp = 2,
 }
 
-/// The bitmap texture record; texels live in [`super::TextureStore::images`].
+/// The bitmap texture; texels live in [`super::TextureStore::images`].
 #[derive(Clone, Copy, Debug, PartialEq)]
-#[repr(C)]
-pub struct BitmapTex {
+pub struct Bitmap {
     /// Index of the image in [`super::TextureStore::images`].
     pub image: u32,
     /// Width in texels.
@@ -71,9 +69,42 @@ pub struct BitmapTex {
     pub to_uv: UvTransform,
 }
 
-impl BitmapTex {
+/// The record the kernels read: the bitmap with its image resolved to where its texels
+/// start in the flat texel array.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct BitmapRecord {
+    /// The image's first value in the flat texel array.
+    pub offset: u32,
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels.
+    pub height: u32,
+    /// Channels per texel (1 or 3).
+    pub channels: u32,
+    /// [`FilterType`] as its `u32`.
+    pub filter: u32,
+    /// [`WrapMode`] as its `u32`.
+    pub wrap: u32,
+    /// Applied to surface uv before the lookup.
+    pub to_uv: UvTransform,
+}
+crate::device_record!(BitmapRecord {
+    offset,
+    width,
+    height,
+    channels,
+    filter,
+    wrap,
+    to_uv: UvTransform
+});
+
+impl TexturePlugin for Bitmap {
+    type Record = BitmapRecord;
+    const GRADIENT: bool = true;
+
     /// Reads the plugin's parameters, adding the image to the scene's texture store.
-    pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
+    fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {
         let filter = match p
             .choice("filter_type", "bilinear", &["bilinear", "nearest"])?
             .as_str()
@@ -97,13 +128,13 @@ impl BitmapTex {
             &["auto", "variant", "float16", "fp16", "uint8"],
         )?;
         let to_uv = UvTransform::from_props(p, "to_uv")?;
-        let img = image_file::from_props(p, ctx, raw)?;
+        let img = ctx.image(p, raw)?;
         if img.data.len() > u32::MAX as usize || img.width.max(img.height) > 1 << 24 {
             return Err(Error::param(&p.loc, "filename", "image too large"));
         }
         let (width, height, channels) = (img.width, img.height, img.channels);
-        ctx.declare_image(p, "data", &img)?;
-        Ok(BitmapTex {
+        ctx.declare_image("data", &img);
+        Ok(Bitmap {
             image: ctx.add_image(img)?,
             width: width as u32,
             height: height as u32,
@@ -114,6 +145,34 @@ impl BitmapTex {
         })
     }
 
+    fn record(&self, at: &RecordCtx) -> BitmapRecord {
+        BitmapRecord {
+            offset: at.image_offsets[self.image as usize],
+            width: self.width,
+            height: self.height,
+            channels: self.channels,
+            filter: self.filter as u32,
+            wrap: self.wrap as u32,
+            to_uv: self.to_uv,
+        }
+    }
+
+    #[inline]
+    fn eval(&self, st: &TextureStore, at: &SurfacePoint) -> Color {
+        self.eval_texels(st.image(self.image), at.uv)
+    }
+
+    #[inline]
+    fn eval_1_grad(&self, st: &TextureStore, at: &SurfacePoint) -> Vec2 {
+        self.grad_texels(st.image(self.image), at.uv)
+    }
+
+    fn mean(&self, st: &TextureStore) -> Color {
+        self.mean_texels(st.image(self.image))
+    }
+}
+
+impl Bitmap {
     /// The texel at integer coordinates (wrapped per [`Self::wrap`]).
     #[inline]
     fn texel(&self, texels: &[f32], x: i32, y: i32) -> Color {
@@ -127,9 +186,9 @@ impl BitmapTex {
         }
     }
 
-    /// The filtered value at surface coordinates `uv`.
+    /// The filtered value of `texels` (this texture's image) at surface coordinates `uv`.
     #[inline]
-    pub fn eval(&self, texels: &[f32], uv: Vec2) -> Color {
+    pub fn eval_texels(&self, texels: &[f32], uv: Vec2) -> Color {
         let uv = self.to_uv.apply(uv);
         let res = Vec2::new(self.width as f32, self.height as f32);
         // keep far-away coordinates inside i32 (NaN becomes texel 0)
@@ -156,7 +215,7 @@ impl BitmapTex {
     /// respect to the surface's uv, as Mitsuba 3.9's `eval_1_grad`: the bilinear
     /// interpolant's derivative, carried through the uv map by its transpose and scaled
     /// by the resolution; zero for nearest lookups.
-    pub fn eval_1_grad(&self, texels: &[f32], uv: Vec2) -> Vec2 {
+    pub fn grad_texels(&self, texels: &[f32], uv: Vec2) -> Vec2 {
         if self.filter != FilterType::Bilinear {
             return Vec2::ZERO;
         }
@@ -183,7 +242,7 @@ impl BitmapTex {
     }
 
     /// The average texel value of `texels` (this texture's image).
-    pub fn mean(&self, texels: &[f32]) -> Color {
+    pub fn mean_texels(&self, texels: &[f32]) -> Color {
         let n = (self.width * self.height) as usize;
         let c = self.channels as usize;
         let data = &texels[..n * c];
@@ -198,7 +257,7 @@ impl BitmapTex {
 
     /// The mean luminance (Mitsuba's scalar `mean()` of a bitmap).
     pub fn mean_luminance(&self, texels: &[f32]) -> f32 {
-        luminance(self.mean(texels))
+        luminance(self.mean_texels(texels))
     }
 }
 
@@ -225,6 +284,7 @@ mod tests {
     use super::*;
     use crate::error::Loc;
     use crate::math::Transform;
+    use crate::scene::builder::BuildCtx;
     use crate::scene::props::{PixelArray, Value};
     use crate::textures::image_file::tests::scratch;
     use crate::textures::{AnyTexture, TextureStore};
@@ -252,7 +312,7 @@ mod tests {
         let mut ctx = BuildCtx::default();
         ctx.textures.add_constant(Color::ONE); // so the handles are exercised
         ctx.textures.add_image(ramp(1, 1));
-        let b = BitmapTex::build(&p, &mut ctx)?;
+        let b = Bitmap::build(&p, &mut ctx)?;
         p.check_unused("bitmap")?;
         let t = ctx.textures.add(AnyTexture::Bitmap(b));
         Ok((ctx.textures, t))
@@ -342,11 +402,11 @@ mod tests {
             p.insert("raw", Value::Bool(raw), Loc::new("t.xml", 4, 1))
                 .unwrap();
             let mut ctx = BuildCtx::default();
-            let b = BitmapTex::build(&p, &mut ctx).unwrap();
+            let b = Bitmap::build(&p, &mut ctx).unwrap();
             let st = ctx.textures;
             let texels = st.image(b.image);
-            assert!((b.eval(texels, Vec2::new(0.5, 0.25)).x - top).abs() < 1e-6);
-            assert!((b.eval(texels, Vec2::new(0.5, 0.75)).y - 1.0).abs() < 1e-6);
+            assert!((b.eval_texels(texels, Vec2::new(0.5, 0.25)).x - top).abs() < 1e-6);
+            assert!((b.eval_texels(texels, Vec2::new(0.5, 0.75)).y - 1.0).abs() < 1e-6);
         }
     }
 
@@ -399,7 +459,7 @@ mod tests {
             Loc::new("t.xml", 5, 1),
         )
         .unwrap();
-        let e = BitmapTex::build(&p, &mut BuildCtx::default())
+        let e = Bitmap::build(&p, &mut BuildCtx::default())
             .unwrap_err()
             .to_string();
         assert!(
@@ -433,9 +493,9 @@ mod tests {
         let mut rng = crate::math::Pcg32::new(9, 1);
         for _ in 0..200 {
             let uv = Vec2::new(rng.next_f32() * 3.0 - 1.0, rng.next_f32() * 3.0 - 1.0);
-            let g = b.eval_1_grad(img, uv);
+            let g = b.grad_texels(img, uv);
             let h = 1e-3;
-            let f = |d: Vec2| b.eval(img, uv + d).x as f64;
+            let f = |d: Vec2| b.eval_texels(img, uv + d).x as f64;
             let fd = Vec2::new(
                 ((f(Vec2::new(h, 0.0)) - f(Vec2::new(-h, 0.0))) / (2.0 * h as f64)) as f32,
                 ((f(Vec2::new(0.0, h)) - f(Vec2::new(0.0, -h))) / (2.0 * h as f64)) as f32,

@@ -18,10 +18,10 @@
 //! </texture>
 //! ```
 
-use super::{TexRef, UvTransform};
+use super::{RecordCtx, SurfacePoint, TexRef, TexturePlugin, TextureStore, UvTransform};
 use crate::error::Result;
 use crate::math::{Color, Vec2};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::BuildContext;
 use crate::scene::props::Props;
 
 /// The checkerboard record.
@@ -35,17 +35,13 @@ pub struct Checkerboard {
     /// Applied to surface uv before the pattern test.
     pub to_uv: UvTransform,
 }
+crate::device_record!(Checkerboard {
+    color0,
+    color1,
+    to_uv: UvTransform
+});
 
 impl Checkerboard {
-    /// Reads the plugin's parameters.
-    pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
-        Ok(Checkerboard {
-            color0: ctx.texture(p, "color0", Some(Color::splat(0.4)))?,
-            color1: ctx.texture(p, "color1", Some(Color::splat(0.2)))?,
-            to_uv: UvTransform::from_props(p, "to_uv")?,
-        })
-    }
-
     /// Whether `uv` lies in a `color0` cell.
     #[inline]
     pub fn is_color0(&self, uv: Vec2) -> bool {
@@ -55,10 +51,52 @@ impl Checkerboard {
     }
 }
 
+impl TexturePlugin for Checkerboard {
+    type Record = Self;
+    const PICKS: bool = true;
+
+    fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {
+        Ok(Checkerboard {
+            color0: ctx.texture(p, "color0", Some(Color::splat(0.4)))?,
+            color1: ctx.texture(p, "color1", Some(Color::splat(0.2)))?,
+            to_uv: UvTransform::from_props(p, "to_uv")?,
+        })
+    }
+
+    fn record(&self, _at: &RecordCtx) -> Self {
+        *self
+    }
+
+    #[inline]
+    fn eval(&self, st: &TextureStore, at: &SurfacePoint) -> Color {
+        let which = if self.is_color0(at.uv) {
+            self.color0
+        } else {
+            self.color1
+        };
+        st.eval(which, at)
+    }
+
+    #[inline]
+    fn eval_1(&self, st: &TextureStore, at: &SurfacePoint) -> f32 {
+        let which = if self.is_color0(at.uv) {
+            self.color1
+        } else {
+            self.color0
+        };
+        st.eval_1(which, at)
+    }
+
+    fn mean(&self, st: &TextureStore) -> Color {
+        0.5 * (st.mean(self.color0) + st.mean(self.color1))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::Loc;
+    use crate::scene::builder::BuildCtx;
     use crate::scene::desc::{Category, ObjectDesc};
     use crate::scene::props::Value;
     use crate::textures::{build, TextureStore};
@@ -79,6 +117,7 @@ mod tests {
         };
         let mut ctx = BuildCtx::default();
         let t = build(&obj, &mut ctx).unwrap();
+        let t = ctx.add_texture(t).unwrap();
         (ctx.textures, t)
     }
 

@@ -20,58 +20,98 @@
 //! </texture>
 //! ```
 
-use super::SurfacePoint;
+use super::{RecordCtx, SurfacePoint, TexturePlugin, TextureStore};
 use crate::error::{Error, Loc, Result};
 use crate::math::{Color, Vec3};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::BuildContext;
 use crate::scene::params::{ParamValue, Range, Target};
 use crate::scene::props::Props;
 use crate::shapes::Geometry;
 
-/// The texture record: which attribute (a slot of [`AttributeTable::names`]) and the
-/// scale.
+/// The texture: which attribute (a slot of [`AttributeTable::names`]) and the scale.
 #[derive(Clone, Copy, Debug, PartialEq)]
-#[repr(C)]
-pub struct MeshAttributeTex {
+pub struct MeshAttribute {
     /// The attribute's slot.
     pub slot: u32,
     /// `scale`.
     pub scale: f32,
 }
 
-/// Reads the plugin's parameters.
-pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<MeshAttributeTex> {
-    if !p.has("name") {
-        return Err(Error::param(
-            &p.loc,
-            "name",
-            "is required (\"vertex_<name>\" or \"face_<name>\")",
-        ));
-    }
-    let name = p.string("name", "")?;
-    if !(name.starts_with("vertex_") || name.starts_with("face_")) || name.len() <= 5 {
-        return Err(Error::param(
-            &p.entry_loc("name"),
-            "name",
-            format!("must start with \"vertex_\" or \"face_\", got \"{name}\""),
-        ));
-    }
-    let scale = p.float("scale", 1.0)?;
-    if !scale.is_finite() {
-        return Err(Error::param(
-            &p.entry_loc("scale"),
+/// The record the kernels read: the texture with the attribute table's row length.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct MeshAttributeRecord {
+    /// The attribute's slot (a row of the table).
+    pub slot: u32,
+    /// The shapes per row of the table ([`AttributeTable::shapes`]).
+    pub shapes: u32,
+    /// `scale`.
+    pub scale: f32,
+}
+crate::device_record!(MeshAttributeRecord {
+    slot,
+    shapes,
+    scale
+});
+
+impl TexturePlugin for MeshAttribute {
+    type Record = MeshAttributeRecord;
+
+    fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {
+        if !p.has("name") {
+            return Err(Error::param(
+                &p.loc,
+                "name",
+                "is required (\"vertex_<name>\" or \"face_<name>\")",
+            ));
+        }
+        let name = p.string("name", "")?;
+        if !(name.starts_with("vertex_") || name.starts_with("face_")) || name.len() <= 5 {
+            return Err(Error::param(
+                &p.entry_loc("name"),
+                "name",
+                format!("must start with \"vertex_\" or \"face_\", got \"{name}\""),
+            ));
+        }
+        let scale = p.float("scale", 1.0)?;
+        if !scale.is_finite() {
+            return Err(Error::param(
+                &p.entry_loc("scale"),
+                "scale",
+                format!("must be finite, got {scale}"),
+            ));
+        }
+        ctx.declare(
             "scale",
-            format!("must be finite, got {scale}"),
-        ));
+            ParamValue::Float(scale as f64),
+            Target::prop("scale"),
+            Range::Any,
+        );
+        let slot = ctx.attribute_slot(&name, &p.loc);
+        Ok(MeshAttribute { slot, scale })
     }
-    ctx.declare(
-        "scale",
-        ParamValue::Float(scale as f64),
-        Target::prop("scale"),
-        Range::Any,
-    );
-    let slot = ctx.textures.attributes.slot(&name, &p.loc);
-    Ok(MeshAttributeTex { slot, scale })
+
+    fn record(&self, at: &RecordCtx) -> MeshAttributeRecord {
+        MeshAttributeRecord {
+            slot: self.slot,
+            shapes: at.attr_shapes,
+            scale: self.scale,
+        }
+    }
+
+    #[inline]
+    fn eval(&self, st: &TextureStore, at: &SurfacePoint) -> Color {
+        st.attributes.eval(self, at)
+    }
+
+    #[inline]
+    fn eval_1(&self, st: &TextureStore, at: &SurfacePoint) -> f32 {
+        st.attributes.eval_1(self, at)
+    }
+
+    fn mean(&self, st: &TextureStore) -> Color {
+        st.attributes.mean(self)
+    }
 }
 
 /// Words per entry of the lookup table: the attribute's first value in
@@ -100,7 +140,7 @@ pub struct AttributeTable {
 
 impl AttributeTable {
     /// The slot of attribute `name` (a new one the first time).
-    fn slot(&mut self, name: &str, loc: &Loc) -> u32 {
+    pub fn slot(&mut self, name: &str, loc: &Loc) -> u32 {
         match self.names.iter().position(|(n, _)| n == name) {
             Some(i) => i as u32,
             None => {
@@ -246,7 +286,7 @@ impl AttributeTable {
 
     /// A colour lookup (Mitsuba's `eval`): one value in every channel, or three.
     #[inline]
-    pub fn eval(&self, t: &MeshAttributeTex, at: &SurfacePoint) -> Color {
+    pub fn eval(&self, t: &MeshAttribute, at: &SurfacePoint) -> Color {
         match self.lookup(t.slot, at) {
             (v, 1) => Color::splat(v.x * t.scale),
             (v, 3) => v * t.scale,
@@ -255,7 +295,7 @@ impl AttributeTable {
     }
 
     /// The mean colour (Mitsuba has none; used only for sampling weights).
-    pub fn mean(&self, t: &MeshAttributeTex) -> Color {
+    pub fn mean(&self, t: &MeshAttribute) -> Color {
         match self.means.get(t.slot as usize) {
             Some(&(v, 1)) => Color::splat(v.x * t.scale),
             Some(&(v, 3)) => v * t.scale,
@@ -265,7 +305,7 @@ impl AttributeTable {
 
     /// A float lookup (Mitsuba's `eval_1`): one-value attributes only.
     #[inline]
-    pub fn eval_1(&self, t: &MeshAttributeTex, at: &SurfacePoint) -> f32 {
+    pub fn eval_1(&self, t: &MeshAttribute, at: &SurfacePoint) -> f32 {
         match self.lookup(t.slot, at) {
             (v, 1) => v.x * t.scale,
             _ => 0.0,

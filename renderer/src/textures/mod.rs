@@ -1,10 +1,68 @@
 //! Textures: every colour or float parameter of a BSDF or emitter is a
 //! [`TexRef`] into the scene's [`TextureStore`]; a constant is a texture too,
-//! so plugins never special-case "value or texture".
+//! so plugins never special-case "value or texture". One file per plugin (the file stem
+//! is the scene `type`), listed once in the registry at the bottom of this file;
+//! everything else about the category is derived from that list.
 //!
-//! Registry: `bitmap`, `checkerboard`, `mesh_attribute`, `rawconstant` (one file each); constants come
-//! from `<rgb>`/`<float>` properties (and `rawconstant`, without colour conversion). [`image_file`] loads images for `bitmap` and
-//! the `envmap` emitter.
+//! Every `<rgb>`, `<float>` or `<spectrum>` parameter of a plugin becomes a texture of
+//! the [`rawconstant`] plugin (its record is the colour, converted for its use; a
+//! `rawconstant` object is the same record without the conversion), so the kernels'
+//! constant lookup is one read of that record. [`image_file`] loads images for
+//! `bitmap` and the `envmap` emitter.
+//!
+//! # Adding a texture
+//!
+//! A plugin is three things, and nothing outside them changes:
+//!
+//! 1. **`src/textures/<name>.rs`**: the module doc is the plugin's manual (a first
+//!    sentence `` `<name>`: ... ``, a `| parameter | type | default | meaning |` table,
+//!    an XML example; `heliograph plugins <name>` prints it). The file defines the
+//!    plugin's record, a `#[repr(C)]` struct of `u32`/`f32` fields (texture handles are
+//!    [`TexRef`]s, uv maps [`UvTransform`]s) declared with
+//!    [`device_record!`](crate::device_record), and implements [`TexturePlugin`]:
+//!    `build` reads the properties through a [`BuildContext`] (nested textures, images,
+//!    mesh attributes, parameter declarations — never the scene builder itself),
+//!    `record` gives the record with what only the flattening knows ([`RecordCtx`]:
+//!    where an image's texels start, the attribute table's row length), and
+//!    `eval`/`eval_1`/`eval_1_grad`/`mean` evaluate it on the CPU. The flags (`PICKS`,
+//!    `GRADIENT`) say which functions its twin has. Its tests sit at the bottom.
+//! 2. **`kernels/textures/<name>.cuh`**: the CUDA twin. It includes `texture.cuh`,
+//!    defines the record's twin with the same name, field names and order (the layout
+//!    checks compare it with the Rust record on every compile and on the GPU), and
+//!    `<name>_eval`, `<name>_eval_1` (or, for a plugin that `PICKS`, `<name>_pick`,
+//!    `<name>_pick_1`) and with `GRADIENT` `<name>_eval_1_grad`, with the signatures
+//!    of [`registry`]'s dispatch, repeating the Rust float operations in the same order.
+//! 3. **One line** in [`register_textures!`](registry) below, `TAG = module::Plugin`,
+//!    appended at the end (a line's position is its tag), next to the module's
+//!    `pub mod` line.
+//!
+//! From the list, the registry derives: the [`AnyTexture`] enum and its dispatch, the
+//! [`tag`] constants, [`KNOWN`] (unknown types get a "did you mean"), the build match
+//! ([`build`]), the flattening into device records ([`registry::flatten`]: a
+//! [`RecordRef`](crate::plugin::record::RecordRef) `{kind, offset}` per texture and the
+//! records in one word blob, each in a 16-byte slot), the record layout checks, and the
+//! CUDA side — the `HG_TEX_<TAG>` defines, the `#include` of every twin and the dispatch
+//! `switch`es, generated as the kernel file `textures/registry.cuh`
+//! ([`registry::cuda_source`]) — as well as the listing of `heliograph plugins`.
+//!
+//! ```ignore
+//! //! `gradient`: ... manual ...
+//! #[derive(Clone, Copy, Debug, PartialEq)]
+//! #[repr(C)]
+//! pub struct Gradient {
+//!     /// Colour at u = 0 and u = 1.
+//!     pub from: TexRef,
+//!     pub to: TexRef,
+//! }
+//! device_record!(Gradient { from, to });
+//!
+//! impl TexturePlugin for Gradient {
+//!     type Record = Self;
+//!     fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> { ... }
+//!     fn record(&self, _at: &RecordCtx) -> Self { *self }
+//!     fn eval(..) { .. }  fn mean(..) { .. }
+//! }
+//! ```
 
 pub mod bitmap;
 pub mod checkerboard;
@@ -12,18 +70,21 @@ pub mod image_file;
 pub mod mesh_attribute;
 pub mod rawconstant;
 
-pub use bitmap::{BitmapTex, FilterType, WrapMode};
-pub use checkerboard::Checkerboard;
-pub use mesh_attribute::{AttributeTable, MeshAttributeTex};
+pub mod registry;
+
+pub use bitmap::{FilterType, WrapMode};
+pub use mesh_attribute::AttributeTable;
 
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::math::{luminance, Color, Frame, Vec2, Vec3};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::record::{DeviceRecord, LayoutEntry};
+use crate::plugin::BuildContext;
 use crate::scene::desc::ObjectDesc;
 use crate::scene::props::{PixelArray, Props};
 use crate::shapes::Hit;
+use registry::{register_textures, RecordCtx, TextureEntry};
 
 /// A handle into [`TextureStore::records`].
 pub use crate::plugin::TexRef;
@@ -65,6 +126,7 @@ impl UvTransform {
         )
     }
 }
+crate::device_record!(UvTransform { m });
 
 /// Where a texture or a BSDF is evaluated: the texture coordinates, the mesh data that
 /// `mesh_attribute` reads, and the differential geometry that `bumpmap` reads, in the
@@ -121,18 +183,60 @@ impl SurfacePoint {
     }
 }
 
-/// One texture record (plain data; bitmaps point into [`TextureStore::texels`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[repr(C, u32)]
-pub enum AnyTexture {
-    /// A constant colour.
-    Constant(Color),
-    /// An image texture.
-    Bitmap(BitmapTex),
-    /// A procedural checkerboard.
-    Checkerboard(Checkerboard),
-    /// A value stored on the mesh that was hit.
-    MeshAttribute(MeshAttributeTex),
+/// A texture plugin: how it is built, what the kernels read, and how it is evaluated on
+/// the CPU (its CUDA twin repeats the lookups; see the module docs).
+pub trait TexturePlugin: Copy + std::fmt::Debug + PartialEq {
+    /// The record the kernels read: `Self` when the plugin is plain data already, else a
+    /// record with what only the flattening knows (where an image's texels start).
+    type Record: DeviceRecord;
+
+    /// Picks another texture per point instead of producing a value (`checkerboard`):
+    /// its twin defines `<name>_pick` and `<name>_pick_1` (the handle that `eval` and
+    /// `eval_1` evaluate instead), which the kernels follow iteratively; the others'
+    /// twins define `<name>_eval` and `<name>_eval_1`.
+    const PICKS: bool = false;
+    /// Has a uv gradient of `eval_1` (`bitmap`): its twin defines `<name>_eval_1_grad`;
+    /// the other kinds' gradient is zero.
+    const GRADIENT: bool = false;
+
+    /// Reads the plugin's properties (every one must be read: the registry checks).
+    fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self>;
+
+    /// The record the kernels read, with what the flattening resolved (`at`).
+    fn record(&self, at: &RecordCtx) -> Self::Record;
+
+    /// The colour at `at` (`st` holds the scene's textures, images and attributes).
+    fn eval(&self, st: &TextureStore, at: &SurfacePoint) -> Color;
+
+    /// The value used as a scalar (roughness, ...): by default the grey value of the
+    /// colour, else its luminance.
+    fn eval_1(&self, st: &TextureStore, at: &SurfacePoint) -> f32 {
+        scalar(self.eval(st, at))
+    }
+
+    /// The gradient of [`Self::eval_1`] with respect to uv (for bump maps); zero for a
+    /// texture that is constant or piecewise constant in uv.
+    fn eval_1_grad(&self, _st: &TextureStore, _at: &SurfacePoint) -> Vec2 {
+        Vec2::ZERO
+    }
+
+    /// The average value over the texture's domain (for sampling weights).
+    fn mean(&self, st: &TextureStore) -> Color;
+
+    /// The colour of a constant texture; `None` for spatially varying ones.
+    fn constant(&self) -> Option<Color> {
+        None
+    }
+}
+
+/// A colour used as a scalar: its value when grey, else its luminance.
+#[inline]
+pub fn scalar(c: Color) -> f32 {
+    if c.x == c.y && c.y == c.z {
+        c.x
+    } else {
+        luminance(c)
+    }
 }
 
 /// Every texture of a scene plus the images bitmaps and environment maps read.
@@ -153,7 +257,7 @@ pub struct TextureStore {
 impl TextureStore {
     /// Adds a constant texture and returns its handle.
     pub fn add_constant(&mut self, c: Color) -> TexRef {
-        self.add(AnyTexture::Constant(c))
+        self.add(AnyTexture::Constant(Constant::new(c)))
     }
 
     /// Adds a record and returns its handle.
@@ -177,19 +281,7 @@ impl TextureStore {
     /// Evaluates texture `t` at `at`.
     #[inline]
     pub fn eval(&self, t: TexRef, at: &SurfacePoint) -> Color {
-        match &self.records[t as usize] {
-            AnyTexture::Constant(c) => *c,
-            AnyTexture::Bitmap(b) => b.eval(self.image(b.image), at.uv),
-            AnyTexture::Checkerboard(c) => {
-                let which = if c.is_color0(at.uv) {
-                    c.color0
-                } else {
-                    c.color1
-                };
-                self.eval(which, at)
-            }
-            AnyTexture::MeshAttribute(m) => self.attributes.eval(m, at),
-        }
+        self.records[t as usize].eval(self, at)
     }
 
     /// Evaluates a texture used as a scalar (roughness, ...): the luminance of its colour
@@ -197,88 +289,42 @@ impl TextureStore {
     /// Mitsuba 3's `eval_1` does.
     #[inline]
     pub fn eval_1(&self, t: TexRef, at: &SurfacePoint) -> f32 {
-        if let AnyTexture::Checkerboard(c) = &self.records[t as usize] {
-            let which = if c.is_color0(at.uv) {
-                c.color1
-            } else {
-                c.color0
-            };
-            return self.eval_1(which, at);
-        }
-        if let AnyTexture::MeshAttribute(m) = &self.records[t as usize] {
-            return self.attributes.eval_1(m, at);
-        }
-        let c = self.eval(t, at);
-        if c.x == c.y && c.y == c.z {
-            c.x
-        } else {
-            luminance(c)
-        }
+        self.records[t as usize].eval_1(self, at)
     }
 
     /// The gradient of [`Self::eval_1`] with respect to uv (for bump maps): a bitmap's
-    /// (see [`BitmapTex::eval_1_grad`]); zero for every other texture, which is constant
-    /// or piecewise constant in uv.
+    /// (see [`Bitmap::eval_1_grad`](TexturePlugin::eval_1_grad)); zero for every other
+    /// texture, which is constant or piecewise constant in uv.
     #[inline]
     pub fn eval_1_grad(&self, t: TexRef, at: &SurfacePoint) -> Vec2 {
-        match &self.records[t as usize] {
-            AnyTexture::Bitmap(b) => b.eval_1_grad(self.image(b.image), at.uv),
-            _ => Vec2::ZERO,
-        }
+        self.records[t as usize].eval_1_grad(self, at)
     }
 
     /// The average value over the texture's domain (for sampling weights).
     pub fn mean(&self, t: TexRef) -> Color {
-        match &self.records[t as usize] {
-            AnyTexture::Constant(c) => *c,
-            AnyTexture::Bitmap(b) => b.mean(self.image(b.image)),
-            AnyTexture::Checkerboard(c) => 0.5 * (self.mean(c.color0) + self.mean(c.color1)),
-            AnyTexture::MeshAttribute(m) => self.attributes.mean(m),
-        }
+        self.records[t as usize].mean(self)
     }
 
     /// The colour of a constant texture; `None` for spatially varying ones.
     pub fn constant(&self, t: TexRef) -> Option<Color> {
-        match &self.records[t as usize] {
-            AnyTexture::Constant(c) => Some(*c),
-            _ => None,
-        }
+        self.records[t as usize].constant()
     }
 }
 
-// Record layouts shared with the CUDA twins.
-const _: () = assert!(std::mem::size_of::<BitmapTex>() == 48);
-const _: () = assert!(std::mem::size_of::<Checkerboard>() == 32);
-const _: () = assert!(std::mem::size_of::<AnyTexture>() == 52);
-
-/// Names of the texture plugins, for error messages.
-pub const KNOWN: &[&str] = &["bitmap", "checkerboard", "mesh_attribute", "rawconstant"];
-
-/// Builds a `<texture>` object and returns its handle.
-pub fn build(obj: &ObjectDesc, ctx: &mut BuildCtx) -> Result<TexRef> {
-    let p = &obj.props;
-    let t = match obj.kind.as_str() {
-        "bitmap" => AnyTexture::Bitmap(BitmapTex::build(p, ctx)?),
-        "checkerboard" => AnyTexture::Checkerboard(Checkerboard::build(p, ctx)?),
-        "rawconstant" => AnyTexture::Constant(rawconstant::build(p, ctx)?),
-        "mesh_attribute" => AnyTexture::MeshAttribute(mesh_attribute::build(p, ctx)?),
-        _ => {
-            return Err(Error::UnknownPlugin {
-                loc: obj.loc.clone(),
-                category: "texture",
-                name: obj.kind.clone(),
-                known: KNOWN.join(", "),
-            })
-        }
-    };
-    p.check_unused(&obj.kind)?;
-    ctx.add_texture(t)
+// The registry: one line per plugin, `TAG = module::Plugin`. Append new plugins at the
+// end: a line's position is its tag, which the kernel caches and tests rely on.
+register_textures! {
+    CONSTANT = rawconstant::Constant,
+    BITMAP = bitmap::Bitmap,
+    CHECKERBOARD = checkerboard::Checkerboard,
+    MESH_ATTRIBUTE = mesh_attribute::MeshAttribute,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::Loc;
+    use crate::scene::builder::BuildCtx;
     use crate::scene::desc::Category;
 
     #[test]
@@ -294,7 +340,8 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("t.xml:4") && e.contains("bitmap, checkerboard, mesh_attribute"),
+            e.contains("t.xml:4")
+                && e.contains("rawconstant, bitmap, checkerboard, mesh_attribute"),
             "{e}"
         );
     }

@@ -2,6 +2,9 @@
 //! colour conversion and no range check (a normal map's (0.5, 0.5, 1), a signed
 //! offset). A float is the same value in every channel.
 //!
+//! Every `<rgb>`, `<float>` or `<spectrum>` parameter of a plugin is a texture of this
+//! kind too, its value converted to RGB for its use (a reflectance, an emission).
+//!
 //! | parameter | type | default | meaning |
 //! |---|---|---|---|
 //! | `value` | float or vector | — | required; the value (a vector gives the three channels) |
@@ -12,47 +15,93 @@
 //! </texture>
 //! ```
 
+use super::{RecordCtx, SurfacePoint, TexturePlugin, TextureStore};
 use crate::error::{Error, Result};
 use crate::math::Color;
-use crate::scene::builder::BuildCtx;
+use crate::plugin::BuildContext;
 use crate::scene::params::{ParamValue, Range, Target};
 use crate::scene::props::{Props, Value};
 
-/// Reads the value (declared as the parameter `value`); the texture is a constant.
-pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Color> {
-    let Some(e) = p.get("value") else {
-        return Err(Error::param(
-            &p.loc,
-            "value",
-            "is required (a float or a vector)",
-        ));
-    };
-    let c = match &e.value {
-        Value::Float(v) => Color::splat(*v as f32),
-        Value::Int(v) => Color::splat(*v as f32),
-        Value::Vector(v) | Value::Point(v) => Color::new(v.x, v.y, v.z),
-        Value::Rgb(c) => *c,
-        other => {
+/// The constant's record: its colour.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct Constant {
+    /// The colour (RGB).
+    pub value: [f32; 3],
+}
+crate::device_record!(Constant { value });
+
+impl Constant {
+    /// The constant `c`.
+    pub fn new(c: Color) -> Self {
+        Constant {
+            value: c.to_array(),
+        }
+    }
+
+    /// Its colour.
+    #[inline]
+    pub fn color(&self) -> Color {
+        Color::from_array(self.value)
+    }
+}
+
+impl TexturePlugin for Constant {
+    type Record = Self;
+
+    /// Reads the value (declared as the parameter `value`).
+    fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {
+        let Some(e) = p.get("value") else {
+            return Err(Error::param(
+                &p.loc,
+                "value",
+                "is required (a float or a vector)",
+            ));
+        };
+        let c = match &e.value {
+            Value::Float(v) => Color::splat(*v as f32),
+            Value::Int(v) => Color::splat(*v as f32),
+            Value::Vector(v) | Value::Point(v) => Color::new(v.x, v.y, v.z),
+            Value::Rgb(c) => *c,
+            other => {
+                return Err(Error::param(
+                    &e.loc,
+                    "value",
+                    format!("expected a float or a vector, got {}", other.type_name()),
+                ))
+            }
+        };
+        if !c.is_finite() {
             return Err(Error::param(
                 &e.loc,
                 "value",
-                format!("expected a float or a vector, got {}", other.type_name()),
-            ))
+                format!("must be finite, got {c}"),
+            ));
         }
-    };
-    if !c.is_finite() {
-        return Err(Error::param(
-            &e.loc,
-            "value",
-            format!("must be finite, got {c}"),
-        ));
+        let value = match &e.value {
+            Value::Float(_) | Value::Int(_) => ParamValue::Float(c.x as f64),
+            _ => ParamValue::Color(c),
+        };
+        ctx.declare("value", value, Target::prop("value"), Range::Any);
+        Ok(Constant::new(c))
     }
-    let value = match &e.value {
-        Value::Float(_) | Value::Int(_) => ParamValue::Float(c.x as f64),
-        _ => ParamValue::Color(c),
-    };
-    ctx.declare("value", value, Target::prop("value"), Range::Any);
-    Ok(c)
+
+    fn record(&self, _at: &RecordCtx) -> Self {
+        *self
+    }
+
+    #[inline]
+    fn eval(&self, _st: &TextureStore, _at: &SurfacePoint) -> Color {
+        self.color()
+    }
+
+    fn mean(&self, _st: &TextureStore) -> Color {
+        self.color()
+    }
+
+    fn constant(&self) -> Option<Color> {
+        Some(self.color())
+    }
 }
 
 #[cfg(test)]

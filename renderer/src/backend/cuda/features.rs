@@ -84,7 +84,7 @@ pub struct Features {
     /// The deepest stack of adapter BSDFs (`HG_ADAPTER_DEPTH`: the levels of the
     /// dispatch through adapters).
     pub adapter_depth: u32,
-    /// Texture kinds (`TEX_*`).
+    /// Texture kinds ([`crate::textures::tag`]).
     pub textures: u32,
     /// Emitter kinds (`emitter_kind::*`).
     pub emitters: u32,
@@ -293,11 +293,11 @@ mod tests {
     use super::*;
     use crate::bsdfs::tag as bsdf_kind;
     use crate::flat::materials::emitter_kind;
-    use crate::flat::materials::{TEX_BITMAP, TEX_CONSTANT};
     use crate::flat::{
         FILTER_GAUSSIAN, INTEGRATOR_DIRECT, INTEGRATOR_PATH, SHAPE_MESH, SHAPE_RECTANGLE,
     };
     use crate::scene::{build_scene, xml};
+    use crate::textures::tag as tex_kind;
 
     fn flat(name: &str) -> FlatScene {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
@@ -309,7 +309,10 @@ mod tests {
     fn the_seed_scene_needs_diffuse_bitmap_constant_and_one_rectangle() {
         let f = Features::of(&flat("seed.xml"));
         assert_eq!(f.bsdfs, 1 << bsdf_kind::DIFFUSE);
-        assert_eq!(f.textures, (1 << TEX_CONSTANT) | (1 << TEX_BITMAP));
+        assert_eq!(
+            f.textures,
+            (1 << tex_kind::CONSTANT) | (1 << tex_kind::BITMAP)
+        );
         assert_eq!(f.emitters, 1 << emitter_kind::CONSTANT);
         assert_eq!(f.shapes, 1 << SHAPE_RECTANGLE);
         assert_eq!(f.integrators, 1 << INTEGRATOR_DIRECT);

@@ -3,7 +3,8 @@
 //!
 //! Plugin twins are not listed here: each category's registry embeds its plugins'
 //! files and generates one more, its dispatch (`bsdfs/registry.cuh`, from
-//! [`crate::bsdfs::registry`]); [`file()`] finds both.
+//! [`crate::bsdfs::registry`]; `textures/registry.cuh`, from
+//! [`crate::textures::registry`]); [`file()`] finds both.
 //!
 //! NVRTC gets no file system access from us: each `#include "x.cuh"` is replaced by
 //! the embedded file (once per module, as `#pragma once`), wrapped in `#line`
@@ -56,9 +57,7 @@ pub const FILES: &[(&str, &str)] = embed![
     "shapes/cylinder.cuh",
     "shapes/sample.cuh",
     "shapes/sphere.cuh",
-    "textures/bitmap.cuh",
-    "textures/checkerboard.cuh",
-    "textures/mesh_attribute.cuh",
+    "textures/texture.cuh",
 ];
 
 /// The module holding the `depth` integrator and the layout-table kernel.
@@ -79,16 +78,25 @@ pub const ELEMENTWISE_MODULE: &str = "elementwise.cu";
 /// The generated kernel file of the BSDF registry.
 pub const BSDF_REGISTRY_FILE: &str = "bsdfs/registry.cuh";
 
+/// The generated kernel file of the texture registry.
+pub const TEXTURE_REGISTRY_FILE: &str = "textures/registry.cuh";
+
 /// The text of kernel file `name`: embedded here, a registered plugin's twin, or a
 /// registry's generated dispatch.
 pub fn file(name: &str) -> Result<&'static str> {
     if name == BSDF_REGISTRY_FILE {
         return Ok(registry::cuda_source());
     }
+    if name == TEXTURE_REGISTRY_FILE {
+        return Ok(crate::textures::registry::cuda_source());
+    }
     if let Some(e) = crate::bsdfs::REGISTRY
         .iter()
         .find(|e| e.cuda_file() == name)
     {
+        return Ok(e.cuda);
+    }
+    if let Some(e) = (crate::textures::REGISTRY.iter()).find(|e| e.cuda_file() == name) {
         return Ok(e.cuda);
     }
     FILES

@@ -282,8 +282,8 @@ impl SceneArgs {
             l.arg(p); // leaf ..= emitters
         }
         l.arg(&self.emitter_count).arg(&a[13]).arg(&self.env_count);
-        for p in &a[14..19] {
-            l.arg(p); // dist1d ..= attrs
+        for p in &a[14..20] {
+            l.arg(p); // dist1d ..= tex_data
         }
         if let Some(u) = self.units.first() {
             // The kernel's by-value `UnitPrims` parameter (flat.cuh) is these words: the

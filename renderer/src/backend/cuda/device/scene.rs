@@ -20,23 +20,25 @@ use super::tensor::DeviceTensor;
 use super::{guarded, CudaBackend, CudaFilm};
 use crate::backend::cuda::features::{FeatureBasis, Features};
 use crate::error::{Error, Result};
-use crate::flat::materials::{flatten_emitter, flatten_texture};
+use crate::flat::materials::flatten_emitter;
 use crate::flat::unit_prims::{self, FlatUnitPrim};
 use crate::flat::{
     as_bytes, flatten_camera, flatten_film, flatten_integrator, FlatBsdf, FlatCamera, FlatFilm,
     FlatIntegrator, FlatScene,
 };
+use crate::plugin::record::RecordRef;
 use crate::scene::loaded::Changes;
 use crate::scene::params::TensorData;
 use crate::scene::Scene;
 use crate::sensors::Sensor;
+use crate::textures::registry::RecordCtx;
 use crate::{backend::RenderOptions, integrators::AnyIntegrator};
 
 /// The flat arrays every scene kernel takes, in the order of `HG_SCENE_ARRAYS`
 /// (kernels/scene.cuh); the counts sit between them as that list says, a brute-force
 /// module's unit records follow them by value, and camera, film and integrator travel
 /// by value too.
-pub(crate) const SCENE_ARRAYS: [&str; 19] = [
+pub(crate) const SCENE_ARRAYS: [&str; 20] = [
     "nodes",
     "leaf",
     "prims",
@@ -56,6 +58,7 @@ pub(crate) const SCENE_ARRAYS: [&str; 19] = [
     "dist_data",
     "bsphere",
     "attrs",
+    "tex_data",
 ];
 
 /// The arrays a refit rewrites ([`Changes::refit`]); their sizes do not change.
@@ -104,6 +107,8 @@ pub struct DeviceScene {
     image_offsets: Vec<u32>,
     /// Each BSDF's kind and where its record lies in `bsdf_data`.
     bsdf_refs: Vec<FlatBsdf>,
+    /// Each texture's kind and where its record lies in `tex_data`.
+    tex_refs: Vec<RecordRef>,
     version: u64,
     ordinal: usize,
 }
@@ -199,6 +204,7 @@ impl CudaBackend {
                 records,
                 image_offsets: flat.image_offsets.clone(),
                 bsdf_refs: flat.bsdfs.clone(),
+                tex_refs: flat.textures.clone(),
                 version,
                 ordinal: self.info.ordinal,
             };
@@ -299,15 +305,20 @@ impl CudaBackend {
 
     /// Texture, BSDF and emitter records, each written where it lives.
     fn patch_records(&self, s: &mut DeviceScene, scene: &Scene, changes: &Changes) -> Result<()> {
+        let tex_at = RecordCtx::of(&scene.textures, &s.image_offsets);
         for &t in &changes.textures {
-            let attr_shapes = scene.textures.attributes.shapes;
-            let rec = flatten_texture(
-                &scene.textures.records[t as usize],
-                &s.image_offsets,
-                attr_shapes,
-            );
-            let at = t as usize * std::mem::size_of_val(&rec);
-            self.write_array(&s.arrays[slot("textures")], at, as_bytes(&[rec]))?;
+            // an update rebuilds a texture with its plugin: same kind, same slot
+            let (tex, at) = (&scene.textures.records[t as usize], s.tex_refs[t as usize]);
+            if tex.tag() != at.kind {
+                return Err(Error::Cuda(format!(
+                    "internal error: texture {t} changed its kind from {} to {} in an update",
+                    at.kind,
+                    tex.tag()
+                )));
+            }
+            let words = tex.record_words(&tex_at);
+            let at = at.offset as usize * 4;
+            self.write_array(&s.arrays[slot("tex_data")], at, as_bytes(&words))?;
         }
         for &b in &changes.bsdfs {
             // an update rebuilds a BSDF with its plugin: same kind, same slot
@@ -351,6 +362,7 @@ impl CudaBackend {
         s.unit_prims = flat.unit_prims.clone();
         s.basis = FeatureBasis::of(&flat);
         s.bsdf_refs = flat.bsdfs.clone();
+        s.tex_refs = flat.textures.clone();
         s.camera = flat.camera;
         s.film = flat.film;
         self.write_records(s)

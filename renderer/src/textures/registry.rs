@@ -1,0 +1,470 @@
+//! The machinery behind the texture registry in [`super`]: the `register_textures!`
+//! macro that turns the one list of plugins into the enum, its dispatch, the tags, the
+//! known names, the build match and the registry table; the flattening of the scene's
+//! textures into the records the kernels read; and the CUDA source generated from the
+//! same table (`textures/registry.cuh`: the tag `#define`s, every plugin's twin, the
+//! record layout checks and the dispatch), which NVRTC gets as one more embedded file.
+
+use std::fmt::Write as _;
+use std::mem::size_of;
+use std::sync::OnceLock;
+
+use super::{TexturePlugin, TextureStore, REGISTRY};
+use crate::plugin::record::{
+    slot_words, unique_layout, write_layout_macro, DeviceRecord, LayoutEntry, RecordBlob, RecordRef,
+};
+use crate::plugin::PluginInfo;
+
+/// A registered texture: what listings, the flattening and the CUDA generator need.
+#[derive(Clone, Copy, Debug)]
+pub struct TextureEntry {
+    /// Its scene `type` and manual.
+    pub info: PluginInfo,
+    /// Its tag (position in the registry).
+    pub tag: u32,
+    /// Its tag's name (`MESH_ATTRIBUTE`: the Rust `tag::MESH_ATTRIBUTE`, the CUDA
+    /// `HG_TEX_MESH_ATTRIBUTE`).
+    pub tag_name: &'static str,
+    /// The name of its device record (Rust and CUDA).
+    pub record: &'static str,
+    /// The words of its record's slot in the blob (size rounded up to 16 bytes).
+    pub slot_words: usize,
+    /// [`TexturePlugin::PICKS`].
+    pub picks: bool,
+    /// [`TexturePlugin::GRADIENT`].
+    pub gradient: bool,
+    /// Its CUDA twin (`renderer/kernels/textures/<name>.cuh`).
+    pub cuda: &'static str,
+}
+
+impl TextureEntry {
+    /// The entry of plugin `T` (the registry macro fills in the rest).
+    pub const fn of<T: TexturePlugin>(
+        name: &'static str,
+        tag: u32,
+        tag_name: &'static str,
+        source: &'static str,
+        cuda: &'static str,
+    ) -> TextureEntry {
+        TextureEntry {
+            info: PluginInfo {
+                category: "texture",
+                name,
+                source,
+            },
+            tag,
+            tag_name,
+            record: <T::Record as DeviceRecord>::NAME,
+            slot_words: slot_words(size_of::<T::Record>()),
+            picks: T::PICKS,
+            gradient: T::GRADIENT,
+            cuda,
+        }
+    }
+
+    /// The name of its CUDA twin among the kernel files.
+    pub fn cuda_file(&self) -> String {
+        format!("textures/{}.cuh", self.info.name)
+    }
+}
+
+/// What a texture's device record may depend on besides the texture itself: where the
+/// flattened arrays put the data it points into.
+#[derive(Clone, Copy, Debug)]
+pub struct RecordCtx<'a> {
+    /// Where each image of the texture store starts in the flat texel array.
+    pub image_offsets: &'a [u32],
+    /// The shapes per row of the mesh attribute table
+    /// ([`AttributeTable::shapes`](super::AttributeTable::shapes)).
+    pub attr_shapes: u32,
+}
+
+impl<'a> RecordCtx<'a> {
+    /// The context of `st`'s textures with its images at `image_offsets`.
+    pub fn of(st: &TextureStore, image_offsets: &'a [u32]) -> RecordCtx<'a> {
+        RecordCtx {
+            image_offsets,
+            attr_shapes: st.attributes.shapes,
+        }
+    }
+}
+
+/// Generates the texture registry from one list of `TAG = module::Plugin` lines (see
+/// the module docs of [`super`]). A line's position is its tag: append new plugins at
+/// the end, so that existing tags (and the kernel caches keyed on them) keep their values.
+macro_rules! register_textures {
+    ($($tag:ident = $module:ident :: $plugin:ident),+ $(,)?) => {
+        $(pub use $module::$plugin;)+
+
+        /// The tag of each texture plugin: its position in the registry (the `kind` of
+        /// its [`RecordRef`](crate::plugin::record::RecordRef); CUDA `HG_TEX_<TAG>`).
+        pub mod tag {
+            #[allow(non_camel_case_types, clippy::upper_case_acronyms, dead_code)]
+            #[repr(u32)]
+            enum Order { $($tag),+ }
+            $(
+                #[doc = concat!("`", stringify!($module), "`.")]
+                pub const $tag: u32 = Order::$tag as u32;
+            )+
+        }
+
+        /// Every texture plugin, one variant per registry line.
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub enum AnyTexture {
+            $(
+                #[doc = concat!("`", stringify!($module), "`.")]
+                $plugin($plugin),
+            )+
+        }
+
+        impl AnyTexture {
+            /// The colour at `at`.
+            #[inline]
+            pub fn eval(&self, st: &TextureStore, at: &SurfacePoint) -> Color {
+                match self { $(AnyTexture::$plugin(t) => t.eval(st, at),)+ }
+            }
+
+            /// The value used as a scalar.
+            #[inline]
+            pub fn eval_1(&self, st: &TextureStore, at: &SurfacePoint) -> f32 {
+                match self { $(AnyTexture::$plugin(t) => t.eval_1(st, at),)+ }
+            }
+
+            /// The uv gradient of [`Self::eval_1`].
+            #[inline]
+            pub fn eval_1_grad(&self, st: &TextureStore, at: &SurfacePoint) -> Vec2 {
+                match self { $(AnyTexture::$plugin(t) => t.eval_1_grad(st, at),)+ }
+            }
+
+            /// The average value over the texture's domain.
+            pub fn mean(&self, st: &TextureStore) -> Color {
+                match self { $(AnyTexture::$plugin(t) => t.mean(st),)+ }
+            }
+
+            /// The colour of a constant texture; `None` for spatially varying ones.
+            #[inline]
+            pub fn constant(&self) -> Option<Color> {
+                match self { $(AnyTexture::$plugin(t) => t.constant(),)+ }
+            }
+
+            /// The plugin's tag ([`tag`]).
+            pub fn tag(&self) -> u32 {
+                match self { $(AnyTexture::$plugin(_) => tag::$tag,)+ }
+            }
+
+            /// The plugin's registry entry.
+            pub fn entry(&self) -> &'static TextureEntry {
+                &REGISTRY[self.tag() as usize]
+            }
+
+            /// The words of the record the kernels read (its slot in the blob).
+            pub fn record_words(&self, at: &RecordCtx) -> Vec<u32> {
+                use crate::plugin::record::record_words;
+                match self { $(AnyTexture::$plugin(t) => record_words(&t.record(at)),)+ }
+            }
+        }
+
+        /// Names of the texture plugins (the scene `type` strings), in tag order.
+        pub const KNOWN: &[&str] = &[$(stringify!($module)),+];
+
+        /// Every registered texture, in tag order.
+        pub static REGISTRY: &[TextureEntry] = &[$(
+            TextureEntry::of::<$plugin>(
+                stringify!($module),
+                tag::$tag,
+                stringify!($tag),
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/textures/", stringify!($module), ".rs")),
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/textures/", stringify!($module), ".cuh")),
+            ),
+        )+];
+
+        /// Builds a `<texture>` object into an [`AnyTexture`] (nested textures are built
+        /// through `ctx` and referred to by handle); every property must be read.
+        pub fn build(obj: &ObjectDesc, ctx: &mut dyn BuildContext) -> Result<AnyTexture> {
+            let p = &obj.props;
+            let t = match obj.kind.as_str() {
+                $(stringify!($module) => AnyTexture::$plugin(<$plugin as TexturePlugin>::build(p, ctx)?),)+
+                _ => {
+                    return Err(Error::UnknownPlugin {
+                        loc: obj.loc.clone(),
+                        category: "texture",
+                        name: obj.kind.clone(),
+                        known: KNOWN.join(", "),
+                    })
+                }
+            };
+            p.check_unused(&obj.kind)?;
+            Ok(t)
+        }
+
+        /// Appends the layout entries of every plugin's device record.
+        fn record_layouts(out: &mut Vec<LayoutEntry>) {
+            $(<<$plugin as TexturePlugin>::Record as DeviceRecord>::layout(out);)+
+        }
+
+        // Tags are bits of the kernels' 32-bit plugin sets.
+        const _: () = assert!(KNOWN.len() <= 32, "at most 32 texture plugins (features.cuh sets)");
+    };
+}
+pub(super) use register_textures;
+
+/// The entry of plugin `name`, if registered.
+pub fn entry(name: &str) -> Option<&'static TextureEntry> {
+    REGISTRY.iter().find(|e| e.info.name == name)
+}
+
+/// The layout entries of every registered record, nested records first, each
+/// (record, field) once: what the CUDA twins are checked against.
+pub fn layout() -> Vec<LayoutEntry> {
+    let mut all = Vec::new();
+    super::record_layouts(&mut all);
+    unique_layout(all)
+}
+
+/// The scene's textures as the kernels read them: a [`RecordRef`] per texture (its tag
+/// and where its record starts) and the records, in handle order, each in a 16-byte
+/// slot; `image_offsets` says where each image starts in the flat texel array.
+pub fn flatten(st: &TextureStore, image_offsets: &[u32]) -> (Vec<RecordRef>, RecordBlob) {
+    let at = RecordCtx::of(st, image_offsets);
+    let mut refs = Vec::with_capacity(st.records.len());
+    let mut blob = RecordBlob::default();
+    for t in &st.records {
+        let offset = blob.words.len() as u32;
+        blob.words.extend(t.record_words(&at));
+        refs.push(RecordRef {
+            kind: t.tag(),
+            offset,
+        });
+    }
+    (refs, blob)
+}
+
+/// The CUDA source of the registry (`textures/registry.cuh`), generated once.
+pub fn cuda_source() -> &'static str {
+    static SOURCE: OnceLock<String> = OnceLock::new();
+    SOURCE.get_or_init(|| generate_cuda(REGISTRY, &layout()))
+}
+
+/// The lookups: (function, return type, the picking kinds' function, default).
+const DISPATCH: [(&str, &str, &str, &str); 2] = [
+    ("eval", "V3", "pick", "v3(0.0f, 0.0f, 0.0f)"),
+    ("eval_1", "float", "pick_1", "0.0f"),
+];
+
+/// The text of `textures/registry.cuh` for `entries` (with record layouts `layout`).
+fn generate_cuda(entries: &[TextureEntry], layout: &[LayoutEntry]) -> String {
+    let mut s = String::new();
+    let set = |f: &dyn Fn(&TextureEntry) -> bool| {
+        entries
+            .iter()
+            .filter(|e| f(e))
+            .fold(0u32, |m, e| m | (1 << e.tag))
+    };
+    s.push_str(
+        "// Generated from the texture registry (renderer/src/textures/mod.rs) by\n\
+         // textures/registry.rs: the tags, every plugin's twin, the record layout checks and\n\
+         // the dispatch. Each texture's record lies in tex_data at its RecordRef's offset\n\
+         // (16-byte slots).\n#pragma once\n#include \"texture.cuh\"\n\n",
+    );
+    for e in entries {
+        let _ = writeln!(s, "#define HG_TEX_{} {}u", e.tag_name, e.tag);
+    }
+    let _ = write!(
+        s,
+        "#define HG_TEX_ALL 0x{:x}u\n#ifndef HG_TEX_SET\n#define HG_TEX_SET HG_TEX_ALL\n#endif\n\
+         // kinds that pick another texture per point (_pick, _pick_1), kinds with a uv\n\
+         // gradient (_eval_1_grad), and the kinds that produce values\n\
+         #define HG_PICK_TEXTURES 0x{:x}u\n#define HG_GRADIENT_TEXTURES 0x{:x}u\n\
+         #define HG_LEAF_TEXTURES (HG_TEX_SET & ~HG_PICK_TEXTURES)\n\n",
+        set(&|_| true),
+        set(&|e| e.picks),
+        set(&|e| e.gradient)
+    );
+    for e in entries {
+        let _ = writeln!(s, "#include \"{}.cuh\"", e.info.name);
+    }
+    write_layout_macro(&mut s, "HG_TEXTURE_LAYOUT", layout);
+    write_refs(&mut s, entries);
+    write_dispatch(&mut s, entries);
+    s
+}
+
+/// A texture's kind and record: each kind's slot size, and where texture `ti`'s record
+/// lies.
+fn write_refs(s: &mut String, entries: &[TextureEntry]) {
+    s.push_str(
+        "\n// A texture's kind and record.\nstruct TexRec {\n    hg_u32 kind;\n    const hg_u32* rec;\n};\n\n\
+         // The words of each kind's record slot.\n\
+         __device__ inline hg_u32 tex_slot_words(hg_u32 kind) {\n    switch (kind) {\n",
+    );
+    for e in entries {
+        let _ = writeln!(
+            s,
+            "        case HG_TEX_{}: return HG_SLOT_WORDS({});",
+            e.tag_name, e.record
+        );
+    }
+    s.push_str(
+        "        default: break;\n    }\n    return 0u;\n}\n\n\
+         // Texture `ti`'s record. A module whose scene has one kind knows where (one read:\n\
+         // the records lie in handle order, each in a slot of that kind's size, registry.rs\n\
+         // `flatten`); otherwise its RecordRef says.\n\
+         __device__ inline TexRec tex_rec(const SceneData& s, hg_u32 ti) {\n\
+         \x20   TexRec t;\n\
+         \x20   if (HG_ONE_KIND(HG_TEX_SET)) {\n\
+         \x20       t.kind = HG_KIND(HG_TEX_SET, 0u);\n        t.rec = s.tex_data + ti * tex_slot_words(t.kind);\n        return t;\n    }\n\
+         \x20   RecordRef r = s.textures[ti];\n    t.kind = r.kind;\n    t.rec = s.tex_data + r.offset;\n    return t;\n}\n",
+    );
+}
+
+/// The `switch`es: over the kinds that produce values (`tex_leaf_*`), and the lookups by
+/// handle, which follow the picking kinds iteratively (a checkerboard's colours are
+/// textures themselves).
+fn write_dispatch(s: &mut String, entries: &[TextureEntry]) {
+    for (f, ret, pick, default) in DISPATCH {
+        let _ = write!(
+            s,
+            "\n__device__ inline {ret} tex_leaf_{f}(const SceneData& s, TexRec t, const SurfacePoint& sp) {{\n\
+             \x20   switch (HG_KIND(HG_LEAF_TEXTURES, t.kind)) {{\n"
+        );
+        for e in entries.iter().filter(|e| !e.picks) {
+            let _ = writeln!(
+                s,
+                "        HG_CASE(HG_LEAF_TEXTURES, HG_TEX_{}) return {}_{f}(s, *(const {}*)t.rec, sp);",
+                e.tag_name, e.info.name, e.record
+            );
+        }
+        let _ = write!(
+            s,
+            "        default: break;\n    }}\n    return {default};\n}}\n\n\
+             // AnyTexture::{f}\n\
+             __device__ HG_OUTLINE {ret} tex_{f}(const SceneData& s, hg_u32 ti, const SurfacePoint& sp) {{\n\
+             \x20   if ((HG_TEX_SET & HG_PICK_TEXTURES) == 0u) return tex_leaf_{f}(s, tex_rec(s, ti), sp);\n\
+             #pragma unroll 1\n\
+             \x20   for (int guard = 0; guard < 16; ++guard) {{\n\
+             \x20       TexRec t = tex_rec(s, ti);\n"
+        );
+        for e in entries.iter().filter(|e| e.picks) {
+            let _ = writeln!(
+                s,
+                "        if (HG_HAS(HG_TEX_SET, HG_TEX_{t}) && t.kind == HG_TEX_{t}) {{\n\
+                 \x20           ti = {}_{pick}(s, *(const {}*)t.rec, sp);\n            continue;\n        }}",
+                e.info.name,
+                e.record,
+                t = e.tag_name
+            );
+        }
+        let _ = write!(
+            s,
+            "        return tex_leaf_{f}(s, t, sp);\n    }}\n    return {default};\n}}\n"
+        );
+    }
+    s.push_str(
+        "\n// AnyTexture::eval_1_grad: zero for the kinds without a gradient.\n\
+         __device__ inline V2 tex_eval_1_grad(const SceneData& s, hg_u32 ti, const SurfacePoint& sp) {\n\
+         \x20   if ((HG_TEX_SET & HG_GRADIENT_TEXTURES) == 0u) return v2(0.0f, 0.0f);\n\
+         \x20   TexRec t = tex_rec(s, ti);\n    switch (HG_KIND(HG_TEX_SET, t.kind)) {\n",
+    );
+    for e in entries.iter().filter(|e| e.gradient) {
+        let _ = writeln!(
+            s,
+            "        HG_CASE(HG_TEX_SET, HG_TEX_{}) return {}_eval_1_grad(s, *(const {}*)t.rec, sp);",
+            e.tag_name, e.info.name, e.record
+        );
+    }
+    s.push_str("        default: break;\n    }\n    return v2(0.0f, 0.0f);\n}\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_plugin_has_a_manual_a_twin_and_its_tag() {
+        for (i, e) in REGISTRY.iter().enumerate() {
+            let name = e.info.name;
+            assert_eq!(e.tag as usize, i);
+            assert_eq!(super::super::KNOWN[i], name);
+            let manual = e.info.manual();
+            assert!(
+                manual.starts_with(&format!("`{name}`: ")),
+                "{name}: {manual}"
+            );
+            assert!(
+                !e.info.parameters().is_empty(),
+                "{name}: no parameter table"
+            );
+            assert!(manual.contains("```xml"), "{name}: no XML example");
+            assert!(!e.info.summary().is_empty());
+            // the twin defines the record and the entry points the dispatch calls
+            assert!(
+                e.cuda.contains(&format!("struct {} {{", e.record)),
+                "{name}"
+            );
+            let mut fns = if e.picks {
+                vec!["pick", "pick_1"]
+            } else {
+                vec!["eval", "eval_1"]
+            };
+            if e.gradient {
+                fns.push("eval_1_grad");
+            }
+            for f in fns {
+                assert!(e.cuda.contains(&format!(" {name}_{f}(")), "{name}_{f}");
+            }
+            assert!(e.slot_words % 4 == 0 && e.slot_words > 0);
+        }
+    }
+
+    #[test]
+    fn the_cuda_source_names_every_kind_once() {
+        let src = cuda_source();
+        for e in REGISTRY {
+            let def = format!("#define HG_TEX_{} {}u\n", e.tag_name, e.tag);
+            assert_eq!(src.matches(&def).count(), 1, "{def}");
+            assert_eq!(
+                src.matches(&format!("#include \"{}.cuh\"", e.info.name))
+                    .count(),
+                1
+            );
+            assert!(src.contains(&format!("S({}, ", e.record)), "{}", e.record);
+            // each kind is dispatched: by the value lookups or as a pick, not both
+            let leaf = format!("HG_CASE(HG_LEAF_TEXTURES, HG_TEX_{})", e.tag_name);
+            let pick = format!("t.kind == HG_TEX_{}", e.tag_name);
+            let (l, p) = (src.matches(&leaf).count(), src.matches(&pick).count());
+            assert_eq!(
+                (l, p),
+                if e.picks { (0, 2) } else { (2, 0) },
+                "{}",
+                e.tag_name
+            );
+        }
+        let all = (1u32 << REGISTRY.len()) - 1;
+        assert!(src.contains(&format!("#define HG_TEX_ALL 0x{all:x}u")));
+        assert!(!src.contains(";;"), "a generated statement ends twice");
+    }
+
+    #[test]
+    fn records_lie_in_handle_order_in_16_byte_slots() {
+        use crate::scene::{build_scene, xml};
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
+        let desc = xml::load_file(&root.join("seed.xml"), &[("res".into(), "8".into())]).unwrap();
+        let scene = build_scene(&desc).unwrap();
+        let st = &scene.textures;
+        let offsets = crate::flat::image_offsets(&st.images).unwrap();
+        let (refs, blob) = flatten(st, &offsets);
+        assert_eq!(refs.len(), st.records.len());
+        let kinds: Vec<u32> = refs.iter().map(|r| r.kind).collect();
+        assert!(kinds.contains(&super::super::tag::BITMAP) && kinds.contains(&0));
+        let at = RecordCtx::of(st, &offsets);
+        let mut pos = 0;
+        for (r, t) in refs.iter().zip(&st.records) {
+            assert_eq!((r.kind, r.offset as usize), (t.tag(), pos));
+            let words = t.record_words(&at);
+            assert_eq!(blob.words[pos..pos + words.len()], words[..]);
+            assert_eq!(words.len(), REGISTRY[r.kind as usize].slot_words);
+            pos += words.len();
+        }
+        assert_eq!(pos, blob.words.len());
+    }
+}
