@@ -10,13 +10,10 @@
 // build) every case is compiled and the large plugin functions stay out of line.
 #pragma once
 
-// HG_BSDF_SET (bit HG_BSDF_*; default: every registered kind) is in bsdfs/registry.cuh,
-// generated from the BSDF registry.
+// HG_BSDF_SET and HG_EMITTER_SET (bit HG_BSDF_*, HG_EMITTER_*; default: every registered
+// kind) are in bsdfs/registry.cuh and emitters/registry.cuh, generated from the registries.
 #ifndef HG_TEX_SET
 #define HG_TEX_SET 0xfu          // bit HG_TEX_*: constant, bitmap, checkerboard, mesh_attribute
-#endif
-#ifndef HG_EMITTER_SET
-#define HG_EMITTER_SET 0x7fu     // bit HG_EMITTER_*: area, point, directional, constant, envmap, spot, projector
 #endif
 #ifndef HG_SHAPE_SET
 #define HG_SHAPE_SET 0x3fu       // bit HG_SHAPE_*: mesh, sphere, rectangle, disk, cylinder, instance

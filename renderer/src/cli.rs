@@ -312,11 +312,17 @@ fn info(path: &Path, define: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// The registered plugins with their manuals, category after category.
+fn registered() -> impl Iterator<Item = &'static heliograph::plugin::PluginInfo> {
+    let bsdfs = heliograph::bsdfs::REGISTRY.iter().map(|e| &e.info);
+    let emitters = heliograph::emitters::REGISTRY.iter().map(|e| &e.info);
+    bsdfs.chain(emitters)
+}
+
 /// The categories whose plugins are not registered yet (names only, no manuals).
-const UNREGISTERED: [(&str, &[&str]); 8] = [
+const UNREGISTERED: [(&str, &[&str]); 7] = [
     ("shape", heliograph::shapes::KNOWN),
     ("texture", heliograph::textures::KNOWN),
-    ("emitter", heliograph::emitters::KNOWN),
     ("sensor", heliograph::sensors::KNOWN),
     ("film", heliograph::films::KNOWN),
     ("rfilter", heliograph::rfilters::KNOWN),
@@ -327,11 +333,14 @@ const UNREGISTERED: [(&str, &[&str]); 8] = [
 /// `heliograph plugins [NAME]`: every registered plugin with its parameters (from its
 /// manual's table), or the manual of plugin `name`.
 fn plugins(name: Option<&str>) -> Result<()> {
-    let registered = || heliograph::bsdfs::REGISTRY.iter().map(|e| &e.info);
     let mut out = String::new();
     if let Some(name) = name {
-        if let Some(p) = registered().find(|p| p.name == name) {
-            out = format!("{} \"{}\"\n\n{}", p.category, p.name, p.manual());
+        // a name may be taken in several categories: every manual of it
+        let manuals: Vec<String> = (registered().filter(|p| p.name == name))
+            .map(|p| format!("{} \"{}\"\n\n{}", p.category, p.name, p.manual()))
+            .collect();
+        if !manuals.is_empty() {
+            out = manuals.join("\n");
         } else if let Some((cat, _)) = UNREGISTERED.iter().find(|(_, k)| k.contains(&name)) {
             out = format!(
                 "{cat} \"{name}\": not in a registry yet, so no manual here \
@@ -346,9 +355,15 @@ fn plugins(name: Option<&str>) -> Result<()> {
             );
         }
     } else {
-        let n = registered().count();
-        out += &format!("bsdf ({n} plugins; `heliograph plugins NAME` prints a manual):\n");
+        let mut category = "";
         for p in registered() {
+            if p.category != category {
+                category = p.category;
+                let n = registered().filter(|q| q.category == category).count();
+                out += &format!(
+                    "{category} ({n} plugins; `heliograph plugins NAME` prints a manual):\n"
+                );
+            }
             out += &format!("  {:<16} {}\n", p.name, p.summary());
             for r in p.parameters() {
                 out += &format!("      {:<24} {}, default {}\n", r.name, r.kind, r.default);

@@ -154,13 +154,21 @@ fn plugins_lists_every_registered_bsdf_with_its_parameters_and_prints_manuals() 
     let o = bin().arg("plugins").output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let list = String::from_utf8_lossy(&o.stdout);
-    for e in heliograph::bsdfs::REGISTRY {
-        let name = e.info.name;
+    let bsdfs = heliograph::bsdfs::REGISTRY.iter().map(|e| e.info);
+    let emitters = heliograph::emitters::REGISTRY.iter().map(|e| e.info);
+    for (cat, n) in [
+        ("bsdf", heliograph::bsdfs::REGISTRY.len()),
+        ("emitter", heliograph::emitters::REGISTRY.len()),
+    ] {
+        assert!(list.contains(&format!("{cat} ({n} plugins;")), "{list}");
+    }
+    for e in bsdfs.chain(emitters) {
+        let name = e.name;
         assert!(
             list.contains(&format!("\n  {name} ")),
             "{name} missing:\n{list}"
         );
-        for p in e.info.parameters() {
+        for p in e.parameters() {
             assert!(list.contains(&p.name), "{name}.{} missing", p.name);
         }
     }
@@ -179,4 +187,13 @@ fn plugins_lists_every_registered_bsdf_with_its_parameters_and_prints_manuals() 
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1));
     assert!(err.contains("did you mean \"roughplastic\""), "{err}");
+    // an emitter's manual
+    let o = bin().args(["plugins", "spot"]).output().unwrap();
+    let manual = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success());
+    assert!(
+        manual.starts_with("emitter \"spot\"")
+            && manual.contains("| `cutoff_angle` | float | 20 |"),
+        "{manual}"
+    );
 }

@@ -105,7 +105,7 @@ fn plugin_record_layout_parity_between_rust_and_nvrtc() {
     let table = be
         .plugin_layout_table()
         .unwrap_or_else(|e| panic!("plugin layout table: {e}"));
-    let layout = heliograph::bsdfs::registry::layout();
+    let layout = heliograph::flat::plugin_layout();
     assert_eq!(table.len(), layout.len());
     let wrong: Vec<String> = layout
         .iter()

@@ -64,7 +64,7 @@ fn plugin_twins_match_the_rust_plugins_on_fixed_inputs() {
         .chunks_exact(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect();
-    let layout = heliograph::bsdfs::registry::layout();
+    let layout = heliograph::flat::plugin_layout();
     assert!(layout.len() < table.len() && table[layout.len()] == 0);
     for (e, &t) in layout.iter().zip(&table) {
         assert_eq!(e.offset, t as usize, "{}.{}", e.record, e.field);

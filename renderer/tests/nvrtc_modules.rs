@@ -46,7 +46,8 @@ use heliograph::backend::cuda::features::{
 use heliograph::backend::cuda::{
     arch_for, kernels, nvrtc_compile_offline, nvrtc_lib, RenderTuning, MIN_COMPUTE_CAPABILITY,
 };
-use heliograph::flat::materials::{bsdf_kind as b, emitter_kind as e};
+use heliograph::emitters::tag as e;
+use heliograph::flat::materials::bsdf_kind as b;
 use heliograph::flat::materials::{TEX_BITMAP, TEX_CHECKERBOARD, TEX_CONSTANT, TEX_MESH_ATTRIBUTE};
 use heliograph::flat::unit_prims::UNIT_RECORDS_MAX;
 use heliograph::flat::{

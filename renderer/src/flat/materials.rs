@@ -1,15 +1,14 @@
-//! Flattened twins of the texture and emitter records and of the sampling
-//! distributions (see the module doc of [`super`] for why the enums are not uploaded
-//! as-is). Each record is a tag plus fixed word slots whose meaning depends on the
-//! tag, as documented per field; variable-size data (distribution arrays) lives in
-//! side arrays of `f32`. BSDFs have their own records instead (the BSDF registry,
-//! [`crate::bsdfs::registry`]).
+//! Flattened twins of the texture records and of the sampling distributions (see the
+//! module doc of [`super`] for why the enums are not uploaded as-is). Each record is a
+//! tag plus fixed word slots whose meaning depends on the tag, as documented per field;
+//! variable-size data (distribution arrays) lives in side arrays of `f32`. BSDFs and
+//! emitters have their own records instead (their registries,
+//! [`crate::bsdfs::registry`] and [`crate::emitters::registry`]).
 //!
-//! [`unflatten_texture`] and [`unflatten_emitter`] rebuild the Rust records; the tests
-//! check the round trip, so a field dropped here fails.
+//! [`unflatten_texture`] rebuilds the Rust records; the tests check the round trip, so
+//! a field dropped here fails.
 
-use crate::emitters::{self, AnyEmitter};
-use crate::math::{Distribution1D, Distribution2D, Mat3, Vec2, Vec3};
+use crate::math::{Distribution1D, Distribution2D, Vec3};
 use crate::plugin::record::RecordRef;
 use crate::textures::{
     AnyTexture, BitmapTex, Checkerboard, FilterType, MeshAttributeTex, UvTransform, WrapMode,
@@ -61,58 +60,6 @@ pub struct FlatTexture {
     pub color: [f32; 3],
     /// Padding.
     pub pad1: u32,
-}
-
-/// `FlatEmitter::kind` values, in `AnyEmitter` order.
-pub mod emitter_kind {
-    /// `area`: shape, tex = radiance.
-    pub const AREA: u32 = 0;
-    /// `point`: vec = position, tex = intensity.
-    pub const POINT: u32 = 1;
-    /// `directional`: vec = direction, tex = irradiance.
-    pub const DIRECTIONAL: u32 = 2;
-    /// `constant`: tex = radiance.
-    pub const CONSTANT: u32 = 3;
-    /// `envmap`: offset/width/height (texels), dist (2D distribution), scale, maps.
-    pub const ENVMAP: u32 = 4;
-    /// `spot`: vec = position, to_local, tex = intensity, tex2 = projected texture,
-    /// params = cutoff, cos cutoff, cos beam width, 1 / transition width, tan cutoff.
-    pub const SPOT: u32 = 5;
-    /// `projector`: vec = position, to_local, tex = irradiance, scale,
-    /// params = uv scale (2), axis (3).
-    pub const PROJECTOR: u32 = 6;
-}
-
-/// One emitter (144 bytes). The 3×3 maps are column-major.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[repr(C)]
-pub struct FlatEmitter {
-    /// `emitter_kind::*`.
-    pub kind: u32,
-    /// Area: the emitting shape.
-    pub shape: u32,
-    /// Radiance / intensity / irradiance texture.
-    pub tex: u32,
-    /// Envmap: index into `FlatScene::dist2d`.
-    pub dist: u32,
-    /// Envmap: first texel.
-    pub offset: u32,
-    /// Envmap: width.
-    pub width: u32,
-    /// Envmap: height.
-    pub height: u32,
-    /// Envmap, projector: radiance scale.
-    pub scale: f32,
-    /// Point, spot, projector: position; directional: direction.
-    pub vec: [f32; 3],
-    /// Spot: the projected texture (`spot::NO_TEXTURE` for none).
-    pub tex2: u32,
-    /// Envmap: world-from-local rotation.
-    pub to_world: [f32; 9],
-    /// Envmap: local-from-world rotation; spot, projector: local-from-world linear map.
-    pub to_local: [f32; 9],
-    /// Spot, projector: the plugin's scalars (see `emitter_kind`).
-    pub params: [f32; 6],
 }
 
 /// A 1D distribution: `func[n]` then `cdf[n + 1]` at `offset` in `FlatScene::dist_data` (16 bytes).
@@ -226,95 +173,6 @@ pub fn unflatten_texture(f: &FlatTexture, image_offsets: &[u32]) -> Option<AnyTe
         TEX_MESH_ATTRIBUTE => AnyTexture::MeshAttribute(MeshAttributeTex {
             slot: f.offset,
             scale: f.color[0],
-        }),
-        _ => return None,
-    })
-}
-
-/// Flattens an emitter record (`image_offsets` as for [`flatten_texture`]).
-pub fn flatten_emitter(e: &AnyEmitter, image_offsets: &[u32]) -> FlatEmitter {
-    use emitter_kind as k;
-    let mut f = FlatEmitter::default();
-    match e {
-        AnyEmitter::Area(a) => (f.kind, f.shape, f.tex) = (k::AREA, a.shape, a.radiance),
-        AnyEmitter::Point(p) => {
-            (f.kind, f.tex, f.vec) = (k::POINT, p.intensity, p.position.to_array())
-        }
-        AnyEmitter::Directional(d) => {
-            (f.kind, f.tex, f.vec) = (k::DIRECTIONAL, d.irradiance, d.direction.to_array())
-        }
-        AnyEmitter::Constant(c) => (f.kind, f.tex) = (k::CONSTANT, c.radiance),
-        AnyEmitter::Envmap(m) => {
-            f.kind = k::ENVMAP;
-            f.offset = image_offsets[m.image as usize];
-            (f.width, f.height, f.dist) = (m.width, m.height, m.dist);
-            f.scale = m.scale;
-            f.to_world = m.to_world.to_cols_array();
-            f.to_local = m.to_local.to_cols_array();
-        }
-        AnyEmitter::Spot(s) => {
-            (f.kind, f.tex, f.tex2) = (k::SPOT, s.intensity, s.texture);
-            f.vec = s.position.to_array();
-            f.to_local = s.to_local.to_cols_array();
-            let (c, cc, cb) = (s.cutoff, s.cos_cutoff, s.cos_beam);
-            f.params = [c, cc, cb, s.inv_transition, s.uv_factor, 0.0];
-        }
-        AnyEmitter::Projector(p) => {
-            (f.kind, f.tex, f.scale) = (k::PROJECTOR, p.irradiance, p.scale);
-            f.vec = p.position.to_array();
-            f.to_local = p.to_local.to_cols_array();
-            let (u, a) = (p.uv_scale, p.axis);
-            f.params = [u.x, u.y, a.x, a.y, a.z, 0.0];
-        }
-    }
-    f
-}
-
-/// Rebuilds an emitter record (`None` for an unknown kind or an offset where no image
-/// starts).
-pub fn unflatten_emitter(f: &FlatEmitter, image_offsets: &[u32]) -> Option<AnyEmitter> {
-    use emitter_kind as k;
-    Some(match f.kind {
-        k::AREA => AnyEmitter::Area(emitters::AreaEmitter {
-            shape: f.shape,
-            radiance: f.tex,
-        }),
-        k::POINT => AnyEmitter::Point(emitters::PointEmitter {
-            position: Vec3::from(f.vec),
-            intensity: f.tex,
-        }),
-        k::DIRECTIONAL => AnyEmitter::Directional(emitters::DirectionalEmitter {
-            direction: Vec3::from(f.vec),
-            irradiance: f.tex,
-        }),
-        k::CONSTANT => AnyEmitter::Constant(emitters::ConstantEmitter { radiance: f.tex }),
-        k::ENVMAP => AnyEmitter::Envmap(emitters::EnvmapEmitter {
-            to_world: Mat3::from_cols_array(&f.to_world),
-            to_local: Mat3::from_cols_array(&f.to_local),
-            image: image_offsets.iter().position(|&o| o == f.offset)? as u32,
-            width: f.width,
-            height: f.height,
-            dist: f.dist,
-            scale: f.scale,
-        }),
-        k::SPOT => AnyEmitter::Spot(emitters::SpotEmitter {
-            position: Vec3::from(f.vec),
-            to_local: Mat3::from_cols_array(&f.to_local),
-            intensity: f.tex,
-            texture: f.tex2,
-            cutoff: f.params[0],
-            cos_cutoff: f.params[1],
-            cos_beam: f.params[2],
-            inv_transition: f.params[3],
-            uv_factor: f.params[4],
-        }),
-        k::PROJECTOR => AnyEmitter::Projector(emitters::ProjectorEmitter {
-            position: Vec3::from(f.vec),
-            to_local: Mat3::from_cols_array(&f.to_local),
-            axis: Vec3::new(f.params[2], f.params[3], f.params[4]),
-            irradiance: f.tex,
-            scale: f.scale,
-            uv_scale: Vec2::new(f.params[0], f.params[1]),
         }),
         _ => return None,
     })

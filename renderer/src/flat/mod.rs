@@ -37,9 +37,12 @@
 //!   its CUDA twin by the registry), one after another in the word array `bsdf_data`
 //!   (16-byte slots, handle order), and a [`RecordRef`] `{kind, offset}` per BSDF in
 //!   `bsdfs` ([`crate::bsdfs::registry::flatten`]).
-//! * Texture and emitter records are Rust enums; `Mat3`/`Vec3` fields would tie the GPU
-//!   layout to glam, so they get flattened twins ([`materials`]): a tag plus fixed word
-//!   slots (80/128 bytes), with the texels and the sampling distributions
+//! * Emitters: as BSDFs, each plugin's own record (`emitters/<name>.rs`) in the word
+//!   array `emitter_data` and a [`RecordRef`] per emitter in `emitters`
+//!   ([`crate::emitters::registry::flatten`]); an environment map's record holds where
+//!   its texels and its sampling distribution lie in the arrays below.
+//! * Texture records are a Rust enum, flattened to a twin ([`materials`]): a tag plus
+//!   fixed word slots (80 bytes), with the texels and the sampling distributions
 //!   (`Distribution1D/2D`) in side arrays of floats.
 
 use std::mem::{offset_of, size_of};
@@ -249,8 +252,10 @@ pub struct FlatScene {
     pub image_offsets: Vec<u32>,
     /// The mesh attribute lookup table and values ([`crate::textures::AttributeTable`]).
     pub attrs: Vec<f32>,
-    /// Emitters.
-    pub emitters: Vec<FlatEmitter>,
+    /// Each emitter's kind and where its record starts in `emitter_data`.
+    pub emitters: Vec<RecordRef>,
+    /// The emitter records, in handle order, each in a 16-byte slot.
+    pub emitter_data: Vec<u32>,
     /// Indices of the environment emitters (evaluated on escape).
     pub env_emitters: Vec<u32>,
     /// 1D distributions (mesh areas, envmap rows and marginals).
@@ -434,7 +439,7 @@ impl FlatScene {
                 u32::MAX
             };
         }
-        let dist2d = scene
+        let dist2d: Vec<FlatDist2D> = scene
             .dists2d
             .iter()
             .map(|d| flatten_dist2d(d, &mut dist1d, &mut dist_data))
@@ -446,6 +451,11 @@ impl FlatScene {
             (Vec::new(), image_offsets(&scene.textures.images)?)
         };
         let offsets = &image_offsets;
+        let at = crate::emitters::registry::RecordCtx {
+            image_offsets: offsets,
+            dist2d: &dist2d,
+        };
+        let (emitters, emitter_data) = crate::emitters::registry::flatten(&scene.emitters, &at);
         let mut flat = FlatScene {
             bsdfs,
             bsdf_data: bsdf_data.words,
@@ -453,9 +463,8 @@ impl FlatScene {
                 .map(|t| flatten_texture(t, offsets, scene.textures.attributes.shapes))
                 .collect(),
             attrs: scene.textures.attributes.words.clone(),
-            emitters: (scene.emitters.iter())
-                .map(|e| flatten_emitter(e, offsets))
-                .collect(),
+            emitters,
+            emitter_data: emitter_data.words,
             texels,
             image_offsets,
             env_emitters: scene.env_emitters.clone(),
@@ -547,6 +556,7 @@ impl FlatScene {
             ("texels", as_bytes(&self.texels)),
             ("attrs", as_bytes(&self.attrs)),
             ("emitters", as_bytes(&self.emitters)),
+            ("emitter_data", as_bytes(&self.emitter_data)),
             ("env", as_bytes(&self.env_emitters)),
             ("dist1d", as_bytes(&self.dist1d)),
             ("dist2d", as_bytes(&self.dist2d)),
@@ -596,7 +606,6 @@ unsafe impl Pod for LeafPrim {}
 unsafe impl Pod for FlatUnitPrim {}
 unsafe impl Pod for Prim {}
 unsafe impl Pod for FlatTexture {}
-unsafe impl Pod for FlatEmitter {}
 unsafe impl Pod for FlatDist1D {}
 unsafe impl Pod for FlatDist2D {}
 
@@ -608,9 +617,9 @@ pub mod unit_prims;
 pub use unit_prims::FlatUnitPrim;
 pub mod materials;
 pub use crate::plugin::record::LayoutEntry;
-pub use layout::LAYOUT;
-use materials::{flatten_dist2d, flatten_emitter, flatten_texture, push_dist1d};
-pub use materials::{FlatBsdf, FlatDist1D, FlatDist2D, FlatEmitter, FlatTexture};
+pub use layout::{plugin_layout, LAYOUT};
+use materials::{flatten_dist2d, flatten_texture, push_dist1d};
+pub use materials::{FlatBsdf, FlatDist1D, FlatDist2D, FlatTexture};
 
 // Sizes fixed by the CUDA twins (no implicit padding is asserted by `LAYOUT`'s macro).
 const _: () = assert!(size_of::<FlatShape>() == 160);
@@ -618,7 +627,7 @@ const _: () = assert!(size_of::<FlatCamera>() == 80);
 const _: () = assert!(size_of::<FlatFilm>() == 64 && size_of::<FlatSampler>() == 16);
 const _: () = assert!(size_of::<FlatIntegrator>() == 32);
 const _: () = assert!(size_of::<FlatBsdf>() == 8 && size_of::<FlatTexture>() == 80);
-const _: () = assert!(size_of::<FlatEmitter>() == 144 && size_of::<FlatDist1D>() == 16);
+const _: () = assert!(size_of::<FlatDist1D>() == 16);
 const _: () = assert!(size_of::<Prim>() == 8 && size_of::<LeafPrim>() == 48);
 const _: () = assert!(size_of::<FlatUnitPrim>() == 64);
 const _: () = assert!(size_of::<FlatBvhNode>() == 64 && offset_of!(FlatBvhNode, b_min) == 32);

@@ -20,10 +20,10 @@ use std::sync::Arc;
 
 use crate::error::{Loc, Result};
 use crate::math::spectrum::SpectrumUse;
-use crate::math::Color;
+use crate::math::{Color, Distribution2D, Transform, Vec3};
 use crate::scene::desc::{Category, ObjectDesc};
-use crate::scene::params::{ParamValue, Range, Target};
-use crate::scene::props::Props;
+use crate::scene::params::{ParamValue, Range, Target, TensorValue};
+use crate::scene::props::{PixelArray, Props, Value};
 
 /// Handle of a texture record (`u32` index into the scene's textures).
 pub type TexRef = u32;
@@ -76,6 +76,62 @@ pub trait BuildContext {
 
     /// Whether built BSDF `h` has a transmission lobe (`AnyBsdf::transmits`).
     fn bsdf_transmits(&self, h: u32) -> bool;
+
+    // ---- what emitters ask for -------------------------------------------------------
+
+    /// The colour of texture `t` when it is a constant.
+    fn texture_constant(&self, t: TexRef) -> Option<Color>;
+
+    /// The size in pixels (width, height) of texture `t` when it is a bitmap.
+    fn texture_image_size(&self, t: TexRef) -> Option<(u32, u32)>;
+
+    /// Reads the image of a plugin in the stored form (1 or 3 channels): `filename`, or
+    /// in-memory pixels under `bitmap` or `data`; `raw` applies to 8/16-bit files only
+    /// ([`crate::textures::image_file::from_props`]).
+    fn load_image(&self, p: &Props, raw: bool) -> Result<Arc<PixelArray>>;
+
+    /// Adds an image (an environment map's texels) and returns its index.
+    fn add_image(&mut self, img: Arc<PixelArray>) -> Result<u32>;
+
+    /// Adds a 2D sampling distribution (an environment map's) and returns its index.
+    fn add_dist2d(&mut self, d: Distribution2D) -> Result<u32>;
+
+    /// Declares float parameter `name` (property `name`) with value `v`.
+    fn declare_float(&mut self, name: &str, v: f32) {
+        let value = ParamValue::Float(v as f64);
+        self.declare(name, value, Target::prop(name), Range::Any);
+    }
+
+    /// Declares transform parameter `name` (property `name`; identity when absent).
+    fn declare_transform(&mut self, p: &Props, name: &str) {
+        let t = match p.get(name).map(|e| &e.value) {
+            Some(Value::Transform(t)) => *t,
+            _ => Transform::IDENTITY,
+        };
+        let value = ParamValue::Transform(t);
+        self.declare(name, value, Target::prop(name), Range::Any);
+    }
+
+    /// Declares point/vector parameter `name` with value `v`; setting it removes the
+    /// properties in `instead` (another way to give the same value).
+    fn declare_vector(&mut self, name: &str, v: Vec3, instead: &[&str]) {
+        let target = Target::Prop {
+            set: name.to_string(),
+            remove: instead.iter().map(|s| s.to_string()).collect(),
+        };
+        self.declare(name, ParamValue::Vector(v), target, Range::Any);
+    }
+
+    /// Declares image parameter `name` (an environment map's texels, as stored);
+    /// setting it replaces the file or array the image came from.
+    fn declare_image(&mut self, name: &str, img: &Arc<PixelArray>) {
+        let target = Target::Prop {
+            set: "data".to_string(),
+            remove: vec!["filename".into(), "bitmap".into()],
+        };
+        let value = ParamValue::Tensor(TensorValue::host(img.clone()));
+        self.declare(name, value, target, Range::Any);
+    }
 }
 
 /// A registered plugin as listings show it: its scene `type` and its manual (the

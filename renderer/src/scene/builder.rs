@@ -876,6 +876,29 @@ impl BuildContext for BuildCtx {
     fn bsdf_transmits(&self, h: u32) -> bool {
         self.bsdfs[h as usize].transmits(&self.bsdfs, &self.textures)
     }
+
+    fn texture_constant(&self, t: TexRef) -> Option<Color> {
+        self.textures.constant(t)
+    }
+
+    fn texture_image_size(&self, t: TexRef) -> Option<(u32, u32)> {
+        match self.textures.records.get(t as usize)? {
+            AnyTexture::Bitmap(b) => Some((b.width, b.height)),
+            _ => None,
+        }
+    }
+
+    fn load_image(&self, p: &Props, raw: bool) -> Result<Arc<PixelArray>> {
+        textures::image_file::from_props(p, self, raw)
+    }
+
+    fn add_image(&mut self, img: Arc<PixelArray>) -> Result<u32> {
+        BuildCtx::add_image(self, img)
+    }
+
+    fn add_dist2d(&mut self, d: Distribution2D) -> Result<u32> {
+        BuildCtx::add_dist2d(self, d)
+    }
 }
 
 /// Finds `name` next to the file of `loc`, else in `search_paths` (in order); the

@@ -86,7 +86,7 @@ pub struct Features {
     pub adapter_depth: u32,
     /// Texture kinds (`TEX_*`).
     pub textures: u32,
-    /// Emitter kinds (`emitter_kind::*`).
+    /// Emitter kinds ([`crate::emitters::tag`]).
     pub emitters: u32,
     /// Shape kinds (`SHAPE_*`).
     pub shapes: u32,
@@ -292,7 +292,7 @@ impl Features {
 mod tests {
     use super::*;
     use crate::bsdfs::tag as bsdf_kind;
-    use crate::flat::materials::emitter_kind;
+    use crate::emitters::tag as emitter_tag;
     use crate::flat::materials::{TEX_BITMAP, TEX_CONSTANT};
     use crate::flat::{
         FILTER_GAUSSIAN, INTEGRATOR_DIRECT, INTEGRATOR_PATH, SHAPE_MESH, SHAPE_RECTANGLE,
@@ -310,7 +310,7 @@ mod tests {
         let f = Features::of(&flat("seed.xml"));
         assert_eq!(f.bsdfs, 1 << bsdf_kind::DIFFUSE);
         assert_eq!(f.textures, (1 << TEX_CONSTANT) | (1 << TEX_BITMAP));
-        assert_eq!(f.emitters, 1 << emitter_kind::CONSTANT);
+        assert_eq!(f.emitters, 1 << emitter_tag::CONSTANT);
         assert_eq!(f.shapes, 1 << SHAPE_RECTANGLE);
         assert_eq!(f.integrators, 1 << INTEGRATOR_DIRECT);
         assert_eq!(f.film, 1 << FILM_GAUSSIAN, "the default gaussian filter");
@@ -326,7 +326,7 @@ mod tests {
         let fl = flat("cbox.xml");
         let f = Features::of(&fl);
         assert_eq!(f.shapes, (1 << SHAPE_MESH) | (1 << SHAPE_RECTANGLE));
-        assert_eq!(f.emitters, 1 << emitter_kind::AREA);
+        assert_eq!(f.emitters, 1 << emitter_tag::AREA);
         assert_eq!(f.integrators, 1 << INTEGRATOR_PATH);
         assert!(f.stack >= fl.bvh_depth && f.stack.is_power_of_two());
         // 30 primitives: 6 rectangles and 2 cubes of 6 parallelogram faces, so 18 unit

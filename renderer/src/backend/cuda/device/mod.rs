@@ -449,11 +449,11 @@ impl CudaBackend {
     }
 
     /// The sizes and offsets NVRTC used for the plugins' own records, in the order of
-    /// [`crate::bsdfs::registry::layout`] (`hg_plugin_layout_table`, parity.cu; GPU
-    /// layout test).
+    /// [`crate::flat::plugin_layout`] (`hg_plugin_layout_table`, parity.cu; GPU layout
+    /// test).
     pub fn plugin_layout_table(&self) -> Result<Vec<u32>> {
         guarded("plugin layout table", || {
-            let n = crate::bsdfs::registry::layout().len();
+            let n = crate::flat::plugin_layout().len();
             let module = self.parity_module()?;
             let f = self.function(&module, "hg_plugin_layout_table")?;
             let out = self
@@ -463,8 +463,8 @@ impl CudaBackend {
                 let p = out.ptr();
                 let mut launch = self.stream.launch_builder(&f);
                 launch.arg(&p);
-                // SAFETY: hg_plugin_layout_table writes exactly n u32 (HG_BSDF_LAYOUT,
-                // generated from the same registry::layout()).
+                // SAFETY: hg_plugin_layout_table writes exactly n u32 (HG_BSDF_LAYOUT and
+                // HG_EMITTER_LAYOUT, generated from the layouts plugin_layout() joins).
                 unsafe { launch.launch(LaunchConfig::for_num_elems(1)) }
                     .map_err(drv("launching hg_plugin_layout_table"))
                     .map(drop)

@@ -19,12 +19,13 @@ use super::memory::DeviceBuffer;
 use super::tensor::DeviceTensor;
 use super::{guarded, CudaBackend, CudaFilm};
 use crate::backend::cuda::features::{FeatureBasis, Features};
+use crate::emitters::registry::RecordCtx;
 use crate::error::{Error, Result};
-use crate::flat::materials::{flatten_emitter, flatten_texture};
+use crate::flat::materials::flatten_texture;
 use crate::flat::unit_prims::{self, FlatUnitPrim};
 use crate::flat::{
-    as_bytes, flatten_camera, flatten_film, flatten_integrator, FlatBsdf, FlatCamera, FlatFilm,
-    FlatIntegrator, FlatScene,
+    as_bytes, flatten_camera, flatten_film, flatten_integrator, FlatBsdf, FlatCamera, FlatDist2D,
+    FlatFilm, FlatIntegrator, FlatScene, RecordRef,
 };
 use crate::scene::loaded::Changes;
 use crate::scene::params::TensorData;
@@ -36,7 +37,7 @@ use crate::{backend::RenderOptions, integrators::AnyIntegrator};
 /// (kernels/scene.cuh); the counts sit between them as that list says, a brute-force
 /// module's unit records follow them by value, and camera, film and integrator travel
 /// by value too.
-pub(crate) const SCENE_ARRAYS: [&str; 19] = [
+pub(crate) const SCENE_ARRAYS: [&str; 20] = [
     "nodes",
     "leaf",
     "prims",
@@ -50,6 +51,7 @@ pub(crate) const SCENE_ARRAYS: [&str; 19] = [
     "textures",
     "texels",
     "emitters",
+    "emitter_data",
     "env",
     "dist1d",
     "dist2d",
@@ -104,6 +106,10 @@ pub struct DeviceScene {
     image_offsets: Vec<u32>,
     /// Each BSDF's kind and where its record lies in `bsdf_data`.
     bsdf_refs: Vec<FlatBsdf>,
+    /// Each emitter's kind and where its record lies in `emitter_data`.
+    emitter_refs: Vec<RecordRef>,
+    /// The flat 2D distributions (an environment map's record holds its own).
+    dist2d: Vec<FlatDist2D>,
     version: u64,
     ordinal: usize,
 }
@@ -199,6 +205,8 @@ impl CudaBackend {
                 records,
                 image_offsets: flat.image_offsets.clone(),
                 bsdf_refs: flat.bsdfs.clone(),
+                emitter_refs: flat.emitters.clone(),
+                dist2d: flat.dist2d.clone(),
                 version,
                 ordinal: self.info.ordinal,
             };
@@ -324,9 +332,22 @@ impl CudaBackend {
             self.write_array(&s.arrays[slot("bsdf_data")], at, as_bytes(&words))?;
         }
         for &e in &changes.emitters {
-            let rec = flatten_emitter(&scene.emitters[e as usize], &s.image_offsets);
-            let at = e as usize * std::mem::size_of_val(&rec);
-            self.write_array(&s.arrays[slot("emitters")], at, as_bytes(&[rec]))?;
+            // an update rebuilds an emitter with its plugin: same kind, same slot
+            let (emitter, at) = (&scene.emitters[e as usize], s.emitter_refs[e as usize]);
+            if emitter.tag() != at.kind {
+                return Err(Error::Cuda(format!(
+                    "internal error: emitter {e} changed its kind from {} to {} in an update",
+                    at.kind,
+                    emitter.tag()
+                )));
+            }
+            let ctx = RecordCtx {
+                image_offsets: &s.image_offsets,
+                dist2d: &s.dist2d,
+            };
+            let words = emitter.record_words(&ctx);
+            let at = at.offset as usize * 4;
+            self.write_array(&s.arrays[slot("emitter_data")], at, as_bytes(&words))?;
         }
         Ok(())
     }
@@ -351,6 +372,8 @@ impl CudaBackend {
         s.unit_prims = flat.unit_prims.clone();
         s.basis = FeatureBasis::of(&flat);
         s.bsdf_refs = flat.bsdfs.clone();
+        s.emitter_refs = flat.emitters.clone();
+        s.dist2d = flat.dist2d.clone();
         s.camera = flat.camera;
         s.film = flat.film;
         self.write_records(s)
