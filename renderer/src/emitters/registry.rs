@@ -299,21 +299,28 @@ pub fn cuda_source() -> &'static str {
     SOURCE.get_or_init(|| generate_cuda(REGISTRY, &layout()))
 }
 
-/// A dispatch function: (name, return type, parameters after the record, arguments,
-/// default, the set of kinds it covers, the twin's function suffix).
+/// A generated dispatch function over the emitter kinds.
 struct Dispatch {
+    /// Its CUDA name.
     name: &'static str,
+    /// Its return type.
     ret: &'static str,
+    /// Its parameters after the scene and the emitter.
     params: &'static str,
+    /// The twins' arguments after the scene and the record.
     args: &'static str,
+    /// What it returns for a kind it does not cover.
     default: &'static str,
+    /// The kinds it is compiled for (a CUDA expression of the sets).
     set: &'static str,
+    /// The twins' function: `<name>_<suffix>`.
     suffix: &'static str,
+    /// Which plugins have that function.
     covers: fn(&EmitterEntry) -> bool,
 }
 
-/// The dispatch over the emitter kinds; each takes the emitter as an [`EmitterRef`]-like
-/// `EmitterRef` (its kind and record).
+/// The dispatch over the emitter kinds; each takes the scene and the emitter as an
+/// `EmitterRef` (its kind and record, `emitter_ref` in the generated file).
 const DISPATCH: [Dispatch; 6] = [
     Dispatch {
         name: "emitter_sample_at",
