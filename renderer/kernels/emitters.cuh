@@ -1,31 +1,47 @@
-// Emitter dispatch and the integrators' shared emitter helpers
-// (renderer/src/emitters/mod.rs AnyEmitter, renderer/src/integrators/mod.rs).
+// Emitter dispatch by handle and the integrators' shared emitter helpers
+// (renderer/src/emitters/mod.rs AnyEmitter, renderer/src/integrators/mod.rs). The
+// dispatch over the kinds is generated from the emitter registry (emitters/registry.rs)
+// as the kernel file emitters/registry.cuh: the HG_EMITTER_* tags, the twin of every
+// registered plugin (emitters/<name>.cuh), the checks of their records against the Rust
+// ones, and `switch (kind)`es compiled for the kinds in HG_EMITTER_SET (features.cuh,
+// HG_CASE). An emitter's record is read where it lies in emitter_data (its RecordRef's
+// offset).
 #pragma once
-#include "emitters/area.cuh"
-#include "emitters/point.cuh"
-#include "emitters/directional.cuh"
-#include "emitters/envmap.cuh"
-#include "emitters/spot.cuh"
-#include "emitters/projector.cuh"
+#include "emitters/registry.cuh"
 
 #define HG_NO_EMITTER 0xffffffffu
 
-#define HG_EMITTER_KIND(e) HG_KIND(HG_EMITTER_SET, (e).kind)
-#define HG_ENV_EMITTERS ((1u << HG_EMITTER_CONSTANT) | (1u << HG_EMITTER_ENVMAP))
+// AnyEmitter::sample_direction
+__device__ inline bool emitter_sample_direction(const SceneData& s, hg_u32 ei, V3 p, V2 u, EmitterSample* out) {
+    return emitter_sample_at(s, emitter_ref(s, ei), p, u, out);
+}
 
-__device__ inline bool emitter_sample_direction(const SceneData& s, const FlatEmitter& e, V3 p, V2 u,
-                                                EmitterSample* out) {
-    switch (HG_EMITTER_KIND(e)) {
-        HG_CASE(HG_EMITTER_SET, HG_EMITTER_AREA) return area_sample(s, e, p, u, out);
-        HG_CASE(HG_EMITTER_SET, HG_EMITTER_CONSTANT) return constant_sample(s, e, u, out);
-        HG_CASE(HG_EMITTER_SET, HG_EMITTER_POINT) return point_sample(s, e, p, out);
-        HG_CASE(HG_EMITTER_SET, HG_EMITTER_DIRECTIONAL) return directional_sample(s, e, out);
-        HG_CASE(HG_EMITTER_SET, HG_EMITTER_ENVMAP) return envmap_sample(s, e, u, out);
-        HG_CASE(HG_EMITTER_SET, HG_EMITTER_SPOT) return spot_sample(s, e, p, out);
-        HG_CASE(HG_EMITTER_SET, HG_EMITTER_PROJECTOR) return projector_sample(s, e, p, out);
-        default: break;
-    }
-    return false;
+// AnyEmitter::sample_infinite_ray: a direction as sampled from the scene's centre, an
+// origin uniform on the disk of the bounding sphere facing it.
+__device__ inline bool infinite_sample_ray(const SceneData& s, EmitterRef e, V2 u_pos, V2 u_dir, EmitterRay* out) {
+    V3 centre = s.bsphere_center;
+    float r = fmaxf(s.bsphere_radius, 1e-4f);
+    EmitterSample es;
+    if (!emitter_sample_at(s, e, centre, u_dir, &es)) return false;
+    if (!(es.pdf > 0.0f)) return false;
+    V2 q = square_to_uniform_disk_concentric(u_pos);
+    q = v2(q.x * r, q.y * r);
+    V3 disk = to_world(frame_from_normal(es.d), v3(q.x, q.y, 0.0f));
+    V3 w = es.radiance / es.pdf * (HG_PI * r * r);
+    if (!finite3(w)) return false;
+    out->p = (centre + es.d * r) + disk;
+    out->n = v3(0.0f, 0.0f, 0.0f);
+    out->d = -es.d;
+    out->weight = w;
+    return true;
+}
+
+// AnyEmitter::sample_ray
+__device__ inline bool emitter_sample_ray(const SceneData& s, hg_u32 ei, V2 u_pos, V2 u_dir, EmitterRay* out) {
+    EmitterRef e = emitter_ref(s, ei);
+    if ((HG_EMITTER_SET & HG_INFINITE_EMITTERS) != 0u && HG_HAS(HG_INFINITE_EMITTERS, HG_KIND(HG_EMITTER_SET, e.kind)))
+        return infinite_sample_ray(s, e, u_pos, u_dir, out);
+    return emitter_sample_ray_at(s, e, u_pos, u_dir, out);
 }
 
 // integrators::EmitterSampleResult
@@ -46,7 +62,7 @@ __device__ HG_OUTLINE bool sample_emitter(const SceneData& s, const Hit& h, V2 u
     if (idx > n - 1u) idx = n - 1u;
     V2 uu = v2(fminf(scaled - (float)idx, 1.0f - HG_FLT_EPS / 2.0f), u.y);
     EmitterSample es;
-    if (!emitter_sample_direction(s, s.emitters[idx], h.p, uu, &es)) return false;
+    if (!emitter_sample_direction(s, idx, h.p, uu, &es)) return false;
     if (!(es.pdf > 0.0f) || is_zero(es.radiance)) return false;
     if (es.dist <= 3.4028235e38f) {
         V3 target = h.p + es.d * es.dist;
@@ -69,17 +85,12 @@ __device__ HG_OUTLINE bool sample_emitter(const SceneData& s, const Hit& h, V2 u
 
 // integrators::surface_emission: radiance towards the ray origin and its emitter-sampling pdf.
 __device__ HG_OUTLINE bool surface_emission(const SceneData& s, const Hit& h, V3 ray_d, V3 from, V3* le, float* pdf) {
-    if (!HG_HAS(HG_EMITTER_SET, HG_EMITTER_AREA)) return false;  // only area emitters sit on shapes
+    if ((HG_EMITTER_SET & HG_SURFACE_EMITTERS) == 0u) return false;  // only these sit on shapes
     hg_u32 ei = s.g.shapes[h.shape].emitter;
     if (ei == HG_NO_EMITTER) return false;
-    const FlatEmitter& e = s.emitters[ei];
-    if (e.kind == HG_EMITTER_AREA) {
-        *le = area_eval_hit(s, e, h, ray_d);
-        *pdf = area_pdf_hit(s, e, from, h) / (float)s.emitter_count;
-    } else {
-        *le = v3(0.0f, 0.0f, 0.0f);
-        *pdf = 0.0f;
-    }
+    EmitterRef e = emitter_ref(s, ei);
+    *le = emitter_eval_hit(s, e, h, ray_d);
+    *pdf = emitter_pdf_hit(s, e, from, h) / (float)s.emitter_count;
     return true;
 }
 
@@ -89,15 +100,9 @@ __device__ HG_OUTLINE V3 environment_emission(const SceneData& s, V3 d, float* p
     float p = 0.0f, n = (float)s.emitter_count;
     hg_u32 count = (HG_EMITTER_SET & HG_ENV_EMITTERS) != 0u ? s.env_count : 0u;
     for (hg_u32 k = 0; k < count; ++k) {
-        const FlatEmitter& e = s.emitters[s.env_emitters[k]];
-        hg_u32 kind = HG_KIND(HG_EMITTER_SET & HG_ENV_EMITTERS, e.kind);
-        if (HG_HAS(HG_EMITTER_SET, HG_EMITTER_CONSTANT) && kind == HG_EMITTER_CONSTANT) {
-            l = l + constant_eval(s, e);
-            p = p + HG_INV_FOUR_PI / n;
-        } else if (HG_HAS(HG_EMITTER_SET, HG_EMITTER_ENVMAP) && kind == HG_EMITTER_ENVMAP) {
-            l = l + envmap_eval(s, e, d);
-            p = p + envmap_pdf(s, e, d) / n;
-        }
+        float pk = 0.0f;
+        l = l + emitter_eval_env(s, emitter_ref(s, s.env_emitters[k]), d, &pk);
+        p = p + pk / n;
     }
     *pdf = p;
     return l;

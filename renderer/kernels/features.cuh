@@ -10,11 +10,9 @@
 // build) every case is compiled and the large plugin functions stay out of line.
 #pragma once
 
-// HG_BSDF_SET and HG_TEX_SET (bit HG_BSDF_*, HG_TEX_*; default: every registered kind)
-// are in bsdfs/registry.cuh and textures/registry.cuh, generated from the registries.
-#ifndef HG_EMITTER_SET
-#define HG_EMITTER_SET 0x7fu     // bit HG_EMITTER_*: area, point, directional, constant, envmap, spot, projector
-#endif
+// HG_BSDF_SET, HG_TEX_SET and HG_EMITTER_SET (bit HG_BSDF_*, HG_TEX_*, HG_EMITTER_*; default:
+// every registered kind) are in bsdfs/registry.cuh, textures/registry.cuh and
+// emitters/registry.cuh, generated from the registries.
 #ifndef HG_SHAPE_SET
 #define HG_SHAPE_SET 0x3fu       // bit HG_SHAPE_*: mesh, sphere, rectangle, disk, cylinder, instance
 #endif

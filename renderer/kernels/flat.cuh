@@ -158,8 +158,9 @@ struct FlatIntegrator {
 };
 
 // Which plugin of a category an instance is and where its record starts in the category's
-// record words (plugin/record.rs RecordRef): BSDFs (bsdfs/registry.cuh) and textures
-// (textures/registry.cuh) read their own records through these. 8-aligned: one load.
+// record words (plugin/record.rs RecordRef): BSDFs (bsdfs/registry.cuh), textures
+// (textures/registry.cuh) and emitters (emitters/registry.cuh) read their own records
+// through these. 8-aligned: one load.
 struct alignas(8) RecordRef {
     hg_u32 kind;
     hg_u32 offset;  // first word of the record (records lie in 16-byte slots)
@@ -169,32 +170,7 @@ typedef RecordRef FlatBsdf;
 // The words of a record's slot: its size rounded up to 16 bytes (plugin/record.rs slot_words).
 #define HG_SLOT_WORDS(rec) ((hg_u32)((sizeof(rec) + 15u) / 16u * 4u))
 
-// Emitters, distributions (renderer/src/flat/materials.rs): a tag plus word slots whose
-// meaning depends on the tag.
-#define HG_EMITTER_AREA 0u
-#define HG_EMITTER_POINT 1u
-#define HG_EMITTER_DIRECTIONAL 2u
-#define HG_EMITTER_CONSTANT 3u
-#define HG_EMITTER_ENVMAP 4u
-#define HG_EMITTER_SPOT 5u
-#define HG_EMITTER_PROJECTOR 6u
-
-struct FlatEmitter {
-    hg_u32 kind;
-    hg_u32 shape;
-    hg_u32 tex;
-    hg_u32 dist;
-    hg_u32 offset;
-    hg_u32 width;
-    hg_u32 height;
-    float scale;
-    float vec[3];
-    hg_u32 tex2;
-    float to_world[9];  // column-major 3x3
-    float to_local[9];
-    float params[6];  // spot, projector: see flat/materials.rs emitter_kind
-};
-
+// Sampling distributions (renderer/src/flat/materials.rs).
 // func[n] then cdf[n + 1] at dist_data + offset
 struct FlatDist1D {
     hg_u32 offset;
@@ -240,11 +216,6 @@ struct FlatDist2D {
     F(FlatIntegrator, emitter_samples, 16) F(FlatIntegrator, bsdf_samples, 20) \
     F(FlatIntegrator, pad, 24) \
     S(RecordRef, 8) F(RecordRef, kind, 0) F(RecordRef, offset, 4) \
-    S(FlatEmitter, 144) F(FlatEmitter, kind, 0) F(FlatEmitter, shape, 4) F(FlatEmitter, tex, 8) \
-    F(FlatEmitter, dist, 12) F(FlatEmitter, offset, 16) F(FlatEmitter, width, 20) \
-    F(FlatEmitter, height, 24) F(FlatEmitter, scale, 28) F(FlatEmitter, vec, 32) \
-    F(FlatEmitter, tex2, 44) F(FlatEmitter, to_world, 48) F(FlatEmitter, to_local, 84) \
-    F(FlatEmitter, params, 120) \
     S(FlatDist1D, 16) F(FlatDist1D, offset, 0) F(FlatDist1D, n, 4) F(FlatDist1D, sum, 8) \
     F(FlatDist1D, pad, 12) \
     S(FlatDist2D, 16) F(FlatDist2D, rows, 0) F(FlatDist2D, h, 4) F(FlatDist2D, marginal, 8) \

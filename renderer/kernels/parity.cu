@@ -49,7 +49,7 @@ extern "C" __global__ void hg_parity(HG_SCENE_PARAMS,
         o[3] = tex_eval_1(s, idx, uv);
     } else if (kind == 2) {
         EmitterSample es;
-        bool ok = emitter_sample_direction(s, s.emitters[idx], va, v2(u1, u2.x), &es);
+        bool ok = emitter_sample_direction(s, idx, va, v2(u1, u2.x), &es);
         o[0] = ok ? 1.0f : 0.0f;
         if (ok) {
             o[1] = es.d.x, o[2] = es.d.y, o[3] = es.d.z;
@@ -81,8 +81,9 @@ extern "C" __global__ void hg_parity(HG_SCENE_PARAMS,
     }
 }
 
-// Writes the sizes and offsets NVRTC used for the plugins' own records, in HG_BSDF_LAYOUT
-// then HG_TEXTURE_LAYOUT order (flat::plugin_layout), for the layout parity test.
+// Writes the sizes and offsets NVRTC used for the plugins' own records, for the layout
+// parity test: the BSDFs', the textures' and the emitters' (HG_BSDF_LAYOUT,
+// HG_TEXTURE_LAYOUT, HG_EMITTER_LAYOUT; flat::plugin_layout).
 extern "C" __global__ void hg_plugin_layout_table(hg_u32* out) {
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
     hg_u32 i = 0;
@@ -91,6 +92,7 @@ extern "C" __global__ void hg_plugin_layout_table(hg_u32* out) {
     { rec r_; out[i++] = (hg_u32)((const char*)&r_.field - (const char*)&r_); }
     HG_BSDF_LAYOUT(HG_WRITE_SIZE, HG_WRITE_FIELD)
     HG_TEXTURE_LAYOUT(HG_WRITE_SIZE, HG_WRITE_FIELD)
+    HG_EMITTER_LAYOUT(HG_WRITE_SIZE, HG_WRITE_FIELD)
 #undef HG_WRITE_SIZE
 #undef HG_WRITE_FIELD
 }

@@ -18,7 +18,8 @@ struct SceneData {
     const hg_u32* tex_data;     // the texture records (textures/registry.cuh)
     const float* texels;
     const float* attrs;      // mesh attributes: lookup table, then values (textures/mesh_attribute.rs)
-    const FlatEmitter* emitters;
+    const RecordRef* emitters;     // kind and record offset per emitter
+    const hg_u32* emitter_data;    // the emitter records (emitters/registry.cuh)
     hg_u32 emitter_count;
     const hg_u32* env_emitters;
     hg_u32 env_count;
@@ -37,7 +38,7 @@ struct SceneData {
     const FlatBvhNode *nodes, hg_u32 node_count, const LeafPrim *leaf, const Prim *prims,               \
         const FlatShape *shapes, const float *positions, const float *normals, const float *uvs,         \
         const hg_u32 *tris, const FlatBsdf *bsdfs, const hg_u32 *bsdf_data, const RecordRef *textures,   \
-        const float *texels, const FlatEmitter *emitters, hg_u32 emitter_count,                          \
+        const float *texels, const RecordRef *emitters, const hg_u32 *emitter_data, hg_u32 emitter_count, \
         const hg_u32 *env_emitters, hg_u32 env_count, const FlatDist1D *dist1d, const FlatDist2D *dist2d, \
         const float *dist_data, const float *bsphere, const float *attrs, const hg_u32 *tex_data
 #if HG_BRUTE_FORCE
@@ -50,8 +51,8 @@ struct SceneData {
 #define HG_SCENE_PARAMS HG_SCENE_ARRAYS HG_UNIT_PARAM
 #define HG_SCENE_DATA                                                                                    \
     scene_data(nodes, node_count, leaf, prims, shapes, positions, normals, uvs, tris, bsdfs, bsdf_data, \
-               textures, texels, emitters, emitter_count, env_emitters, env_count, dist1d, dist2d,      \
-               dist_data, bsphere, attrs, tex_data, HG_UNIT_ARG)
+               textures, texels, emitters, emitter_data, emitter_count, env_emitters, env_count, dist1d,  \
+               dist2d, dist_data, bsphere, attrs, tex_data, HG_UNIT_ARG)
 
 __device__ inline SceneData scene_data(HG_SCENE_ARRAYS, const UnitPrims* units) {
     SceneData s;
@@ -72,6 +73,7 @@ __device__ inline SceneData scene_data(HG_SCENE_ARRAYS, const UnitPrims* units) 
     s.texels = texels;
     s.attrs = attrs;
     s.emitters = emitters;
+    s.emitter_data = emitter_data;
     s.emitter_count = emitter_count;
     s.env_emitters = env_emitters;
     s.env_count = env_count;

@@ -312,9 +312,6 @@ fn info(path: &Path, define: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// The categories whose plugins are not registered yet (names only, no manuals).
-const UNREGISTERED: [(&str, &[&str]); 1] = [("emitter", heliograph::emitters::KNOWN)];
-
 /// `heliograph plugins [NAME]`: every registered plugin with its parameters (from its
 /// manual's table), by category, or the manual of plugin `name`.
 fn plugins(name: Option<&str>) -> Result<()> {
@@ -323,15 +320,10 @@ fn plugins(name: Option<&str>) -> Result<()> {
     if let Some(name) = name {
         if let Some(p) = registered.iter().find(|p| p.name == name) {
             out = format!("{} \"{}\"\n\n{}", p.category, p.name, p.manual());
-        } else if let Some((cat, _)) = UNREGISTERED.iter().find(|(_, k)| k.contains(&name)) {
-            out = format!(
-                "{cat} \"{name}\": not in a registry yet, so no manual here \
-                 (see the module docs of renderer/src/{cat}s/)\n"
-            );
         } else {
             let known: Vec<&str> = registered.iter().map(|p| p.name).collect();
             bail!(
-                "no plugin \"{name}\"{} (with manuals: {})",
+                "no plugin \"{name}\"{} (known: {})",
                 heliograph::error::did_you_mean(name, known.iter().copied()),
                 known.join(", ")
             );
@@ -354,9 +346,6 @@ fn plugins(name: Option<&str>) -> Result<()> {
                 }
             }
             i += n;
-        }
-        for (cat, known) in UNREGISTERED {
-            out += &format!("{cat}: {}\n", known.join(", "));
         }
     }
     print_all(&out)

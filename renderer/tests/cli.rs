@@ -159,6 +159,7 @@ fn plugins_lists_every_registered_plugin_with_its_parameters_and_prints_manuals(
         "shape",
         "bsdf",
         "texture",
+        "emitter",
         "sensor",
         "film",
         "rfilter",
@@ -210,4 +211,13 @@ fn plugins_lists_every_registered_plugin_with_its_parameters_and_prints_manuals(
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1));
     assert!(err.contains("did you mean \"roughplastic\""), "{err}");
+    // an emitter's manual
+    let o = bin().args(["plugins", "spot"]).output().unwrap();
+    let manual = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success());
+    assert!(
+        manual.starts_with("emitter \"spot\"")
+            && manual.contains("| `cutoff_angle` | float | 20 |"),
+        "{manual}"
+    );
 }

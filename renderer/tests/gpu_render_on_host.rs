@@ -479,6 +479,53 @@ fn surface_data_scene_agrees_with_the_cpu_backend() {
     assert!(pb < 1e-3, "the test cannot see a 5% bias (surface_data)");
 }
 
+/// An area light whose radiance is a mesh attribute (the attribute torus glowing with its
+/// vertex colours, a second one with its face weights, over a floor): the kernels read it
+/// at the triangle a ray hits and at the one a sample lands on, as the CPU does.
+#[test]
+fn mesh_attribute_area_lights_agree_with_the_cpu_backend() {
+    let Some(host) = host_or_skip(false) else {
+        return;
+    };
+    let torus = repo_root().join("assets/meshes/torus_attributes.ply");
+    let src = format!(
+        r#"<scene version="3.0.0"><integrator type="path"><integer name="max_depth" value="3"/></integrator>
+        <sensor type="perspective"><float name="fov" value="45"/>
+            <transform name="to_world"><lookat origin="0, 3, 4" target="0, 0, 0" up="0, 1, 0"/></transform>
+            <film type="hdrfilm"><integer name="width" value="32"/><integer name="height" value="24"/>
+            <string name="pixel_format" value="rgb"/></film></sensor>
+        <shape type="ply"><string name="filename" value="{t}"/>
+            <transform name="to_world"><rotate x="1" angle="20"/><translate x="-0.8"/></transform>
+            <emitter type="area"><texture type="mesh_attribute" name="radiance">
+                <string name="name" value="vertex_color"/><float name="scale" value="2"/></texture></emitter></shape>
+        <shape type="ply"><string name="filename" value="{t}"/>
+            <transform name="to_world"><rotate x="1" angle="20"/><translate x="0.8"/></transform>
+            <emitter type="area"><texture type="mesh_attribute" name="radiance">
+                <string name="name" value="face_weight"/></texture></emitter></shape>
+        <shape type="rectangle"><transform name="to_world"><scale value="4"/><rotate x="1" angle="-90"/>
+            <translate y="-1"/></transform></shape></scene>"#,
+        t = torus.display()
+    );
+    let scene = build_scene(&xml::load_string(&src, &[]).unwrap()).unwrap();
+    // the lights glow (a lookup off the triangle would read 0)
+    let opts = RenderOptions {
+        spp: Some(4),
+        seed: 1,
+    };
+    let img = cpu::render(&scene, &opts).unwrap();
+    let mean = img.data.iter().map(|&v| v as f64).sum::<f64>() / img.data.len() as f64;
+    assert!(mean > 0.02, "the attribute lights are dark: mean {mean}");
+    let (p, pb) = compare(&host, &scene, 16, "mesh attribute area lights (path)");
+    assert!(
+        p > 1e-3,
+        "mesh attribute lights: the kernels differ from the CPU"
+    );
+    assert!(
+        pb < 1e-3,
+        "the test cannot see a 5% bias (mesh attribute lights)"
+    );
+}
+
 /// Cylinders (`kernels/shapes/cylinder.cuh`): the Cornell box with a tilted tube and a
 /// glowing tube under a mirroring `to_world` as a second area light (the kernels sample
 /// its surface), through the BVH (cylinder scenes get no brute-force records);

@@ -46,7 +46,8 @@ use heliograph::backend::cuda::features::{
 use heliograph::backend::cuda::{
     arch_for, kernels, nvrtc_compile_offline, nvrtc_lib, RenderTuning, MIN_COMPUTE_CAPABILITY,
 };
-use heliograph::flat::materials::{bsdf_kind as b, emitter_kind as e};
+use heliograph::emitters::tag as e;
+use heliograph::flat::materials::bsdf_kind as b;
 use heliograph::flat::unit_prims::UNIT_RECORDS_MAX;
 use heliograph::flat::{
     INTEGRATOR_DIRECT, INTEGRATOR_PATH, INTEGRATOR_PTRACER, SHAPE_CYLINDER, SHAPE_DISK,
@@ -107,14 +108,17 @@ fn set(kinds: &[u32]) -> u32 {
     kinds.iter().fold(0, |s, k| s | 1 << k)
 }
 
-/// The generic build's set `name` (every kind of the category): the BSDF registry's
-/// kinds, the other categories' from features.cuh.
+/// The generic build's set `name` (every kind of the category): the BSDF and emitter
+/// registries' kinds, the other categories' from features.cuh.
 fn all_kinds(name: &str) -> u32 {
     if name == "HG_BSDF_SET" {
         return (1u32 << heliograph::bsdfs::KNOWN.len()) - 1;
     }
     if name == "HG_TEX_SET" {
         return (1u32 << heliograph::textures::KNOWN.len()) - 1;
+    }
+    if name == "HG_EMITTER_SET" {
+        return (1u32 << heliograph::emitters::KNOWN.len()) - 1;
     }
     let src = kernels::file("features.cuh").unwrap();
     let def = format!("#define {name} 0x");

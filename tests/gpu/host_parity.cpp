@@ -19,12 +19,12 @@ int main(int argc, char** argv) {
     if (argc != 2) { std::fprintf(stderr, "usage: hg_parity_host DIR\n"); return 2; }
     std::string d = std::string(argv[1]) + "/";
     const char* names[] = {"nodes", "leaf", "prims", "shapes", "positions", "normals", "uvs", "tris",
-                           "bsdfs", "bsdf_data", "textures", "texels", "emitters", "env", "dist1d",
-                           "dist2d", "dist_data", "bsphere", "attrs", "tex_data", "queries"};
+                           "bsdfs", "bsdf_data", "textures", "texels", "emitters", "emitter_data", "env",
+                           "dist1d", "dist2d", "dist_data", "bsphere", "attrs", "tex_data", "queries"};
     std::vector<std::vector<char>> a;
     for (const char* n : names) a.push_back(slurp(d + n + ".bin"));
-    const float* q = as<float>(a[20]);
-    hg_u32 nq = (hg_u32)((a[20].size() - 16) / (16 * sizeof(float)));
+    const float* q = as<float>(a[21]);
+    hg_u32 nq = (hg_u32)((a[21].size() - 16) / (16 * sizeof(float)));
     std::vector<float> out((size_t)nq * 16, 0.0f);
     blockDim = {64, 1, 1};
     for (hg_u32 t = 0; t < (nq + 63) / 64 * 64; ++t) {
@@ -33,8 +33,9 @@ int main(int argc, char** argv) {
         hg_parity(as<FlatBvhNode>(a[0]), count<FlatBvhNode>(a[0]), as<LeafPrim>(a[1]), as<Prim>(a[2]),
                   as<FlatShape>(a[3]), as<float>(a[4]), as<float>(a[5]), as<float>(a[6]), as<hg_u32>(a[7]),
                   as<FlatBsdf>(a[8]), as<hg_u32>(a[9]), as<RecordRef>(a[10]), as<float>(a[11]),
-                  as<FlatEmitter>(a[12]), count<FlatEmitter>(a[12]), as<hg_u32>(a[13]), count<hg_u32>(a[13]),
-                  as<FlatDist1D>(a[14]), as<FlatDist2D>(a[15]), as<float>(a[16]), as<float>(a[17]), as<float>(a[18]), as<hg_u32>(a[19]), q, nq,
+                  as<RecordRef>(a[12]), as<hg_u32>(a[13]), count<RecordRef>(a[12]), as<hg_u32>(a[14]),
+                  count<hg_u32>(a[14]), as<FlatDist1D>(a[15]), as<FlatDist2D>(a[16]), as<float>(a[17]),
+                  as<float>(a[18]), as<float>(a[19]), as<hg_u32>(a[20]), q, nq,
                   out.data());
     }
     FILE* f = std::fopen((d + "answers.bin").c_str(), "wb");

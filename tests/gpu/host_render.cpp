@@ -50,8 +50,9 @@ template <class T> static hg_u32 count(const std::vector<char>& v) { return (hg_
     as<FlatBvhNode>(nodes), count<FlatBvhNode>(nodes), as<LeafPrim>(leaf), as<Prim>(prims),              \
         as<FlatShape>(shapes), as<float>(positions), as<float>(normals), as<float>(uvs), as<hg_u32>(tris), \
         as<FlatBsdf>(bsdfs), as<hg_u32>(bsdf_data), as<RecordRef>(textures), as<float>(texels),         \
-        as<FlatEmitter>(emitters), count<FlatEmitter>(emitters), as<hg_u32>(env), count<hg_u32>(env),     \
-        as<FlatDist1D>(dist1d), as<FlatDist2D>(dist2d), as<float>(dist_data), as<float>(bsphere), as<float>(attrs),                \
+        as<RecordRef>(emitters), as<hg_u32>(emitter_data), count<RecordRef>(emitters), as<hg_u32>(env),   \
+        count<hg_u32>(env),                                                                              \
+        as<FlatDist1D>(dist1d), as<FlatDist2D>(dist2d), as<float>(dist_data), as<float>(bsphere), as<float>(attrs), \
         as<hg_u32>(tex_data) UNIT_ARG
 
 // Runs `kernel` over threads [0, n) in blocks of 64, one thread after another.
@@ -87,7 +88,8 @@ int main(int argc, char** argv) {
     auto uvs = slurp(d + "uvs.bin"), tris = slurp(d + "tris.bin");
     auto bsdfs = slurp(d + "bsdfs.bin"), bsdf_data = slurp(d + "bsdf_data.bin");
     auto textures = slurp(d + "textures.bin"), texels = slurp(d + "texels.bin");
-    auto emitters = slurp(d + "emitters.bin"), env = slurp(d + "env.bin");
+    auto emitters = slurp(d + "emitters.bin"), emitter_data = slurp(d + "emitter_data.bin");
+    auto env = slurp(d + "env.bin");
     auto dist1d = slurp(d + "dist1d.bin"), dist2d = slurp(d + "dist2d.bin");
     auto dist_data = slurp(d + "dist_data.bin");
     auto bsphere = slurp(d + "bsphere.bin"), attrs = slurp(d + "attrs.bin");

@@ -1,21 +1,27 @@
 // `envmap` (renderer/src/emitters/envmap.rs): a latitude-longitude environment with
 // bilinear lookups and importance sampling through its 2D distribution
-// (math/distribution.rs Distribution2D). Record: offset/width/height of the texels
-// (rows of width + 1 RGB texels), dist (index into dist2d), scale, to_world/to_local.
+// (math/distribution.rs Distribution2D). The record holds where its texels lie (rows of
+// width + 1 RGB texels) and its distribution's rows and marginal in dist1d (dist_h 0: a
+// black map, nothing to sample).
 #pragma once
-#include "constant.cuh"
+#include "emitter.cuh"
 
-__device__ inline V3 mat3_mul(const float* m, V3 v) { return (v3a(m) * v.x + v3a(m + 3) * v.y) + v3a(m + 6) * v.z; }
+struct EnvmapRecord {
+    float to_world[9];  // column-major 3x3
+    float to_local[9];
+    hg_u32 offset;  // first texel
+    hg_u32 width;
+    hg_u32 height;
+    float scale;
+    hg_u32 dist_rows;
+    hg_u32 dist_h;
+    hg_u32 dist_marginal;
+};
 
-// glam normalize_or_zero
-__device__ inline V3 normalize_or_zero(V3 v) {
-    float rcp = 1.0f / sqrtf(dot(v, v));
-    return (rcp > 0.0f && rcp <= 3.4028235e38f) ? v * rcp : v3(0.0f, 0.0f, 0.0f);
-}
+__device__ inline float env_half_texel(const EnvmapRecord& e) { return 0.5f / (float)e.width; }
 
-__device__ inline float env_half_texel(const FlatEmitter& e) { return 0.5f / (float)e.width; }
-
-__device__ inline V3 env_lookup(const SceneData& s, const FlatEmitter& e, V2 uv) {
+// EnvmapEmitter::lookup
+__device__ inline V3 env_lookup(const SceneData& s, const EnvmapRecord& e, V2 uv) {
     hg_u32 w = e.width, h = e.height;
     float u = uv.x - env_half_texel(e);
     u = u - floorf(u);
@@ -38,11 +44,6 @@ __device__ inline V2 direction_to_uv(V3 d) {
     return v2(atan2f(d.x, -d.z) * HG_INV_TWO_PI, acosf(fminf(fmaxf(d.y, -1.0f), 1.0f)) * HG_INV_PI);
 }
 
-__device__ inline V3 envmap_eval(const SceneData& s, const FlatEmitter& e, V3 d) {
-    V3 local = normalize_or_zero(mat3_mul(e.to_local, d));
-    return env_lookup(s, e, direction_to_uv(local));
-}
-
 // Distribution1D::sample_continuous: (x, density)
 __device__ inline float dist1d_sample_continuous(const SceneData& s, hg_u32 di, float u, float* pdf, hg_u32* bin) {
     float pmf, du;
@@ -61,15 +62,13 @@ __device__ inline float dist1d_pdf_continuous(const SceneData& s, hg_u32 di, flo
     return s.dist_data[d.offset + i] / d.sum * (float)d.n;
 }
 
-#define HG_NO_DIST 0xffffffffu
-
-__device__ inline bool envmap_sample(const SceneData& s, const FlatEmitter& e, V2 u, EmitterSample* out) {
-    if (e.dist == HG_NO_DIST) return false;
-    const FlatDist2D d2 = s.dist2d[e.dist];
+__device__ inline bool envmap_sample(const SceneData& s, const EnvmapRecord& e, V3 p, V2 u, EmitterSample* out) {
+    (void)p;
+    if (e.dist_h == 0u) return false;
     float pdf_v, pdf_u;
     hg_u32 row, col;
-    float v = dist1d_sample_continuous(s, d2.marginal, u.y, &pdf_v, &row);
-    float x = dist1d_sample_continuous(s, d2.rows + row, u.x, &pdf_u, &col);
+    float v = dist1d_sample_continuous(s, e.dist_marginal, u.y, &pdf_v, &row);
+    float x = dist1d_sample_continuous(s, e.dist_rows + row, u.x, &pdf_u, &col);
     float pdf_uv = pdf_v * pdf_u;
     V2 uv = v2(x + env_half_texel(e), v);
     float sin_t = sinf(HG_PI * uv.y), cos_t = cosf(HG_PI * uv.y);
@@ -85,18 +84,20 @@ __device__ inline bool envmap_sample(const SceneData& s, const FlatEmitter& e, V
     return true;
 }
 
-__device__ inline float envmap_pdf(const SceneData& s, const FlatEmitter& e, V3 d) {
-    if (e.dist == HG_NO_DIST) return 0.0f;
-    const FlatDist2D d2 = s.dist2d[e.dist];
+// EnvmapEmitter::eval_env and ::pdf_env at once (both start from the map-frame direction).
+__device__ inline V3 envmap_eval_env(const SceneData& s, const EnvmapRecord& e, V3 d, float* pdf) {
     V3 local = normalize_or_zero(mat3_mul(e.to_local, d));
-    float sin_theta = sqrtf(local.x * local.x + local.z * local.z);
-    if (!(sin_theta > 0.0f)) return 0.0f;
     V2 uv = direction_to_uv(local);
-    float su = uv.x - env_half_texel(e);
-    V2 p = v2(su - floorf(su), uv.y);
-    float fr = p.y * (float)d2.h;
-    hg_u32 row = fr == fr && fr > 0.0f ? (hg_u32)fr : 0u;
-    if (row > d2.h - 1) row = d2.h - 1;
-    float pdf = dist1d_pdf_continuous(s, d2.marginal, p.y) * dist1d_pdf_continuous(s, d2.rows + row, p.x);
-    return pdf / (2.0f * HG_PI * HG_PI * sin_theta);
+    *pdf = 0.0f;
+    float sin_theta = sqrtf(local.x * local.x + local.z * local.z);
+    if (e.dist_h != 0u && sin_theta > 0.0f) {
+        float su = uv.x - env_half_texel(e);
+        V2 q = v2(su - floorf(su), uv.y);
+        float fr = q.y * (float)e.dist_h;
+        hg_u32 row = fr == fr && fr > 0.0f ? (hg_u32)fr : 0u;
+        if (row > e.dist_h - 1) row = e.dist_h - 1;
+        float p = dist1d_pdf_continuous(s, e.dist_marginal, q.y) * dist1d_pdf_continuous(s, e.dist_rows + row, q.x);
+        *pdf = p / (2.0f * HG_PI * HG_PI * sin_theta);
+    }
+    return env_lookup(s, e, uv);
 }

@@ -22,130 +22,6 @@
 
 #define HG_PT_ACC 3  // r, g, b per pixel
 
-// emitters::EmitterRay
-struct EmitterRay {
-    V3 p, n, d, weight;
-};
-
-// m⁻¹ v for a column-major 3x3 m (glam Mat3::inverse: the rows of the inverse are the
-// cross products of the columns over the determinant), and |det m|.
-__device__ inline V3 mat3_inverse_mul(const float* m, V3 v, float* abs_det) {
-    V3 x = v3a(m), y = v3a(m + 3), z = v3a(m + 6);
-    V3 r0 = cross(y, z), r1 = cross(z, x), r2 = cross(x, y);
-    float det = dot(z, r2);
-    *abs_det = fabsf(det);
-    float inv = 1.0f / det;
-    return v3(dot(r0, v) * inv, dot(r1, v) * inv, dot(r2, v) * inv);
-}
-
-// emitters::local_direction_to_world
-__device__ inline bool local_direction_to_world(const float* to_local, V3 local, float pdf_local, V3* d, float* pdf) {
-    float det;
-    V3 v = mat3_inverse_mul(to_local, local, &det);
-    float len = sqrtf(dot(v, v));
-    *pdf = pdf_local * det * len * len * len;
-    if (!(len > 0.0f && *pdf > 0.0f && *pdf <= 3.4028235e38f)) return false;
-    *d = v / len;
-    return true;
-}
-
-// emitters::intensity_towards: a point-like emitter's radiance at distance 1 along d.
-__device__ inline V3 intensity_towards(const SceneData& s, const FlatEmitter& e, V3 d) {
-    EmitterSample es;
-    if (!emitter_sample_direction(s, e, v3a(e.vec) + d, v2(0.0f, 0.0f), &es)) return v3(0.0f, 0.0f, 0.0f);
-    return es.radiance * (es.dist * es.dist);
-}
-
-// AnyEmitter::sample_infinite_ray: a direction as sampled from the scene's centre, an
-// origin uniform on the disk of the bounding sphere facing it.
-__device__ inline bool infinite_sample_ray(const SceneData& s, const FlatEmitter& e, V2 u_pos, V2 u_dir,
-                                           EmitterRay* out) {
-    V3 centre = s.bsphere_center;
-    float r = fmaxf(s.bsphere_radius, 1e-4f);
-    EmitterSample es;
-    if (!emitter_sample_direction(s, e, centre, u_dir, &es)) return false;
-    if (!(es.pdf > 0.0f)) return false;
-    V2 q = square_to_uniform_disk_concentric(u_pos);
-    q = v2(q.x * r, q.y * r);
-    V3 disk = to_world(frame_from_normal(es.d), v3(q.x, q.y, 0.0f));
-    V3 w = es.radiance / es.pdf * (HG_PI * r * r);
-    if (!finite3(w)) return false;
-    out->p = (centre + es.d * r) + disk;
-    out->n = v3(0.0f, 0.0f, 0.0f);
-    out->d = -es.d;
-    out->weight = w;
-    return true;
-}
-
-// AreaEmitter::sample_position: a point uniform by area, its radiance over the density.
-__device__ inline bool area_sample_position(const SceneData& s, const FlatEmitter& e, V2 u, PositionSample* ps,
-                                            V3* w) {
-    *ps = sample_position(s, e.shape, u);
-    if (!(ps->pdf > 0.0f)) return false;
-    *w = tex_eval(s, e.tex, surface_point_uv(ps->uv)) / ps->pdf;
-    return finite3(*w);
-}
-
-// AnyEmitter::sample_ray
-__device__ inline bool emitter_sample_ray(const SceneData& s, const FlatEmitter& e, V2 u_pos, V2 u_dir,
-                                          EmitterRay* out) {
-    V3 d = v3(0.0f, 0.0f, 0.0f);
-    float pdf = 0.0f;
-    bool point_like = false;  // spot, projector: d and pdf set
-    switch (HG_EMITTER_KIND(e)) {
-        HG_CASE(HG_EMITTER_SET, HG_EMITTER_AREA) {
-            PositionSample ps;
-            V3 w;
-            if (!area_sample_position(s, e, u_pos, &ps, &w)) return false;
-            out->p = ps.p;
-            out->n = ps.n;
-            out->d = to_world(frame_from_normal(ps.n), square_to_cosine_hemisphere(u_dir));
-            out->weight = w * HG_PI;  // L cos / (pdf_area cos / pi)
-            return true;
-        }
-        HG_CASE(HG_EMITTER_SET, HG_EMITTER_POINT) {
-            out->p = v3a(e.vec);
-            out->n = v3(0.0f, 0.0f, 0.0f);
-            out->d = square_to_uniform_sphere(u_dir);
-            out->weight = tex_eval(s, e.tex, surface_point_uv(v2(0.0f, 0.0f))) / HG_INV_FOUR_PI;
-            return true;
-        }
-        HG_CASE(HG_EMITTER_SET, HG_EMITTER_SPOT) {
-            // square_to_uniform_cone and its density inside the cone of cos cutoff params[1]
-            float cos_max = e.params[1];
-            float z = 1.0f - u_dir.y * (1.0f - cos_max);
-            float rr = safe_sqrt(1.0f - z * z);
-            float sn, cs;
-            __sincosf(2.0f * HG_PI * u_dir.x, &sn, &cs);
-            V3 local = v3(rr * cs, rr * sn, z);
-            if (!local_direction_to_world(e.to_local, local, HG_INV_TWO_PI / (1.0f - cos_max), &d, &pdf)) return false;
-            point_like = true;
-            break;
-        }
-        HG_CASE(HG_EMITTER_SET, HG_EMITTER_PROJECTOR) {
-            // uv = 1/2 - uv_scale (x, y) at depth 1; area density on that plane to solid angle
-            float x = (0.5f - u_dir.x) / e.params[0], y = (0.5f - u_dir.y) / e.params[1];
-            V3 v = v3(x, y, 1.0f);
-            float len = sqrtf(dot(v, v));
-            float pdf_local = e.params[0] * e.params[1] * len * len * len;
-            if (!local_direction_to_world(e.to_local, v / len, pdf_local, &d, &pdf)) return false;
-            point_like = true;
-            break;
-        }
-        HG_CASE(HG_EMITTER_SET, HG_EMITTER_DIRECTIONAL) return infinite_sample_ray(s, e, u_pos, u_dir, out);
-        HG_CASE(HG_EMITTER_SET, HG_EMITTER_CONSTANT) return infinite_sample_ray(s, e, u_pos, u_dir, out);
-        HG_CASE(HG_EMITTER_SET, HG_EMITTER_ENVMAP) return infinite_sample_ray(s, e, u_pos, u_dir, out);
-        default: break;
-    }
-    if (!point_like) return false;  // a kind this module does not compile
-    // spot, projector: the intensity towards d over the direction's density
-    out->p = v3a(e.vec);
-    out->n = v3(0.0f, 0.0f, 0.0f);
-    out->d = d;
-    out->weight = intensity_towards(s, e, d) / pdf;
-    return true;
-}
-
 // The pinhole's inverse: camera-space point of world point p (FlatCamera: origin and the
 // linear part of to_world).
 __device__ inline V3 camera_local(const FlatCamera& cam, V3 p) {
@@ -304,24 +180,24 @@ __device__ HG_OUTLINE void ptracer_sample(const SceneData& s, const FlatCamera& 
 
     // directly visible surface and environment emitters (delta emitters cannot be seen)
     if (!it.hide_emitters) {
-        const FlatEmitter& em = s.emitters[pick(next_1d(rng))];
+        hg_u32 ei = pick(next_1d(rng));
         V2 u = next_2d(rng);
-        hg_u32 kind = HG_EMITTER_KIND(em);
-        if ((HG_EMITTER_SET & HG_ENV_EMITTERS) != 0u &&
-            (kind == HG_EMITTER_CONSTANT || kind == HG_EMITTER_ENVMAP)) {
+        EmitterRef em = emitter_ref(s, ei);
+        hg_u32 kind = HG_KIND(HG_EMITTER_SET, em.kind);
+        if ((HG_EMITTER_SET & HG_ENV_EMITTERS) != 0u && HG_HAS(HG_ENV_EMITTERS, kind)) {
             V3 o = v3a(cam.origin);
             EmitterSample es;
             V2 pos;
             float importance;
-            if (emitter_sample_direction(s, em, o, u, &es) && camera_connect_direction(cam, film, es.d, &pos, &importance) &&
+            if (emitter_sample_at(s, em, o, u, &es) && camera_connect_direction(cam, film, es.d, &pos, &importance) &&
                 es.pdf > 0.0f && !scene_occluded(s, make_ray(o, es.d)))
                 pt_splat(film, accum, pos, es.radiance * (nf * importance * scale / es.pdf));
-        } else if (HG_HAS(HG_EMITTER_SET, HG_EMITTER_AREA) && kind == HG_EMITTER_AREA) {
+        } else if ((HG_EMITTER_SET & HG_SURFACE_EMITTERS) != 0u && HG_HAS(HG_SURFACE_EMITTERS, kind)) {
             PositionSample ps;
             V3 w;
             V2 pos;
             float weight;
-            if (area_sample_position(s, em, u, &ps, &w) && camera_connect_point(cam, film, ps.p, &pos, &weight)) {
+            if (emitter_sample_position(s, em, u, &ps, &w) && camera_connect_point(cam, film, ps.p, &pos, &weight)) {
                 V3 c = v3a(cam.origin);
                 V3 d = normalize_or_zero(c - ps.p);
                 float cos = dot(ps.n, d);
@@ -331,11 +207,11 @@ __device__ HG_OUTLINE void ptracer_sample(const SceneData& s, const FlatCamera& 
         }
     }
 
-    const FlatEmitter& em = s.emitters[pick(next_1d(rng))];
+    hg_u32 ei = pick(next_1d(rng));
     V2 u_pos = next_2d(rng);
     V2 u_dir = next_2d(rng);
     EmitterRay er;
-    if (!emitter_sample_ray(s, em, u_pos, u_dir, &er)) return;
+    if (!emitter_sample_ray(s, ei, u_pos, u_dir, &er)) return;
     V3 throughput = er.weight * nf;
     float tmax = max_comp(throughput);
     if (!(tmax > 0.0f) || !finite3(throughput)) return;

@@ -4,7 +4,7 @@
 //!
 //! | parameter | type | default | meaning |
 //! |---|---|---|---|
-//! | `radiance` | rgb, float or texture | 1 | emitted radiance (a texture is looked up at the surface uv) |
+//! | `radiance` | rgb, float or texture | 1 | emitted radiance (a texture is looked up at the surface point: its uv, and on meshes its triangle, for `mesh_attribute`) |
 //!
 //! An area light inherits its shape's placement: `to_world` is not allowed here.
 //! Direct-illumination sampling picks a point uniformly by area on the shape.
@@ -15,17 +15,18 @@
 //! </shape>
 //! ```
 
-use super::{EmitterCtx, EmitterRay, EmitterSample};
+use super::registry::RecordCtx;
+use super::{EmitterCtx, EmitterPlugin, EmitterRay, EmitterSample};
+use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::spectrum::SpectrumUse;
 use crate::math::warp::square_to_cosine_hemisphere;
 use crate::math::{Color, Frame, Vec2, Vec3, PI};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::{BuildContext, TexRef};
 use crate::scene::params::Range;
 use crate::scene::props::Props;
 use crate::shapes::{Hit, PositionSample};
 use crate::textures::SurfacePoint;
-use crate::textures::TexRef;
 
 /// The area light record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -36,10 +37,29 @@ pub struct AreaEmitter {
     /// Radiance texture.
     pub radiance: TexRef,
 }
+device_record!(AreaEmitter { shape, radiance });
 
 impl AreaEmitter {
+    /// The radiance at a point of the shape: triangle `prim` at barycentrics `bary`
+    /// on a mesh, texture coordinates `uv` (what a `mesh_attribute` or a bitmap reads).
+    #[inline]
+    fn radiance_at(&self, ctx: &EmitterCtx, uv: Vec2, prim: u32, bary: Vec2) -> Color {
+        let sp = SurfacePoint {
+            shape: self.shape,
+            prim,
+            bary,
+            ..SurfacePoint::at_uv(uv)
+        };
+        ctx.tex.eval(self.radiance, &sp)
+    }
+}
+
+impl EmitterPlugin for AreaEmitter {
+    type Record = Self;
+    const SURFACE: bool = true;
+
     /// Reads the plugin's parameters for the emitter of `shape`.
-    pub fn build(p: &Props, shape: u32, ctx: &mut BuildCtx) -> Result<Self> {
+    fn build(p: &Props, shape: u32, ctx: &mut dyn BuildContext) -> Result<Self> {
         if p.has("to_world") {
             p.mark_used("to_world");
             return Err(Error::param(
@@ -55,7 +75,7 @@ impl AreaEmitter {
             Range::NonNegative,
             SpectrumUse::Emission,
         )?;
-        if let Some(c) = ctx.textures.constant(radiance) {
+        if let Some(c) = ctx.texture_constant(radiance) {
             if !(c.min_element() >= 0.0) {
                 let loc = p.entry_loc("radiance");
                 return Err(Error::param(
@@ -68,16 +88,20 @@ impl AreaEmitter {
         Ok(AreaEmitter { shape, radiance })
     }
 
+    fn record(&self, _at: &RecordCtx) -> Self {
+        *self
+    }
+
     /// Picks a point uniformly by area on the shape; `None` if it faces away from `p`.
     #[inline]
-    pub fn sample_direction(&self, ctx: &EmitterCtx, p: Vec3, u: Vec2) -> Option<EmitterSample> {
+    fn sample_direction(&self, ctx: &EmitterCtx, p: Vec3, u: Vec2) -> Option<EmitterSample> {
         let ps = ctx.geom.sample_position(self.shape, u);
         let (d, dist, pdf) = towards(p, &ps)?;
         Some(EmitterSample {
             d,
             dist,
             pdf,
-            radiance: ctx.tex.eval(self.radiance, &SurfacePoint::at_uv(ps.uv)),
+            radiance: self.radiance_at(ctx, ps.uv, ps.prim, ps.bary),
             delta: false,
         })
     }
@@ -85,7 +109,7 @@ impl AreaEmitter {
     /// A ray leaving the light (light tracing): a point uniformly by area, a
     /// cosine-weighted direction on its emitting side.
     #[inline]
-    pub fn sample_ray(&self, ctx: &EmitterCtx, u_pos: Vec2, u_dir: Vec2) -> Option<EmitterRay> {
+    fn sample_ray(&self, ctx: &EmitterCtx, u_pos: Vec2, u_dir: Vec2) -> Option<EmitterRay> {
         let (ps, weight) = self.sample_position(ctx, u_pos)?;
         let d = Frame::from_normal(ps.n).to_world(square_to_cosine_hemisphere(u_dir));
         // L cos θ / (pdf_area · cos θ / π)
@@ -99,19 +123,19 @@ impl AreaEmitter {
 
     /// A point uniformly by area on the shape, with its radiance over the area density.
     #[inline]
-    pub fn sample_position(&self, ctx: &EmitterCtx, u: Vec2) -> Option<(PositionSample, Color)> {
+    fn sample_position(&self, ctx: &EmitterCtx, u: Vec2) -> Option<(PositionSample, Color)> {
         let ps = ctx.geom.sample_position(self.shape, u);
         if !(ps.pdf > 0.0) {
             return None;
         }
-        let w = ctx.tex.eval(self.radiance, &SurfacePoint::at_uv(ps.uv)) / ps.pdf;
+        let w = self.radiance_at(ctx, ps.uv, ps.prim, ps.bary) / ps.pdf;
         w.is_finite().then_some((ps, w))
     }
 
     /// Solid-angle density of [`Self::sample_direction`] from `p` producing `hit`
     /// (uniform area density `1 / area` converted to solid angle).
     #[inline]
-    pub fn pdf_hit(&self, ctx: &EmitterCtx, p: Vec3, hit: &Hit) -> f32 {
+    fn pdf_hit(&self, ctx: &EmitterCtx, p: Vec3, hit: &Hit) -> f32 {
         let area = ctx.geom.surface_area(self.shape);
         if !(area > 0.0) {
             return 0.0;
@@ -121,9 +145,9 @@ impl AreaEmitter {
 
     /// Radiance leaving `hit` against the ray direction `d` (zero on the back side).
     #[inline]
-    pub fn eval_hit(&self, ctx: &EmitterCtx, hit: &Hit, d: Vec3) -> Color {
+    fn eval_hit(&self, ctx: &EmitterCtx, hit: &Hit, d: Vec3) -> Color {
         if hit.n.dot(d) < 0.0 {
-            ctx.tex.eval(self.radiance, &SurfacePoint::at_uv(hit.uv))
+            self.radiance_at(ctx, hit.uv, hit.prim, hit.bary)
         } else {
             Color::ZERO
         }
@@ -181,6 +205,8 @@ mod tests {
             n: -Vec3::Z,
             uv: u,
             pdf: 1.0 / (PI * r * r),
+            prim: 0,
+            bary: Vec2::ZERO,
         }
     }
 
@@ -281,7 +307,7 @@ mod tests {
             props: sp,
             loc,
         };
-        let mut ctx = BuildCtx::default();
+        let mut ctx = crate::scene::builder::BuildCtx::default();
         match crate::shapes::build(&disk, &mut ctx) {
             Err(Error::UnknownPlugin { .. }) => {
                 eprintln!("skipped: the disk shape plugin is not available on this branch");
@@ -321,5 +347,63 @@ mod tests {
         assert!(e
             .sample_direction(&c, Vec3::new(0.0, 0.0, 3.0), Vec2::splat(0.3))
             .is_none());
+    }
+
+    /// A `mesh_attribute` radiance is read where the emitter is: at the triangle a ray
+    /// hits (seen directly) and at the triangle a sample lands on (emitter sampling,
+    /// light tracing). The unit quad's two triangles carry face weights 0.25 (x > y)
+    /// and 0.75 (y > x).
+    #[test]
+    fn a_mesh_attribute_radiance_is_read_at_the_emitting_triangle() {
+        use crate::integrators::surface_emission;
+        use crate::math::Ray;
+        use crate::scene::{build_scene, xml};
+        let dir = std::env::temp_dir().join(format!("hg_area_attr_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ply = dir.join("quad.ply");
+        std::fs::write(
+            &ply,
+            "ply\nformat ascii 1.0\nelement vertex 4\nproperty float x\nproperty float y\n\
+             property float z\nelement face 2\nproperty list uchar int vertex_indices\n\
+             property float weight_0\nend_header\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n\
+             3 0 1 2 0.25\n3 0 2 3 0.75\n",
+        )
+        .unwrap();
+        let src = format!(
+            r#"<scene version="3.0.0"><shape type="ply"><string name="filename" value="{}"/>
+               <emitter type="area"><texture type="mesh_attribute" name="radiance">
+               <string name="name" value="face_weight"/></texture></emitter></shape></scene>"#,
+            ply.display()
+        );
+        let scene = build_scene(&xml::load_string(&src, &[]).unwrap()).unwrap();
+        let face = |x: f32, y: f32| if x > y { 0.25 } else { 0.75 };
+        // seen directly, from above (the front side)
+        for (x, y) in [(0.7, 0.2), (0.2, 0.7), (0.9, 0.85), (0.1, 0.15)] {
+            let ray = Ray::new(Vec3::new(x, y, 1.0), -Vec3::Z);
+            let hit = scene.intersect(&ray).expect("the quad");
+            let (le, pdf) = surface_emission(&scene, &hit, ray.d, ray.o).unwrap();
+            assert_eq!(le, Color::splat(face(x, y)), "at ({x}, {y})");
+            assert!(pdf > 0.0);
+        }
+        // sampled: each sample carries its own triangle's value
+        let (e, c) = (scene.emitters[0], scene.emitter_ctx());
+        let mut rng = crate::math::Pcg32::new(5, 7);
+        let mut seen = [0; 2];
+        for _ in 0..2000 {
+            let u = Vec2::new(rng.next_f32(), rng.next_f32());
+            let s = e.sample_direction(&c, Vec3::new(0.5, 0.5, 2.0), u).unwrap();
+            let q = Vec3::new(0.5, 0.5, 2.0) + s.d * s.dist;
+            assert_eq!(s.radiance, Color::splat(face(q.x, q.y)), "at {q}");
+            let (ps, w) = e.sample_position(&c, u).unwrap();
+            assert_eq!(
+                w,
+                Color::splat(face(ps.p.x, ps.p.y) / ps.pdf),
+                "at {}",
+                ps.p
+            );
+            seen[usize::from(ps.p.x > ps.p.y)] += 1;
+        }
+        assert!(seen[0] > 800 && seen[1] > 800, "{seen:?}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -10,14 +10,15 @@
 //! <emitter type="constant"><rgb name="radiance" value="0.5"/></emitter>
 //! ```
 
-use super::{constant_color, EmitterCtx, EmitterSample};
+use super::registry::RecordCtx;
+use super::{constant_color, EmitterCtx, EmitterPlugin, EmitterSample};
+use crate::device_record;
 use crate::error::Result;
 use crate::math::warp::{square_to_uniform_sphere, UNIFORM_SPHERE_PDF};
-use crate::math::{Color, Vec2};
-use crate::scene::builder::BuildCtx;
+use crate::math::{Color, Vec2, Vec3};
+use crate::plugin::{BuildContext, TexRef};
 use crate::scene::props::Props;
 use crate::textures::SurfacePoint;
-use crate::textures::TexRef;
 
 /// The constant environment record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -26,37 +27,46 @@ pub struct ConstantEmitter {
     /// Radiance (a constant texture).
     pub radiance: TexRef,
 }
+device_record!(ConstantEmitter { radiance });
 
-impl ConstantEmitter {
+impl EmitterPlugin for ConstantEmitter {
+    type Record = Self;
+    const ENVIRONMENT: bool = true;
+    const INFINITE: bool = true;
+
     /// Reads the plugin's parameters.
-    pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
+    fn build(p: &Props, _shape: u32, ctx: &mut dyn BuildContext) -> Result<Self> {
         Ok(ConstantEmitter {
             radiance: constant_color(p, "radiance", Color::ONE, ctx)?,
         })
     }
 
-    /// The radiance, whatever the direction.
-    #[inline]
-    pub fn eval(&self, ctx: &EmitterCtx) -> Color {
-        ctx.tex
-            .eval(self.radiance, &SurfacePoint::at_uv(Vec2::ZERO))
+    fn record(&self, _at: &RecordCtx) -> Self {
+        *self
     }
 
     /// A uniformly distributed direction.
     #[inline]
-    pub fn sample_direction(&self, ctx: &EmitterCtx, u: Vec2) -> EmitterSample {
-        EmitterSample {
+    fn sample_direction(&self, ctx: &EmitterCtx, _p: Vec3, u: Vec2) -> Option<EmitterSample> {
+        Some(EmitterSample {
             d: square_to_uniform_sphere(u),
             dist: f32::INFINITY,
             pdf: UNIFORM_SPHERE_PDF,
-            radiance: self.eval(ctx),
+            radiance: self.eval_env(ctx, Vec3::Z),
             delta: false,
-        }
+        })
+    }
+
+    /// The radiance, whatever the direction.
+    #[inline]
+    fn eval_env(&self, ctx: &EmitterCtx, _d: Vec3) -> Color {
+        ctx.tex
+            .eval(self.radiance, &SurfacePoint::at_uv(Vec2::ZERO))
     }
 
     /// The solid-angle density of [`Self::sample_direction`].
     #[inline]
-    pub fn pdf() -> f32 {
+    fn pdf_env(&self, _ctx: &EmitterCtx, _d: Vec3) -> f32 {
         UNIFORM_SPHERE_PDF
     }
 }

@@ -14,13 +14,14 @@
 //! </emitter>
 //! ```
 
-use super::{constant_color, exclusive, EmitterCtx, EmitterSample};
+use super::registry::RecordCtx;
+use super::{constant_color, exclusive, EmitterCtx, EmitterPlugin, EmitterSample};
+use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::{Color, Vec2, Vec3};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::{BuildContext, TexRef};
 use crate::scene::props::Props;
 use crate::textures::SurfacePoint;
-use crate::textures::TexRef;
 
 /// The directional light record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -31,10 +32,18 @@ pub struct DirectionalEmitter {
     /// Irradiance (a constant texture).
     pub irradiance: TexRef,
 }
+device_record!(DirectionalEmitter {
+    direction,
+    irradiance
+});
 
-impl DirectionalEmitter {
+impl EmitterPlugin for DirectionalEmitter {
+    type Record = Self;
+    const DELTA: bool = true;
+    const INFINITE: bool = true;
+
     /// Reads the plugin's parameters.
-    pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
+    fn build(p: &Props, _shape: u32, ctx: &mut dyn BuildContext) -> Result<Self> {
         exclusive(p, "direction", "to_world")?;
         let (key, d) = match p.vec3_opt("direction")? {
             Some(v) => ("direction", v),
@@ -55,10 +64,14 @@ impl DirectionalEmitter {
         })
     }
 
+    fn record(&self, _at: &RecordCtx) -> Self {
+        *self
+    }
+
     /// The direction towards the light (at infinity).
     #[inline]
-    pub fn sample_direction(&self, ctx: &EmitterCtx) -> EmitterSample {
-        EmitterSample {
+    fn sample_direction(&self, ctx: &EmitterCtx, _p: Vec3, _u: Vec2) -> Option<EmitterSample> {
+        Some(EmitterSample {
             d: -self.direction,
             dist: f32::INFINITY,
             pdf: 1.0,
@@ -66,7 +79,7 @@ impl DirectionalEmitter {
                 .tex
                 .eval(self.irradiance, &SurfacePoint::at_uv(Vec2::ZERO)),
             delta: true,
-        }
+        })
     }
 }
 

@@ -22,14 +22,14 @@
 //! </emitter>
 //! ```
 
-use super::{EmitterCtx, EmitterSample};
+use super::registry::RecordCtx;
+use super::{EmitterCtx, EmitterPlugin, EmitterSample};
+use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::{luminance, Color, Distribution2D, Mat3, Vec2, Vec3, INV_PI, INV_TWO_PI, PI};
-use std::sync::Arc;
-
-use crate::scene::builder::BuildCtx;
+use crate::plugin::BuildContext;
 use crate::scene::props::{PixelArray, Props};
-use crate::textures::image_file;
+use std::sync::Arc;
 
 /// [`EnvmapEmitter::dist`] of a black map (nothing to sample).
 pub const NO_DIST: u32 = u32::MAX;
@@ -55,14 +55,54 @@ pub struct EnvmapEmitter {
     pub scale: f32,
 }
 
-impl EnvmapEmitter {
+/// The record the kernels read: the map's frame, where its texels lie in the flat texel
+/// array, and its sampling distribution (`dist_h` 0: none), resolved when flattened.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct EnvmapRecord {
+    /// Map frame → world (a rotation), column-major.
+    pub to_world: Mat3,
+    /// World → map frame.
+    pub to_local: Mat3,
+    /// The first texel of the padded image in the flat texel array.
+    pub offset: u32,
+    /// Width of the source image (rows hold `width + 1` texels).
+    pub width: u32,
+    /// Height of the image.
+    pub height: u32,
+    /// Radiance scale.
+    pub scale: f32,
+    /// The sampling distribution's first row (a `FlatDist1D` index).
+    pub dist_rows: u32,
+    /// Its rows (0: a black map, nothing to sample).
+    pub dist_h: u32,
+    /// Its marginal (a `FlatDist1D` index).
+    pub dist_marginal: u32,
+}
+device_record!(EnvmapRecord {
+    to_world,
+    to_local,
+    offset,
+    width,
+    height,
+    scale,
+    dist_rows,
+    dist_h,
+    dist_marginal
+});
+
+impl EmitterPlugin for EnvmapEmitter {
+    type Record = EnvmapRecord;
+    const ENVIRONMENT: bool = true;
+    const INFINITE: bool = true;
+
     /// Reads the plugin's parameters, storing texels and the sampling distribution in `ctx`.
-    pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
+    fn build(p: &Props, _shape: u32, ctx: &mut dyn BuildContext) -> Result<Self> {
         let scale = p.positive_float("scale", 1.0, true)?;
-        ctx.declare_float(p, "scale", scale)?;
+        ctx.declare_float("scale", scale);
         let (to_world, to_local) = rotation(p)?;
-        ctx.declare_transform(p, "to_world")?;
-        let img = image_file::from_props(p, ctx, false)?;
+        ctx.declare_transform(p, "to_world");
+        let img = ctx.image(p, false)?;
         if img.width < 2 || img.height < 3 {
             return Err(Error::param(
                 &p.loc,
@@ -81,7 +121,7 @@ impl EnvmapEmitter {
         if texels.len() > u32::MAX as usize {
             return Err(Error::param(&p.loc, "filename", "image too large"));
         }
-        ctx.declare_image(p, "data", &img)?;
+        ctx.declare_image("data", &img);
         let dist = match sampling_distribution(&texels, img.width, img.height) {
             Some(d) => ctx.add_dist2d(d)?,
             None => NO_DIST,
@@ -103,6 +143,67 @@ impl EnvmapEmitter {
         })
     }
 
+    fn record(&self, at: &RecordCtx) -> EnvmapRecord {
+        let d = at.dist2d.get(self.dist as usize);
+        EnvmapRecord {
+            to_world: self.to_world,
+            to_local: self.to_local,
+            offset: at.image_offsets[self.image as usize],
+            width: self.width,
+            height: self.height,
+            scale: self.scale,
+            dist_rows: d.map_or(0, |d| d.rows),
+            dist_h: d.map_or(0, |d| d.h),
+            dist_marginal: d.map_or(0, |d| d.marginal),
+        }
+    }
+
+    /// Radiance arriving along world ray direction `d`.
+    #[inline]
+    fn eval_env(&self, ctx: &EmitterCtx, d: Vec3) -> Color {
+        let local = (self.to_local * d).normalize_or_zero();
+        self.lookup(ctx.tex.image(self.image), direction_to_uv(local))
+    }
+
+    /// Picks a direction by luminance × sin θ (piecewise constant between pixels).
+    #[inline]
+    fn sample_direction(&self, ctx: &EmitterCtx, _p: Vec3, u: Vec2) -> Option<EmitterSample> {
+        let dist = ctx.dists.get(self.dist as usize)?;
+        let (s, pdf_uv) = dist.sample(u);
+        let uv = Vec2::new(s.x + self.half_texel(), s.y);
+        let (local, sin_theta) = uv_to_direction(uv);
+        let pdf = pdf_uv / (2.0 * PI * PI * sin_theta);
+        if !(pdf_uv > 0.0) || !(sin_theta > 0.0) || !pdf.is_finite() {
+            return None;
+        }
+        Some(EmitterSample {
+            d: (self.to_world * local).normalize(),
+            dist: f32::INFINITY,
+            pdf,
+            radiance: self.lookup(ctx.tex.image(self.image), uv),
+            delta: false,
+        })
+    }
+
+    /// Solid-angle density of [`Self::sample_direction`] producing world direction `d`.
+    #[inline]
+    fn pdf_env(&self, ctx: &EmitterCtx, d: Vec3) -> f32 {
+        let Some(dist) = ctx.dists.get(self.dist as usize) else {
+            return 0.0;
+        };
+        let local = (self.to_local * d).normalize_or_zero();
+        let sin_theta = (local.x * local.x + local.z * local.z).sqrt();
+        if !(sin_theta > 0.0) {
+            return 0.0;
+        }
+        let uv = direction_to_uv(local);
+        let su = uv.x - self.half_texel();
+        let s = Vec2::new(su - su.floor(), uv.y);
+        dist.pdf(s) / (2.0 * PI * PI * sin_theta)
+    }
+}
+
+impl EnvmapEmitter {
     /// Half a pixel in `u`: pixel centres sit at `(x + ½) / w`.
     #[inline]
     fn half_texel(&self) -> f32 {
@@ -128,50 +229,6 @@ impl EnvmapEmitter {
         let top = at(ix, iy) * (1.0 - fx) + at(ix + 1, iy) * fx;
         let bot = at(ix, iy + 1) * (1.0 - fx) + at(ix + 1, iy + 1) * fx;
         (top * (1.0 - fy) + bot * fy) * self.scale
-    }
-
-    /// Radiance arriving along world ray direction `d`.
-    #[inline]
-    pub fn eval(&self, ctx: &EmitterCtx, d: Vec3) -> Color {
-        let local = (self.to_local * d).normalize_or_zero();
-        self.lookup(ctx.tex.image(self.image), direction_to_uv(local))
-    }
-
-    /// Picks a direction by luminance × sin θ (piecewise constant between pixels).
-    #[inline]
-    pub fn sample_direction(&self, ctx: &EmitterCtx, u: Vec2) -> Option<EmitterSample> {
-        let dist = ctx.dists.get(self.dist as usize)?;
-        let (s, pdf_uv) = dist.sample(u);
-        let uv = Vec2::new(s.x + self.half_texel(), s.y);
-        let (local, sin_theta) = uv_to_direction(uv);
-        let pdf = pdf_uv / (2.0 * PI * PI * sin_theta);
-        if !(pdf_uv > 0.0) || !(sin_theta > 0.0) || !pdf.is_finite() {
-            return None;
-        }
-        Some(EmitterSample {
-            d: (self.to_world * local).normalize(),
-            dist: f32::INFINITY,
-            pdf,
-            radiance: self.lookup(ctx.tex.image(self.image), uv),
-            delta: false,
-        })
-    }
-
-    /// Solid-angle density of [`Self::sample_direction`] producing world direction `d`.
-    #[inline]
-    pub fn pdf(&self, ctx: &EmitterCtx, d: Vec3) -> f32 {
-        let Some(dist) = ctx.dists.get(self.dist as usize) else {
-            return 0.0;
-        };
-        let local = (self.to_local * d).normalize_or_zero();
-        let sin_theta = (local.x * local.x + local.z * local.z).sqrt();
-        if !(sin_theta > 0.0) {
-            return 0.0;
-        }
-        let uv = direction_to_uv(local);
-        let su = uv.x - self.half_texel();
-        let s = Vec2::new(su - su.floor(), uv.y);
-        dist.pdf(s) / (2.0 * PI * PI * sin_theta)
     }
 }
 

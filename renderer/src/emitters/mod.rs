@@ -1,6 +1,6 @@
-//! Emitters: `area` (attached to a shape), `point`, `spot`, `projector`,
-//! `directional`, `constant`, `envmap`. One file per plugin, dispatched through
-//! [`AnyEmitter`].
+//! Emitters. One file per plugin (the file stem is the scene `type`), listed once in the
+//! registry at the bottom of this file; everything else about the category is derived
+//! from that list.
 //!
 //! Emitter sampling is "direct illumination" sampling: given a reference point,
 //! pick a direction towards the emitter with a solid-angle density.
@@ -11,6 +11,66 @@
 //! draws a ray leaving an emitter (infinitely distant ones from the disk of the scene's
 //! bounding sphere that faces them), and
 //! [`AnyEmitter::sample_position`] a point on a surface emitter.
+//!
+//! # Adding an emitter
+//!
+//! A plugin is three things, and nothing outside them changes:
+//!
+//! 1. **`src/emitters/<name>.rs`**: the module doc is the plugin's manual (a first
+//!    sentence `` `<name>`: ... ``, a `| parameter | type | default | meaning |` table,
+//!    an XML example; `heliograph plugins <name>` prints it). The file defines the
+//!    plugin's record, a `#[repr(C)]` struct of `u32`/`f32` fields (`Vec3`, `Vec2` and
+//!    `Mat3` count as 3, 2 and 9 floats, the matrix column-major; texture handles are
+//!    [`TexRef`]s) declared with [`device_record!`](crate::device_record), and
+//!    implements [`EmitterPlugin`]: `build` reads the properties through a
+//!    [`BuildContext`] (textures, images, distributions, parameter declarations — never
+//!    the scene builder itself), `record` resolves what the record refers to outside the
+//!    emitter (image offsets, distributions: [`registry::RecordCtx`]), and
+//!    `sample_direction` (plus `sample_ray`, and for surface and environment emitters
+//!    their lookups) evaluate it on the CPU. The flags (`DELTA`, `SURFACE`,
+//!    `ENVIRONMENT`, `INFINITE`) say what the integrators and the kernels must know. Its
+//!    tests sit at the bottom.
+//! 2. **`kernels/emitters/<name>.cuh`**: the CUDA twin. It includes `emitter.cuh`,
+//!    defines the record's twin with the same name, field names and order (the layout
+//!    checks compare it with the Rust record on every compile and on the GPU), and
+//!    `<name>_sample` — plus `<name>_sample_ray` unless `INFINITE`, and
+//!    `<name>_sample_position`, `<name>_pdf_hit`, `<name>_eval_hit` when `SURFACE`,
+//!    `<name>_eval_env` when `ENVIRONMENT` — with the signatures of [`registry`]'s
+//!    dispatch, repeating the Rust float operations in the same order.
+//! 3. **One line** in [`register_emitters!`](registry) below, `TAG = module::Plugin`,
+//!    appended at the end (a line's position is its tag), next to the module's
+//!    `pub mod` line.
+//!
+//! From the list, the registry derives: the [`AnyEmitter`] enum and its dispatch, the
+//! [`tag`] constants, [`KNOWN`] (unknown types get a "did you mean"), the build match
+//! ([`build`], which also checks that exactly the surface emitters are nested in
+//! shapes), the flattening into device records ([`registry::flatten`]: a
+//! [`RecordRef`](crate::plugin::record::RecordRef) `{kind, offset}` per emitter and the
+//! records in one word blob, each in a 16-byte slot), the record layout checks, and the CUDA side — the `HG_EMITTER_<TAG>` defines,
+//! the `#include` of every twin and the dispatch `switch`es compiled for the kinds in
+//! `HG_EMITTER_SET`, generated as the kernel file `emitters/registry.cuh`
+//! ([`registry::cuda_source`]).
+//!
+//! ```ignore
+//! //! `beacon`: ... manual ...
+//! #[derive(Clone, Copy, Debug, PartialEq)]
+//! #[repr(C)]
+//! pub struct Beacon {
+//!     /// Where it shines from.
+//!     pub position: Vec3,
+//!     /// Its intensity.
+//!     pub intensity: TexRef,
+//! }
+//! device_record!(Beacon { position, intensity });
+//!
+//! impl EmitterPlugin for Beacon {
+//!     type Record = Self;
+//!     const DELTA: bool = true;
+//!     fn build(p: &Props, _shape: u32, ctx: &mut dyn BuildContext) -> Result<Self> { ... }
+//!     fn record(&self, _at: &RecordCtx) -> Self { *self }
+//!     fn sample_direction(..) { .. }  fn sample_ray(..) { .. }
+//! }
+//! ```
 
 // `!(x > 0.0)` is deliberate throughout: it also rejects NaN.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
@@ -23,23 +83,22 @@ pub mod point;
 pub mod projector;
 pub mod spot;
 
-pub use area::AreaEmitter;
-pub use constant::ConstantEmitter;
-pub use directional::DirectionalEmitter;
-pub use envmap::EnvmapEmitter;
-pub use point::PointEmitter;
-pub use projector::ProjectorEmitter;
-pub use spot::SpotEmitter;
+pub mod registry;
 
 use crate::error::{Error, Result};
 use crate::math::spectrum::SpectrumUse;
 use crate::math::{Color, Distribution2D, Vec2, Vec3};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::record::{DeviceRecord, LayoutEntry};
+use crate::plugin::{BuildContext, TexRef};
 use crate::scene::desc::ObjectDesc;
 use crate::scene::params::Range;
 use crate::scene::props::Props;
 use crate::shapes::{Geometry, Hit, PositionSample};
-use crate::textures::{TexRef, TextureStore};
+use crate::textures::TextureStore;
+use registry::{register_emitters, surface_names, EmitterEntry, RecordCtx};
+
+/// The shape handle a non-surface emitter's `build` gets (it is nested in none).
+pub const NO_SHAPE: u32 = u32::MAX;
 
 /// What emitters read besides their own record.
 #[derive(Clone, Copy)]
@@ -105,8 +164,8 @@ pub(crate) fn local_direction_to_world(
 /// The radiant intensity of a point-like emitter (point, spot, projector) towards unit
 /// world direction `d`: its radiance at the point at distance 1 along `d`.
 #[inline]
-pub(crate) fn intensity_towards(
-    e: &AnyEmitter,
+pub(crate) fn intensity_towards<E: EmitterPlugin>(
+    e: &E,
     ctx: &EmitterCtx,
     position: Vec3,
     d: Vec3,
@@ -115,55 +174,69 @@ pub(crate) fn intensity_towards(
         .map_or(Color::ZERO, |s| s.radiance * (s.dist * s.dist))
 }
 
-/// Every emitter plugin: plain data, the same records on CPU and CUDA.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[repr(C, u32)]
-pub enum AnyEmitter {
-    /// `area`: diffuse emission from the front side of a shape.
-    Area(AreaEmitter),
-    /// `point`: an isotropic point light.
-    Point(PointEmitter),
-    /// `directional`: parallel light from infinity.
-    Directional(DirectionalEmitter),
-    /// `constant`: uniform radiance from every direction.
-    Constant(ConstantEmitter),
-    /// `envmap`: an image-based environment.
-    Envmap(EnvmapEmitter),
-    /// `spot`: a point light shining into a cone.
-    Spot(SpotEmitter),
-    /// `projector`: a pinhole projector of an image.
-    Projector(ProjectorEmitter),
+/// An emitter plugin: how it is built, what the kernels read, and how it emits on the
+/// CPU (its CUDA twin repeats it; see the module docs).
+pub trait EmitterPlugin: Copy + std::fmt::Debug + PartialEq {
+    /// The record the kernels read: `Self` unless it refers to data outside the emitter
+    /// by a handle the kernels cannot use (an image: its offset in the texels instead).
+    type Record: DeviceRecord;
+
+    /// A delta light (a point or a direction): no MIS, never seen by a ray.
+    const DELTA: bool = false;
+    /// Sits on a shape (nested in it): sampled by position, seen where rays hit it
+    /// ([`Self::sample_position`], [`Self::pdf_hit`], [`Self::eval_hit`]).
+    const SURFACE: bool = false;
+    /// Seen by rays that escape the scene ([`Self::eval_env`], [`Self::pdf_env`]).
+    const ENVIRONMENT: bool = false;
+    /// Infinitely distant: light tracing starts its rays on the disk of the scene's
+    /// bounding sphere that faces the sampled direction (no [`Self::sample_ray`]).
+    const INFINITE: bool = false;
+
+    /// Reads the plugin's properties (every one must be read: the registry checks);
+    /// `shape` is the shape a surface emitter is nested in ([`NO_SHAPE`] otherwise).
+    fn build(p: &Props, shape: u32, ctx: &mut dyn BuildContext) -> Result<Self>;
+
+    /// The record the kernels read; `at` locates the images and distributions.
+    fn record(&self, at: &RecordCtx) -> Self::Record;
+
+    /// Samples a direction from `p` towards this emitter.
+    fn sample_direction(&self, ctx: &EmitterCtx, p: Vec3, u: Vec2) -> Option<EmitterSample>;
+
+    /// A ray leaving the emitter (light tracing; not called for `INFINITE` ones).
+    fn sample_ray(&self, _ctx: &EmitterCtx, _u_pos: Vec2, _u_dir: Vec2) -> Option<EmitterRay> {
+        None
+    }
+
+    /// A point on a surface emitter with its radiance over the area density.
+    fn sample_position(&self, _ctx: &EmitterCtx, _u: Vec2) -> Option<(PositionSample, Color)> {
+        None
+    }
+
+    /// Density of [`Self::sample_direction`] from `p` producing `hit` (surface emitters).
+    fn pdf_hit(&self, _ctx: &EmitterCtx, _p: Vec3, _hit: &Hit) -> f32 {
+        0.0
+    }
+
+    /// Radiance leaving `hit` against ray direction `d` (surface emitters).
+    fn eval_hit(&self, _ctx: &EmitterCtx, _hit: &Hit, _d: Vec3) -> Color {
+        Color::ZERO
+    }
+
+    /// Radiance arriving along ray direction `d` (environment emitters).
+    fn eval_env(&self, _ctx: &EmitterCtx, _d: Vec3) -> Color {
+        Color::ZERO
+    }
+
+    /// Density of [`Self::sample_direction`] producing direction `d` (environment emitters).
+    fn pdf_env(&self, _ctx: &EmitterCtx, _d: Vec3) -> f32 {
+        0.0
+    }
 }
 
 impl AnyEmitter {
-    /// Samples a direction from `p` towards this emitter.
-    #[inline]
-    pub fn sample_direction(&self, ctx: &EmitterCtx, p: Vec3, u: Vec2) -> Option<EmitterSample> {
-        match self {
-            AnyEmitter::Area(e) => e.sample_direction(ctx, p, u),
-            AnyEmitter::Point(e) => e.sample_direction(ctx, p),
-            AnyEmitter::Directional(e) => Some(e.sample_direction(ctx)),
-            AnyEmitter::Constant(e) => Some(e.sample_direction(ctx, u)),
-            AnyEmitter::Envmap(e) => e.sample_direction(ctx, u),
-            AnyEmitter::Spot(e) => e.sample_direction(ctx, p),
-            AnyEmitter::Projector(e) => e.sample_direction(ctx, p),
-        }
-    }
-
-    /// Samples a ray leaving this emitter (light tracing): `u_pos` picks the origin (on a
-    /// surface emitter, or on the disk facing an infinitely distant one), `u_dir` the
-    /// direction. `None` when the sample carries no power.
-    #[inline]
-    pub fn sample_ray(&self, ctx: &EmitterCtx, u_pos: Vec2, u_dir: Vec2) -> Option<EmitterRay> {
-        match self {
-            AnyEmitter::Area(e) => e.sample_ray(ctx, u_pos, u_dir),
-            AnyEmitter::Point(e) => e.sample_ray(ctx, u_dir),
-            AnyEmitter::Spot(e) => e.sample_ray(ctx, u_dir),
-            AnyEmitter::Projector(e) => e.sample_ray(ctx, u_dir),
-            AnyEmitter::Directional(_) | AnyEmitter::Constant(_) | AnyEmitter::Envmap(_) => {
-                self.sample_infinite_ray(ctx, u_pos, u_dir)
-            }
-        }
+    /// The plugin's registry entry.
+    pub fn entry(&self) -> &'static EmitterEntry {
+        &REGISTRY[self.tag() as usize]
     }
 
     /// A ray of an infinitely distant emitter (`directional`, `constant`, `envmap`): a
@@ -193,123 +266,15 @@ impl AnyEmitter {
         })
     }
 
-    /// A point on a surface emitter (light tracing of directly visible emitters), with
-    /// its radiance over the area density; `None` for the others.
-    #[inline]
-    pub fn sample_position(&self, ctx: &EmitterCtx, u: Vec2) -> Option<(PositionSample, Color)> {
-        match self {
-            AnyEmitter::Area(e) => e.sample_position(ctx, u),
-            _ => None,
-        }
-    }
-
-    /// Density of [`Self::sample_direction`] from `p` producing `hit` (surface emitters).
-    #[inline]
-    pub fn pdf_hit(&self, ctx: &EmitterCtx, p: Vec3, hit: &Hit) -> f32 {
-        match self {
-            AnyEmitter::Area(e) => e.pdf_hit(ctx, p, hit),
-            _ => 0.0,
-        }
-    }
-
-    /// Radiance leaving surface emitter at `hit` towards `-d` (`d` = ray direction).
-    #[inline]
-    pub fn eval_hit(&self, ctx: &EmitterCtx, hit: &Hit, d: Vec3) -> Color {
-        match self {
-            AnyEmitter::Area(e) => e.eval_hit(ctx, hit, d),
-            _ => Color::ZERO,
-        }
-    }
-
-    /// Radiance arriving along ray direction `d` from an infinite emitter.
-    #[inline]
-    pub fn eval_env(&self, ctx: &EmitterCtx, d: Vec3) -> Color {
-        match self {
-            AnyEmitter::Constant(e) => e.eval(ctx),
-            AnyEmitter::Envmap(e) => e.eval(ctx, d),
-            _ => Color::ZERO,
-        }
-    }
-
-    /// Density of [`Self::sample_direction`] producing direction `d` (infinite emitters).
-    #[inline]
-    pub fn pdf_env(&self, ctx: &EmitterCtx, d: Vec3) -> f32 {
-        match self {
-            AnyEmitter::Constant(_) => ConstantEmitter::pdf(),
-            AnyEmitter::Envmap(e) => e.pdf(ctx, d),
-            _ => 0.0,
-        }
-    }
-
     /// Whether rays that escape the scene see this emitter (`constant`, `envmap`; not `directional`).
     pub fn is_environment(&self) -> bool {
-        matches!(self, AnyEmitter::Constant(_) | AnyEmitter::Envmap(_))
+        self.entry().environment
     }
 
     /// Whether the emitter is a delta light (`point`, `spot`, `projector`, `directional`).
     pub fn is_delta(&self) -> bool {
-        matches!(
-            self,
-            AnyEmitter::Point(_)
-                | AnyEmitter::Spot(_)
-                | AnyEmitter::Projector(_)
-                | AnyEmitter::Directional(_)
-        )
+        self.entry().delta
     }
-}
-
-// Record layouts shared with the CUDA twins (Vec3/Mat3 are plain f32 arrays).
-const _: () = assert!(std::mem::size_of::<AreaEmitter>() == 8);
-const _: () = assert!(std::mem::size_of::<PointEmitter>() == 16);
-const _: () = assert!(std::mem::size_of::<DirectionalEmitter>() == 16);
-const _: () = assert!(std::mem::size_of::<ConstantEmitter>() == 4);
-const _: () = assert!(std::mem::size_of::<EnvmapEmitter>() == 92);
-const _: () = assert!(std::mem::size_of::<SpotEmitter>() == 76);
-const _: () = assert!(std::mem::size_of::<ProjectorEmitter>() == 76);
-const _: () = assert!(std::mem::size_of::<AnyEmitter>() == 96);
-
-/// Names of the emitter plugins, for error messages.
-pub const KNOWN: &[&str] = &[
-    "area",
-    "point",
-    "directional",
-    "constant",
-    "envmap",
-    "spot",
-    "projector",
-];
-
-/// Builds an `<emitter>` object. `shape` is `Some(handle)` when the emitter is
-/// nested in a shape, which only an `area` emitter may be (and must be).
-pub fn build(obj: &ObjectDesc, shape: Option<u32>, ctx: &mut BuildCtx) -> Result<AnyEmitter> {
-    let p = &obj.props;
-    let nested_err =
-        |what: &str| Error::parse(&obj.loc, format!("emitter \"{}\" {what}", obj.kind));
-    let e = match (obj.kind.as_str(), shape) {
-        ("area", Some(s)) => AnyEmitter::Area(AreaEmitter::build(p, s, ctx)?),
-        ("area", None) => return Err(nested_err("must be nested in a <shape>")),
-        (k, Some(_)) if KNOWN.contains(&k) => {
-            return Err(nested_err(
-                "cannot be nested in a <shape> (only \"area\" can)",
-            ))
-        }
-        ("point", None) => AnyEmitter::Point(PointEmitter::build(p, ctx)?),
-        ("directional", None) => AnyEmitter::Directional(DirectionalEmitter::build(p, ctx)?),
-        ("constant", None) => AnyEmitter::Constant(ConstantEmitter::build(p, ctx)?),
-        ("envmap", None) => AnyEmitter::Envmap(EnvmapEmitter::build(p, ctx)?),
-        ("spot", None) => AnyEmitter::Spot(SpotEmitter::build(p, ctx)?),
-        ("projector", None) => AnyEmitter::Projector(ProjectorEmitter::build(p, ctx)?),
-        _ => {
-            return Err(Error::UnknownPlugin {
-                loc: obj.loc.clone(),
-                category: "emitter",
-                name: obj.kind.clone(),
-                known: KNOWN.join(", "),
-            })
-        }
-    };
-    p.check_unused(&obj.kind)?;
-    Ok(e)
 }
 
 /// A colour parameter that must be a constant (an `<rgb>` or `<float>`, or a
@@ -318,7 +283,7 @@ pub(crate) fn constant_color(
     p: &Props,
     key: &str,
     default: Color,
-    ctx: &mut BuildCtx,
+    ctx: &mut dyn BuildContext,
 ) -> Result<TexRef> {
     let t = ctx.texture_in(
         p,
@@ -327,7 +292,7 @@ pub(crate) fn constant_color(
         Range::NonNegative,
         SpectrumUse::Emission,
     )?;
-    let c = ctx.textures.constant(t).ok_or_else(|| {
+    let c = ctx.texture_constant(t).ok_or_else(|| {
         Error::param(
             &p.entry_loc(key),
             key,
@@ -357,10 +322,23 @@ pub(crate) fn exclusive(p: &Props, a: &str, b: &str) -> Result<()> {
     Ok(())
 }
 
+// The registry: one line per plugin, `TAG = module::Plugin`. Append new plugins at the
+// end: a line's position is its tag, which the kernel caches and tests rely on.
+register_emitters! {
+    AREA = area::AreaEmitter,
+    POINT = point::PointEmitter,
+    DIRECTIONAL = directional::DirectionalEmitter,
+    CONSTANT = constant::ConstantEmitter,
+    ENVMAP = envmap::EnvmapEmitter,
+    SPOT = spot::SpotEmitter,
+    PROJECTOR = projector::ProjectorEmitter,
+}
+
 #[cfg(test)]
 mod tests {
     use super::test_util::{build_err, desc};
     use super::*;
+    use crate::scene::builder::BuildCtx;
     use crate::scene::props::Value;
 
     #[test]
@@ -368,7 +346,7 @@ mod tests {
         let mut ctx = BuildCtx::default();
         let area = desc("area", &[("radiance", Value::Float(5.0))]);
         let e = build(&area, Some(3), &mut ctx).unwrap();
-        let AnyEmitter::Area(a) = e else {
+        let AnyEmitter::AreaEmitter(a) = e else {
             panic!("{e:?}")
         };
         assert_eq!(a.shape, 3);
@@ -388,6 +366,8 @@ mod tests {
             err.contains("unknown emitter") && err.contains("envmap"),
             "{err}"
         );
+        let err = build_err("pont", &[]);
+        assert!(err.contains("did you mean \"point\""), "{err}");
         let tw = Value::Transform(crate::math::Transform::IDENTITY);
         let err = build(&desc("area", &[("to_world", tw)]), Some(0), &mut ctx)
             .unwrap_err()
@@ -408,6 +388,7 @@ mod tests {
 pub(crate) mod test_util {
     use super::*;
     use crate::error::Loc;
+    use crate::scene::builder::BuildCtx;
     use crate::scene::desc::Category;
     use crate::scene::props::Value;
 

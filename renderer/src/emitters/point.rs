@@ -13,14 +13,15 @@
 //! </emitter>
 //! ```
 
-use super::{constant_color, exclusive, EmitterCtx, EmitterRay, EmitterSample};
+use super::registry::RecordCtx;
+use super::{constant_color, exclusive, EmitterCtx, EmitterPlugin, EmitterRay, EmitterSample};
+use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::warp::{square_to_uniform_sphere, UNIFORM_SPHERE_PDF};
 use crate::math::{Color, Vec2, Vec3};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::{BuildContext, TexRef};
 use crate::scene::props::Props;
 use crate::textures::SurfacePoint;
-use crate::textures::TexRef;
 
 /// The point light record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -31,10 +32,17 @@ pub struct PointEmitter {
     /// Intensity (a constant texture).
     pub intensity: TexRef,
 }
+device_record!(PointEmitter {
+    position,
+    intensity
+});
 
-impl PointEmitter {
+impl EmitterPlugin for PointEmitter {
+    type Record = Self;
+    const DELTA: bool = true;
+
     /// Reads the plugin's parameters.
-    pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
+    fn build(p: &Props, _shape: u32, ctx: &mut dyn BuildContext) -> Result<Self> {
         exclusive(p, "position", "to_world")?;
         let position = match p.vec3_opt("position")? {
             Some(v) => v,
@@ -55,9 +63,13 @@ impl PointEmitter {
         })
     }
 
+    fn record(&self, _at: &RecordCtx) -> Self {
+        *self
+    }
+
     /// A ray leaving the light (light tracing): a uniform direction.
     #[inline]
-    pub fn sample_ray(&self, ctx: &EmitterCtx, u_dir: Vec2) -> Option<EmitterRay> {
+    fn sample_ray(&self, ctx: &EmitterCtx, _u_pos: Vec2, u_dir: Vec2) -> Option<EmitterRay> {
         Some(EmitterRay {
             p: self.position,
             n: Vec3::ZERO,
@@ -71,7 +83,7 @@ impl PointEmitter {
 
     /// The direction towards the light, with radiance `intensity / r²`.
     #[inline]
-    pub fn sample_direction(&self, ctx: &EmitterCtx, p: Vec3) -> Option<EmitterSample> {
+    fn sample_direction(&self, ctx: &EmitterCtx, p: Vec3, _u: Vec2) -> Option<EmitterSample> {
         let v = self.position - p;
         let dist2 = v.length_squared();
         if !(dist2 > 0.0) {

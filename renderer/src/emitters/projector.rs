@@ -26,18 +26,20 @@
 //! </emitter>
 //! ```
 
+use super::registry::RecordCtx;
 use super::{
-    intensity_towards, local_direction_to_world, AnyEmitter, EmitterCtx, EmitterRay, EmitterSample,
+    intensity_towards, local_direction_to_world, EmitterCtx, EmitterPlugin, EmitterRay,
+    EmitterSample,
 };
+use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::spectrum::SpectrumUse;
 use crate::math::{Color, Mat3, Vec2, Vec3, PI};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::{BuildContext, TexRef};
 use crate::scene::params::Range;
 use crate::scene::props::Props;
 use crate::sensors::perspective::parse_fov;
 use crate::textures::SurfacePoint;
-use crate::textures::{AnyTexture, TexRef};
 
 /// The projector record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -57,14 +59,25 @@ pub struct ProjectorEmitter {
     /// `(½ cot(fov_x / 2), ½ aspect · cot(fov_x / 2))`.
     pub uv_scale: Vec2,
 }
+device_record!(ProjectorEmitter {
+    position,
+    to_local,
+    axis,
+    irradiance,
+    scale,
+    uv_scale
+});
 
-impl ProjectorEmitter {
+impl EmitterPlugin for ProjectorEmitter {
+    type Record = Self;
+    const DELTA: bool = true;
+
     /// Reads the plugin's parameters.
-    pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
+    fn build(p: &Props, _shape: u32, ctx: &mut dyn BuildContext) -> Result<Self> {
         let scale = p.positive_float("scale", 1.0, true)?;
-        ctx.declare_float(p, "scale", scale)?;
+        ctx.declare_float("scale", scale);
         let to_world = p.transform("to_world")?;
-        ctx.declare_transform(p, "to_world")?;
+        ctx.declare_transform(p, "to_world");
         let irradiance = ctx.texture_in(
             p,
             "irradiance",
@@ -72,7 +85,7 @@ impl ProjectorEmitter {
             Range::NonNegative,
             SpectrumUse::Emission,
         )?;
-        if let Some(c) = ctx.textures.constant(irradiance) {
+        if let Some(c) = ctx.texture_constant(irradiance) {
             if !(c.min_element() >= 0.0) {
                 return Err(Error::param(
                     &p.entry_loc("irradiance"),
@@ -82,9 +95,9 @@ impl ProjectorEmitter {
             }
         }
         // the image's shape sets the aspect ratio, as a film's does for the sensor
-        let (w, h) = match ctx.textures.records[irradiance as usize] {
-            AnyTexture::Bitmap(b) => (b.width as f32, b.height as f32),
-            _ => (1.0, 1.0),
+        let (w, h) = match ctx.texture_image_size(irradiance) {
+            Some((w, h)) => (w as f32, h as f32),
+            None => (1.0, 1.0),
         };
         let aspect = w / h;
         let x_fov = parse_fov(p, aspect)?;
@@ -99,10 +112,14 @@ impl ProjectorEmitter {
         })
     }
 
+    fn record(&self, _at: &RecordCtx) -> Self {
+        *self
+    }
+
     /// A ray leaving the projector (light tracing): a direction through a uniform point
     /// of the image (on the plane at depth 1), weighted by the intensity over its density.
     #[inline]
-    pub fn sample_ray(&self, ctx: &EmitterCtx, u_dir: Vec2) -> Option<EmitterRay> {
+    fn sample_ray(&self, ctx: &EmitterCtx, _u_pos: Vec2, u_dir: Vec2) -> Option<EmitterRay> {
         // uv = ½ − uv_scale · (x, y) at depth 1; the image spans 1 / (uv_scale.x uv_scale.y)
         let xy = (Vec2::splat(0.5) - u_dir) / self.uv_scale;
         let v = Vec3::new(xy.x, xy.y, 1.0);
@@ -110,7 +127,7 @@ impl ProjectorEmitter {
         // area density on the plane → solid angle: r² / cos θ = |v|³
         let pdf_local = self.uv_scale.x * self.uv_scale.y * len * len * len;
         let (d, pdf) = local_direction_to_world(&self.to_local, v / len, pdf_local)?;
-        let i = intensity_towards(&AnyEmitter::Projector(*self), ctx, self.position, d);
+        let i = intensity_towards(self, ctx, self.position, d);
         Some(EmitterRay {
             p: self.position,
             n: Vec3::ZERO,
@@ -122,7 +139,7 @@ impl ProjectorEmitter {
     /// The direction towards the pinhole, with the radiance the projector sends to `p`;
     /// `None` outside the frustum.
     #[inline]
-    pub fn sample_direction(&self, ctx: &EmitterCtx, p: Vec3) -> Option<EmitterSample> {
+    fn sample_direction(&self, ctx: &EmitterCtx, p: Vec3, _u: Vec2) -> Option<EmitterSample> {
         let local = self.to_local * (p - self.position);
         if !(local.z > 0.0) {
             return None;

@@ -25,18 +25,19 @@
 //! </emitter>
 //! ```
 
+use super::registry::RecordCtx;
 use super::{
-    constant_color, intensity_towards, local_direction_to_world, AnyEmitter, EmitterCtx,
+    constant_color, intensity_towards, local_direction_to_world, EmitterCtx, EmitterPlugin,
     EmitterRay, EmitterSample,
 };
+use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::warp::{square_to_uniform_cone, uniform_cone_pdf};
 use crate::math::{Color, Mat3, Transform, Vec2, Vec3};
-use crate::scene::builder::BuildCtx;
+use crate::plugin::{BuildContext, TexRef};
 use crate::scene::params::{ParamValue, Range, Target};
 use crate::scene::props::Props;
 use crate::textures::SurfacePoint;
-use crate::textures::TexRef;
 
 /// [`SpotEmitter::texture`] when no texture is projected.
 pub const NO_TEXTURE: TexRef = u32::MAX;
@@ -64,10 +65,24 @@ pub struct SpotEmitter {
     /// tan of the cutoff angle: the texture's half-extent at unit distance.
     pub uv_factor: f32,
 }
+device_record!(SpotEmitter {
+    position,
+    to_local,
+    intensity,
+    texture,
+    cutoff,
+    cos_cutoff,
+    cos_beam,
+    inv_transition,
+    uv_factor
+});
 
-impl SpotEmitter {
+impl EmitterPlugin for SpotEmitter {
+    type Record = Self;
+    const DELTA: bool = true;
+
     /// Reads the plugin's parameters.
-    pub fn build(p: &Props, ctx: &mut BuildCtx) -> Result<Self> {
+    fn build(p: &Props, _shape: u32, ctx: &mut dyn BuildContext) -> Result<Self> {
         let to_world = placement(p, ctx)?;
         let cutoff_deg = angle(p, "cutoff_angle", 20.0, 180.0)?;
         let beam_deg = angle(p, "beam_width", cutoff_deg * 0.75, cutoff_deg)?;
@@ -96,35 +111,18 @@ impl SpotEmitter {
         })
     }
 
-    /// The profile factor in [0, 1] for light-frame direction `local` (any length).
-    #[inline]
-    pub fn falloff(&self, local: Vec3) -> f32 {
-        let cos_theta = local.normalize_or_zero().z;
-        if !(cos_theta > self.cos_cutoff) {
-            return 0.0;
-        }
-        if cos_theta >= self.cos_beam {
-            1.0
-        } else {
-            (self.cutoff - cos_theta.acos()) * self.inv_transition
-        }
-    }
-
-    /// Texture coordinates of light-frame direction `local` (any length).
-    #[inline]
-    pub fn direction_to_uv(&self, local: Vec3) -> Vec2 {
-        let k = local.z * self.uv_factor;
-        Vec2::new(0.5 + 0.5 * local.x / k, 0.5 + 0.5 * local.y / k)
+    fn record(&self, _at: &RecordCtx) -> Self {
+        *self
     }
 
     /// A ray leaving the light (light tracing): a direction uniformly in the cone,
     /// weighted by the intensity (profile and texture included) over its density.
     #[inline]
-    pub fn sample_ray(&self, ctx: &EmitterCtx, u_dir: Vec2) -> Option<EmitterRay> {
+    fn sample_ray(&self, ctx: &EmitterCtx, _u_pos: Vec2, u_dir: Vec2) -> Option<EmitterRay> {
         let local = square_to_uniform_cone(u_dir, self.cos_cutoff);
         let pdf_local = uniform_cone_pdf(self.cos_cutoff);
         let (d, pdf) = local_direction_to_world(&self.to_local, local, pdf_local)?;
-        let i = intensity_towards(&AnyEmitter::Spot(*self), ctx, self.position, d);
+        let i = intensity_towards(self, ctx, self.position, d);
         Some(EmitterRay {
             p: self.position,
             n: Vec3::ZERO,
@@ -136,7 +134,7 @@ impl SpotEmitter {
     /// The direction towards the light, with radiance `intensity · texture · profile / r²`;
     /// `None` outside the cone.
     #[inline]
-    pub fn sample_direction(&self, ctx: &EmitterCtx, p: Vec3) -> Option<EmitterSample> {
+    fn sample_direction(&self, ctx: &EmitterCtx, p: Vec3, _u: Vec2) -> Option<EmitterSample> {
         let v = self.position - p;
         let dist2 = v.length_squared();
         if !(dist2 > 0.0) {
@@ -169,6 +167,29 @@ impl SpotEmitter {
     }
 }
 
+impl SpotEmitter {
+    /// The profile factor in [0, 1] for light-frame direction `local` (any length).
+    #[inline]
+    pub fn falloff(&self, local: Vec3) -> f32 {
+        let cos_theta = local.normalize_or_zero().z;
+        if !(cos_theta > self.cos_cutoff) {
+            return 0.0;
+        }
+        if cos_theta >= self.cos_beam {
+            1.0
+        } else {
+            (self.cutoff - cos_theta.acos()) * self.inv_transition
+        }
+    }
+
+    /// Texture coordinates of light-frame direction `local` (any length).
+    #[inline]
+    pub fn direction_to_uv(&self, local: Vec3) -> Vec2 {
+        let k = local.z * self.uv_factor;
+        Vec2::new(0.5 + 0.5 * local.x / k, 0.5 + 0.5 * local.y / k)
+    }
+}
+
 /// An angle in degrees in `(0, max]` (`beam_width` may be 0: a pure linear ramp),
 /// `default` when absent.
 fn angle(p: &Props, key: &str, default: f32, max: f32) -> Result<f32> {
@@ -191,12 +212,12 @@ fn angle(p: &Props, key: &str, default: f32, max: f32) -> Result<f32> {
 
 /// The optional projected texture: it must vary (Mitsuba refuses a constant), and the
 /// cone must be narrower than a hemisphere for the planar projection.
-fn projected_texture(p: &Props, cutoff_deg: f32, ctx: &mut BuildCtx) -> Result<TexRef> {
+fn projected_texture(p: &Props, cutoff_deg: f32, ctx: &mut dyn BuildContext) -> Result<TexRef> {
     if !p.has("texture") {
         return Ok(NO_TEXTURE);
     }
     let t = ctx.texture(p, "texture", None)?;
-    if ctx.textures.constant(t).is_some() {
+    if ctx.texture_constant(t).is_some() {
         return Err(Error::param(
             &p.entry_loc("texture"),
             "texture",
@@ -219,10 +240,10 @@ fn projected_texture(p: &Props, cutoff_deg: f32, ctx: &mut BuildCtx) -> Result<T
 
 /// The light's frame: `to_world`, or `look_at(position, target)` from heliograph's
 /// shorthand; declares the parameters that place it.
-fn placement(p: &Props, ctx: &mut BuildCtx) -> Result<Transform> {
+fn placement(p: &Props, ctx: &mut dyn BuildContext) -> Result<Transform> {
     let shorthand = p.has("position") || p.has("target");
     if !shorthand {
-        ctx.declare_transform(p, "to_world")?;
+        ctx.declare_transform(p, "to_world");
         return p.transform("to_world");
     }
     super::exclusive(p, "position", "to_world")?;

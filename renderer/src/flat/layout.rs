@@ -11,7 +11,7 @@ use std::mem::{offset_of, size_of};
 
 use super::{FlatBvhNode, FlatUnitPrim};
 use super::{FlatCamera, FlatFilm, FlatIntegrator, FlatSampler, FlatShape};
-use super::{FlatDist1D, FlatDist2D, FlatEmitter};
+use super::{FlatDist1D, FlatDist2D};
 use crate::accel::LeafPrim;
 use crate::plugin::record::{field_size, LayoutEntry, RecordRef};
 use crate::shapes::Prim;
@@ -32,6 +32,18 @@ macro_rules! layout {
             },)*
         )*]
     }};
+}
+
+/// The layout entries of the plugins' own records, in the order `hg_plugin_layout_table`
+/// (parity.cu) writes the offsets the CUDA compiler used: the BSDFs'
+/// ([`crate::bsdfs::registry::layout`]), the textures'
+/// ([`crate::textures::registry::layout`]), then the emitters'
+/// ([`crate::emitters::registry::layout`]).
+pub fn plugin_layout() -> Vec<LayoutEntry> {
+    let mut all = crate::bsdfs::registry::layout();
+    all.extend(crate::textures::registry::layout());
+    all.extend(crate::emitters::registry::layout());
+    all
 }
 
 /// Sizes and field offsets of every shared record, in `HG_LAYOUT` order.
@@ -57,18 +69,6 @@ pub const LAYOUT: &[LayoutEntry] = layout! {
         kind, max_depth, rr_depth, hide_emitters, emitter_samples, bsdf_samples, pad
     }
     RecordRef { kind, offset }
-    FlatEmitter {
-        kind, shape, tex, dist, offset, width, height, scale, vec, tex2, to_world, to_local,
-        params
-    }
     FlatDist1D { offset, n, sum, pad }
     FlatDist2D { rows, h, marginal, pad }
 };
-
-/// The layout entries of every registry's records, in the order
-/// `hg_plugin_layout_table` (parity.cu) writes them: the BSDFs', then the textures'.
-pub fn plugin_layout() -> Vec<LayoutEntry> {
-    let mut all = crate::bsdfs::registry::layout();
-    all.extend(crate::textures::registry::layout());
-    all
-}

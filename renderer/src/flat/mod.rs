@@ -41,10 +41,12 @@
 //!   array `tex_data` and a [`RecordRef`] per texture in `textures`
 //!   ([`crate::textures::registry::flatten`]); a bitmap's record says where its image
 //!   starts in `texels`, every image one after another.
-//! * Emitter records are Rust enums; `Mat3`/`Vec3` fields would tie the GPU layout to
-//!   glam, so they get flattened twins ([`materials`]): a tag plus fixed word slots (144
-//!   bytes), with the sampling distributions (`Distribution1D/2D`) in side arrays of
-//!   floats.
+//! * Emitters: as BSDFs, each plugin's own record (`emitters/<name>.rs`) in the word
+//!   array `emitter_data` and a [`RecordRef`] per emitter in `emitters`
+//!   ([`crate::emitters::registry::flatten`]); an environment map's record holds where
+//!   its texels and its sampling distribution lie in the arrays below.
+//! * Sampling distributions (`Distribution1D/2D`, [`materials`]): records of offsets and
+//!   sizes, with their arrays in a side array of floats.
 
 use std::mem::{offset_of, size_of};
 
@@ -255,8 +257,10 @@ pub struct FlatScene {
     pub image_offsets: Vec<u32>,
     /// The mesh attribute lookup table and values ([`crate::textures::AttributeTable`]).
     pub attrs: Vec<f32>,
-    /// Emitters.
-    pub emitters: Vec<FlatEmitter>,
+    /// Each emitter's kind and where its record starts in `emitter_data`.
+    pub emitters: Vec<RecordRef>,
+    /// The emitter records, in handle order, each in a 16-byte slot.
+    pub emitter_data: Vec<u32>,
     /// Indices of the environment emitters (evaluated on escape).
     pub env_emitters: Vec<u32>,
     /// 1D distributions (mesh areas, envmap rows and marginals).
@@ -440,7 +444,7 @@ impl FlatScene {
                 u32::MAX
             };
         }
-        let dist2d = scene
+        let dist2d: Vec<FlatDist2D> = scene
             .dists2d
             .iter()
             .map(|d| flatten_dist2d(d, &mut dist1d, &mut dist_data))
@@ -453,15 +457,19 @@ impl FlatScene {
         };
         let offsets = &image_offsets;
         let (textures, tex_data) = crate::textures::registry::flatten(&scene.textures, offsets);
+        let at = crate::emitters::registry::RecordCtx {
+            image_offsets: offsets,
+            dist2d: &dist2d,
+        };
+        let (emitters, emitter_data) = crate::emitters::registry::flatten(&scene.emitters, &at);
         let mut flat = FlatScene {
             bsdfs,
             bsdf_data: bsdf_data.words,
             textures,
             tex_data: tex_data.words,
             attrs: scene.textures.attributes.words.clone(),
-            emitters: (scene.emitters.iter())
-                .map(|e| flatten_emitter(e, offsets))
-                .collect(),
+            emitters,
+            emitter_data: emitter_data.words,
             texels,
             image_offsets,
             env_emitters: scene.env_emitters.clone(),
@@ -553,6 +561,7 @@ impl FlatScene {
             ("texels", as_bytes(&self.texels)),
             ("attrs", as_bytes(&self.attrs)),
             ("emitters", as_bytes(&self.emitters)),
+            ("emitter_data", as_bytes(&self.emitter_data)),
             ("env", as_bytes(&self.env_emitters)),
             ("dist1d", as_bytes(&self.dist1d)),
             ("dist2d", as_bytes(&self.dist2d)),
@@ -602,7 +611,6 @@ unsafe impl Pod for FlatBvhNode {}
 unsafe impl Pod for LeafPrim {}
 unsafe impl Pod for FlatUnitPrim {}
 unsafe impl Pod for Prim {}
-unsafe impl Pod for FlatEmitter {}
 unsafe impl Pod for FlatDist1D {}
 unsafe impl Pod for FlatDist2D {}
 
@@ -615,16 +623,15 @@ pub use unit_prims::FlatUnitPrim;
 pub mod materials;
 pub use crate::plugin::record::LayoutEntry;
 pub use layout::{plugin_layout, LAYOUT};
-use materials::{flatten_dist2d, flatten_emitter, push_dist1d};
-pub use materials::{FlatBsdf, FlatDist1D, FlatDist2D, FlatEmitter};
+use materials::{flatten_dist2d, push_dist1d};
+pub use materials::{FlatBsdf, FlatDist1D, FlatDist2D};
 
 // Sizes fixed by the CUDA twins (no implicit padding is asserted by `LAYOUT`'s macro).
 const _: () = assert!(size_of::<FlatShape>() == 160);
 const _: () = assert!(size_of::<FlatCamera>() == 80);
 const _: () = assert!(size_of::<FlatFilm>() == 64 && size_of::<FlatSampler>() == 16);
 const _: () = assert!(size_of::<FlatIntegrator>() == 32);
-const _: () = assert!(size_of::<FlatBsdf>() == 8);
-const _: () = assert!(size_of::<FlatEmitter>() == 144 && size_of::<FlatDist1D>() == 16);
+const _: () = assert!(size_of::<FlatBsdf>() == 8 && size_of::<FlatDist1D>() == 16);
 const _: () = assert!(size_of::<Prim>() == 8 && size_of::<LeafPrim>() == 48);
 const _: () = assert!(size_of::<FlatUnitPrim>() == 64);
 const _: () = assert!(size_of::<FlatBvhNode>() == 64 && offset_of!(FlatBvhNode, b_min) == 32);

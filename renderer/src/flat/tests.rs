@@ -269,7 +269,8 @@ fn repo_scenes() -> Vec<(String, Scene)> {
 
 #[test]
 fn materials_textures_and_emitters_round_trip_through_their_twins() {
-    use super::materials::unflatten_emitter;
+    use crate::emitters::AnyEmitter;
+    use crate::emitters::{envmap::EnvmapRecord, registry::RecordCtx as EmitterRecordCtx};
     use crate::plugin::record::read_record;
     use crate::textures::{bitmap::BitmapRecord, registry::RecordCtx, AnyTexture};
     let mut kinds = std::collections::BTreeSet::new();
@@ -311,12 +312,34 @@ fn materials_textures_and_emitters_round_trip_through_their_twins() {
             }
             kinds.insert(format!("texture {}", f.kind));
         }
+        // each emitter's own record, where its RecordRef says; an environment map's
+        // refers to its texels and its distribution in the flat arrays
+        assert_eq!(flat.emitters.len(), scene.emitters.len(), "{name}");
+        let ctx = EmitterRecordCtx {
+            image_offsets: &flat.image_offsets,
+            dist2d: &flat.dist2d,
+        };
         for (f, e) in flat.emitters.iter().zip(scene.emitters.iter()) {
-            assert_eq!(
-                unflatten_emitter(f, &flat.image_offsets),
-                Some(*e),
-                "{name}"
-            );
+            let words = e.record_words(&ctx);
+            let at = f.offset as usize;
+            assert_eq!(f.kind, e.tag(), "{name}");
+            assert_eq!(flat.emitter_data[at..at + words.len()], words[..], "{name}");
+            if let AnyEmitter::EnvmapEmitter(m) = e {
+                let r: EnvmapRecord = read_record(&flat.emitter_data[at..]).unwrap();
+                let d = flat.dist2d[m.dist as usize];
+                assert_eq!(
+                    (r.dist_rows, r.dist_h, r.dist_marginal),
+                    (d.rows, d.h, d.marginal)
+                );
+                let img = &scene.textures.images[m.image as usize].data;
+                let o = r.offset as usize;
+                assert_eq!(flat.texels[o..o + img.len()], img[..], "{name}");
+                assert_eq!(
+                    (r.to_world, r.to_local, r.scale),
+                    (m.to_world, m.to_local, m.scale)
+                );
+                assert_eq!((r.width, r.height), (m.width, m.height));
+            }
             kinds.insert(format!("emitter {}", f.kind));
         }
         let images = &scene.textures.images;
@@ -349,7 +372,9 @@ fn materials_textures_and_emitters_round_trip_through_their_twins() {
 
 #[test]
 fn spot_and_projector_round_trip_through_their_twins() {
-    use super::materials::{emitter_kind, unflatten_emitter};
+    use crate::emitters::tag::{PROJECTOR, SPOT};
+    use crate::emitters::AnyEmitter;
+    use crate::plugin::record::read_record;
     let tex = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../assets/textures/seed_texture.png");
     let bitmap = |name: &str| {
@@ -371,10 +396,15 @@ fn spot_and_projector_round_trip_through_their_twins() {
     let scene = build_scene(&xml::load_string(&xml, &[]).unwrap()).unwrap();
     let flat = FlatScene::from_scene(&scene).unwrap();
     let kinds: Vec<u32> = flat.emitters.iter().map(|f| f.kind).collect();
-    use emitter_kind::{PROJECTOR, SPOT};
     assert_eq!(kinds, [SPOT, SPOT, PROJECTOR, PROJECTOR]);
+    // their records are the plugins' own, every named field as built
     for (f, e) in flat.emitters.iter().zip(scene.emitters.iter()) {
-        assert_eq!(unflatten_emitter(f, &flat.image_offsets), Some(*e));
+        let words = &flat.emitter_data[f.offset as usize..];
+        match e {
+            AnyEmitter::SpotEmitter(s) => assert_eq!(read_record(words), Some(*s)),
+            AnyEmitter::ProjectorEmitter(p) => assert_eq!(read_record(words), Some(*p)),
+            other => panic!("{other:?}"),
+        }
     }
 }
 

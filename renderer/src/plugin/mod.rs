@@ -28,10 +28,10 @@ use std::sync::Arc;
 
 use crate::error::{Loc, Result};
 use crate::math::spectrum::SpectrumUse;
-use crate::math::{Color, Transform};
+use crate::math::{Color, Distribution2D, Transform, Vec3};
 use crate::scene::cache::LoadCache;
 use crate::scene::desc::{Category, ObjectDesc};
-use crate::scene::params::{ParamValue, Range, Target};
+use crate::scene::params::{ParamValue, Range, Target, TensorValue};
 use crate::scene::props::{PixelArray, Props, Value};
 use crate::shapes::Geometry;
 
@@ -108,18 +108,31 @@ pub trait BuildContext {
         Ok(v.pop())
     }
 
-    /// Declares transform parameter `name` (identity when the property is absent).
+    // ---- what emitters ask for -------------------------------------------------------
+
+    /// The colour of texture `t` when it is a constant.
+    fn texture_constant(&self, t: TexRef) -> Option<Color>;
+
+    /// The size in pixels (width, height) of texture `t` when it is a bitmap.
+    fn texture_image_size(&self, t: TexRef) -> Option<(u32, u32)>;
+
+    /// Adds a 2D sampling distribution (an environment map's) and returns its index.
+    fn add_dist2d(&mut self, d: Distribution2D) -> Result<u32>;
+
+    /// Declares float parameter `name` (property `name`) with value `v`.
+    fn declare_float(&mut self, name: &str, v: f32) {
+        let value = ParamValue::Float(v as f64);
+        self.declare(name, value, Target::prop(name), Range::Any);
+    }
+
+    /// Declares transform parameter `name` (property `name`; identity when absent).
     fn declare_transform(&mut self, p: &Props, name: &str) {
         let t = match p.get(name).map(|e| &e.value) {
             Some(Value::Transform(t)) => *t,
             _ => Transform::IDENTITY,
         };
-        self.declare(
-            name,
-            ParamValue::Transform(t),
-            Target::prop(name),
-            Range::Any,
-        );
+        let value = ParamValue::Transform(t);
+        self.declare(name, value, Target::prop(name), Range::Any);
     }
 
     /// Resolves filename property `key`: next to the file that wrote it, else in the
@@ -149,13 +162,30 @@ pub trait BuildContext {
     /// Adds an image to the scene's texture store and returns its index.
     fn add_image(&mut self, img: Arc<PixelArray>) -> Result<u32>;
 
-    /// Declares image parameter `name` (the texels as stored); setting it replaces the
-    /// file or array the image came from.
-    fn declare_image(&mut self, name: &str, img: &Arc<PixelArray>);
-
     /// The slot of mesh attribute `name` in the scene's attribute table (a new one the
     /// first time; `loc` is where it was asked for, for the error when no shape has it).
     fn attribute_slot(&mut self, name: &str, loc: &Loc) -> u32;
+
+    /// Declares point/vector parameter `name` with value `v`; setting it removes the
+    /// properties in `instead` (another way to give the same value).
+    fn declare_vector(&mut self, name: &str, v: Vec3, instead: &[&str]) {
+        let target = Target::Prop {
+            set: name.to_string(),
+            remove: instead.iter().map(|s| s.to_string()).collect(),
+        };
+        self.declare(name, ParamValue::Vector(v), target, Range::Any);
+    }
+
+    /// Declares image parameter `name` (an environment map's texels, as stored);
+    /// setting it replaces the file or array the image came from.
+    fn declare_image(&mut self, name: &str, img: &Arc<PixelArray>) {
+        let target = Target::Prop {
+            set: "data".to_string(),
+            remove: vec!["filename".into(), "bitmap".into()],
+        };
+        let value = ParamValue::Tensor(TensorValue::host(img.clone()));
+        self.declare(name, value, target, Range::Any);
+    }
 }
 
 /// A registered plugin as listings show it: its scene `type` and its manual (the

@@ -19,6 +19,7 @@ pub fn registered() -> Vec<PluginInfo> {
     let mut out = crate::shapes::REGISTRY.to_vec();
     out.extend(crate::bsdfs::REGISTRY.iter().map(|e| e.info));
     out.extend(crate::textures::REGISTRY.iter().map(|e| e.info));
+    out.extend(crate::emitters::REGISTRY.iter().map(|e| e.info));
     for category in [
         crate::sensors::REGISTRY,
         crate::films::REGISTRY,
@@ -152,6 +153,7 @@ pub(crate) mod testing {
                 "shape",
                 "bsdf",
                 "texture",
+                "emitter",
                 "sensor",
                 "film",
                 "rfilter",

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use super::cache::LoadCache;
 use super::desc::{Category, ObjectDesc, SceneDesc};
 use super::keys::ObjectKeys;
-use super::params::{ParamDecl, ParamTable, ParamValue, Range, Target, TensorValue};
+use super::params::{ParamDecl, ParamTable, ParamValue, Range, Target};
 use super::props::{PixelArray, Props, Value};
 use super::Scene;
 use crate::accel::Bvh;
@@ -875,6 +875,17 @@ impl BuildContext for BuildCtx {
         &mut self.geom
     }
 
+    fn texture_constant(&self, t: TexRef) -> Option<Color> {
+        self.textures.constant(t)
+    }
+
+    fn texture_image_size(&self, t: TexRef) -> Option<(u32, u32)> {
+        match self.textures.records.get(t as usize)? {
+            AnyTexture::Bitmap(b) => Some((b.width, b.height)),
+            _ => None,
+        }
+    }
+
     fn image(&self, p: &Props, raw: bool) -> Result<Arc<PixelArray>> {
         textures::image_file::from_props(p, self, raw)
     }
@@ -883,17 +894,12 @@ impl BuildContext for BuildCtx {
         BuildCtx::add_image(self, img)
     }
 
-    fn declare_image(&mut self, name: &str, img: &Arc<PixelArray>) {
-        let target = Target::Prop {
-            set: "data".to_string(),
-            remove: vec!["filename".into(), "bitmap".into()],
-        };
-        let value = ParamValue::Tensor(TensorValue::host(img.clone()));
-        self.declare(name, value, target, Range::Any);
-    }
-
     fn attribute_slot(&mut self, name: &str, loc: &Loc) -> u32 {
         self.textures.attributes.slot(name, loc)
+    }
+
+    fn add_dist2d(&mut self, d: Distribution2D) -> Result<u32> {
+        BuildCtx::add_dist2d(self, d)
     }
 }
 

@@ -211,6 +211,8 @@ impl Cylinder {
             n,
             uv,
             pdf: 1.0 / self.surface_area(),
+            prim: 0,
+            bary: Vec2::ZERO,
         }
     }
 }

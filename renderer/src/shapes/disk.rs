@@ -101,6 +101,8 @@ impl Disk {
             n: self.plane.n,
             uv,
             pdf: 1.0 / self.area,
+            prim: 0,
+            bary: Vec2::ZERO,
         }
     }
 }

@@ -614,16 +614,21 @@ impl Mesh {
                 n: Vec3::Z,
                 uv: Vec2::ZERO,
                 pdf: 0.0,
+                prim: 0,
+                bary: Vec2::ZERO,
             };
         }
         let (i, _, u_reused) = dist.sample(u.y);
         let b = square_to_uniform_triangle(Vec2::new(u.x, u_reused));
-        let m = self.eval(store, self.first_tri + i as u32, b);
+        let prim = self.first_tri + i as u32;
+        let m = self.eval(store, prim, b);
         PositionSample {
             p: m.p,
             n: m.n,
             uv: m.uv,
             pdf: 1.0 / self.area,
+            prim,
+            bary: b,
         }
     }
 }

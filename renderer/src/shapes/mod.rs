@@ -119,6 +119,10 @@ pub struct PositionSample {
     pub uv: Vec2,
     /// Density with respect to area.
     pub pdf: f32,
+    /// Meshes: the triangle (as [`Hit::prim`]); 0 for other shapes.
+    pub prim: u32,
+    /// Meshes: the barycentric coordinates (b1, b2) in the triangle (as [`Hit::bary`]).
+    pub bary: Vec2,
 }
 
 /// One BVH primitive: a triangle of a mesh shape, or a whole analytic shape.

@@ -166,6 +166,8 @@ impl Rectangle {
             n: self.plane.n,
             uv: u,
             pdf: 1.0 / self.area,
+            prim: 0,
+            bary: Vec2::ZERO,
         }
     }
 }

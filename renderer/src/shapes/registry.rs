@@ -136,6 +136,8 @@ impl ShapeRecord for super::instance::Instance {
             n: Vec3::Z,
             uv: Vec2::ZERO,
             pdf: 0.0,
+            prim: 0,
+            bary: Vec2::ZERO,
         }
     }
     fn surface_area(&self) -> f32 {

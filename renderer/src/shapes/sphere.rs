@@ -181,6 +181,8 @@ impl Sphere {
             n,
             uv,
             pdf: 1.0 / self.surface_area(),
+            prim: 0,
+            bary: Vec2::ZERO,
         }
     }
 }

@@ -17,6 +17,9 @@ pub fn scene_xml() -> String {
     let tex = tex.display();
     let sky = repo_root().join("assets/envmaps/sky.exr");
     let sky = sky.display();
+    // mesh attributes as an area light's radiance: read at the sampled triangle
+    let torus = repo_root().join("assets/meshes/torus_attributes.ply");
+    let torus = torus.display();
     let bitmap = |filter: &str, wrap: &str| {
         format!(
             r#"<texture type="bitmap" name="reflectance"><string name="filename" value="{tex}"/>
@@ -128,6 +131,16 @@ pub fn scene_xml() -> String {
             <transform name="to_world"><scale value="0.5"/><rotate x="1" angle="30"/><translate z="6"/></transform>
             <boolean name="flip_normals" value="true"/>
             <emitter type="area"><rgb name="radiance" value="1"/></emitter>
+        </shape>
+        <shape type="ply"><string name="filename" value="{torus}"/>
+            <transform name="to_world"><scale value="0.6"/><rotate x="1" angle="50"/><translate x="-2" y="-3" z="2"/></transform>
+            <emitter type="area"><texture type="mesh_attribute" name="radiance">
+                <string name="name" value="vertex_color"/><float name="scale" value="3"/></texture></emitter>
+        </shape>
+        <shape type="ply"><string name="filename" value="{torus}"/>
+            <transform name="to_world"><scale value="0.5"/><translate x="2.5" y="-2" z="-1"/></transform>
+            <emitter type="area"><texture type="mesh_attribute" name="radiance">
+                <string name="name" value="face_weight"/></texture></emitter>
         </shape>
         <emitter type="point"><point name="position" x="0.5" y="6" z="1"/><rgb name="intensity" value="10, 20, 30"/></emitter>
         <emitter type="directional"><vector name="direction" x="1" y="-2" z="0.5"/><rgb name="irradiance" value="2"/></emitter>

@@ -86,7 +86,7 @@ pub struct Features {
     pub adapter_depth: u32,
     /// Texture kinds ([`crate::textures::tag`]).
     pub textures: u32,
-    /// Emitter kinds (`emitter_kind::*`).
+    /// Emitter kinds ([`crate::emitters::tag`]).
     pub emitters: u32,
     /// Shape kinds (`SHAPE_*`).
     pub shapes: u32,
@@ -292,7 +292,7 @@ impl Features {
 mod tests {
     use super::*;
     use crate::bsdfs::tag as bsdf_kind;
-    use crate::flat::materials::emitter_kind;
+    use crate::emitters::tag as emitter_tag;
     use crate::flat::{
         FILTER_GAUSSIAN, INTEGRATOR_DIRECT, INTEGRATOR_PATH, SHAPE_MESH, SHAPE_RECTANGLE,
     };
@@ -313,7 +313,7 @@ mod tests {
             f.textures,
             (1 << tex_kind::CONSTANT) | (1 << tex_kind::BITMAP)
         );
-        assert_eq!(f.emitters, 1 << emitter_kind::CONSTANT);
+        assert_eq!(f.emitters, 1 << emitter_tag::CONSTANT);
         assert_eq!(f.shapes, 1 << SHAPE_RECTANGLE);
         assert_eq!(f.integrators, 1 << INTEGRATOR_DIRECT);
         assert_eq!(f.film, 1 << FILM_GAUSSIAN, "the default gaussian filter");
@@ -329,7 +329,7 @@ mod tests {
         let fl = flat("cbox.xml");
         let f = Features::of(&fl);
         assert_eq!(f.shapes, (1 << SHAPE_MESH) | (1 << SHAPE_RECTANGLE));
-        assert_eq!(f.emitters, 1 << emitter_kind::AREA);
+        assert_eq!(f.emitters, 1 << emitter_tag::AREA);
         assert_eq!(f.integrators, 1 << INTEGRATOR_PATH);
         assert!(f.stack >= fl.bvh_depth && f.stack.is_power_of_two());
         // 30 primitives: 6 rectangles and 2 cubes of 6 parallelogram faces, so 18 unit

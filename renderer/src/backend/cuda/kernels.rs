@@ -4,7 +4,8 @@
 //! Plugin twins are not listed here: each category's registry embeds its plugins'
 //! files and generates one more, its dispatch (`bsdfs/registry.cuh`, from
 //! [`crate::bsdfs::registry`]; `textures/registry.cuh`, from
-//! [`crate::textures::registry`]); [`file()`] finds both.
+//! [`crate::textures::registry`]; `emitters/registry.cuh`, from
+//! [`crate::emitters::registry`]); [`file()`] finds them.
 //!
 //! NVRTC gets no file system access from us: each `#include "x.cuh"` is replaced by
 //! the embedded file (once per module, as `#pragma once`), wrapped in `#line`
@@ -44,13 +45,7 @@ pub const FILES: &[(&str, &str)] = embed![
     "bsdfs/fresnel.cuh",
     "bsdfs/microfacet.cuh",
     "bsdfs/tilted.cuh",
-    "emitters/area.cuh",
-    "emitters/constant.cuh",
-    "emitters/directional.cuh",
-    "emitters/envmap.cuh",
-    "emitters/point.cuh",
-    "emitters/projector.cuh",
-    "emitters/spot.cuh",
+    "emitters/emitter.cuh",
     "integrators/direct.cuh",
     "integrators/path.cuh",
     "integrators/ptracer.cuh",
@@ -81,6 +76,9 @@ pub const BSDF_REGISTRY_FILE: &str = "bsdfs/registry.cuh";
 /// The generated kernel file of the texture registry.
 pub const TEXTURE_REGISTRY_FILE: &str = "textures/registry.cuh";
 
+/// The generated kernel file of the emitter registry.
+pub const EMITTER_REGISTRY_FILE: &str = "emitters/registry.cuh";
+
 /// The text of kernel file `name`: embedded here, a registered plugin's twin, or a
 /// registry's generated dispatch.
 pub fn file(name: &str) -> Result<&'static str> {
@@ -97,6 +95,12 @@ pub fn file(name: &str) -> Result<&'static str> {
         return Ok(e.cuda);
     }
     if let Some(e) = (crate::textures::REGISTRY.iter()).find(|e| e.cuda_file() == name) {
+        return Ok(e.cuda);
+    }
+    if name == EMITTER_REGISTRY_FILE {
+        return Ok(crate::emitters::registry::cuda_source());
+    }
+    if let Some(e) = (crate::emitters::REGISTRY.iter()).find(|e| e.cuda_file() == name) {
         return Ok(e.cuda);
     }
     FILES

@@ -276,14 +276,18 @@ impl SceneArgs {
 
     /// Pushes `HG_SCENE_PARAMS` onto a launch.
     pub(crate) fn push<'l>(&'l self, l: &mut LaunchArgs<'l>) {
-        let a = &self.ptrs;
-        l.arg(&a[0]).arg(&self.node_count);
-        for p in &a[1..13] {
-            l.arg(p); // leaf ..= emitters
-        }
-        l.arg(&self.emitter_count).arg(&a[13]).arg(&self.env_count);
-        for p in &a[14..20] {
-            l.arg(p); // dist1d ..= tex_data
+        // each count follows the array it counts
+        for (name, p) in SCENE_ARRAYS.iter().zip(&self.ptrs) {
+            l.arg(p);
+            let count = match *name {
+                "nodes" => Some(&self.node_count),
+                "emitter_data" => Some(&self.emitter_count),
+                "env" => Some(&self.env_count),
+                _ => None,
+            };
+            if let Some(c) = count {
+                l.arg(c);
+            }
         }
         if let Some(u) = self.units.first() {
             // The kernel's by-value `UnitPrims` parameter (flat.cuh) is these words: the

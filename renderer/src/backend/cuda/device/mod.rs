@@ -464,7 +464,8 @@ impl CudaBackend {
                 let mut launch = self.stream.launch_builder(&f);
                 launch.arg(&p);
                 // SAFETY: hg_plugin_layout_table writes exactly n u32 (HG_BSDF_LAYOUT and
-                // HG_TEXTURE_LAYOUT, generated from the same registries' layouts).
+                // HG_TEXTURE_LAYOUT and HG_EMITTER_LAYOUT, generated from the layouts
+                // plugin_layout() joins).
                 unsafe { launch.launch(LaunchConfig::for_num_elems(1)) }
                     .map_err(drv("launching hg_plugin_layout_table"))
                     .map(drop)

@@ -19,14 +19,13 @@ use super::memory::DeviceBuffer;
 use super::tensor::DeviceTensor;
 use super::{guarded, CudaBackend, CudaFilm};
 use crate::backend::cuda::features::{FeatureBasis, Features};
+use crate::emitters::registry::RecordCtx as EmitterRecordCtx;
 use crate::error::{Error, Result};
-use crate::flat::materials::flatten_emitter;
 use crate::flat::unit_prims::{self, FlatUnitPrim};
 use crate::flat::{
-    as_bytes, flatten_camera, flatten_film, flatten_integrator, FlatBsdf, FlatCamera, FlatFilm,
-    FlatIntegrator, FlatScene,
+    as_bytes, flatten_camera, flatten_film, flatten_integrator, FlatBsdf, FlatCamera, FlatDist2D,
+    FlatFilm, FlatIntegrator, FlatScene, RecordRef,
 };
-use crate::plugin::record::RecordRef;
 use crate::scene::loaded::Changes;
 use crate::scene::params::TensorData;
 use crate::scene::Scene;
@@ -38,7 +37,7 @@ use crate::{backend::RenderOptions, integrators::AnyIntegrator};
 /// (kernels/scene.cuh); the counts sit between them as that list says, a brute-force
 /// module's unit records follow them by value, and camera, film and integrator travel
 /// by value too.
-pub(crate) const SCENE_ARRAYS: [&str; 20] = [
+pub(crate) const SCENE_ARRAYS: [&str; 21] = [
     "nodes",
     "leaf",
     "prims",
@@ -52,6 +51,7 @@ pub(crate) const SCENE_ARRAYS: [&str; 20] = [
     "textures",
     "texels",
     "emitters",
+    "emitter_data",
     "env",
     "dist1d",
     "dist2d",
@@ -109,6 +109,10 @@ pub struct DeviceScene {
     bsdf_refs: Vec<FlatBsdf>,
     /// Each texture's kind and where its record lies in `tex_data`.
     tex_refs: Vec<RecordRef>,
+    /// Each emitter's kind and where its record lies in `emitter_data`.
+    emitter_refs: Vec<RecordRef>,
+    /// The flat 2D distributions (an environment map's record holds its own).
+    dist2d: Vec<FlatDist2D>,
     version: u64,
     ordinal: usize,
 }
@@ -205,6 +209,8 @@ impl CudaBackend {
                 image_offsets: flat.image_offsets.clone(),
                 bsdf_refs: flat.bsdfs.clone(),
                 tex_refs: flat.textures.clone(),
+                emitter_refs: flat.emitters.clone(),
+                dist2d: flat.dist2d.clone(),
                 version,
                 ordinal: self.info.ordinal,
             };
@@ -335,9 +341,22 @@ impl CudaBackend {
             self.write_array(&s.arrays[slot("bsdf_data")], at, as_bytes(&words))?;
         }
         for &e in &changes.emitters {
-            let rec = flatten_emitter(&scene.emitters[e as usize], &s.image_offsets);
-            let at = e as usize * std::mem::size_of_val(&rec);
-            self.write_array(&s.arrays[slot("emitters")], at, as_bytes(&[rec]))?;
+            // an update rebuilds an emitter with its plugin: same kind, same slot
+            let (emitter, at) = (&scene.emitters[e as usize], s.emitter_refs[e as usize]);
+            if emitter.tag() != at.kind {
+                return Err(Error::Cuda(format!(
+                    "internal error: emitter {e} changed its kind from {} to {} in an update",
+                    at.kind,
+                    emitter.tag()
+                )));
+            }
+            let ctx = EmitterRecordCtx {
+                image_offsets: &s.image_offsets,
+                dist2d: &s.dist2d,
+            };
+            let words = emitter.record_words(&ctx);
+            let at = at.offset as usize * 4;
+            self.write_array(&s.arrays[slot("emitter_data")], at, as_bytes(&words))?;
         }
         Ok(())
     }
@@ -363,6 +382,8 @@ impl CudaBackend {
         s.basis = FeatureBasis::of(&flat);
         s.bsdf_refs = flat.bsdfs.clone();
         s.tex_refs = flat.textures.clone();
+        s.emitter_refs = flat.emitters.clone();
+        s.dist2d = flat.dist2d.clone();
         s.camera = flat.camera;
         s.film = flat.film;
         self.write_records(s)

@@ -1,0 +1,572 @@
+//! The machinery behind the emitter registry in [`super`]: the `register_emitters!`
+//! macro that turns the one list of plugins into the enum, its dispatch, the tags, the
+//! known names, the build match and the registry table; the flattening of the scene's
+//! emitters into the records the kernels read; and the CUDA source generated from the
+//! same table (`emitters/registry.cuh`: the tag `#define`s, every plugin's twin, the
+//! record layout checks and the dispatch `switch`es), which NVRTC gets as one more
+//! embedded file.
+
+use std::fmt::Write as _;
+use std::mem::size_of;
+use std::sync::OnceLock;
+
+use super::{AnyEmitter, EmitterPlugin, REGISTRY};
+use crate::flat::FlatDist2D;
+use crate::plugin::record::{
+    slot_words, unique_layout, write_layout_macro, DeviceRecord, LayoutEntry, RecordBlob, RecordRef,
+};
+use crate::plugin::PluginInfo;
+
+/// A registered emitter: what listings, the flattening and the CUDA generator need.
+#[derive(Clone, Copy, Debug)]
+pub struct EmitterEntry {
+    /// Its scene `type` and manual.
+    pub info: PluginInfo,
+    /// Its tag (position in the registry).
+    pub tag: u32,
+    /// Its tag's name (`DIRECTIONAL`: the Rust `tag::DIRECTIONAL`, the CUDA
+    /// `HG_EMITTER_DIRECTIONAL`).
+    pub tag_name: &'static str,
+    /// The name of its device record (Rust and CUDA).
+    pub record: &'static str,
+    /// The words of its record's slot in the blob (size rounded up to 16 bytes).
+    pub slot_words: usize,
+    /// [`EmitterPlugin::DELTA`].
+    pub delta: bool,
+    /// [`EmitterPlugin::SURFACE`].
+    pub surface: bool,
+    /// [`EmitterPlugin::ENVIRONMENT`].
+    pub environment: bool,
+    /// [`EmitterPlugin::INFINITE`].
+    pub infinite: bool,
+    /// Its CUDA twin (`renderer/kernels/emitters/<name>.cuh`).
+    pub cuda: &'static str,
+}
+
+impl EmitterEntry {
+    /// The entry of plugin `T` (the registry macro fills in the rest).
+    pub const fn of<T: EmitterPlugin>(
+        name: &'static str,
+        tag: u32,
+        tag_name: &'static str,
+        source: &'static str,
+        cuda: &'static str,
+    ) -> EmitterEntry {
+        EmitterEntry {
+            info: PluginInfo {
+                category: "emitter",
+                name,
+                source,
+            },
+            tag,
+            tag_name,
+            record: <T::Record as DeviceRecord>::NAME,
+            slot_words: slot_words(size_of::<T::Record>()),
+            delta: T::DELTA,
+            surface: T::SURFACE,
+            environment: T::ENVIRONMENT,
+            infinite: T::INFINITE,
+            cuda,
+        }
+    }
+
+    /// The name of its CUDA twin among the kernel files.
+    pub fn cuda_file(&self) -> String {
+        format!("emitters/{}.cuh", self.info.name)
+    }
+}
+
+/// What a record may refer to outside the emitter: where the images and the sampling
+/// distributions lie in the flat scene's arrays (resolved when the records are made).
+#[derive(Clone, Copy, Debug)]
+pub struct RecordCtx<'a> {
+    /// Where each image of the texture store starts in the flat texel array.
+    pub image_offsets: &'a [u32],
+    /// The flat 2D distributions, in `Scene::dists2d` order.
+    pub dist2d: &'a [FlatDist2D],
+}
+
+/// Generates the emitter registry from one list of `TAG = module::Plugin` lines (see
+/// the module docs of [`super`]). A line's position is its tag: append new plugins at
+/// the end, so that existing tags (and the kernel caches keyed on them) keep their
+/// values.
+macro_rules! register_emitters {
+    ($($tag:ident = $module:ident :: $plugin:ident),+ $(,)?) => {
+        $(pub use $module::$plugin;)+
+
+        /// The tag of each emitter plugin: its position in the registry (the `kind` of
+        /// its [`RecordRef`](crate::plugin::record::RecordRef); CUDA `HG_EMITTER_<TAG>`).
+        pub mod tag {
+            #[allow(non_camel_case_types, clippy::upper_case_acronyms, dead_code)]
+            #[repr(u32)]
+            enum Order { $($tag),+ }
+            $(
+                #[doc = concat!("`", stringify!($module), "`.")]
+                pub const $tag: u32 = Order::$tag as u32;
+            )+
+        }
+
+        /// Every emitter plugin, one variant per registry line.
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub enum AnyEmitter {
+            $(
+                #[doc = concat!("`", stringify!($module), "`.")]
+                $plugin($plugin),
+            )+
+        }
+
+        impl AnyEmitter {
+            /// Samples a direction from `p` towards this emitter.
+            #[inline]
+            pub fn sample_direction(&self, ctx: &EmitterCtx, p: Vec3, u: Vec2) -> Option<EmitterSample> {
+                match self { $(AnyEmitter::$plugin(e) => e.sample_direction(ctx, p, u),)+ }
+            }
+
+            /// Samples a ray leaving this emitter (light tracing): `u_pos` picks the
+            /// origin (on a surface emitter, or on the disk facing an infinitely distant
+            /// one), `u_dir` the direction. `None` when the sample carries no power.
+            #[inline]
+            pub fn sample_ray(&self, ctx: &EmitterCtx, u_pos: Vec2, u_dir: Vec2) -> Option<EmitterRay> {
+                match self {
+                    $(AnyEmitter::$plugin(e) => if <$plugin as EmitterPlugin>::INFINITE {
+                        self.sample_infinite_ray(ctx, u_pos, u_dir)
+                    } else {
+                        e.sample_ray(ctx, u_pos, u_dir)
+                    },)+
+                }
+            }
+
+            /// A point on a surface emitter (light tracing of directly visible
+            /// emitters), with its radiance over the area density; `None` for the others.
+            #[inline]
+            pub fn sample_position(&self, ctx: &EmitterCtx, u: Vec2) -> Option<(PositionSample, Color)> {
+                match self { $(AnyEmitter::$plugin(e) => e.sample_position(ctx, u),)+ }
+            }
+
+            /// Density of [`Self::sample_direction`] from `p` producing `hit` (surface
+            /// emitters).
+            #[inline]
+            pub fn pdf_hit(&self, ctx: &EmitterCtx, p: Vec3, hit: &Hit) -> f32 {
+                match self { $(AnyEmitter::$plugin(e) => e.pdf_hit(ctx, p, hit),)+ }
+            }
+
+            /// Radiance leaving surface emitter at `hit` towards `-d` (`d` = ray direction).
+            #[inline]
+            pub fn eval_hit(&self, ctx: &EmitterCtx, hit: &Hit, d: Vec3) -> Color {
+                match self { $(AnyEmitter::$plugin(e) => e.eval_hit(ctx, hit, d),)+ }
+            }
+
+            /// Radiance arriving along ray direction `d` from an environment emitter.
+            #[inline]
+            pub fn eval_env(&self, ctx: &EmitterCtx, d: Vec3) -> Color {
+                match self { $(AnyEmitter::$plugin(e) => e.eval_env(ctx, d),)+ }
+            }
+
+            /// Density of [`Self::sample_direction`] producing direction `d`
+            /// (environment emitters).
+            #[inline]
+            pub fn pdf_env(&self, ctx: &EmitterCtx, d: Vec3) -> f32 {
+                match self { $(AnyEmitter::$plugin(e) => e.pdf_env(ctx, d),)+ }
+            }
+
+            /// The plugin's tag ([`tag`]).
+            pub fn tag(&self) -> u32 {
+                match self { $(AnyEmitter::$plugin(_) => tag::$tag,)+ }
+            }
+
+            /// The words of the record the kernels read (its slot in the blob).
+            pub fn record_words(&self, at: &RecordCtx) -> Vec<u32> {
+                use crate::plugin::record::record_words;
+                match self { $(AnyEmitter::$plugin(e) => record_words(&e.record(at)),)+ }
+            }
+        }
+
+        /// Names of the emitter plugins (the scene `type` strings), in tag order.
+        pub const KNOWN: &[&str] = &[$(stringify!($module)),+];
+
+        /// Every registered emitter, in tag order.
+        pub static REGISTRY: &[EmitterEntry] = &[$(
+            EmitterEntry::of::<$plugin>(
+                stringify!($module),
+                tag::$tag,
+                stringify!($tag),
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/emitters/", stringify!($module), ".rs")),
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/emitters/", stringify!($module), ".cuh")),
+            ),
+        )+];
+
+        /// Builds an `<emitter>` object. `shape` is `Some(handle)` when the emitter is
+        /// nested in a shape, which a surface emitter (`area`) must be and no other
+        /// may be; every property must be read.
+        pub fn build(
+            obj: &ObjectDesc,
+            shape: Option<u32>,
+            ctx: &mut dyn BuildContext,
+        ) -> Result<AnyEmitter> {
+            let p = &obj.props;
+            let nested_err =
+                |what: &str| Error::parse(&obj.loc, format!("emitter \"{}\" {what}", obj.kind));
+            let e = match obj.kind.as_str() {
+                $(stringify!($module) => {
+                    let surface = <$plugin as EmitterPlugin>::SURFACE;
+                    match shape {
+                        None if surface => return Err(nested_err("must be nested in a <shape>")),
+                        Some(_) if !surface => {
+                            return Err(nested_err(&format!(
+                                "cannot be nested in a <shape> (only {} can)",
+                                surface_names()
+                            )))
+                        }
+                        _ => {}
+                    }
+                    let s = shape.unwrap_or(NO_SHAPE);
+                    AnyEmitter::$plugin(<$plugin as EmitterPlugin>::build(p, s, ctx)?)
+                })+
+                _ => {
+                    return Err(Error::UnknownPlugin {
+                        loc: obj.loc.clone(),
+                        category: "emitter",
+                        name: obj.kind.clone(),
+                        known: KNOWN.join(", "),
+                    })
+                }
+            };
+            p.check_unused(&obj.kind)?;
+            Ok(e)
+        }
+
+        /// Appends the layout entries of every plugin's device record.
+        fn record_layouts(out: &mut Vec<LayoutEntry>) {
+            $(<<$plugin as EmitterPlugin>::Record as DeviceRecord>::layout(out);)+
+        }
+
+        // Tags are bits of the kernels' 32-bit plugin sets.
+        const _: () = assert!(KNOWN.len() <= 32, "at most 32 emitter plugins (features.cuh sets)");
+    };
+}
+pub(super) use register_emitters;
+
+/// The names of the surface emitters, quoted (for "only ... can" messages).
+pub fn surface_names() -> String {
+    let names: Vec<String> = (REGISTRY.iter())
+        .filter(|e| e.surface)
+        .map(|e| format!("\"{}\"", e.info.name))
+        .collect();
+    names.join(", ")
+}
+
+/// The entry of plugin `name`, if registered.
+pub fn entry(name: &str) -> Option<&'static EmitterEntry> {
+    REGISTRY.iter().find(|e| e.info.name == name)
+}
+
+/// The bit set of the plugins whose entry satisfies `f`.
+pub fn mask(f: impl Fn(&EmitterEntry) -> bool) -> u32 {
+    REGISTRY
+        .iter()
+        .filter(|e| f(e))
+        .fold(0, |m, e| m | (1 << e.tag))
+}
+
+/// The layout entries of every registered record, nested records first, each
+/// (record, field) once: what the CUDA twins are checked against.
+pub fn layout() -> Vec<LayoutEntry> {
+    let mut all = Vec::new();
+    super::record_layouts(&mut all);
+    unique_layout(all)
+}
+
+/// The scene's emitters as the kernels read them: a [`RecordRef`] per emitter (its tag
+/// and where its record starts) and the records, in handle order, each in a 16-byte
+/// slot.
+pub fn flatten(emitters: &[AnyEmitter], at: &RecordCtx) -> (Vec<RecordRef>, RecordBlob) {
+    let mut refs = Vec::with_capacity(emitters.len());
+    let mut blob = RecordBlob::default();
+    for e in emitters {
+        let offset = blob.words.len() as u32;
+        blob.words.extend(e.record_words(at));
+        refs.push(RecordRef {
+            kind: e.tag(),
+            offset,
+        });
+    }
+    (refs, blob)
+}
+
+/// The CUDA source of the registry (`emitters/registry.cuh`), generated once.
+pub fn cuda_source() -> &'static str {
+    static SOURCE: OnceLock<String> = OnceLock::new();
+    SOURCE.get_or_init(|| generate_cuda(REGISTRY, &layout()))
+}
+
+/// A generated dispatch function over the emitter kinds.
+struct Dispatch {
+    /// Its CUDA name.
+    name: &'static str,
+    /// Its return type.
+    ret: &'static str,
+    /// Its parameters after the scene and the emitter.
+    params: &'static str,
+    /// The twins' arguments after the scene and the record.
+    args: &'static str,
+    /// What it returns for a kind it does not cover.
+    default: &'static str,
+    /// The kinds it is compiled for (a CUDA expression of the sets).
+    set: &'static str,
+    /// The twins' function: `<name>_<suffix>`.
+    suffix: &'static str,
+    /// Which plugins have that function.
+    covers: fn(&EmitterEntry) -> bool,
+}
+
+/// The dispatch over the emitter kinds; each takes the scene and the emitter as an
+/// `EmitterRef` (its kind and record, `emitter_ref` in the generated file).
+const DISPATCH: [Dispatch; 6] = [
+    Dispatch {
+        name: "emitter_sample_at",
+        ret: "bool",
+        params: "V3 p, V2 u, EmitterSample* out",
+        args: "p, u, out",
+        default: "false",
+        set: "HG_EMITTER_SET",
+        suffix: "sample",
+        covers: |_| true,
+    },
+    Dispatch {
+        name: "emitter_sample_ray_at",
+        ret: "bool",
+        params: "V2 u_pos, V2 u_dir, EmitterRay* out",
+        args: "u_pos, u_dir, out",
+        default: "false",
+        set: "(HG_EMITTER_SET & ~HG_INFINITE_EMITTERS)",
+        suffix: "sample_ray",
+        covers: |e| !e.infinite,
+    },
+    Dispatch {
+        name: "emitter_sample_position",
+        ret: "bool",
+        params: "V2 u, PositionSample* ps, V3* w",
+        args: "u, ps, w",
+        default: "false",
+        set: "(HG_EMITTER_SET & HG_SURFACE_EMITTERS)",
+        suffix: "sample_position",
+        covers: |e| e.surface,
+    },
+    Dispatch {
+        name: "emitter_pdf_hit",
+        ret: "float",
+        params: "V3 p, const Hit& h",
+        args: "p, h",
+        default: "0.0f",
+        set: "(HG_EMITTER_SET & HG_SURFACE_EMITTERS)",
+        suffix: "pdf_hit",
+        covers: |e| e.surface,
+    },
+    Dispatch {
+        name: "emitter_eval_hit",
+        ret: "V3",
+        params: "const Hit& h, V3 d",
+        args: "h, d",
+        default: "v3(0.0f, 0.0f, 0.0f)",
+        set: "(HG_EMITTER_SET & HG_SURFACE_EMITTERS)",
+        suffix: "eval_hit",
+        covers: |e| e.surface,
+    },
+    Dispatch {
+        name: "emitter_eval_env",
+        ret: "V3",
+        params: "V3 d, float* pdf",
+        args: "d, pdf",
+        default: "v3(0.0f, 0.0f, 0.0f)",
+        set: "(HG_EMITTER_SET & HG_ENV_EMITTERS)",
+        suffix: "eval_env",
+        covers: |e| e.environment,
+    },
+];
+
+/// The text of `emitters/registry.cuh` for `entries` (with record layouts `layout`).
+fn generate_cuda(entries: &[EmitterEntry], layout: &[LayoutEntry]) -> String {
+    let mut s = String::new();
+    let set = |f: &dyn Fn(&EmitterEntry) -> bool| {
+        entries
+            .iter()
+            .filter(|e| f(e))
+            .fold(0u32, |m, e| m | (1 << e.tag))
+    };
+    s.push_str(
+        "// Generated from the emitter registry (renderer/src/emitters/mod.rs) by\n\
+         // emitters/registry.rs: the tags, every plugin's twin, the record layout checks and\n\
+         // the dispatch. Each plugin's record lies in emitter_data at its RecordRef's offset\n\
+         // (16-byte slots).\n#pragma once\n#include \"emitter.cuh\"\n\n",
+    );
+    for e in entries {
+        let _ = writeln!(s, "#define HG_EMITTER_{} {}u", e.tag_name, e.tag);
+    }
+    let _ = write!(
+        s,
+        "#define HG_EMITTER_ALL 0x{:x}u\n#ifndef HG_EMITTER_SET\n#define HG_EMITTER_SET HG_EMITTER_ALL\n#endif\n\
+         // delta lights; surface emitters (nested in shapes: _sample_position, _pdf_hit,\n\
+         // _eval_hit); environments (seen by escaping rays: _eval_env); infinitely distant\n\
+         // ones (light tracing starts on the bounding sphere's disk: no _sample_ray)\n\
+         #define HG_DELTA_EMITTERS 0x{:x}u\n#define HG_SURFACE_EMITTERS 0x{:x}u\n\
+         #define HG_ENV_EMITTERS 0x{:x}u\n#define HG_INFINITE_EMITTERS 0x{:x}u\n\n",
+        set(&|_| true),
+        set(&|e| e.delta),
+        set(&|e| e.surface),
+        set(&|e| e.environment),
+        set(&|e| e.infinite),
+    );
+    for e in entries {
+        let _ = writeln!(s, "#include \"{}.cuh\"", e.info.name);
+    }
+    write_layout_macro(&mut s, "HG_EMITTER_LAYOUT", layout);
+    s.push_str(
+        "\n// The words of each kind's record slot.\n\
+         __device__ inline hg_u32 emitter_slot_words(hg_u32 kind) {\n    switch (kind) {\n",
+    );
+    for e in entries {
+        let _ = writeln!(
+            s,
+            "        case HG_EMITTER_{}: return HG_SLOT_WORDS({});",
+            e.tag_name, e.record
+        );
+    }
+    s.push_str(
+        "        default: break;\n    }\n    return 0u;\n}\n\n\
+         // An emitter's kind and record.\nstruct EmitterRef {\n    hg_u32 kind;\n    const hg_u32* rec;\n};\n\n\
+         // Emitter `ei`'s record. A module whose scene has one kind knows where: the records\n\
+         // lie in handle order, each in a slot of that kind's size (registry.rs `flatten`).\n\
+         __device__ inline EmitterRef emitter_ref(const SceneData& s, hg_u32 ei) {\n\
+         \x20   EmitterRef e;\n\
+         \x20   if (HG_ONE_KIND(HG_EMITTER_SET)) {\n\
+         \x20       e.kind = HG_KIND(HG_EMITTER_SET, 0u);\n\
+         \x20       e.rec = s.emitter_data + ei * emitter_slot_words(e.kind);\n        return e;\n    }\n\
+         \x20   RecordRef r = s.emitters[ei];\n    e.kind = r.kind;\n    e.rec = s.emitter_data + r.offset;\n    return e;\n}\n",
+    );
+    for d in &DISPATCH {
+        let _ = write!(
+            s,
+            "\n__device__ inline {} {}(const SceneData& s, EmitterRef e, {}) {{\n\
+             \x20   switch (HG_KIND({set}, e.kind)) {{\n",
+            d.ret,
+            d.name,
+            d.params,
+            set = d.set
+        );
+        for e in entries.iter().filter(|e| (d.covers)(e)) {
+            let _ = writeln!(
+                s,
+                "        HG_CASE({}, HG_EMITTER_{}) return {}_{}(s, *(const {}*)e.rec, {});",
+                d.set, e.tag_name, e.info.name, d.suffix, e.record, d.args
+            );
+        }
+        let _ = write!(
+            s,
+            "        default: break;\n    }}\n    return {};\n}}\n",
+            d.default
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_plugin_has_a_manual_a_twin_and_its_tag() {
+        for (i, e) in REGISTRY.iter().enumerate() {
+            let name = e.info.name;
+            assert_eq!(e.tag as usize, i);
+            assert_eq!(super::super::KNOWN[i], name);
+            let manual = e.info.manual();
+            assert!(
+                manual.starts_with(&format!("`{name}`: ")),
+                "{name}: {manual}"
+            );
+            assert!(
+                !e.info.parameters().is_empty(),
+                "{name}: no parameter table"
+            );
+            assert!(manual.contains("```xml"), "{name}: no XML example");
+            assert!(!e.info.summary().is_empty());
+            // the twin defines the record and the entry points the dispatch calls
+            assert!(
+                e.cuda.contains(&format!("struct {} {{", e.record)),
+                "{name}"
+            );
+            for d in DISPATCH.iter().filter(|d| (d.covers)(e)) {
+                let f = format!(" {name}_{}(", d.suffix);
+                assert!(e.cuda.contains(&f), "{name}: no{f}");
+            }
+            // and only those: a kind outside a dispatch's set has no function for it
+            for d in DISPATCH.iter().filter(|d| !(d.covers)(e)) {
+                let f = format!(" {name}_{}(", d.suffix);
+                assert!(!e.cuda.contains(&f), "{name}: {f} is never called");
+            }
+            assert!(e.slot_words % 4 == 0 && e.slot_words > 0);
+            assert!(!(e.infinite && e.surface), "{name}");
+        }
+        assert_eq!(surface_names(), "\"area\"");
+    }
+
+    #[test]
+    fn the_cuda_source_names_every_kind_once() {
+        let src = cuda_source();
+        for e in REGISTRY {
+            let def = format!("#define HG_EMITTER_{} {}u\n", e.tag_name, e.tag);
+            assert_eq!(src.matches(&def).count(), 1, "{def}");
+            assert_eq!(
+                src.matches(&format!("#include \"{}.cuh\"", e.info.name))
+                    .count(),
+                1
+            );
+            assert!(src.contains(&format!("S({}, ", e.record)), "{}", e.record);
+            let case = format!("HG_EMITTER_{}) return {}_sample(", e.tag_name, e.info.name);
+            assert_eq!(src.matches(&case).count(), 1, "{case}");
+        }
+        let all = (1u32 << REGISTRY.len()) - 1;
+        assert!(src.contains(&format!("#define HG_EMITTER_ALL 0x{all:x}u")));
+        assert!(src.contains(&format!(
+            "#define HG_ENV_EMITTERS 0x{:x}u",
+            mask(|e| e.environment)
+        )));
+        assert!(!src.contains(";;"), "a generated statement ends twice");
+    }
+
+    #[test]
+    fn records_lie_in_handle_order_in_16_byte_slots() {
+        use crate::scene::{build_scene, xml};
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
+        let desc = xml::load_file(&root.join("cbox.xml"), &[("res".into(), "8".into())]).unwrap();
+        let mut scene = build_scene(&desc).unwrap();
+        // one of each kind that needs no image: the slots of several sizes
+        let more = [
+            ("point", super::super::tag::POINT),
+            ("spot", super::super::tag::SPOT),
+            ("constant", super::super::tag::CONSTANT),
+        ];
+        let mut emitters = scene.emitters.to_vec();
+        for (name, tag) in more {
+            let (e, _) = super::super::test_util::build_one(name, &[]).unwrap();
+            assert_eq!(e.tag(), tag);
+            emitters.push(e);
+        }
+        scene.emitters = std::sync::Arc::new(emitters);
+        let at = RecordCtx {
+            image_offsets: &[],
+            dist2d: &[],
+        };
+        let (refs, blob) = flatten(&scene.emitters, &at);
+        assert_eq!(refs.len(), scene.emitters.len());
+        let mut off = 0;
+        for (r, e) in refs.iter().zip(scene.emitters.iter()) {
+            assert_eq!((r.kind, r.offset as usize), (e.tag(), off));
+            let words = e.record_words(&at);
+            assert_eq!(blob.words[off..off + words.len()], words[..]);
+            assert_eq!(words.len(), REGISTRY[r.kind as usize].slot_words);
+            off += words.len();
+        }
+        assert_eq!(off, blob.words.len());
+    }
+}
