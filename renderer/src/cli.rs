@@ -66,10 +66,11 @@ enum Command {
         #[arg(short, long)]
         quiet: bool,
     },
-    /// List the objects of a scene file and their parameters
+    /// List the objects of a scene file and their parameters; without a scene, every
+    /// plugin heliograph has (as `plugins`)
     Info {
         /// The scene file (Mitsuba 3 XML)
-        scene: PathBuf,
+        scene: Option<PathBuf>,
         /// Override a scene parameter declared with <default name=... value=...>
         #[arg(short = 'D', value_name = "NAME=VALUE")]
         define: Vec<String>,
@@ -135,7 +136,11 @@ where
             &define,
             quiet,
         ),
-        Command::Info { scene, define } => info(&scene, &define),
+        Command::Info {
+            scene: Some(scene),
+            define,
+        } => info(&scene, &define),
+        Command::Info { scene: None, .. } => plugins(None),
         Command::Plugins { name } => plugins(name.as_deref()),
     };
     if let Err(e) = res {

@@ -154,6 +154,10 @@ fn plugins_lists_every_registered_plugin_with_its_parameters_and_prints_manuals(
     let o = bin().arg("plugins").output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let list = String::from_utf8_lossy(&o.stdout);
+    // `info` without a scene is the same listing
+    let info = bin().arg("info").output().unwrap();
+    assert!(info.status.success());
+    assert_eq!(String::from_utf8_lossy(&info.stdout), list);
     let registered = heliograph::plugin::registered();
     for category in [
         "shape",
