@@ -11,7 +11,8 @@ use std::sync::OnceLock;
 
 use super::{AnyBsdf, BsdfPlugin, REGISTRY};
 use crate::plugin::record::{
-    slot_words, unique_layout, write_layout_macro, DeviceRecord, LayoutEntry, RecordBlob, RecordRef,
+    flatten_records, slot_words, unique_layout, write_layout_macro, DeviceRecord, LayoutEntry,
+    RecordBlob, RecordRef,
 };
 use crate::plugin::PluginInfo;
 
@@ -243,17 +244,7 @@ pub fn max_adapter_depth(bsdfs: &[AnyBsdf]) -> u32 {
 /// The scene's BSDFs as the kernels read them: a [`RecordRef`] per BSDF (its tag and
 /// where its record starts) and the records, in handle order, each in a 16-byte slot.
 pub fn flatten(bsdfs: &[AnyBsdf]) -> (Vec<RecordRef>, RecordBlob) {
-    let mut refs = Vec::with_capacity(bsdfs.len());
-    let mut blob = RecordBlob::default();
-    for b in bsdfs {
-        let offset = blob.words.len() as u32;
-        blob.words.extend(b.record_words(&refs));
-        refs.push(RecordRef {
-            kind: b.tag(),
-            offset,
-        });
-    }
-    (refs, blob)
+    flatten_records(bsdfs, |b, refs| (b.tag(), b.record_words(refs)))
 }
 
 /// The CUDA source of the registry (`bsdfs/registry.cuh`), generated once.
@@ -472,21 +463,11 @@ mod tests {
 
     #[test]
     fn every_plugin_has_a_manual_a_twin_and_its_tag() {
+        let infos: Vec<PluginInfo> = REGISTRY.iter().map(|e| e.info).collect();
+        crate::plugin::registry::testing::check_registry("bsdf", &infos, super::super::KNOWN);
         for (i, e) in REGISTRY.iter().enumerate() {
             let name = e.info.name;
             assert_eq!(e.tag as usize, i);
-            assert_eq!(super::super::KNOWN[i], name);
-            let manual = e.info.manual();
-            assert!(
-                manual.starts_with(&format!("`{name}`: ")),
-                "{name}: {manual}"
-            );
-            assert!(
-                !e.info.parameters().is_empty(),
-                "{name}: no parameter table"
-            );
-            assert!(manual.contains("```xml"), "{name}: no XML example");
-            assert!(!e.info.summary().is_empty());
             // the twin defines the record and the entry points the dispatch calls
             assert!(
                 e.cuda.contains(&format!("struct {} {{", e.record)),

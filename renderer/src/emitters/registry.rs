@@ -13,7 +13,8 @@ use std::sync::OnceLock;
 use super::{AnyEmitter, EmitterPlugin, REGISTRY};
 use crate::flat::FlatDist2D;
 use crate::plugin::record::{
-    slot_words, unique_layout, write_layout_macro, DeviceRecord, LayoutEntry, RecordBlob, RecordRef,
+    flatten_records, slot_words, unique_layout, write_layout_macro, DeviceRecord, LayoutEntry,
+    RecordBlob, RecordRef,
 };
 use crate::plugin::PluginInfo;
 
@@ -280,17 +281,7 @@ pub fn layout() -> Vec<LayoutEntry> {
 /// and where its record starts) and the records, in handle order, each in a 16-byte
 /// slot.
 pub fn flatten(emitters: &[AnyEmitter], at: &RecordCtx) -> (Vec<RecordRef>, RecordBlob) {
-    let mut refs = Vec::with_capacity(emitters.len());
-    let mut blob = RecordBlob::default();
-    for e in emitters {
-        let offset = blob.words.len() as u32;
-        blob.words.extend(e.record_words(at));
-        refs.push(RecordRef {
-            kind: e.tag(),
-            offset,
-        });
-    }
-    (refs, blob)
+    flatten_records(emitters, |e, _| (e.tag(), e.record_words(at)))
 }
 
 /// The CUDA source of the registry (`emitters/registry.cuh`), generated once.
@@ -475,21 +466,11 @@ mod tests {
 
     #[test]
     fn every_plugin_has_a_manual_a_twin_and_its_tag() {
+        let infos: Vec<PluginInfo> = REGISTRY.iter().map(|e| e.info).collect();
+        crate::plugin::registry::testing::check_registry("emitter", &infos, super::super::KNOWN);
         for (i, e) in REGISTRY.iter().enumerate() {
             let name = e.info.name;
             assert_eq!(e.tag as usize, i);
-            assert_eq!(super::super::KNOWN[i], name);
-            let manual = e.info.manual();
-            assert!(
-                manual.starts_with(&format!("`{name}`: ")),
-                "{name}: {manual}"
-            );
-            assert!(
-                !e.info.parameters().is_empty(),
-                "{name}: no parameter table"
-            );
-            assert!(manual.contains("```xml"), "{name}: no XML example");
-            assert!(!e.info.summary().is_empty());
             // the twin defines the record and the entry points the dispatch calls
             assert!(
                 e.cuda.contains(&format!("struct {} {{", e.record)),

@@ -184,6 +184,25 @@ impl RecordBlob {
     }
 }
 
+/// A category's instances as the kernels read them: a [`RecordRef`] per instance and
+/// the records, in order, one after another in the blob. `record` gives an instance's
+/// tag and record words; it sees the refs of the instances before it (an adapter BSDF
+/// holds where the records it wraps lie).
+pub fn flatten_records<T>(
+    items: &[T],
+    mut record: impl FnMut(&T, &[RecordRef]) -> (u32, Vec<u32>),
+) -> (Vec<RecordRef>, RecordBlob) {
+    let mut refs = Vec::with_capacity(items.len());
+    let mut blob = RecordBlob::default();
+    for item in items {
+        let offset = blob.words.len() as u32;
+        let (kind, words) = record(item, &refs);
+        blob.words.extend(words);
+        refs.push(RecordRef { kind, offset });
+    }
+    (refs, blob)
+}
+
 /// The words of `r` (its size rounded up to a slot), as the blob stores them.
 pub fn record_words<R: Pod>(r: &R) -> Vec<u32> {
     let mut w = vec![0; slot_words(size_of::<R>())];

@@ -11,7 +11,8 @@ use std::sync::OnceLock;
 
 use super::{TexturePlugin, TextureStore, REGISTRY};
 use crate::plugin::record::{
-    slot_words, unique_layout, write_layout_macro, DeviceRecord, LayoutEntry, RecordBlob, RecordRef,
+    flatten_records, slot_words, unique_layout, write_layout_macro, DeviceRecord, LayoutEntry,
+    RecordBlob, RecordRef,
 };
 use crate::plugin::PluginInfo;
 
@@ -226,17 +227,7 @@ pub fn layout() -> Vec<LayoutEntry> {
 /// slot; `image_offsets` says where each image starts in the flat texel array.
 pub fn flatten(st: &TextureStore, image_offsets: &[u32]) -> (Vec<RecordRef>, RecordBlob) {
     let at = RecordCtx::of(st, image_offsets);
-    let mut refs = Vec::with_capacity(st.records.len());
-    let mut blob = RecordBlob::default();
-    for t in &st.records {
-        let offset = blob.words.len() as u32;
-        blob.words.extend(t.record_words(&at));
-        refs.push(RecordRef {
-            kind: t.tag(),
-            offset,
-        });
-    }
-    (refs, blob)
+    flatten_records(&st.records, |t, _| (t.tag(), t.record_words(&at)))
 }
 
 /// The CUDA source of the registry (`textures/registry.cuh`), generated once.
@@ -381,21 +372,11 @@ mod tests {
 
     #[test]
     fn every_plugin_has_a_manual_a_twin_and_its_tag() {
+        let infos: Vec<PluginInfo> = REGISTRY.iter().map(|e| e.info).collect();
+        crate::plugin::registry::testing::check_registry("texture", &infos, super::super::KNOWN);
         for (i, e) in REGISTRY.iter().enumerate() {
             let name = e.info.name;
             assert_eq!(e.tag as usize, i);
-            assert_eq!(super::super::KNOWN[i], name);
-            let manual = e.info.manual();
-            assert!(
-                manual.starts_with(&format!("`{name}`: ")),
-                "{name}: {manual}"
-            );
-            assert!(
-                !e.info.parameters().is_empty(),
-                "{name}: no parameter table"
-            );
-            assert!(manual.contains("```xml"), "{name}: no XML example");
-            assert!(!e.info.summary().is_empty());
             // the twin defines the record and the entry points the dispatch calls
             assert!(
                 e.cuda.contains(&format!("struct {} {{", e.record)),
