@@ -23,7 +23,9 @@ __all__ = [
     "_cuda_held_bytes",
     "_cuda_live_buffers",
     "_cuda_setitem",
+    "_diff_params",
     "_elementwise",
+    "_film_shape",
     "_index_view",
     "_plugins",
     "_read_exr_channels",
@@ -34,6 +36,8 @@ __all__ = [
     "_pixels",
     "_read_image",
     "_render",
+    "_render_backward",
+    "_scene_version",
     "_set_nvrtc_search_paths",
     "_write_image",
     "cuda_stream",
@@ -171,6 +175,12 @@ def _render(
     integrator: Any = None,
 ) -> Tuple[TensorXf, Optional[RenderedFilm]]: ...
 def traverse(scene: Any) -> SceneParameters: ...
+def _diff_params(scene: Any, keys: List[str]) -> List[List[int]]: ...
+def _film_shape(scene: Any) -> List[int]: ...
+def _scene_version(scene: Any) -> int: ...
+def _render_backward(
+    scene: Any, keys: List[str], grad: Any, spp: Optional[int], seed: int, version: int
+) -> List[TensorXf]: ...
 def set_progress(enabled: Optional[bool], delay: float = 0.5) -> None: ...
 def progress() -> Optional[bool]: ...
 def _pixels(array: Any) -> TensorXf: ...

@@ -52,6 +52,12 @@ fn category_of(kind: &str, loc: &Loc) -> PyResult<Category> {
             return Ok(cat);
         }
     }
+    if heliograph::integrators::ALIASES
+        .iter()
+        .any(|(a, _)| *a == kind)
+    {
+        return Ok(Category::Integrator);
+    }
     let mut known: Vec<&str> = registries()
         .iter()
         .flat_map(|r| r.1.iter().copied())

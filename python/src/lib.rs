@@ -8,6 +8,7 @@
 
 pub mod cuda;
 pub mod dict;
+pub mod diff;
 pub mod dlpack;
 pub mod errors;
 pub mod film;
@@ -126,7 +127,14 @@ fn _plugins() -> Vec<(&'static str, Vec<&'static str>)> {
         ("bsdf", bsdfs::KNOWN.to_vec()),
         ("emitter", emitters::KNOWN.to_vec()),
         ("film", films::KNOWN.to_vec()),
-        ("integrator", integrators::KNOWN.to_vec()),
+        (
+            "integrator",
+            integrators::KNOWN
+                .iter()
+                .copied()
+                .chain(integrators::ALIASES.iter().map(|(a, _)| *a))
+                .collect(),
+        ),
         ("rfilter", rfilters::KNOWN.to_vec()),
         ("sampler", samplers::KNOWN.to_vec()),
         ("sensor", sensors::KNOWN.to_vec()),
@@ -181,6 +189,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scene::_render, m)?)?;
     m.add_class::<film::RenderedFilm>()?;
     m.add_function(wrap_pyfunction!(params::traverse, m)?)?;
+    m.add_function(wrap_pyfunction!(diff::_diff_params, m)?)?;
+    m.add_function(wrap_pyfunction!(diff::_scene_version, m)?)?;
+    m.add_function(wrap_pyfunction!(diff::_film_shape, m)?)?;
+    m.add_function(wrap_pyfunction!(diff::_render_backward, m)?)?;
     m.add_function(wrap_pyfunction!(progress::set_progress, m)?)?;
     m.add_function(wrap_pyfunction!(progress::progress, m)?)?;
     m.add_function(wrap_pyfunction!(_pixels, m)?)?;

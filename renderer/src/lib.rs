@@ -13,6 +13,7 @@ pub mod accel;
 pub mod backend;
 pub mod bsdfs;
 pub mod cli;
+pub mod diff;
 pub mod emitters;
 pub mod error;
 pub mod films;

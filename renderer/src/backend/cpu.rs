@@ -27,7 +27,7 @@ use crate::samplers::SampleRng;
 use crate::scene::Scene;
 
 /// Tile edge length in pixels.
-const TILE: i32 = 16;
+pub(crate) const TILE: i32 = 16;
 /// Target number of samples per wave (bounds the time between progress updates).
 const WAVE_SAMPLES: u64 = 1 << 21;
 /// Tiles whose blocks a wave holds at once: their memory (about 8 KiB a tile) stays
@@ -62,10 +62,7 @@ pub fn render_with_progress(
     progress.start(pixels * spp as u64);
     // wave size in samples per pixel
     let per_wave = ((WAVE_SAMPLES / pixels.max(1)).max(1) as u32).min(spp);
-    let tiles: Vec<(i32, i32)> = (0..ch)
-        .step_by(TILE as usize)
-        .flat_map(|y| (0..cw).step_by(TILE as usize).map(move |x| (x, y)))
-        .collect();
+    let tiles = tiles(cw, ch);
     let mut acc = Block::try_new(0, 0, cw, ch, aov_channels(scene))?;
     let table = FilterTable::new(&film.rfilter);
     let streams = Streams {
@@ -87,6 +84,14 @@ pub fn render_with_progress(
         Some(aov) => acc.develop_aov(film.alpha, aov.nested.is_some()),
         None => acc.develop(film.alpha),
     }
+}
+
+/// The top-left corners of the tiles of a `cw` × `ch` crop window, row by row.
+pub(crate) fn tiles(cw: i32, ch: i32) -> Vec<(i32, i32)> {
+    (0..ch)
+        .step_by(TILE as usize)
+        .flat_map(|y| (0..cw).step_by(TILE as usize).map(move |x| (x, y)))
+        .collect()
 }
 
 /// Runs `f` on this process's rayon pool, or on the caller's own pool when called from
@@ -126,9 +131,9 @@ pub(crate) fn on_process_pool<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T
 /// What a sample's random numbers depend on besides its pixel and index: the render's
 /// seed and the sampler with the render's effective sample count.
 #[derive(Clone, Copy, Debug)]
-struct Streams {
-    seed: u64,
-    sampler: crate::samplers::FlatSampler,
+pub(crate) struct Streams {
+    pub seed: u64,
+    pub sampler: crate::samplers::FlatSampler,
 }
 
 /// Renders samples `range` of `tiles` in parallel, one block per tile, in order.
@@ -250,7 +255,7 @@ fn finite_or_zero(l: Color) -> Color {
 /// its camera ray and `rng` its random stream after the film position's two numbers (and
 /// the aperture's two, for a camera that samples one).
 /// Returns the number of samples.
-fn tile_samples(
+pub(crate) fn tile_samples(
     scene: &Scene,
     streams: Streams,
     [tx, ty, tw, th]: [i32; 4],

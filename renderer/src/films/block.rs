@@ -81,7 +81,7 @@ pub struct Block {
 /// Calls `add(i, w)` for each pixel `i` (an index into the block `x0, y0, w, h`) that a
 /// sample at crop-space position `pos` reaches, with its filter weight `w`.
 #[inline(always)]
-fn footprint(
+pub(crate) fn footprint(
     [x0, y0, bw, bh]: [i32; 4],
     table: &FilterTable,
     pos: Vec2,

@@ -13,6 +13,7 @@
 //! <integrator type="direct"><integer name="emitter_samples" value="2"/></integrator>
 //! ```
 
+use super::observe::{PathObserver, Seen, Unobserved, Vertex};
 use super::{
     environment_emission, mis_weight, sample_emitter, shading_frame, spawn_ray, surface_emission,
 };
@@ -55,21 +56,39 @@ impl Direct {
     }
 
     /// Radiance and alpha along `ray`.
+    #[inline]
     pub fn sample(&self, scene: &Scene, ray: &Ray, rng: &mut SampleRng) -> (Color, f32) {
+        self.trace(scene, ray, rng, &mut Unobserved)
+    }
+
+    /// [`Self::sample`], telling `obs` each step.
+    #[inline(always)]
+    pub fn trace<O: PathObserver>(
+        &self,
+        scene: &Scene,
+        ray: &Ray,
+        rng: &mut SampleRng,
+        obs: &mut O,
+    ) -> (Color, f32) {
         let has_env = !scene.env_emitters.is_empty();
         let Some(hit) = scene.intersect(ray) else {
             if self.hide_emitters {
                 return (Color::ZERO, 0.0);
             }
-            return (
-                environment_emission(scene, ray.d).0,
-                if has_env { 1.0 } else { 0.0 },
-            );
+            let le = environment_emission(scene, ray.d).0;
+            if le != Color::ZERO {
+                obs.emission(Seen::Environment { d: ray.d }, Color::ONE, 1.0, le);
+            }
+            return (le, if has_env { 1.0 } else { 0.0 });
         };
         let mut result = Color::ZERO;
         if !self.hide_emitters {
             if let Some((le, _)) = surface_emission(scene, &hit, ray.d, ray.o) {
                 result += le;
+                if le != Color::ZERO {
+                    let seen = Seen::Surface { hit: &hit, d: ray.d };
+                    obs.emission(seen, Color::ONE, 1.0, le);
+                }
             }
         }
         let (ne, nb) = (self.emitter_samples as f32, self.bsdf_samples as f32);
@@ -84,6 +103,13 @@ impl Direct {
         let bsdf = &scene.bsdfs[scene.geom.shapes[hit.shape as usize].bsdf as usize];
         let bctx = scene.bsdf_ctx(&hit, &frame);
         let smooth = !bsdf.is_delta(&bctx);
+        let v = Vertex {
+            hit: &hit,
+            frame,
+            wi,
+            bsdf,
+            bctx: &bctx,
+        };
 
         for _ in 0..self.emitter_samples {
             let u = rng.next_2d();
@@ -104,6 +130,7 @@ impl Direct {
                 mis_weight(es.pdf * frac_em, bsdf.pdf(&bctx, wi, wo) * frac_bsdf)
             };
             result += f * es.weight * (w / ne);
+            obs.next_event(&v, Color::splat(1.0 / ne), w, f, wo, &es, u);
         }
 
         for _ in 0..self.bsdf_samples {
@@ -113,8 +140,9 @@ impl Direct {
             };
             let d = frame.to_world(bs.wo);
             let next = spawn_ray(&hit, d);
-            let (le, em_pdf) = match scene.intersect(&next) {
-                Some(h2) => match surface_emission(scene, &h2, d, hit.p) {
+            let found = scene.intersect(&next);
+            let (le, em_pdf) = match &found {
+                Some(h2) => match surface_emission(scene, h2, d, hit.p) {
                     Some(x) => x,
                     None => continue,
                 },
@@ -129,6 +157,13 @@ impl Direct {
                 mis_weight(bs.pdf * frac_bsdf, em_pdf * frac_em)
             };
             result += bs.weight * le * (w / nb);
+            let beta = bs.weight / nb;
+            let seen = match &found {
+                Some(h2) => Seen::Surface { hit: h2, d },
+                None => Seen::Environment { d },
+            };
+            obs.emission(seen, beta, w, le);
+            obs.scatter(&v, &bs, u1, u2, Some(beta * le * w));
         }
         (result, 1.0)
     }

@@ -33,6 +33,7 @@
 
 use std::sync::Arc;
 
+use crate::emitters::EmitterCtx;
 use crate::error::Result;
 use crate::math::{offset_origin, Color, Frame, Ray, Vec2, Vec3};
 use crate::plugin::registry::register_plugins;
@@ -41,6 +42,8 @@ use crate::scene::desc::{Category, ObjectDesc};
 use crate::scene::props::{Entry, Value};
 use crate::scene::Scene;
 use crate::shapes::{Hit, NO_EMITTER};
+
+pub mod observe;
 
 pub use aov::Aov;
 pub use depth::Depth;
@@ -143,9 +146,17 @@ register_plugins! {
     "ptracer" => ptracer,
 }
 
+/// Other names of plugins: Mitsuba's scripts name its differentiable path tracers
+/// `prb` and `prb_basic`, which render as `path` (whose backward pass is path replay
+/// backpropagation, see [`crate::diff`]); a scene that names them loads unchanged.
+pub const ALIASES: &[(&str, &str)] = &[("prb", "path"), ("prb_basic", "path")];
+
 /// Builds an `<integrator>` with its plugin; every property must be read.
 pub fn build(obj: &ObjectDesc) -> Result<Built> {
-    let i = build_kind(obj)?;
+    let i = match ALIASES.iter().find(|(alias, _)| *alias == obj.kind) {
+        Some(_) => path::build(obj)?,
+        None => build_kind(obj)?,
+    };
     obj.props.check_unused(&obj.kind)?;
     Ok(i)
 }
@@ -205,7 +216,19 @@ pub struct EmitterSampleResult {
 /// Picks an emitter uniformly (as Mitsuba without sampling weights) and samples
 /// a direction towards it from `hit`. Visibility is left to the caller, which
 /// can skip the shadow ray when the BSDF is zero for this direction.
+#[inline]
 pub fn sample_emitter(scene: &Scene, hit: &Hit, u: Vec2) -> Option<EmitterSampleResult> {
+    sample_emitter_in(scene, &scene.emitter_ctx(), hit, u)
+}
+
+/// [`sample_emitter`] with the emitters reading from `ctx` (differentiable rendering
+/// evaluates them with swapped textures).
+pub fn sample_emitter_in(
+    scene: &Scene,
+    ctx: &EmitterCtx,
+    hit: &Hit,
+    u: Vec2,
+) -> Option<EmitterSampleResult> {
     let n = scene.emitters.len();
     if n == 0 {
         return None;
@@ -213,8 +236,7 @@ pub fn sample_emitter(scene: &Scene, hit: &Hit, u: Vec2) -> Option<EmitterSample
     let scaled = u.x * n as f32;
     let idx = (scaled as usize).min(n - 1);
     let u = Vec2::new((scaled - idx as f32).min(1.0 - f32::EPSILON / 2.0), u.y);
-    let ctx = scene.emitter_ctx();
-    let s = scene.emitters[idx].sample_direction(&ctx, hit.p, u)?;
+    let s = scene.emitters[idx].sample_direction(ctx, hit.p, u)?;
     if !(s.pdf > 0.0) || s.radiance == Color::ZERO {
         return None;
     }

@@ -8,10 +8,14 @@
 //! | `rr_depth` | integer | 5 | depth at which Russian roulette starts |
 //! | `hide_emitters` | boolean | false | hide directly visible emitters |
 //!
+//! Mitsuba's differentiable path tracers `prb` and `prb_basic` load as `path`: its
+//! backward pass is path replay backpropagation (`heliograph.torch`, `heliograph.jax`).
+//!
 //! ```xml
 //! <integrator type="path"><integer name="max_depth" value="8"/></integrator>
 //! ```
 
+use super::observe::{PathObserver, Seen, Unobserved, Vertex};
 use super::{
     environment_emission, mis_weight, sample_emitter, shading_frame, spawn_ray, surface_emission,
 };
@@ -72,7 +76,20 @@ impl Path {
     }
 
     /// Radiance and alpha along `ray`.
+    #[inline]
     pub fn sample(&self, scene: &Scene, ray: &Ray, rng: &mut SampleRng) -> (Color, f32) {
+        self.trace(scene, ray, rng, &mut Unobserved)
+    }
+
+    /// [`Self::sample`], telling `obs` each step.
+    #[inline(always)]
+    pub fn trace<O: PathObserver>(
+        &self,
+        scene: &Scene,
+        ray: &Ray,
+        rng: &mut SampleRng,
+        obs: &mut O,
+    ) -> (Color, f32) {
         let mut ray = *ray;
         let mut throughput = Color::ONE;
         let mut result = Color::ZERO;
@@ -98,6 +115,11 @@ impl Path {
                         mis_weight(prev_pdf, em_pdf)
                     };
                     result += throughput * le * w;
+                    let seen = match &hit {
+                        Some(h) => Seen::Surface { hit: h, d: ray.d },
+                        None => Seen::Environment { d: ray.d },
+                    };
+                    obs.emission(seen, throughput, w, le);
                 }
             }
             let Some(hit) = hit else { break };
@@ -111,6 +133,13 @@ impl Path {
             let wi = frame.to_local(-ray.d);
             let bsdf = &scene.bsdfs[scene.geom.shapes[hit.shape as usize].bsdf as usize];
             let bctx = scene.bsdf_ctx(&hit, &frame);
+            let v = Vertex {
+                hit: &hit,
+                frame,
+                wi,
+                bsdf,
+                bctx: &bctx,
+            };
 
             // next-event estimation
             let u_em = rng.next_2d();
@@ -125,6 +154,7 @@ impl Path {
                             mis_weight(es.pdf, bsdf.pdf(&bctx, wi, wo))
                         };
                         result += throughput * f * es.weight * w;
+                        obs.next_event(&v, throughput, w, f, wo, &es, u_em);
                     }
                 }
             }
@@ -134,6 +164,7 @@ impl Path {
             let Some(bs) = bsdf.sample(&bctx, wi, u1, u2) else {
                 break;
             };
+            obs.scatter(&v, &bs, u1, u2, None);
             throughput *= bs.weight;
             eta *= bs.eta;
             let d = frame.to_world(bs.wo);

@@ -510,8 +510,7 @@ impl BuildCtx {
                 } else {
                     ParamValue::Color(c)
                 };
-                self.declare(&format!("{key}.value"), value, Target::prop(key), range);
-                return self.add_constant(c);
+                return self.declare_constant(key, value, range, c);
             }
             Some((Value::Object(o), e)) => {
                 e.mark_used();
@@ -537,8 +536,7 @@ impl BuildCtx {
                     _ if grey_spectrum => ParamValue::Float(c.x as f64),
                     _ => ParamValue::Color(c),
                 };
-                self.declare(&format!("{key}.value"), value, Target::prop(key), range);
-                return self.add_constant(c);
+                return self.declare_constant(key, value, range, c);
             }
         };
         if obj.category != Category::Texture {
@@ -549,6 +547,27 @@ impl BuildCtx {
             ));
         }
         self.texture_object(&obj, &via)
+    }
+
+    /// Adds constant texture `c` given by property `key` and declares its parameter
+    /// `key.value` (holding `value`), tied to the texture.
+    fn declare_constant(
+        &mut self,
+        key: &str,
+        value: ParamValue,
+        range: Range,
+        c: Color,
+    ) -> Result<TexRef> {
+        let name = format!("{key}.value");
+        self.declare(&name, value, Target::prop(key), range);
+        let t = self.add_constant(c)?;
+        if self.replay.is_none() {
+            if let Some(r) = self.current_record() {
+                let full = format!("{}.{name}", self.log.objects[r].key);
+                self.params.set_texture(&full, t);
+            }
+        }
+        Ok(t)
     }
 
     /// Builds a texture object (once per id) and returns its handle; in a replay, the
@@ -707,6 +726,7 @@ impl BuildCtx {
             owner: r,
             target,
             range,
+            texture: None,
         });
     }
 

@@ -301,6 +301,9 @@ pub struct ParamDecl {
     pub target: Target,
     /// Which values are accepted.
     pub range: Range,
+    /// For the value of a constant texture (`reflectance.value`, ...): that texture's
+    /// record, which differentiable rendering differentiates ([`crate::diff`]).
+    pub texture: Option<u32>,
 }
 
 /// The declared parameters of one built scene, in declaration order.
@@ -324,6 +327,13 @@ impl ParamTable {
     /// The declarations, in order.
     pub fn decls(&self) -> &[ParamDecl] {
         &self.decls
+    }
+
+    /// Records that `key`'s value is that of constant texture `texture`.
+    pub fn set_texture(&mut self, key: &str, texture: u32) {
+        if let Some(&i) = self.index.get(key) {
+            self.decls[i].texture = Some(texture);
+        }
     }
 
     /// The index of `key`.

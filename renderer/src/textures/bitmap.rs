@@ -186,27 +186,64 @@ impl Bitmap {
         }
     }
 
+    /// Where a lookup at surface coordinates `uv` lands: the texel grid position of
+    /// the lookup (for bilinear filtering, relative to texel centres), clamped so that
+    /// far-away coordinates stay inside i32 (NaN becomes texel 0).
+    #[inline]
+    fn grid(&self, uv: Vec2) -> Vec2 {
+        let uv = self.to_uv.apply(uv);
+        let res = Vec2::new(self.width as f32, self.height as f32);
+        let lim = Vec2::splat(1.0e7);
+        match self.filter {
+            FilterType::Nearest => (uv * res).clamp(-lim, lim),
+            FilterType::Bilinear => (uv * res - 0.5).clamp(-lim, lim),
+        }
+    }
+
     /// The filtered value of `texels` (this texture's image) at surface coordinates `uv`.
     #[inline]
     pub fn eval_texels(&self, texels: &[f32], uv: Vec2) -> Color {
-        let uv = self.to_uv.apply(uv);
-        let res = Vec2::new(self.width as f32, self.height as f32);
-        // keep far-away coordinates inside i32 (NaN becomes texel 0)
-        let lim = 1.0e7;
+        let p = self.grid(uv);
+        let (x, y) = (floor_i32(p.x), floor_i32(p.y));
         match self.filter {
-            FilterType::Nearest => {
-                let p = (uv * res).clamp(Vec2::splat(-lim), Vec2::splat(lim));
-                self.texel(texels, floor_i32(p.x), floor_i32(p.y))
-            }
+            FilterType::Nearest => self.texel(texels, x, y),
             FilterType::Bilinear => {
-                let p = (uv * res - 0.5).clamp(Vec2::splat(-lim), Vec2::splat(lim));
-                let (x, y) = (floor_i32(p.x), floor_i32(p.y));
                 let w1 = p - Vec2::new(x as f32, y as f32);
                 let top =
                     self.texel(texels, x, y) * (1.0 - w1.x) + self.texel(texels, x + 1, y) * w1.x;
                 let bot = self.texel(texels, x, y + 1) * (1.0 - w1.x)
                     + self.texel(texels, x + 1, y + 1) * w1.x;
                 top * (1.0 - w1.y) + bot * w1.y
+            }
+        }
+    }
+
+    /// The texels a lookup at `uv` reads and their weights in [`Self::eval_texels`]:
+    /// (texel index `y · width + x`, weight), four for bilinear filtering (the same
+    /// texel may appear twice after wrapping), one with weight 1 and three with weight 0
+    /// for nearest. Differentiable rendering scatters a lookup's gradient with them.
+    pub fn texel_weights(&self, uv: Vec2) -> [(usize, f32); 4] {
+        let p = self.grid(uv);
+        let (x, y) = (floor_i32(p.x), floor_i32(p.y));
+        let at = |dx: i32, dy: i32| {
+            let x = wrap(x + dx, self.width as i32, self.wrap) as usize;
+            let y = wrap(y + dy, self.height as i32, self.wrap) as usize;
+            y * self.width as usize + x
+        };
+        match self.filter {
+            FilterType::Nearest => {
+                let i = at(0, 0);
+                [(i, 1.0), (i, 0.0), (i, 0.0), (i, 0.0)]
+            }
+            FilterType::Bilinear => {
+                let w1 = p - Vec2::new(x as f32, y as f32);
+                let w0 = Vec2::ONE - w1;
+                [
+                    (at(0, 0), w0.x * w0.y),
+                    (at(1, 0), w1.x * w0.y),
+                    (at(0, 1), w0.x * w1.y),
+                    (at(1, 1), w1.x * w1.y),
+                ]
             }
         }
     }
@@ -219,10 +256,8 @@ impl Bitmap {
         if self.filter != FilterType::Bilinear {
             return Vec2::ZERO;
         }
-        let uv = self.to_uv.apply(uv);
         let res = Vec2::new(self.width as f32, self.height as f32);
-        let lim = 1.0e7;
-        let p = (uv * res - 0.5).clamp(Vec2::splat(-lim), Vec2::splat(lim));
+        let p = self.grid(uv);
         let (x, y) = (floor_i32(p.x), floor_i32(p.y));
         let w1 = p - Vec2::new(x as f32, y as f32);
         let w0 = Vec2::ONE - w1;

@@ -1,0 +1,94 @@
+"""Differentiable rendering into PyTorch autograd.
+
+::
+
+    import heliograph as hg, heliograph.torch
+
+    scene = hg.load_file("scenes/seed.xml")
+    texture = torch.full((256, 256, 3), 0.5, requires_grad=True)
+    image = hg.torch.render(scene, {"shape.bsdf.reflectance.data": texture}, spp=16)
+    loss = ((image - target) ** 2).mean()
+    loss.backward()                      # fills texture.grad
+
+Every value of ``params`` that is a tensor with ``requires_grad`` is differentiated
+(path replay backpropagation; see ``heliograph.jax`` for JAX). The image is a float32
+tensor of the film's shape (height, width, channels).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from . import _diff
+
+__all__ = ["render"]
+
+
+def render(scene, params, spp=None, seed=0, spp_grad=None, seed_grad=None) -> torch.Tensor:
+    """Renders ``scene`` with the parameter values ``params`` (key → tensor, float or
+    array) and returns the image as a tensor that backpropagates into the values.
+
+    ``spp``/``seed`` are the image's samples; ``spp_grad``/``seed_grad`` those the
+    backward pass traces (default: ``spp`` and ``seed + 1``, decorrelated from the
+    image, as Mitsuba). A key that cannot be differentiated, a value of the wrong shape
+    or a tensor on another device is an error naming the key, raised before anything
+    renders. Each render's backward pass runs once; the scene must not change between
+    the render and its backward pass.
+    """
+    if not isinstance(params, dict):
+        raise TypeError(f"'params' must be a dict of key -> value, got {type(params).__name__}")
+    opts = _diff.Options.of(spp, seed, spp_grad, seed_grad)
+    keys = list(params)
+    shapes = _diff.check_keys(scene, keys)
+    tensors = []
+    for k, s in zip(keys, shapes):
+        v = params[k]
+        t = v if isinstance(v, torch.Tensor) else torch.as_tensor(np.asarray(v, dtype=np.float32))
+        if t.device.type != "cpu":
+            raise ValueError(
+                f"parameter {k!r}: the tensor is on {t.device}, the scene renders on the "
+                f"CPU: pass a CPU tensor"
+            )
+        if not t.is_floating_point():
+            raise TypeError(f"parameter {k!r}: expected a floating-point tensor, got {t.dtype}")
+        if tuple(t.shape) != s:
+            raise ValueError(f"parameter {k!r}: expected shape {s}, got {tuple(t.shape)}")
+        tensors.append(t)
+    return _Render.apply(scene, keys, opts, *tensors)
+
+
+class _Render(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, scene, keys, opts, *values):
+        arrays = [_diff.check_value(k, v.detach().numpy(), tuple(v.shape)) for k, v in zip(keys, values)]
+        image, version = _diff.forward(scene, keys, arrays, opts)
+        ctx.scene, ctx.keys, ctx.opts, ctx.version = scene, keys, opts, version
+        ctx.dtypes = [v.dtype for v in values]
+        ctx.used = False
+        return torch.from_numpy(image)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if torch.is_grad_enabled():
+            raise RuntimeError(
+                "heliograph: second derivatives of a render are not available "
+                "(backward(create_graph=True))"
+            )
+        if ctx.used:
+            raise RuntimeError(
+                "heliograph: the backward pass of this render already ran; render again "
+                "for another gradient"
+            )
+        ctx.used = True
+        wanted = ctx.needs_input_grad[3:]
+        if not any(wanted):
+            return (None, None, None) + (None,) * len(wanted)
+        grads = _diff.backward(
+            ctx.scene, ctx.keys, grad.detach().to(torch.float32).numpy(), ctx.version, ctx.opts
+        )
+        out = [
+            torch.from_numpy(g).to(dtype) if w else None
+            for g, dtype, w in zip(grads, ctx.dtypes, wanted)
+        ]
+        return (None, None, None, *out)

@@ -1,0 +1,127 @@
+//! The native side of `heliograph.torch` and `heliograph.jax`: which parameters can be
+//! differentiated, and the backward pass of a render (see `heliograph::diff`).
+
+use heliograph::backend::{Backend, Progress, RenderOptions};
+use heliograph::diff::{backward, resolve};
+use heliograph::scene::params::shape_str;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+
+use crate::errors::{to_py, RenderError};
+use crate::scene::{backend, PyScene};
+use crate::tensor::{to_host_array, TensorXf};
+
+fn scene_of<'a, 'py>(
+    scene: &'a Bound<'py, PyAny>,
+    what: &str,
+) -> PyResult<&'a Bound<'py, PyScene>> {
+    scene
+        .cast::<PyScene>()
+        .map_err(|_| PyTypeError::new_err(format!("{what}: 'scene' must be a heliograph Scene")))
+}
+
+/// `_diff_params(scene, keys)`: each key's value shape, or an error naming the first
+/// key that cannot be differentiated (checked before anything renders).
+#[pyfunction]
+pub fn _diff_params(scene: &Bound<'_, PyAny>, keys: Vec<String>) -> PyResult<Vec<Vec<usize>>> {
+    let s = scene_of(scene, "differentiable render")?;
+    let params = s
+        .get()
+        .with_state(scene.py(), |st| {
+            let l = &st.loaded;
+            resolve(l.params(), l.log(), l.scene(), &keys)
+        })
+        .map_err(to_py)?;
+    Ok(params.iter().map(|p| p.shape()).collect())
+}
+
+/// `_film_shape(scene)`: the shape of the scene's image, (height, width, channels).
+#[pyfunction]
+pub fn _film_shape(scene: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
+    let s = scene_of(scene, "_film_shape")?;
+    Ok(s.get().with_state(scene.py(), |st| {
+        let film = &st.loaded.scene().sensor.film;
+        let [w, h] = film.crop_size;
+        vec![h as usize, w as usize, film.channels()]
+    }))
+}
+
+/// `_scene_version(scene)`: a number that changes with every parameter update.
+#[pyfunction]
+pub fn _scene_version(scene: &Bound<'_, PyAny>) -> PyResult<u64> {
+    let s = scene_of(scene, "_scene_version")?;
+    Ok(s.get().with_state(scene.py(), |st| st.loaded.version()))
+}
+
+/// `_render_backward(scene, keys, grad, spp, seed, version)`: the gradients of
+/// `Σ grad · image` with respect to `keys`, one `TensorXf` per key in the shape of its
+/// value; the image is the render with `spp` (None: the scene's) and `seed`, which the
+/// backward pass traces again. `version` is the scene's version when the image was
+/// rendered: a scene updated since is an error, not a gradient of other values.
+#[pyfunction]
+#[pyo3(signature = (scene, keys, grad, spp, seed, version))]
+pub fn _render_backward(
+    scene: &Bound<'_, PyAny>,
+    keys: Vec<String>,
+    grad: &Bound<'_, PyAny>,
+    spp: Option<u32>,
+    seed: u64,
+    version: u64,
+) -> PyResult<Vec<TensorXf>> {
+    let py = scene.py();
+    let s = scene_of(scene, "backward")?;
+    if backend() == Some(Backend::Cuda) {
+        return Err(RenderError::new_err(
+            "the backward pass runs on the CPU backend only for now: set_variant(\"cpu_rgb\") \
+             for differentiable rendering",
+        ));
+    }
+    let adjoint = to_host_array(py, grad)?;
+    let (scene_now, now) = s
+        .get()
+        .with_state(py, |st| {
+            st.loaded.fetch_device_images()?;
+            Ok((st.loaded.scene().clone(), st.loaded.version()))
+        })
+        .map_err(to_py)?;
+    if now != version {
+        return Err(RenderError::new_err(
+            "the scene's parameters changed after the render this gradient belongs to: \
+             render again, then call backward",
+        ));
+    }
+    let film = &scene_now.sensor.film;
+    let [w, h] = film.crop_size;
+    let want = vec![h as usize, w as usize, film.channels()];
+    if adjoint.shape != want {
+        return Err(RenderError::new_err(format!(
+            "the image's gradient must have the image's shape {}, got {}",
+            shape_str(&want),
+            shape_str(&adjoint.shape)
+        )));
+    }
+    let params = s
+        .get()
+        .with_state(py, |st| {
+            let l = &st.loaded;
+            resolve(l.params(), l.log(), l.scene(), &keys)
+        })
+        .map_err(to_py)?;
+    let opts = RenderOptions { spp, seed };
+    let grads = py
+        .detach(|| {
+            backward(
+                &scene_now,
+                &params,
+                &adjoint.data,
+                &opts,
+                &Progress::default(),
+            )
+        })
+        .map_err(to_py)?;
+    params
+        .iter()
+        .zip(grads)
+        .map(|(p, g)| TensorXf::from_data(p.shape(), &g))
+        .collect()
+}

@@ -1,0 +1,185 @@
+//! The adjoint of one camera sample: path replay backpropagation (Vicini et al. 2021).
+//!
+//! The sample's path is traced twice with the same random numbers. The first trace gives
+//! its radiance `L`; the second runs with an [`Adjoint`] observer, which starts with
+//! `rest = L` and, at each step, takes off what the step added, so that at a scattering
+//! vertex `rest` is exactly the radiance the rest of the path brought through it. With
+//! `δ` the sample's share of the image's adjoint, each step adds to the gradient:
+//!
+//! - emission `β · Le · w`: `δ · β · w · ∂Le`;
+//! - next-event estimation `β · f · (Le / p) · w`: `δ · β · w · (∂f · Le / p + f · ∂(Le / p))`;
+//! - BSDF sampling, weight `f / p`: `δ · rest · ∂f / f` (for a Dirac lobe, whose `f` cannot
+//!   be evaluated, `δ · rest · ∂weight / weight` at the same random numbers).
+//!
+//! Densities, MIS weights and Russian roulette are held fixed (detached), which keeps
+//! the estimator unbiased: only what the integrand evaluates is differentiated. Memory is
+//! the observer's few colours, whatever the path length. `∂` is taken with a [`Probe`].
+
+use super::probe::Probe;
+use super::{DiffKind, DiffParam};
+use crate::bsdfs::{BsdfCtx, BsdfSample};
+use crate::emitters::EmitterCtx;
+use crate::integrators::observe::{PathObserver, Seen, Vertex};
+use crate::integrators::{sample_emitter_in, EmitterSampleResult};
+use crate::math::{Color, Vec2, Vec3};
+use crate::scene::Scene;
+use crate::shapes::NO_EMITTER;
+use crate::textures::{AnyTexture, SurfacePoint, TextureStore};
+
+/// The adjoint state of one sample, and where its gradients go.
+pub struct Adjoint<'a> {
+    pub(super) scene: &'a Scene,
+    pub(super) params: &'a [DiffParam],
+    pub(super) probe: &'a mut Probe,
+    /// One gradient buffer per parameter.
+    pub(super) grads: &'a mut [Vec<f32>],
+    /// The sample's adjoint radiance.
+    pub(super) delta: Color,
+    /// The radiance the path has yet to add.
+    pub(super) rest: Color,
+}
+
+/// `a / b` per channel, 0 where `b` is 0.
+#[inline]
+fn ratio(a: Color, b: Color) -> Color {
+    let r = |x: f32, y: f32| if y != 0.0 { x / y } else { 0.0 };
+    Color::new(r(a.x, b.x), r(a.y, b.y), r(a.z, b.z))
+}
+
+impl Adjoint<'_> {
+    /// Adds `weight ⊙ ∂eval` (per channel, summed over RGB) to each parameter's gradient:
+    /// `eval` evaluates with a texture store in which parameter textures are swapped,
+    /// `at` is where a BSDF reads its textures (`None` for emitters, whose parameters
+    /// are constants).
+    fn accumulate(
+        &mut self,
+        at: Option<&SurfacePoint>,
+        weight: Color,
+        mut eval: impl FnMut(&TextureStore) -> Color,
+    ) {
+        if weight == Color::ZERO {
+            return;
+        }
+        let nowhere = SurfacePoint::at_uv(Vec2::ZERO);
+        for (p, grad) in self.params.iter().zip(self.grads.iter_mut()) {
+            let point = at.unwrap_or(&nowhere);
+            let d = self
+                .probe
+                .derivative(p.texture, point, p.channels(), &mut eval);
+            let s = d.map(|dc| weight.dot(dc));
+            if s.iter().all(|&x| x == 0.0) {
+                continue;
+            }
+            match p.kind {
+                DiffKind::Constant { channels } => {
+                    for c in 0..channels {
+                        grad[c] += s[c];
+                    }
+                }
+                DiffKind::Bitmap { channels, .. } => {
+                    let AnyTexture::Bitmap(b) = &self.probe.store().records[p.texture as usize]
+                    else {
+                        continue;
+                    };
+                    let Some(at) = at else { continue };
+                    for (texel, w) in b.texel_weights(at.uv) {
+                        if w != 0.0 {
+                            for c in 0..channels {
+                                grad[texel * channels + c] += w * s[c];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// What the emitters need, reading textures from `tex`.
+    fn emitter_ctx<'s>(scene: &'s Scene, tex: &'s TextureStore) -> EmitterCtx<'s> {
+        EmitterCtx {
+            geom: &scene.geom,
+            tex,
+            dists: &scene.dists2d,
+            bsphere: scene.bsphere,
+        }
+    }
+
+    /// `v`'s BSDF context reading textures from `tex`.
+    fn bsdf_ctx<'s>(v: &'s Vertex, tex: &'s TextureStore) -> BsdfCtx<'s> {
+        BsdfCtx { tex, ..*v.bctx }
+    }
+}
+
+impl PathObserver for Adjoint<'_> {
+    fn emission(&mut self, seen: Seen, beta: Color, w: f32, le: Color) {
+        self.rest -= beta * le * w;
+        let scene = self.scene;
+        let weight = self.delta * beta * w;
+        match seen {
+            Seen::Surface { hit, d } => {
+                let e = scene.geom.shapes[hit.shape as usize].emitter;
+                if e == NO_EMITTER {
+                    return;
+                }
+                let em = &scene.emitters[e as usize];
+                self.accumulate(None, weight, |tex| {
+                    em.eval_hit(&Self::emitter_ctx(scene, tex), hit, d)
+                });
+            }
+            Seen::Environment { d } => {
+                self.accumulate(None, weight, |tex| {
+                    let ctx = Self::emitter_ctx(scene, tex);
+                    scene.env_emitters.iter().fold(Color::ZERO, |l, &e| {
+                        l + scene.emitters[e as usize].eval_env(&ctx, d)
+                    })
+                });
+            }
+        }
+    }
+
+    fn next_event(
+        &mut self,
+        v: &Vertex,
+        beta: Color,
+        w: f32,
+        f: Color,
+        wo: Vec3,
+        es: &EmitterSampleResult,
+        u: Vec2,
+    ) {
+        self.rest -= beta * f * es.weight * w;
+        let scene = self.scene;
+        let common = self.delta * beta * w;
+        // the BSDF's value towards the light
+        self.accumulate(Some(&v.bctx.at), common * es.weight, |tex| {
+            v.bsdf.eval(&Self::bsdf_ctx(v, tex), v.wi, wo)
+        });
+        // the light's radiance over its density, sampled again with the same numbers
+        self.accumulate(None, common * f, |tex| {
+            let ctx = Self::emitter_ctx(scene, tex);
+            sample_emitter_in(scene, &ctx, v.hit, u).map_or(Color::ZERO, |s| s.weight)
+        });
+    }
+
+    fn scatter(&mut self, v: &Vertex, bs: &BsdfSample, u1: f32, u2: Vec2, carried: Option<Color>) {
+        let through = carried.unwrap_or(self.rest);
+        if through == Color::ZERO {
+            return;
+        }
+        if bs.delta {
+            let weight = self.delta * ratio(through, bs.weight);
+            self.accumulate(Some(&v.bctx.at), weight, |tex| {
+                let ctx = Self::bsdf_ctx(v, tex);
+                v.bsdf
+                    .sample(&ctx, v.wi, u1, u2)
+                    .map_or(Color::ZERO, |s| s.weight)
+            });
+        } else {
+            let f = v.bsdf.eval(v.bctx, v.wi, bs.wo);
+            let weight = self.delta * ratio(through, f);
+            self.accumulate(Some(&v.bctx.at), weight, |tex| {
+                v.bsdf.eval(&Self::bsdf_ctx(v, tex), v.wi, bs.wo)
+            });
+        }
+    }
+}

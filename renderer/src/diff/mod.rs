@@ -1,0 +1,237 @@
+//! Differentiable rendering: the gradient of a loss of the rendered image with respect
+//! to scene parameters, given the loss's gradient with respect to the image (its
+//! adjoint). The Python packages `heliograph.torch` and `heliograph.jax` wrap it into
+//! PyTorch's and JAX's autograd.
+//!
+//! - **What is differentiable**: the value of any texture that a BSDF or an emitter
+//!   reads. Under the keys of `traverse`, that is every constant colour or float given
+//!   as a texture (`white.reflectance.value`, `light.emitter.radiance.value`,
+//!   `metal.alpha.value`, ...) and a bitmap's texels (`shape.bsdf.reflectance.data`,
+//!   where the gradient of a lookup scatters to the texels it read, four for bilinear
+//!   filtering). Sensor parameters, transforms and vertex positions are not: moving
+//!   geometry moves visibility edges, which needs projective sampling. Asking for them,
+//!   or for any other parameter, is an error that names the key ([`resolve`]).
+//! - **Method**: path replay backpropagation (Vicini et al. 2021) for `path` (also
+//!   named `prb` and `prb_basic`, as in Mitsuba's scripts) and its one-bounce
+//!   analogue for `direct`; see [`adjoint`]. Memory does not grow with path length.
+//! - **Seeds**: the backward pass traces its own samples (`seed`, `spp`), which the
+//!   caller usually decorrelates from the image's, as Mitsuba's `seed_grad`. With the
+//!   image's own seed, the gradient is the exact derivative of that image (what the tests
+//!   check against finite differences with common random numbers).
+//! - **Accumulation**: the image's tiles are split into a fixed number of contiguous
+//!   groups (depending on the parameters' size, never on the thread count); each group
+//!   accumulates into its own gradient buffers, and the buffers are summed in group
+//!   order, so gradients are bitwise reproducible on any number of threads.
+//!
+//! The CPU backend runs it ([`backward`]); the CUDA backend does not yet.
+
+pub mod adjoint;
+pub mod backward;
+pub mod probe;
+
+pub use backward::backward;
+
+use std::collections::{HashMap, HashSet};
+
+use crate::error::{Error, Result};
+use crate::scene::builder::{Alloc, BuildLog};
+use crate::scene::desc::Category;
+use crate::scene::params::{ParamTable, ParamValue};
+use crate::scene::Scene;
+use crate::textures::AnyTexture;
+
+/// A differentiable parameter: the texture whose value it is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiffParam {
+    /// Its key.
+    pub key: String,
+    /// The texture record.
+    pub texture: u32,
+    /// What the value is.
+    pub kind: DiffKind,
+}
+
+/// The kind of value of a [`DiffParam`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiffKind {
+    /// A constant: 1 channel (a float) or 3 (a colour).
+    Constant {
+        /// Channels.
+        channels: usize,
+    },
+    /// A bitmap's texels, `height × width × channels`.
+    Bitmap {
+        /// Height in texels.
+        height: usize,
+        /// Width in texels.
+        width: usize,
+        /// Channels per texel (1 or 3).
+        channels: usize,
+    },
+}
+
+impl DiffParam {
+    /// Channels of the value at a point.
+    pub fn channels(&self) -> usize {
+        match self.kind {
+            DiffKind::Constant { channels } | DiffKind::Bitmap { channels, .. } => channels,
+        }
+    }
+
+    /// The shape of its gradient: that of its value under `traverse`.
+    pub fn shape(&self) -> Vec<usize> {
+        match self.kind {
+            DiffKind::Constant { channels: 1 } => vec![],
+            DiffKind::Constant { channels } => vec![channels],
+            DiffKind::Bitmap {
+                height,
+                width,
+                channels,
+            } => vec![height, width, channels],
+        }
+    }
+
+    /// Values in its gradient.
+    pub fn len(&self) -> usize {
+        self.shape().iter().product()
+    }
+
+    /// Whether the gradient is empty (never: a parameter has at least one value).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The error for a parameter that cannot be differentiated.
+fn not_differentiable(key: &str, why: &str) -> Error {
+    Error::Render(format!(
+        "parameter \"{key}\" cannot be differentiated: {why}"
+    ))
+}
+
+/// The textures each category of object reads, nested textures included.
+fn textures_read_by(log: &BuildLog, category: Category) -> HashSet<u32> {
+    let texture_records: HashMap<u32, usize> = log
+        .objects
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.category == Category::Texture)
+        .map(|(i, o)| (o.handle, i))
+        .collect();
+    let mut out = HashSet::new();
+    let mut stack: Vec<usize> = (0..log.objects.len())
+        .filter(|&i| log.objects[i].category == category)
+        .collect();
+    let mut seen = HashSet::new();
+    while let Some(r) = stack.pop() {
+        if !seen.insert(r) {
+            continue;
+        }
+        for a in &log.objects[r].allocs {
+            if let Alloc::Texture(t) = *a {
+                out.insert(t);
+                if let Some(&tr) = texture_records.get(&t) {
+                    stack.push(tr);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The differentiable parameters named by `keys`, in order; an error naming the key
+/// for one that is not a parameter of the scene, cannot be differentiated, or is
+/// named twice.
+pub fn resolve(
+    table: &ParamTable,
+    log: &BuildLog,
+    scene: &Scene,
+    keys: &[String],
+) -> Result<Vec<DiffParam>> {
+    let emitter_textures = textures_read_by(log, Category::Emitter);
+    let bump_textures: HashSet<u32> = log
+        .objects
+        .iter()
+        .filter(|o| o.kind == "bumpmap")
+        .flat_map(|o| o.allocs.iter())
+        .filter_map(|a| match a {
+            Alloc::Texture(t) => Some(*t),
+            _ => None,
+        })
+        .collect();
+    let mut out: Vec<DiffParam> = Vec::with_capacity(keys.len());
+    for key in keys {
+        if out.iter().any(|p| &p.key == key) {
+            return Err(not_differentiable(key, "it is named twice"));
+        }
+        let Some(i) = table.find(key) else {
+            let known: Vec<&str> = table.decls().iter().map(|d| d.key.as_str()).collect();
+            return Err(Error::Render(format!(
+                "\"{key}\" is not a parameter of this scene; it has: {}",
+                known.join(", ")
+            )));
+        };
+        let decl = &table.decls()[i];
+        let owner = &log.objects[decl.owner];
+        let param = if let Some(t) = decl.texture {
+            let channels = match decl.value {
+                ParamValue::Color(_) => 3,
+                _ => 1,
+            };
+            DiffParam {
+                key: key.clone(),
+                texture: t,
+                kind: DiffKind::Constant { channels },
+            }
+        } else if owner.category == Category::Texture && key.ends_with(".data") {
+            let Some(AnyTexture::Bitmap(b)) = scene.textures.records.get(owner.handle as usize)
+            else {
+                return Err(not_differentiable(key, "it is not a bitmap's texels"));
+            };
+            if bump_textures.contains(&owner.handle) {
+                return Err(not_differentiable(
+                    key,
+                    "it is a bump map's height, which moves the shading normal (geometry)",
+                ));
+            }
+            if emitter_textures.contains(&owner.handle) {
+                return Err(not_differentiable(
+                    key,
+                    "an emitter's radiance can be differentiated as a constant \
+                     (`radiance.value`), not yet as a bitmap",
+                ));
+            }
+            DiffParam {
+                key: key.clone(),
+                texture: owner.handle,
+                kind: DiffKind::Bitmap {
+                    height: b.height as usize,
+                    width: b.width as usize,
+                    channels: b.channels as usize,
+                },
+            }
+        } else {
+            let why = match (&owner.category, &decl.value) {
+                (Category::Sensor, _) => "sensor parameters are not differentiated".to_string(),
+                (_, ParamValue::Transform(_) | ParamValue::Array(_)) => {
+                    "transforms and vertex positions are not differentiated (moving geometry \
+                     moves visibility edges, which needs projective sampling)"
+                        .to_string()
+                }
+                _ => format!(
+                    "it is a parameter of {} `{}`, and only texture values are \
+                     differentiable: constant colours and floats given as textures \
+                     (keys ending in `.value`) and bitmap texels (`.data`)",
+                    owner.category.tag(),
+                    owner.kind
+                ),
+            };
+            return Err(not_differentiable(key, &why));
+        };
+        out.push(param);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,348 @@
+//! Gradients against central finite differences with common random numbers.
+//!
+//! With the backward pass traced with the image's own seed, the gradient is the exact
+//! derivative of that image, and the image is a polynomial of degree at most 2 in a
+//! reflectance or radiance when paths have at most two bounces (`max_depth` 3, below
+//! Russian roulette's depth): a central difference of two renders is then exact up to
+//! rounding, so the criterion is tight (1e-3 relative), and a gradient off by 10% or of
+//! the wrong sign fails it (checked for every case). Roughness is not polynomial: its
+//! difference step is small and its tolerance 1e-2.
+
+use std::sync::Arc;
+
+use super::*;
+use crate::backend::{cpu, Progress, RenderOptions};
+use crate::math::Color;
+use crate::scene::params::TensorValue;
+use crate::scene::{xml, LoadedScene};
+
+const SPP: u32 = 4;
+const SEED: u64 = 11;
+
+fn load(integrator: &str) -> LoadedScene {
+    let xml = format!(
+        r#"<scene version="3.0.0">
+        {integrator}
+        <sensor type="perspective"><float name="fov" value="50"/>
+            <transform name="to_world"><lookat origin="0, 1, 4" target="0, 0.3, 0" up="0, 1, 0"/></transform>
+            <film type="hdrfilm"><integer name="width" value="14"/><integer name="height" value="11"/></film>
+        </sensor>
+        <emitter type="constant" id="sky"><rgb name="radiance" value="0.3, 0.4, 0.5"/></emitter>
+        <shape type="rectangle" id="floor">
+            <transform name="to_world"><rotate x="1" angle="-90"/><scale value="3"/></transform>
+            <bsdf type="diffuse"><texture type="bitmap" name="reflectance">
+                <string name="filename" value="../assets/textures/seed_texture.png"/>
+            </texture></bsdf>
+        </shape>
+        <shape type="rectangle" id="wall">
+            <transform name="to_world"><translate z="-1.5"/><scale value="3"/></transform>
+            <bsdf type="diffuse"><rgb name="reflectance" value="0.6, 0.5, 0.3"/></bsdf>
+        </shape>
+        <shape type="sphere" id="ball">
+            <point name="center" x="0.4" y="0.6" z="0"/><float name="radius" value="0.5"/>
+            <bsdf type="roughconductor" id="metal"><float name="alpha" value="0.3"/></bsdf>
+        </shape>
+        <shape type="rectangle" id="lamp">
+            <transform name="to_world"><rotate x="1" angle="90"/><translate y="2.5"/></transform>
+            <emitter type="area" id="light"><rgb name="radiance" value="4, 3.5, 3"/></emitter>
+        </shape>
+        </scene>"#
+    );
+    LoadedScene::new(xml::load_string(&xml, &[]).unwrap()).unwrap()
+}
+
+fn opts() -> RenderOptions {
+    RenderOptions {
+        spp: Some(SPP),
+        seed: SEED,
+    }
+}
+
+/// A fixed adjoint image with values in [-1, 1).
+fn adjoint(s: &LoadedScene) -> Vec<f32> {
+    let [w, h] = s.scene().sensor.film.crop_size;
+    let n = (w * h) as usize * s.scene().sensor.film.channels();
+    let mut x = 0x2545f491u32;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (x >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+        })
+        .collect()
+}
+
+/// `Σ adjoint · image` for the scene as it is.
+fn loss(s: &LoadedScene, adj: &[f32]) -> f64 {
+    let img = cpu::render(s.scene(), &opts()).unwrap();
+    img.data
+        .iter()
+        .zip(adj)
+        .map(|(a, b)| *a as f64 * *b as f64)
+        .sum()
+}
+
+fn gradients(s: &LoadedScene, keys: &[&str], adj: &[f32]) -> Vec<Vec<f32>> {
+    let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+    let params = resolve(s.params(), s.log(), s.scene(), &keys).unwrap();
+    backward(s.scene(), &params, adj, &opts(), &Progress::default()).unwrap()
+}
+
+/// Sets `key` to `value` through the parameter update path.
+fn set(s: &mut LoadedScene, key: &str, value: ParamValue) {
+    let mut p = s.traverse();
+    p.set(key, value).unwrap();
+    s.update(&p.staged()).unwrap();
+}
+
+/// The central difference of the loss along component `i` of `key`'s value, step `h`.
+fn central(s: &mut LoadedScene, key: &str, i: usize, h: f32, adj: &[f32]) -> f64 {
+    let original = s.traverse().get(key).unwrap().clone();
+    let nudged = |d: f32| match &original {
+        ParamValue::Float(x) => ParamValue::Float(x + d as f64),
+        ParamValue::Color(c) => {
+            let mut c = *c;
+            c[i] += d;
+            ParamValue::Color(c)
+        }
+        ParamValue::Tensor(t) => {
+            let mut px = (**t.host_data().unwrap()).clone();
+            px.data[i] += d;
+            ParamValue::Tensor(TensorValue::host(Arc::new(px)))
+        }
+        other => panic!("{key}: {other:?}"),
+    };
+    set(s, key, nudged(h));
+    let up = loss(s, adj);
+    set(s, key, nudged(-h));
+    let down = loss(s, adj);
+    set(s, key, original);
+    (up - down) / (2.0 * h as f64)
+}
+
+/// Whether `g` matches `fd` within `rel` (of the larger magnitude, floored at `floor`).
+fn agrees(g: f64, fd: f64, rel: f64, floor: f64) -> bool {
+    (g - fd).abs() <= rel * g.abs().max(fd.abs()).max(floor)
+}
+
+fn check(s: &mut LoadedScene, key: &str, components: &[usize], h: f32, rel: f64) {
+    let adj = adjoint(s);
+    let g = gradients(s, &[key], &adj).remove(0);
+    for &i in components {
+        let fd = central(s, key, i, h, &adj);
+        let gi = g[i] as f64;
+        assert!(
+            fd.abs() > 1e-3,
+            "{key}[{i}]: the test needs a visible effect, fd {fd}"
+        );
+        assert!(
+            agrees(gi, fd, rel, 1e-3),
+            "{key}[{i}]: gradient {gi} vs central difference {fd}"
+        );
+        // the criterion's power: a 10% error or a flipped sign fails it
+        assert!(!agrees(1.1 * gi, fd, rel, 1e-3) && !agrees(-gi, fd, rel, 1e-3));
+    }
+}
+
+#[test]
+fn direct_reflectance_and_radiance_gradients_are_exact_derivatives() {
+    let mut s = load(r#"<integrator type="direct"/>"#);
+    check(
+        &mut s,
+        "wall.bsdf.reflectance.value",
+        &[0, 1, 2],
+        0.05,
+        1e-3,
+    );
+    check(&mut s, "lamp.emitter.radiance.value", &[0, 2], 0.2, 1e-3);
+    check(&mut s, "sky.radiance.value", &[1], 0.05, 1e-3);
+}
+
+#[test]
+fn path_gradients_are_exact_derivatives_texels_included() {
+    let integrator =
+        r#"<integrator type="path"><integer name="max_depth" value="3"/></integrator>"#;
+    let mut s = load(integrator);
+    check(&mut s, "wall.bsdf.reflectance.value", &[0, 1], 0.05, 1e-3);
+    check(&mut s, "lamp.emitter.radiance.value", &[1], 0.2, 1e-3);
+    // the texels with the largest gradients (each read by many bilinear lookups)
+    let key = "floor.bsdf.reflectance.data";
+    let adj = adjoint(&s);
+    let g = gradients(&s, &[key], &adj).remove(0);
+    let mut order: Vec<usize> = (0..g.len()).collect();
+    order.sort_by(|&a, &b| g[b].abs().total_cmp(&g[a].abs()));
+    check(&mut s, key, &order[..3], 0.05, 1e-3);
+}
+
+/// Mean and standard error of `x`.
+fn mean_err(x: &[f64]) -> (f64, f64) {
+    let n = x.len() as f64;
+    let m = x.iter().sum::<f64>() / n;
+    let var = x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (n - 1.0);
+    (m, (var / n).sqrt())
+}
+
+#[test]
+fn roughness_gradients_agree_with_finite_differences_in_expectation() {
+    // roughness moves the sampled directions and the MIS weights, which the backward
+    // pass holds fixed: its gradient is the derivative in expectation, not that of one
+    // seed's image. Both are averaged over seeds and compared by their standard errors.
+    // The loss rewards a sharp highlight: +1 on pixels brighter than the mean, -1 elsewhere.
+    let xml = r#"<scene version="3.0.0">
+        <integrator type="path"><integer name="max_depth" value="3"/></integrator>
+        <sensor type="perspective"><float name="fov" value="40"/>
+            <transform name="to_world"><lookat origin="0, 2, 3" target="0, 0, 0" up="0, 1, 0"/></transform>
+            <film type="hdrfilm"><integer name="width" value="16"/><integer name="height" value="12"/>
+            <string name="pixel_format" value="rgb"/></film>
+        </sensor>
+        <shape type="rectangle" id="plate">
+            <transform name="to_world"><rotate x="1" angle="-90"/><scale value="3"/></transform>
+            <bsdf type="roughconductor"><float name="alpha" value="0.3"/></bsdf>
+        </shape>
+        <shape type="rectangle" id="lamp">
+            <transform name="to_world"><rotate x="1" angle="90"/><scale value="0.4"/><translate y="2" z="-3"/></transform>
+            <emitter type="area"><rgb name="radiance" value="10, 10, 10"/></emitter>
+        </shape>
+        </scene>"#;
+    let mut s = LoadedScene::new(xml::load_string(xml, &[]).unwrap()).unwrap();
+    let key = "plate.bsdf.alpha.value";
+    let reference = cpu::render(
+        s.scene(),
+        &RenderOptions {
+            spp: Some(64),
+            seed: 1,
+        },
+    )
+    .unwrap();
+    let mean = reference.data.iter().sum::<f32>() / reference.data.len() as f32;
+    let adj: Vec<f32> = reference
+        .data
+        .iter()
+        .map(|&v| if v > mean { 1.0 } else { -1.0 })
+        .collect();
+    let keys = vec![key.to_string()];
+    let params = resolve(s.params(), s.log(), s.scene(), &keys).unwrap();
+    let (mut g, mut fd) = (Vec::new(), Vec::new());
+    for seed in 0..24u64 {
+        let o = RenderOptions {
+            spp: Some(16),
+            seed: 1000 + seed,
+        };
+        let b = backward(s.scene(), &params, &adj, &o, &Progress::default()).unwrap();
+        g.push(b[0][0] as f64);
+        let l = |s: &LoadedScene| {
+            let img = cpu::render(s.scene(), &o).unwrap();
+            img.data
+                .iter()
+                .zip(&adj)
+                .map(|(a, b)| *a as f64 * *b as f64)
+                .sum::<f64>()
+        };
+        let h = 0.02;
+        set(&mut s, key, ParamValue::Float(0.3 + h));
+        let up = l(&s);
+        set(&mut s, key, ParamValue::Float(0.3 - h));
+        let down = l(&s);
+        set(&mut s, key, ParamValue::Float(0.3));
+        fd.push((up - down) / (2.0 * h));
+    }
+    let ((mg, eg), (mf, ef)) = (mean_err(&g), mean_err(&fd));
+    let z = |k: f64| (k * mg - mf) / (k * k * eg * eg + ef * ef).sqrt();
+    let msg = format!("gradient {mg} ± {eg}, finite differences {mf} ± {ef}");
+    eprintln!("{msg}; z {}", z(1.0));
+    assert!(z(1.0).abs() < 4.0, "{msg}");
+    // power: 10% off or a flipped sign is rejected
+    assert!(
+        z(1.1).abs() >= 4.0 && z(-1.0).abs() >= 4.0,
+        "no power: {msg}, z(1.1) {}",
+        z(1.1)
+    );
+}
+
+#[test]
+fn gradients_are_bitwise_the_same_on_any_number_of_threads() {
+    let s = load(r#"<integrator type="prb"><integer name="max_depth" value="3"/></integrator>"#);
+    let adj = adjoint(&s);
+    let keys = ["floor.bsdf.reflectance.data", "wall.bsdf.reflectance.value"];
+    let all = gradients(&s, &keys, &adj);
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    assert_eq!(all, one.install(|| gradients(&s, &keys, &adj)));
+}
+
+#[test]
+fn parameters_that_cannot_be_differentiated_are_named_with_the_reason() {
+    let s = load(r#"<integrator type="direct"/>"#);
+    let err = |keys: &[&str]| {
+        let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+        resolve(s.params(), s.log(), s.scene(), &keys)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = err(&["sensor.x_fov"]);
+    assert!(
+        e.contains("\"sensor.x_fov\"") && e.contains("sensor parameters"),
+        "{e}"
+    );
+    let e = err(&["wall.to_world"]);
+    assert!(
+        e.contains("\"wall.to_world\"") && e.contains("projective"),
+        "{e}"
+    );
+    let e = err(&["wall.bsdf.reflectance.value", "wall.bsdf.reflectance.value"]);
+    assert!(e.contains("named twice"), "{e}");
+    let e = err(&["wall.bsdf.reflectanse.value"]);
+    assert!(
+        e.contains("not a parameter") && e.contains("wall.bsdf.reflectance.value"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_backward_pass_refuses_other_integrators_and_wrong_adjoints() {
+    let s = load(r#"<integrator type="depth"/>"#);
+    let params = resolve(
+        s.params(),
+        s.log(),
+        s.scene(),
+        &["wall.bsdf.reflectance.value".into()],
+    )
+    .unwrap();
+    let adj = adjoint(&s);
+    let e = backward(s.scene(), &params, &adj, &opts(), &Progress::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`depth`") && e.contains("`path`"), "{e}");
+    let s = load(r#"<integrator type="direct"/>"#);
+    let e = backward(s.scene(), &params, &adj[1..], &opts(), &Progress::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("11 x 14 x 4"), "{e}");
+    let mut bad = adj.clone();
+    bad[4 * 14 + 1] = f32::NAN;
+    let e = backward(s.scene(), &params, &bad, &opts(), &Progress::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("row 1, column 0, channel 1"), "{e}");
+}
+
+#[test]
+fn constant_colours_keep_their_grey_or_colour_shape() {
+    let s = load(r#"<integrator type="direct"/>"#);
+    let keys: Vec<String> = [
+        "ball.bsdf.alpha.value",
+        "wall.bsdf.reflectance.value",
+        "floor.bsdf.reflectance.data",
+    ]
+    .iter()
+    .map(|k| k.to_string())
+    .collect();
+    let p = resolve(s.params(), s.log(), s.scene(), &keys).unwrap();
+    assert_eq!(p[0].shape(), Vec::<usize>::new());
+    assert_eq!(p[1].shape(), vec![3]);
+    assert_eq!(p[2].shape(), vec![256, 256, 3]);
+    let _ = Color::ZERO;
+}

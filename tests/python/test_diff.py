@@ -1,0 +1,196 @@
+"""Differentiable rendering through heliograph.torch and heliograph.jax (CPU backend).
+
+The truth is the finite difference of the loss with common random numbers: with the
+backward pass traced with the image's own seed (``seed_grad = seed``), the gradient is
+the exact derivative of that image, and a `direct` image is linear in a texture's texels,
+so a central difference of two renders equals it up to rounding. A gradient scaled by
+1.1 or with its sign flipped fails the criterion (checked).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import heliograph as hg
+from conftest import seed_dict
+from memory_trend import LONG, measure
+
+KEY = "shape.bsdf.reflectance.data"
+
+
+def scene_and_texture(res=12, tex=4):
+    rng = np.random.default_rng(3)
+    texture = (0.2 + 0.6 * rng.random((tex, tex, 3))).astype(np.float32)
+    return hg.load_dict(seed_dict(texture, res=res, spp=4)), texture
+
+
+def adjoint(shape, seed=5):
+    return np.random.default_rng(seed).uniform(-1, 1, shape).astype(np.float32)
+
+
+def loss_at(scene, texture, adj, spp, seed):
+    params = hg.traverse(scene)
+    params[KEY] = texture
+    params.update()
+    return float((np.array(hg.render(scene, spp=spp, seed=seed)).astype(np.float64) * adj).sum())
+
+
+def central(scene, texture, adj, index, h=0.05, spp=4, seed=9):
+    up, down = texture.copy(), texture.copy()
+    up[index] += h
+    down[index] -= h
+    return (loss_at(scene, up, adj, spp, seed) - loss_at(scene, down, adj, spp, seed)) / (2 * h)
+
+
+def assert_matches_finite_differences(scene, texture, grad, adj):
+    order = np.argsort(-np.abs(grad).ravel())[:3]
+    for flat in order:
+        index = np.unravel_index(flat, grad.shape)
+        fd = central(scene, texture, adj, index)
+        g = float(grad[index])
+        assert abs(fd) > 1e-3
+        tol = 1e-3 * max(abs(g), abs(fd))
+        assert abs(g - fd) <= tol, (index, g, fd)
+        assert abs(1.1 * g - fd) > tol and abs(-g - fd) > tol, "the criterion has no power"
+
+
+def test_torch_gradient_is_the_derivative_of_the_image():
+    torch = pytest.importorskip("torch")
+    import heliograph.torch as hgt
+
+    scene, texture = scene_and_texture()
+    adj = adjoint((12, 12, 3))
+    t = torch.tensor(texture, requires_grad=True)
+    image = hgt.render(scene, {KEY: t}, spp=4, seed=9, seed_grad=9)
+    assert image.shape == (12, 12, 3) and image.dtype == torch.float32
+    (image * torch.from_numpy(adj)).sum().backward()
+    assert_matches_finite_differences(scene, texture, t.grad.numpy(), adj)
+
+
+def test_jax_gradient_matches_torch_and_works_under_jit():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    import heliograph.jax as hgj
+
+    scene, texture = scene_and_texture()
+    adj = adjoint((12, 12, 3))
+    render = hgj.render_fn(scene, keys=[KEY], spp=4, seed=9, seed_grad=9)
+
+    def loss(tex):
+        return (render(tex) * adj).sum()
+
+    value, grad = jax.value_and_grad(loss)(jnp.asarray(texture))
+    assert np.isclose(float(value), loss_at(scene, texture, adj, 4, 9), rtol=1e-5)
+    assert_matches_finite_differences(scene, texture, np.asarray(grad), adj)
+    jitted = jax.jit(jax.value_and_grad(loss))(jnp.asarray(texture))
+    np.testing.assert_allclose(np.asarray(jitted[1]), np.asarray(grad), rtol=1e-6, atol=1e-7)
+
+
+def test_constant_colours_and_prb_scenes_from_mitsuba_scripts():
+    torch = pytest.importorskip("torch")
+    import heliograph.torch as hgt
+
+    d = seed_dict(np.full((2, 2, 3), 0.5, np.float32), res=8, spp=4)
+    d["integrator"] = {"type": "prb", "max_depth": 3}
+    d["emitter"] = {"type": "constant", "radiance": {"type": "rgb", "value": [0.5, 0.6, 0.7]}}
+    scene = hg.load_dict(d)
+    sky = torch.tensor([0.5, 0.6, 0.7], requires_grad=True)
+    image = hgt.render(scene, {"emitter.radiance.value": sky}, spp=4, seed=1, seed_grad=1)
+    image.sum().backward()
+    # the image is linear in the sky's radiance: its gradient is the image over it
+    rgb = image.detach().numpy().reshape(-1, 3).sum(axis=0) / np.array([0.5, 0.6, 0.7])
+    np.testing.assert_allclose(sky.grad.numpy(), rgb, rtol=1e-3)
+
+
+def test_bad_parameters_are_named_before_anything_renders():
+    torch = pytest.importorskip("torch")
+    import heliograph.torch as hgt
+
+    scene, texture = scene_and_texture()
+    t = torch.tensor(texture, requires_grad=True)
+    with pytest.raises(hg.RenderError, match=r"\"sensor.x_fov\".*sensor parameters"):
+        hgt.render(scene, {"sensor.x_fov": torch.tensor(40.0)})
+    with pytest.raises(hg.RenderError, match=r"\"shape.to_world\".*projective"):
+        hgt.render(scene, {"shape.to_world": torch.eye(4)})
+    with pytest.raises(hg.RenderError, match="not a parameter"):
+        hgt.render(scene, {"shape.bsdf.reflectanse.data": t})
+    with pytest.raises(ValueError, match=r"'shape.bsdf.reflectance.data': expected shape \(4, 4, 3\), got \(4, 4\)"):
+        hgt.render(scene, {KEY: t[..., 0]})
+    with pytest.raises(TypeError, match="floating-point"):
+        hgt.render(scene, {KEY: torch.ones((4, 4, 3), dtype=torch.int32)})
+    with pytest.raises(ValueError, match="'seed'"):
+        hgt.render(scene, {KEY: t}, seed=-1)
+
+
+def test_backward_twice_or_after_the_scene_changed_is_an_error():
+    torch = pytest.importorskip("torch")
+    import heliograph.torch as hgt
+
+    scene, texture = scene_and_texture()
+    t = torch.tensor(texture, requires_grad=True)
+    image = hgt.render(scene, {KEY: t}, spp=2)
+    image.sum().backward(retain_graph=True)
+    with pytest.raises(RuntimeError, match="already ran"):
+        image.sum().backward()
+    image = hgt.render(scene, {KEY: t}, spp=2)
+    params = hg.traverse(scene)
+    params[KEY] = texture * 0.5
+    params.update()
+    with pytest.raises(hg.RenderError, match="changed after the render"):
+        image.sum().backward()
+
+
+def test_gradients_are_finite_where_densities_vanish():
+    # a camera looking straight along a lit quad: grazing hits whose BSDF values and
+    # densities are zero
+    torch = pytest.importorskip("torch")
+    import heliograph.torch as hgt
+
+    d = seed_dict(np.full((4, 4, 3), 0.5, np.float32), res=8, spp=4)
+    d["sensor"]["to_world"] = hg.ScalarTransform4f.look_at([0, -5, 0.0], [0, 0, 0], [0, 0, 1])
+    d["integrator"] = {"type": "path", "max_depth": 3}
+    scene = hg.load_dict(d)
+    t = torch.full((4, 4, 3), 0.5, requires_grad=True)
+    hgt.render(scene, {KEY: t}, spp=4).sum().backward()
+    assert torch.isfinite(t.grad).all()
+
+
+def test_fitting_a_texture_converges_without_nans():
+    torch = pytest.importorskip("torch")
+    import heliograph.torch as hgt
+
+    scene, target_texture = scene_and_texture(res=16, tex=4)
+    target = hgt.render(scene, {KEY: torch.tensor(target_texture)}, spp=16, seed=100).detach()
+    t = torch.full((4, 4, 3), 0.5, requires_grad=True)
+    opt = torch.optim.Adam([t], lr=0.05)
+    losses = []
+    for i in range(60):
+        opt.zero_grad()
+        image = hgt.render(scene, {KEY: t}, spp=4, seed=i)
+        loss = ((image - target) ** 2).mean()
+        loss.backward()
+        assert torch.isfinite(t.grad).all()
+        opt.step()
+        with torch.no_grad():
+            t.clamp_(0.0, 1.0)
+        losses.append(loss.item())
+    # the loss falls to the noise of the renders; the texture approaches the target's
+    assert np.mean(losses[-10:]) < 0.5 * losses[0], losses
+    start = np.abs(0.5 - target_texture).mean()
+    error = np.abs(t.detach().numpy() - target_texture).mean()
+    assert error < 0.3 * start, (error, start)
+
+
+def test_memory_stays_flat_over_forward_and_backward_iterations():
+    torch = pytest.importorskip("torch")
+    import heliograph.torch as hgt
+
+    scene, texture = scene_and_texture(res=8)
+    t = torch.tensor(texture, requires_grad=True)
+
+    def cycle(i):
+        hgt.render(scene, {KEY: t}, spp=1, seed=i).sum().backward()
+
+    measure("CPU: torch forward + backward", cycle, cycles=1000 if LONG else 300, warmup=50).check()
