@@ -194,3 +194,24 @@ def test_memory_stays_flat_over_forward_and_backward_iterations():
         hgt.render(scene, {KEY: t}, spp=1, seed=i).sum().backward()
 
     measure("CPU: torch forward + backward", cycle, cycles=1000 if LONG else 300, warmup=50).check()
+
+
+def test_the_texture_fitting_example_converges_at_a_small_size(tmp_path):
+    pytest.importorskip("torch")
+    import importlib.util
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "python", "examples", "fit_texture.py")
+    spec = importlib.util.spec_from_file_location("fit_texture", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    r = example.main(["--res", "48", "--tex", "16", "--iters", "40", "--spp", "8", "--lr", "0.05",
+                      "--out", str(tmp_path)])
+    losses = r["losses"]
+    assert np.isfinite(losses).all()
+    assert np.mean(losses[-10:]) < 0.2 * losses[0], losses
+    # half the sphere faces away from the camera: its texels keep their start value
+    assert r["error_after"] < 0.75 * r["error_before"], r
+    for name in ["target", "before", "after", "texture_after"]:
+        assert (tmp_path / f"{name}.png").stat().st_size > 0
+    assert (tmp_path / "loss.csv").read_text().count("\n") == 41
