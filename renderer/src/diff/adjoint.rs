@@ -47,10 +47,10 @@ fn ratio(a: Color, b: Color) -> Color {
 }
 
 impl Adjoint<'_> {
-    /// Adds `weight ⊙ ∂eval` (per channel, summed over RGB) to each parameter's gradient:
-    /// `eval` evaluates with a texture store in which parameter textures are swapped,
-    /// `at` is where a BSDF reads its textures (`None` for emitters, whose parameters
-    /// are constants).
+    /// Adds `weight ⊙ ∂eval` (per channel, summed over RGB) to the gradient of each
+    /// parameter that what `eval` evaluates may read: `eval` evaluates with a texture
+    /// store in which parameter textures are swapped; `at` is where a BSDF reads its
+    /// textures, `None` for an emitter (whose parameters are constants).
     fn accumulate(
         &mut self,
         at: Option<&SurfacePoint>,
@@ -62,6 +62,13 @@ impl Adjoint<'_> {
         }
         let nowhere = SurfacePoint::at_uv(Vec2::ZERO);
         for (p, grad) in self.params.iter().zip(self.grads.iter_mut()) {
+            let read = match at {
+                Some(_) => p.read_by_bsdfs,
+                None => p.read_by_emitters,
+            };
+            if !read {
+                continue;
+            }
             let point = at.unwrap_or(&nowhere);
             let d = self
                 .probe

@@ -49,6 +49,10 @@ pub struct DiffParam {
     pub texture: u32,
     /// What the value is.
     pub kind: DiffKind,
+    /// Whether a BSDF reads the texture (directly or through other textures).
+    pub read_by_bsdfs: bool,
+    /// Whether an emitter reads it.
+    pub read_by_emitters: bool,
 }
 
 /// The kind of value of a [`DiffParam`].
@@ -149,6 +153,7 @@ pub fn resolve(
     keys: &[String],
 ) -> Result<Vec<DiffParam>> {
     let emitter_textures = textures_read_by(log, Category::Emitter);
+    let bsdf_textures = textures_read_by(log, Category::Bsdf);
     let bump_textures: HashSet<u32> = log
         .objects
         .iter()
@@ -182,6 +187,8 @@ pub fn resolve(
                 key: key.clone(),
                 texture: t,
                 kind: DiffKind::Constant { channels },
+                read_by_bsdfs: bsdf_textures.contains(&t),
+                read_by_emitters: emitter_textures.contains(&t),
             }
         } else if owner.category == Category::Texture && key.ends_with(".data") {
             let Some(AnyTexture::Bitmap(b)) = scene.textures.records.get(owner.handle as usize)
@@ -209,6 +216,8 @@ pub fn resolve(
                     width: b.width as usize,
                     channels: b.channels as usize,
                 },
+                read_by_bsdfs: true,
+                read_by_emitters: false,
             }
         } else {
             let why = match (&owner.category, &decl.value) {
