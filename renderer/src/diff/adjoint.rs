@@ -18,6 +18,7 @@
 use super::probe::Probe;
 use super::{DiffKind, DiffParam};
 use crate::bsdfs::{BsdfCtx, BsdfSample};
+use crate::emitters::AnyEmitter;
 use crate::emitters::EmitterCtx;
 use crate::integrators::observe::{PathObserver, Seen, Vertex};
 use crate::integrators::{sample_emitter_in, EmitterSampleResult};
@@ -83,6 +84,7 @@ impl Adjoint<'_> {
                         grad[c] += s[c];
                     }
                 }
+                DiffKind::EnvmapData { .. } | DiffKind::EnvmapScale { .. } => {}
                 DiffKind::Bitmap { channels, .. } => {
                     let AnyTexture::Bitmap(b) = &self.probe.store().records[p.texture as usize]
                     else {
@@ -99,6 +101,44 @@ impl Adjoint<'_> {
                 }
             }
         }
+    }
+
+    /// Adds `weight ⊙ ∂Le` for the radiance environment map `emitter` sends along world
+    /// direction `d`, to its parameters' gradients (the radiance is linear in the texels
+    /// and in the scale).
+    fn envmap(&mut self, emitter: u32, d: Vec3, weight: Color) {
+        if weight == Color::ZERO {
+            return;
+        }
+        let AnyEmitter::EnvmapEmitter(e) = &self.scene.emitters[emitter as usize] else {
+            return;
+        };
+        let texels = self.scene.textures.image(e.image);
+        for (p, grad) in self.params.iter().zip(self.grads.iter_mut()) {
+            match p.kind {
+                DiffKind::EnvmapData { emitter: pe, .. } if pe == emitter => {
+                    for (texel, w) in e.derivatives(texels, d).1 {
+                        for c in 0..3 {
+                            grad[3 * texel + c] += w * weight[c];
+                        }
+                    }
+                }
+                DiffKind::EnvmapScale { emitter: pe } if pe == emitter => {
+                    grad[0] += weight.dot(e.derivatives(texels, d).0);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Whether a parameter is an environment map's.
+    fn has_envmap_params(&self) -> bool {
+        self.params.iter().any(|p| {
+            matches!(
+                p.kind,
+                DiffKind::EnvmapData { .. } | DiffKind::EnvmapScale { .. }
+            )
+        })
     }
 
     /// What the emitters need, reading textures from `tex`.
@@ -134,6 +174,11 @@ impl PathObserver for Adjoint<'_> {
                 });
             }
             Seen::Environment { d } => {
+                if self.has_envmap_params() {
+                    for &e in &scene.env_emitters {
+                        self.envmap(e, d, weight);
+                    }
+                }
                 self.accumulate(None, weight, |tex| {
                     let ctx = Self::emitter_ctx(scene, tex);
                     scene.env_emitters.iter().fold(Color::ZERO, |l, &e| {
@@ -166,6 +211,12 @@ impl PathObserver for Adjoint<'_> {
             let ctx = Self::emitter_ctx(scene, tex);
             sample_emitter_in(scene, &ctx, v.hit, u).map_or(Color::ZERO, |s| s.weight)
         });
+        if self.has_envmap_params() {
+            // the emitter that sample_emitter picked with u.x
+            let n = scene.emitters.len();
+            let picked = ((u.x * n as f32) as usize).min(n - 1) as u32;
+            self.envmap(picked, es.d, common * f / es.pdf);
+        }
     }
 
     fn scatter(&mut self, v: &Vertex, bs: &BsdfSample, u1: f32, u2: Vec2, carried: Option<Color>) {

@@ -8,7 +8,8 @@
 //!   as a texture (`white.reflectance.value`, `light.emitter.radiance.value`,
 //!   `metal.alpha.value`, ...) and a bitmap's texels (`shape.bsdf.reflectance.data`,
 //!   where the gradient of a lookup scatters to the texels it read, four for bilinear
-//!   filtering). Sensor parameters, transforms and vertex positions are not: moving
+//!   filtering), and an environment map's texels and scale (`sky.data`, `sky.scale`).
+//!   Sensor parameters, transforms and vertex positions are not: moving
 //!   geometry moves visibility edges, which needs projective sampling. Asking for them,
 //!   or for any other parameter, is an error that names the key ([`resolve`]).
 //! - **Method**: path replay backpropagation (Vicini et al. 2021) for `path` (also
@@ -33,6 +34,7 @@ pub use backward::backward;
 
 use std::collections::{HashMap, HashSet};
 
+use crate::emitters::AnyEmitter;
 use crate::error::{Error, Result};
 use crate::scene::builder::{Alloc, BuildLog};
 use crate::scene::desc::Category;
@@ -40,12 +42,16 @@ use crate::scene::params::{ParamTable, ParamValue};
 use crate::scene::Scene;
 use crate::textures::AnyTexture;
 
-/// A differentiable parameter: the texture whose value it is.
+/// [`DiffParam::texture`] of a parameter that is not a texture's value.
+pub const NO_TEXTURE: u32 = u32::MAX;
+
+/// A differentiable parameter: the texture whose value it is, or an environment map's
+/// texels or scale.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DiffParam {
     /// Its key.
     pub key: String,
-    /// The texture record.
+    /// The texture record ([`NO_TEXTURE`] for an environment map's parameters).
     pub texture: u32,
     /// What the value is.
     pub kind: DiffKind,
@@ -63,6 +69,20 @@ pub enum DiffKind {
         /// Channels.
         channels: usize,
     },
+    /// An environment map's texels (`envmap`'s `data`), `height × width × 3`.
+    EnvmapData {
+        /// The emitter.
+        emitter: u32,
+        /// Height in texels.
+        height: usize,
+        /// Width in texels.
+        width: usize,
+    },
+    /// An environment map's `scale`.
+    EnvmapScale {
+        /// The emitter.
+        emitter: u32,
+    },
     /// A bitmap's texels, `height × width × channels`.
     Bitmap {
         /// Height in texels.
@@ -79,13 +99,16 @@ impl DiffParam {
     pub fn channels(&self) -> usize {
         match self.kind {
             DiffKind::Constant { channels } | DiffKind::Bitmap { channels, .. } => channels,
+            DiffKind::EnvmapData { .. } => 3,
+            DiffKind::EnvmapScale { .. } => 1,
         }
     }
 
     /// The shape of its gradient: that of its value under `traverse`.
     pub fn shape(&self) -> Vec<usize> {
         match self.kind {
-            DiffKind::Constant { channels: 1 } => vec![],
+            DiffKind::Constant { channels: 1 } | DiffKind::EnvmapScale { .. } => vec![],
+            DiffKind::EnvmapData { height, width, .. } => vec![height, width, 3],
             DiffKind::Constant { channels } => vec![channels],
             DiffKind::Bitmap {
                 height,
@@ -217,6 +240,29 @@ pub fn resolve(
                     channels: b.channels as usize,
                 },
                 read_by_bsdfs: true,
+                read_by_emitters: false,
+            }
+        } else if owner.category == Category::Emitter
+            && owner.kind == "envmap"
+            && (key.ends_with(".data") || key.ends_with(".scale"))
+        {
+            let emitter = owner.handle;
+            let kind = match &scene.emitters.get(emitter as usize) {
+                Some(AnyEmitter::EnvmapEmitter(e)) if key.ends_with(".data") => {
+                    DiffKind::EnvmapData {
+                        emitter,
+                        height: e.height as usize,
+                        width: e.width as usize,
+                    }
+                }
+                Some(AnyEmitter::EnvmapEmitter(_)) => DiffKind::EnvmapScale { emitter },
+                _ => return Err(not_differentiable(key, "its environment map was not found")),
+            };
+            DiffParam {
+                key: key.clone(),
+                texture: NO_TEXTURE,
+                kind,
+                read_by_bsdfs: false,
                 read_by_emitters: false,
             }
         } else {

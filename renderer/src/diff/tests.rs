@@ -261,6 +261,36 @@ fn roughness_gradients_agree_with_finite_differences_in_expectation() {
 }
 
 #[test]
+fn environment_map_texels_and_scale_gradients_are_exact_derivatives() {
+    // the envmap lights the scene through both strategies: rays that escape, and
+    // next-event estimation, which samples it by its importance
+    let xml = r#"<scene version="3.0.0">
+        <integrator type="path"><integer name="max_depth" value="3"/></integrator>
+        <sensor type="perspective"><float name="fov" value="60"/>
+            <transform name="to_world"><lookat origin="0, 1, 4" target="0, 0.3, 0" up="0, 1, 0"/></transform>
+            <film type="hdrfilm"><integer name="width" value="14"/><integer name="height" value="11"/></film>
+        </sensor>
+        <emitter type="envmap" id="sky"><string name="filename" value="../assets/envmaps/sky.exr"/>
+            <float name="scale" value="1.5"/></emitter>
+        <shape type="rectangle" id="floor">
+            <transform name="to_world"><rotate x="1" angle="-90"/><scale value="2"/></transform>
+            <bsdf type="diffuse"><rgb name="reflectance" value="0.6, 0.5, 0.3"/></bsdf>
+        </shape>
+        <shape type="sphere" id="ball"><float name="radius" value="0.5"/>
+            <bsdf type="diffuse"><rgb name="reflectance" value="0.3, 0.5, 0.7"/></bsdf>
+        </shape>
+        </scene>"#;
+    let mut s = LoadedScene::new(xml::load_string(xml, &[]).unwrap()).unwrap();
+    check(&mut s, "sky.scale", &[0], 0.05, 1e-3);
+    let key = "sky.data";
+    let adj = adjoint(&s);
+    let g = gradients(&s, &[key], &adj).remove(0);
+    let mut order: Vec<usize> = (0..g.len()).collect();
+    order.sort_by(|&a, &b| g[b].abs().total_cmp(&g[a].abs()));
+    check(&mut s, key, &order[..3], 0.05, 1e-3);
+}
+
+#[test]
 fn gradients_are_bitwise_the_same_on_any_number_of_threads() {
     let s = load(r#"<integrator type="prb"><integer name="max_depth" value="3"/></integrator>"#);
     let adj = adjoint(&s);

@@ -213,6 +213,27 @@ impl EnvmapEmitter {
     /// Bilinear radiance lookup at map coordinates `uv` (periodic in u).
     #[inline]
     pub fn lookup(&self, texels: &[f32], uv: Vec2) -> Color {
+        self.unscaled(texels, uv) * self.scale
+    }
+
+    /// [`Self::lookup`] without the scale.
+    #[inline]
+    fn unscaled(&self, texels: &[f32], uv: Vec2) -> Color {
+        let (ix, iy, fx, fy) = self.cell(uv);
+        let row = self.width as usize + 1;
+        let at = |i: usize, j: usize| {
+            let k = 3 * (j * row + i);
+            Color::new(texels[k], texels[k + 1], texels[k + 2])
+        };
+        let top = at(ix, iy) * (1.0 - fx) + at(ix + 1, iy) * fx;
+        let bot = at(ix, iy + 1) * (1.0 - fx) + at(ix + 1, iy + 1) * fx;
+        top * (1.0 - fy) + bot * fy
+    }
+
+    /// The texel cell of a lookup at `uv`: the padded image's column and row of its
+    /// top-left texel and the fractions towards the next ones.
+    #[inline]
+    fn cell(&self, uv: Vec2) -> (usize, usize, f32, f32) {
         let (w, h) = (self.width as usize, self.height as usize);
         let u = uv.x - self.half_texel();
         let u = u - u.floor();
@@ -220,15 +241,27 @@ impl EnvmapEmitter {
         let y = uv.y.clamp(0.0, 1.0) * (h - 1) as f32;
         // `as usize` maps NaN to 0; the min keeps the +1 neighbours in range
         let (ix, iy) = ((x as usize).min(w - 1), (y as usize).min(h - 2));
-        let (fx, fy) = (x - ix as f32, y - iy as f32);
-        let row = w + 1;
-        let at = |i: usize, j: usize| {
-            let k = 3 * (j * row + i);
-            Color::new(texels[k], texels[k + 1], texels[k + 2])
-        };
-        let top = at(ix, iy) * (1.0 - fx) + at(ix + 1, iy) * fx;
-        let bot = at(ix, iy + 1) * (1.0 - fx) + at(ix + 1, iy + 1) * fx;
-        (top * (1.0 - fy) + bot * fy) * self.scale
+        (ix, iy, x - ix as f32, y - iy as f32)
+    }
+
+    /// For differentiable rendering: the radiance along world direction `d` without
+    /// the scale (its derivative with respect to the scale), and the source image's
+    /// texels (index `y · width + x`) the lookup interpolates with their weights times
+    /// the scale (its derivative with respect to each texel's value, per channel).
+    pub fn derivatives(&self, texels: &[f32], d: Vec3) -> (Color, [(usize, f32); 4]) {
+        let uv = direction_to_uv((self.to_local * d).normalize_or_zero());
+        let (ix, iy, fx, fy) = self.cell(uv);
+        let w = self.width as usize;
+        // the padded column `w` repeats column 0
+        let at = |i: usize, j: usize| j * w + i % w;
+        let s = self.scale;
+        let weights = [
+            (at(ix, iy), (1.0 - fx) * (1.0 - fy) * s),
+            (at(ix + 1, iy), fx * (1.0 - fy) * s),
+            (at(ix, iy + 1), (1.0 - fx) * fy * s),
+            (at(ix + 1, iy + 1), fx * fy * s),
+        ];
+        (self.unscaled(texels, uv), weights)
     }
 }
 
