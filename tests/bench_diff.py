@@ -109,13 +109,13 @@ else:
     for i in range(iters + 2):
         t0 = time.perf_counter()
         image = m.render(sc, params, spp=spp, seed=i)
-        dr.eval(image)
+        image.numpy()  # the values on the host: Dr.Jit evaluates lazily
         t1 = time.perf_counter()
         loss = dr.mean(dr.square(image - target), axis=None)
         dr.eval(loss)
         t2 = time.perf_counter()
         dr.backward(loss)
-        dr.eval(dr.grad(opt[KEY]))
+        dr.grad(opt[KEY]).numpy()
         t3 = time.perf_counter()
         opt.step()
         opt[KEY] = dr.clip(opt[KEY], 0.0, 1.0)
