@@ -27,10 +27,7 @@ pub fn _diff_params(scene: &Bound<'_, PyAny>, keys: Vec<String>) -> PyResult<Vec
     let s = scene_of(scene, "differentiable render")?;
     let params = s
         .get()
-        .with_state(scene.py(), |st| {
-            let l = &st.loaded;
-            resolve(l.params(), l.log(), l.scene(), &keys)
-        })
+        .with_state(scene.py(), |st| resolve(&st.loaded, &keys))
         .map_err(to_py)?;
     Ok(params.iter().map(|p| p.shape()).collect())
 }
@@ -102,10 +99,7 @@ pub fn _render_backward(
     }
     let params = s
         .get()
-        .with_state(py, |st| {
-            let l = &st.loaded;
-            resolve(l.params(), l.log(), l.scene(), &keys)
-        })
+        .with_state(py, |st| resolve(&st.loaded, &keys))
         .map_err(to_py)?;
     let opts = RenderOptions { spp, seed };
     let grads = py

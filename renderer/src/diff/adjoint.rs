@@ -15,9 +15,9 @@
 //! the estimator unbiased: only what the integrand evaluates is differentiated. Memory is
 //! the observer's few colours, whatever the path length. `∂` is taken with a [`Probe`].
 
-use super::probe::Probe;
+use super::probe::{Probe, Probed};
 use super::{DiffKind, DiffParam};
-use crate::bsdfs::{BsdfCtx, BsdfSample};
+use crate::bsdfs::{AnyBsdf, BsdfCtx, BsdfSample};
 use crate::emitters::AnyEmitter;
 use crate::emitters::EmitterCtx;
 use crate::integrators::observe::{PathObserver, Seen, Vertex};
@@ -56,7 +56,7 @@ impl Adjoint<'_> {
         &mut self,
         at: Option<&SurfacePoint>,
         weight: Color,
-        mut eval: impl FnMut(&TextureStore) -> Color,
+        mut eval: impl FnMut(&Probed) -> Color,
     ) {
         if weight == Color::ZERO {
             return;
@@ -68,6 +68,10 @@ impl Adjoint<'_> {
                 None => p.read_by_emitters,
             };
             if !read {
+                continue;
+            }
+            if let DiffKind::BsdfFloat { probe } = &p.kind {
+                grad[0] += weight.dot(self.probe.record_derivative(probe, &mut eval));
                 continue;
             }
             let point = at.unwrap_or(&nowhere);
@@ -84,7 +88,9 @@ impl Adjoint<'_> {
                         grad[c] += s[c];
                     }
                 }
-                DiffKind::EnvmapData { .. } | DiffKind::EnvmapScale { .. } => {}
+                DiffKind::EnvmapData { .. }
+                | DiffKind::EnvmapScale { .. }
+                | DiffKind::BsdfFloat { .. } => {}
                 DiffKind::Bitmap { channels, .. } => {
                     let AnyTexture::Bitmap(b) = &self.probe.store().records[p.texture as usize]
                     else {
@@ -151,9 +157,15 @@ impl Adjoint<'_> {
         }
     }
 
-    /// `v`'s BSDF context reading textures from `tex`.
-    fn bsdf_ctx<'s>(v: &'s Vertex, tex: &'s TextureStore) -> BsdfCtx<'s> {
-        BsdfCtx { tex, ..*v.bctx }
+    /// `v`'s BSDF and its context, reading records and textures from `pr`.
+    fn probed_bsdf<'s>(scene: &Scene, v: &Vertex, pr: &'s Probed) -> (&'s AnyBsdf, BsdfCtx<'s>) {
+        let i = scene.geom.shapes[v.hit.shape as usize].bsdf as usize;
+        let ctx = BsdfCtx {
+            bsdfs: pr.bsdfs,
+            tex: pr.tex,
+            at: v.bctx.at,
+        };
+        (&pr.bsdfs[i], ctx)
     }
 }
 
@@ -169,8 +181,8 @@ impl PathObserver for Adjoint<'_> {
                     return;
                 }
                 let em = &scene.emitters[e as usize];
-                self.accumulate(None, weight, |tex| {
-                    em.eval_hit(&Self::emitter_ctx(scene, tex), hit, d)
+                self.accumulate(None, weight, |pr| {
+                    em.eval_hit(&Self::emitter_ctx(scene, pr.tex), hit, d)
                 });
             }
             Seen::Environment { d } => {
@@ -179,8 +191,8 @@ impl PathObserver for Adjoint<'_> {
                         self.envmap(e, d, weight);
                     }
                 }
-                self.accumulate(None, weight, |tex| {
-                    let ctx = Self::emitter_ctx(scene, tex);
+                self.accumulate(None, weight, |pr| {
+                    let ctx = Self::emitter_ctx(scene, pr.tex);
                     scene.env_emitters.iter().fold(Color::ZERO, |l, &e| {
                         l + scene.emitters[e as usize].eval_env(&ctx, d)
                     })
@@ -203,12 +215,13 @@ impl PathObserver for Adjoint<'_> {
         let scene = self.scene;
         let common = self.delta * beta * w;
         // the BSDF's value towards the light
-        self.accumulate(Some(&v.bctx.at), common * es.weight, |tex| {
-            v.bsdf.eval(&Self::bsdf_ctx(v, tex), v.wi, wo)
+        self.accumulate(Some(&v.bctx.at), common * es.weight, |pr| {
+            let (bsdf, ctx) = Self::probed_bsdf(scene, v, pr);
+            bsdf.eval(&ctx, v.wi, wo)
         });
         // the light's radiance over its density, sampled again with the same numbers
-        self.accumulate(None, common * f, |tex| {
-            let ctx = Self::emitter_ctx(scene, tex);
+        self.accumulate(None, common * f, |pr| {
+            let ctx = Self::emitter_ctx(scene, pr.tex);
             sample_emitter_in(scene, &ctx, v.hit, u).map_or(Color::ZERO, |s| s.weight)
         });
         if self.has_envmap_params() {
@@ -224,19 +237,20 @@ impl PathObserver for Adjoint<'_> {
         if through == Color::ZERO {
             return;
         }
+        let scene = self.scene;
         if bs.delta {
             let weight = self.delta * ratio(through, bs.weight);
-            self.accumulate(Some(&v.bctx.at), weight, |tex| {
-                let ctx = Self::bsdf_ctx(v, tex);
-                v.bsdf
-                    .sample(&ctx, v.wi, u1, u2)
+            self.accumulate(Some(&v.bctx.at), weight, |pr| {
+                let (bsdf, ctx) = Self::probed_bsdf(scene, v, pr);
+                bsdf.sample(&ctx, v.wi, u1, u2)
                     .map_or(Color::ZERO, |s| s.weight)
             });
         } else {
             let f = v.bsdf.eval(v.bctx, v.wi, bs.wo);
             let weight = self.delta * ratio(through, f);
-            self.accumulate(Some(&v.bctx.at), weight, |tex| {
-                v.bsdf.eval(&Self::bsdf_ctx(v, tex), v.wi, bs.wo)
+            self.accumulate(Some(&v.bctx.at), weight, |pr| {
+                let (bsdf, ctx) = Self::probed_bsdf(scene, v, pr);
+                bsdf.eval(&ctx, v.wi, bs.wo)
             });
         }
     }

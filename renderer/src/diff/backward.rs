@@ -137,7 +137,7 @@ pub fn backward(
             .par_chunks(per_group)
             .map(|group| {
                 let mut grads: Vec<Vec<f32>> = params.iter().map(|p| vec![0.0; p.len()]).collect();
-                let mut probe = Probe::new(&scene.textures);
+                let mut probe = Probe::new(&scene.textures, &scene.bsdfs);
                 for &(tx, ty) in group {
                     if progress.is_cancelled() {
                         return Err(Error::Cancelled);

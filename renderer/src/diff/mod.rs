@@ -38,9 +38,10 @@ use crate::emitters::AnyEmitter;
 use crate::error::{Error, Result};
 use crate::scene::builder::{Alloc, BuildLog};
 use crate::scene::desc::Category;
-use crate::scene::params::{ParamTable, ParamValue};
-use crate::scene::Scene;
+use crate::scene::params::ParamValue;
+use crate::scene::LoadedScene;
 use crate::textures::AnyTexture;
+use probe::RecordProbe;
 
 /// [`DiffParam::texture`] of a parameter that is not a texture's value.
 pub const NO_TEXTURE: u32 = u32::MAX;
@@ -51,7 +52,7 @@ pub const NO_TEXTURE: u32 = u32::MAX;
 pub struct DiffParam {
     /// Its key.
     pub key: String,
-    /// The texture record ([`NO_TEXTURE`] for an environment map's parameters).
+    /// The texture record ([`NO_TEXTURE`] for a parameter that is not a texture's).
     pub texture: u32,
     /// What the value is.
     pub kind: DiffKind,
@@ -62,7 +63,7 @@ pub struct DiffParam {
 }
 
 /// The kind of value of a [`DiffParam`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum DiffKind {
     /// A constant: 1 channel (a float) or 3 (a colour).
     Constant {
@@ -77,6 +78,12 @@ pub enum DiffKind {
         height: usize,
         /// Width in texels.
         width: usize,
+    },
+    /// A plain float of a BSDF (an index of refraction), differentiated through its
+    /// rebuilt records.
+    BsdfFloat {
+        /// The records.
+        probe: Box<RecordProbe>,
     },
     /// An environment map's `scale`.
     EnvmapScale {
@@ -100,14 +107,16 @@ impl DiffParam {
         match self.kind {
             DiffKind::Constant { channels } | DiffKind::Bitmap { channels, .. } => channels,
             DiffKind::EnvmapData { .. } => 3,
-            DiffKind::EnvmapScale { .. } => 1,
+            DiffKind::EnvmapScale { .. } | DiffKind::BsdfFloat { .. } => 1,
         }
     }
 
     /// The shape of its gradient: that of its value under `traverse`.
     pub fn shape(&self) -> Vec<usize> {
         match self.kind {
-            DiffKind::Constant { channels: 1 } | DiffKind::EnvmapScale { .. } => vec![],
+            DiffKind::Constant { channels: 1 }
+            | DiffKind::EnvmapScale { .. }
+            | DiffKind::BsdfFloat { .. } => vec![],
             DiffKind::EnvmapData { height, width, .. } => vec![height, width, 3],
             DiffKind::Constant { channels } => vec![channels],
             DiffKind::Bitmap {
@@ -169,12 +178,8 @@ fn textures_read_by(log: &BuildLog, category: Category) -> HashSet<u32> {
 /// The differentiable parameters named by `keys`, in order; an error naming the key
 /// for one that is not a parameter of the scene, cannot be differentiated, or is
 /// named twice.
-pub fn resolve(
-    table: &ParamTable,
-    log: &BuildLog,
-    scene: &Scene,
-    keys: &[String],
-) -> Result<Vec<DiffParam>> {
+pub fn resolve(loaded: &LoadedScene, keys: &[String]) -> Result<Vec<DiffParam>> {
+    let (table, log, scene) = (loaded.params(), loaded.log(), loaded.scene());
     let emitter_textures = textures_read_by(log, Category::Emitter);
     let bsdf_textures = textures_read_by(log, Category::Bsdf);
     let bump_textures: HashSet<u32> = log
@@ -263,6 +268,30 @@ pub fn resolve(
                 texture: NO_TEXTURE,
                 kind,
                 read_by_bsdfs: false,
+                read_by_emitters: false,
+            }
+        } else if let (Category::Bsdf, ParamValue::Float(v)) = (&owner.category, &decl.value) {
+            let step = (1.0e-3 * v.abs()).max(1.0e-6);
+            let rebuilt = |x: f64| -> Result<crate::bsdfs::AnyBsdf> {
+                let mut l = loaded.clone();
+                let mut p = l.traverse();
+                p.set(key, ParamValue::Float(x))?;
+                l.update(&p.staged())?;
+                Ok(l.scene().bsdfs[owner.handle as usize])
+            };
+            let probe = RecordProbe {
+                bsdf: owner.handle,
+                plus: rebuilt(v + step)?,
+                minus: rebuilt(v - step)?,
+                step: step as f32,
+            };
+            DiffParam {
+                key: key.clone(),
+                texture: NO_TEXTURE,
+                kind: DiffKind::BsdfFloat {
+                    probe: Box::new(probe),
+                },
+                read_by_bsdfs: true,
                 read_by_emitters: false,
             }
         } else {

@@ -11,7 +11,12 @@
 //! accurate elsewhere (roughness), with a relative step of 1e-3. Values a plugin derived
 //! from a texture when the scene was built (a plastic's lobe-selection weight from its
 //! textures' means) are sampling choices and are held fixed, as in Mitsuba's `prb`.
+//!
+//! A BSDF's plain float parameter (an index of refraction) is not a texture: its
+//! record is rebuilt once per backward pass with the value moved by `± h` (through the
+//! scene's parameter update), and the probe swaps those records in ([`RecordProbe`]).
 
+use crate::bsdfs::AnyBsdf;
 use crate::math::{Color, Vec3};
 use crate::plugin::TexRef;
 use crate::textures::{AnyTexture, Constant, SurfacePoint, TextureStore};
@@ -19,16 +24,43 @@ use crate::textures::{AnyTexture, Constant, SurfacePoint, TextureStore};
 /// Relative central-difference step.
 const STEP: f32 = 1.0e-3;
 
-/// A private copy of a scene's texture store whose records can be swapped.
+/// What a probed evaluation reads: the texture store and the BSDF records, either of
+/// which may have a record swapped.
+pub struct Probed<'a> {
+    /// The textures.
+    pub tex: &'a TextureStore,
+    /// The BSDF records.
+    pub bsdfs: &'a [AnyBsdf],
+}
+
+/// A parameter that is a plain float of a BSDF (an index of refraction): its record
+/// rebuilt with the value moved by `± step`, which the probe swaps in.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RecordProbe {
+    /// The BSDF record.
+    pub bsdf: u32,
+    /// The record at `value + step`.
+    pub plus: AnyBsdf,
+    /// The record at `value - step`.
+    pub minus: AnyBsdf,
+    /// The step.
+    pub step: f32,
+}
+
+/// A private copy of a scene's texture store and BSDF records whose records can be
+/// swapped.
 pub struct Probe {
     store: TextureStore,
+    bsdfs: Vec<AnyBsdf>,
 }
 
 impl Probe {
-    /// A copy of `store` (records and attribute table copied, images shared).
-    pub fn new(store: &TextureStore) -> Probe {
+    /// A copy of `store` and `bsdfs` (records and attribute table copied, images
+    /// shared).
+    pub fn new(store: &TextureStore, bsdfs: &[AnyBsdf]) -> Probe {
         Probe {
             store: store.clone(),
+            bsdfs: bsdfs.to_vec(),
         }
     }
 
@@ -45,7 +77,7 @@ impl Probe {
         t: TexRef,
         at: &SurfacePoint,
         channels: usize,
-        mut eval: impl FnMut(&TextureStore) -> Color,
+        mut eval: impl FnMut(&Probed) -> Color,
     ) -> [Color; 3] {
         let v = self.store.eval(t, at);
         let original = self.store.records[t as usize];
@@ -58,12 +90,36 @@ impl Probe {
             };
             let h = STEP * v[if channels == 1 { 0 } else { c }].abs().max(1.0);
             self.store.records[t as usize] = AnyTexture::Constant(Constant::new(v + dir * h));
-            let up = eval(&self.store);
+            let up = eval(&self.probed());
             self.store.records[t as usize] = AnyTexture::Constant(Constant::new(v - dir * h));
-            let down = eval(&self.store);
+            let down = eval(&self.probed());
             *d = (up - down) / (2.0 * h);
         }
         self.store.records[t as usize] = original;
         out
+    }
+
+    /// The derivative of `eval` with respect to the float parameter of `r`: the
+    /// central difference with its rebuilt records swapped in.
+    pub fn record_derivative(
+        &mut self,
+        r: &RecordProbe,
+        mut eval: impl FnMut(&Probed) -> Color,
+    ) -> Color {
+        let i = r.bsdf as usize;
+        let original = self.bsdfs[i];
+        self.bsdfs[i] = r.plus;
+        let up = eval(&self.probed());
+        self.bsdfs[i] = r.minus;
+        let down = eval(&self.probed());
+        self.bsdfs[i] = original;
+        (up - down) / (2.0 * r.step)
+    }
+
+    fn probed(&self) -> Probed<'_> {
+        Probed {
+            tex: &self.store,
+            bsdfs: &self.bsdfs,
+        }
     }
 }

@@ -85,7 +85,7 @@ fn loss(s: &LoadedScene, adj: &[f32]) -> f64 {
 
 fn gradients(s: &LoadedScene, keys: &[&str], adj: &[f32]) -> Vec<Vec<f32>> {
     let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
-    let params = resolve(s.params(), s.log(), s.scene(), &keys).unwrap();
+    let params = resolve(s, &keys).unwrap();
     backward(s.scene(), &params, adj, &opts(), &Progress::default()).unwrap()
 }
 
@@ -185,11 +185,30 @@ fn mean_err(x: &[f64]) -> (f64, f64) {
 
 #[test]
 fn roughness_gradients_agree_with_finite_differences_in_expectation() {
-    // roughness moves the sampled directions and the MIS weights, which the backward
-    // pass holds fixed: its gradient is the derivative in expectation, not that of one
-    // seed's image. Both are averaged over seeds and compared by their standard errors.
-    // The loss rewards a sharp highlight: +1 on pixels brighter than the mean, -1 elsewhere.
-    let xml = r#"<scene version="3.0.0">
+    // a roughness given as a texture (roughconductor's alpha) and as a plain float,
+    // differentiated through rebuilt records (roughplastic's alpha)
+    expectation_check(
+        r#"<bsdf type="roughconductor"><float name="alpha" value="0.3"/></bsdf>"#,
+        "plate.bsdf.alpha.value",
+        0.3,
+    );
+    expectation_check(
+        r#"<bsdf type="roughplastic"><float name="alpha" value="0.3"/>
+           <rgb name="diffuse_reflectance" value="0.1, 0.1, 0.1"/></bsdf>"#,
+        "plate.bsdf.alpha",
+        0.3,
+    );
+}
+
+/// The gradient of `key` (value `value`) of the plate's `bsdf` against central
+/// differences, both averaged over seeds and compared by their standard errors:
+/// roughness moves the sampled directions and the MIS weights, which the backward pass
+/// holds fixed, so its gradient is the derivative in expectation, not that of one
+/// seed's image. The loss rewards a sharp highlight: +1 on pixels brighter than the
+/// mean, -1 elsewhere.
+fn expectation_check(bsdf: &str, key: &str, value: f64) {
+    let xml = format!(
+        r#"<scene version="3.0.0">
         <integrator type="path"><integer name="max_depth" value="3"/></integrator>
         <sensor type="perspective"><float name="fov" value="40"/>
             <transform name="to_world"><lookat origin="0, 2, 3" target="0, 0, 0" up="0, 1, 0"/></transform>
@@ -198,15 +217,15 @@ fn roughness_gradients_agree_with_finite_differences_in_expectation() {
         </sensor>
         <shape type="rectangle" id="plate">
             <transform name="to_world"><rotate x="1" angle="-90"/><scale value="3"/></transform>
-            <bsdf type="roughconductor"><float name="alpha" value="0.3"/></bsdf>
+            {bsdf}
         </shape>
         <shape type="rectangle" id="lamp">
             <transform name="to_world"><rotate x="1" angle="90"/><scale value="0.4"/><translate y="2" z="-3"/></transform>
             <emitter type="area"><rgb name="radiance" value="10, 10, 10"/></emitter>
         </shape>
-        </scene>"#;
-    let mut s = LoadedScene::new(xml::load_string(xml, &[]).unwrap()).unwrap();
-    let key = "plate.bsdf.alpha.value";
+        </scene>"#
+    );
+    let mut s = LoadedScene::new(xml::load_string(&xml, &[]).unwrap()).unwrap();
     let reference = cpu::render(
         s.scene(),
         &RenderOptions {
@@ -222,7 +241,7 @@ fn roughness_gradients_agree_with_finite_differences_in_expectation() {
         .map(|&v| if v > mean { 1.0 } else { -1.0 })
         .collect();
     let keys = vec![key.to_string()];
-    let params = resolve(s.params(), s.log(), s.scene(), &keys).unwrap();
+    let params = resolve(&s, &keys).unwrap();
     let (mut g, mut fd) = (Vec::new(), Vec::new());
     for seed in 0..24u64 {
         let o = RenderOptions {
@@ -240,16 +259,16 @@ fn roughness_gradients_agree_with_finite_differences_in_expectation() {
                 .sum::<f64>()
         };
         let h = 0.02;
-        set(&mut s, key, ParamValue::Float(0.3 + h));
+        set(&mut s, key, ParamValue::Float(value + h));
         let up = l(&s);
-        set(&mut s, key, ParamValue::Float(0.3 - h));
+        set(&mut s, key, ParamValue::Float(value - h));
         let down = l(&s);
-        set(&mut s, key, ParamValue::Float(0.3));
+        set(&mut s, key, ParamValue::Float(value));
         fd.push((up - down) / (2.0 * h));
     }
     let ((mg, eg), (mf, ef)) = (mean_err(&g), mean_err(&fd));
     let z = |k: f64| (k * mg - mf) / (k * k * eg * eg + ef * ef).sqrt();
-    let msg = format!("gradient {mg} ± {eg}, finite differences {mf} ± {ef}");
+    let msg = format!("{key}: gradient {mg} ± {eg}, finite differences {mf} ± {ef}");
     eprintln!("{msg}; z {}", z(1.0));
     assert!(z(1.0).abs() < 4.0, "{msg}");
     // power: 10% off or a flipped sign is rejected
@@ -308,9 +327,7 @@ fn parameters_that_cannot_be_differentiated_are_named_with_the_reason() {
     let s = load(r#"<integrator type="direct"/>"#);
     let err = |keys: &[&str]| {
         let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
-        resolve(s.params(), s.log(), s.scene(), &keys)
-            .unwrap_err()
-            .to_string()
+        resolve(&s, &keys).unwrap_err().to_string()
     };
     let e = err(&["sensor.x_fov"]);
     assert!(
@@ -334,13 +351,7 @@ fn parameters_that_cannot_be_differentiated_are_named_with_the_reason() {
 #[test]
 fn the_backward_pass_refuses_other_integrators_and_wrong_adjoints() {
     let s = load(r#"<integrator type="depth"/>"#);
-    let params = resolve(
-        s.params(),
-        s.log(),
-        s.scene(),
-        &["wall.bsdf.reflectance.value".into()],
-    )
-    .unwrap();
+    let params = resolve(&s, &["wall.bsdf.reflectance.value".into()]).unwrap();
     let adj = adjoint(&s);
     let e = backward(s.scene(), &params, &adj, &opts(), &Progress::default())
         .unwrap_err()
@@ -370,7 +381,7 @@ fn constant_colours_keep_their_grey_or_colour_shape() {
     .iter()
     .map(|k| k.to_string())
     .collect();
-    let p = resolve(s.params(), s.log(), s.scene(), &keys).unwrap();
+    let p = resolve(&s, &keys).unwrap();
     assert_eq!(p[0].shape(), Vec::<usize>::new());
     assert_eq!(p[1].shape(), vec![3]);
     assert_eq!(p[2].shape(), vec![256, 256, 3]);
