@@ -1,9 +1,10 @@
 //! The adjoint of one camera sample: path replay backpropagation (Vicini et al. 2021).
 //!
-//! The sample's path is traced twice with the same random numbers. The first trace gives
+//! A `path` sample is traced twice with the same random numbers. The first trace gives
 //! its radiance `L`; the second runs with an [`Adjoint`] observer, which starts with
 //! `rest = L` and, at each step, takes off what the step added, so that at a scattering
-//! vertex `rest` is exactly the radiance the rest of the path brought through it. With
+//! vertex `rest` is exactly the radiance the rest of the path brought through it. A
+//! `direct` sample is traced once: it tells each BSDF sample what came through it. With
 //! `δ` the sample's share of the image's adjoint, each step adds to the gradient:
 //!
 //! - emission `β · Le · w`: `δ · β · w · ∂Le`;
@@ -71,7 +72,10 @@ impl Adjoint<'_> {
                 continue;
             }
             if let DiffKind::BsdfFloat { probe } = &p.kind {
-                grad[0] += weight.dot(self.probe.record_derivative(probe, &mut eval));
+                let s = weight.dot(self.probe.record_derivative(probe, &mut eval));
+                if s.is_finite() {
+                    grad[0] += s;
+                }
                 continue;
             }
             let point = at.unwrap_or(&nowhere);
@@ -79,7 +83,8 @@ impl Adjoint<'_> {
                 .probe
                 .derivative(p.texture, point, p.channels(), &mut eval);
             let s = d.map(|dc| weight.dot(dc));
-            if s.iter().all(|&x| x == 0.0) {
+            // a numerical accident (an overflowing sample) is dropped, as the render drops it
+            if s.iter().all(|&x| x == 0.0) || !s.iter().all(|x| x.is_finite()) {
                 continue;
             }
             match p.kind {

@@ -149,8 +149,15 @@ pub fn backward(
                         if delta == Color::ZERO {
                             return;
                         }
-                        let mut replay = rng.clone();
-                        let l = integrator.trace(scene, ray, &mut replay, &mut Unobserved);
+                        // the radiance the path carries: `path` needs it at every vertex
+                        // (`direct` knows what each of its samples carries)
+                        let l = match integrator {
+                            Replayed::Path(_) => {
+                                let mut replay = rng.clone();
+                                integrator.trace(scene, ray, &mut replay, &mut Unobserved)
+                            }
+                            Replayed::Direct(_) => Color::ZERO,
+                        };
                         if !l.is_finite() {
                             return; // the render drops such a sample
                         }
