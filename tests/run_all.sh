@@ -59,7 +59,7 @@ timeout 600 "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
 # PyTorch for heliograph.torch's tests (large: its own time limit)
 timeout 900 "$VENV/bin/python" -m pip install -q --disable-pip-version-check torch \
     || echo "(optional torch not installed: the heliograph.torch tests will skip)"
-if [ -x "$VENV/bin/ruff" ]; then "$VENV/bin/ruff" check python tests/python tests/fuzz tests/mitsuba_data tests/mitsuba_tutorials tests/bench_cpu.py tests/bench_diff.py tests/bench_rays_embree.py; fi
+if [ -x "$VENV/bin/ruff" ]; then "$VENV/bin/ruff" check python tests/python tests/fuzz tests/mitsuba_data tests/mitsuba_tutorials tests/bench_cpu.py tests/bench_diff.py tests/bench_diff_jit.py tests/bench_rays_embree.py; fi
 rm -rf target/wheels
 "$VENV/bin/maturin" build --release -m python/Cargo.toml -i "$VENV/bin/python" -o target/wheels
 WHEEL=$(ls target/wheels/heliograph-*.whl)
