@@ -2,9 +2,10 @@
 parameter values a render is differentiated at, and the host side of the two passes.
 
 The forward pass writes the values into the scene (``traverse`` + ``update``, which
-patches only what changed) and renders; the backward pass traces the image's samples
-again with ``seed_grad`` and returns the gradient of ``Σ grad · image`` with respect to
-each parameter (path replay backpropagation, on the CPU backend).
+patches only what changed) and renders; the backward pass writes them back if another
+render changed them, traces the image's samples again with ``seed_grad`` and returns the
+gradient of ``Σ grad · image`` with respect to each parameter (path replay
+backpropagation, on the CPU backend).
 """
 
 from __future__ import annotations
@@ -88,17 +89,20 @@ def set_values(scene, keys, values) -> None:
     params.update()
 
 
-def forward(scene, keys, values, opts: Options) -> tuple[np.ndarray, int]:
-    """The image at ``values`` and the scene's version it was rendered at."""
+def forward(scene, keys, values, opts: Options):
+    """The image at ``values`` and a snapshot of the parameters it was rendered with."""
     set_values(scene, keys, values)
     image = np.array(_native.render(scene, spp=opts.spp or 0, seed=opts.seed))
-    return image, _native._scene_version(scene)
+    return image, _native._diff_snapshot(scene)
 
 
-def backward(scene, keys, grad: np.ndarray, version: int, opts: Options) -> list[np.ndarray]:
-    """The gradients of ``Σ grad · image`` for the render at ``version``."""
+def backward(scene, keys, values, grad: np.ndarray, snapshot, opts: Options) -> list[np.ndarray]:
+    """The gradients of ``Σ grad · image`` for the render of ``values`` with the other
+    parameters of ``snapshot``: the values are written back first if another render
+    changed them (a loss of several renders of one scene); any other parameter that
+    changed since is an error naming it."""
+    if not snapshot.is_current(scene):
+        set_values(scene, keys, values)
     grad = np.ascontiguousarray(grad, dtype=np.float32)
-    out = _native._render_backward(
-        scene, list(keys), grad, opts.spp_grad, opts.seed_grad, version
-    )
+    out = _native._render_backward(scene, list(keys), grad, opts.spp_grad, opts.seed_grad, snapshot)
     return [np.array(g) for g in out]

@@ -24,6 +24,7 @@ __all__ = [
     "_cuda_live_buffers",
     "_cuda_setitem",
     "_diff_params",
+    "_diff_snapshot",
     "_elementwise",
     "_film_shape",
     "_index_view",
@@ -37,7 +38,6 @@ __all__ = [
     "_read_image",
     "_render",
     "_render_backward",
-    "_scene_version",
     "_set_nvrtc_search_paths",
     "_write_image",
     "cuda_stream",
@@ -177,9 +177,9 @@ def _render(
 def traverse(scene: Any) -> SceneParameters: ...
 def _diff_params(scene: Any, keys: List[str]) -> List[List[int]]: ...
 def _film_shape(scene: Any) -> List[int]: ...
-def _scene_version(scene: Any) -> int: ...
+def _diff_snapshot(scene: Any) -> Any: ...
 def _render_backward(
-    scene: Any, keys: List[str], grad: Any, spp: Optional[int], seed: int, version: int
+    scene: Any, keys: List[str], grad: Any, spp: Optional[int], seed: int, snapshot: Any
 ) -> List[TensorXf]: ...
 def set_progress(enabled: Optional[bool], delay: float = 0.5) -> None: ...
 def progress() -> Optional[bool]: ...

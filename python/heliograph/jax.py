@@ -16,8 +16,9 @@ passes run on the host through ``jax.pure_callback`` (the values and the image's
 gradient come to the host, the image and the gradients go back), which XLA orders by
 data dependence. On the CPU that costs nothing measurable: tests/bench_diff_jit.py gives
 18.3 ms per jitted ``value_and_grad`` against 17.9 ms for the same work through
-``heliograph.torch`` (64² film and texture, spp 4, 2 cores). The backward pass sets the values it is given before tracing, so it
-differentiates the render those values produce whatever ran in between.
+``heliograph.torch`` (64² film and texture, spp 4, 2 cores). The backward pass sets the
+values it is given before tracing, so it differentiates the render those values produce
+whatever ran in between.
 """
 
 from __future__ import annotations
@@ -56,8 +57,7 @@ def render_fn(scene, keys, spp=None, seed=0, spp_grad=None, seed_grad=None):
     def host_backward(grad, *values):
         arrays = host_arrays(values)
         _diff.set_values(scene, keys, arrays)
-        version = _native._scene_version(scene)
-        return _diff.backward(scene, keys, np.asarray(grad), version, opts)
+        return _diff.backward(scene, keys, arrays, np.asarray(grad), _native._diff_snapshot(scene), opts)
 
     def call(values):
         for k, v, s in zip(keys, values, shapes):

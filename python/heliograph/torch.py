@@ -33,8 +33,9 @@ def render(scene, params, spp=None, seed=0, spp_grad=None, seed_grad=None) -> to
     backward pass traces (default: ``spp`` and ``seed + 1``, decorrelated from the
     image, as Mitsuba). A key that cannot be differentiated, a value of the wrong shape
     or a tensor on another device is an error naming the key, raised before anything
-    renders. Each render's backward pass runs once; the scene must not change between
-    the render and its backward pass.
+    renders. Each render's backward pass runs once. Several renders of one scene may
+    enter one loss (their backward passes write their own values back); any other
+    parameter update between a render and its backward pass is an error.
     """
     if not isinstance(params, dict):
         raise TypeError(f"'params' must be a dict of key -> value, got {type(params).__name__}")
@@ -62,8 +63,9 @@ class _Render(torch.autograd.Function):
     @staticmethod
     def forward(ctx, scene, keys, opts, *values):
         arrays = [_diff.check_value(k, v.detach().numpy(), tuple(v.shape)) for k, v in zip(keys, values)]
-        image, version = _diff.forward(scene, keys, arrays, opts)
-        ctx.scene, ctx.keys, ctx.opts, ctx.version = scene, keys, opts, version
+        image, snapshot = _diff.forward(scene, keys, arrays, opts)
+        ctx.scene, ctx.keys, ctx.opts, ctx.snapshot = scene, keys, opts, snapshot
+        ctx.arrays = arrays
         ctx.dtypes = [v.dtype for v in values]
         ctx.used = False
         return torch.from_numpy(image)
@@ -85,7 +87,8 @@ class _Render(torch.autograd.Function):
         if not any(wanted):
             return (None, None, None) + (None,) * len(wanted)
         grads = _diff.backward(
-            ctx.scene, ctx.keys, grad.detach().to(torch.float32).numpy(), ctx.version, ctx.opts
+            ctx.scene, ctx.keys, ctx.arrays, grad.detach().to(torch.float32).numpy(), ctx.snapshot,
+            ctx.opts,
         )
         out = [
             torch.from_numpy(g).to(dtype) if w else None

@@ -3,7 +3,9 @@
 
 use heliograph::backend::{Backend, Progress, RenderOptions};
 use heliograph::diff::{backward, resolve};
-use heliograph::scene::params::shape_str;
+use std::sync::Arc;
+
+use heliograph::scene::params::{shape_str, ParamTable};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
@@ -43,27 +45,57 @@ pub fn _film_shape(scene: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
     }))
 }
 
-/// `_scene_version(scene)`: a number that changes with every parameter update.
-#[pyfunction]
-pub fn _scene_version(scene: &Bound<'_, PyAny>) -> PyResult<u64> {
-    let s = scene_of(scene, "_scene_version")?;
-    Ok(s.get().with_state(scene.py(), |st| st.loaded.version()))
+/// The parameter values a render was made with, for its backward pass.
+#[pyclass(module = "heliograph", frozen)]
+pub struct DiffSnapshot {
+    table: Arc<ParamTable>,
+    version: u64,
 }
 
-/// `_render_backward(scene, keys, grad, spp, seed, version)`: the gradients of
+#[pymethods]
+impl DiffSnapshot {
+    /// Whether `scene` has not been updated since the snapshot.
+    fn is_current(&self, scene: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let s = scene_of(scene, "is_current")?;
+        Ok(s.get().with_state(scene.py(), |st| st.loaded.version()) == self.version)
+    }
+}
+
+/// `_diff_snapshot(scene)`: the scene's parameter values now.
+#[pyfunction]
+pub fn _diff_snapshot(scene: &Bound<'_, PyAny>) -> PyResult<DiffSnapshot> {
+    let s = scene_of(scene, "_diff_snapshot")?;
+    let (table, version) = s.get().with_state(scene.py(), |st| {
+        (st.loaded.params().clone(), st.loaded.version())
+    });
+    Ok(DiffSnapshot { table, version })
+}
+
+/// The first parameter whose value in `now` differs from `then`'s.
+fn first_change(then: &ParamTable, now: &ParamTable) -> Option<String> {
+    then.decls()
+        .iter()
+        .zip(now.decls())
+        .find(|(a, b)| a.key != b.key || a.value != b.value)
+        .map(|(a, _)| a.key.clone())
+}
+
+/// `_render_backward(scene, keys, grad, spp, seed, snapshot)`: the gradients of
 /// `Σ grad · image` with respect to `keys`, one `TensorXf` per key in the shape of its
 /// value; the image is the render with `spp` (None: the scene's) and `seed`, which the
-/// backward pass traces again. `version` is the scene's version when the image was
-/// rendered: a scene updated since is an error, not a gradient of other values.
+/// backward pass traces again. `snapshot` holds the parameter values the image was
+/// rendered with (the caller has written the differentiated ones back): a scene whose
+/// parameters differ from them is an error naming the first that does, not a gradient
+/// of other values.
 #[pyfunction]
-#[pyo3(signature = (scene, keys, grad, spp, seed, version))]
+#[pyo3(signature = (scene, keys, grad, spp, seed, snapshot))]
 pub fn _render_backward(
     scene: &Bound<'_, PyAny>,
     keys: Vec<String>,
     grad: &Bound<'_, PyAny>,
     spp: Option<u32>,
     seed: u64,
-    version: u64,
+    snapshot: &Bound<'_, DiffSnapshot>,
 ) -> PyResult<Vec<TensorXf>> {
     let py = scene.py();
     let s = scene_of(scene, "backward")?;
@@ -74,18 +106,22 @@ pub fn _render_backward(
         ));
     }
     let adjoint = to_host_array(py, grad)?;
-    let (scene_now, now) = s
+    let then = snapshot.get();
+    let (scene_now, table, version) = s
         .get()
         .with_state(py, |st| {
             st.loaded.fetch_device_images()?;
-            Ok((st.loaded.scene().clone(), st.loaded.version()))
+            let l = &st.loaded;
+            Ok((l.scene().clone(), l.params().clone(), l.version()))
         })
         .map_err(to_py)?;
-    if now != version {
-        return Err(RenderError::new_err(
-            "the scene's parameters changed after the render this gradient belongs to: \
-             render again, then call backward",
-        ));
+    if version != then.version {
+        if let Some(key) = first_change(&then.table, &table) {
+            return Err(RenderError::new_err(format!(
+                "parameter \"{key}\" changed after the render this gradient belongs to: \
+                 render again, then call backward"
+            )));
+        }
     }
     let film = &scene_now.sensor.film;
     let [w, h] = film.crop_size;

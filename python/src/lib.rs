@@ -190,7 +190,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<film::RenderedFilm>()?;
     m.add_function(wrap_pyfunction!(params::traverse, m)?)?;
     m.add_function(wrap_pyfunction!(diff::_diff_params, m)?)?;
-    m.add_function(wrap_pyfunction!(diff::_scene_version, m)?)?;
+    m.add_function(wrap_pyfunction!(diff::_diff_snapshot, m)?)?;
     m.add_function(wrap_pyfunction!(diff::_film_shape, m)?)?;
     m.add_function(wrap_pyfunction!(diff::_render_backward, m)?)?;
     m.add_function(wrap_pyfunction!(progress::set_progress, m)?)?;

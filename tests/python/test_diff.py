@@ -136,12 +136,33 @@ def test_backward_twice_or_after_the_scene_changed_is_an_error():
     image.sum().backward(retain_graph=True)
     with pytest.raises(RuntimeError, match="already ran"):
         image.sum().backward()
+    # another parameter updated between the render and its backward pass
     image = hgt.render(scene, {KEY: t}, spp=2)
     params = hg.traverse(scene)
-    params[KEY] = texture * 0.5
+    params["emitter.radiance.value"] = 2.0
     params.update()
-    with pytest.raises(hg.RenderError, match="changed after the render"):
+    with pytest.raises(hg.RenderError, match=r"parameter \"emitter.radiance.value\" changed after the render"):
         image.sum().backward()
+
+
+def test_a_loss_of_several_renders_of_one_scene():
+    # each render's backward pass differentiates the values it was rendered with
+    torch = pytest.importorskip("torch")
+    import heliograph.torch as hgt
+
+    scene, texture = scene_and_texture()
+    adj = adjoint((12, 12, 3))
+    a = torch.tensor(texture, requires_grad=True)
+    b = torch.tensor(texture * 0.5, requires_grad=True)
+    both = hgt.render(scene, {KEY: a}, spp=4, seed=9, seed_grad=9) + hgt.render(
+        scene, {KEY: b}, spp=4, seed=9, seed_grad=9)
+    (both * torch.from_numpy(adj)).sum().backward()
+    # the image is linear in the texels: both gradients equal the gradient of one render
+    one = torch.tensor(texture, requires_grad=True)
+    (hgt.render(scene, {KEY: one}, spp=4, seed=9, seed_grad=9) * torch.from_numpy(adj)).sum().backward()
+    # (up to the float32 rounding of the central differences inside the backward pass)
+    np.testing.assert_allclose(a.grad.numpy(), one.grad.numpy(), rtol=1e-3, atol=1e-6)
+    np.testing.assert_allclose(b.grad.numpy(), one.grad.numpy(), rtol=1e-3, atol=1e-6)
 
 
 def test_gradients_are_finite_where_densities_vanish():
@@ -168,7 +189,7 @@ def test_fitting_a_texture_converges_without_nans():
     t = torch.full((4, 4, 3), 0.5, requires_grad=True)
     opt = torch.optim.Adam([t], lr=0.05)
     losses = []
-    for i in range(60):
+    for i in range(1000 if LONG else 60):
         opt.zero_grad()
         image = hgt.render(scene, {KEY: t}, spp=4, seed=i)
         loss = ((image - target) ** 2).mean()
@@ -242,8 +263,9 @@ def test_gradients_agree_with_mitsuba_prb():
     grads = []
     for b in range(16):
         opts = _diff.Options.of(64, 1000 + b, 64, 5000 + b)
-        _, version = _diff.forward(scene, keys, values, opts)
-        grads.append(np.concatenate([g.ravel() for g in _diff.backward(scene, keys, ref["adjoint"], version, opts)]))
+        _, snapshot = _diff.forward(scene, keys, values, opts)
+        g = _diff.backward(scene, keys, values, ref["adjoint"], snapshot, opts)
+        grads.append(np.concatenate([x.ravel() for x in g]))
     g = np.stack(grads).astype(np.float64)
     mean, se = g.mean(0), g.std(0, ddof=1) / 4.0
     mi_mean = np.concatenate([ref[f"mean{i}"] for i in range(len(keys))])
@@ -259,3 +281,36 @@ def test_gradients_agree_with_mitsuba_prb():
     assert used.sum() > 150
     assert p_value(1.0) > 1e-4, p_value(1.0)
     assert p_value(1.1) < 1e-6 and p_value(-1.0) < 1e-6
+
+
+def test_full_jacobian_at_a_tiny_size():
+    # a gradcheck: the whole Jacobian of a 4x4 render with respect to a 2x2 texture, row
+    # by row through backward (one render each: a render's backward pass runs once),
+    # against central differences. With the backward pass traced with the image's seed
+    # the render is a deterministic function of the texels (linear, under `direct`), so
+    # the numerical Jacobian is exact up to float32 rounding.
+    torch = pytest.importorskip("torch")
+    import heliograph.torch as hgt
+
+    scene, texture = scene_and_texture(res=4, tex=2)
+
+    def render(t):
+        return hgt.render(scene, {KEY: t}, spp=2, seed=3, seed_grad=3)
+
+    n_out = 4 * 4 * 3
+    analytical = np.zeros((n_out, texture.size))
+    for i in range(n_out):
+        t = torch.tensor(texture, requires_grad=True)
+        render(t).reshape(-1)[i].backward()
+        analytical[i] = t.grad.numpy().ravel()
+    numerical = np.zeros_like(analytical)
+    h = 0.05
+    for j in range(texture.size):
+        up, down = texture.copy().ravel(), texture.copy().ravel()
+        up[j] += h
+        down[j] -= h
+        diff = render(torch.tensor(up.reshape(texture.shape))) - render(torch.tensor(down.reshape(texture.shape)))
+        numerical[:, j] = diff.detach().numpy().ravel() / (2 * h)
+    assert np.abs(numerical).max() > 0.01
+    np.testing.assert_allclose(analytical, numerical, atol=1e-4, rtol=1e-3)
+    assert np.abs(1.1 * analytical - numerical).max() > 1e-3, "the check would notice a 10% error"
