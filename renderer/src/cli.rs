@@ -323,8 +323,19 @@ fn plugins(name: Option<&str>) -> Result<()> {
     let registered = heliograph::plugin::registered();
     let mut out = String::new();
     if let Some(name) = name {
-        if let Some(p) = registered.iter().find(|p| p.name == name) {
-            out = format!("{} \"{}\"\n\n{}", p.category, p.name, p.manual());
+        // another name of a plugin (Mitsuba's `prb` is `path`) shows that plugin's manual
+        let alias = heliograph::integrators::ALIASES
+            .iter()
+            .find(|(a, _)| *a == name)
+            .map(|(_, to)| *to);
+        if let Some(p) = registered.iter().find(|p| p.name == alias.unwrap_or(name)) {
+            if alias.is_some() {
+                out = format!(
+                    "\"{name}\" is another name of {} \"{}\"\n\n",
+                    p.category, p.name
+                );
+            }
+            out += &format!("{} \"{}\"\n\n{}", p.category, p.name, p.manual());
         } else {
             let known: Vec<&str> = registered.iter().map(|p| p.name).collect();
             bail!(

@@ -210,6 +210,15 @@ fn plugins_lists_every_registered_plugin_with_its_parameters_and_prints_manuals(
             && manual.contains("<bsdf type=\"roughplastic\">"),
         "{manual}"
     );
+    // Mitsuba's name of the differentiable path tracer: path's manual, saying so
+    let o = bin().args(["plugins", "prb"]).output().unwrap();
+    let manual = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success());
+    assert!(
+        manual.starts_with("\"prb\" is another name of integrator \"path\"")
+            && manual.contains("| `max_depth` |"),
+        "{manual}"
+    );
     // a misspelt name is an error with a suggestion
     let o = bin().args(["plugins", "roughplastik"]).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
