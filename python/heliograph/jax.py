@@ -71,12 +71,13 @@ def render_fn(scene, keys, spp=None, seed=0, spp_grad=None, seed_grad=None):
         return call(values)[1]
 
     def fwd(*values):
-        values, image = call(values)
+        image = call(values)[1]
         return image, tuple(values)
 
     def bwd(values, grad):
         grads = jax.pure_callback(host_backward, grad_types, grad, *values)
-        return tuple(grads)
+        # each gradient in its value's dtype (float64 under jax_enable_x64)
+        return tuple(g.astype(jnp.result_type(v)) for g, v in zip(grads, values))
 
     render.defvjp(fwd, bwd)
     return render

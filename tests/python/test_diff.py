@@ -90,6 +90,22 @@ def test_jax_gradient_matches_torch_and_works_under_jit():
     np.testing.assert_allclose(np.asarray(jitted[1]), np.asarray(grad), rtol=1e-6, atol=1e-7)
 
 
+def test_jax_gradients_come_in_the_values_dtype():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    import heliograph.jax as hgj
+
+    scene, texture = scene_and_texture(res=4, tex=2)
+    render = hgj.render_fn(scene, keys=[KEY], spp=2)
+    with jax.enable_x64(True):
+        g64 = jax.grad(lambda t: render(t).sum())(jnp.asarray(texture, jnp.float64))
+        assert g64.dtype == jnp.float64
+    g32 = jax.grad(lambda t: render(t).sum())(jnp.asarray(texture))
+    assert g32.dtype == jnp.float32
+    np.testing.assert_allclose(np.asarray(g64), np.asarray(g32), rtol=1e-6)
+
+
 def test_constant_colours_and_prb_scenes_from_mitsuba_scripts():
     torch = pytest.importorskip("torch")
     import heliograph.torch as hgt
