@@ -41,6 +41,16 @@ pub struct Adjoint<'a> {
     pub(super) rest: Color,
 }
 
+/// Which kind of plugin a probed evaluation runs, and where it reads its textures.
+#[derive(Clone, Copy)]
+enum Reader {
+    /// A BSDF at a surface point.
+    Bsdf(SurfacePoint),
+    /// An emitter, reading its radiance texture at a point (an area light's emitting
+    /// point; any point for constant textures).
+    Emitter(SurfacePoint),
+}
+
 /// `a / b` per channel, 0 where `b` is 0.
 #[inline]
 fn ratio(a: Color, b: Color) -> Color {
@@ -51,22 +61,26 @@ fn ratio(a: Color, b: Color) -> Color {
 impl Adjoint<'_> {
     /// Adds `weight ⊙ ∂eval` (per channel, summed over RGB) to the gradient of each
     /// parameter that what `eval` evaluates may read: `eval` evaluates with a texture
-    /// store in which parameter textures are swapped; `at` is where a BSDF reads its
-    /// textures, `None` for an emitter (whose parameters are constants).
+    /// store (and BSDF records) in which parameters are swapped; `reader` says which
+    /// kind of plugin evaluates and where it reads its textures.
     fn accumulate(
         &mut self,
-        at: Option<&SurfacePoint>,
+        reader: Reader,
         weight: Color,
         mut eval: impl FnMut(&Probed) -> Color,
     ) {
         if weight == Color::ZERO {
             return;
         }
-        let nowhere = SurfacePoint::at_uv(Vec2::ZERO);
+        let (at, bsdf) = match reader {
+            Reader::Bsdf(at) => (at, true),
+            Reader::Emitter(at) => (at, false),
+        };
         for (p, grad) in self.params.iter().zip(self.grads.iter_mut()) {
-            let read = match at {
-                Some(_) => p.read_by_bsdfs,
-                None => p.read_by_emitters,
+            let read = if bsdf {
+                p.read_by_bsdfs
+            } else {
+                p.read_by_emitters
             };
             if !read {
                 continue;
@@ -78,10 +92,9 @@ impl Adjoint<'_> {
                 }
                 continue;
             }
-            let point = at.unwrap_or(&nowhere);
             let d = self
                 .probe
-                .derivative(p.texture, point, p.channels(), &mut eval);
+                .derivative(p.texture, &at, p.channels(), &mut eval);
             let s = d.map(|dc| weight.dot(dc));
             // a numerical accident (an overflowing sample) is dropped, as the render drops it
             if s.iter().all(|&x| x == 0.0) || !s.iter().all(|x| x.is_finite()) {
@@ -101,7 +114,6 @@ impl Adjoint<'_> {
                     else {
                         continue;
                     };
-                    let Some(at) = at else { continue };
                     for (texel, w) in b.texel_weights(at.uv) {
                         if w != 0.0 {
                             for c in 0..channels {
@@ -186,7 +198,8 @@ impl PathObserver for Adjoint<'_> {
                     return;
                 }
                 let em = &scene.emitters[e as usize];
-                self.accumulate(None, weight, |pr| {
+                let at = SurfacePoint::at_uv(hit.uv);
+                self.accumulate(Reader::Emitter(at), weight, |pr| {
                     em.eval_hit(&Self::emitter_ctx(scene, pr.tex), hit, d)
                 });
             }
@@ -196,7 +209,8 @@ impl PathObserver for Adjoint<'_> {
                         self.envmap(e, d, weight);
                     }
                 }
-                self.accumulate(None, weight, |pr| {
+                let nowhere = SurfacePoint::at_uv(Vec2::ZERO);
+                self.accumulate(Reader::Emitter(nowhere), weight, |pr| {
                     let ctx = Self::emitter_ctx(scene, pr.tex);
                     scene.env_emitters.iter().fold(Color::ZERO, |l, &e| {
                         l + scene.emitters[e as usize].eval_env(&ctx, d)
@@ -220,20 +234,18 @@ impl PathObserver for Adjoint<'_> {
         let scene = self.scene;
         let common = self.delta * beta * w;
         // the BSDF's value towards the light
-        self.accumulate(Some(&v.bctx.at), common * es.weight, |pr| {
+        self.accumulate(Reader::Bsdf(v.bctx.at), common * es.weight, |pr| {
             let (bsdf, ctx) = Self::probed_bsdf(scene, v, pr);
             bsdf.eval(&ctx, v.wi, wo)
         });
         // the light's radiance over its density, sampled again with the same numbers
-        self.accumulate(None, common * f, |pr| {
+        let at = SurfacePoint::at_uv(es.uv);
+        self.accumulate(Reader::Emitter(at), common * f, |pr| {
             let ctx = Self::emitter_ctx(scene, pr.tex);
             sample_emitter_in(scene, &ctx, v.hit, u).map_or(Color::ZERO, |s| s.weight)
         });
         if self.has_envmap_params() {
-            // the emitter that sample_emitter picked with u.x
-            let n = scene.emitters.len();
-            let picked = ((u.x * n as f32) as usize).min(n - 1) as u32;
-            self.envmap(picked, es.d, common * f / es.pdf);
+            self.envmap(es.emitter, es.d, common * f / es.pdf);
         }
     }
 
@@ -245,7 +257,7 @@ impl PathObserver for Adjoint<'_> {
         let scene = self.scene;
         if bs.delta {
             let weight = self.delta * ratio(through, bs.weight);
-            self.accumulate(Some(&v.bctx.at), weight, |pr| {
+            self.accumulate(Reader::Bsdf(v.bctx.at), weight, |pr| {
                 let (bsdf, ctx) = Self::probed_bsdf(scene, v, pr);
                 bsdf.sample(&ctx, v.wi, u1, u2)
                     .map_or(Color::ZERO, |s| s.weight)
@@ -253,7 +265,7 @@ impl PathObserver for Adjoint<'_> {
         } else {
             let f = v.bsdf.eval(v.bctx, v.wi, bs.wo);
             let weight = self.delta * ratio(through, f);
-            self.accumulate(Some(&v.bctx.at), weight, |pr| {
+            self.accumulate(Reader::Bsdf(v.bctx.at), weight, |pr| {
                 let (bsdf, ctx) = Self::probed_bsdf(scene, v, pr);
                 bsdf.eval(&ctx, v.wi, bs.wo)
             });

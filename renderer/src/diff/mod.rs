@@ -8,7 +8,9 @@
 //!   as a texture (`white.reflectance.value`, `light.emitter.radiance.value`,
 //!   `metal.alpha.value`, ...) and a bitmap's texels (`shape.bsdf.reflectance.data`,
 //!   where the gradient of a lookup scatters to the texels it read, four for bilinear
-//!   filtering), and an environment map's texels and scale (`sky.data`, `sky.scale`).
+//!   filtering; a BSDF's or an area light's bitmap), an environment map's texels and
+//!   scale (`sky.data`, `sky.scale`), and a BSDF's plain floats such as an index of
+//!   refraction (`glass.eta`, through rebuilt records: [`probe::RecordProbe`]).
 //!   Sensor parameters, transforms and vertex positions are not: moving
 //!   geometry moves visibility edges, which needs projective sampling. Asking for them,
 //!   or for any other parameter, is an error that names the key ([`resolve`]).
@@ -229,13 +231,6 @@ pub fn resolve(loaded: &LoadedScene, keys: &[String]) -> Result<Vec<DiffParam>> 
                     "it is a bump map's height, which moves the shading normal (geometry)",
                 ));
             }
-            if emitter_textures.contains(&owner.handle) {
-                return Err(not_differentiable(
-                    key,
-                    "an emitter's radiance can be differentiated as a constant \
-                     (`radiance.value`), not yet as a bitmap",
-                ));
-            }
             DiffParam {
                 key: key.clone(),
                 texture: owner.handle,
@@ -244,8 +239,8 @@ pub fn resolve(loaded: &LoadedScene, keys: &[String]) -> Result<Vec<DiffParam>> 
                     width: b.width as usize,
                     channels: b.channels as usize,
                 },
-                read_by_bsdfs: true,
-                read_by_emitters: false,
+                read_by_bsdfs: bsdf_textures.contains(&owner.handle),
+                read_by_emitters: emitter_textures.contains(&owner.handle),
             }
         } else if owner.category == Category::Emitter
             && owner.kind == "envmap"

@@ -310,6 +310,42 @@ fn environment_map_texels_and_scale_gradients_are_exact_derivatives() {
 }
 
 #[test]
+fn textured_area_light_gradients_are_exact_derivatives() {
+    // a bitmap radiance seen by the camera (its texels at the hit), and one out of view
+    // that the floor sees through next-event estimation (at the sampled point)
+    let seen = r#"<translate y="1" z="-1"/><scale value="0.8"/>"#;
+    let hidden = r#"<rotate x="1" angle="90"/><translate y="3"/>"#;
+    for placement in [seen, hidden] {
+        let xml = format!(
+            r#"<scene version="3.0.0">
+            <integrator type="direct"/>
+            <sensor type="perspective"><float name="fov" value="60"/>
+                <transform name="to_world"><lookat origin="0, 1.5, 3.5" target="0, 0.5, 0" up="0, 1, 0"/></transform>
+                <film type="hdrfilm"><integer name="width" value="14"/><integer name="height" value="11"/></film>
+            </sensor>
+            <shape type="rectangle" id="floor">
+                <transform name="to_world"><rotate x="1" angle="-90"/><scale value="2"/></transform>
+                <bsdf type="diffuse"><rgb name="reflectance" value="0.6, 0.5, 0.3"/></bsdf>
+            </shape>
+            <shape type="rectangle" id="lamp">
+                <transform name="to_world">{placement}</transform>
+                <emitter type="area"><texture type="bitmap" name="radiance">
+                    <string name="filename" value="../assets/textures/seed_texture.png"/>
+                </texture></emitter>
+            </shape>
+            </scene>"#
+        );
+        let mut s = LoadedScene::new(xml::load_string(&xml, &[]).unwrap()).unwrap();
+        let key = "lamp.emitter.radiance.data";
+        let adj = adjoint(&s);
+        let g = gradients(&s, &[key], &adj).remove(0);
+        let mut order: Vec<usize> = (0..g.len()).collect();
+        order.sort_by(|&a, &b| g[b].abs().total_cmp(&g[a].abs()));
+        check(&mut s, key, &order[..3], 0.05, 1e-3);
+    }
+}
+
+#[test]
 fn gradients_are_bitwise_the_same_on_any_number_of_threads() {
     let s = load(r#"<integrator type="prb"><integer name="max_depth" value="3"/></integrator>"#);
     let adj = adjoint(&s);

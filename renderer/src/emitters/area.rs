@@ -103,6 +103,7 @@ impl EmitterPlugin for AreaEmitter {
             pdf,
             radiance: self.radiance_at(ctx, ps.uv, ps.prim, ps.bary),
             delta: false,
+            uv: ps.uv,
         })
     }
 

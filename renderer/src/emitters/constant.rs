@@ -54,6 +54,7 @@ impl EmitterPlugin for ConstantEmitter {
             pdf: UNIFORM_SPHERE_PDF,
             radiance: self.eval_env(ctx, Vec3::Z),
             delta: false,
+            uv: Vec2::ZERO,
         })
     }
 

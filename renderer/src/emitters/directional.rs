@@ -79,6 +79,7 @@ impl EmitterPlugin for DirectionalEmitter {
                 .tex
                 .eval(self.irradiance, &SurfacePoint::at_uv(Vec2::ZERO)),
             delta: true,
+            uv: Vec2::ZERO,
         })
     }
 }

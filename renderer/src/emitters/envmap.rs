@@ -182,6 +182,7 @@ impl EmitterPlugin for EnvmapEmitter {
             pdf,
             radiance: self.lookup(ctx.tex.image(self.image), uv),
             delta: false,
+            uv: Vec2::ZERO,
         })
     }
 

@@ -127,6 +127,9 @@ pub struct EmitterSample {
     pub radiance: Color,
     /// Whether the emitter is a delta (point, directional): no MIS.
     pub delta: bool,
+    /// Texture coordinates of the sampled point on an area light (where its radiance
+    /// texture was read); zero for other emitters.
+    pub uv: Vec2,
 }
 
 /// A ray leaving an emitter (light tracing).

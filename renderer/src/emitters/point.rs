@@ -99,6 +99,7 @@ impl EmitterPlugin for PointEmitter {
                 .eval(self.intensity, &SurfacePoint::at_uv(Vec2::ZERO))
                 / dist2,
             delta: true,
+            uv: Vec2::ZERO,
         })
     }
 }

@@ -163,6 +163,7 @@ impl EmitterPlugin for ProjectorEmitter {
             pdf: 1.0,
             radiance: ctx.tex.eval(self.irradiance, &SurfacePoint::at_uv(uv)) * k,
             delta: true,
+            uv: Vec2::ZERO,
         })
     }
 }

@@ -163,6 +163,7 @@ impl EmitterPlugin for SpotEmitter {
             pdf: 1.0,
             radiance: radiance * (falloff * (inv_dist * inv_dist)),
             delta: true,
+            uv: Vec2::ZERO,
         })
     }
 }

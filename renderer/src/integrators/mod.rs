@@ -211,6 +211,10 @@ pub struct EmitterSampleResult {
     pub delta: bool,
     /// The shadow ray towards the sampled point (or direction).
     pub shadow: Ray,
+    /// The emitter sampled.
+    pub emitter: u32,
+    /// Texture coordinates of the sampled point on an area light (zero otherwise).
+    pub uv: Vec2,
 }
 
 /// Picks an emitter uniformly (as Mitsuba without sampling weights) and samples
@@ -263,6 +267,8 @@ pub fn sample_emitter_in(
         pdf,
         delta: s.delta,
         shadow,
+        emitter: idx as u32,
+        uv: s.uv,
     })
 }
 
