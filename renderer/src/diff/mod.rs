@@ -26,7 +26,7 @@
 //!   accumulates into its own gradient buffers, and the buffers are summed in group
 //!   order, so gradients are bitwise reproducible on any number of threads.
 //!
-//! The CPU backend runs it ([`backward`]); the CUDA backend does not yet.
+//! The CPU backend runs it ([`backward()`]); the CUDA backend does not yet.
 
 pub mod adjoint;
 pub mod backward;
