@@ -145,7 +145,7 @@ fn render_tiles(
     range: std::ops::Range<u32>,
     progress: &Progress,
 ) -> Result<Vec<Block>> {
-    let border = (scene.sensor.film.rfilter.radius() - 0.5).ceil().max(0.0) as i32;
+    let border = filter_border(scene);
     tiles
         .par_iter()
         .map(|&(tx, ty)| {
@@ -196,6 +196,12 @@ fn waves(spp: u32, per_wave: u32) -> impl Iterator<Item = std::ops::Range<u32>> 
 /// The extra film channels of `scene`'s `aov` integrator (0 without one).
 fn aov_channels(scene: &Scene) -> usize {
     scene.aov.as_ref().map_or(0, |a| a.channel_count())
+}
+
+/// How far beyond its tile a tile's samples reach through the reconstruction filter,
+/// in pixels: the border of the block that collects them.
+pub(crate) fn filter_border(scene: &Scene) -> i32 {
+    (scene.sensor.film.rfilter.radius() - 0.5).ceil().max(0.0) as i32
 }
 
 /// Renders samples `range` of the pixels of one tile into a block that covers

@@ -20,13 +20,12 @@ use super::probe::{Probe, Probed};
 use super::{DiffKind, DiffParam};
 use crate::bsdfs::{AnyBsdf, BsdfCtx, BsdfSample};
 use crate::emitters::AnyEmitter;
-use crate::emitters::EmitterCtx;
 use crate::integrators::observe::{PathObserver, Seen, Vertex};
 use crate::integrators::{sample_emitter_in, EmitterSampleResult};
 use crate::math::{Color, Vec2, Vec3};
 use crate::scene::Scene;
 use crate::shapes::NO_EMITTER;
-use crate::textures::{AnyTexture, SurfacePoint, TextureStore};
+use crate::textures::{AnyTexture, SurfacePoint};
 
 /// The adjoint state of one sample, and where its gradients go.
 pub struct Adjoint<'a> {
@@ -39,6 +38,19 @@ pub struct Adjoint<'a> {
     pub(super) delta: Color,
     /// The radiance the path has yet to add.
     pub(super) rest: Color,
+    /// Whether a parameter is an environment map's ([`has_envmap_params`]).
+    pub(super) envmap_params: bool,
+}
+
+/// Whether a parameter of `params` is an environment map's (texels or scale), whose
+/// derivatives the adjoint adds without probes.
+pub(super) fn has_envmap_params(params: &[DiffParam]) -> bool {
+    params.iter().any(|p| {
+        matches!(
+            p.kind,
+            DiffKind::EnvmapData { .. } | DiffKind::EnvmapScale { .. }
+        )
+    })
 }
 
 /// Which kind of plugin a probed evaluation runs, and where it reads its textures.
@@ -154,26 +166,6 @@ impl Adjoint<'_> {
         }
     }
 
-    /// Whether a parameter is an environment map's.
-    fn has_envmap_params(&self) -> bool {
-        self.params.iter().any(|p| {
-            matches!(
-                p.kind,
-                DiffKind::EnvmapData { .. } | DiffKind::EnvmapScale { .. }
-            )
-        })
-    }
-
-    /// What the emitters need, reading textures from `tex`.
-    fn emitter_ctx<'s>(scene: &'s Scene, tex: &'s TextureStore) -> EmitterCtx<'s> {
-        EmitterCtx {
-            geom: &scene.geom,
-            tex,
-            dists: &scene.dists2d,
-            bsphere: scene.bsphere,
-        }
-    }
-
     /// `v`'s BSDF and its context, reading records and textures from `pr`.
     fn probed_bsdf<'s>(scene: &Scene, v: &Vertex, pr: &'s Probed) -> (&'s AnyBsdf, BsdfCtx<'s>) {
         let i = scene.geom.shapes[v.hit.shape as usize].bsdf as usize;
@@ -200,18 +192,18 @@ impl PathObserver for Adjoint<'_> {
                 let em = &scene.emitters[e as usize];
                 let at = SurfacePoint::at_uv(hit.uv);
                 self.accumulate(Reader::Emitter(at), weight, |pr| {
-                    em.eval_hit(&Self::emitter_ctx(scene, pr.tex), hit, d)
+                    em.eval_hit(&scene.emitter_ctx_with(pr.tex), hit, d)
                 });
             }
             Seen::Environment { d } => {
-                if self.has_envmap_params() {
+                if self.envmap_params {
                     for &e in &scene.env_emitters {
                         self.envmap(e, d, weight);
                     }
                 }
                 let nowhere = SurfacePoint::at_uv(Vec2::ZERO);
                 self.accumulate(Reader::Emitter(nowhere), weight, |pr| {
-                    let ctx = Self::emitter_ctx(scene, pr.tex);
+                    let ctx = scene.emitter_ctx_with(pr.tex);
                     scene.env_emitters.iter().fold(Color::ZERO, |l, &e| {
                         l + scene.emitters[e as usize].eval_env(&ctx, d)
                     })
@@ -241,10 +233,10 @@ impl PathObserver for Adjoint<'_> {
         // the light's radiance over its density, sampled again with the same numbers
         let at = SurfacePoint::at_uv(es.uv);
         self.accumulate(Reader::Emitter(at), common * f, |pr| {
-            let ctx = Self::emitter_ctx(scene, pr.tex);
+            let ctx = scene.emitter_ctx_with(pr.tex);
             sample_emitter_in(scene, &ctx, v.hit, u).map_or(Color::ZERO, |s| s.weight)
         });
-        if self.has_envmap_params() {
+        if self.envmap_params {
             self.envmap(es.emitter, es.d, common * f / es.pdf);
         }
     }

@@ -3,10 +3,10 @@
 
 use rayon::prelude::*;
 
-use super::adjoint::Adjoint;
+use super::adjoint::{has_envmap_params, Adjoint};
 use super::probe::Probe;
 use super::DiffParam;
-use crate::backend::cpu::{on_process_pool, tile_samples, tiles, Streams, TILE};
+use crate::backend::cpu::{filter_border, on_process_pool, tile_samples, tiles, Streams, TILE};
 use crate::backend::{Progress, RenderOptions};
 use crate::error::{Error, Result};
 use crate::films::block::{footprint, Block, FilterTable};
@@ -132,6 +132,7 @@ pub fn backward(
     let groups = (GROUP_BYTES / bytes).clamp(1, MAX_GROUPS);
     let per_group = tiles.len().div_ceil(groups).max(1);
     let crop = [0, 0, cw, ch];
+    let envmap_params = has_envmap_params(params);
     let parts = on_process_pool(|| {
         tiles
             .par_chunks(per_group)
@@ -168,6 +169,7 @@ pub fn backward(
                             grads: &mut grads,
                             delta,
                             rest: l,
+                            envmap_params,
                         };
                         integrator.trace(scene, ray, rng, &mut adj);
                     });
@@ -210,7 +212,7 @@ fn weight_sums(
 ) -> Result<Vec<f32>> {
     let [cw, ch] = scene.sensor.film.crop_size;
     let (cw, ch) = (cw as i32, ch as i32);
-    let border = (scene.sensor.film.rfilter.radius() - 0.5).ceil().max(0.0) as i32;
+    let border = filter_border(scene);
     let blocks = tiles
         .par_iter()
         .map(|&(tx, ty)| {

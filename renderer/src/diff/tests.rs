@@ -166,13 +166,16 @@ fn path_gradients_are_exact_derivatives_texels_included() {
     let mut s = load(integrator);
     check(&mut s, "wall.bsdf.reflectance.value", &[0, 1], 0.05, 1e-3);
     check(&mut s, "lamp.emitter.radiance.value", &[1], 0.2, 1e-3);
-    // the texels with the largest gradients (each read by many bilinear lookups)
-    let key = "floor.bsdf.reflectance.data";
-    let adj = adjoint(&s);
-    let g = gradients(&s, &[key], &adj).remove(0);
+    check_largest(&mut s, "floor.bsdf.reflectance.data");
+}
+
+/// [`check`] on the three components of `key` (texels) with the largest gradients:
+/// those a texel parameter's many bilinear lookups make visible.
+fn check_largest(s: &mut LoadedScene, key: &str) {
+    let g = gradients(s, &[key], &adjoint(s)).remove(0);
     let mut order: Vec<usize> = (0..g.len()).collect();
     order.sort_by(|&a, &b| g[b].abs().total_cmp(&g[a].abs()));
-    check(&mut s, key, &order[..3], 0.05, 1e-3);
+    check(s, key, &order[..3], 0.05, 1e-3);
 }
 
 /// Mean and standard error of `x`.
@@ -301,12 +304,7 @@ fn environment_map_texels_and_scale_gradients_are_exact_derivatives() {
         </scene>"#;
     let mut s = LoadedScene::new(xml::load_string(xml, &[]).unwrap()).unwrap();
     check(&mut s, "sky.scale", &[0], 0.05, 1e-3);
-    let key = "sky.data";
-    let adj = adjoint(&s);
-    let g = gradients(&s, &[key], &adj).remove(0);
-    let mut order: Vec<usize> = (0..g.len()).collect();
-    order.sort_by(|&a, &b| g[b].abs().total_cmp(&g[a].abs()));
-    check(&mut s, key, &order[..3], 0.05, 1e-3);
+    check_largest(&mut s, "sky.data");
 }
 
 #[test]
@@ -336,12 +334,7 @@ fn textured_area_light_gradients_are_exact_derivatives() {
             </scene>"#
         );
         let mut s = LoadedScene::new(xml::load_string(&xml, &[]).unwrap()).unwrap();
-        let key = "lamp.emitter.radiance.data";
-        let adj = adjoint(&s);
-        let g = gradients(&s, &[key], &adj).remove(0);
-        let mut order: Vec<usize> = (0..g.len()).collect();
-        order.sort_by(|&a, &b| g[b].abs().total_cmp(&g[a].abs()));
-        check(&mut s, key, &order[..3], 0.05, 1e-3);
+        check_largest(&mut s, "lamp.emitter.radiance.data");
     }
 }
 

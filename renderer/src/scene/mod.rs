@@ -140,9 +140,16 @@ impl Scene {
     /// What emitters need.
     #[inline]
     pub fn emitter_ctx(&self) -> EmitterCtx<'_> {
+        self.emitter_ctx_with(&self.textures)
+    }
+
+    /// What emitters need, with their textures read from `tex` (differentiable
+    /// rendering evaluates them with swapped textures).
+    #[inline]
+    pub fn emitter_ctx_with<'a>(&'a self, tex: &'a TextureStore) -> EmitterCtx<'a> {
         EmitterCtx {
             geom: &self.geom,
-            tex: &self.textures,
+            tex,
             dists: &self.dists2d,
             bsphere: self.bsphere,
         }
