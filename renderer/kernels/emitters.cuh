@@ -13,6 +13,7 @@
 
 // AnyEmitter::sample_direction
 __device__ inline bool emitter_sample_direction(const SceneData& s, hg_u32 ei, V3 p, V2 u, EmitterSample* out) {
+    out->uv = v2(0.0f, 0.0f);
     return emitter_sample_at(s, emitter_ref(s, ei), p, u, out);
 }
 
@@ -51,6 +52,8 @@ struct EmitterSampleResult {
     float pdf;
     bool delta;
     Ray shadow;
+    V2 uv;           // EmitterSample::uv
+    hg_u32 emitter;  // the emitter sampled
 };
 
 // integrators::sample_emitter: uniform emitter selection, then a direction towards it.
@@ -80,6 +83,8 @@ __device__ HG_OUTLINE bool sample_emitter(const SceneData& s, const Hit& h, V2 u
     out->weight = es.radiance / pdf;
     out->pdf = pdf;
     out->delta = es.delta;
+    out->uv = es.uv;
+    out->emitter = idx;
     return true;
 }
 

@@ -28,6 +28,9 @@
 #ifndef HG_PATH_WAVEFRONT
 #define HG_PATH_WAVEFRONT 0      // 1: `path` as the wavefront kernels (hg_render: `direct` only)
 #endif
+#ifndef HG_BACKWARD
+#define HG_BACKWARD 0            // 1: the backward pass of differentiable rendering (backward.cuh)
+#endif
 #ifndef HG_BRUTE_FORCE
 #define HG_BRUTE_FORCE 0         // 1: rays test every leaf slot instead of walking the BVH
 #endif

@@ -1,5 +1,6 @@
-// The `direct` and `path` megakernels: one thread = one sample path at a time, end to end
-//, and the wavefront kernels of `path` (wavefront.cuh). A wave renders
+// The `direct` and `path` megakernels (one thread = one sample path at a time, end to
+// end), the wavefront kernels of `path` (wavefront.cuh) and, in a backward module, the
+// backward pass of differentiable rendering (backward.cuh). A wave renders
 // samples [s0, s0 + n) of crop pixels [p0, p0 + pixels), n = 1 << log2_n a power of two
 // <= 32. Each pixel's n samples are shared by t = n / k consecutive threads, k = 1 <<
 // log2_k samples each (a power of two <= n, the launch's `samples per lane`): thread i
@@ -114,3 +115,5 @@ extern "C" __global__ void hg_render(const __grid_constant__ FlatCamera cam, con
     }
     film_add(accum, pix, s0, i, 1u << log2_t, acc);
 }
+
+#include "backward.cuh"

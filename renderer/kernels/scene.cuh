@@ -28,6 +28,11 @@ struct SceneData {
     const float* dist_data;
     V3 bsphere_center;
     float bsphere_radius;
+#if HG_BACKWARD
+    // A probe (backward.cuh): texture probe_tex reads as the constant probe_value.
+    hg_u32 probe_tex;
+    V3 probe_value;
+#endif
 };
 
 // The scene arrays as kernel parameters, in the order the host pushes them
@@ -82,6 +87,10 @@ __device__ inline SceneData scene_data(HG_SCENE_ARRAYS, const UnitPrims* units) 
     s.dist_data = dist_data;
     s.bsphere_center = v3a(bsphere);
     s.bsphere_radius = bsphere[3];
+#if HG_BACKWARD
+    s.probe_tex = 0xffffffffu;
+    s.probe_value = v3(0.0f, 0.0f, 0.0f);
+#endif
     return s;
 }
 

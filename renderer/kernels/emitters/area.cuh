@@ -46,6 +46,7 @@ __device__ inline bool area_sample(const SceneData& s, const AreaEmitter& e, V3 
     if (!area_towards(p, ps, &out->d, &out->dist, &out->pdf)) return false;
     out->radiance = area_radiance(s, e, ps.uv, ps.prim, ps.bary);
     out->delta = false;
+    out->uv = ps.uv;
     return true;
 }
 

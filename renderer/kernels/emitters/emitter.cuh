@@ -14,6 +14,7 @@ struct EmitterSample {
     float pdf;
     V3 radiance;
     bool delta;
+    V2 uv;  // an area light's sampled point (its radiance texture's lookup), else 0
 };
 
 // A ray leaving an emitter (emitters::EmitterRay).

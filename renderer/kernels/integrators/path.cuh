@@ -12,6 +12,7 @@
 #include "../bsdfs.cuh"
 #include "../emitters.cuh"
 #include "../samplers.cuh"
+#include "observe.cuh"
 
 struct PathState {
     Ray ray;
@@ -40,8 +41,10 @@ __device__ inline void path_begin(const SceneData& s, const FlatIntegrator& it, 
     p->rng = rng;
 }
 
-// One iteration of path.rs's loop; false when the path has ended (p->result is final).
-__device__ inline bool path_step(const SceneData& s, const FlatIntegrator& it, PathState* p) {
+// One iteration of path.rs's loop, observed by `obs` (observe.cuh); false when the path
+// has ended (p->result is final).
+template <class O>
+__device__ inline bool path_step_observed(const SceneData& s, const FlatIntegrator& it, PathState* p, O& obs) {
     Hit hit;
     const Ray ray = p->ray;
     bool found = scene_intersect(s, ray, &hit);
@@ -58,6 +61,7 @@ __device__ inline bool path_step(const SceneData& s, const FlatIntegrator& it, P
     if (visible_emission && emitted && !is_zero(le)) {
         float w = p->prev_delta ? 1.0f : mis_weight(p->prev_pdf, em_pdf);
         p->result += mul(p->throughput, le) * w;
+        obs.emission(found ? &hit : nullptr, ray.d, p->throughput, w, le);
     }
     if (!found) return false;
     if (p->depth == 0u) p->valid = true;
@@ -67,6 +71,7 @@ __device__ inline bool path_step(const SceneData& s, const FlatIntegrator& it, P
     V3 wi = to_local(frame, -ray.d);
     hg_u32 bi = s.g.shapes[hit.shape].bsdf;
     SurfacePoint sp = surface_point(hit, frame);
+    PathVertex v = {&hit, frame, wi, bi, sp};
 
     V2 u_em = next_2d(p->rng);
     if (!bsdf_is_delta(s, bi, sp)) {
@@ -77,6 +82,7 @@ __device__ inline bool path_step(const SceneData& s, const FlatIntegrator& it, P
             if (!is_zero(f) && !scene_occluded(s, es.shadow)) {
                 float w = es.delta ? 1.0f : mis_weight(es.pdf, bsdf_pdf(s, bi, sp, wi, wo));
                 p->result += mul(mul(p->throughput, f), es.weight) * w;
+                obs.next_event(v, p->throughput, w, f, wo, es, u_em);
             }
         }
     }
@@ -85,6 +91,7 @@ __device__ inline bool path_step(const SceneData& s, const FlatIntegrator& it, P
     V2 u2 = next_2d(p->rng);
     BsdfSample bs;
     if (!bsdf_sample(s, bi, sp, wi, u1, u2, &bs)) return false;
+    obs.scatter(v, bs, u1, u2, nullptr);
     p->throughput = mul(p->throughput, bs.weight);
     p->eta *= bs.eta;
     V3 d = to_world(frame, bs.wo);
@@ -102,4 +109,10 @@ __device__ inline bool path_step(const SceneData& s, const FlatIntegrator& it, P
         p->throughput = p->throughput / q;
     }
     return true;
+}
+
+// One iteration of path.rs's loop for a render.
+__device__ inline bool path_step(const SceneData& s, const FlatIntegrator& it, PathState* p) {
+    Unobserved none;
+    return path_step_observed(s, it, p, none);
 }

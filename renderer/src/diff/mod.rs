@@ -30,6 +30,7 @@
 
 pub mod adjoint;
 pub mod backward;
+pub mod flat;
 pub mod probe;
 
 pub use backward::backward;

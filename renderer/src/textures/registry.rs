@@ -237,9 +237,21 @@ pub fn cuda_source() -> &'static str {
 }
 
 /// The lookups: (function, return type, the picking kinds' function, default).
-const DISPATCH: [(&str, &str, &str, &str); 2] = [
-    ("eval", "V3", "pick", "v3(0.0f, 0.0f, 0.0f)"),
-    ("eval_1", "float", "pick_1", "0.0f"),
+const DISPATCH: [(&str, &str, &str, &str, &str); 2] = [
+    (
+        "eval",
+        "V3",
+        "pick",
+        "v3(0.0f, 0.0f, 0.0f)",
+        "s.probe_value",
+    ),
+    (
+        "eval_1",
+        "float",
+        "pick_1",
+        "0.0f",
+        "tex_scalar(s.probe_value)",
+    ),
 ];
 
 /// The text of `textures/registry.cuh` for `entries` (with record layouts `layout`).
@@ -312,7 +324,7 @@ fn write_refs(s: &mut String, entries: &[TextureEntry]) {
 /// handle, which follow the picking kinds iteratively (a checkerboard's colours are
 /// textures themselves).
 fn write_dispatch(s: &mut String, entries: &[TextureEntry]) {
-    for (f, ret, pick, default) in DISPATCH {
+    for (f, ret, pick, default, probed) in DISPATCH {
         let _ = write!(
             s,
             "\n__device__ inline {ret} tex_leaf_{f}(const SceneData& s, TexRec t, const SurfacePoint& sp) {{\n\
@@ -329,10 +341,17 @@ fn write_dispatch(s: &mut String, entries: &[TextureEntry]) {
             s,
             "        default: break;\n    }}\n    return {default};\n}}\n\n\
              // AnyTexture::{f}\n\
+             // (a backward module's probe, backward.cuh, reads as a constant)\n\
              __device__ HG_OUTLINE {ret} tex_{f}(const SceneData& s, hg_u32 ti, const SurfacePoint& sp) {{\n\
+             #if HG_BACKWARD\n\
+             \x20   if (ti == s.probe_tex) return {probed};\n\
+             #endif\n\
              \x20   if ((HG_TEX_SET & HG_PICK_TEXTURES) == 0u) return tex_leaf_{f}(s, tex_rec(s, ti), sp);\n\
              #pragma unroll 1\n\
              \x20   for (int guard = 0; guard < 16; ++guard) {{\n\
+             #if HG_BACKWARD\n\
+             \x20       if (ti == s.probe_tex) return {probed};\n\
+             #endif\n\
              \x20       TexRec t = tex_rec(s, ti);\n"
         );
         for e in entries.iter().filter(|e| e.picks) {

@@ -23,6 +23,7 @@ macro_rules! embed {
 
 /// Every kernel file, by name (its path under `renderer/kernels/`).
 pub const FILES: &[(&str, &str)] = embed![
+    "backward.cuh",
     "bsdfs.cuh",
     "camera.cuh",
     "common.cuh",
@@ -47,6 +48,7 @@ pub const FILES: &[(&str, &str)] = embed![
     "bsdfs/tilted.cuh",
     "emitters/emitter.cuh",
     "integrators/direct.cuh",
+    "integrators/observe.cuh",
     "integrators/path.cuh",
     "integrators/ptracer.cuh",
     "shapes/cylinder.cuh",

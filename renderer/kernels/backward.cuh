@@ -1,0 +1,345 @@
+// The backward pass of differentiable rendering (renderer/src/diff, whose module docs are
+// the design): the gradient of Σ adjoint · image with respect to scene parameters, by
+// path replay backpropagation. Compiled into a render module with HG_BACKWARD
+// (backend/cuda/device/backward.rs), whose texture dispatch has the probe below.
+//
+// - hg_film_weights: each crop pixel's sum W of film weights over the backward pass's
+//   samples (film.cuh film_sample, the same streams as hg_render).
+// - hg_backward: threads and samples as hg_render (render.cu). A sample of pixel p with
+//   film weight w moves the pixel by w L / W, so its adjoint radiance is
+//   δ = adjoint[p] w / W. `path` traces the sample twice with the same random numbers (its
+//   radiance L, then the replay with rest = L, each step taking off what it added);
+//   `direct` once. What each step adds to the gradients is that of diff/adjoint.rs.
+// - Derivatives of what a BSDF or emitter evaluates with respect to a texture's value at
+//   a point: the thread's copy of the scene has a probe, a texture handle that reads as a
+//   constant; central differences at v ± h per channel (diff/probe.rs: relative step 1e-3,
+//   exact for linear dependences). An environment map's texels and scale enter linearly
+//   and are differentiated in closed form.
+// - Accumulation: a bitmap's or an environment map's texels by float atomics into the
+//   gradient buffer (their order, and so the last bits, follow the GPU's schedule); a
+//   constant's or a scale's few values in the thread's registers, summed over the warp at
+//   the end and added by one atomic per warp.
+#pragma once
+
+#if HG_BACKWARD
+
+#define HG_DIFF_CONSTANT 0u
+#define HG_DIFF_BITMAP 1u
+#define HG_DIFF_ENVMAP_DATA 2u
+#define HG_DIFF_ENVMAP_SCALE 3u
+#define HG_DIFF_READ_BSDF 1u     // a BSDF reads the texture
+#define HG_DIFF_READ_EMITTER 2u  // an emitter reads it
+#define HG_DIFF_SMALL 24         // a thread's accumulators for constants and scales
+#define HG_DIFF_NONE 0xffffffffu
+#define HG_DIFF_STEP 1.0e-3f     // diff/probe.rs STEP
+
+// One differentiable parameter (backend/cuda/device/backward.rs FlatDiffParam).
+struct FlatDiffParam {
+    hg_u32 kind;      // HG_DIFF_*
+    hg_u32 source;    // the texture (constant, bitmap) or the emitter (envmap)
+    hg_u32 channels;  // of the value at a point (1 or 3)
+    hg_u32 reads;     // HG_DIFF_READ_* bits
+    hg_u32 small;     // its first accumulator (constants, scales), else HG_DIFF_NONE
+    hg_u32 pad;
+    float* grad;      // its gradient, added to
+};
+static_assert(sizeof(FlatDiffParam) == 32, "FlatDiffParam: backend/cuda/device/backward.rs");
+
+__device__ inline float v3_at(V3 v, int c) { return c == 0 ? v.x : (c == 1 ? v.y : v.z); }
+
+// Bitmap::texel_weights: the texels (index y width + x) a lookup at surface uv `uv`
+// reads and their weights, four for bilinear filtering, one for nearest.
+__device__ inline int bitmap_texel_weights(const BitmapRecord& t, V2 uv, hg_u32* texel, float* w) {
+    V2 q = uv_apply(t.to_uv, uv);
+    float rx = (float)t.width, ry = (float)t.height;
+    float half = t.filter == 0u ? 0.0f : 0.5f;
+    float px = clamp_lim(q.x * rx - half), py = clamp_lim(q.y * ry - half);
+    float x0 = floorf(px), y0 = floorf(py);
+    int x = (int)x0, y = (int)y0;
+    auto at = [&](int dx, int dy) {
+        hg_u32 xi = (hg_u32)tex_wrap(x + dx, (int)t.width, t.wrap);
+        hg_u32 yi = (hg_u32)tex_wrap(y + dy, (int)t.height, t.wrap);
+        return yi * t.width + xi;
+    };
+    if (t.filter == 0u) {
+        texel[0] = at(0, 0);
+        w[0] = 1.0f;
+        return 1;
+    }
+    float wx = px - x0, wy = py - y0;
+    texel[0] = at(0, 0), w[0] = (1.0f - wx) * (1.0f - wy);
+    texel[1] = at(1, 0), w[1] = wx * (1.0f - wy);
+    texel[2] = at(0, 1), w[2] = (1.0f - wx) * wy;
+    texel[3] = at(1, 1), w[3] = wx * wy;
+    return 4;
+}
+
+#if HG_HAS(HG_EMITTER_SET, HG_EMITTER_ENVMAP)
+// EnvmapEmitter::derivatives: the radiance along world direction d without the scale, and
+// the texels (index y width + x of the source image) the lookup interpolates with their
+// weights times the scale.
+__device__ inline V3 envmap_derivatives(const SceneData& s, const EnvmapRecord& e, V3 d, hg_u32* texel, float* w) {
+    V2 uv = direction_to_uv(normalize_or_zero(mat3_mul(e.to_local, d)));
+    hg_u32 width = e.width, h = e.height;
+    float u = uv.x - env_half_texel(e);
+    u = u - floorf(u);
+    float x = u * (float)width;
+    float y = fminf(fmaxf(uv.y, 0.0f), 1.0f) * (float)(h - 1);
+    hg_u32 ix = x == x && x > 0.0f ? (hg_u32)x : 0u, iy = y == y && y > 0.0f ? (hg_u32)y : 0u;
+    if (ix > width - 1) ix = width - 1;
+    if (iy > h - 2) iy = h - 2;
+    float fx = x - (float)ix, fy = y - (float)iy;
+    hg_u32 ix1 = (ix + 1u) % width;  // the padded column `width` repeats column 0
+    float k = e.scale;
+    texel[0] = iy * width + ix, w[0] = (1.0f - fx) * (1.0f - fy) * k;
+    texel[1] = iy * width + ix1, w[1] = fx * (1.0f - fy) * k;
+    texel[2] = (iy + 1u) * width + ix, w[2] = (1.0f - fx) * fy * k;
+    texel[3] = (iy + 1u) * width + ix1, w[3] = fx * fy * k;
+    return e.scale != 0.0f ? env_lookup(s, e, uv) / e.scale : v3(0.0f, 0.0f, 0.0f);
+}
+#endif
+
+// `a / b` per channel, 0 where b is 0.
+__device__ inline V3 ratio(V3 a, V3 b) {
+    return v3(b.x != 0.0f ? a.x / b.x : 0.0f, b.y != 0.0f ? a.y / b.y : 0.0f, b.z != 0.0f ? a.z / b.z : 0.0f);
+}
+
+// The adjoint state of one thread's samples (diff/adjoint.rs Adjoint), an observer of
+// integrators/observe.cuh.
+struct Adjoint {
+    SceneData ps;  // the scene, with this thread's probe
+    const FlatDiffParam* params;
+    hg_u32 count;
+    float* small;  // HG_DIFF_SMALL accumulators
+    V3 delta;      // the sample's adjoint radiance
+    V3 rest;       // the radiance the path has yet to add (`path`)
+    bool envmap_params;
+
+    // Adds weight · ∂eval / ∂(value of each parameter's texture at `at`) to the gradients
+    // of the parameters a BSDF (`bsdf`) or an emitter reads; eval(scene) evaluates with
+    // the probed scene.
+    template <class F> __device__ inline void accumulate(bool bsdf, const SurfacePoint& at, V3 weight, F eval) {
+        if (is_zero(weight)) return;
+        hg_u32 need = bsdf ? HG_DIFF_READ_BSDF : HG_DIFF_READ_EMITTER;
+        for (hg_u32 k = 0; k < count; ++k) {
+            FlatDiffParam p = params[k];
+            if ((p.reads & need) == 0u || p.kind > HG_DIFF_BITMAP) continue;
+            ps.probe_tex = HG_DIFF_NONE;
+            V3 v = tex_eval(ps, p.source, at);
+            float sc[3] = {0.0f, 0.0f, 0.0f};
+            bool any = false, finite = true;
+            for (hg_u32 c = 0; c < p.channels; ++c) {
+                V3 dir = p.channels == 1u ? v3(1.0f, 1.0f, 1.0f)
+                                          : v3(c == 0u ? 1.0f : 0.0f, c == 1u ? 1.0f : 0.0f, c == 2u ? 1.0f : 0.0f);
+                float h = HG_DIFF_STEP * fmaxf(fabsf(v3_at(v, p.channels == 1u ? 0 : (int)c)), 1.0f);
+                ps.probe_tex = p.source;
+                ps.probe_value = v + dir * h;
+                V3 up = eval(ps);
+                ps.probe_value = v - dir * h;
+                V3 down = eval(ps);
+                sc[c] = dot(weight, (up - down) / (2.0f * h));
+                any = any || sc[c] != 0.0f;
+                finite = finite && fabsf(sc[c]) <= 3.4028235e38f;
+            }
+            ps.probe_tex = HG_DIFF_NONE;
+            // a numerical accident (an overflowing sample) is dropped, as the render drops it
+            if (!any || !finite) continue;
+            if (p.kind == HG_DIFF_CONSTANT) {
+                for (hg_u32 c = 0; c < p.channels; ++c) small[p.small + c] += sc[c];
+                continue;
+            }
+            TexRec t = tex_rec(ps, p.source);
+#if HG_HAS(HG_TEX_SET, HG_TEX_BITMAP)
+            if (t.kind != HG_TEX_BITMAP) continue;
+            hg_u32 texel[4];
+            float w[4];
+            int n = bitmap_texel_weights(*(const BitmapRecord*)t.rec, at.uv, texel, w);
+            for (int j = 0; j < n; ++j) {
+                if (w[j] == 0.0f) continue;
+                float* g = p.grad + (hg_u64)texel[j] * p.channels;
+                for (hg_u32 c = 0; c < p.channels; ++c) atomicAdd(g + c, w[j] * sc[c]);
+            }
+#endif
+        }
+    }
+
+    // Adds weight · ∂Le for the radiance environment map `emitter` sends along d.
+    __device__ inline void envmap(hg_u32 emitter, V3 d, V3 weight) {
+#if HG_HAS(HG_EMITTER_SET, HG_EMITTER_ENVMAP)
+        if (is_zero(weight)) return;
+        EmitterRef e = emitter_ref(ps, emitter);
+        if (e.kind != HG_EMITTER_ENVMAP) return;
+        const EnvmapRecord& r = *(const EnvmapRecord*)e.rec;
+        hg_u32 texel[4];
+        float w[4];
+        V3 unscaled = envmap_derivatives(ps, r, d, texel, w);
+        for (hg_u32 k = 0; k < count; ++k) {
+            FlatDiffParam p = params[k];
+            if (p.kind < HG_DIFF_ENVMAP_DATA || p.source != emitter) continue;
+            if (p.kind == HG_DIFF_ENVMAP_DATA) {
+                for (int j = 0; j < 4; ++j) {
+                    float* g = p.grad + 3u * (hg_u64)texel[j];
+                    if (w[j] == 0.0f) continue;
+                    atomicAdd(g, w[j] * weight.x);
+                    atomicAdd(g + 1, w[j] * weight.y);
+                    atomicAdd(g + 2, w[j] * weight.z);
+                }
+            } else if (p.kind == HG_DIFF_ENVMAP_SCALE) {
+                float v = dot(weight, unscaled);
+                if (fabsf(v) <= 3.4028235e38f) small[p.small] += v;
+            }
+        }
+#endif
+    }
+
+    __device__ inline void emission(const Hit* hit, V3 d, V3 beta, float w, V3 le) {
+        rest = rest - mul(beta, le) * w;
+        V3 weight = mul(delta, beta) * w;
+        if (hit) {
+            hg_u32 ei = ps.g.shapes[hit->shape].emitter;
+            if (ei == HG_NO_EMITTER) return;
+            const Hit& h = *hit;
+            accumulate(false, surface_point_uv(hit->uv), weight,
+                       [&](const SceneData& q) { return emitter_eval_hit(q, emitter_ref(q, ei), h, d); });
+            return;
+        }
+        if (envmap_params) {
+            hg_u32 n = (HG_EMITTER_SET & HG_ENV_EMITTERS) != 0u ? ps.env_count : 0u;
+            for (hg_u32 k = 0; k < n; ++k) envmap(ps.env_emitters[k], d, weight);
+        }
+        accumulate(false, surface_point_uv(v2(0.0f, 0.0f)), weight, [&](const SceneData& q) {
+            float pdf;
+            return environment_emission(q, d, &pdf);
+        });
+    }
+
+    __device__ inline void next_event(const PathVertex& v, V3 beta, float w, V3 f, V3 wo,
+                                      const EmitterSampleResult& es, V2 u) {
+        rest = rest - mul(mul(beta, f), es.weight) * w;
+        V3 common = mul(delta, beta) * w;
+        // the BSDF's value towards the light
+        accumulate(true, v.sp, mul(common, es.weight),
+                   [&](const SceneData& q) { return bsdf_eval(q, v.bsdf, v.sp, v.wi, wo); });
+        // the light's radiance over its density, sampled again with the same numbers
+        const Hit& h = *v.hit;
+        accumulate(false, surface_point_uv(es.uv), mul(common, f), [&](const SceneData& q) {
+            EmitterSampleResult again;
+            return sample_emitter(q, h, u, &again) ? again.weight : v3(0.0f, 0.0f, 0.0f);
+        });
+        if (envmap_params) envmap(es.emitter, es.d, mul(common, f) / es.pdf);
+    }
+
+    __device__ inline void scatter(const PathVertex& v, const BsdfSample& bs, float u1, V2 u2, const V3* carried) {
+        V3 through = carried ? *carried : rest;
+        if (is_zero(through)) return;
+        if (bs.delta) {
+            accumulate(true, v.sp, mul(delta, ratio(through, bs.weight)), [&](const SceneData& q) {
+                BsdfSample again;
+                return bsdf_sample(q, v.bsdf, v.sp, v.wi, u1, u2, &again) ? again.weight : v3(0.0f, 0.0f, 0.0f);
+            });
+        } else {
+            V3 f = bsdf_eval(ps, v.bsdf, v.sp, v.wi, bs.wo);
+            accumulate(true, v.sp, mul(delta, ratio(through, f)),
+                       [&](const SceneData& q) { return bsdf_eval(q, v.bsdf, v.sp, v.wi, bs.wo); });
+        }
+    }
+};
+
+// Each crop pixel's sum of film weights over samples [0, spp) (spp in film's sampler), one
+// thread per pixel of [0, pixels).
+extern "C" __global__ void hg_film_weights(const __grid_constant__ FlatFilm film, hg_u64 seed, hg_u32 pixels,
+                                           float* __restrict__ weights) {
+    hg_u32 pix = blockIdx.x * blockDim.x + threadIdx.x;
+    if (pix >= pixels) return;
+    hg_u32 cw = film.crop_size[0];
+    hg_u32 y = pix / cw, x = pix - y * cw;
+    hg_u64 pixel = (hg_u64)(y + film.crop_offset[1]) * (hg_u64)film.width + (hg_u64)(x + film.crop_offset[0]);
+    float sum = 0.0f;
+    for (hg_u32 k = 0; k < film.sampler.sample_count; ++k) {
+        SampleRng rng = sample_rng(film.sampler, seed, pixel, k);
+        float ox, oy;
+        sum += film_sample(film, x, y, rng, &ox, &oy);
+    }
+    weights[pix] = sum;
+}
+
+// Sums v over the warp (every lane ends with the sum).
+__device__ inline float warp_sum(float v) {
+#ifdef HG_HOST_SHIM
+    return v;  // the host runs lanes one after another: each adds its own
+#else
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+    return v;
+#endif
+}
+
+// The backward pass over the samples of a chunk, threads as hg_render's. `adjoint`: the
+// image's gradient (crop pixels x `channels`, alpha ignored); `weights`: hg_film_weights;
+// `params`: the parameters, whose gradients are added to. Launched in blocks of a
+// multiple of 32 threads (the warp sums at the end).
+extern "C" __global__ void hg_backward(const __grid_constant__ FlatCamera cam, const __grid_constant__ FlatFilm film,
+                                       const __grid_constant__ FlatIntegrator it, HG_SCENE_PARAMS, hg_u64 seed,
+                                       hg_u32 s0, hg_u32 log2_n, hg_u32 log2_k, hg_u32 p0, hg_u32 threads,
+                                       const float* __restrict__ adjoint, hg_u32 channels,
+                                       const float* __restrict__ weights, const FlatDiffParam* __restrict__ params,
+                                       hg_u32 count, hg_u32 envmap_params) {
+    hg_u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    SceneData s = HG_SCENE_DATA;
+    float small[HG_DIFF_SMALL];
+    for (int k = 0; k < HG_DIFF_SMALL; ++k) small[k] = 0.0f;
+    Adjoint a;
+    a.ps = s;
+    a.params = params;
+    a.count = count;
+    a.small = small;
+    a.envmap_params = envmap_params != 0u;
+    if (i < threads) {  // no early return: the warp sums below take every lane
+        hg_u32 log2_t = log2_n - log2_k;
+        hg_u32 pix = p0 + (i >> log2_t);
+        hg_u32 first = s0 + ((i & ((1u << log2_t) - 1u)) << log2_k), end = first + (1u << log2_k);
+        const float* g = adjoint + (hg_u64)pix * channels;
+        V3 adj = v3(g[0], g[1], g[2]);
+        float total = weights[pix];
+        bool path = HG_KIND(HG_INTEGRATOR_SET, it.kind) == HG_INTEGRATOR_PATH;
+        for (hg_u32 k = first; k < end && total > 0.0f && !is_zero(adj); ++k) {
+            SampleStart st = sample_start(cam, film, seed, pix, k);
+            a.delta = adj * (st.w / total);
+            if (is_zero(a.delta)) continue;
+#if HG_HAS(HG_INTEGRATOR_SET, HG_INTEGRATOR_PATH)
+            if (path) {
+                PathState p;
+                path_begin(s, it, st.ray, st.rng, &p);
+                while (path_step(s, it, &p)) {
+                }
+                if (!finite3(p.result)) continue;  // the render drops such a sample
+                a.rest = p.result;
+                path_begin(s, it, st.ray, st.rng, &p);
+                while (path_step_observed(s, it, &p, a)) {
+                }
+                continue;
+            }
+#endif
+#if HG_HAS(HG_INTEGRATOR_SET, HG_INTEGRATOR_DIRECT)
+            float alpha;
+            a.rest = v3(0.0f, 0.0f, 0.0f);
+            direct_sample_observed(s, it, st.ray, st.rng, &alpha, a);
+#endif
+            (void)path;
+        }
+    }
+    for (hg_u32 k = 0; k < count; ++k) {
+        FlatDiffParam p = params[k];
+        if (p.small == HG_DIFF_NONE) continue;
+        hg_u32 n = p.kind == HG_DIFF_CONSTANT ? p.channels : 1u;
+        for (hg_u32 c = 0; c < n; ++c) {
+            float v = warp_sum(small[p.small + c]);
+#ifdef HG_HOST_SHIM
+            if (v != 0.0f) atomicAdd(p.grad + c, v);
+#else
+            if ((threadIdx.x & 31u) == 0u && v != 0.0f) atomicAdd(p.grad + c, v);
+#endif
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,109 @@
+//! The parameters of a backward pass as the CUDA kernels read them
+//! (`renderer/kernels/backward.cuh`, `FlatDiffParam`).
+
+use super::{DiffKind, DiffParam};
+use crate::error::{Error, Result};
+
+/// [`FlatDiffParam::kind`] values (`HG_DIFF_*`).
+pub const DIFF_CONSTANT: u32 = 0;
+/// A bitmap's texels.
+pub const DIFF_BITMAP: u32 = 1;
+/// An environment map's texels.
+pub const DIFF_ENVMAP_DATA: u32 = 2;
+/// An environment map's scale.
+pub const DIFF_ENVMAP_SCALE: u32 = 3;
+/// [`FlatDiffParam::reads`]: a BSDF reads the texture.
+pub const READ_BSDF: u32 = 1;
+/// [`FlatDiffParam::reads`]: an emitter reads it.
+pub const READ_EMITTER: u32 = 2;
+/// The accumulators a GPU thread keeps for constants and scales (`HG_DIFF_SMALL`).
+pub const SMALL_SLOTS: u32 = 24;
+/// [`FlatDiffParam::small`] of a parameter without accumulators.
+pub const NO_SLOT: u32 = u32::MAX;
+
+/// One parameter (`FlatDiffParam` in `backward.cuh`, 32 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlatDiffParam {
+    /// `DIFF_*`.
+    pub kind: u32,
+    /// The texture (constants, bitmaps) or the emitter (environment maps).
+    pub source: u32,
+    /// Channels of the value at a point.
+    pub channels: u32,
+    /// `READ_*` bits.
+    pub reads: u32,
+    /// Its first accumulator in a thread ([`NO_SLOT`]: none).
+    pub small: u32,
+    /// Padding.
+    pub pad: u32,
+    /// Where its gradient lies: a device address (or, for the host test driver, the
+    /// offset into its one gradient array).
+    pub grad: u64,
+}
+
+/// `params` as the kernels read them, with `grad` the offset of each gradient in one
+/// array of all of them; and whether one is an environment map's. An error names a
+/// parameter the GPU cannot differentiate.
+pub fn flatten(params: &[DiffParam]) -> Result<(Vec<FlatDiffParam>, bool)> {
+    let mut out = Vec::with_capacity(params.len());
+    let (mut offset, mut small) = (0u64, 0u32);
+    let mut envmap = false;
+    for p in params {
+        let reads = if p.read_by_bsdfs { READ_BSDF } else { 0 }
+            | if p.read_by_emitters { READ_EMITTER } else { 0 };
+        let (kind, source, slots) = match &p.kind {
+            DiffKind::Constant { channels } => (DIFF_CONSTANT, p.texture, *channels as u32),
+            DiffKind::Bitmap { .. } => (DIFF_BITMAP, p.texture, 0),
+            DiffKind::EnvmapData { emitter, .. } => (DIFF_ENVMAP_DATA, *emitter, 0),
+            DiffKind::EnvmapScale { emitter } => (DIFF_ENVMAP_SCALE, *emitter, 1),
+            DiffKind::BsdfFloat { .. } => {
+                return Err(Error::Render(format!(
+                    "parameter \"{}\" cannot be differentiated on the CUDA backend yet (a \
+                     BSDF's plain float): use the cpu_rgb variant for it",
+                    p.key
+                )))
+            }
+        };
+        envmap |= matches!(kind, DIFF_ENVMAP_DATA | DIFF_ENVMAP_SCALE);
+        let slot = if slots > 0 {
+            if small + slots > SMALL_SLOTS {
+                return Err(Error::Render(format!(
+                    "parameter \"{}\": the CUDA backward pass differentiates at most {} \
+                     values of constants and scales at once; split the keys over several \
+                     renders",
+                    p.key, SMALL_SLOTS
+                )));
+            }
+            small += slots;
+            small - slots
+        } else {
+            NO_SLOT
+        };
+        out.push(FlatDiffParam {
+            kind,
+            source,
+            channels: p.channels() as u32,
+            reads,
+            small: slot,
+            pad: 0,
+            grad: offset,
+        });
+        offset += p.len() as u64;
+    }
+    Ok((out, envmap))
+}
+
+/// The bytes of `params` (kernel argument arrays, test files).
+pub fn bytes(params: &[FlatDiffParam]) -> Vec<u8> {
+    params
+        .iter()
+        .flat_map(|p| {
+            [p.kind, p.source, p.channels, p.reads, p.small, p.pad]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .chain(p.grad.to_le_bytes())
+                .collect::<Vec<u8>>()
+        })
+        .collect()
+}
