@@ -4,6 +4,8 @@ A program, not a test: it prints a table and asserts nothing.
 
     python tests/bench_diff.py                          # 256² film and texture, spp 16
     python tests/bench_diff.py --res 128 --iters 20
+    python3 tests/bench_diff.py --cuda --hg-python python3 --hg-path SITE \
+        --mi-python python3 --mi-path MITSUBA_SITE          # the GPU: cuda_rgb vs cuda_ad_rgb
 
 The task of python/examples/fit_texture.py: a textured sphere under the sky environment
 map, `path` (Mitsuba: `prb`) with max_depth 3, fitting its texture to a target image with
@@ -12,9 +14,17 @@ Adam (lr 0.02) on the mean squared error. Each renderer runs in its own Python p
 which needs Debian's libllvm19), one after the other; each times --iters iterations
 after 2 warm-up ones and reports medians of: the forward pass (render + reading the
 image), the backward pass (loss.backward / dr.backward), the whole iteration (render,
-loss, backward, optimiser step), the first iteration, and the loss after the last
-iteration. Peak memory is the process's peak resident set size minus its size after
+loss, backward, optimiser step), the first iteration, and after the last iteration the
+loss and the texture's RMS error against the texture the target was rendered with (half
+the sphere is unseen). Peak memory is the process's peak resident set size minus its size after
 the libraries were imported (PyTorch alone is ~500 MiB).
+
+With --cuda: heliograph on `cuda_rgb` with the texture, the image and the gradients as
+PyTorch CUDA tensors, Mitsuba on `cuda_ad_rgb`; a phase ends when its results are on
+the device (torch.cuda.synchronize / dr.sync_thread: the time a user waits for them), and
+memory is the device memory in use (cuMemGetInfo, every process on the GPU: run it on an
+idle GPU) at its highest phase boundary, over that after the imports. heliograph's first
+iteration is given with a warm kernel cache (a one-iteration run compiles first) and cold.
 """
 
 import argparse
@@ -32,13 +42,28 @@ WORKER = r"""
 import json, os, resource, sys, time
 import numpy as np
 which, res, spp, iters = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+cuda = sys.argv[5] == "cuda"
 KEY = "ball.bsdf.reflectance.data"
 if which == "hg":
     import heliograph as m
-    m.set_variant("cpu_rgb"); m.set_progress(False)
+    m.set_variant("cuda_rgb" if cuda else "cpu_rgb"); m.set_progress(False)
 else:
     import mitsuba as m
-    m.set_variant("llvm_ad_rgb")
+    m.set_variant("cuda_ad_rgb" if cuda else "llvm_ad_rgb")
+
+def device_used_mib():
+    # device memory in use (driver API, the primary context every library here shares)
+    import ctypes
+    cu = ctypes.CDLL("libcuda.so.1")
+    cu.cuInit(0)
+    ctx = ctypes.c_void_p()
+    cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), 0)
+    cu.cuCtxPushCurrent_v2(ctx)
+    free, total = ctypes.c_size_t(), ctypes.c_size_t()
+    cu.cuMemGetInfo_v2(ctypes.byref(free), ctypes.byref(total))
+    cu.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
+    cu.cuDevicePrimaryCtxRelease_v2(0)
+    return (total.value - free.value) / 2**20
 
 def texture(size):
     png = m.Bitmap(os.path.join(ROOT, "assets", "textures", "seed_texture.png"))
@@ -69,11 +94,21 @@ def rss_mib():
 
 if which == "hg":
     import torch, heliograph.torch as hgt  # counted in the baseline, as drjit is
+else:
+    import drjit as dr
+def sync():
+    if cuda:
+        torch.cuda.synchronize() if which == "hg" else dr.sync_thread()
 base_mib = rss_mib()
+base_dev = device_used_mib() if cuda else 0.0
+peak_dev = base_dev
 truth = texture(res)
 start = np.full_like(truth, 0.5)
 out = {"forward": [], "backward": [], "iteration": []}
 def record(i, t0, t1, t2, t3, t4):
+    global peak_dev
+    if cuda:
+        peak_dev = max(peak_dev, device_used_mib())
     if i == 0:
         out["first"] = t4 - t0
     if i >= 2:
@@ -81,25 +116,31 @@ def record(i, t0, t1, t2, t3, t4):
 
 sc = scene(truth)
 if which == "hg":
-    target = torch.from_numpy(np.array(m.render(sc, spp=4 * spp, seed=1 << 20)))
-    tex = torch.tensor(start, requires_grad=True)
+    dev = "cuda" if cuda else "cpu"
+    target = torch.from_dlpack(m.render(sc, spp=4 * spp, seed=1 << 20)).to(dev)
+    tex = torch.tensor(start, device=dev, requires_grad=True)
     opt = torch.optim.Adam([tex], lr=0.02)
+    sync()
     for i in range(iters + 2):
         t0 = time.perf_counter()
         opt.zero_grad()
         image = hgt.render(sc, {KEY: tex}, spp=spp, seed=i)
+        sync()
         t1 = time.perf_counter()
         loss = ((image - target) ** 2).mean()
+        sync()
         t2 = time.perf_counter()
         loss.backward()
+        sync()
         t3 = time.perf_counter()
         opt.step()
         with torch.no_grad():
             tex.clamp_(0, 1)
+        sync()
         record(i, t0, t1, t2, t3, time.perf_counter())
     out["loss"] = loss.item()
+    out["tex_err"] = float(np.sqrt(np.mean((tex.detach().cpu().numpy() - truth) ** 2)))
 else:
-    import drjit as dr
     target = m.render(sc, spp=4 * spp, seed=1 << 20)
     dr.eval(target)
     params = m.traverse(sc)
@@ -109,32 +150,45 @@ else:
     for i in range(iters + 2):
         t0 = time.perf_counter()
         image = m.render(sc, params, spp=spp, seed=i)
-        image.numpy()  # the values on the host: Dr.Jit evaluates lazily
+        if cuda:  # the image evaluated on the device, as heliograph's is
+            dr.eval(image); sync()
+        else:
+            image.numpy()  # the values on the host: Dr.Jit evaluates lazily
         t1 = time.perf_counter()
         loss = dr.mean(dr.square(image - target), axis=None)
-        dr.eval(loss)
+        dr.eval(loss); sync()
         t2 = time.perf_counter()
         dr.backward(loss)
-        dr.grad(opt[KEY]).numpy()
+        if cuda:
+            dr.eval(dr.grad(opt[KEY])); sync()
+        else:
+            dr.grad(opt[KEY]).numpy()
         t3 = time.perf_counter()
         opt.step()
         opt[KEY] = dr.clip(opt[KEY], 0.0, 1.0)
         params.update(opt)
+        dr.eval(opt[KEY]); sync()
         record(i, t0, t1, t2, t3, time.perf_counter())
     out["loss"] = float(np.asarray(loss).ravel()[0])
+    out["tex_err"] = float(np.sqrt(np.mean((np.asarray(opt[KEY]) - truth) ** 2)))
 out["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - base_mib
+out["device_mib"] = peak_dev - base_dev
 print("RESULT " + json.dumps(out))
 """
 
 
-def run(python, which, args, env):
+def run(python, which, args, env, iters=None, path=None):
     code = f"ROOT = {ROOT!r}\n" + WORKER
-    p = subprocess.run([python, "-c", code, which, str(args.res), str(args.spp), str(args.iters)],
-                       capture_output=True, text=True, env=env, timeout=3600, check=False)
+    if path:
+        env = dict(env, PYTHONPATH=path + os.pathsep + env.get("PYTHONPATH", ""))
+    argv = [which, str(args.res), str(args.spp), str(iters or args.iters), "cuda" if args.cuda else "cpu"]
+    p = subprocess.run([python, "-c", code, *argv], capture_output=True, text=True, env=env, timeout=3600,
+                       check=False)
     for line in p.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[7:])
-    raise SystemExit(f"{which} worker failed:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    print(f"{which} worker failed:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    return None
 
 
 def main():
@@ -142,23 +196,43 @@ def main():
     ap.add_argument("--res", type=int, default=256)
     ap.add_argument("--spp", type=int, default=16)
     ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--cuda", action="store_true", help="cuda_rgb against cuda_ad_rgb")
     ap.add_argument("--hg-python", default=os.path.join(ROOT, "target", "pyenv", "bin", "python"))
+    ap.add_argument("--hg-path", help="prepended to PYTHONPATH for heliograph")
     ap.add_argument("--mi-python", default="/work/mi-venv/bin/python")
+    ap.add_argument("--mi-path", help="prepended to PYTHONPATH for Mitsuba")
     args = ap.parse_args()
     env = dict(os.environ, DRJIT_LIBLLVM_PATH=LLVM)
     load = os.getloadavg()
-    rows = [("heliograph cpu_rgb (path)", run(args.hg_python, "hg", args, env)),
-            ("mitsuba llvm_ad_rgb (prb)", run(args.mi_python, "mi", args, env))]
+    cold = None
+    if args.cuda:  # the first run compiles the kernels into the cache
+        cold = run(args.hg_python, "hg", args, env, iters=1, path=args.hg_path)
+    hg_name = "heliograph cuda_rgb (path)" if args.cuda else "heliograph cpu_rgb (path)"
+    mi_name = "mitsuba cuda_ad_rgb (prb)" if args.cuda else "mitsuba llvm_ad_rgb (prb)"
+    rows = [(hg_name, run(args.hg_python, "hg", args, env, path=args.hg_path)),
+            (mi_name, run(args.mi_python, "mi", args, env, path=args.mi_path))]
     print(f"differentiable rendering: {args.res}² film and texture, spp {args.spp}, max_depth 3, "
           f"Adam, median of {args.iters} iterations after 2 warm-up")
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs; "
           f"load average before {load[0]:.2f}, after {os.getloadavg()[0]:.2f}")
-    print("| renderer | forward ms | backward ms | iteration ms | first iteration s | peak RSS over imports, MiB | loss after |")
-    print("|---|---|---|---|---|---|---|")
+    if args.cuda:
+        gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, check=False).stdout.strip()
+        print(f"GPU: {gpu}")
+        if cold:
+            print(f"heliograph first iteration with a cold kernel cache: {cold['first']:.2f} s")
+    mem = "peak device memory over imports, MiB" if args.cuda else "peak RSS over imports, MiB"
+    print(f"| renderer | forward ms | backward ms | iteration ms | first iteration s | {mem} | loss after "
+          f"| texture RMSE after |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, r in rows:
+        if r is None:
+            print(f"| {name} | failed | | | | | | |")
+            continue
         med = {k: statistics.median(r[k]) * 1000 for k in ("forward", "backward", "iteration")}
-        print(f"| {name} | {med['forward']:.0f} | {med['backward']:.0f} | {med['iteration']:.0f} | "
-              f"{r['first']:.2f} | {r['peak_mib']:.0f} | {r['loss']:.5f} |")
+        m = r["device_mib"] if args.cuda else r["peak_mib"]
+        print(f"| {name} | {med['forward']:.2f} | {med['backward']:.2f} | {med['iteration']:.2f} | "
+              f"{r['first']:.2f} | {m:.0f} | {r['loss']:.5f} | {r['tex_err']:.4f} |")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ The forward pass writes the values into the scene (``traverse`` + ``update``, wh
 patches only what changed) and renders; the backward pass writes them back if another
 render changed them, traces the image's samples again with ``seed_grad`` and returns the
 gradient of ``Σ grad · image`` with respect to each parameter (path replay
-backpropagation, on the CPU backend).
+backpropagation). Under ``cuda_rgb`` both passes run on the GPU and, given device
+arrays, keep values, image and gradients there (``device=True``).
 """
 
 from __future__ import annotations
@@ -62,11 +63,6 @@ def check_keys(scene, keys) -> list[tuple[int, ...]]:
             raise TypeError(f"parameter keys must be str, got {type(k).__name__} {k!r}")
     if not keys:
         raise ValueError("no parameters to differentiate: pass at least one key")
-    if _native.variant() not in (None, "cpu_rgb"):
-        raise _native.RenderError(
-            f"differentiable rendering runs on the CPU backend for now; the variant is "
-            f"{_native.variant()!r}: set_variant('cpu_rgb')"
-        )
     return [tuple(s) for s in _native._diff_params(scene, keys)]
 
 
@@ -89,20 +85,29 @@ def set_values(scene, keys, values) -> None:
     params.update()
 
 
-def forward(scene, keys, values, opts: Options):
-    """The image at ``values`` and a snapshot of the parameters it was rendered with."""
+def on_cuda() -> bool:
+    """Whether renders run on the GPU (the ``cuda_rgb`` variant)."""
+    return _native.variant() == "cuda_rgb"
+
+
+def forward(scene, keys, values, opts: Options, device=False):
+    """The image at ``values`` and a snapshot of the parameters it was rendered with:
+    a NumPy array, or with ``device`` the renderer's tensor where it lies (exported
+    through DLPack by the caller)."""
     set_values(scene, keys, values)
-    image = np.array(_native.render(scene, spp=opts.spp or 0, seed=opts.seed))
-    return image, _native._diff_snapshot(scene)
+    image = _native.render(scene, spp=opts.spp or 0, seed=opts.seed)
+    return (image if device else np.array(image)), _native._diff_snapshot(scene)
 
 
-def backward(scene, keys, values, grad: np.ndarray, snapshot, opts: Options) -> list[np.ndarray]:
+def backward(scene, keys, values, grad, snapshot, opts: Options, device=False):
     """The gradients of ``Σ grad · image`` for the render of ``values`` with the other
     parameters of ``snapshot``: the values are written back first if another render
     changed them (a loss of several renders of one scene); any other parameter that
-    changed since is an error naming it."""
+    changed since is an error naming it. NumPy arrays, or with ``device`` the
+    renderer's tensors where they lie (``grad`` is then read where it lies)."""
     if not snapshot.is_current(scene):
         set_values(scene, keys, values)
-    grad = np.ascontiguousarray(grad, dtype=np.float32)
+    if not device:
+        grad = np.ascontiguousarray(grad, dtype=np.float32)
     out = _native._render_backward(scene, list(keys), grad, opts.spp_grad, opts.seed_grad, snapshot)
-    return [np.array(g) for g in out]
+    return out if device else [np.array(g) for g in out]

@@ -16,7 +16,9 @@ passes run on the host through ``jax.pure_callback`` (the values and the image's
 gradient come to the host, the image and the gradients go back), which XLA orders by
 data dependence. On the CPU that costs nothing measurable: tests/bench_diff_jit.py gives
 18.3 ms per jitted ``value_and_grad`` against 17.9 ms for the same work through
-``heliograph.torch`` (64² film and texture, spp 4, 2 cores). The backward pass sets the
+``heliograph.torch`` (64² film and texture, spp 4, 2 cores). Under ``cuda_rgb`` the
+passes run on the GPU, and the values, the image and the gradients pass through the host
+(``heliograph.torch`` keeps them on the GPU). The backward pass sets the
 values it is given before tracing, so it differentiates the render those values produce
 whatever ran in between.
 """

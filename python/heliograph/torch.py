@@ -12,7 +12,10 @@
 
 Every value of ``params`` that is a tensor with ``requires_grad`` is differentiated
 (path replay backpropagation; see ``heliograph.jax`` for JAX). The image is a float32
-tensor of the film's shape (height, width, channels).
+tensor of the film's shape (height, width, channels) on the render device: under
+``cuda_rgb`` the values, the image and the gradients stay on the GPU and move between
+PyTorch and heliograph through stream-ordered DLPack (no host round trip, no device-wide
+synchronisation).
 """
 
 from __future__ import annotations
@@ -42,15 +45,14 @@ def render(scene, params, spp=None, seed=0, spp_grad=None, seed_grad=None) -> to
     opts = _diff.Options.of(spp, seed, spp_grad, seed_grad)
     keys = list(params)
     shapes = _diff.check_keys(scene, keys)
+    device = "cuda" if _diff.on_cuda() else "cpu"
     tensors = []
     for k, s in zip(keys, shapes):
         v = params[k]
-        t = v if isinstance(v, torch.Tensor) else torch.as_tensor(np.asarray(v, dtype=np.float32))
-        if t.device.type != "cpu":
-            raise ValueError(
-                f"parameter {k!r}: the tensor is on {t.device}, the scene renders on the "
-                f"CPU: pass a CPU tensor"
-            )
+        t = v if isinstance(v, torch.Tensor) else torch.as_tensor(np.asarray(v, dtype=np.float32), device=device)
+        if t.device.type != device:
+            where = "the GPU (cuda_rgb): pass a CUDA tensor" if device == "cuda" else "the CPU: pass a CPU tensor"
+            raise ValueError(f"parameter {k!r}: the tensor is on {t.device}, the scene renders on {where}")
         if not t.is_floating_point():
             raise TypeError(f"parameter {k!r}: expected a floating-point tensor, got {t.dtype}")
         if tuple(t.shape) != s:
@@ -62,13 +64,17 @@ def render(scene, params, spp=None, seed=0, spp_grad=None, seed_grad=None) -> to
 class _Render(torch.autograd.Function):
     @staticmethod
     def forward(ctx, scene, keys, opts, *values):
-        arrays = [_diff.check_value(k, v.detach().numpy(), tuple(v.shape)) for k, v in zip(keys, values)]
-        image, snapshot = _diff.forward(scene, keys, arrays, opts)
+        ctx.device = values[0].device.type == "cuda" if values else False
+        if ctx.device:
+            arrays = [v.detach().to(torch.float32).contiguous() for v in values]
+        else:
+            arrays = [_diff.check_value(k, v.detach().numpy(), tuple(v.shape)) for k, v in zip(keys, values)]
+        image, snapshot = _diff.forward(scene, keys, arrays, opts, device=ctx.device)
         ctx.scene, ctx.keys, ctx.opts, ctx.snapshot = scene, keys, opts, snapshot
         ctx.arrays = arrays
         ctx.dtypes = [v.dtype for v in values]
         ctx.used = False
-        return torch.from_numpy(image)
+        return torch.from_dlpack(image) if ctx.device else torch.from_numpy(image)
 
     @staticmethod
     def backward(ctx, grad):
@@ -86,12 +92,14 @@ class _Render(torch.autograd.Function):
         wanted = ctx.needs_input_grad[3:]
         if not any(wanted):
             return (None, None, None) + (None,) * len(wanted)
-        grads = _diff.backward(
-            ctx.scene, ctx.keys, ctx.arrays, grad.detach().to(torch.float32).numpy(), ctx.snapshot,
-            ctx.opts,
-        )
-        out = [
-            torch.from_numpy(g).to(dtype) if w else None
-            for g, dtype, w in zip(grads, ctx.dtypes, wanted)
-        ]
+        grad = grad.detach().to(torch.float32)
+        if ctx.device:
+            grads = _diff.backward(
+                ctx.scene, ctx.keys, ctx.arrays, grad.contiguous(), ctx.snapshot, ctx.opts, device=True
+            )
+            grads = [torch.from_dlpack(g) for g in grads]
+        else:
+            grads = _diff.backward(ctx.scene, ctx.keys, ctx.arrays, grad.numpy(), ctx.snapshot, ctx.opts)
+            grads = [torch.from_numpy(g) for g in grads]
+        out = [g.to(dtype) if w else None for g, dtype, w in zip(grads, ctx.dtypes, wanted)]
         return (None, None, None, *out)

@@ -9,9 +9,10 @@ use heliograph::scene::params::{shape_str, ParamTable};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
+use crate::dlpack::{HostTo, Imported};
 use crate::errors::{to_py, RenderError};
 use crate::scene::{backend, PyScene};
-use crate::tensor::{to_host_array, TensorXf};
+use crate::tensor::{import_any, to_host_array, TensorXf};
 
 fn scene_of<'a, 'py>(
     scene: &'a Bound<'py, PyAny>,
@@ -31,6 +32,10 @@ pub fn _diff_params(scene: &Bound<'_, PyAny>, keys: Vec<String>) -> PyResult<Vec
         .get()
         .with_state(scene.py(), |st| resolve(&st.loaded, &keys))
         .map_err(to_py)?;
+    if backend() == Some(Backend::Cuda) {
+        // what only the GPU's backward pass refuses, refused before anything renders
+        heliograph::diff::flat::flatten(&params).map_err(to_py)?;
+    }
     Ok(params.iter().map(|p| p.shape()).collect())
 }
 
@@ -86,7 +91,9 @@ fn first_change(then: &ParamTable, now: &ParamTable) -> Option<String> {
 /// backward pass traces again. `snapshot` holds the parameter values the image was
 /// rendered with (the caller has written the differentiated ones back): a scene whose
 /// parameters differ from them is an error naming the first that does, not a gradient
-/// of other values.
+/// of other values. Under `cuda_rgb` it runs on the GPU: `grad` is read where it lies
+/// (a CUDA array in stream order, a host array uploaded) and the gradients stay on the
+/// device.
 #[pyfunction]
 #[pyo3(signature = (scene, keys, grad, spp, seed, snapshot))]
 pub fn _render_backward(
@@ -99,22 +106,13 @@ pub fn _render_backward(
 ) -> PyResult<Vec<TensorXf>> {
     let py = scene.py();
     let s = scene_of(scene, "backward")?;
-    if backend() == Some(Backend::Cuda) {
-        return Err(RenderError::new_err(
-            "the backward pass runs on the CPU backend only for now: set_variant(\"cpu_rgb\") \
-             for differentiable rendering",
-        ));
-    }
-    let adjoint = to_host_array(py, grad)?;
     let then = snapshot.get();
-    let (scene_now, table, version) = s
-        .get()
-        .with_state(py, |st| {
-            st.loaded.fetch_device_images()?;
-            let l = &st.loaded;
-            Ok((l.scene().clone(), l.params().clone(), l.version()))
-        })
-        .map_err(to_py)?;
+    let (table, version, want) = s.get().with_state(py, |st| {
+        let film = &st.loaded.scene().sensor.film;
+        let [w, h] = film.crop_size;
+        let want = vec![h as usize, w as usize, film.channels()];
+        (st.loaded.params().clone(), st.loaded.version(), want)
+    });
     if version != then.version {
         if let Some(key) = first_change(&then.table, &table) {
             return Err(RenderError::new_err(format!(
@@ -123,21 +121,50 @@ pub fn _render_backward(
             )));
         }
     }
-    let film = &scene_now.sensor.film;
-    let [w, h] = film.crop_size;
-    let want = vec![h as usize, w as usize, film.channels()];
-    if adjoint.shape != want {
-        return Err(RenderError::new_err(format!(
+    let shape_error = |got: &[usize]| {
+        RenderError::new_err(format!(
             "the image's gradient must have the image's shape {}, got {}",
             shape_str(&want),
-            shape_str(&adjoint.shape)
-        )));
-    }
+            shape_str(got)
+        ))
+    };
     let params = s
         .get()
         .with_state(py, |st| resolve(&st.loaded, &keys))
         .map_err(to_py)?;
     let opts = RenderOptions { spp, seed };
+    if backend() == Some(Backend::Cuda) {
+        let be = crate::cuda::backend(py)?;
+        let Imported::Device { tensor, shape, .. } = import_any(py, grad, HostTo::Device(&be))?
+        else {
+            return Err(RenderError::new_err(
+                "the image's gradient could not be placed on the GPU",
+            ));
+        };
+        if shape != want {
+            return Err(shape_error(&shape));
+        }
+        let grads = s
+            .get()
+            .backward_cuda(py, &be, &params, &tensor, &opts)
+            .map_err(to_py)?;
+        return Ok(params
+            .iter()
+            .zip(grads)
+            .map(|(p, g)| TensorXf::device(p.shape(), g))
+            .collect());
+    }
+    let adjoint = to_host_array(py, grad)?;
+    if adjoint.shape != want {
+        return Err(shape_error(&adjoint.shape));
+    }
+    let scene_now = s
+        .get()
+        .with_state(py, |st| {
+            st.loaded.fetch_device_images()?;
+            Ok(st.loaded.scene().clone())
+        })
+        .map_err(to_py)?;
     let grads = py
         .detach(|| {
             backward(

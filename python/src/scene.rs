@@ -8,7 +8,9 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use heliograph::backend::cpu::render_async;
-use heliograph::backend::cuda::{check_supported, CudaBackend, CudaFilm, DeviceScene};
+use heliograph::backend::cuda::{
+    check_supported, CudaBackend, CudaFilm, DeviceScene, DeviceTensor,
+};
 use heliograph::backend::{Backend, RenderOptions};
 use heliograph::integrators::{AnyIntegrator, Aov};
 use heliograph::scene::params::ParamTable;
@@ -186,8 +188,42 @@ impl PyScene {
         keep.then_some(be)
     }
 
-    /// Enqueues a CUDA render: uploads the scene first if it has no current device
-    /// copy (the host copy of device-only textures is fetched first).
+    /// The scene's current device copy, uploaded first if it has none (the host copy of
+    /// device-only textures is fetched first).
+    fn current_device<'s>(
+        st: &'s mut SceneState,
+        be: &CudaBackend,
+    ) -> heliograph::Result<&'s mut DeviceScene> {
+        let version = st.loaded.version();
+        if st.device.as_ref().is_none_or(|d| d.version() != version) {
+            st.device = None;
+            st.loaded.fetch_device_images()?;
+            check_supported(st.loaded.scene())?;
+            let dev = be.upload_scene(st.loaded.scene(), version)?;
+            st.device = Some(dev);
+        }
+        Ok(st.device.as_mut().expect("uploaded above"))
+    }
+
+    /// Enqueues the backward pass of a render with `opts` on the GPU
+    /// ([`CudaBackend::backward`]), uploading the scene first if the device has no
+    /// current copy.
+    pub fn backward_cuda(
+        &self,
+        py: Python<'_>,
+        be: &CudaBackend,
+        params: &[heliograph::diff::DiffParam],
+        adjoint: &DeviceTensor,
+        opts: &RenderOptions,
+    ) -> heliograph::Result<Vec<DeviceTensor>> {
+        py.detach(|| {
+            let mut st = self.lock_now();
+            let spp = st.loaded.scene().sensor.sampler.sample_count;
+            let dev = Self::current_device(&mut st, be)?;
+            be.backward(dev, params, adjoint, opts, spp)
+        })
+    }
+
     /// Enqueues the render on the GPU (through `swap`'s sensor or integrator where it
     /// has one), uploading the scene first if the device has no current copy.
     fn render_cuda(
@@ -197,19 +233,11 @@ impl PyScene {
         swap: &Swap,
     ) -> heliograph::Result<CudaFilm> {
         let mut st = self.lock_now();
-        let version = st.loaded.version();
         if swap.is_some() {
             check_supported(&swap.apply(st.loaded.scene().clone()))?;
         }
-        if st.device.as_ref().is_none_or(|d| d.version() != version) {
-            st.device = None;
-            st.loaded.fetch_device_images()?;
-            check_supported(st.loaded.scene())?;
-            let dev = be.upload_scene(st.loaded.scene(), version)?;
-            st.device = Some(dev);
-        }
         let spp = st.loaded.scene().sensor.sampler.sample_count;
-        let dev = st.device.as_mut().expect("uploaded above");
+        let dev = Self::current_device(&mut st, be)?;
         if swap.is_some() {
             // an aov integrator was refused above: the swapped one renders radiance
             let (sensor, integrator) = (

@@ -5,7 +5,7 @@
 //
 // - hg_film_weights: each crop pixel's sum W of film weights over the backward pass's
 //   samples (film.cuh film_sample, the same streams as hg_render).
-// - hg_backward: threads and samples as hg_render (render.cu). A sample of pixel p with
+// - hg_backward: the samples of hg_render's chunks (render.cu), pixel-major. A sample of pixel p with
 //   film weight w moves the pixel by w L / W, so its adjoint radiance is
 //   δ = adjoint[p] w / W. `path` traces the sample twice with the same random numbers (its
 //   radiance L, then the replay with rest = L, each step taking off what it added);
@@ -15,10 +15,14 @@
 //   constant; central differences at v ± h per channel (diff/probe.rs: relative step 1e-3,
 //   exact for linear dependences). An environment map's texels and scale enter linearly
 //   and are differentiated in closed form.
+// - Work: a vertex whose BSDF reads none of the parameters is not probed (per-BSDF masks
+//   of the parameters each reads).
 // - Accumulation: a bitmap's or an environment map's texels by float atomics into the
-//   gradient buffer (their order, and so the last bits, follow the GPU's schedule); a
-//   constant's or a scale's few values in the thread's registers, summed over the warp at
-//   the end and added by one atomic per warp.
+//   gradient buffer (their order, and so the last bits, follow the GPU's schedule; the
+//   derivatives of one vertex's lookups are summed first, and a warp's lanes take
+//   neighbouring pixels, so lanes seldom add to the same texel at once); a constant's or
+//   a scale's few values in the thread's registers, summed over the warp at the end and
+//   added by one atomic per warp.
 #pragma once
 
 #if HG_BACKWARD
@@ -110,18 +114,52 @@ struct Adjoint {
     SceneData ps;  // the scene, with this thread's probe
     const FlatDiffParam* params;
     hg_u32 count;
+    const hg_u32* bsdf_masks;  // per BSDF, the parameters it reads (bit k: parameter k)
+    hg_u32 mask_count;
     float* small;  // HG_DIFF_SMALL accumulators
     V3 delta;      // the sample's adjoint radiance
     V3 rest;       // the radiance the path has yet to add (`path`)
     bool envmap_params;
+    // A bitmap parameter's derivatives at one point, held until derivatives at another
+    // point come (a vertex's next-event estimate and its BSDF sample read the texture at
+    // the same point: one scatter of atomics for both); pend_k HG_DIFF_NONE: none.
+    hg_u32 pend_k;
+    V2 pend_uv;
+    float pend[3];
+
+    // The parameters BSDF `b` reads.
+    __device__ inline hg_u32 mask_of(hg_u32 b) const { return b < mask_count ? bsdf_masks[b] : 0u; }
+
+    // Scatters the held bitmap derivatives to the texels the lookup read.
+    __device__ inline void flush() {
+        if (pend_k == HG_DIFF_NONE) return;
+#if HG_HAS(HG_TEX_SET, HG_TEX_BITMAP)
+        FlatDiffParam p = params[pend_k];
+        TexRec t = tex_rec(ps, p.source);
+        if (t.kind == HG_TEX_BITMAP) {
+            hg_u32 texel[4];
+            float w[4];
+            int n = bitmap_texel_weights(*(const BitmapRecord*)t.rec, pend_uv, texel, w);
+            for (int j = 0; j < n; ++j) {
+                if (w[j] == 0.0f) continue;
+                float* g = p.grad + (hg_u64)texel[j] * p.channels;
+                for (hg_u32 c = 0; c < p.channels; ++c) atomicAdd(g + c, w[j] * pend[c]);
+            }
+        }
+#endif
+        pend_k = HG_DIFF_NONE;
+    }
 
     // Adds weight · ∂eval / ∂(value of each parameter's texture at `at`) to the gradients
-    // of the parameters a BSDF (`bsdf`) or an emitter reads; eval(scene) evaluates with
-    // the probed scene.
-    template <class F> __device__ inline void accumulate(bool bsdf, const SurfacePoint& at, V3 weight, F eval) {
-        if (is_zero(weight)) return;
+    // of the parameters in `mask` (those the vertex's BSDF reads, or every one for an
+    // emitter) that a BSDF (`bsdf`) or an emitter reads; eval(scene) evaluates with the
+    // probed scene.
+    template <class F>
+    __device__ inline void accumulate(bool bsdf, hg_u32 mask, const SurfacePoint& at, V3 weight, F eval) {
+        if (is_zero(weight) || mask == 0u) return;
         hg_u32 need = bsdf ? HG_DIFF_READ_BSDF : HG_DIFF_READ_EMITTER;
         for (hg_u32 k = 0; k < count; ++k) {
+            if (k < 32u && ((mask >> k) & 1u) == 0u) continue;
             FlatDiffParam p = params[k];
             if ((p.reads & need) == 0u || p.kind > HG_DIFF_BITMAP) continue;
             ps.probe_tex = HG_DIFF_NONE;
@@ -148,18 +186,13 @@ struct Adjoint {
                 for (hg_u32 c = 0; c < p.channels; ++c) small[p.small + c] += sc[c];
                 continue;
             }
-            TexRec t = tex_rec(ps, p.source);
-#if HG_HAS(HG_TEX_SET, HG_TEX_BITMAP)
-            if (t.kind != HG_TEX_BITMAP) continue;
-            hg_u32 texel[4];
-            float w[4];
-            int n = bitmap_texel_weights(*(const BitmapRecord*)t.rec, at.uv, texel, w);
-            for (int j = 0; j < n; ++j) {
-                if (w[j] == 0.0f) continue;
-                float* g = p.grad + (hg_u64)texel[j] * p.channels;
-                for (hg_u32 c = 0; c < p.channels; ++c) atomicAdd(g + c, w[j] * sc[c]);
+            if (pend_k != k || pend_uv.x != at.uv.x || pend_uv.y != at.uv.y) {
+                flush();
+                pend_k = k;
+                pend_uv = at.uv;
+                pend[0] = pend[1] = pend[2] = 0.0f;
             }
-#endif
+            for (hg_u32 c = 0; c < p.channels; ++c) pend[c] += sc[c];
         }
     }
 
@@ -199,7 +232,7 @@ struct Adjoint {
             hg_u32 ei = ps.g.shapes[hit->shape].emitter;
             if (ei == HG_NO_EMITTER) return;
             const Hit& h = *hit;
-            accumulate(false, surface_point_uv(hit->uv), weight,
+            accumulate(false, 0xffffffffu, surface_point_uv(hit->uv), weight,
                        [&](const SceneData& q) { return emitter_eval_hit(q, emitter_ref(q, ei), h, d); });
             return;
         }
@@ -207,7 +240,7 @@ struct Adjoint {
             hg_u32 n = (HG_EMITTER_SET & HG_ENV_EMITTERS) != 0u ? ps.env_count : 0u;
             for (hg_u32 k = 0; k < n; ++k) envmap(ps.env_emitters[k], d, weight);
         }
-        accumulate(false, surface_point_uv(v2(0.0f, 0.0f)), weight, [&](const SceneData& q) {
+        accumulate(false, 0xffffffffu, surface_point_uv(v2(0.0f, 0.0f)), weight, [&](const SceneData& q) {
             float pdf;
             return environment_emission(q, d, &pdf);
         });
@@ -218,11 +251,11 @@ struct Adjoint {
         rest = rest - mul(mul(beta, f), es.weight) * w;
         V3 common = mul(delta, beta) * w;
         // the BSDF's value towards the light
-        accumulate(true, v.sp, mul(common, es.weight),
+        accumulate(true, mask_of(v.bsdf), v.sp, mul(common, es.weight),
                    [&](const SceneData& q) { return bsdf_eval(q, v.bsdf, v.sp, v.wi, wo); });
         // the light's radiance over its density, sampled again with the same numbers
         const Hit& h = *v.hit;
-        accumulate(false, surface_point_uv(es.uv), mul(common, f), [&](const SceneData& q) {
+        accumulate(false, 0xffffffffu, surface_point_uv(es.uv), mul(common, f), [&](const SceneData& q) {
             EmitterSampleResult again;
             return sample_emitter(q, h, u, &again) ? again.weight : v3(0.0f, 0.0f, 0.0f);
         });
@@ -231,15 +264,16 @@ struct Adjoint {
 
     __device__ inline void scatter(const PathVertex& v, const BsdfSample& bs, float u1, V2 u2, const V3* carried) {
         V3 through = carried ? *carried : rest;
-        if (is_zero(through)) return;
+        hg_u32 mask = mask_of(v.bsdf);
+        if (is_zero(through) || mask == 0u) return;
         if (bs.delta) {
-            accumulate(true, v.sp, mul(delta, ratio(through, bs.weight)), [&](const SceneData& q) {
+            accumulate(true, mask, v.sp, mul(delta, ratio(through, bs.weight)), [&](const SceneData& q) {
                 BsdfSample again;
                 return bsdf_sample(q, v.bsdf, v.sp, v.wi, u1, u2, &again) ? again.weight : v3(0.0f, 0.0f, 0.0f);
             });
         } else {
             V3 f = bsdf_eval(ps, v.bsdf, v.sp, v.wi, bs.wo);
-            accumulate(true, v.sp, mul(delta, ratio(through, f)),
+            accumulate(true, mask, v.sp, mul(delta, ratio(through, f)),
                        [&](const SceneData& q) { return bsdf_eval(q, v.bsdf, v.sp, v.wi, bs.wo); });
         }
     }
@@ -282,7 +316,8 @@ extern "C" __global__ void hg_backward(const __grid_constant__ FlatCamera cam, c
                                        hg_u32 s0, hg_u32 log2_n, hg_u32 log2_k, hg_u32 p0, hg_u32 threads,
                                        const float* __restrict__ adjoint, hg_u32 channels,
                                        const float* __restrict__ weights, const FlatDiffParam* __restrict__ params,
-                                       hg_u32 count, hg_u32 envmap_params) {
+                                       hg_u32 count, const hg_u32* __restrict__ bsdf_masks, hg_u32 mask_count,
+                                       hg_u32 envmap_params) {
     hg_u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     SceneData s = HG_SCENE_DATA;
     float small[HG_DIFF_SMALL];
@@ -291,12 +326,18 @@ extern "C" __global__ void hg_backward(const __grid_constant__ FlatCamera cam, c
     a.ps = s;
     a.params = params;
     a.count = count;
+    a.bsdf_masks = bsdf_masks;
+    a.mask_count = mask_count;
     a.small = small;
     a.envmap_params = envmap_params != 0u;
+    a.pend_k = HG_DIFF_NONE;
     if (i < threads) {  // no early return: the warp sums below take every lane
-        hg_u32 log2_t = log2_n - log2_k;
-        hg_u32 pix = p0 + (i >> log2_t);
-        hg_u32 first = s0 + ((i & ((1u << log2_t) - 1u)) << log2_k), end = first + (1u << log2_k);
+        // pixel-major (unlike hg_render, which needs a pixel's samples in one warp
+        // segment): a warp's lanes take 32 neighbouring pixels, whose lookups mostly
+        // touch different texels, so their atomics rarely collide
+        hg_u32 pixels = threads >> (log2_n - log2_k);
+        hg_u32 pix = p0 + i % pixels;
+        hg_u32 first = s0 + ((i / pixels) << log2_k), end = first + (1u << log2_k);
         const float* g = adjoint + (hg_u64)pix * channels;
         V3 adj = v3(g[0], g[1], g[2]);
         float total = weights[pix];
@@ -316,6 +357,7 @@ extern "C" __global__ void hg_backward(const __grid_constant__ FlatCamera cam, c
                 path_begin(s, it, st.ray, st.rng, &p);
                 while (path_step_observed(s, it, &p, a)) {
                 }
+                a.flush();
                 continue;
             }
 #endif
@@ -323,6 +365,7 @@ extern "C" __global__ void hg_backward(const __grid_constant__ FlatCamera cam, c
             float alpha;
             a.rest = v3(0.0f, 0.0f, 0.0f);
             direct_sample_observed(s, it, st.ray, st.rng, &alpha, a);
+            a.flush();
 #endif
             (void)path;
         }

@@ -87,23 +87,25 @@ impl Host {
     fn gradients(&self, s: &LoadedScene, keys: &[&str], adj: &[f32]) -> Option<Vec<Vec<f32>>> {
         let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
         let params = resolve(s, &keys).unwrap();
-        let (fp, envmap) = flat::flatten(&params).unwrap();
+        let fp = flat::flatten(&params).unwrap();
         let flat_scene = self.write_scene(s);
         let exe = self.exe(&flat_scene, "host_backward.cpp", true)?;
-        std::fs::write(self.dir.join("params.bin"), flat::bytes(&fp)).unwrap();
+        std::fs::write(self.dir.join("params.bin"), flat::bytes(&fp.params)).unwrap();
+        let masks: Vec<u8> = fp.bsdf_masks.iter().flat_map(|m| m.to_le_bytes()).collect();
+        std::fs::write(self.dir.join("masks.bin"), masks).unwrap();
         let adj_bytes: Vec<u8> = adj.iter().flat_map(|v| v.to_le_bytes()).collect();
         std::fs::write(self.dir.join("adjoint.bin"), adj_bytes).unwrap();
         let total: usize = params.iter().map(|p| p.len()).sum();
         run(
             &exe,
             &self.dir,
-            &[SEED, SPP as u64, 32, 2, total as u64, envmap as u64],
+            &[SEED, SPP as u64, 32, 2, total as u64, fp.envmap as u64],
         );
         let all = read_f32s(&self.dir.join("grads.bin"));
         Some(
             params
                 .iter()
-                .zip(&fp)
+                .zip(&fp.params)
                 .map(|(p, f)| all[f.grad as usize..f.grad as usize + p.len()].to_vec())
                 .collect(),
         )

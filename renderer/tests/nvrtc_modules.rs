@@ -602,3 +602,33 @@ fn nvrtc_compiles_the_array_modules() {
         }
     }
 }
+
+/// The backward modules (`HG_BACKWARD`: kernels/backward.cuh and the texture probe):
+/// each `direct` and megakernel `path` module of the covering set compiled as the
+/// backend's `backward_kernels` compiles it, for sm_90.
+#[test]
+fn nvrtc_compiles_the_backward_modules() {
+    let require = std::env::var("HELIOGRAPH_REQUIRE_NVRTC").is_ok_and(|v| v == "1");
+    if let Err(why) = nvrtc_lib::load() {
+        assert!(!require, "HELIOGRAPH_REQUIRE_NVRTC=1 but {why}");
+        println!("SKIP: nvrtc_compiles_the_backward_modules: {why}");
+        return;
+    }
+    let cap = match RenderTuning::default().max_registers {
+        0 => Vec::new(),
+        n => vec![format!("--maxrregcount={n}")],
+    };
+    let modules: Vec<RenderModule> = render_covering_set()
+        .into_iter()
+        .filter(|m| matches!(m.mode, Mode::Direct | Mode::PathMegakernel) && !m.count_rays)
+        .collect();
+    assert!(modules.iter().any(|m| m.mode == Mode::Direct));
+    assert!(modules.iter().any(|m| m.mode == Mode::PathMegakernel));
+    for m in modules {
+        let prelude = format!("{}#define HG_BACKWARD 1\n", m.prelude());
+        let r = nvrtc_compile_offline(kernels::RENDER_MODULE, &prelude, "sm_90", &cap);
+        let (bytes, secs) = r.unwrap_or_else(|e| panic!("{}+HG_BACKWARD: {e}", m.label()));
+        println!("sm_90 {secs:7.2} s {bytes:9} B  {}+HG_BACKWARD", m.label());
+        assert!(bytes > 0, "{}: empty CUBIN", m.label());
+    }
+}

@@ -2,7 +2,8 @@
 // wave by wave as host_render.cpp runs hg_render) on the CPU, for
 // renderer/tests/gpu_backward_on_host.rs.
 // Usage: hg_backward_host DIR SEED SPP N_WAVE PER_LANE GRADS ENVMAP_PARAMS — reads the
-// flat scene arrays DIR/<array>.bin, DIR/params.bin (FlatDiffParam records) and
+// flat scene arrays DIR/<array>.bin, DIR/params.bin (FlatDiffParam records), DIR/masks.bin
+// (the BSDFs' parameter masks) and
 // DIR/adjoint.bin (crop pixels x channels floats), writes DIR/grads.bin (GRADS floats).
 #include "host_shim.h"
 #include <cstdio>
@@ -64,7 +65,7 @@ int main(int argc, char** argv) {
     auto dist_data = slurp(d + "dist_data.bin");
     auto bsphere = slurp(d + "bsphere.bin"), attrs = slurp(d + "attrs.bin");
     auto tex_data = slurp(d + "tex_data.bin");
-    auto params = slurp(d + "params.bin"), adjoint = slurp(d + "adjoint.bin");
+    auto params = slurp(d + "params.bin"), adjoint = slurp(d + "adjoint.bin"), masks = slurp(d + "masks.bin");
     FlatFilm film_spp = *as<FlatFilm>(film);
     film_spp.sampler.sample_count = spp;
     const FlatFilm* fl = &film_spp;
@@ -88,7 +89,8 @@ int main(int argc, char** argv) {
         hg_u32 lanes = (pixels * n) >> log2_k;
         launch(lanes, [&] {
             hg_backward(camera, *fl, it, SCENE_ARGS, seed, s0, log2_n, log2_k, 0u, lanes, as<float>(adjoint), ch,
-                        weights.data(), ps.data(), (hg_u32)ps.size(), envmap_params);
+                        weights.data(), ps.data(), (hg_u32)ps.size(), as<hg_u32>(masks), count<hg_u32>(masks),
+                        envmap_params);
         });
         s0 += n;
     }

@@ -7,7 +7,8 @@
 #   HG_GPU_GROUPS=python tests/gpu/run_gpu_checks.sh   # only some groups: rust, python
 #   HG_GPU_SKIP=tune,mesh1m tests/gpu/run_gpu_checks.sh # leave out checks by key: cold, warm,
 #       depth, render, parity, instanced, roughdielectric, principled, samplers, ptracer,
-#       determinism, nvrtc, bench, mesh1m, tune, updates
+#       determinism, nvrtc, bench, mesh1m, tune, updates, pysuite (the GPU pytest suite),
+#       nvrtcwheel (the NVRTC wheel-layout check)
 #   HG_GPU_GROUPS=suite HG_MITSUBA_DATA=.mdslim tests/gpu/run_gpu_checks.sh
 #       # Mitsuba's test scenes on CUDA with the bundle's wheel (tests/mitsuba_data/run.py;
 #       # HG_SUITE_BACKEND=all adds the CPU backend), its table also in LOGS/suite.md
@@ -105,14 +106,14 @@ if want python; then
     export PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH}
     run "python smoke (cuda_rgb)" "$LOGS/py_smoke.log" python3 "$ROOT/tests/gpu/python_smoke.py"
     grep -E '^(PASS|FAIL) ' "$LOGS/py_smoke.log"
-    if [ -x "$ROOT/tests/gpu/run_python_gpu.sh" ]; then
+    if ! skip pysuite && [ -x "$ROOT/tests/gpu/run_python_gpu.sh" ]; then
       run "python GPU suite + reproduction" "$LOGS/py_gpu.log" bash "$ROOT/tests/gpu/run_python_gpu.sh" "$SITE"
       tail -60 "$LOGS/py_gpu.log"
     fi
     # NVRTC found in the nvidia-cuda-nvrtc wheel's layout with the system's hidden. Last:
     # it puts a copy of NVRTC into SITE for its own runs (removed at its exit); exit 2
     # (no mount namespace, no NVRTC 13 to copy) is a skip, not a failure.
-    if [ -f "$ROOT/tests/gpu/check_nvrtc_wheel_layout.sh" ]; then
+    if ! skip nvrtcwheel && [ -f "$ROOT/tests/gpu/check_nvrtc_wheel_layout.sh" ]; then
       t0=$SECONDS
       timeout -k 10 600 bash "$ROOT/tests/gpu/check_nvrtc_wheel_layout.sh" "$SITE" >"$LOGS/nvrtc_wheel.log" 2>&1
       rc=$?

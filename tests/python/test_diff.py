@@ -1,4 +1,5 @@
-"""Differentiable rendering through heliograph.torch and heliograph.jax (CPU backend).
+"""Differentiable rendering through heliograph.torch and heliograph.jax (CPU backend;
+the GPU's are in gpu/test_diff_cuda.py).
 
 The truth is the finite difference of the loss with common random numbers: with the
 backward pass traced with the image's own seed (``seed_grad = seed``), the gradient is

@@ -56,8 +56,8 @@ pub(super) fn has_envmap_params(params: &[DiffParam]) -> bool {
 /// Which kind of plugin a probed evaluation runs, and where it reads its textures.
 #[derive(Clone, Copy)]
 enum Reader {
-    /// A BSDF at a surface point.
-    Bsdf(SurfacePoint),
+    /// A BSDF (by handle) at a surface point.
+    Bsdf(SurfacePoint, u32),
     /// An emitter, reading its radiance texture at a point (an area light's emitting
     /// point; any point for constant textures).
     Emitter(SurfacePoint),
@@ -84,15 +84,14 @@ impl Adjoint<'_> {
         if weight == Color::ZERO {
             return;
         }
-        let (at, bsdf) = match reader {
-            Reader::Bsdf(at) => (at, true),
-            Reader::Emitter(at) => (at, false),
+        let at = match reader {
+            Reader::Bsdf(at, _) | Reader::Emitter(at) => at,
         };
         for (p, grad) in self.params.iter().zip(self.grads.iter_mut()) {
-            let read = if bsdf {
-                p.read_by_bsdfs
-            } else {
-                p.read_by_emitters
+            let read = match reader {
+                // a vertex whose BSDF does not read the parameter needs no derivative
+                Reader::Bsdf(_, b) => p.read_by_bsdf(b),
+                Reader::Emitter(_) => p.read_by_emitters,
             };
             if !read {
                 continue;
@@ -166,9 +165,14 @@ impl Adjoint<'_> {
         }
     }
 
+    /// The handle of `v`'s BSDF.
+    fn bsdf_of(scene: &Scene, v: &Vertex) -> u32 {
+        scene.geom.shapes[v.hit.shape as usize].bsdf
+    }
+
     /// `v`'s BSDF and its context, reading records and textures from `pr`.
     fn probed_bsdf<'s>(scene: &Scene, v: &Vertex, pr: &'s Probed) -> (&'s AnyBsdf, BsdfCtx<'s>) {
-        let i = scene.geom.shapes[v.hit.shape as usize].bsdf as usize;
+        let i = Self::bsdf_of(scene, v) as usize;
         let ctx = BsdfCtx {
             bsdfs: pr.bsdfs,
             tex: pr.tex,
@@ -226,10 +230,14 @@ impl PathObserver for Adjoint<'_> {
         let scene = self.scene;
         let common = self.delta * beta * w;
         // the BSDF's value towards the light
-        self.accumulate(Reader::Bsdf(v.bctx.at), common * es.weight, |pr| {
-            let (bsdf, ctx) = Self::probed_bsdf(scene, v, pr);
-            bsdf.eval(&ctx, v.wi, wo)
-        });
+        self.accumulate(
+            Reader::Bsdf(v.bctx.at, Self::bsdf_of(scene, v)),
+            common * es.weight,
+            |pr| {
+                let (bsdf, ctx) = Self::probed_bsdf(scene, v, pr);
+                bsdf.eval(&ctx, v.wi, wo)
+            },
+        );
         // the light's radiance over its density, sampled again with the same numbers
         let at = SurfacePoint::at_uv(es.uv);
         self.accumulate(Reader::Emitter(at), common * f, |pr| {
@@ -249,18 +257,26 @@ impl PathObserver for Adjoint<'_> {
         let scene = self.scene;
         if bs.delta {
             let weight = self.delta * ratio(through, bs.weight);
-            self.accumulate(Reader::Bsdf(v.bctx.at), weight, |pr| {
-                let (bsdf, ctx) = Self::probed_bsdf(scene, v, pr);
-                bsdf.sample(&ctx, v.wi, u1, u2)
-                    .map_or(Color::ZERO, |s| s.weight)
-            });
+            self.accumulate(
+                Reader::Bsdf(v.bctx.at, Self::bsdf_of(scene, v)),
+                weight,
+                |pr| {
+                    let (bsdf, ctx) = Self::probed_bsdf(scene, v, pr);
+                    bsdf.sample(&ctx, v.wi, u1, u2)
+                        .map_or(Color::ZERO, |s| s.weight)
+                },
+            );
         } else {
             let f = v.bsdf.eval(v.bctx, v.wi, bs.wo);
             let weight = self.delta * ratio(through, f);
-            self.accumulate(Reader::Bsdf(v.bctx.at), weight, |pr| {
-                let (bsdf, ctx) = Self::probed_bsdf(scene, v, pr);
-                bsdf.eval(&ctx, v.wi, bs.wo)
-            });
+            self.accumulate(
+                Reader::Bsdf(v.bctx.at, Self::bsdf_of(scene, v)),
+                weight,
+                |pr| {
+                    let (bsdf, ctx) = Self::probed_bsdf(scene, v, pr);
+                    bsdf.eval(&ctx, v.wi, bs.wo)
+                },
+            );
         }
     }
 }

@@ -42,15 +42,26 @@ pub struct FlatDiffParam {
     pub grad: u64,
 }
 
-/// `params` as the kernels read them, with `grad` the offset of each gradient in one
-/// array of all of them; and whether one is an environment map's. An error names a
-/// parameter the GPU cannot differentiate.
-pub fn flatten(params: &[DiffParam]) -> Result<(Vec<FlatDiffParam>, bool)> {
+/// What the backward kernel reads of its parameters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FlatParams {
+    /// The parameters, each `grad` the offset of its gradient in one array of all.
+    pub params: Vec<FlatDiffParam>,
+    /// For each BSDF (by handle; those beyond read none), a mask of the parameters it
+    /// reads (bit k: parameter k; every bit for a table of more than 32).
+    pub bsdf_masks: Vec<u32>,
+    /// Whether a parameter is an environment map's.
+    pub envmap: bool,
+}
+
+/// `params` as the kernels read them. An error names a parameter the GPU cannot
+/// differentiate.
+pub fn flatten(params: &[DiffParam]) -> Result<FlatParams> {
     let mut out = Vec::with_capacity(params.len());
     let (mut offset, mut small) = (0u64, 0u32);
     let mut envmap = false;
     for p in params {
-        let reads = if p.read_by_bsdfs { READ_BSDF } else { 0 }
+        let reads = if p.read_by_bsdfs() { READ_BSDF } else { 0 }
             | if p.read_by_emitters { READ_EMITTER } else { 0 };
         let (kind, source, slots) = match &p.kind {
             DiffKind::Constant { channels } => (DIFF_CONSTANT, p.texture, *channels as u32),
@@ -91,7 +102,23 @@ pub fn flatten(params: &[DiffParam]) -> Result<(Vec<FlatDiffParam>, bool)> {
         });
         offset += p.len() as u64;
     }
-    Ok((out, envmap))
+    let count = params
+        .iter()
+        .flat_map(|p| p.bsdfs.iter())
+        .map(|&b| b as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let mut bsdf_masks = vec![0u32; count];
+    for (k, p) in params.iter().enumerate() {
+        for &b in &p.bsdfs {
+            bsdf_masks[b as usize] |= if params.len() > 32 { u32::MAX } else { 1 << k };
+        }
+    }
+    Ok(FlatParams {
+        params: out,
+        bsdf_masks,
+        envmap,
+    })
 }
 
 /// The bytes of `params` (kernel argument arrays, test files).

@@ -21,12 +21,14 @@
 //!   caller usually decorrelates from the image's, as Mitsuba's `seed_grad`. With the
 //!   image's own seed, the gradient is the exact derivative of that image (what the tests
 //!   check against finite differences with common random numbers).
-//! - **Accumulation**: the image's tiles are split into a fixed number of contiguous
+//! - **Accumulation** (CPU): the image's tiles are split into a fixed number of contiguous
 //!   groups (depending on the parameters' size, never on the thread count); each group
 //!   accumulates into its own gradient buffers, and the buffers are summed in group
 //!   order, so gradients are bitwise reproducible on any number of threads.
 //!
-//! The CPU backend runs it ([`backward()`]); the CUDA backend does not yet.
+//! The CPU backend runs it ([`backward()`]); the CUDA backend runs the same method in
+//! `kernels/backward.cuh` (`CudaBackend::backward`, parameters laid out by [`flat`]),
+//! except for a BSDF's plain floats, with float atomics for texel gradients.
 
 pub mod adjoint;
 pub mod backward;
@@ -59,8 +61,9 @@ pub struct DiffParam {
     pub texture: u32,
     /// What the value is.
     pub kind: DiffKind,
-    /// Whether a BSDF reads the texture (directly or through other textures).
-    pub read_by_bsdfs: bool,
+    /// The BSDFs that read it (directly or through nested textures and BSDFs), by
+    /// handle: a vertex whose BSDF is not one of them needs no derivative.
+    pub bsdfs: Vec<u32>,
     /// Whether an emitter reads it.
     pub read_by_emitters: bool,
 }
@@ -105,6 +108,16 @@ pub enum DiffKind {
 }
 
 impl DiffParam {
+    /// Whether a BSDF reads it.
+    pub fn read_by_bsdfs(&self) -> bool {
+        !self.bsdfs.is_empty()
+    }
+
+    /// Whether BSDF `b` reads it.
+    pub fn read_by_bsdf(&self, b: u32) -> bool {
+        self.bsdfs.contains(&b)
+    }
+
     /// Channels of the value at a point.
     pub fn channels(&self) -> usize {
         match self.kind {
@@ -150,32 +163,55 @@ fn not_differentiable(key: &str, why: &str) -> Error {
 
 /// The textures each category of object reads, nested textures included.
 fn textures_read_by(log: &BuildLog, category: Category) -> HashSet<u32> {
-    let texture_records: HashMap<u32, usize> = log
-        .objects
-        .iter()
-        .enumerate()
-        .filter(|(_, o)| o.category == Category::Texture)
-        .map(|(i, o)| (o.handle, i))
-        .collect();
-    let mut out = HashSet::new();
-    let mut stack: Vec<usize> = (0..log.objects.len())
+    let starts: Vec<usize> = (0..log.objects.len())
         .filter(|&i| log.objects[i].category == category)
         .collect();
+    reach(log, starts).0
+}
+
+/// The textures and BSDF records that the objects `starts` (indices into the log) read,
+/// nested textures and BSDFs included.
+fn reach(log: &BuildLog, starts: Vec<usize>) -> (HashSet<u32>, HashSet<u32>) {
+    let record_of = |category: Category| -> HashMap<u32, usize> {
+        log.objects
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.category == category)
+            .map(|(i, o)| (o.handle, i))
+            .collect()
+    };
+    let (texture_records, bsdf_records) = (record_of(Category::Texture), record_of(Category::Bsdf));
+    let (mut textures, mut bsdfs) = (HashSet::new(), HashSet::new());
+    let mut stack = starts;
     let mut seen = HashSet::new();
     while let Some(r) = stack.pop() {
         if !seen.insert(r) {
             continue;
         }
         for a in &log.objects[r].allocs {
-            if let Alloc::Texture(t) = *a {
-                out.insert(t);
-                if let Some(&tr) = texture_records.get(&t) {
-                    stack.push(tr);
-                }
+            let (set, records, h) = match *a {
+                Alloc::Texture(t) => (&mut textures, &texture_records, t),
+                Alloc::Bsdf(b) => (&mut bsdfs, &bsdf_records, b),
+                _ => continue,
+            };
+            set.insert(h);
+            if let Some(&next) = records.get(&h) {
+                stack.push(next);
             }
         }
     }
-    out
+    (textures, bsdfs)
+}
+
+/// For each BSDF (by handle), the textures and BSDF records it reads.
+fn bsdf_reads(log: &BuildLog) -> Vec<(u32, HashSet<u32>, HashSet<u32>)> {
+    (0..log.objects.len())
+        .filter(|&i| log.objects[i].category == Category::Bsdf)
+        .map(|i| {
+            let (t, b) = reach(log, vec![i]);
+            (log.objects[i].handle, t, b)
+        })
+        .collect()
 }
 
 /// The differentiable parameters named by `keys`, in order; an error naming the key
@@ -184,7 +220,27 @@ fn textures_read_by(log: &BuildLog, category: Category) -> HashSet<u32> {
 pub fn resolve(loaded: &LoadedScene, keys: &[String]) -> Result<Vec<DiffParam>> {
     let (table, log, scene) = (loaded.params(), loaded.log(), loaded.scene());
     let emitter_textures = textures_read_by(log, Category::Emitter);
-    let bsdf_textures = textures_read_by(log, Category::Bsdf);
+    let per_bsdf = bsdf_reads(log);
+    let bsdfs_reading_texture = |t: u32| -> Vec<u32> {
+        let mut v: Vec<u32> = per_bsdf
+            .iter()
+            .filter(|(_, ts, _)| ts.contains(&t))
+            .map(|(b, ..)| *b)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let bsdfs_reading_bsdf = |r: u32| -> Vec<u32> {
+        let mut v: Vec<u32> = per_bsdf
+            .iter()
+            .filter(|(b, _, bs)| *b == r || bs.contains(&r))
+            .map(|(b, ..)| *b)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
     let bump_textures: HashSet<u32> = log
         .objects
         .iter()
@@ -218,7 +274,7 @@ pub fn resolve(loaded: &LoadedScene, keys: &[String]) -> Result<Vec<DiffParam>> 
                 key: key.clone(),
                 texture: t,
                 kind: DiffKind::Constant { channels },
-                read_by_bsdfs: bsdf_textures.contains(&t),
+                bsdfs: bsdfs_reading_texture(t),
                 read_by_emitters: emitter_textures.contains(&t),
             }
         } else if owner.category == Category::Texture && key.ends_with(".data") {
@@ -240,7 +296,7 @@ pub fn resolve(loaded: &LoadedScene, keys: &[String]) -> Result<Vec<DiffParam>> 
                     width: b.width as usize,
                     channels: b.channels as usize,
                 },
-                read_by_bsdfs: bsdf_textures.contains(&owner.handle),
+                bsdfs: bsdfs_reading_texture(owner.handle),
                 read_by_emitters: emitter_textures.contains(&owner.handle),
             }
         } else if owner.category == Category::Emitter
@@ -263,7 +319,7 @@ pub fn resolve(loaded: &LoadedScene, keys: &[String]) -> Result<Vec<DiffParam>> 
                 key: key.clone(),
                 texture: NO_TEXTURE,
                 kind,
-                read_by_bsdfs: false,
+                bsdfs: Vec::new(),
                 read_by_emitters: false,
             }
         } else if let (Category::Bsdf, ParamValue::Float(v)) = (&owner.category, &decl.value) {
@@ -287,7 +343,7 @@ pub fn resolve(loaded: &LoadedScene, keys: &[String]) -> Result<Vec<DiffParam>> 
                 kind: DiffKind::BsdfFloat {
                     probe: Box::new(probe),
                 },
-                read_by_bsdfs: true,
+                bsdfs: bsdfs_reading_bsdf(owner.handle),
                 read_by_emitters: false,
             }
         } else {

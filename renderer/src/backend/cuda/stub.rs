@@ -141,6 +141,18 @@ impl CudaBackend {
         match self.never {}
     }
 
+    /// The backward pass of differentiable rendering on a device scene.
+    pub fn backward(
+        &self,
+        _s: &DeviceScene,
+        _params: &[crate::diff::DiffParam],
+        _adjoint: &DeviceTensor,
+        _opts: &RenderOptions,
+        _scene_spp: u32,
+    ) -> Result<Vec<DeviceTensor>> {
+        match self.never {}
+    }
+
     /// Enqueues the render of a device scene through another sensor or integrator.
     pub fn render_scene_as(
         &self,

@@ -41,7 +41,7 @@ pub(crate) const MAX_WAVE_SPP: u32 = 32;
 
 /// Most threads in one launch of the megakernel: a wave larger than this is split into
 /// launches over consecutive pixel ranges (hg_render indexes its threads with 32 bits).
-const MAX_LAUNCH_THREADS: u64 = 1 << 31;
+pub(crate) const MAX_LAUNCH_THREADS: u64 = 1 << 31;
 
 /// Floats of the film accumulator per pixel (kernels/film.cuh `HG_FILM_ACC`).
 const FILM_ACC: u64 = 5;

@@ -44,6 +44,7 @@ use crate::error::{Error, Result};
 use crate::flat::LAYOUT;
 use crate::scene::Scene;
 
+mod backward;
 mod elementwise;
 mod event;
 mod film;

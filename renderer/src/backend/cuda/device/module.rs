@@ -24,6 +24,8 @@ pub(crate) struct RenderModuleKey {
     pub(crate) max_registers: u32,
     pub(crate) path_wavefront: bool,
     pub(crate) count_rays: bool,
+    /// With the backward pass of differentiable rendering (`HG_BACKWARD`).
+    pub(crate) backward: bool,
 }
 
 /// The kernels of one render module, looked up once.
@@ -35,6 +37,8 @@ pub(crate) struct RenderKernels {
     pub(crate) path: Option<[CudaFunction; 3]>,
     /// The light tracing kernels (trace and splat, develop) of a `ptracer` module.
     pub(crate) ptracer: Option<[CudaFunction; 2]>,
+    /// The backward pass (film weights, backward) of a backward module.
+    pub(crate) backward: Option<[CudaFunction; 2]>,
 }
 
 /// The modules a backend has loaded.
@@ -185,12 +189,33 @@ impl CudaBackend {
         tuning: &RenderTuning,
         count_rays: bool,
     ) -> Result<Arc<RenderKernels>> {
-        let path_wavefront = tuning.wavefront && features.has_path();
+        self.render_module(features, tuning, count_rays, false)
+    }
+
+    /// The backward module for `features` under `tuning`: the render module (always the
+    /// megakernel) with the backward pass (`kernels/backward.cuh`) and its texture probe.
+    pub(crate) fn backward_kernels(
+        &self,
+        features: &Features,
+        tuning: &RenderTuning,
+    ) -> Result<Arc<RenderKernels>> {
+        self.render_module(features, tuning, false, true)
+    }
+
+    fn render_module(
+        &self,
+        features: &Features,
+        tuning: &RenderTuning,
+        count_rays: bool,
+        backward: bool,
+    ) -> Result<Arc<RenderKernels>> {
+        let path_wavefront = tuning.wavefront && features.has_path() && !backward;
         let key = RenderModuleKey {
             features: *features,
             max_registers: tuning.max_registers,
             path_wavefront,
             count_rays,
+            backward,
         };
         let mut modules = self
             .modules
@@ -204,14 +229,22 @@ impl CudaBackend {
         if count_rays {
             source.push_str("#define HG_COUNT_RAYS 1\n");
         }
+        if backward {
+            source.push_str("#define HG_BACKWARD 1\n");
+        }
         source.push_str(&kernels::assemble(kernels::RENDER_MODULE)?);
         let name = format!(
             "{}[{}]{}{}",
             kernels::RENDER_MODULE,
             features.tag(),
             if path_wavefront { "+wavefront" } else { "" },
-            if count_rays { "+HG_COUNT_RAYS" } else { "" }
+            if count_rays { "+HG_COUNT_RAYS" } else { "" },
         );
+        let name = if backward {
+            format!("{name}+HG_BACKWARD")
+        } else {
+            name
+        };
         let module = self.load_source(&name, source, &tuning.options())?;
         let f = |n: &str| self.function(&module, n);
         let path = if path_wavefront {
@@ -228,11 +261,17 @@ impl CudaBackend {
         } else {
             None
         };
+        let backward = if backward {
+            Some([f("hg_film_weights")?, f("hg_backward")?])
+        } else {
+            None
+        };
         let kernels = Arc::new(RenderKernels {
             render: f("hg_render")?,
             develop: f("hg_develop")?,
             path,
             ptracer,
+            backward,
             module: module.clone(),
         });
         modules.insert(key, kernels.clone());
