@@ -103,6 +103,15 @@ __device__ inline V3 envmap_derivatives(const SceneData& s, const EnvmapRecord& 
 }
 #endif
 
+// A BSDF's value at vertex v towards local direction wo, in the scene a probe is set in:
+// one type for both evaluations that differentiate it (next-event estimation and BSDF
+// sampling), so the backward module holds one copy of its code.
+struct BsdfEval {
+    const PathVertex* v;
+    V3 wo;
+    __device__ inline V3 operator()(const SceneData& q) const { return bsdf_eval(q, v->bsdf, v->sp, v->wi, wo); }
+};
+
 // `a / b` per channel, 0 where b is 0.
 __device__ inline V3 ratio(V3 a, V3 b) {
     return v3(b.x != 0.0f ? a.x / b.x : 0.0f, b.y != 0.0f ? a.y / b.y : 0.0f, b.z != 0.0f ? a.z / b.z : 0.0f);
@@ -111,7 +120,7 @@ __device__ inline V3 ratio(V3 a, V3 b) {
 // The adjoint state of one thread's samples (diff/adjoint.rs Adjoint), an observer of
 // integrators/observe.cuh.
 struct Adjoint {
-    SceneData ps;  // the scene, with this thread's probe
+    SceneData* scene;  // the thread's scene (the one its paths read), whose probe it sets
     const FlatDiffParam* params;
     hg_u32 count;
     const hg_u32* bsdf_masks;  // per BSDF, the parameters it reads (bit k: parameter k)
@@ -120,6 +129,7 @@ struct Adjoint {
     V3 delta;      // the sample's adjoint radiance
     V3 rest;       // the radiance the path has yet to add (`path`)
     bool envmap_params;
+    bool active;   // false while `path` traces a sample's radiance, before its replay
     // A bitmap parameter's derivatives at one point, held until derivatives at another
     // point come (a vertex's next-event estimate and its BSDF sample read the texture at
     // the same point: one scatter of atomics for both); pend_k HG_DIFF_NONE: none.
@@ -131,11 +141,11 @@ struct Adjoint {
     __device__ inline hg_u32 mask_of(hg_u32 b) const { return b < mask_count ? bsdf_masks[b] : 0u; }
 
     // Scatters the held bitmap derivatives to the texels the lookup read.
-    __device__ inline void flush() {
+    __device__ __noinline__ void flush() {
         if (pend_k == HG_DIFF_NONE) return;
 #if HG_HAS(HG_TEX_SET, HG_TEX_BITMAP)
         FlatDiffParam p = params[pend_k];
-        TexRec t = tex_rec(ps, p.source);
+        TexRec t = tex_rec(*scene, p.source);
         if (t.kind == HG_TEX_BITMAP) {
             hg_u32 texel[4];
             float w[4];
@@ -154,32 +164,39 @@ struct Adjoint {
     // of the parameters in `mask` (those the vertex's BSDF reads, or every one for an
     // emitter) that a BSDF (`bsdf`) or an emitter reads; eval(scene) evaluates with the
     // probed scene.
+    // Out of line, with one call site of `eval`: the backward module's code stays small
+    // enough for the instruction cache (inlined, its many evaluations made it stall there).
     template <class F>
-    __device__ inline void accumulate(bool bsdf, hg_u32 mask, const SurfacePoint& at, V3 weight, F eval) {
+    __device__ __noinline__ void accumulate(bool bsdf, hg_u32 mask, const SurfacePoint& at, V3 weight, F eval) {
         if (is_zero(weight) || mask == 0u) return;
         hg_u32 need = bsdf ? HG_DIFF_READ_BSDF : HG_DIFF_READ_EMITTER;
         for (hg_u32 k = 0; k < count; ++k) {
             if (k < 32u && ((mask >> k) & 1u) == 0u) continue;
             FlatDiffParam p = params[k];
             if ((p.reads & need) == 0u || p.kind > HG_DIFF_BITMAP) continue;
-            ps.probe_tex = HG_DIFF_NONE;
-            V3 v = tex_eval(ps, p.source, at);
+            scene->probe_tex = HG_DIFF_NONE;
+            V3 v = tex_eval(*scene, p.source, at);
             float sc[3] = {0.0f, 0.0f, 0.0f};
             bool any = false, finite = true;
-            for (hg_u32 c = 0; c < p.channels; ++c) {
+            V3 up = v3(0.0f, 0.0f, 0.0f);
+#pragma unroll 1
+            for (hg_u32 j = 0; j < 2u * p.channels; ++j) {  // channel c = j / 2, at v + h, then v - h
+                hg_u32 c = j >> 1;
                 V3 dir = p.channels == 1u ? v3(1.0f, 1.0f, 1.0f)
                                           : v3(c == 0u ? 1.0f : 0.0f, c == 1u ? 1.0f : 0.0f, c == 2u ? 1.0f : 0.0f);
                 float h = HG_DIFF_STEP * fmaxf(fabsf(v3_at(v, p.channels == 1u ? 0 : (int)c)), 1.0f);
-                ps.probe_tex = p.source;
-                ps.probe_value = v + dir * h;
-                V3 up = eval(ps);
-                ps.probe_value = v - dir * h;
-                V3 down = eval(ps);
-                sc[c] = dot(weight, (up - down) / (2.0f * h));
+                scene->probe_tex = p.source;
+                scene->probe_value = v + dir * ((j & 1u) ? -h : h);
+                V3 r = eval(*scene);
+                if ((j & 1u) == 0u) {
+                    up = r;
+                    continue;
+                }
+                sc[c] = dot(weight, (up - r) / (2.0f * h));
                 any = any || sc[c] != 0.0f;
                 finite = finite && fabsf(sc[c]) <= 3.4028235e38f;
             }
-            ps.probe_tex = HG_DIFF_NONE;
+            scene->probe_tex = HG_DIFF_NONE;
             // a numerical accident (an overflowing sample) is dropped, as the render drops it
             if (!any || !finite) continue;
             if (p.kind == HG_DIFF_CONSTANT) {
@@ -197,15 +214,15 @@ struct Adjoint {
     }
 
     // Adds weight · ∂Le for the radiance environment map `emitter` sends along d.
-    __device__ inline void envmap(hg_u32 emitter, V3 d, V3 weight) {
+    __device__ __noinline__ void envmap(hg_u32 emitter, V3 d, V3 weight) {
 #if HG_HAS(HG_EMITTER_SET, HG_EMITTER_ENVMAP)
         if (is_zero(weight)) return;
-        EmitterRef e = emitter_ref(ps, emitter);
+        EmitterRef e = emitter_ref(*scene, emitter);
         if (e.kind != HG_EMITTER_ENVMAP) return;
         const EnvmapRecord& r = *(const EnvmapRecord*)e.rec;
         hg_u32 texel[4];
         float w[4];
-        V3 unscaled = envmap_derivatives(ps, r, d, texel, w);
+        V3 unscaled = envmap_derivatives(*scene, r, d, texel, w);
         for (hg_u32 k = 0; k < count; ++k) {
             FlatDiffParam p = params[k];
             if (p.kind < HG_DIFF_ENVMAP_DATA || p.source != emitter) continue;
@@ -226,10 +243,11 @@ struct Adjoint {
     }
 
     __device__ inline void emission(const Hit* hit, V3 d, V3 beta, float w, V3 le) {
+        if (!active) return;
         rest = rest - mul(beta, le) * w;
         V3 weight = mul(delta, beta) * w;
         if (hit) {
-            hg_u32 ei = ps.g.shapes[hit->shape].emitter;
+            hg_u32 ei = scene->g.shapes[hit->shape].emitter;
             if (ei == HG_NO_EMITTER) return;
             const Hit& h = *hit;
             accumulate(false, 0xffffffffu, surface_point_uv(hit->uv), weight,
@@ -237,8 +255,8 @@ struct Adjoint {
             return;
         }
         if (envmap_params) {
-            hg_u32 n = (HG_EMITTER_SET & HG_ENV_EMITTERS) != 0u ? ps.env_count : 0u;
-            for (hg_u32 k = 0; k < n; ++k) envmap(ps.env_emitters[k], d, weight);
+            hg_u32 n = (HG_EMITTER_SET & HG_ENV_EMITTERS) != 0u ? scene->env_count : 0u;
+            for (hg_u32 k = 0; k < n; ++k) envmap(scene->env_emitters[k], d, weight);
         }
         accumulate(false, 0xffffffffu, surface_point_uv(v2(0.0f, 0.0f)), weight, [&](const SceneData& q) {
             float pdf;
@@ -248,11 +266,11 @@ struct Adjoint {
 
     __device__ inline void next_event(const PathVertex& v, V3 beta, float w, V3 f, V3 wo,
                                       const EmitterSampleResult& es, V2 u) {
+        if (!active) return;
         rest = rest - mul(mul(beta, f), es.weight) * w;
         V3 common = mul(delta, beta) * w;
         // the BSDF's value towards the light
-        accumulate(true, mask_of(v.bsdf), v.sp, mul(common, es.weight),
-                   [&](const SceneData& q) { return bsdf_eval(q, v.bsdf, v.sp, v.wi, wo); });
+        accumulate(true, mask_of(v.bsdf), v.sp, mul(common, es.weight), BsdfEval{&v, wo});
         // the light's radiance over its density, sampled again with the same numbers
         const Hit& h = *v.hit;
         accumulate(false, 0xffffffffu, surface_point_uv(es.uv), mul(common, f), [&](const SceneData& q) {
@@ -263,6 +281,7 @@ struct Adjoint {
     }
 
     __device__ inline void scatter(const PathVertex& v, const BsdfSample& bs, float u1, V2 u2, const V3* carried) {
+        if (!active) return;
         V3 through = carried ? *carried : rest;
         hg_u32 mask = mask_of(v.bsdf);
         if (is_zero(through) || mask == 0u) return;
@@ -272,9 +291,8 @@ struct Adjoint {
                 return bsdf_sample(q, v.bsdf, v.sp, v.wi, u1, u2, &again) ? again.weight : v3(0.0f, 0.0f, 0.0f);
             });
         } else {
-            V3 f = bsdf_eval(ps, v.bsdf, v.sp, v.wi, bs.wo);
-            accumulate(true, mask, v.sp, mul(delta, ratio(through, f)),
-                       [&](const SceneData& q) { return bsdf_eval(q, v.bsdf, v.sp, v.wi, bs.wo); });
+            V3 f = bsdf_eval(*scene, v.bsdf, v.sp, v.wi, bs.wo);
+            accumulate(true, mask, v.sp, mul(delta, ratio(through, f)), BsdfEval{&v, bs.wo});
         }
     }
 };
@@ -323,7 +341,7 @@ extern "C" __global__ void hg_backward(const __grid_constant__ FlatCamera cam, c
     float small[HG_DIFF_SMALL];
     for (int k = 0; k < HG_DIFF_SMALL; ++k) small[k] = 0.0f;
     Adjoint a;
-    a.ps = s;
+    a.scene = &s;
     a.params = params;
     a.count = count;
     a.bsdf_masks = bsdf_masks;
@@ -348,14 +366,19 @@ extern "C" __global__ void hg_backward(const __grid_constant__ FlatCamera cam, c
             if (is_zero(a.delta)) continue;
 #if HG_HAS(HG_INTEGRATOR_SET, HG_INTEGRATOR_PATH)
             if (path) {
+                // twice with the same numbers: the radiance, then the replay; one loop,
+                // so that the module holds one copy of the (inlined) path step
                 PathState p;
-                path_begin(s, it, st.ray, st.rng, &p);
-                while (path_step(s, it, &p)) {
-                }
-                if (!finite3(p.result)) continue;  // the render drops such a sample
-                a.rest = p.result;
-                path_begin(s, it, st.ray, st.rng, &p);
-                while (path_step_observed(s, it, &p, a)) {
+                a.active = false;
+                a.rest = v3(0.0f, 0.0f, 0.0f);
+#pragma unroll 1
+                for (int pass = 0; pass < 2; ++pass) {
+                    path_begin(s, it, st.ray, st.rng, &p);
+                    while (path_step_observed(s, it, &p, a)) {
+                    }
+                    if (pass == 1 || !finite3(p.result)) break;  // the render drops such a sample
+                    a.rest = p.result;
+                    a.active = true;
                 }
                 a.flush();
                 continue;
@@ -364,6 +387,7 @@ extern "C" __global__ void hg_backward(const __grid_constant__ FlatCamera cam, c
 #if HG_HAS(HG_INTEGRATOR_SET, HG_INTEGRATOR_DIRECT)
             float alpha;
             a.rest = v3(0.0f, 0.0f, 0.0f);
+            a.active = true;
             direct_sample_observed(s, it, st.ray, st.rng, &alpha, a);
             a.flush();
 #endif

@@ -107,7 +107,9 @@ impl CudaBackend {
             unsafe { l.launch(threads_cfg(pixels32, 256)) }
                 .map_err(drv("launching hg_film_weights"))?;
             let args = SceneArgs::new(s, &features)?;
-            let per_lane = tuning.lanes_for(&features);
+            // one sample per thread: a thread's work (a trace and a probed replay) is
+            // long and uneven, and more threads hide its latency better
+            let per_lane = 1;
             let (adjoint_ptr, table_ptr) = (adjoint.device_ptr(), table.device_ptr());
             let masks_ptr = table_ptr + 32 * fp.params.len() as u64;
             let (count, envmap) = (fp.params.len() as u32, u32::from(fp.envmap));
