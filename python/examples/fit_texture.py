@@ -4,6 +4,7 @@
     python python/examples/fit_texture.py                      # torch, 256² texture
     python python/examples/fit_texture.py --framework jax      # needs optax
     python python/examples/fit_texture.py --res 64 --tex 32 --iters 60   # quick
+    python python/examples/fit_texture.py --variant cuda_rgb   # torch on the GPU
 
 A textured sphere on a grey floor under the sky environment map, rendered by ``path``
 with max_depth 3. The target image is rendered from the shipped texture
@@ -67,8 +68,10 @@ def fit_torch(scene, target, start, iters, spp, lr, log):
 
     import heliograph.torch as hgt
 
-    target = torch.from_numpy(target)
-    tex = torch.tensor(start, requires_grad=True)
+    # under cuda_rgb the texture, the images and the gradients stay on the GPU
+    device = "cuda" if hg.variant() == "cuda_rgb" else "cpu"
+    target = torch.from_numpy(target).to(device)
+    tex = torch.tensor(start, device=device, requires_grad=True)
     opt = torch.optim.Adam([tex], lr=lr)
     for i in range(iters):
         opt.zero_grad()
@@ -79,7 +82,7 @@ def fit_torch(scene, target, start, iters, spp, lr, log):
         with torch.no_grad():
             tex.clamp_(0.0, 1.0)
         log(i, loss.item())
-    return tex.detach().numpy()
+    return tex.detach().cpu().numpy()
 
 
 def fit_jax(scene, target, start, iters, spp, lr, log):
@@ -117,8 +120,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--spp", type=int, default=16)
     ap.add_argument("--lr", type=float, default=0.02)
     ap.add_argument("--out", default=".")
+    ap.add_argument("--variant", choices=["cpu_rgb", "cuda_rgb"], default="cpu_rgb")
     args = ap.parse_args(argv)
-    hg.set_variant("cpu_rgb")
+    hg.set_variant(args.variant)
     hg.set_progress(False)
     os.makedirs(args.out, exist_ok=True)
 

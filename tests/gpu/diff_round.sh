@@ -4,8 +4,9 @@
 # against Mitsuba 3.9.1 cuda_ad_rgb prb (tests/bench_diff.py --cuda; Mitsuba from
 # BUNDLE/mitsuba-slim.tar.xz, the PyPI wheels of mitsuba 3.9.1 and drjit 1.5.0 for
 # CPython 3.12 unpacked without the variants and plugins the benchmark does not load,
-# when present), then the direct/path CPU parity and the Python smoke test of the
-# bundle's run_gpu_checks.sh (the kernels' integrators now run over an observer). With
+# made by tests/gpu/make_mitsuba_slim.sh, when present), the example on cuda_rgb, then
+# the direct/path CPU parity and the Python smoke test of the bundle's
+# run_gpu_checks.sh (the kernels' integrators run over an observer). With
 # HG_DIFF_PROFILE=1, first an Nsight Compute profile of one hg_backward launch of the
 # benchmark (OUT/backward_ncu.txt); with HG_DIFF_PARITY=0, without the parity checks.
 #
@@ -42,9 +43,13 @@ export HELIOGRAPH_ROOT=$ROOT
   fi
   timeout -k 5 240 python3 "$ROOT/tests/bench_diff.py" --cuda --hg-python python3 --hg-path "$WORK/site" \
     --mi-python python3 --mi-path "${MI:-/nonexistent}" 2>&1 | tail -40
-  [ "${HG_DIFF_PARITY:-1}" = 0 ] && exit 0
-  echo "==== 3. direct/path parity and the Python smoke test"
-  HG_GPU_LOG_DIR=$WORK/logs HG_GPU_SKIP=cold,warm,depth,parity,instanced,roughdielectric,principled,samplers,ptracer,determinism,nvrtc,bench,mesh1m,tune,updates,pysuite,nvrtcwheel \
-    timeout -k 5 200 bash "$BUNDLE/run_gpu_checks.sh" "$BUNDLE" 2>&1 | tail -25
+  echo "==== 2b. python/examples/fit_texture.py --variant cuda_rgb (small)"
+  PYTHONPATH=$WORK/site timeout -k 5 120 python3 "$ROOT/python/examples/fit_texture.py" --variant cuda_rgb \
+    --res 64 --tex 32 --iters 40 --out "$WORK/fit" 2>&1 | tail -4
+  if [ "${HG_DIFF_PARITY:-1}" != 0 ]; then
+    echo "==== 3. direct/path parity and the Python smoke test"
+    HG_GPU_LOG_DIR=$WORK/logs HG_GPU_SKIP=cold,warm,depth,parity,instanced,roughdielectric,principled,samplers,ptracer,determinism,nvrtc,bench,mesh1m,tune,updates,pysuite,nvrtcwheel \
+      timeout -k 5 200 bash "$BUNDLE/run_gpu_checks.sh" "$BUNDLE" 2>&1 | tail -25
+  fi
 } > "$LOG" 2>&1
 cat "$LOG"
