@@ -33,7 +33,8 @@ pub fn _diff_params(scene: &Bound<'_, PyAny>, keys: Vec<String>) -> PyResult<Vec
         .with_state(scene.py(), |st| resolve(&st.loaded, &keys))
         .map_err(to_py)?;
     if backend() == Some(Backend::Cuda) {
-        // what only the GPU's backward pass refuses, refused before anything renders
+        // what only the GPU's backward pass refuses (too many constants at once),
+        // refused before anything renders
         heliograph::diff::flat::flatten(&params).map_err(to_py)?;
     }
     Ok(params.iter().map(|p| p.shape()).collect())

@@ -11,10 +11,11 @@
 //   radiance L, then the replay with rest = L, each step taking off what it added);
 //   `direct` once. What each step adds to the gradients is that of diff/adjoint.rs.
 // - Derivatives of what a BSDF or emitter evaluates with respect to a texture's value at
-//   a point: the thread's copy of the scene has a probe, a texture handle that reads as a
-//   constant; central differences at v ± h per channel (diff/probe.rs: relative step 1e-3,
-//   exact for linear dependences). An environment map's texels and scale enter linearly
-//   and are differentiated in closed form.
+//   a point: the thread's scene has a probe, a texture handle that reads as a constant;
+//   central differences at v ± h per channel (diff/probe.rs: relative step 1e-3, exact
+//   for linear dependences). A BSDF's plain float: the probe reads the BSDF's record as
+//   the one rebuilt at value ± step (diff/probe.rs RecordProbe). An environment map's
+//   texels and scale enter linearly and are differentiated in closed form.
 // - Work: a vertex whose BSDF reads none of the parameters is not probed (per-BSDF masks
 //   of the parameters each reads).
 // - Accumulation: a bitmap's or an environment map's texels by float atomics into the
@@ -31,6 +32,7 @@
 #define HG_DIFF_BITMAP 1u
 #define HG_DIFF_ENVMAP_DATA 2u
 #define HG_DIFF_ENVMAP_SCALE 3u
+#define HG_DIFF_BSDF_FLOAT 4u
 #define HG_DIFF_READ_BSDF 1u     // a BSDF reads the texture
 #define HG_DIFF_READ_EMITTER 2u  // an emitter reads it
 #define HG_DIFF_SMALL 24         // a thread's accumulators for constants and scales
@@ -40,14 +42,16 @@
 // One differentiable parameter (backend/cuda/device/backward.rs FlatDiffParam).
 struct FlatDiffParam {
     hg_u32 kind;      // HG_DIFF_*
-    hg_u32 source;    // the texture (constant, bitmap) or the emitter (envmap)
+    hg_u32 source;    // the texture (constant, bitmap), the emitter (envmap) or the BSDF (float)
     hg_u32 channels;  // of the value at a point (1 or 3)
     hg_u32 reads;     // HG_DIFF_READ_* bits
-    hg_u32 small;     // its first accumulator (constants, scales), else HG_DIFF_NONE
-    hg_u32 pad;
+    hg_u32 small;     // its first accumulator (constants, scales, floats), else HG_DIFF_NONE
+    float step;       // a BSDF float's central-difference step
     float* grad;      // its gradient, added to
+    const hg_u32* plus;   // a BSDF float's record rebuilt at value + step
+    const hg_u32* minus;  // ... and at value - step
 };
-static_assert(sizeof(FlatDiffParam) == 32, "FlatDiffParam: backend/cuda/device/backward.rs");
+static_assert(sizeof(FlatDiffParam) == 48, "FlatDiffParam: renderer/src/diff/flat.rs");
 
 __device__ inline float v3_at(V3 v, int c) { return c == 0 ? v.x : (c == 1 ? v.y : v.z); }
 
@@ -173,20 +177,35 @@ struct Adjoint {
         for (hg_u32 k = 0; k < count; ++k) {
             if (k < 32u && ((mask >> k) & 1u) == 0u) continue;
             FlatDiffParam p = params[k];
-            if ((p.reads & need) == 0u || p.kind > HG_DIFF_BITMAP) continue;
-            scene->probe_tex = HG_DIFF_NONE;
-            V3 v = tex_eval(*scene, p.source, at);
+            bool record = p.kind == HG_DIFF_BSDF_FLOAT;
+            if ((p.reads & need) == 0u || (p.kind > HG_DIFF_BITMAP && !record)) continue;
+            // a texture's value at `at` (the probe replaces it), or the BSDF's record
+            V3 v = v3(0.0f, 0.0f, 0.0f);
+            const hg_u32* rec = nullptr;
+            if (record) {
+                rec = bsdf_ref(*scene, p.source).rec;
+            } else {
+                scene->probe_tex = HG_DIFF_NONE;
+                v = tex_eval(*scene, p.source, at);
+            }
             float sc[3] = {0.0f, 0.0f, 0.0f};
             bool any = false, finite = true;
             V3 up = v3(0.0f, 0.0f, 0.0f);
 #pragma unroll 1
             for (hg_u32 j = 0; j < 2u * p.channels; ++j) {  // channel c = j / 2, at v + h, then v - h
                 hg_u32 c = j >> 1;
-                V3 dir = p.channels == 1u ? v3(1.0f, 1.0f, 1.0f)
-                                          : v3(c == 0u ? 1.0f : 0.0f, c == 1u ? 1.0f : 0.0f, c == 2u ? 1.0f : 0.0f);
-                float h = HG_DIFF_STEP * fmaxf(fabsf(v3_at(v, p.channels == 1u ? 0 : (int)c)), 1.0f);
-                scene->probe_tex = p.source;
-                scene->probe_value = v + dir * ((j & 1u) ? -h : h);
+                float h = p.step;
+                if (record) {
+                    scene->probe_bsdf_at = rec;
+                    scene->probe_bsdf_rec = (j & 1u) ? p.minus : p.plus;
+                } else {
+                    V3 dir = p.channels == 1u
+                                 ? v3(1.0f, 1.0f, 1.0f)
+                                 : v3(c == 0u ? 1.0f : 0.0f, c == 1u ? 1.0f : 0.0f, c == 2u ? 1.0f : 0.0f);
+                    h = HG_DIFF_STEP * fmaxf(fabsf(v3_at(v, p.channels == 1u ? 0 : (int)c)), 1.0f);
+                    scene->probe_tex = p.source;
+                    scene->probe_value = v + dir * ((j & 1u) ? -h : h);
+                }
                 V3 r = eval(*scene);
                 if ((j & 1u) == 0u) {
                     up = r;
@@ -197,9 +216,10 @@ struct Adjoint {
                 finite = finite && fabsf(sc[c]) <= 3.4028235e38f;
             }
             scene->probe_tex = HG_DIFF_NONE;
+            scene->probe_bsdf_at = nullptr;
             // a numerical accident (an overflowing sample) is dropped, as the render drops it
             if (!any || !finite) continue;
-            if (p.kind == HG_DIFF_CONSTANT) {
+            if (p.kind == HG_DIFF_CONSTANT || record) {
                 for (hg_u32 c = 0; c < p.channels; ++c) small[p.small + c] += sc[c];
                 continue;
             }

@@ -29,9 +29,12 @@ struct SceneData {
     V3 bsphere_center;
     float bsphere_radius;
 #if HG_BACKWARD
-    // A probe (backward.cuh): texture probe_tex reads as the constant probe_value.
+    // A probe (backward.cuh): texture probe_tex reads as the constant probe_value, and
+    // the BSDF record at probe_bsdf_at as the words at probe_bsdf_rec.
     hg_u32 probe_tex;
     V3 probe_value;
+    const hg_u32* probe_bsdf_at;
+    const hg_u32* probe_bsdf_rec;
 #endif
 };
 
@@ -90,6 +93,8 @@ __device__ inline SceneData scene_data(HG_SCENE_ARRAYS, const UnitPrims* units) 
 #if HG_BACKWARD
     s.probe_tex = 0xffffffffu;
     s.probe_value = v3(0.0f, 0.0f, 0.0f);
+    s.probe_bsdf_at = nullptr;
+    s.probe_bsdf_rec = nullptr;
 #endif
     return s;
 }

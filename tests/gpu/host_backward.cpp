@@ -3,7 +3,7 @@
 // renderer/tests/gpu_backward_on_host.rs.
 // Usage: hg_backward_host DIR SEED SPP N_WAVE PER_LANE GRADS ENVMAP_PARAMS — reads the
 // flat scene arrays DIR/<array>.bin, DIR/params.bin (FlatDiffParam records), DIR/masks.bin
-// (the BSDFs' parameter masks) and
+// (the BSDFs' parameter masks), DIR/records.bin (plain floats' rebuilt BSDF records) and
 // DIR/adjoint.bin (crop pixels x channels floats), writes DIR/grads.bin (GRADS floats).
 #include "host_shim.h"
 #include <cstdio>
@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
     auto bsphere = slurp(d + "bsphere.bin"), attrs = slurp(d + "attrs.bin");
     auto tex_data = slurp(d + "tex_data.bin");
     auto params = slurp(d + "params.bin"), adjoint = slurp(d + "adjoint.bin"), masks = slurp(d + "masks.bin");
+    auto records = slurp(d + "records.bin");
     FlatFilm film_spp = *as<FlatFilm>(film);
     film_spp.sampler.sample_count = spp;
     const FlatFilm* fl = &film_spp;
@@ -74,10 +75,15 @@ int main(int argc, char** argv) {
     hg_u32 w = fl->crop_size[0], h = fl->crop_size[1], ch = fl->alpha ? 4 : 3;
     hg_u32 pixels = w * h;
     std::vector<float> weights(pixels, 0.0f), grads(ngrads, 0.0f);
-    // params.bin's `grad` fields are offsets into the one gradient array here
+    // params.bin's `grad` fields are offsets into the one gradient array here, `plus` and
+    // `minus` into records.bin
     std::vector<FlatDiffParam> ps(count<FlatDiffParam>(params));
     std::memcpy(ps.data(), params.data(), ps.size() * sizeof(FlatDiffParam));
-    for (FlatDiffParam& p : ps) p.grad = grads.data() + (size_t)p.grad;
+    for (FlatDiffParam& p : ps) {
+        p.grad = grads.data() + (size_t)p.grad;
+        p.plus = as<hg_u32>(records) + (size_t)p.plus;
+        p.minus = as<hg_u32>(records) + (size_t)p.minus;
+    }
     launch(pixels, [&] { hg_film_weights(*fl, seed, pixels, weights.data()); });
     for (hg_u32 s0 = 0; s0 < spp;) {
         hg_u32 cap = spp - s0 < per_wave ? spp - s0 : per_wave;

@@ -324,9 +324,16 @@ fn generate_cuda(entries: &[BsdfEntry], layout: &[LayoutEntry]) -> String {
 fn write_declarations(s: &mut String) {
     s.push_str(
         "// A BSDF's kind and record.\nstruct BsdfRef {\n    hg_u32 kind;\n    const hg_u32* rec;\n};\n\n\
+         // The words of the record at `rec`: a backward module's probe (backward.cuh) reads\n\
+         // the record at probe_bsdf_at as probe_bsdf_rec.\n\
+         __device__ inline const hg_u32* bsdf_record_at(const SceneData& s, const hg_u32* rec) {\n\
+         #if HG_BACKWARD\n\
+         \x20   if (rec == s.probe_bsdf_at) return s.probe_bsdf_rec;\n\
+         #endif\n\
+         \x20   return rec;\n}\n\n\
          // The record `r` points to (a RecordRef held by an adapter's record).\n\
          __device__ inline BsdfRef bsdf_ref_of(const SceneData& s, RecordRef r) {\n\
-         \x20   BsdfRef b;\n    b.kind = r.kind;\n    b.rec = s.bsdf_data + r.offset;\n    return b;\n}\n\n\
+         \x20   BsdfRef b;\n    b.kind = r.kind;\n    b.rec = bsdf_record_at(s, s.bsdf_data + r.offset);\n    return b;\n}\n\n\
          // The dispatch over the kinds that are not adapters, and bsdf_nested_*<L>: over\n\
          // every kind with at most L adapters from here down (an adapter's twin is a\n\
          // template over the levels below it and calls bsdf_nested_*<L> for what it wraps).\n\
@@ -363,7 +370,7 @@ fn write_slots(s: &mut String, entries: &[BsdfEntry]) {
          __device__ inline BsdfRef bsdf_ref(const SceneData& s, hg_u32 bi) {\n\
          \x20   if (HG_ONE_KIND(HG_BSDF_SET)) {\n\
          \x20       BsdfRef b;\n        b.kind = HG_KIND(HG_BSDF_SET, 0u);\n\
-         \x20       b.rec = s.bsdf_data + bi * bsdf_slot_words(b.kind);\n        return b;\n    }\n\
+         \x20       b.rec = bsdf_record_at(s, s.bsdf_data + bi * bsdf_slot_words(b.kind));\n        return b;\n    }\n\
          \x20   return bsdf_ref_of(s, s.bsdfs[bi]);\n}\n",
     );
 }

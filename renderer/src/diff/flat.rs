@@ -12,6 +12,8 @@ pub const DIFF_BITMAP: u32 = 1;
 pub const DIFF_ENVMAP_DATA: u32 = 2;
 /// An environment map's scale.
 pub const DIFF_ENVMAP_SCALE: u32 = 3;
+/// A BSDF's plain float, through its rebuilt records.
+pub const DIFF_BSDF_FLOAT: u32 = 4;
 /// [`FlatDiffParam::reads`]: a BSDF reads the texture.
 pub const READ_BSDF: u32 = 1;
 /// [`FlatDiffParam::reads`]: an emitter reads it.
@@ -21,13 +23,14 @@ pub const SMALL_SLOTS: u32 = 24;
 /// [`FlatDiffParam::small`] of a parameter without accumulators.
 pub const NO_SLOT: u32 = u32::MAX;
 
-/// One parameter (`FlatDiffParam` in `backward.cuh`, 32 bytes).
+/// One parameter (`FlatDiffParam` in `backward.cuh`, 48 bytes).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FlatDiffParam {
     /// `DIFF_*`.
     pub kind: u32,
-    /// The texture (constants, bitmaps) or the emitter (environment maps).
+    /// The texture (constants, bitmaps), the emitter (environment maps) or the BSDF
+    /// record (plain floats).
     pub source: u32,
     /// Channels of the value at a point.
     pub channels: u32,
@@ -35,15 +38,20 @@ pub struct FlatDiffParam {
     pub reads: u32,
     /// Its first accumulator in a thread ([`NO_SLOT`]: none).
     pub small: u32,
-    /// Padding.
-    pub pad: u32,
+    /// A plain float's central-difference step.
+    pub step: f32,
     /// Where its gradient lies: a device address (or, for the host test driver, the
     /// offset into its one gradient array).
     pub grad: u64,
+    /// A plain float's record at value + step: its words' address (offset into
+    /// [`FlatParams::records`] from [`flatten`]).
+    pub plus: u64,
+    /// Its record at value - step, likewise.
+    pub minus: u64,
 }
 
 /// What the backward kernel reads of its parameters.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlatParams {
     /// The parameters, each `grad` the offset of its gradient in one array of all.
     pub params: Vec<FlatDiffParam>,
@@ -52,6 +60,8 @@ pub struct FlatParams {
     pub bsdf_masks: Vec<u32>,
     /// Whether a parameter is an environment map's.
     pub envmap: bool,
+    /// The rebuilt records of plain floats (words).
+    pub records: Vec<u32>,
 }
 
 /// `params` as the kernels read them. An error names a parameter the GPU cannot
@@ -60,20 +70,26 @@ pub fn flatten(params: &[DiffParam]) -> Result<FlatParams> {
     let mut out = Vec::with_capacity(params.len());
     let (mut offset, mut small) = (0u64, 0u32);
     let mut envmap = false;
+    let mut records = Vec::new();
+    let mut record = |words: &[u32]| {
+        let at = records.len() as u64;
+        records.extend_from_slice(words);
+        at
+    };
     for p in params {
         let reads = if p.read_by_bsdfs() { READ_BSDF } else { 0 }
             | if p.read_by_emitters { READ_EMITTER } else { 0 };
+        let (mut step, mut plus, mut minus) = (0.0, 0, 0);
         let (kind, source, slots) = match &p.kind {
             DiffKind::Constant { channels } => (DIFF_CONSTANT, p.texture, *channels as u32),
             DiffKind::Bitmap { .. } => (DIFF_BITMAP, p.texture, 0),
             DiffKind::EnvmapData { emitter, .. } => (DIFF_ENVMAP_DATA, *emitter, 0),
             DiffKind::EnvmapScale { emitter } => (DIFF_ENVMAP_SCALE, *emitter, 1),
-            DiffKind::BsdfFloat { .. } => {
-                return Err(Error::Render(format!(
-                    "parameter \"{}\" cannot be differentiated on the CUDA backend yet (a \
-                     BSDF's plain float): use the cpu_rgb variant for it",
-                    p.key
-                )))
+            DiffKind::BsdfFloat { probe } => {
+                step = probe.step;
+                plus = record(&probe.plus_words);
+                minus = record(&probe.minus_words);
+                (DIFF_BSDF_FLOAT, probe.bsdf, 1)
             }
         };
         envmap |= matches!(kind, DIFF_ENVMAP_DATA | DIFF_ENVMAP_SCALE);
@@ -97,8 +113,10 @@ pub fn flatten(params: &[DiffParam]) -> Result<FlatParams> {
             channels: p.channels() as u32,
             reads,
             small: slot,
-            pad: 0,
+            step,
             grad: offset,
+            plus,
+            minus,
         });
         offset += p.len() as u64;
     }
@@ -118,6 +136,7 @@ pub fn flatten(params: &[DiffParam]) -> Result<FlatParams> {
         params: out,
         bsdf_masks,
         envmap,
+        records,
     })
 }
 
@@ -126,11 +145,22 @@ pub fn bytes(params: &[FlatDiffParam]) -> Vec<u8> {
     params
         .iter()
         .flat_map(|p| {
-            [p.kind, p.source, p.channels, p.reads, p.small, p.pad]
-                .iter()
-                .flat_map(|v| v.to_le_bytes())
-                .chain(p.grad.to_le_bytes())
-                .collect::<Vec<u8>>()
+            [
+                p.kind,
+                p.source,
+                p.channels,
+                p.reads,
+                p.small,
+                p.step.to_bits(),
+            ]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .chain(
+                [p.grad, p.plus, p.minus]
+                    .iter()
+                    .flat_map(|v| v.to_le_bytes()),
+            )
+            .collect::<Vec<u8>>()
         })
         .collect()
 }

@@ -28,7 +28,7 @@
 //!
 //! The CPU backend runs it ([`backward()`]); the CUDA backend runs the same method in
 //! `kernels/backward.cuh` (`CudaBackend::backward`, parameters laid out by [`flat`]),
-//! except for a BSDF's plain floats, with float atomics for texel gradients.
+//! with float atomics for texel gradients.
 
 pub mod adjoint;
 pub mod backward;
@@ -324,18 +324,30 @@ pub fn resolve(loaded: &LoadedScene, keys: &[String]) -> Result<Vec<DiffParam>> 
             }
         } else if let (Category::Bsdf, ParamValue::Float(v)) = (&owner.category, &decl.value) {
             let step = (1.0e-3 * v.abs()).max(1.0e-6);
-            let rebuilt = |x: f64| -> Result<crate::bsdfs::AnyBsdf> {
+            let h = owner.handle as usize;
+            // the record rebuilt at x, and its words in the scene's flat BSDF array
+            let rebuilt = |x: f64| -> Result<(crate::bsdfs::AnyBsdf, Vec<u32>)> {
                 let mut l = loaded.clone();
                 let mut p = l.traverse();
                 p.set(key, ParamValue::Float(x))?;
                 l.update(&p.staged())?;
-                Ok(l.scene().bsdfs[owner.handle as usize])
+                let bsdfs = &l.scene().bsdfs;
+                let (refs, blob) = crate::bsdfs::registry::flatten(bsdfs);
+                let start = refs[h].offset as usize;
+                let end = refs
+                    .get(h + 1)
+                    .map_or(blob.words.len(), |r| r.offset as usize);
+                Ok((bsdfs[h], blob.words[start..end].to_vec()))
             };
+            let ((plus, plus_words), (minus, minus_words)) =
+                (rebuilt(v + step)?, rebuilt(v - step)?);
             let probe = RecordProbe {
                 bsdf: owner.handle,
-                plus: rebuilt(v + step)?,
-                minus: rebuilt(v - step)?,
+                plus,
+                minus,
                 step: step as f32,
+                plus_words,
+                minus_words,
             };
             DiffParam {
                 key: key.clone(),

@@ -35,7 +35,7 @@ pub struct Probed<'a> {
 
 /// A parameter that is a plain float of a BSDF (an index of refraction): its record
 /// rebuilt with the value moved by `± step`, which the probe swaps in.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RecordProbe {
     /// The BSDF record.
     pub bsdf: u32,
@@ -45,6 +45,11 @@ pub struct RecordProbe {
     pub minus: AnyBsdf,
     /// The step.
     pub step: f32,
+    /// `plus` as the CUDA kernels read it (its record's words, nested records referred
+    /// to where the scene's flat BSDF array has them).
+    pub plus_words: Vec<u32>,
+    /// `minus` as the CUDA kernels read it.
+    pub minus_words: Vec<u32>,
 }
 
 /// A private copy of a scene's texture store and BSDF records whose records can be

@@ -74,18 +74,27 @@ impl CudaBackend {
                     self.pool.alloc_zeros(p.len() * 4, &self.stream, &what)
                 })
                 .collect::<Result<Vec<_>>>()?;
-            // the table: the parameters (8 words each), then the BSDFs' masks
-            let mut words = Vec::with_capacity(fp.params.len() * 8 + fp.bsdf_masks.len());
+            // the plain floats' rebuilt records, then the table: the parameters (12 words
+            // each, with the addresses of their gradients and records), the BSDFs' masks
+            let records: Vec<f32> = fp.records.iter().map(|&w| f32::from_bits(w)).collect();
+            let records = self.upload_tensor(if records.is_empty() { &[0.0] } else { &records })?;
+            let at = |offset: u64| records.device_ptr() + 4 * offset;
+            let mut words = Vec::with_capacity(fp.params.len() * 12 + fp.bsdf_masks.len() + 1);
             for (f, g) in fp.params.iter().zip(&grads) {
-                let f = flat::FlatDiffParam {
-                    grad: g.ptr(),
-                    ..*f
-                };
-                for v in [f.kind, f.source, f.channels, f.reads, f.small, f.pad] {
+                for v in [
+                    f.kind,
+                    f.source,
+                    f.channels,
+                    f.reads,
+                    f.small,
+                    f.step.to_bits(),
+                ] {
                     words.push(f32::from_bits(v));
                 }
-                words.push(f32::from_bits(f.grad as u32));
-                words.push(f32::from_bits((f.grad >> 32) as u32));
+                for a in [g.ptr(), at(f.plus), at(f.minus)] {
+                    words.push(f32::from_bits(a as u32));
+                    words.push(f32::from_bits((a >> 32) as u32));
+                }
             }
             words.extend(fp.bsdf_masks.iter().map(|&m| f32::from_bits(m)));
             words.push(0.0); // a table is never empty
@@ -111,7 +120,7 @@ impl CudaBackend {
             // long and uneven, and more threads hide its latency better
             let per_lane = 1;
             let (adjoint_ptr, table_ptr) = (adjoint.device_ptr(), table.device_ptr());
-            let masks_ptr = table_ptr + 32 * fp.params.len() as u64;
+            let masks_ptr = table_ptr + 48 * fp.params.len() as u64;
             let (count, envmap) = (fp.params.len() as u32, u32::from(fp.envmap));
             let mask_count = fp.bsdf_masks.len() as u32;
             for c in chunks(spp, pixels, MAX_LAUNCH_THREADS, per_lane) {
@@ -141,9 +150,11 @@ impl CudaBackend {
                 unsafe { l.launch(threads_cfg(sample.threads, tuning.block)) }
                     .map_err(drv("launching hg_backward"))?;
             }
-            // the weights and the table are freed in stream order after the kernels
+            // the weights, the records and the table are freed in stream order after the
+            // kernels
             drop(weights);
             drop(table);
+            drop(records);
             grads
                 .into_iter()
                 .zip(params)
