@@ -74,7 +74,8 @@ def check_value(key: str, value: np.ndarray, shape: tuple[int, ...]) -> np.ndarr
         )
     if not np.issubdtype(value.dtype, np.floating):
         raise TypeError(f"parameter {key!r}: expected floating-point values, got {value.dtype}")
-    return np.ascontiguousarray(value, dtype=np.float32)
+    # ascontiguousarray makes a 0-d array 1-d: reshaped back (a float parameter's shape is ())
+    return np.ascontiguousarray(value, dtype=np.float32).reshape(shape)
 
 
 def set_values(scene, keys, values) -> None:

@@ -331,3 +331,35 @@ def test_full_jacobian_at_a_tiny_size():
     assert np.abs(numerical).max() > 0.01
     np.testing.assert_allclose(analytical, numerical, atol=1e-4, rtol=1e-3)
     assert np.abs(1.1 * analytical - numerical).max() > 1e-3, "the check would notice a 10% error"
+
+
+def test_a_float_parameter_has_a_scalar_gradient_in_torch_and_jax():
+    # a 0-d value (roughplastic's alpha) goes in and its gradient comes out 0-d; torch and
+    # jax run the same CPU passes, so their gradients agree to the bit
+    torch = pytest.importorskip("torch")
+    jax = pytest.importorskip("jax")
+    import heliograph.jax as hgj
+    import heliograph.torch as hgt
+
+    scene = hg.load_string("""<scene version="3.0.0">
+        <integrator type="path"><integer name="max_depth" value="3"/></integrator>
+        <sensor type="perspective"><float name="fov" value="40"/>
+            <transform name="to_world"><lookat origin="0, 2, 3" target="0, 0, 0" up="0, 1, 0"/></transform>
+            <film type="hdrfilm"><integer name="width" value="8"/><integer name="height" value="6"/></film>
+        </sensor>
+        <shape type="rectangle" id="plate">
+            <transform name="to_world"><rotate x="1" angle="-90"/><scale value="3"/></transform>
+            <bsdf type="roughplastic"><float name="alpha" value="0.3"/></bsdf>
+        </shape>
+        <shape type="rectangle" id="lamp">
+            <transform name="to_world"><rotate x="1" angle="90"/><scale value="0.4"/><translate y="2" z="-3"/></transform>
+            <emitter type="area"><rgb name="radiance" value="10, 10, 10"/></emitter>
+        </shape>
+    </scene>""")
+    a = torch.tensor(0.3, requires_grad=True)
+    image = hgt.render(scene, {"plate.bsdf.alpha": a}, spp=4, seed=3)
+    image.sum().backward()
+    assert a.grad.shape == () and a.grad.item() != 0.0
+    render = hgj.render_fn(scene, ["plate.bsdf.alpha"], spp=4, seed=3)
+    g = jax.grad(lambda x: render(x).sum())(np.float32(0.3))
+    assert g.shape == () and float(g) == a.grad.item()
