@@ -616,10 +616,10 @@ fn nvrtc_compiles_the_backward_modules() {
         println!("SKIP: nvrtc_compiles_the_backward_modules: {why}");
         return;
     }
-    let cap = match RenderTuning::default().max_registers {
-        0 => Vec::new(),
-        n => vec![format!("--maxrregcount={n}")],
-    };
+    let cap = vec![format!(
+        "--maxrregcount={}",
+        heliograph::backend::cuda::BACKWARD_MAX_REGISTERS
+    )];
     let set = render_covering_set();
     let path = set
         .iter()

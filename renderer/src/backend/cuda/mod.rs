@@ -36,6 +36,13 @@ pub mod features;
 pub mod kernels;
 pub mod nvrtc_lib;
 
+/// The register cap of a backward module (`kernels/backward.cuh`, differentiable
+/// rendering): its two traces and probes spill under the render modules' cap
+/// (`RenderTuning::max_registers`, 64); on the H200 the spills' loads were its leading
+/// stall, and 128 registers took `hg_backward` from 2.00 to 1.70 ms on the benchmark task
+/// (tests/bench_diff_results.md).
+pub const BACKWARD_MAX_REGISTERS: u32 = 128;
+
 #[cfg(feature = "cuda")]
 mod device;
 #[cfg(feature = "cuda")]

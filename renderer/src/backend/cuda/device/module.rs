@@ -14,7 +14,7 @@ use super::launch::RenderTuning;
 use super::{guarded, CudaBackend};
 use crate::backend::cuda::cache::{CacheKey, ModuleStats, ProgramCache};
 use crate::backend::cuda::features::{depth_prelude, Features};
-use crate::backend::cuda::{compile_options, kernels};
+use crate::backend::cuda::{compile_options, kernels, BACKWARD_MAX_REGISTERS};
 use crate::error::{Error, Result};
 
 /// What a loaded render module is compiled for.
@@ -210,6 +210,14 @@ impl CudaBackend {
         backward: bool,
     ) -> Result<Arc<RenderKernels>> {
         let path_wavefront = tuning.wavefront && features.has_path() && !backward;
+        let tuning = if backward {
+            RenderTuning {
+                max_registers: BACKWARD_MAX_REGISTERS,
+                ..*tuning
+            }
+        } else {
+            *tuning
+        };
         let key = RenderModuleKey {
             features: *features,
             max_registers: tuning.max_registers,
