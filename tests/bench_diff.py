@@ -16,7 +16,9 @@ after 2 warm-up ones and reports medians of: the forward pass (render + reading 
 image), the backward pass (loss.backward / dr.backward), the whole iteration (render,
 loss, backward, optimiser step), the first iteration, and after the last iteration the
 loss and the texture's RMS error against the texture the target was rendered with (half
-the sphere is unseen). Peak memory is the process's peak resident set size minus its size after
+the sphere is unseen). A third row runs the same task through heliograph.jax: the
+iteration is one jitted step (render, loss, backward, Adam) through heliograph's XLA
+custom calls, with the render_fn's fixed seeds; its forward pass is a jitted render. Peak memory is the process's peak resident set size minus its size after
 the libraries were imported (PyTorch alone is ~500 MiB).
 
 With --cuda: heliograph on `cuda_rgb` with the texture, the image and the gradients as
@@ -29,6 +31,7 @@ iteration is given with a warm kernel cache (a one-iteration run compiles first)
 
 import argparse
 import json
+import math
 import os
 import platform
 import statistics
@@ -44,7 +47,7 @@ import numpy as np
 which, res, spp, iters = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 cuda = sys.argv[5] == "cuda"
 KEY = "ball.bsdf.reflectance.data"
-if which == "hg":
+if which in ("hg", "hgjax"):
     import heliograph as m
     m.set_variant("cuda_rgb" if cuda else "cpu_rgb"); m.set_progress(False)
 else:
@@ -94,11 +97,15 @@ def rss_mib():
 
 if which == "hg":
     import torch, heliograph.torch as hgt  # counted in the baseline, as drjit is
+elif which == "hgjax":
+    import jax, jax.numpy as jnp, heliograph.jax as hgj
 else:
     import drjit as dr
 def sync():
-    if cuda:
-        torch.cuda.synchronize() if which == "hg" else dr.sync_thread()
+    if cuda and which == "hg":
+        torch.cuda.synchronize()
+    elif cuda and which == "mi":
+        dr.sync_thread()
 base_mib = rss_mib()
 base_dev = device_used_mib() if cuda else 0.0
 peak_dev = base_dev
@@ -140,6 +147,42 @@ if which == "hg":
         record(i, t0, t1, t2, t3, time.perf_counter())
     out["loss"] = loss.item()
     out["tex_err"] = float(np.sqrt(np.mean((tex.detach().cpu().numpy() - truth) ** 2)))
+elif which == "hgjax":
+    # the same loop as one jitted step (render, loss, backward, Adam, clamp); the
+    # render_fn's seeds are fixed (seed 0, seed_grad 1); the backward pass is not timed
+    # apart (it runs inside the step)
+    device = jax.devices("gpu" if cuda else "cpu")[0]
+    target = jax.device_put(jnp.asarray(np.asarray(m.render(sc, spp=4 * spp, seed=1 << 20))), device)
+    render = hgj.render_fn(sc, [KEY], spp=spp, seed=0)
+    forward = jax.jit(render)
+
+    @jax.jit
+    def step(t, m1, m2, k):
+        loss, g = jax.value_and_grad(lambda t: jnp.mean((render(t) - target) ** 2))(t)
+        m1 = 0.9 * m1 + 0.1 * g
+        m2 = 0.999 * m2 + 0.001 * g * g
+        lr = 0.02 * jnp.sqrt(1 - 0.999 ** k) / (1 - 0.9 ** k)
+        return jnp.clip(t - lr * m1 / (jnp.sqrt(m2) + 1e-8), 0.0, 1.0), m1, m2, loss
+
+    tex = jax.device_put(jnp.asarray(start), device)
+    m1 = jnp.zeros_like(tex)
+    m2 = jnp.zeros_like(tex)
+    for i in range(iters + 2):
+        t0 = time.perf_counter()
+        forward(tex).block_until_ready()
+        t1 = time.perf_counter()
+        tex, m1, m2, loss = step(tex, m1, m2, jnp.float32(i + 1))
+        tex.block_until_ready()
+        t2 = time.perf_counter()
+        if i == 0:
+            out["first"] = t2 - t0
+        if cuda:
+            peak_dev = max(peak_dev, device_used_mib())
+        if i >= 2:
+            out["forward"].append(t1 - t0); out["iteration"].append(t2 - t1)
+    out["backward"] = [float("nan")]
+    out["loss"] = float(loss)
+    out["tex_err"] = float(np.sqrt(np.mean((np.asarray(tex) - truth) ** 2)))
 else:
     target = m.render(sc, spp=4 * spp, seed=1 << 20)
     dr.eval(target)
@@ -209,7 +252,9 @@ def main():
         cold = run(args.hg_python, "hg", args, env, iters=1, path=args.hg_path)
     hg_name = "heliograph cuda_rgb (path)" if args.cuda else "heliograph cpu_rgb (path)"
     mi_name = "mitsuba cuda_ad_rgb (prb)" if args.cuda else "mitsuba llvm_ad_rgb (prb)"
+    jax_name = "heliograph.jax " + ("cuda_rgb" if args.cuda else "cpu_rgb") + " (path, one jitted step)"
     rows = [(hg_name, run(args.hg_python, "hg", args, env, path=args.hg_path)),
+            (jax_name, run(args.hg_python, "hgjax", args, env, path=args.hg_path)),
             (mi_name, run(args.mi_python, "mi", args, env, path=args.mi_path))]
     print(f"differentiable rendering: {args.res}² film and texture, spp {args.spp}, max_depth 3, "
           f"Adam, median of {args.iters} iterations after 2 warm-up")
@@ -231,7 +276,8 @@ def main():
             continue
         med = {k: statistics.median(r[k]) * 1000 for k in ("forward", "backward", "iteration")}
         m = r["device_mib"] if args.cuda else r["peak_mib"]
-        print(f"| {name} | {med['forward']:.2f} | {med['backward']:.2f} | {med['iteration']:.2f} | "
+        bwd = "–" if math.isnan(med["backward"]) else f"{med['backward']:.2f}"
+        print(f"| {name} | {med['forward']:.2f} | {bwd} | {med['iteration']:.2f} | "
               f"{r['first']:.2f} | {m:.0f} | {r['loss']:.5f} | {r['tex_err']:.4f} |")
 
 

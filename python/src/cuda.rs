@@ -24,12 +24,21 @@ static BACKEND: OnceLock<Result<Arc<CudaBackend>, String>> = OnceLock::new();
 /// one that initialised CUDA. The outcome is remembered.
 pub fn backend(py: Python<'_>) -> PyResult<Arc<CudaBackend>> {
     check_process().map_err(to_py)?;
-    py.detach(|| {
-        BACKEND
-            .get_or_init(|| CudaBackend::new(0).map(Arc::new).map_err(|e| e.to_string()))
-            .clone()
-    })
-    .map_err(crate::errors::CudaUnavailableError::new_err)
+    py.detach(open_now)
+        .map_err(crate::errors::CudaUnavailableError::new_err)
+}
+
+/// As [`backend`], from a thread that does not hold the GIL (an XLA custom call); the
+/// error as text.
+pub fn backend_now() -> Result<Arc<CudaBackend>, String> {
+    check_process().map_err(|e| e.to_string())?;
+    open_now()
+}
+
+fn open_now() -> Result<Arc<CudaBackend>, String> {
+    BACKEND
+        .get_or_init(|| CudaBackend::new(0).map(Arc::new).map_err(|e| e.to_string()))
+        .clone()
 }
 
 /// The backend if it is already open (never opens it); `CudaUnavailableError` in a

@@ -18,6 +18,7 @@ pub mod scene;
 pub mod tensor;
 pub mod tensor_index;
 pub mod tensor_ops;
+pub mod xla;
 
 use std::sync::atomic::Ordering;
 
@@ -212,6 +213,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cuda::_cuda_held_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(cuda::_cuda_fence_count, m)?)?;
     m.add_function(wrap_pyfunction!(cuda::_parked_imports, m)?)?;
+    xla::register(m)?;
     m.add_function(wrap_pyfunction!(_cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(_set_nvrtc_search_paths, m)?)?;
     m.add_function(wrap_pyfunction!(_nvrtc_path, m)?)?;

@@ -11,9 +11,11 @@
 
 use std::sync::{Arc, Mutex};
 
+use heliograph::backend::cuda::DeviceTensor;
 use heliograph::math::{Transform, Vec3};
 use heliograph::scene::params::{non_finite_msg, shape_str, ArrayValue, DeviceValues};
 use heliograph::scene::{ParamValue, PixelArray, SceneParams, TensorData, TensorValue};
+use heliograph::tensor::dlpack::DLDataType;
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyList};
@@ -163,30 +165,10 @@ fn from_python(
             dtype,
             non_finite,
         } => {
-            let ParamValue::Tensor(cur) = current else {
+            if !matches!(current, ParamValue::Tensor(_)) {
                 // a small value on the device: read it (a few floats)
                 let data = py.detach(|| tensor.to_host()).map_err(to_py)?;
                 return from_host(key, current, HostArray { shape, data, dtype });
-            };
-            if dtype.code != heliograph::tensor::dlpack::CODE_FLOAT {
-                return Err(SceneError::new_err(format!(
-                    "<parameters>: parameter \"{key}\": expected float data, got {}",
-                    dtype.name()
-                )));
-            }
-            let given = match shape[..] {
-                [h, w] => [h, w, 1],
-                [h, w, c] => [h, w, c],
-                _ => return Err(mismatch(key, current, &shape)),
-            };
-            if given != cur.shape {
-                return Err(mismatch(key, current, &given));
-            }
-            if let Some(i) = non_finite {
-                return Err(SceneError::new_err(format!(
-                    "<parameters>: parameter \"{key}\": {}",
-                    non_finite_msg(&given, i)
-                )));
             }
             // a TensorXf stays the caller's: the scene keeps its own copy (on the device)
             let tensor = if v.cast::<TensorXf>().is_ok() {
@@ -194,16 +176,53 @@ fn from_python(
             } else {
                 tensor
             };
-            Ok(ParamValue::Tensor(TensorValue {
-                shape: given,
-                data: TensorData::Device(tensor as Arc<dyn DeviceValues>),
-            }))
+            from_device(key, current, tensor, &shape, dtype, non_finite)
         }
     }
 }
 
+/// A texture's new values in device memory (`tensor`, of the producer's `shape` and
+/// element type), for the texture parameter `current`; `non_finite` is the index of
+/// the first non-finite value where the values were scanned.
+pub(crate) fn from_device(
+    key: &str,
+    current: &ParamValue,
+    tensor: Arc<DeviceTensor>,
+    shape: &[usize],
+    dtype: DLDataType,
+    non_finite: Option<usize>,
+) -> PyResult<ParamValue> {
+    let ParamValue::Tensor(cur) = current else {
+        return Err(mismatch(key, current, shape));
+    };
+    if dtype.code != heliograph::tensor::dlpack::CODE_FLOAT {
+        return Err(SceneError::new_err(format!(
+            "<parameters>: parameter \"{key}\": expected float data, got {}",
+            dtype.name()
+        )));
+    }
+    let given = match shape[..] {
+        [h, w] => [h, w, 1],
+        [h, w, c] => [h, w, c],
+        _ => return Err(mismatch(key, current, shape)),
+    };
+    if given != cur.shape {
+        return Err(mismatch(key, current, &given));
+    }
+    if let Some(i) = non_finite {
+        return Err(SceneError::new_err(format!(
+            "<parameters>: parameter \"{key}\": {}",
+            non_finite_msg(&given, i)
+        )));
+    }
+    Ok(ParamValue::Tensor(TensorValue {
+        shape: given,
+        data: TensorData::Device(tensor as Arc<dyn DeviceValues>),
+    }))
+}
+
 /// A host array as the kind `current` has.
-fn from_host(key: &str, current: &ParamValue, a: HostArray) -> PyResult<ParamValue> {
+pub(crate) fn from_host(key: &str, current: &ParamValue, a: HostArray) -> PyResult<ParamValue> {
     Ok(match (&a.shape[..], current) {
         (s, ParamValue::Array(cur)) => {
             if s != cur.shape.as_slice() {

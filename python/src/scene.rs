@@ -137,7 +137,9 @@ impl PyScene {
         py.detach(|| f(&mut self.lock_now()))
     }
 
-    fn lock_now(&self) -> MutexGuard<'_, SceneState> {
+    /// The state, locked by this thread (without the GIL: the caller has released it
+    /// or never held it).
+    pub(crate) fn lock_now(&self) -> MutexGuard<'_, SceneState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -157,25 +159,32 @@ impl PyScene {
         // a forked child of the process that used CUDA updates the host scene only: the
         // device copy is the parent's (and CUDA renders refuse to run there)
         let backend = crate::cuda::opened().unwrap_or(None);
-        py.detach(|| {
-            let mut st = self.lock_now();
-            let changes = st.loaded.update(staged)?;
-            let version = st.loaded.version();
-            let scene = st.loaded.scene().clone();
-            let table = st.loaded.params().clone();
-            if let (Some(dev), Some(be)) = (st.device.as_mut(), backend.as_ref()) {
-                if let Err(e) = be.update_scene(dev, &scene, &changes, version) {
-                    // the next CUDA render uploads the whole scene again
-                    st.device = None;
-                    return Err(heliograph::Error::Cuda(format!(
-                        "the update was applied, but patching the scene on the GPU failed \
-                         ({e}); the next render uploads it again"
-                    )));
-                }
+        py.detach(|| Self::apply_update(&mut self.lock_now(), staged, backend.as_deref()))
+            .map_err(to_py)
+    }
+
+    /// Applies `staged` to the locked state: the host scene first, then the device copy
+    /// patched on `backend` (the open CUDA backend, if any); returns the new table.
+    pub(crate) fn apply_update(
+        st: &mut SceneState,
+        staged: &[(usize, ParamValue)],
+        backend: Option<&CudaBackend>,
+    ) -> heliograph::Result<Arc<ParamTable>> {
+        let changes = st.loaded.update(staged)?;
+        let version = st.loaded.version();
+        let scene = st.loaded.scene().clone();
+        let table = st.loaded.params().clone();
+        if let (Some(dev), Some(be)) = (st.device.as_mut(), backend) {
+            if let Err(e) = be.update_scene(dev, &scene, &changes, version) {
+                // the next CUDA render uploads the whole scene again
+                st.device = None;
+                return Err(heliograph::Error::Cuda(format!(
+                    "the update was applied, but patching the scene on the GPU failed \
+                     ({e}); the next render uploads it again"
+                )));
             }
-            Ok(table)
-        })
-        .map_err(to_py)
+        }
+        Ok(table)
     }
 
     /// The backend a new host value for `key` should be uploaded to: the scene has a
@@ -190,7 +199,7 @@ impl PyScene {
 
     /// The scene's current device copy, uploaded first if it has none (the host copy of
     /// device-only textures is fetched first).
-    fn current_device<'s>(
+    pub(crate) fn current_device<'s>(
         st: &'s mut SceneState,
         be: &CudaBackend,
     ) -> heliograph::Result<&'s mut DeviceScene> {

@@ -107,6 +107,78 @@ def test_jax_gradients_come_in_the_values_dtype():
     np.testing.assert_allclose(np.asarray(g64), np.asarray(g32), rtol=1e-6)
 
 
+def test_jax_runs_as_xla_custom_calls_with_vmap_and_errors_from_inside_the_call():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    import heliograph.jax as hgj
+    from heliograph import _native
+
+    scene, texture = scene_and_texture(res=8, tex=4)
+    render = hgj.render_fn(scene, keys=[KEY], spp=2, seed=3, seed_grad=3)
+    calls = _native._xla_calls()
+    image = jax.jit(render)(jnp.asarray(texture))
+    assert _native._xla_calls() == calls + 1  # the render ran as heliograph's custom call
+    np.testing.assert_array_equal(np.asarray(image), np.array(hg.render(scene, spp=2, seed=3)))
+    # vmap: one render per batch element, each the render of its own values
+    batch = jnp.stack([jnp.asarray(texture), jnp.asarray(texture[::-1])])
+    images = jax.vmap(render)(batch)
+    for tex, img in zip(batch, images):
+        np.testing.assert_array_equal(np.asarray(img), np.asarray(render(tex)))
+    # a value the scene refuses: the error comes from inside the call, naming the key
+    bad = texture.copy()
+    bad[1, 2, 0] = np.nan
+    with pytest.raises(Exception, match=KEY + r".*(finite|NaN)"):
+        jax.jit(render)(jnp.asarray(bad)).block_until_ready()
+    # the scene is unchanged by the refused value
+    np.testing.assert_array_equal(np.asarray(render(jnp.asarray(texture))), np.asarray(image))
+    # a call that names a deleted render function, or none, is an error, not a crash
+    target = _native._xla_target(scene, [KEY], 2, 3, 2, 3)
+    gone = target.id
+    del target
+    call = jax.ffi.ffi_call("heliograph_render", jax.ShapeDtypeStruct((8, 8, 3), jnp.float32))
+    with pytest.raises(Exception, match="no longer exists"):
+        call(jnp.asarray(texture), target=np.uint64(gone)).block_until_ready()
+    with pytest.raises(Exception, match="no 'target' attribute"):
+        call(jnp.asarray(texture)).block_until_ready()
+    with pytest.raises(Exception, match=r"expected shape \(8, 8, 3\), got \(4, 4, 3\)"):
+        keep = _native._xla_target(scene, [KEY], 2, 3, 2, 3)
+        small = jax.ffi.ffi_call("heliograph_render", jax.ShapeDtypeStruct((4, 4, 3), jnp.float32))
+        small(jnp.asarray(texture), target=np.uint64(keep.id)).block_until_ready()
+
+
+def test_jax_calls_from_two_threads_each_render_their_own_values():
+    # each call writes its values and renders under the scene's lock: two threads with
+    # different textures never see each other's
+    jax = pytest.importorskip("jax")
+    import threading
+
+    import jax.numpy as jnp
+
+    import heliograph.jax as hgj
+
+    scene, texture = scene_and_texture(res=8, tex=4)
+    render = jax.jit(hgj.render_fn(scene, keys=[KEY], spp=2, seed=1))
+    textures = [jnp.asarray(texture), jnp.asarray(np.ascontiguousarray(texture[:, ::-1]))]
+    expected = [np.asarray(render(t)) for t in textures]
+    assert np.abs(expected[0] - expected[1]).max() > 1e-3
+    failures = []
+
+    def loop(k):
+        try:
+            for _ in range(20):
+                np.testing.assert_array_equal(np.asarray(render(textures[k])), expected[k])
+        except Exception as e:  # noqa: BLE001 - reported below
+            failures.append(e)
+
+    threads = [threading.Thread(target=loop, args=(k,)) for k in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures
+
+
 def test_constant_colours_and_prb_scenes_from_mitsuba_scripts():
     torch = pytest.importorskip("torch")
     import heliograph.torch as hgt

@@ -6,7 +6,10 @@
 - the GPU and CPU backward passes agree in expectation (independent seeds, z-test of the
   means; a 1.1× GPU gradient is rejected);
 - values, image and gradients stay on the GPU, no NaN, and device memory stays flat
-  over many forward+backward iterations;
+  over 1000 forward+backward iterations, through PyTorch and through JAX;
+- JAX's calls run as heliograph's XLA custom calls on XLA's stream, with the same exact
+  derivative; JAX on the CPU with ``cuda_rgb``, and on the GPU with ``cpu_rgb``, give the
+  images and gradients of the other platform's calls;
 - wrong input is an error naming the key before anything renders.
 """
 
@@ -103,16 +106,16 @@ def test_cuda_iterations_stay_on_the_device_and_memory_is_flat(torch):
     t = torch.tensor(texture, device="cuda", requires_grad=True)
     opt = torch.optim.Adam([t], lr=0.02)
     held = []
-    for i in range(300):
+    for i in range(1000):
         opt.zero_grad()
         image = hgt.render(scene, {KEY: t}, spp=4, seed=i)
         loss = ((image - target) ** 2).mean()
         loss.backward()
         assert t.grad.device.type == "cuda"
         opt.step()
-        if i in (50, 299):
+        if i in (100, 999):
             torch.cuda.synchronize()
-            held.append(_native._cuda_held_bytes())
+            held.append((_native._cuda_held_bytes(), _native._cuda_live_buffers()))
     assert torch.isfinite(t).all() and torch.isfinite(t.grad).all()
     assert held[1] == held[0], held
 
@@ -176,3 +179,104 @@ def test_a_bsdf_float_gradient_agrees_with_the_cpu_in_expectation(torch):
     assert abs(cpu.mean()) > 10 * cpu.std(ddof=1) / np.sqrt(len(cpu)), "no visible gradient"
     assert abs(gpu.mean() - cpu.mean()) < 4 * se, (gpu.mean(), cpu.mean(), se)
     assert abs(1.1 * gpu.mean() - cpu.mean()) > 4 * se, "the comparison has no power"
+
+
+def top_texels_match_finite_differences(scene, texture, grad, adj):
+    assert np.isfinite(grad).all()
+    for flat in np.argsort(-np.abs(grad).ravel())[:3]:
+        index = np.unravel_index(flat, grad.shape)
+        up, down = texture.copy(), texture.copy()
+        up[index] += 0.05
+        down[index] -= 0.05
+        fd = (loss_at(scene, up, adj, 4, 9) - loss_at(scene, down, adj, 4, 9)) / 0.1
+        g = float(grad[index])
+        tol = 1e-3 * max(abs(g), abs(fd))
+        assert abs(fd) > 1e-3
+        assert abs(g - fd) <= tol, (index, g, fd)
+        assert abs(1.1 * g - fd) > tol and abs(-g - fd) > tol, "the criterion has no power"
+
+
+def test_jax_on_the_gpu_runs_custom_calls_with_the_exact_derivative(jax):
+    import jax.numpy as jnp
+
+    import heliograph.jax as hgj
+
+    gpu = jax.devices("gpu")[0]
+    scene, texture = scene_and_texture()
+    adj = adjoint((12, 12, 3))
+    render = hgj.render_fn(scene, [KEY], spp=4, seed=9, seed_grad=9)
+    tex = jax.device_put(jnp.asarray(texture), gpu)
+    a = jax.device_put(jnp.asarray(adj), gpu)
+    step = jax.jit(jax.value_and_grad(lambda t: (render(t) * a).sum()))
+    calls = _native._xla_calls()
+    value, grad = step(tex)
+    assert _native._xla_calls() == calls + 2  # forward and backward as custom calls
+    assert grad.devices() == {gpu} and value.devices() == {gpu}
+    image = jax.jit(render)(tex)
+    assert image.devices() == {gpu}
+    np.testing.assert_array_equal(np.asarray(image), np.array(hg.render(scene, spp=4, seed=9)))
+    assert np.isclose(float(value), loss_at(scene, texture, adj, 4, 9), rtol=1e-5)
+    top_texels_match_finite_differences(scene, texture, np.asarray(grad), adj)
+
+
+def test_jax_across_platforms_matches_the_other_platforms_calls(jax):
+    import jax.numpy as jnp
+
+    import heliograph.jax as hgj
+
+    gpu, cpu = jax.devices("gpu")[0], jax.devices("cpu")[0]
+    scene, texture = scene_and_texture()
+    adj = adjoint((12, 12, 3))
+
+    def run(device):
+        render = hgj.render_fn(scene, [KEY], spp=4, seed=9, seed_grad=9)
+        tex = jax.device_put(jnp.asarray(texture), device)
+        a = jax.device_put(jnp.asarray(adj), device)
+        image = jax.jit(render)(tex)
+        grad = jax.jit(jax.grad(lambda t: (render(t) * a).sum()))(tex)
+        assert image.devices() == {device} and grad.devices() == {device}
+        return np.asarray(image), np.asarray(grad)
+
+    # cuda_rgb: JAX on the CPU uploads the values and reads the results back
+    image_gpu, grad_gpu = run(gpu)
+    image_cpu, grad_cpu = run(cpu)
+    np.testing.assert_array_equal(image_cpu, image_gpu)
+    # texel gradients are summed with float atomics: equal to rounding
+    np.testing.assert_allclose(grad_cpu, grad_gpu, rtol=1e-4, atol=1e-4 * np.abs(grad_gpu).max())
+    # cpu_rgb: JAX on the GPU reads the values to the host and uploads the results
+    hg.set_variant("cpu_rgb")
+    try:
+        image_gpu, grad_gpu = run(gpu)
+        image_cpu, grad_cpu = run(cpu)
+    finally:
+        hg.set_variant("cuda_rgb")
+    np.testing.assert_array_equal(image_gpu, image_cpu)
+    np.testing.assert_array_equal(grad_gpu, grad_cpu)
+
+
+def test_jax_iterations_on_the_gpu_keep_memory_flat(jax):
+    import jax.numpy as jnp
+
+    import heliograph.jax as hgj
+
+    gpu = jax.devices("gpu")[0]
+    scene, texture = scene_and_texture(res=32, tex=8)
+    render = hgj.render_fn(scene, [KEY], spp=4, seed=0)
+    target = jax.device_put(jnp.asarray(np.random.default_rng(1).random((32, 32, 3)), jnp.float32), gpu)
+
+    @jax.jit
+    def step(t):
+        loss, g = jax.value_and_grad(lambda t: jnp.mean((render(t) - target) ** 2))(t)
+        return jnp.clip(t - 2.0 * g, 0.0, 1.0), loss, jnp.isfinite(g).all()
+
+    t = jax.device_put(jnp.asarray(texture), gpu)
+    held, losses = [], []
+    for i in range(1000):
+        t, loss, finite = step(t)
+        if i in (100, 999):
+            t.block_until_ready()
+            held.append((_native._cuda_held_bytes(), _native._cuda_live_buffers()))
+            losses.append(float(loss))
+            assert bool(finite)
+    assert held[1] == held[0], held
+    assert losses[1] < losses[0], losses

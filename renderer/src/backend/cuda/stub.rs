@@ -175,6 +175,24 @@ impl CudaBackend {
         match self.never {}
     }
 
+    /// Makes the render stream wait for another framework's stream.
+    pub fn join_stream(&self, _stream: usize) -> Result<()> {
+        match self.never {}
+    }
+
+    /// Makes another framework's stream wait for the render stream.
+    pub fn join_render_stream(&self, _stream: usize) -> Result<()> {
+        match self.never {}
+    }
+
+    /// Copies a tensor into another framework's device buffer.
+    ///
+    /// # Safety
+    /// As the CUDA build's: `dst` holds the tensor's values until the copy ran.
+    pub unsafe fn copy_to_foreign(&self, _t: &DeviceTensor, _dst: u64) -> Result<()> {
+        match self.never {}
+    }
+
     /// Copies a foreign device array into a new device tensor.
     pub fn import_device(&self, _a: &ForeignArray) -> Result<DeviceTensor> {
         match self.never {}

@@ -48,6 +48,7 @@ mod backward;
 mod elementwise;
 mod event;
 mod film;
+mod foreign_stream;
 mod import;
 mod launch;
 mod memory;
