@@ -1,4 +1,4 @@
-"""The cost of heliograph.jax's host callbacks: value_and_grad of the fit_texture task
+"""The cost of heliograph.jax's XLA custom calls: value_and_grad of the fit_texture task
 through heliograph.torch, through heliograph.jax, and through heliograph.jax under
 jax.jit (medians of 10 after 2 warm-up). A program, not a test.
 

@@ -937,7 +937,6 @@ fn write_host(b: &Buf, data: &[f32]) {
 
 /// Registers the module's functions.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<XlaTarget>()?;
     m.add_function(wrap_pyfunction!(_xla_target, m)?)?;
     m.add_function(wrap_pyfunction!(_xla_handlers, m)?)?;
     m.add_function(wrap_pyfunction!(_xla_calls, m)?)?;
