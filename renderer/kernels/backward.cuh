@@ -13,7 +13,10 @@
 // - Derivatives of what a BSDF or emitter evaluates with respect to a texture's value at
 //   a point: the thread's scene has a probe, a texture handle that reads as a constant;
 //   central differences at v ± h per channel (diff/probe.rs: relative step 1e-3, exact
-//   for linear dependences). A BSDF's plain float: the probe reads the BSDF's record as
+//   for linear dependences). Where a BSDF's `eval` is affine in the texture channel by
+//   channel (the host's per-BSDF linear masks, from the plugins' `linear_in`), two
+//   evaluations, at values 1 and 0, give the derivative of every channel instead. A
+//   BSDF's plain float: the probe reads the BSDF's record as
 //   the one rebuilt at value ± step (diff/probe.rs RecordProbe). An environment map's
 //   texels and scale enter linearly and are differentiated in closed form.
 // - Work: a vertex whose BSDF reads none of the parameters is not probed (per-BSDF masks
@@ -128,6 +131,7 @@ struct Adjoint {
     const FlatDiffParam* params;
     hg_u32 count;
     const hg_u32* bsdf_masks;  // per BSDF, the parameters it reads (bit k: parameter k)
+    const hg_u32* bsdf_linear; // per BSDF, those its eval is affine in, channel by channel
     hg_u32 mask_count;
     float* small;  // HG_DIFF_SMALL accumulators
     V3 delta;      // the sample's adjoint radiance
@@ -143,6 +147,8 @@ struct Adjoint {
 
     // The parameters BSDF `b` reads.
     __device__ inline hg_u32 mask_of(hg_u32 b) const { return b < mask_count ? bsdf_masks[b] : 0u; }
+    // The parameters BSDF `b`'s eval is affine in.
+    __device__ inline hg_u32 linear_of(hg_u32 b) const { return b < mask_count ? bsdf_linear[b] : 0u; }
 
     // Scatters the held bitmap derivatives to the texels the lookup read.
     __device__ __noinline__ void flush() {
@@ -167,11 +173,13 @@ struct Adjoint {
     // Adds weight · ∂eval / ∂(value of each parameter's texture at `at`) to the gradients
     // of the parameters in `mask` (those the vertex's BSDF reads, or every one for an
     // emitter) that a BSDF (`bsdf`) or an emitter reads; eval(scene) evaluates with the
-    // probed scene.
+    // probed scene. `linear`: the parameters eval is affine in, channel by channel (a
+    // BSDF's eval), differentiated from its values at 1 and 0.
     // Out of line, with one call site of `eval`: the backward module's code stays small
     // enough for the instruction cache (inlined, its many evaluations made it stall there).
     template <class F>
-    __device__ __noinline__ void accumulate(bool bsdf, hg_u32 mask, const SurfacePoint& at, V3 weight, F eval) {
+    __device__ __noinline__ void accumulate(bool bsdf, hg_u32 mask, hg_u32 linear, const SurfacePoint& at, V3 weight,
+                                            F eval) {
         if (is_zero(weight) || mask == 0u) return;
         hg_u32 need = bsdf ? HG_DIFF_READ_BSDF : HG_DIFF_READ_EMITTER;
         for (hg_u32 k = 0; k < count; ++k) {
@@ -179,25 +187,31 @@ struct Adjoint {
             FlatDiffParam p = params[k];
             bool record = p.kind == HG_DIFF_BSDF_FLOAT;
             if ((p.reads & need) == 0u || (p.kind > HG_DIFF_BITMAP && !record)) continue;
+            bool lin = !record && k < 32u && ((linear >> k) & 1u) != 0u;
             // a texture's value at `at` (the probe replaces it), or the BSDF's record
             V3 v = v3(0.0f, 0.0f, 0.0f);
             const hg_u32* rec = nullptr;
             if (record) {
                 rec = bsdf_ref(*scene, p.source).rec;
-            } else {
+            } else if (!lin) {
                 scene->probe_tex = HG_DIFF_NONE;
                 v = tex_eval(*scene, p.source, at);
             }
             float sc[3] = {0.0f, 0.0f, 0.0f};
             bool any = false, finite = true;
             V3 up = v3(0.0f, 0.0f, 0.0f);
+            hg_u32 evals = lin ? 2u : 2u * p.channels;
 #pragma unroll 1
-            for (hg_u32 j = 0; j < 2u * p.channels; ++j) {  // channel c = j / 2, at v + h, then v - h
+            for (hg_u32 j = 0; j < evals; ++j) {  // channel c = j / 2, at v + h, then v - h
                 hg_u32 c = j >> 1;
                 float h = p.step;
                 if (record) {
                     scene->probe_bsdf_at = rec;
                     scene->probe_bsdf_rec = (j & 1u) ? p.minus : p.plus;
+                } else if (lin) {  // at 1, then at 0
+                    float x = (j & 1u) ? 0.0f : 1.0f;
+                    scene->probe_tex = p.source;
+                    scene->probe_value = v3(x, x, x);
                 } else {
                     V3 dir = p.channels == 1u
                                  ? v3(1.0f, 1.0f, 1.0f)
@@ -210,6 +224,19 @@ struct Adjoint {
                 if ((j & 1u) == 0u) {
                     up = r;
                     continue;
+                }
+                if (lin) {  // channel c of the value moves channel c of eval only
+                    V3 d = up - r;
+                    if (p.channels == 1u) {
+                        sc[0] = dot(weight, d);
+                    } else {
+                        sc[0] = weight.x * d.x, sc[1] = weight.y * d.y, sc[2] = weight.z * d.z;
+                    }
+                    for (hg_u32 q = 0; q < p.channels; ++q) {
+                        any = any || sc[q] != 0.0f;
+                        finite = finite && fabsf(sc[q]) <= 3.4028235e38f;
+                    }
+                    break;
                 }
                 sc[c] = dot(weight, (up - r) / (2.0f * h));
                 any = any || sc[c] != 0.0f;
@@ -270,7 +297,7 @@ struct Adjoint {
             hg_u32 ei = scene->g.shapes[hit->shape].emitter;
             if (ei == HG_NO_EMITTER) return;
             const Hit& h = *hit;
-            accumulate(false, 0xffffffffu, surface_point_uv(hit->uv), weight,
+            accumulate(false, 0xffffffffu, 0u, surface_point_uv(hit->uv), weight,
                        [&](const SceneData& q) { return emitter_eval_hit(q, emitter_ref(q, ei), h, d); });
             return;
         }
@@ -278,7 +305,7 @@ struct Adjoint {
             hg_u32 n = (HG_EMITTER_SET & HG_ENV_EMITTERS) != 0u ? scene->env_count : 0u;
             for (hg_u32 k = 0; k < n; ++k) envmap(scene->env_emitters[k], d, weight);
         }
-        accumulate(false, 0xffffffffu, surface_point_uv(v2(0.0f, 0.0f)), weight, [&](const SceneData& q) {
+        accumulate(false, 0xffffffffu, 0u, surface_point_uv(v2(0.0f, 0.0f)), weight, [&](const SceneData& q) {
             float pdf;
             return environment_emission(q, d, &pdf);
         });
@@ -290,10 +317,10 @@ struct Adjoint {
         rest = rest - mul(mul(beta, f), es.weight) * w;
         V3 common = mul(delta, beta) * w;
         // the BSDF's value towards the light
-        accumulate(true, mask_of(v.bsdf), v.sp, mul(common, es.weight), BsdfEval{&v, wo});
+        accumulate(true, mask_of(v.bsdf), linear_of(v.bsdf), v.sp, mul(common, es.weight), BsdfEval{&v, wo});
         // the light's radiance over its density, sampled again with the same numbers
         const Hit& h = *v.hit;
-        accumulate(false, 0xffffffffu, surface_point_uv(es.uv), mul(common, f), [&](const SceneData& q) {
+        accumulate(false, 0xffffffffu, 0u, surface_point_uv(es.uv), mul(common, f), [&](const SceneData& q) {
             EmitterSampleResult again;
             return sample_emitter(q, h, u, &again) ? again.weight : v3(0.0f, 0.0f, 0.0f);
         });
@@ -306,13 +333,13 @@ struct Adjoint {
         hg_u32 mask = mask_of(v.bsdf);
         if (is_zero(through) || mask == 0u) return;
         if (bs.delta) {
-            accumulate(true, mask, v.sp, mul(delta, ratio(through, bs.weight)), [&](const SceneData& q) {
+            accumulate(true, mask, 0u, v.sp, mul(delta, ratio(through, bs.weight)), [&](const SceneData& q) {
                 BsdfSample again;
                 return bsdf_sample(q, v.bsdf, v.sp, v.wi, u1, u2, &again) ? again.weight : v3(0.0f, 0.0f, 0.0f);
             });
         } else {
             V3 f = bsdf_eval(*scene, v.bsdf, v.sp, v.wi, bs.wo);
-            accumulate(true, mask, v.sp, mul(delta, ratio(through, f)), BsdfEval{&v, bs.wo});
+            accumulate(true, mask, linear_of(v.bsdf), v.sp, mul(delta, ratio(through, f)), BsdfEval{&v, bs.wo});
         }
     }
 };
@@ -347,7 +374,8 @@ __device__ inline float warp_sum(float v) {
 
 // The backward pass over the samples of a chunk, threads as hg_render's. `adjoint`: the
 // image's gradient (crop pixels x `channels`, alpha ignored); `weights`: hg_film_weights;
-// `params`: the parameters, whose gradients are added to. Launched in blocks of a
+// `params`: the parameters, whose gradients are added to; `bsdf_masks`: mask_count
+// BSDFs' parameter masks, then as many linear masks. Launched in blocks of a
 // multiple of 32 threads (the warp sums at the end).
 extern "C" __global__ void hg_backward(const __grid_constant__ FlatCamera cam, const __grid_constant__ FlatFilm film,
                                        const __grid_constant__ FlatIntegrator it, HG_SCENE_PARAMS, hg_u64 seed,
@@ -365,6 +393,7 @@ extern "C" __global__ void hg_backward(const __grid_constant__ FlatCamera cam, c
     a.params = params;
     a.count = count;
     a.bsdf_masks = bsdf_masks;
+    a.bsdf_linear = bsdf_masks + mask_count;  // the linear masks follow the masks
     a.mask_count = mask_count;
     a.small = small;
     a.envmap_params = envmap_params != 0u;

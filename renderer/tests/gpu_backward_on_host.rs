@@ -105,7 +105,8 @@ impl Host {
         let exe = self.exe(&flat_scene, "host_backward.cpp", true)?;
         std::fs::write(self.dir.join("params.bin"), flat::bytes(&fp.params)).unwrap();
         let words = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|m| m.to_le_bytes()).collect() };
-        std::fs::write(self.dir.join("masks.bin"), words(&fp.bsdf_masks)).unwrap();
+        let masks = [&fp.bsdf_masks[..], &fp.bsdf_linear[..]].concat();
+        std::fs::write(self.dir.join("masks.bin"), words(&masks)).unwrap();
         std::fs::write(self.dir.join("records.bin"), words(&fp.records)).unwrap();
         let adj_bytes: Vec<u8> = adj.iter().flat_map(|v| v.to_le_bytes()).collect();
         std::fs::write(self.dir.join("adjoint.bin"), adj_bytes).unwrap();

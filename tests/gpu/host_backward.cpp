@@ -3,8 +3,8 @@
 // renderer/tests/gpu_backward_on_host.rs.
 // Usage: hg_backward_host DIR SEED SPP N_WAVE PER_LANE GRADS ENVMAP_PARAMS — reads the
 // flat scene arrays DIR/<array>.bin, DIR/params.bin (FlatDiffParam records), DIR/masks.bin
-// (the BSDFs' parameter masks), DIR/records.bin (plain floats' rebuilt BSDF records) and
-// DIR/adjoint.bin (crop pixels x channels floats), writes DIR/grads.bin (GRADS floats).
+// (the BSDFs' parameter masks, then their linear masks), DIR/records.bin (plain floats'
+// rebuilt BSDF records) and DIR/adjoint.bin (crop pixels x channels floats), writes DIR/grads.bin (GRADS floats).
 #include "host_shim.h"
 #include <cstdio>
 #include <cstdlib>
@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
         hg_u32 lanes = (pixels * n) >> log2_k;
         launch(lanes, [&] {
             hg_backward(camera, *fl, it, SCENE_ARGS, seed, s0, log2_n, log2_k, 0u, lanes, as<float>(adjoint), ch,
-                        weights.data(), ps.data(), (hg_u32)ps.size(), as<hg_u32>(masks), count<hg_u32>(masks),
+                        weights.data(), ps.data(), (hg_u32)ps.size(), as<hg_u32>(masks), count<hg_u32>(masks) / 2,
                         envmap_params);
         });
         s0 += n;

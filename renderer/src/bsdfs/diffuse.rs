@@ -40,6 +40,11 @@ impl BsdfPlugin for Diffuse {
         *self
     }
 
+    /// `eval` is the albedo times `cos θo / π`.
+    fn linear_in(&self) -> Vec<TexRef> {
+        vec![self.reflectance]
+    }
+
     /// Cosine-weighted sampling; the weight is the albedo.
     fn sample(&self, ctx: &BsdfCtx, wi: Vec3, _u1: f32, u2: Vec2) -> Option<BsdfSample> {
         if wi.z <= 0.0 {

@@ -181,6 +181,17 @@ pub trait BsdfPlugin: Copy + std::fmt::Debug + PartialEq {
         Vec::new()
     }
 
+    /// The textures (its own slots) that `eval` is affine in channel by channel: each
+    /// channel of the texture's value moves only that channel of `eval`, in proportion,
+    /// and nothing else of `eval` depends on it. Differentiable rendering takes the
+    /// derivative of `eval` with respect to such a texture from two evaluations (at
+    /// values 1 and 0) instead of central differences per channel. A texture that also
+    /// fills another slot is not affine there (the backward pass checks). The default:
+    /// none.
+    fn linear_in(&self) -> Vec<crate::plugin::TexRef> {
+        Vec::new()
+    }
+
     /// The diffuse reflectance seen from `wi` (Mitsuba's `eval_diffuse_reflectance`, the
     /// `albedo` AOV): a plugin with a diffuse texture returns it; the default is
     /// `π · eval(wi, +z)`, the reflectance of a Lambertian surface that would send as

@@ -118,6 +118,17 @@ impl BsdfPlugin for Plastic {
         *self
     }
 
+    /// `eval` (the base's lobe) is the base albedo times a factor of the directions,
+    /// and the base albedo is `ρ / (1 − F_dr)` unless `nonlinear`; the specular
+    /// reflectance enters only the (Dirac) coating lobe.
+    fn linear_in(&self) -> Vec<TexRef> {
+        let mut v = vec![self.specular_reflectance];
+        if self.nonlinear == 0 {
+            v.push(self.diffuse_reflectance);
+        }
+        v
+    }
+
     /// Picks the specular lobe or the diffuse base with `u1`.
     fn sample(&self, ctx: &BsdfCtx, wi: Vec3, u1: f32, u2: Vec2) -> Option<BsdfSample> {
         if wi.z <= 0.0 {

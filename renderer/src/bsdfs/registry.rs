@@ -139,6 +139,12 @@ macro_rules! register_bsdfs {
                 match self { $(AnyBsdf::$plugin(b) => b.nested(),)+ }
             }
 
+            /// The textures `eval` is affine in, channel by channel
+            /// ([`BsdfPlugin::linear_in`]).
+            pub fn linear_in(&self) -> Vec<crate::plugin::TexRef> {
+                match self { $(AnyBsdf::$plugin(b) => b.linear_in(),)+ }
+            }
+
             /// The plugin's tag ([`tag`]).
             pub fn tag(&self) -> u32 {
                 match self { $(AnyBsdf::$plugin(_) => tag::$tag,)+ }

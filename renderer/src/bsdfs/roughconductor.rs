@@ -80,6 +80,11 @@ impl BsdfPlugin for RoughConductor {
         *self
     }
 
+    /// `eval` is the microfacet lobe times Fresnel times the specular reflectance.
+    fn linear_in(&self) -> Vec<TexRef> {
+        vec![self.specular_reflectance]
+    }
+
     /// Samples a microfacet normal and reflects `wi` about it.
     fn sample(&self, ctx: &BsdfCtx, wi: Vec3, _u1: f32, u2: Vec2) -> Option<BsdfSample> {
         if wi.z <= 0.0 {

@@ -263,6 +263,16 @@ impl BsdfPlugin for RoughPlastic {
         *self
     }
 
+    /// `eval` is the coating's lobe times the specular reflectance plus the base's lobe
+    /// times `ρ / (1 − F_dr)` (unless `nonlinear`).
+    fn linear_in(&self) -> Vec<TexRef> {
+        let mut v = vec![self.specular_reflectance];
+        if self.nonlinear == 0 {
+            v.push(self.diffuse_reflectance);
+        }
+        v
+    }
+
     /// Picks the coating (microfacet reflection) or the base (cosine) with `u1`.
     fn sample(&self, ctx: &BsdfCtx, wi: Vec3, u1: f32, u2: Vec2) -> Option<BsdfSample> {
         if wi.z <= 0.0 {

@@ -56,8 +56,9 @@ pub(super) fn has_envmap_params(params: &[DiffParam]) -> bool {
 /// Which kind of plugin a probed evaluation runs, and where it reads its textures.
 #[derive(Clone, Copy)]
 enum Reader {
-    /// A BSDF (by handle) at a surface point.
-    Bsdf(SurfacePoint, u32),
+    /// A BSDF (by handle) at a surface point: its `eval` (`true`; affine in the textures
+    /// it declares linear), or another of its functions.
+    Bsdf(SurfacePoint, u32, bool),
     /// An emitter, reading its radiance texture at a point (an area light's emitting
     /// point; any point for constant textures).
     Emitter(SurfacePoint),
@@ -85,12 +86,12 @@ impl Adjoint<'_> {
             return;
         }
         let at = match reader {
-            Reader::Bsdf(at, _) | Reader::Emitter(at) => at,
+            Reader::Bsdf(at, ..) | Reader::Emitter(at) => at,
         };
         for (p, grad) in self.params.iter().zip(self.grads.iter_mut()) {
             let read = match reader {
                 // a vertex whose BSDF does not read the parameter needs no derivative
-                Reader::Bsdf(_, b) => p.read_by_bsdf(b),
+                Reader::Bsdf(_, b, _) => p.read_by_bsdf(b),
                 Reader::Emitter(_) => p.read_by_emitters,
             };
             if !read {
@@ -103,9 +104,15 @@ impl Adjoint<'_> {
                 }
                 continue;
             }
-            let d = self
-                .probe
-                .derivative(p.texture, &at, p.channels(), &mut eval);
+            let d = match reader {
+                Reader::Bsdf(_, b, true) if p.read_linearly_by(b) => {
+                    self.probe
+                        .linear_derivative(p.texture, p.channels(), &mut eval)
+                }
+                _ => self
+                    .probe
+                    .derivative(p.texture, &at, p.channels(), &mut eval),
+            };
             let s = d.map(|dc| weight.dot(dc));
             // a numerical accident (an overflowing sample) is dropped, as the render drops it
             if s.iter().all(|&x| x == 0.0) || !s.iter().all(|x| x.is_finite()) {
@@ -231,7 +238,7 @@ impl PathObserver for Adjoint<'_> {
         let common = self.delta * beta * w;
         // the BSDF's value towards the light
         self.accumulate(
-            Reader::Bsdf(v.bctx.at, Self::bsdf_of(scene, v)),
+            Reader::Bsdf(v.bctx.at, Self::bsdf_of(scene, v), true),
             common * es.weight,
             |pr| {
                 let (bsdf, ctx) = Self::probed_bsdf(scene, v, pr);
@@ -258,7 +265,7 @@ impl PathObserver for Adjoint<'_> {
         if bs.delta {
             let weight = self.delta * ratio(through, bs.weight);
             self.accumulate(
-                Reader::Bsdf(v.bctx.at, Self::bsdf_of(scene, v)),
+                Reader::Bsdf(v.bctx.at, Self::bsdf_of(scene, v), false),
                 weight,
                 |pr| {
                     let (bsdf, ctx) = Self::probed_bsdf(scene, v, pr);
@@ -270,7 +277,7 @@ impl PathObserver for Adjoint<'_> {
             let f = v.bsdf.eval(v.bctx, v.wi, bs.wo);
             let weight = self.delta * ratio(through, f);
             self.accumulate(
-                Reader::Bsdf(v.bctx.at, Self::bsdf_of(scene, v)),
+                Reader::Bsdf(v.bctx.at, Self::bsdf_of(scene, v), true),
                 weight,
                 |pr| {
                     let (bsdf, ctx) = Self::probed_bsdf(scene, v, pr);

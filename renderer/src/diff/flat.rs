@@ -58,6 +58,9 @@ pub struct FlatParams {
     /// For each BSDF (by handle; those beyond read none), a mask of the parameters it
     /// reads (bit k: parameter k; every bit for a table of more than 32).
     pub bsdf_masks: Vec<u32>,
+    /// For each BSDF, as `bsdf_masks`, the parameters its `eval` is affine in
+    /// ([`DiffParam::linear_bsdfs`]; none for a table of more than 32).
+    pub bsdf_linear: Vec<u32>,
     /// Whether a parameter is an environment map's.
     pub envmap: bool,
     /// The rebuilt records of plain floats (words).
@@ -127,14 +130,21 @@ pub fn flatten(params: &[DiffParam]) -> Result<FlatParams> {
         .max()
         .unwrap_or(0);
     let mut bsdf_masks = vec![0u32; count];
+    let mut bsdf_linear = vec![0u32; count];
     for (k, p) in params.iter().enumerate() {
         for &b in &p.bsdfs {
             bsdf_masks[b as usize] |= if params.len() > 32 { u32::MAX } else { 1 << k };
+        }
+        if params.len() <= 32 {
+            for &b in &p.linear_bsdfs {
+                bsdf_linear[b as usize] |= 1 << k;
+            }
         }
     }
     Ok(FlatParams {
         params: out,
         bsdf_masks,
+        bsdf_linear,
         envmap,
         records,
     })

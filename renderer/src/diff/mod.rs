@@ -64,6 +64,11 @@ pub struct DiffParam {
     /// The BSDFs that read it (directly or through nested textures and BSDFs), by
     /// handle: a vertex whose BSDF is not one of them needs no derivative.
     pub bsdfs: Vec<u32>,
+    /// Those of `bsdfs` whose `eval` is affine in it channel by channel (it fills one
+    /// of their [`crate::bsdfs::AnyBsdf::linear_in`] slots, and nothing else they read
+    /// reaches it): their derivatives take two evaluations (at values 1 and 0) instead
+    /// of central differences.
+    pub linear_bsdfs: Vec<u32>,
     /// Whether an emitter reads it.
     pub read_by_emitters: bool,
 }
@@ -116,6 +121,11 @@ impl DiffParam {
     /// Whether BSDF `b` reads it.
     pub fn read_by_bsdf(&self, b: u32) -> bool {
         self.bsdfs.contains(&b)
+    }
+
+    /// Whether BSDF `b`'s `eval` is affine in it, channel by channel.
+    pub fn read_linearly_by(&self, b: u32) -> bool {
+        self.linear_bsdfs.contains(&b)
     }
 
     /// Channels of the value at a point.
@@ -203,6 +213,35 @@ fn reach(log: &BuildLog, starts: Vec<usize>) -> (HashSet<u32>, HashSet<u32>) {
     (textures, bsdfs)
 }
 
+/// Whether the `eval` of the BSDF that object `i` of the log built (`bsdf`) is affine in
+/// texture `t` channel by channel: `t` fills exactly one of its slots, one it declares
+/// linear ([`crate::bsdfs::AnyBsdf::linear_in`]), and none of its other textures or the
+/// BSDFs it wraps reach `t`.
+fn reads_linearly(log: &BuildLog, i: usize, bsdf: &crate::bsdfs::AnyBsdf, t: u32) -> bool {
+    if bsdf.linear_in().iter().filter(|&&x| x == t).count() != 1 {
+        return false;
+    }
+    let object_of = |category: Category, h: u32| {
+        log.objects
+            .iter()
+            .position(|o| o.category == category && o.handle == h)
+    };
+    let reaches_t = |category: Category, h: u32| {
+        object_of(category, h).is_some_and(|r| reach(log, vec![r]).0.contains(&t))
+    };
+    let own = log.objects[i].handle;
+    let mut direct = 0;
+    for a in &log.objects[i].allocs {
+        match *a {
+            Alloc::Texture(u) if u == t => direct += 1,
+            Alloc::Texture(u) if reaches_t(Category::Texture, u) => return false,
+            Alloc::Bsdf(b) if b != own && reaches_t(Category::Bsdf, b) => return false,
+            _ => {}
+        }
+    }
+    direct == 1
+}
+
 /// For each BSDF (by handle), the textures and BSDF records it reads.
 fn bsdf_reads(log: &BuildLog) -> Vec<(u32, HashSet<u32>, HashSet<u32>)> {
     (0..log.objects.len())
@@ -226,6 +265,22 @@ pub fn resolve(loaded: &LoadedScene, keys: &[String]) -> Result<Vec<DiffParam>> 
             .iter()
             .filter(|(_, ts, _)| ts.contains(&t))
             .map(|(b, ..)| *b)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let bsdfs_reading_linearly = |t: u32| -> Vec<u32> {
+        let mut v: Vec<u32> = (0..log.objects.len())
+            .filter(|&i| log.objects[i].category == Category::Bsdf)
+            .filter(|&i| {
+                let b = log.objects[i].handle;
+                scene
+                    .bsdfs
+                    .get(b as usize)
+                    .is_some_and(|bsdf| reads_linearly(log, i, bsdf, t))
+            })
+            .map(|i| log.objects[i].handle)
             .collect();
         v.sort_unstable();
         v.dedup();
@@ -275,6 +330,7 @@ pub fn resolve(loaded: &LoadedScene, keys: &[String]) -> Result<Vec<DiffParam>> 
                 texture: t,
                 kind: DiffKind::Constant { channels },
                 bsdfs: bsdfs_reading_texture(t),
+                linear_bsdfs: bsdfs_reading_linearly(t),
                 read_by_emitters: emitter_textures.contains(&t),
             }
         } else if owner.category == Category::Texture && key.ends_with(".data") {
@@ -297,6 +353,7 @@ pub fn resolve(loaded: &LoadedScene, keys: &[String]) -> Result<Vec<DiffParam>> 
                     channels: b.channels as usize,
                 },
                 bsdfs: bsdfs_reading_texture(owner.handle),
+                linear_bsdfs: bsdfs_reading_linearly(owner.handle),
                 read_by_emitters: emitter_textures.contains(&owner.handle),
             }
         } else if owner.category == Category::Emitter
@@ -320,6 +377,7 @@ pub fn resolve(loaded: &LoadedScene, keys: &[String]) -> Result<Vec<DiffParam>> 
                 texture: NO_TEXTURE,
                 kind,
                 bsdfs: Vec::new(),
+                linear_bsdfs: Vec::new(),
                 read_by_emitters: false,
             }
         } else if let (Category::Bsdf, ParamValue::Float(v)) = (&owner.category, &decl.value) {
@@ -356,6 +414,7 @@ pub fn resolve(loaded: &LoadedScene, keys: &[String]) -> Result<Vec<DiffParam>> 
                     probe: Box::new(probe),
                 },
                 bsdfs: bsdfs_reading_bsdf(owner.handle),
+                linear_bsdfs: Vec::new(),
                 read_by_emitters: false,
             }
         } else {

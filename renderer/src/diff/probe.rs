@@ -104,6 +104,30 @@ impl Probe {
         out
     }
 
+    /// As [`Self::derivative`], for an `eval` affine in texture `t`'s value channel by
+    /// channel (a BSDF's [`crate::bsdfs::AnyBsdf::linear_in`]): `eval` at value 1 minus
+    /// `eval` at value 0 is the whole derivative, exact up to rounding, from two
+    /// evaluations and no lookup of the texture.
+    pub fn linear_derivative(
+        &mut self,
+        t: TexRef,
+        channels: usize,
+        mut eval: impl FnMut(&Probed) -> Color,
+    ) -> [Color; 3] {
+        let original = self.store.records[t as usize];
+        self.store.records[t as usize] = AnyTexture::Constant(Constant::new(Color::ONE));
+        let one = eval(&self.probed());
+        self.store.records[t as usize] = AnyTexture::Constant(Constant::new(Color::ZERO));
+        let zero = eval(&self.probed());
+        self.store.records[t as usize] = original;
+        let d = one - zero;
+        if channels == 1 {
+            return [d, Color::ZERO, Color::ZERO];
+        }
+        // channel c of the value moves channel c of eval only
+        [0, 1, 2].map(|c| Vec3::AXES[c] * d[c])
+    }
+
     /// The derivative of `eval` with respect to the float parameter of `r`: the
     /// central difference with its rebuilt records swapped in.
     pub fn record_derivative(

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::*;
 use crate::backend::{cpu, Progress, RenderOptions};
-use crate::math::Color;
+use crate::math::{Color, Vec3};
 use crate::scene::params::TensorValue;
 use crate::scene::{xml, LoadedScene};
 
@@ -415,4 +415,135 @@ fn constant_colours_keep_their_grey_or_colour_shape() {
     assert_eq!(p[1].shape(), vec![3]);
     assert_eq!(p[2].shape(), vec![256, 256, 3]);
     let _ = Color::ZERO;
+}
+
+fn scene_of(shapes: &str) -> LoadedScene {
+    let xml = format!(
+        r#"<scene version="3.0.0">
+        <integrator type="path"><integer name="max_depth" value="3"/></integrator>
+        <sensor type="perspective"><film type="hdrfilm"><integer name="width" value="4"/>
+            <integer name="height" value="4"/></film></sensor>
+        {shapes}
+        </scene>"#
+    );
+    LoadedScene::new(xml::load_string(&xml, &[]).unwrap()).unwrap()
+}
+
+#[test]
+fn linear_readers_are_the_bsdfs_whose_eval_is_affine_in_the_texture() {
+    let s = load(r#"<integrator type="path"><integer name="max_depth" value="3"/></integrator>"#);
+    let keys = [
+        "floor.bsdf.reflectance.data",
+        "wall.bsdf.reflectance.value",
+        "ball.bsdf.alpha.value",
+    ];
+    let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+    let p = resolve(&s, &keys).unwrap();
+    // diffuse albedo: affine, so the linear derivative is what the exact-derivative
+    // tests above check; roughness: not
+    assert!(!p[0].bsdfs.is_empty() && p[0].linear_bsdfs == p[0].bsdfs);
+    assert!(!p[1].bsdfs.is_empty() && p[1].linear_bsdfs == p[1].bsdfs);
+    assert!(!p[2].bsdfs.is_empty() && p[2].linear_bsdfs.is_empty());
+
+    // one texture in two slots (diffuse and specular of a plastic): not affine
+    let twice = scene_of(
+        r#"<texture type="bitmap" id="t"><string name="filename" value="../assets/textures/seed_texture.png"/></texture>
+        <shape type="sphere" id="a"><bsdf type="roughplastic"><ref name="diffuse_reflectance" id="t"/>
+            <ref name="specular_reflectance" id="t"/></bsdf></shape>
+        <shape type="sphere" id="b"><point name="center" x="3" y="0" z="0"/>
+            <bsdf type="roughplastic"><ref name="diffuse_reflectance" id="t"/></bsdf></shape>
+        <shape type="sphere" id="c"><point name="center" x="6" y="0" z="0"/>
+            <bsdf type="roughplastic"><boolean name="nonlinear" value="true"/><ref name="diffuse_reflectance" id="t"/></bsdf></shape>
+        <shape type="sphere" id="d"><point name="center" x="9" y="0" z="0"/>
+            <bsdf type="twosided"><bsdf type="diffuse"><ref name="reflectance" id="t"/></bsdf></bsdf></shape>"#,
+    );
+    let key = twice
+        .params()
+        .decls()
+        .iter()
+        .map(|d| d.key.clone())
+        .find(|k| k.ends_with(".data"))
+        .unwrap();
+    let p = resolve(&twice, &[key]).unwrap();
+    // read by five BSDFs (the twosided one and the diffuse it wraps); affine for the
+    // second plastic and the wrapped diffuse only: twice in the first plastic, nonlinear
+    // in the third, and the twosided vertex's BSDF declares nothing (central differences)
+    let name = |b: u32| twice.scene().bsdfs[b as usize].entry().tag_name;
+    let all: Vec<&str> = p[0].bsdfs.iter().map(|&b| name(b)).collect();
+    let linear: Vec<&str> = p[0].linear_bsdfs.iter().map(|&b| name(b)).collect();
+    assert_eq!(all.len(), 5, "{all:?}");
+    assert!(all.contains(&"TWO_SIDED"), "{all:?}");
+    assert_eq!(linear, ["ROUGH_PLASTIC", "DIFFUSE"], "{all:?}");
+}
+
+#[test]
+fn every_declared_linear_slot_is_affine_channel_by_channel() {
+    // the plugins' linear_in claims, checked on eval: at random values v and
+    // directions, moving channel c of the value by d moves channel c of eval by
+    // d · (eval(1) - eval(0))[c] and no other channel
+    let s = scene_of(
+        r#"<shape type="sphere"><bsdf type="diffuse"><rgb name="reflectance" value="0.3, 0.5, 0.7"/></bsdf></shape>
+        <shape type="sphere"><bsdf type="plastic"><rgb name="diffuse_reflectance" value="0.3, 0.5, 0.7"/>
+            <rgb name="specular_reflectance" value="0.9, 0.8, 0.7"/></bsdf></shape>
+        <shape type="sphere"><bsdf type="roughplastic"><rgb name="diffuse_reflectance" value="0.3, 0.5, 0.7"/>
+            <rgb name="specular_reflectance" value="0.9, 0.8, 0.7"/><float name="alpha" value="0.3"/></bsdf></shape>
+        <shape type="sphere"><bsdf type="roughconductor"><rgb name="specular_reflectance" value="0.9, 0.8, 0.7"/>
+            <float name="alpha" value="0.2"/></bsdf></shape>"#,
+    );
+    let scene = s.scene();
+    let mut rng = 0x9e3779b9u32;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 17;
+        rng ^= rng << 5;
+        (rng >> 8) as f32 / (1u32 << 24) as f32
+    };
+    let mut checked = 0;
+    for (b, bsdf) in scene.bsdfs.iter().enumerate() {
+        for t in bsdf.linear_in() {
+            for _ in 0..64 {
+                let dir = |u: f32, v: f32| {
+                    let (z, phi) = (0.05 + 0.95 * u, 2.0 * crate::math::PI * v);
+                    let r = (1.0 - z * z).sqrt();
+                    Vec3::new(r * phi.cos(), r * phi.sin(), z)
+                };
+                let (wi, wo) = (dir(next(), next()), dir(next(), next()));
+                let v = Color::new(next(), next(), next());
+                let mut store = (*scene.textures).clone();
+                let mut eval = |value: Color| {
+                    store.records[t as usize] = crate::textures::AnyTexture::Constant(
+                        crate::textures::Constant::new(value),
+                    );
+                    let ctx = crate::bsdfs::BsdfCtx {
+                        bsdfs: &scene.bsdfs,
+                        tex: &store,
+                        at: crate::textures::SurfacePoint::at_uv(crate::math::Vec2::new(0.3, 0.6)),
+                    };
+                    scene.bsdfs[b].eval(&ctx, wi, wo)
+                };
+                let slope = eval(Color::ONE) - eval(Color::ZERO);
+                let base = eval(v);
+                let scale = base
+                    .abs()
+                    .max_element()
+                    .max(slope.abs().max_element())
+                    .max(1e-6);
+                for c in 0..3 {
+                    let d = 0.25;
+                    let moved = eval(v + Vec3::AXES[c] * d) - base;
+                    for q in 0..3 {
+                        let want = if q == c { d * slope[c] } else { 0.0 };
+                        assert!(
+                            (moved[q] - want).abs() <= 1e-4 * scale,
+                            "{} (BSDF {b}) is not affine in texture {t}: channel {c} moved channel {q} by {} (want {want})",
+                            bsdf.entry().tag_name, moved[q]
+                        );
+                    }
+                }
+                checked += 1;
+            }
+        }
+    }
+    // diffuse 1, plastic 2, roughplastic 2, roughconductor 1 slot, 64 draws each
+    assert_eq!(checked, 6 * 64);
 }

@@ -79,7 +79,7 @@ impl CudaBackend {
             let records: Vec<f32> = fp.records.iter().map(|&w| f32::from_bits(w)).collect();
             let records = self.upload_tensor(if records.is_empty() { &[0.0] } else { &records })?;
             let at = |offset: u64| records.device_ptr() + 4 * offset;
-            let mut words = Vec::with_capacity(fp.params.len() * 12 + fp.bsdf_masks.len() + 1);
+            let mut words = Vec::with_capacity(fp.params.len() * 12 + 2 * fp.bsdf_masks.len() + 1);
             for (f, g) in fp.params.iter().zip(&grads) {
                 for v in [
                     f.kind,
@@ -96,7 +96,9 @@ impl CudaBackend {
                     words.push(f32::from_bits((a >> 32) as u32));
                 }
             }
+            // the BSDFs' masks, then their linear masks (backward.cuh reads both)
             words.extend(fp.bsdf_masks.iter().map(|&m| f32::from_bits(m)));
+            words.extend(fp.bsdf_linear.iter().map(|&m| f32::from_bits(m)));
             words.push(0.0); // a table is never empty
             let table = self.upload_tensor(&words)?;
             let weights = self.pool.alloc(
