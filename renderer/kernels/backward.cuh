@@ -8,8 +8,11 @@
 // - hg_backward: the samples of hg_render's chunks (render.cu), pixel-major. A sample of pixel p with
 //   film weight w moves the pixel by w L / W, so its adjoint radiance is
 //   δ = adjoint[p] w / W. `path` traces the sample twice with the same random numbers (its
-//   radiance L, then the replay with rest = L, each step taking off what it added);
-//   `direct` once. What each step adds to the gradients is that of diff/adjoint.rs.
+//   radiance L, then the replay with rest = L, each step taking off what it added), or,
+//   when a path's scatter terms fit a thread's buffer (short paths, few parameters),
+//   once: a scatter's term, which needs the radiance added after it, is kept (its
+//   derivative times δ per colour channel, and minus the radiance added before it) and
+//   completed when the path ends; `direct` once. What each step adds to the gradients is that of diff/adjoint.rs.
 // - Derivatives of what a BSDF or emitter evaluates with respect to a texture's value at
 //   a point: the thread's scene has a probe, a texture handle that reads as a constant;
 //   central differences at v ± h per channel (diff/probe.rs: relative step 1e-3, exact
@@ -41,6 +44,7 @@
 #define HG_DIFF_SMALL 24         // a thread's accumulators for constants and scales
 #define HG_DIFF_NONE 0xffffffffu
 #define HG_DIFF_STEP 1.0e-3f     // diff/probe.rs STEP
+#define HG_DEFER 4               // a thread's deferred scatter terms (one pass of `path`)
 
 // One differentiable parameter (backend/cuda/device/backward.rs FlatDiffParam).
 struct FlatDiffParam {
@@ -144,6 +148,19 @@ struct Adjoint {
     hg_u32 pend_k;
     V2 pend_uv;
     float pend[3];
+    // `path` traced once (when at most HG_DEFER terms can be deferred): a scatter's
+    // derivative needs the radiance the path adds after it, known only at its end, so
+    // its term waits here, with rest (minus the radiance added before it) and e[c], the
+    // derivative with respect to value channel c times the adjoint over the sample
+    // weight, per colour channel.
+    bool deferring;
+    struct Deferred {
+        hg_u32 k;
+        V2 uv;
+        V3 rest;
+        V3 e[3];
+    } deferred[HG_DEFER];
+    hg_u32 n_deferred;
 
     // The parameters BSDF `b` reads.
     __device__ inline hg_u32 mask_of(hg_u32 b) const { return b < mask_count ? bsdf_masks[b] : 0u; }
@@ -178,8 +195,8 @@ struct Adjoint {
     // Out of line, with one call site of `eval`: the backward module's code stays small
     // enough for the instruction cache (inlined, its many evaluations made it stall there).
     template <class F>
-    __device__ __noinline__ void accumulate(bool bsdf, hg_u32 mask, hg_u32 linear, const SurfacePoint& at, V3 weight,
-                                            F eval) {
+    __device__ __noinline__ void accumulate(bool bsdf, hg_u32 mask, hg_u32 linear, bool defer, const SurfacePoint& at,
+                                            V3 weight, F eval) {
         if (is_zero(weight) || mask == 0u) return;
         hg_u32 need = bsdf ? HG_DIFF_READ_BSDF : HG_DIFF_READ_EMITTER;
         for (hg_u32 k = 0; k < count; ++k) {
@@ -197,8 +214,8 @@ struct Adjoint {
                 scene->probe_tex = HG_DIFF_NONE;
                 v = tex_eval(*scene, p.source, at);
             }
-            float sc[3] = {0.0f, 0.0f, 0.0f};
-            bool any = false, finite = true;
+            // d[c]: the derivative of eval with respect to channel c of the value
+            V3 d[3] = {v3(0.0f, 0.0f, 0.0f), v3(0.0f, 0.0f, 0.0f), v3(0.0f, 0.0f, 0.0f)};
             V3 up = v3(0.0f, 0.0f, 0.0f);
             hg_u32 evals = lin ? 2u : 2u * p.channels;
 #pragma unroll 1
@@ -226,38 +243,64 @@ struct Adjoint {
                     continue;
                 }
                 if (lin) {  // channel c of the value moves channel c of eval only
-                    V3 d = up - r;
+                    V3 e = up - r;
                     if (p.channels == 1u) {
-                        sc[0] = dot(weight, d);
+                        d[0] = e;
                     } else {
-                        sc[0] = weight.x * d.x, sc[1] = weight.y * d.y, sc[2] = weight.z * d.z;
-                    }
-                    for (hg_u32 q = 0; q < p.channels; ++q) {
-                        any = any || sc[q] != 0.0f;
-                        finite = finite && fabsf(sc[q]) <= 3.4028235e38f;
+                        d[0] = v3(e.x, 0.0f, 0.0f), d[1] = v3(0.0f, e.y, 0.0f), d[2] = v3(0.0f, 0.0f, e.z);
                     }
                     break;
                 }
-                sc[c] = dot(weight, (up - r) / (2.0f * h));
-                any = any || sc[c] != 0.0f;
-                finite = finite && fabsf(sc[c]) <= 3.4028235e38f;
+                d[c] = (up - r) / (2.0f * h);
             }
             scene->probe_tex = HG_DIFF_NONE;
             scene->probe_bsdf_at = nullptr;
-            // a numerical accident (an overflowing sample) is dropped, as the render drops it
-            if (!any || !finite) continue;
-            if (p.kind == HG_DIFF_CONSTANT || record) {
-                for (hg_u32 c = 0; c < p.channels; ++c) small[p.small + c] += sc[c];
+            if (defer) {  // the radiance still to come is known when the path ends
+                Deferred& q = deferred[n_deferred < HG_DEFER ? n_deferred++ : HG_DEFER - 1];
+                q.k = k, q.uv = at.uv, q.rest = rest;
+                for (int c = 0; c < 3; ++c) q.e[c] = mul(weight, d[c]);
                 continue;
             }
-            if (pend_k != k || pend_uv.x != at.uv.x || pend_uv.y != at.uv.y) {
-                flush();
-                pend_k = k;
-                pend_uv = at.uv;
-                pend[0] = pend[1] = pend[2] = 0.0f;
-            }
-            for (hg_u32 c = 0; c < p.channels; ++c) pend[c] += sc[c];
+            float sc[3] = {dot(weight, d[0]), dot(weight, d[1]), dot(weight, d[2])};
+            add(k, at.uv, sc);
         }
+    }
+
+    // Adds sc (per channel of parameter k's value; at surface uv for a bitmap) to the
+    // parameter's gradient.
+    __device__ inline void add(hg_u32 k, V2 uv, const float* sc) {
+        FlatDiffParam p = params[k];
+        bool any = false, finite = true;
+        for (hg_u32 c = 0; c < p.channels; ++c) {
+            any = any || sc[c] != 0.0f;
+            finite = finite && fabsf(sc[c]) <= 3.4028235e38f;
+        }
+        // a numerical accident (an overflowing sample) is dropped, as the render drops it
+        if (!any || !finite) return;
+        if (p.kind == HG_DIFF_CONSTANT || p.kind == HG_DIFF_BSDF_FLOAT) {
+            for (hg_u32 c = 0; c < p.channels; ++c) small[p.small + c] += sc[c];
+            return;
+        }
+        if (pend_k != k || pend_uv.x != uv.x || pend_uv.y != uv.y) {
+            flush();
+            pend_k = k;
+            pend_uv = uv;
+            pend[0] = pend[1] = pend[2] = 0.0f;
+        }
+        for (hg_u32 c = 0; c < p.channels; ++c) pend[c] += sc[c];
+    }
+
+    // The deferred terms of a path whose radiance turned out to be `l`: each scatter's
+    // adjoint radiance is what came after it, l + rest then (rest was minus what came
+    // before).
+    __device__ __noinline__ void resolve(V3 l) {
+        for (hg_u32 i = 0; i < n_deferred; ++i) {
+            const Deferred& q = deferred[i];
+            V3 after = l + q.rest;
+            float sc[3] = {dot(after, q.e[0]), dot(after, q.e[1]), dot(after, q.e[2])};
+            add(q.k, q.uv, sc);
+        }
+        n_deferred = 0;
     }
 
     // Adds weight · ∂Le for the radiance environment map `emitter` sends along d.
@@ -297,7 +340,7 @@ struct Adjoint {
             hg_u32 ei = scene->g.shapes[hit->shape].emitter;
             if (ei == HG_NO_EMITTER) return;
             const Hit& h = *hit;
-            accumulate(false, 0xffffffffu, 0u, surface_point_uv(hit->uv), weight,
+            accumulate(false, 0xffffffffu, 0u, false, surface_point_uv(hit->uv), weight,
                        [&](const SceneData& q) { return emitter_eval_hit(q, emitter_ref(q, ei), h, d); });
             return;
         }
@@ -305,7 +348,7 @@ struct Adjoint {
             hg_u32 n = (HG_EMITTER_SET & HG_ENV_EMITTERS) != 0u ? scene->env_count : 0u;
             for (hg_u32 k = 0; k < n; ++k) envmap(scene->env_emitters[k], d, weight);
         }
-        accumulate(false, 0xffffffffu, 0u, surface_point_uv(v2(0.0f, 0.0f)), weight, [&](const SceneData& q) {
+        accumulate(false, 0xffffffffu, 0u, false, surface_point_uv(v2(0.0f, 0.0f)), weight, [&](const SceneData& q) {
             float pdf;
             return environment_emission(q, d, &pdf);
         });
@@ -317,10 +360,11 @@ struct Adjoint {
         rest = rest - mul(mul(beta, f), es.weight) * w;
         V3 common = mul(delta, beta) * w;
         // the BSDF's value towards the light
-        accumulate(true, mask_of(v.bsdf), linear_of(v.bsdf), v.sp, mul(common, es.weight), BsdfEval{&v, wo});
+        accumulate(true, mask_of(v.bsdf), linear_of(v.bsdf), false, v.sp, mul(common, es.weight),
+                   BsdfEval{&v, wo});
         // the light's radiance over its density, sampled again with the same numbers
         const Hit& h = *v.hit;
-        accumulate(false, 0xffffffffu, 0u, surface_point_uv(es.uv), mul(common, f), [&](const SceneData& q) {
+        accumulate(false, 0xffffffffu, 0u, false, surface_point_uv(es.uv), mul(common, f), [&](const SceneData& q) {
             EmitterSampleResult again;
             return sample_emitter(q, h, u, &again) ? again.weight : v3(0.0f, 0.0f, 0.0f);
         });
@@ -329,17 +373,21 @@ struct Adjoint {
 
     __device__ inline void scatter(const PathVertex& v, const BsdfSample& bs, float u1, V2 u2, const V3* carried) {
         if (!active) return;
-        V3 through = carried ? *carried : rest;
+        // what came through the BSDF: given (`direct`), the rest of the path's radiance
+        // (`path` traced twice), or not known yet (deferred: the factor 1 here)
+        bool defer = deferring && !carried;
+        V3 through = carried ? *carried : (defer ? v3(1.0f, 1.0f, 1.0f) : rest);
         hg_u32 mask = mask_of(v.bsdf);
         if (is_zero(through) || mask == 0u) return;
         if (bs.delta) {
-            accumulate(true, mask, 0u, v.sp, mul(delta, ratio(through, bs.weight)), [&](const SceneData& q) {
+            accumulate(true, mask, 0u, defer, v.sp, mul(delta, ratio(through, bs.weight)), [&](const SceneData& q) {
                 BsdfSample again;
                 return bsdf_sample(q, v.bsdf, v.sp, v.wi, u1, u2, &again) ? again.weight : v3(0.0f, 0.0f, 0.0f);
             });
         } else {
             V3 f = bsdf_eval(*scene, v.bsdf, v.sp, v.wi, bs.wo);
-            accumulate(true, mask, linear_of(v.bsdf), v.sp, mul(delta, ratio(through, f)), BsdfEval{&v, bs.wo});
+            accumulate(true, mask, linear_of(v.bsdf), defer, v.sp, mul(delta, ratio(through, f)),
+                       BsdfEval{&v, bs.wo});
         }
     }
 };
@@ -398,6 +446,13 @@ extern "C" __global__ void hg_backward(const __grid_constant__ FlatCamera cam, c
     a.small = small;
     a.envmap_params = envmap_params != 0u;
     a.pend_k = HG_DIFF_NONE;
+    a.deferring = false;
+    a.n_deferred = 0;
+    // `path` traced once when every scatter term of a path fits the deferred buffer: at
+    // most max_depth - 1 scattering vertices, each with at most `count` terms
+    bool one_pass = it.max_depth != 0xffffffffu && it.max_depth >= 1u &&
+                    (hg_u64)(it.max_depth - 1u) * count <= (hg_u64)HG_DEFER;
+    (void)one_pass;
     if (i < threads) {  // no early return: the warp sums below take every lane
         // pixel-major (unlike hg_render, which needs a pixel's samples in one warp
         // segment): a warp's lanes take 32 neighbouring pixels, whose lookups mostly
@@ -417,11 +472,14 @@ extern "C" __global__ void hg_backward(const __grid_constant__ FlatCamera cam, c
             if (path) {
                 // twice with the same numbers: the radiance, then the replay; one loop,
                 // so that the module holds one copy of the (inlined) path step
+                // or once, its scatter terms deferred to the end (one_pass)
                 PathState p;
-                a.active = false;
+                a.active = one_pass;
+                a.deferring = one_pass;
+                a.n_deferred = 0;
                 a.rest = v3(0.0f, 0.0f, 0.0f);
 #pragma unroll 1
-                for (int pass = 0; pass < 2; ++pass) {
+                for (int pass = one_pass ? 1 : 0; pass < 2; ++pass) {
                     path_begin(s, it, st.ray, st.rng, &p);
                     while (path_step_observed(s, it, &p, a)) {
                     }
@@ -429,6 +487,10 @@ extern "C" __global__ void hg_backward(const __grid_constant__ FlatCamera cam, c
                     a.rest = p.result;
                     a.active = true;
                 }
+                // a sample whose radiance overflowed (the render drops it) keeps the
+                // terms added on the way, a numerical accident
+                if (one_pass && finite3(p.result)) a.resolve(p.result);
+                a.n_deferred = 0;
                 a.flush();
                 continue;
             }
