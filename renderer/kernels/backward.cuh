@@ -141,6 +141,7 @@ struct Adjoint {
     V3 delta;      // the sample's adjoint radiance
     V3 rest;       // the radiance the path has yet to add (`path`)
     bool envmap_params;
+    hg_u32 emitter_mask;  // the parameters an emitter reads (bit k: parameter k)
     bool active;   // false while `path` traces a sample's radiance, before its replay
     // A bitmap parameter's derivatives at one point, held until derivatives at another
     // point come (a vertex's next-event estimate and its BSDF sample read the texture at
@@ -180,6 +181,21 @@ struct Adjoint {
             for (int j = 0; j < n; ++j) {
                 if (w[j] == 0.0f) continue;
                 float* g = p.grad + (hg_u64)texel[j] * p.channels;
+#if !defined(HG_HOST_SHIM) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+                if (p.channels == 3u) {
+                    // two atomics instead of three: the pair of channels at an 8-byte
+                    // boundary (0 and 1 of an even texel, 1 and 2 of an odd one) as one
+                    float a = w[j] * pend[0], b = w[j] * pend[1], c = w[j] * pend[2];
+                    if ((texel[j] & 1u) == 0u) {
+                        atomicAdd((float2*)g, make_float2(a, b));
+                        atomicAdd(g + 2, c);
+                    } else {
+                        atomicAdd(g, a);
+                        atomicAdd((float2*)(g + 1), make_float2(b, c));
+                    }
+                    continue;
+                }
+#endif
                 for (hg_u32 c = 0; c < p.channels; ++c) atomicAdd(g + c, w[j] * pend[c]);
             }
         }
@@ -338,9 +354,9 @@ struct Adjoint {
         V3 weight = mul(delta, beta) * w;
         if (hit) {
             hg_u32 ei = scene->g.shapes[hit->shape].emitter;
-            if (ei == HG_NO_EMITTER) return;
+            if (ei == HG_NO_EMITTER || emitter_mask == 0u) return;
             const Hit& h = *hit;
-            accumulate(false, 0xffffffffu, 0u, false, surface_point_uv(hit->uv), weight,
+            accumulate(false, emitter_mask, 0u, false, surface_point_uv(hit->uv), weight,
                        [&](const SceneData& q) { return emitter_eval_hit(q, emitter_ref(q, ei), h, d); });
             return;
         }
@@ -348,7 +364,8 @@ struct Adjoint {
             hg_u32 n = (HG_EMITTER_SET & HG_ENV_EMITTERS) != 0u ? scene->env_count : 0u;
             for (hg_u32 k = 0; k < n; ++k) envmap(scene->env_emitters[k], d, weight);
         }
-        accumulate(false, 0xffffffffu, 0u, false, surface_point_uv(v2(0.0f, 0.0f)), weight, [&](const SceneData& q) {
+        if (emitter_mask == 0u) return;
+        accumulate(false, emitter_mask, 0u, false, surface_point_uv(v2(0.0f, 0.0f)), weight, [&](const SceneData& q) {
             float pdf;
             return environment_emission(q, d, &pdf);
         });
@@ -364,10 +381,13 @@ struct Adjoint {
                    BsdfEval{&v, wo});
         // the light's radiance over its density, sampled again with the same numbers
         const Hit& h = *v.hit;
-        accumulate(false, 0xffffffffu, 0u, false, surface_point_uv(es.uv), mul(common, f), [&](const SceneData& q) {
-            EmitterSampleResult again;
-            return sample_emitter(q, h, u, &again) ? again.weight : v3(0.0f, 0.0f, 0.0f);
-        });
+        if (emitter_mask != 0u) {
+            accumulate(false, emitter_mask, 0u, false, surface_point_uv(es.uv), mul(common, f),
+                       [&](const SceneData& q) {
+                           EmitterSampleResult again;
+                           return sample_emitter(q, h, u, &again) ? again.weight : v3(0.0f, 0.0f, 0.0f);
+                       });
+        }
         if (envmap_params) envmap(es.emitter, es.d, mul(common, f) / es.pdf);
     }
 
@@ -445,6 +465,10 @@ extern "C" __global__ void hg_backward(const __grid_constant__ FlatCamera cam, c
     a.mask_count = mask_count;
     a.small = small;
     a.envmap_params = envmap_params != 0u;
+    a.emitter_mask = 0u;
+    for (hg_u32 k = 0; k < count; ++k) {
+        if ((params[k].reads & HG_DIFF_READ_EMITTER) != 0u) a.emitter_mask |= k < 32u ? 1u << k : 0xffffffffu;
+    }
     a.pend_k = HG_DIFF_NONE;
     a.deferring = false;
     a.n_deferred = 0;

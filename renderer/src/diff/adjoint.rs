@@ -3,7 +3,11 @@
 //! A `path` sample is traced twice with the same random numbers. The first trace gives
 //! its radiance `L`; the second runs with an [`Adjoint`] observer, which starts with
 //! `rest = L` and, at each step, takes off what the step added, so that at a scattering
-//! vertex `rest` is exactly the radiance the rest of the path brought through it. A
+//! vertex `rest` is exactly the radiance the rest of the path brought through it. When a
+//! path is short (at most [`DEFER`] scatter terms), it is traced once instead: `rest`
+//! starts at 0 (so at a vertex it is minus what came before), each scatter term is kept
+//! as its derivative times `δ / f` ([`Deferred`]), and when the path ends with radiance
+//! `L` each is completed with `L + rest`, the same number. A
 //! `direct` sample is traced once: it tells each BSDF sample what came through it. With
 //! `δ` the sample's share of the image's adjoint, each step adds to the gradient:
 //!
@@ -27,6 +31,24 @@ use crate::scene::Scene;
 use crate::shapes::NO_EMITTER;
 use crate::textures::{AnyTexture, SurfacePoint};
 
+/// The most scatter terms a path may defer to be traced once: `(max_depth - 1) ×`
+/// parameters at most (longer paths are traced twice, whatever their length).
+pub const DEFER: u64 = 16;
+
+/// A scatter term waiting for its path's radiance (a path traced once).
+#[derive(Clone, Copy, Debug)]
+pub struct Deferred {
+    /// The parameter (index into the parameters).
+    param: usize,
+    /// Where the BSDF read its textures.
+    at: SurfacePoint,
+    /// Minus the radiance the path had added before the vertex.
+    rest: Color,
+    /// Per channel of the parameter's value, the derivative of the BSDF's value times
+    /// `δ / f` per colour channel.
+    e: [Color; 3],
+}
+
 /// The adjoint state of one sample, and where its gradients go.
 pub struct Adjoint<'a> {
     pub(super) scene: &'a Scene,
@@ -36,8 +58,11 @@ pub struct Adjoint<'a> {
     pub(super) grads: &'a mut [Vec<f32>],
     /// The sample's adjoint radiance.
     pub(super) delta: Color,
-    /// The radiance the path has yet to add.
+    /// The radiance the path has yet to add (traced twice), or minus what it has added
+    /// (traced once).
     pub(super) rest: Color,
+    /// Traced once: the scatter terms waiting for the path's radiance.
+    pub(super) deferred: Option<&'a mut Vec<Deferred>>,
     /// Whether a parameter is an environment map's ([`has_envmap_params`]).
     pub(super) envmap_params: bool,
 }
@@ -80,6 +105,7 @@ impl Adjoint<'_> {
         &mut self,
         reader: Reader,
         weight: Color,
+        defer: bool,
         mut eval: impl FnMut(&Probed) -> Color,
     ) {
         if weight == Color::ZERO {
@@ -88,7 +114,7 @@ impl Adjoint<'_> {
         let at = match reader {
             Reader::Bsdf(at, ..) | Reader::Emitter(at) => at,
         };
-        for (p, grad) in self.params.iter().zip(self.grads.iter_mut()) {
+        for (i, p) in self.params.iter().enumerate() {
             let read = match reader {
                 // a vertex whose BSDF does not read the parameter needs no derivative
                 Reader::Bsdf(_, b, _) => p.read_by_bsdf(b),
@@ -97,50 +123,79 @@ impl Adjoint<'_> {
             if !read {
                 continue;
             }
-            if let DiffKind::BsdfFloat { probe } = &p.kind {
-                let s = weight.dot(self.probe.record_derivative(probe, &mut eval));
-                if s.is_finite() {
-                    grad[0] += s;
-                }
-                continue;
-            }
-            let d = match reader {
-                Reader::Bsdf(_, b, true) if p.read_linearly_by(b) => {
-                    self.probe
-                        .linear_derivative(p.texture, p.channels(), &mut eval)
-                }
+            let d = match (&p.kind, reader) {
+                (DiffKind::BsdfFloat { probe }, _) => [
+                    self.probe.record_derivative(probe, &mut eval),
+                    Color::ZERO,
+                    Color::ZERO,
+                ],
+                (_, Reader::Bsdf(_, b, true)) if p.read_linearly_by(b) => self
+                    .probe
+                    .linear_derivative(p.texture, p.channels(), &mut eval),
                 _ => self
                     .probe
                     .derivative(p.texture, &at, p.channels(), &mut eval),
             };
-            let s = d.map(|dc| weight.dot(dc));
-            // a numerical accident (an overflowing sample) is dropped, as the render drops it
-            if s.iter().all(|&x| x == 0.0) || !s.iter().all(|x| x.is_finite()) {
-                continue;
-            }
-            match p.kind {
-                DiffKind::Constant { channels } => {
-                    for c in 0..channels {
-                        grad[c] += s[c];
-                    }
+            if defer {
+                if let Some(q) = self.deferred.as_mut() {
+                    q.push(Deferred {
+                        param: i,
+                        at,
+                        rest: self.rest,
+                        e: d.map(|dc| weight * dc),
+                    });
+                    continue;
                 }
-                DiffKind::EnvmapData { .. }
-                | DiffKind::EnvmapScale { .. }
-                | DiffKind::BsdfFloat { .. } => {}
-                DiffKind::Bitmap { channels, .. } => {
-                    let AnyTexture::Bitmap(b) = &self.probe.store().records[p.texture as usize]
-                    else {
-                        continue;
-                    };
-                    for (texel, w) in b.texel_weights(at.uv) {
-                        if w != 0.0 {
-                            for c in 0..channels {
-                                grad[texel * channels + c] += w * s[c];
-                            }
+            }
+            self.add(i, &at, d.map(|dc| weight.dot(dc)));
+        }
+    }
+
+    /// Adds `s` (per channel of parameter `i`'s value, read at `at`) to its gradient.
+    fn add(&mut self, i: usize, at: &SurfacePoint, s: [f32; 3]) {
+        let (p, grad) = (&self.params[i], &mut self.grads[i]);
+        // a numerical accident (an overflowing sample) is dropped, as the render drops it
+        if s.iter().all(|&x| x == 0.0) || !s.iter().all(|x| x.is_finite()) {
+            return;
+        }
+        match p.kind {
+            DiffKind::Constant { channels } => {
+                for c in 0..channels {
+                    grad[c] += s[c];
+                }
+            }
+            DiffKind::BsdfFloat { .. } => grad[0] += s[0],
+            DiffKind::EnvmapData { .. } | DiffKind::EnvmapScale { .. } => {}
+            DiffKind::Bitmap { channels, .. } => {
+                let AnyTexture::Bitmap(b) = &self.probe.store().records[p.texture as usize] else {
+                    return;
+                };
+                for (texel, w) in b.texel_weights(at.uv) {
+                    if w != 0.0 {
+                        for c in 0..channels {
+                            grad[texel * channels + c] += w * s[c];
                         }
                     }
                 }
             }
+        }
+    }
+
+    /// Completes the deferred scatter terms of a path traced once, whose radiance is
+    /// `l`: the radiance that came after a vertex is `l + rest` there.
+    pub(super) fn resolve(&mut self, l: Color) {
+        let Some(q) = self.deferred.as_mut() else {
+            return;
+        };
+        let terms: Vec<Deferred> = q.drain(..).collect();
+        for t in &terms {
+            let after = l + t.rest;
+            self.add(t.param, &t.at, t.e.map(|e| after.dot(e)));
+        }
+        if let Some(q) = self.deferred.as_mut() {
+            // keep the buffer's capacity for the next path
+            **q = terms;
+            q.clear();
         }
     }
 
@@ -202,7 +257,7 @@ impl PathObserver for Adjoint<'_> {
                 }
                 let em = &scene.emitters[e as usize];
                 let at = SurfacePoint::at_uv(hit.uv);
-                self.accumulate(Reader::Emitter(at), weight, |pr| {
+                self.accumulate(Reader::Emitter(at), weight, false, |pr| {
                     em.eval_hit(&scene.emitter_ctx_with(pr.tex), hit, d)
                 });
             }
@@ -213,7 +268,7 @@ impl PathObserver for Adjoint<'_> {
                     }
                 }
                 let nowhere = SurfacePoint::at_uv(Vec2::ZERO);
-                self.accumulate(Reader::Emitter(nowhere), weight, |pr| {
+                self.accumulate(Reader::Emitter(nowhere), weight, false, |pr| {
                     let ctx = scene.emitter_ctx_with(pr.tex);
                     scene.env_emitters.iter().fold(Color::ZERO, |l, &e| {
                         l + scene.emitters[e as usize].eval_env(&ctx, d)
@@ -240,6 +295,7 @@ impl PathObserver for Adjoint<'_> {
         self.accumulate(
             Reader::Bsdf(v.bctx.at, Self::bsdf_of(scene, v), true),
             common * es.weight,
+            false,
             |pr| {
                 let (bsdf, ctx) = Self::probed_bsdf(scene, v, pr);
                 bsdf.eval(&ctx, v.wi, wo)
@@ -247,7 +303,7 @@ impl PathObserver for Adjoint<'_> {
         );
         // the light's radiance over its density, sampled again with the same numbers
         let at = SurfacePoint::at_uv(es.uv);
-        self.accumulate(Reader::Emitter(at), common * f, |pr| {
+        self.accumulate(Reader::Emitter(at), common * f, false, |pr| {
             let ctx = scene.emitter_ctx_with(pr.tex);
             sample_emitter_in(scene, &ctx, v.hit, u).map_or(Color::ZERO, |s| s.weight)
         });
@@ -257,7 +313,15 @@ impl PathObserver for Adjoint<'_> {
     }
 
     fn scatter(&mut self, v: &Vertex, bs: &BsdfSample, u1: f32, u2: Vec2, carried: Option<Color>) {
-        let through = carried.unwrap_or(self.rest);
+        // what came through the BSDF: given (`direct`), the rest of the path's radiance
+        // (traced twice), or not known yet (traced once: the factor 1 here, the term
+        // completed when the path ends)
+        let defer = carried.is_none() && self.deferred.is_some();
+        let through = match carried {
+            Some(c) => c,
+            None if defer => Color::ONE,
+            None => self.rest,
+        };
         if through == Color::ZERO {
             return;
         }
@@ -267,6 +331,7 @@ impl PathObserver for Adjoint<'_> {
             self.accumulate(
                 Reader::Bsdf(v.bctx.at, Self::bsdf_of(scene, v), false),
                 weight,
+                defer,
                 |pr| {
                     let (bsdf, ctx) = Self::probed_bsdf(scene, v, pr);
                     bsdf.sample(&ctx, v.wi, u1, u2)
@@ -279,6 +344,7 @@ impl PathObserver for Adjoint<'_> {
             self.accumulate(
                 Reader::Bsdf(v.bctx.at, Self::bsdf_of(scene, v), true),
                 weight,
+                defer,
                 |pr| {
                     let (bsdf, ctx) = Self::probed_bsdf(scene, v, pr);
                     bsdf.eval(&ctx, v.wi, bs.wo)

@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use super::adjoint::{has_envmap_params, Adjoint};
+use super::adjoint::{has_envmap_params, Adjoint, DEFER};
 use super::probe::Probe;
 use super::DiffParam;
 use crate::backend::cpu::{filter_border, on_process_pool, tile_samples, tiles, Streams, TILE};
@@ -79,6 +79,19 @@ pub fn backward(
     opts: &RenderOptions,
     progress: &Progress,
 ) -> Result<Vec<Vec<f32>>> {
+    backward_traced(scene, params, adjoint, opts, progress, true)
+}
+
+/// [`backward`]; `may_trace_once`: whether a short `path` may be traced once (tests
+/// compare it with the two traces).
+pub(super) fn backward_traced(
+    scene: &Scene,
+    params: &[DiffParam],
+    adjoint: &[f32],
+    opts: &RenderOptions,
+    progress: &Progress,
+    may_trace_once: bool,
+) -> Result<Vec<Vec<f32>>> {
     crate::accel::simd::level()?;
     let integrator = Replayed::of(scene)?;
     let spp = opts.resolve_spp(scene)?;
@@ -133,12 +146,22 @@ pub fn backward(
     let per_group = tiles.len().div_ceil(groups).max(1);
     let crop = [0, 0, cw, ch];
     let envmap_params = has_envmap_params(params);
+    // a short path is traced once, its scatter terms completed at its end
+    let once = match integrator {
+        Replayed::Path(p) => {
+            may_trace_once
+                && p.max_depth != u32::MAX
+                && u64::from(p.max_depth.saturating_sub(1)) * params.len() as u64 <= DEFER
+        }
+        Replayed::Direct(_) => false,
+    };
     let parts = on_process_pool(|| {
         tiles
             .par_chunks(per_group)
             .map(|group| {
                 let mut grads: Vec<Vec<f32>> = params.iter().map(|p| vec![0.0; p.len()]).collect();
                 let mut probe = Probe::new(&scene.textures, &scene.bsdfs);
+                let mut deferred = Vec::new();
                 for &(tx, ty) in group {
                     if progress.is_cancelled() {
                         return Err(Error::Cancelled);
@@ -153,11 +176,11 @@ pub fn backward(
                         // the radiance the path carries: `path` needs it at every vertex
                         // (`direct` knows what each of its samples carries)
                         let l = match integrator {
-                            Replayed::Path(_) => {
+                            Replayed::Path(_) if !once => {
                                 let mut replay = rng.clone();
                                 integrator.trace(scene, ray, &mut replay, &mut Unobserved)
                             }
-                            Replayed::Direct(_) => Color::ZERO,
+                            _ => Color::ZERO,
                         };
                         if !l.is_finite() {
                             return; // the render drops such a sample
@@ -169,9 +192,16 @@ pub fn backward(
                             grads: &mut grads,
                             delta,
                             rest: l,
+                            deferred: once.then_some(&mut deferred),
                             envmap_params,
                         };
-                        integrator.trace(scene, ray, rng, &mut adj);
+                        let l = integrator.trace(scene, ray, rng, &mut adj);
+                        // a path traced once whose radiance overflowed (the render drops
+                        // it) keeps the terms added on the way: a numerical accident
+                        if l.is_finite() {
+                            adj.resolve(l);
+                        }
+                        deferred.clear();
                     });
                     progress.add(n);
                 }

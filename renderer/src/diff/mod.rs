@@ -17,6 +17,9 @@
 //! - **Method**: path replay backpropagation (Vicini et al. 2021) for `path` (also
 //!   named `prb` and `prb_basic`, as in Mitsuba's scripts) and its one-bounce
 //!   analogue for `direct`; see [`adjoint`]. Memory does not grow with path length.
+//!   Derivatives of what a plugin evaluates come from probes ([`probe`]): two
+//!   evaluations where a BSDF's `eval` is affine in the texture
+//!   ([`DiffParam::linear_bsdfs`]), central differences otherwise.
 //! - **Seeds**: the backward pass traces its own samples (`seed`, `spp`), which the
 //!   caller usually decorrelates from the image's, as Mitsuba's `seed_grad`. With the
 //!   image's own seed, the gradient is the exact derivative of that image (what the tests
