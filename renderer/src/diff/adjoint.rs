@@ -187,7 +187,7 @@ impl Adjoint<'_> {
         let Some(q) = self.deferred.as_mut() else {
             return;
         };
-        let terms: Vec<Deferred> = q.drain(..).collect();
+        let terms: Vec<Deferred> = std::mem::take(*q);
         for t in &terms {
             let after = l + t.rest;
             self.add(t.param, &t.at, t.e.map(|e| after.dot(e)));
