@@ -280,3 +280,34 @@ def test_jax_iterations_on_the_gpu_keep_memory_flat(jax):
             assert bool(finite)
     assert held[1] == held[0], held
     assert losses[1] < losses[0], losses
+
+
+def test_jax_on_the_gpu_takes_float_and_colour_parameters(jax, torch):
+    # a float (roughplastic's alpha, a record float) and a colour (the lamp's radiance)
+    # given as GPU arrays: their few values are read to the host inside the custom call;
+    # the gradients match heliograph.torch's with the same seeds (the same kernels)
+    import jax.numpy as jnp
+
+    import heliograph.jax as hgj
+    import heliograph.torch as hgt
+
+    gpu = jax.devices("gpu")[0]
+    scene = hg.load_string(PLATE)
+    adj = adjoint((12, 16, 3))
+    keys = ["plate.bsdf.alpha", "lamp.emitter.radiance.value"]
+    render = hgj.render_fn(scene, keys, spp=16, seed=3, seed_grad=4)
+    a = jax.device_put(jnp.asarray(adj), gpu)
+    alpha = jax.device_put(jnp.float32(0.3), gpu)
+    radiance = jax.device_put(jnp.asarray([10.0, 9.0, 8.0], jnp.float32), gpu)
+    grads = jax.jit(jax.grad(lambda x, r: (render(x, r) * a).sum(), argnums=(0, 1)))(alpha, radiance)
+    assert grads[0].shape == () and grads[1].shape == (3,)
+    assert all(g.devices() == {gpu} for g in grads)
+    x = torch.tensor(0.3, device="cuda", requires_grad=True)
+    r = torch.tensor([10.0, 9.0, 8.0], device="cuda", requires_grad=True)
+    image = hgt.render(scene, {keys[0]: x, keys[1]: r}, spp=16, seed=3, seed_grad=4)
+    (image * torch.from_numpy(adj).cuda()).sum().backward()
+    assert abs(float(x.grad)) > 0 and float(r.grad.abs().min()) > 0
+    # float atomics: equal to rounding (the sums cancel, so relative to the largest)
+    np.testing.assert_allclose(float(grads[0]), float(x.grad), rtol=1e-3)
+    rg = r.grad.cpu().numpy()
+    np.testing.assert_allclose(np.asarray(grads[1]), rg, rtol=1e-3, atol=1e-3 * np.abs(rg).max())
