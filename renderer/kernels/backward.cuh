@@ -139,7 +139,8 @@ struct Adjoint {
     hg_u32 mask_count;
     float* small;  // HG_DIFF_SMALL accumulators
     V3 delta;      // the sample's adjoint radiance
-    V3 rest;       // the radiance the path has yet to add (`path`)
+    V3 rest;       // the radiance the path has yet to add (`path` traced twice), or minus
+                   // what it has added (traced once)
     bool envmap_params;
     hg_u32 emitter_mask;  // the parameters an emitter reads (bit k: parameter k)
     bool active;   // false while `path` traces a sample's radiance, before its replay
