@@ -1,5 +1,6 @@
-"""What ``heliograph.torch`` and ``heliograph.jax`` share: argument checks, setting the
-parameter values a render is differentiated at, and the host side of the two passes.
+"""What ``heliograph.torch`` and ``heliograph.jax`` share (argument checks: ``Options``,
+``check_keys``), and ``heliograph.torch``'s two passes (``heliograph.jax`` runs them as
+XLA custom calls, python/src/xla.rs, which set the values and render natively).
 
 The forward pass writes the values into the scene (``traverse`` + ``update``, which
 patches only what changed) and renders; the backward pass writes them back if another

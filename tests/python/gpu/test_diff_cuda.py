@@ -42,17 +42,11 @@ def loss_at(scene, texture, adj, spp, seed):
     return float((np.array(hg.render(scene, spp=spp, seed=seed)).astype(np.float64) * adj).sum())
 
 
-def test_cuda_gradient_is_the_derivative_of_the_gpu_image(torch):
-    import heliograph.torch as hgt
-
-    scene, texture = scene_and_texture()
-    adj = adjoint((12, 12, 3))
-    t = torch.tensor(texture, device="cuda", requires_grad=True)
-    image = hgt.render(scene, {KEY: t}, spp=4, seed=9, seed_grad=9)
-    assert image.device.type == "cuda" and image.shape == (12, 12, 3)
-    (image * torch.from_numpy(adj).cuda()).sum().backward()
-    grad = t.grad.cpu().numpy()
-    assert t.grad.device.type == "cuda" and np.isfinite(grad).all()
+def top_texels_match_finite_differences(scene, texture, grad, adj):
+    """The three largest texel gradients of `Σ adj · image` (spp 4, seed and seed_grad 9)
+    against central differences of GPU renders with common random numbers; a 1.1× or
+    flipped gradient must fail the criterion."""
+    assert np.isfinite(grad).all()
     for flat in np.argsort(-np.abs(grad).ravel())[:3]:
         index = np.unravel_index(flat, grad.shape)
         up, down = texture.copy(), texture.copy()
@@ -64,6 +58,19 @@ def test_cuda_gradient_is_the_derivative_of_the_gpu_image(torch):
         assert abs(fd) > 1e-3
         assert abs(g - fd) <= tol, (index, g, fd)
         assert abs(1.1 * g - fd) > tol and abs(-g - fd) > tol, "the criterion has no power"
+
+
+def test_cuda_gradient_is_the_derivative_of_the_gpu_image(torch):
+    import heliograph.torch as hgt
+
+    scene, texture = scene_and_texture()
+    adj = adjoint((12, 12, 3))
+    t = torch.tensor(texture, device="cuda", requires_grad=True)
+    image = hgt.render(scene, {KEY: t}, spp=4, seed=9, seed_grad=9)
+    assert image.device.type == "cuda" and image.shape == (12, 12, 3)
+    (image * torch.from_numpy(adj).cuda()).sum().backward()
+    assert t.grad.device.type == "cuda"
+    top_texels_match_finite_differences(scene, texture, t.grad.cpu().numpy(), adj)
 
 
 def gradients(torch, scene, texture, adj, seeds, device):
@@ -179,21 +186,6 @@ def test_a_bsdf_float_gradient_agrees_with_the_cpu_in_expectation(torch):
     assert abs(cpu.mean()) > 10 * cpu.std(ddof=1) / np.sqrt(len(cpu)), "no visible gradient"
     assert abs(gpu.mean() - cpu.mean()) < 4 * se, (gpu.mean(), cpu.mean(), se)
     assert abs(1.1 * gpu.mean() - cpu.mean()) > 4 * se, "the comparison has no power"
-
-
-def top_texels_match_finite_differences(scene, texture, grad, adj):
-    assert np.isfinite(grad).all()
-    for flat in np.argsort(-np.abs(grad).ravel())[:3]:
-        index = np.unravel_index(flat, grad.shape)
-        up, down = texture.copy(), texture.copy()
-        up[index] += 0.05
-        down[index] -= 0.05
-        fd = (loss_at(scene, up, adj, 4, 9) - loss_at(scene, down, adj, 4, 9)) / 0.1
-        g = float(grad[index])
-        tol = 1e-3 * max(abs(g), abs(fd))
-        assert abs(fd) > 1e-3
-        assert abs(g - fd) <= tol, (index, g, fd)
-        assert abs(1.1 * g - fd) > tol and abs(-g - fd) > tol, "the criterion has no power"
 
 
 def test_jax_on_the_gpu_runs_custom_calls_with_the_exact_derivative(jax):
