@@ -267,11 +267,13 @@ fn render_cpu(
 ) -> Result<heliograph::io::Image> {
     let job = cpu::render_async(scene, opts)?;
     let bar = (!quiet).then(|| progress_bar(total));
+    // woken by the render's end, not a fixed sleep: a sleep would add up to its
+    // length to every render's wall time
     while !job.is_finished() {
         if let Some(b) = &bar {
             b.set_position(job.progress().samples().0);
         }
-        std::thread::sleep(Duration::from_millis(50));
+        job.completion().wait_timeout(Duration::from_millis(50));
     }
     if let Some(b) = bar {
         b.finish_and_clear();
