@@ -26,6 +26,7 @@ use super::registry::RecordCtx;
 use super::{EmitterCtx, EmitterPlugin, EmitterSample};
 use crate::device_record;
 use crate::error::{Error, Result};
+use crate::math::atan;
 use crate::math::{luminance, Color, Distribution2D, Mat3, Vec2, Vec3, INV_PI, INV_TWO_PI, PI};
 use crate::plugin::BuildContext;
 use crate::scene::props::{PixelArray, Props};
@@ -278,8 +279,8 @@ pub fn uv_to_direction(uv: Vec2) -> (Vec3, f32) {
 #[inline]
 pub fn direction_to_uv(d: Vec3) -> Vec2 {
     Vec2::new(
-        d.x.atan2(-d.z) * INV_TWO_PI,
-        d.y.clamp(-1.0, 1.0).acos() * INV_PI,
+        atan::atan2(d.x, -d.z) * INV_TWO_PI,
+        atan::acos(d.y) * INV_PI,
     )
 }
 

@@ -479,10 +479,7 @@ mod tests {
             let mut pixels = rows.clone();
             for k in 0..4000 {
                 // positions across the block and beyond its edges, some on pixel edges
-                let mut pos = Vec2::new(
-                    rng.next_f32() * 27.0 - 5.0,
-                    rng.next_f32() * 25.0 - 6.0,
-                );
+                let mut pos = Vec2::new(rng.next_f32() * 27.0 - 5.0, rng.next_f32() * 25.0 - 6.0);
                 if k % 7 == 0 {
                     pos = pos.floor();
                 }

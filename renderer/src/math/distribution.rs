@@ -13,6 +13,12 @@ pub struct Distribution1D {
     pub cdf: Vec<f32>,
     /// Sum of the weights.
     pub sum: f32,
+    /// Where [`Self::sample`]'s search starts and ends: entry `k` of `len + 1` is the
+    /// bin that `u = k / len` selects, so a `u` in `[k, k + 1) / len` lies between
+    /// entries `k` and `k + 1` (a guide table: one or two CDF reads instead of a
+    /// binary search over the whole row, whose cache misses dominated environment-map
+    /// sampling).
+    guide: Vec<u32>,
 }
 
 impl Distribution1D {
@@ -35,11 +41,53 @@ impl Distribution1D {
             *c = (*c as f64 / acc) as f32;
         }
         *cdf.last_mut().expect("non-empty") = 1.0;
-        Some(Distribution1D {
+        let mut d = Distribution1D {
             func: func.to_vec(),
             cdf,
             sum: acc as f32,
-        })
+            guide: Vec::new(),
+        };
+        let n = func.len();
+        d.guide = (0..=n)
+            .map(|k| d.search(k as f32 / n as f32, 0, n) as u32)
+            .collect();
+        Some(d)
+    }
+
+    /// The first bin `i` in `lo..hi` with `cdf[i + 1] > u` (`hi` if none).
+    #[inline(always)]
+    fn search(&self, u: f32, mut lo: usize, mut hi: usize) -> usize {
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.cdf[mid + 1] <= u {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    /// The first bin with `cdf[i + 1] > u` (`len` if none), searched between the guide
+    /// entries around `u`; where rounding puts `u` outside them (their bins are checked),
+    /// over every bin, so the bin is always the one a search over the whole row finds.
+    #[inline(always)]
+    fn find(&self, u: f32) -> usize {
+        let n = self.func.len();
+        if self.guide.len() != n + 1 {
+            return self.search(u, 0, n); // a hand-made distribution without a guide
+        }
+        let k = ((u * n as f32) as usize).min(n - 1);
+        let (mut lo, mut hi) = (self.guide[k] as usize, self.guide[k + 1] as usize);
+        // the answer is >= lo iff every bin before lo ends at or below u
+        if lo > 0 && !(self.cdf[lo] <= u) {
+            lo = 0;
+        }
+        // and <= hi iff bin hi ends above u (or hi is past the last bin)
+        if hi < n && !(self.cdf[hi + 1] > u) {
+            hi = n;
+        }
+        self.search(u, lo, hi.max(lo))
     }
 
     /// Number of bins.
@@ -61,17 +109,7 @@ impl Distribution1D {
     pub fn sample(&self, u: f32) -> (usize, f32, f32) {
         // first index with cdf[i+1] > u
         let n = self.func.len();
-        let mut lo = 0usize;
-        let mut hi = n;
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if self.cdf[mid + 1] <= u {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        let i = lo.min(n - 1);
+        let i = self.find(u).min(n - 1);
         // skip zero-probability bins that rounding could select
         let i = if self.func[i] > 0.0 {
             i
@@ -171,6 +209,39 @@ mod tests {
         }
         assert!(Distribution1D::new(&[0.0, 0.0]).is_none());
         assert!(Distribution1D::new(&[1.0, f32::NAN]).is_none());
+    }
+
+    #[test]
+    fn the_guided_search_finds_the_bin_of_a_search_over_every_bin() {
+        // rows with zero bins, spikes and runs of equal CDF values, probed at every CDF
+        // value, its neighbours in float, the guide thresholds and random points
+        let mut rng = crate::math::Pcg32::new(3, 5);
+        let mut rows: Vec<Vec<f32>> = vec![
+            vec![1.0],
+            vec![0.0, 0.0, 5.0, 0.0],
+            vec![1e-30, 1.0, 1e-30, 0.0, 1e30],
+            (0..1000)
+                .map(|i| if i % 97 == 0 { 1e6 } else { 0.0 })
+                .collect(),
+        ];
+        for n in [2, 3, 7, 64, 1000, 4097] {
+            rows.push((0..n).map(|_| rng.next_f32().powi(8)).collect());
+        }
+        for row in rows {
+            let d = Distribution1D::new(&row).unwrap();
+            let n = d.len();
+            let mut us: Vec<f32> = (0..2000).map(|_| rng.next_f32()).collect();
+            for &c in &d.cdf {
+                us.extend([c, c.next_down(), c.next_up()]);
+            }
+            us.extend((0..=n).flat_map(|k| {
+                let t = k as f32 / n as f32;
+                [t, t.next_down(), t.next_up()]
+            }));
+            for u in us.into_iter().filter(|u| (0.0..1.0).contains(u)) {
+                assert_eq!(d.find(u), d.search(u, 0, n), "n {n}, u {u}");
+            }
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Small math types shared by every plugin: rays, frames, transforms, boxes,
 //! sampling warps and discrete distributions.
 
+pub mod atan;
 pub mod chi2;
 pub mod distribution;
 pub mod rng;

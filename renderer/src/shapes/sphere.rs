@@ -25,6 +25,7 @@ use glam::{Affine3A, Mat4};
 
 use super::{normalize_or, AnyShape, Built, Hit, PositionSample, RAY_TMIN};
 use crate::error::{Error, Result};
+use crate::math::atan;
 use crate::math::warp::square_to_uniform_sphere;
 use crate::math::{Aabb, Ray, Transform, Vec2, Vec3, INV_PI, INV_TWO_PI, PI};
 use crate::plugin::BuildContext;
@@ -133,11 +134,11 @@ impl Sphere {
     fn eval(&self, dir: Vec3) -> (Vec3, Vec2, Vec3, Vec3) {
         let p = self.center + dir * self.radius;
         let local = normalize_or(self.to_local.transform_point3(p), Vec3::Z);
-        let mut phi = local.y.atan2(local.x);
+        let mut phi = atan::atan2(local.y, local.x);
         if phi < 0.0 {
             phi += 2.0 * PI;
         }
-        let theta = local.z.clamp(-1.0, 1.0).acos();
+        let theta = atan::acos(local.z);
         let uv = Vec2::new(phi * INV_TWO_PI, theta * INV_PI);
         let dpdu = self
             .to_world
