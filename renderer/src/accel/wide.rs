@@ -469,11 +469,12 @@ mod x86 {
         }
     }
 
-    /// The lanes of `p` whose rectangle or disk the ray crosses before `tmax` (bit mask)
-    /// and their distances. Each lane computes exactly the operations of
+    /// The lanes of `p` whose rectangle or disk the ray crosses before `tmax` (bit mask),
+    /// their distances and their object-space hit points `(x, y)` (the coordinates the
+    /// shapes' `intersect` returns). Each lane computes exactly the operations of
     /// `Planar::cross_plane` and the shape's inside test, so hits are bitwise the same.
     #[inline(always)]
-    pub fn planes4(p: &PlanePack, ray: &Ray, tmax: f32) -> (u32, [f32; 4]) {
+    pub fn planes4(p: &PlanePack, ray: &Ray, tmax: f32) -> (u32, [f32; 4], [[f32; 4]; 2]) {
         // SAFETY: SSE and SSE2 are part of x86_64
         unsafe {
             let row = |r: usize, v: [__m128; 3]| {
@@ -504,9 +505,11 @@ mod x86 {
             let disk = _mm_cmple_ps(_mm_add_ps(_mm_mul_ps(x, x), _mm_mul_ps(y, y)), one);
             let rect_hits = _mm_movemask_ps(_mm_and_ps(in_range, square)) as u32 & !p.disks;
             let disk_hits = _mm_movemask_ps(_mm_and_ps(in_range, disk)) as u32 & p.disks;
-            let mut ts = [0.0f32; 4];
+            let (mut ts, mut xs, mut ys) = ([0.0f32; 4], [0.0f32; 4], [0.0f32; 4]);
             _mm_storeu_ps(ts.as_mut_ptr(), t);
-            ((rect_hits | disk_hits) & p.used, ts)
+            _mm_storeu_ps(xs.as_mut_ptr(), x);
+            _mm_storeu_ps(ys.as_mut_ptr(), y);
+            ((rect_hits | disk_hits) & p.used, ts, [xs, ys])
         }
     }
 
@@ -649,22 +652,30 @@ impl Query<'_> {
         if SIMD_TRI {
             let planes = leaf.first_plane as usize..(leaf.first_plane + leaf.planes) as usize;
             for p in &self.bvh.wide.planes[planes] {
-                let (hits, ts) = x86::planes4(p, self.ray, tmax);
+                let (hits, ts, [xs, ys]) = x86::planes4(p, self.ray, tmax);
                 if hits == 0 {
                     continue;
                 }
-                // the nearest lane; its scalar test gives the same distance and coordinates
-                let prim = self.bvh.leaf_prims[p.slot[nearest_lane(hits, &ts)] as usize].prim;
-                let mut r = *self.ray;
-                r.tmax = tmax;
-                let h = self.geom.intersect_prim(prim, &r);
-                debug_assert!(h.is_some(), "SIMD and scalar plane tests disagree");
-                if let Some((t, c)) = h {
-                    best = Some((prim, t, c));
-                    tmax = t;
-                    if ANY {
-                        return best;
-                    }
+                // the nearest lane: its distance and coordinates are the scalar test's
+                let lane = nearest_lane(hits, &ts);
+                let prim = self.bvh.leaf_prims[p.slot[lane] as usize].prim;
+                let (t, c) = (ts[lane], Vec2::new(xs[lane], ys[lane]));
+                #[cfg(debug_assertions)]
+                {
+                    let mut r = *self.ray;
+                    r.tmax = tmax;
+                    let h = self.geom.intersect_prim(prim, &r);
+                    let bits = |(t, c): (f32, Vec2)| [t, c.x, c.y].map(f32::to_bits);
+                    debug_assert_eq!(
+                        h.map(bits),
+                        Some(bits((t, c))),
+                        "SIMD and scalar plane tests disagree"
+                    );
+                }
+                best = Some((prim, t, c));
+                tmax = t;
+                if ANY {
+                    return best;
                 }
             }
         }

@@ -77,138 +77,90 @@ pub struct Block {
     pub extra: Vec<f32>,
 }
 
-/// The pixels a sample reaches, as rows: `ny` rows of `nx` pixels from `first` (an
-/// index into the block) with a row stride of `stride` pixels, and their separable
-/// filter weights `wx[i] · wy[j]`.
-struct Footprint {
-    first: usize,
-    stride: usize,
-    nx: usize,
-    ny: usize,
-    wx: [f32; MAX_FOOTPRINT],
-    wy: [f32; MAX_FOOTPRINT],
-}
-
-impl Footprint {
-    fn new() -> Self {
-        Footprint {
-            first: 0,
-            stride: 0,
-            nx: 0,
-            ny: 0,
-            wx: [0.0; MAX_FOOTPRINT],
-            wy: [0.0; MAX_FOOTPRINT],
-        }
-    }
-}
-
-/// Sets `f` to the footprint in the block `x0, y0, bw, bh` of a sample at crop-space
-/// position `pos`; false when it reaches no pixel of the block. (Filled in place: the
-/// struct is 288 bytes, and returning it costs a copy per sample.)
+/// The pixels of the block `x0, y0, bw, bh` that a sample at crop-space position `pos`
+/// reaches through a filter of radius `r` (not the one-pixel box): the columns
+/// `lo_x ..= hi_x` and rows `lo_y ..= hi_y`, or `None` when they are outside the block.
 #[inline(always)]
-fn footprint_rows(
-    [x0, y0, bw, bh]: [i32; 4],
-    table: &FilterTable,
-    pos: Vec2,
-    f: &mut Footprint,
-) -> bool {
-    (f.stride, f.nx, f.ny) = (bw as usize, 1, 1);
-    if let AnyFilter::Box { radius } = &table.filter {
-        if *radius <= 0.5 {
-            // one pixel: the one containing the sample
-            let (x, y) = (floor_i32(pos.x) - x0, floor_i32(pos.y) - y0);
-            if x < 0 || y < 0 || x >= bw || y >= bh {
-                return false;
-            }
-            (f.first, f.wx[0], f.wy[0]) = ((y * bw + x) as usize, 1.0, 1.0);
-            return true;
-        }
-    }
-    let r = table.radius;
+fn footprint_range([x0, y0, bw, bh]: [i32; 4], r: f32, pos: Vec2) -> Option<[i32; 4]> {
     let lo_x = ceil_i32(pos.x - 0.5 - r).max(x0);
     let hi_x = floor_i32(pos.x - 0.5 + r).min(x0 + bw - 1);
     let lo_y = ceil_i32(pos.y - 0.5 - r).max(y0);
     let hi_y = floor_i32(pos.y - 0.5 + r).min(y0 + bh - 1);
-    if lo_x > hi_x || lo_y > hi_y {
-        return false;
-    }
-    f.nx = ((hi_x - lo_x + 1) as usize).min(MAX_FOOTPRINT);
-    f.ny = ((hi_y - lo_y + 1) as usize).min(MAX_FOOTPRINT);
-    for (i, w) in f.wx.iter_mut().enumerate().take(f.nx) {
-        *w = table.eval(lo_x as f32 + i as f32 + 0.5 - pos.x);
-    }
-    for (j, w) in f.wy.iter_mut().enumerate().take(f.ny) {
-        *w = table.eval(lo_y as f32 + j as f32 + 0.5 - pos.y);
-    }
-    f.first = ((lo_y - y0) * bw + (lo_x - x0)) as usize;
-    true
+    (lo_x <= hi_x && lo_y <= hi_y).then_some([lo_x, hi_x, lo_y, hi_y])
 }
 
 /// Calls `add(i, w)` for each pixel `i` (an index into the block `x0, y0, w, h`) that a
 /// sample at crop-space position `pos` reaches, with its filter weight `w`.
 #[inline(always)]
 pub(crate) fn footprint(
-    rect: [i32; 4],
+    [x0, y0, bw, bh]: [i32; 4],
     table: &FilterTable,
     pos: Vec2,
     mut add: impl FnMut(usize, f32),
 ) {
-    let mut f = Footprint::new();
-    if !footprint_rows(rect, table, pos, &mut f) {
-        return;
+    if let AnyFilter::Box { radius } = &table.filter {
+        if *radius <= 0.5 {
+            // one pixel: the one containing the sample
+            let (x, y) = (floor_i32(pos.x) - x0, floor_i32(pos.y) - y0);
+            if x >= 0 && y >= 0 && x < bw && y < bh {
+                add((y * bw + x) as usize, 1.0);
+            }
+            return;
+        }
     }
-    for j in 0..f.ny {
-        let wy = f.wy[j];
+    let Some([lo_x, hi_x, lo_y, hi_y]) = footprint_range([x0, y0, bw, bh], table.radius, pos)
+    else {
+        return;
+    };
+    let nx = ((hi_x - lo_x + 1) as usize).min(MAX_FOOTPRINT);
+    let ny = ((hi_y - lo_y + 1) as usize).min(MAX_FOOTPRINT);
+    let mut wx = [0.0f32; MAX_FOOTPRINT];
+    for (i, w) in wx.iter_mut().enumerate().take(nx) {
+        *w = table.eval(lo_x as f32 + i as f32 + 0.5 - pos.x);
+    }
+    for j in 0..ny {
+        let wy = table.eval(lo_y as f32 + j as f32 + 0.5 - pos.y);
         if wy == 0.0 {
             continue;
         }
-        let row = f.first + j * f.stride;
-        for i in 0..f.nx {
-            add(row + i, f.wx[i] * wy);
+        let row = ((lo_y + j as i32 - y0) * bw + (lo_x - x0)) as usize;
+        for i in 0..nx {
+            add(row + i, wx[i] * wy);
         }
     }
 }
 
-/// Adds the weighted sample `(w l, w alpha, w)` (`v = (l, alpha, 1)`) to every pixel of
-/// footprint `f`, `w` the pixel's filter weight: [`accumulate`] per pixel, or with SSE
-/// for rows of four pixels (the default Gaussian's), the same sums to the last bit.
-#[inline(always)]
-fn accumulate_footprint(data: &mut [[f32; 5]], f: &Footprint, v: [f32; 5]) {
-    #[cfg(target_arch = "x86_64")]
-    if f.nx == 4 {
-        accumulate_rows4(data, f, v);
-        return;
-    }
-    let l = Color::new(v[0], v[1], v[2]);
-    for j in 0..f.ny {
-        let wy = f.wy[j];
-        if wy == 0.0 {
-            continue;
-        }
-        let row = f.first + j * f.stride;
-        for i in 0..f.nx {
-            accumulate(&mut data[row + i], l, v[3], f.wx[i] * wy);
-        }
-    }
-}
-
-/// [`accumulate_footprint`] for rows of four pixels: a row's 20 floats are five SSE
-/// vectors, each the weights `wx · wy` of the pixels its lanes belong to times the
-/// channels `v` its lanes hold (SSE2 is part of every x86-64 CPU).
+/// [`Block::splat`] of a sample whose footprint is 4 × 4 pixels of the block (the
+/// default Gaussian's, away from the crop's edges), with SSE: a row's 20 floats are
+/// five vectors, each the weights `wx · wy` of the pixels its lanes belong to times the
+/// channels `v = (l, alpha, 1)` its lanes hold — the sums of [`footprint`] with
+/// [`accumulate`] to the last bit. False (nothing added) for any other footprint.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn accumulate_rows4(data: &mut [[f32; 5]], f: &Footprint, v: [f32; 5]) {
+fn splat_4x4(block: &mut Block, table: &FilterTable, pos: Vec2, v: [f32; 5]) -> bool {
     use std::arch::x86_64::{
         _mm_add_ps, _mm_loadu_ps, _mm_mul_ps, _mm_set1_ps, _mm_setr_ps, _mm_storeu_ps,
     };
-    let flat = data.as_flattened_mut();
+    if matches!(table.filter, AnyFilter::Box { radius } if radius <= 0.5) {
+        return false;
+    }
+    let Some([lo_x, hi_x, lo_y, hi_y]) = footprint_range(block.rect(), table.radius, pos) else {
+        return false;
+    };
+    if hi_x - lo_x != 3 || hi_y - lo_y != 3 {
+        return false;
+    }
+    let w = |lo: i32, i: i32, p: f32| table.eval(lo as f32 + i as f32 + 0.5 - p);
+    let [a, b, c, d] = [0, 1, 2, 3].map(|i| w(lo_x, i, pos.x));
+    let wys = [0, 1, 2, 3].map(|j| w(lo_y, j, pos.y));
+    let first = ((lo_y - block.y0) * block.w + (lo_x - block.x0)) as usize;
+    let stride = block.w as usize;
+    let flat = block.data.as_flattened_mut();
     // one bounds check for every row: the last row's 20 floats lie inside the block
-    let end = 5 * (f.first + (f.ny - 1) * f.stride + 4);
-    assert!(f.ny >= 1 && end <= flat.len());
-    let [a, b, c, d] = [f.wx[0], f.wx[1], f.wx[2], f.wx[3]];
+    assert!(5 * (first + 3 * stride + 4) <= flat.len());
     let [r, g, bl, al, one] = v;
-    // SAFETY: SSE2 is baseline on x86-64; every access is inside `flat` (checked above:
-    // row j starts at 5 (first + j stride) and spans 20 floats, j < ny)
+    // SAFETY: SSE2 is part of every x86-64 CPU; row j starts at 5 (first + j stride)
+    // and spans 20 floats, inside `flat` for j <= 3 (checked above)
     unsafe {
         let wx = [
             _mm_setr_ps(a, a, a, a),
@@ -224,13 +176,12 @@ fn accumulate_rows4(data: &mut [[f32; 5]], f: &Footprint, v: [f32; 5]) {
             _mm_setr_ps(bl, al, one, r),
             _mm_setr_ps(g, bl, al, one),
         ];
-        for j in 0..f.ny {
-            let wy = f.wy[j];
+        for (j, &wy) in wys.iter().enumerate() {
             if wy == 0.0 {
                 continue;
             }
             let wy = _mm_set1_ps(wy);
-            let row = flat.as_mut_ptr().add(5 * (f.first + j * f.stride));
+            let row = flat.as_mut_ptr().add(5 * (first + j * stride));
             for k in 0..5 {
                 let at = row.add(4 * k);
                 let add = _mm_mul_ps(_mm_mul_ps(wx[k], wy), ch[k]);
@@ -238,6 +189,7 @@ fn accumulate_rows4(data: &mut [[f32; 5]], f: &Footprint, v: [f32; 5]) {
             }
         }
     }
+    true
 }
 
 /// The sum of the filter weights over every pixel (crop or not) that a sample at
@@ -299,10 +251,15 @@ impl Block {
     /// Splats a sample at crop-space position `pos` (pixel (x, y) spans [x, x+1)).
     #[inline]
     pub fn splat(&mut self, table: &FilterTable, pos: Vec2, l: Color, alpha: f32) {
-        let mut f = Footprint::new();
-        if footprint_rows(self.rect(), table, pos, &mut f) {
-            accumulate_footprint(&mut self.data, &f, [l.x, l.y, l.z, alpha, 1.0]);
+        #[cfg(target_arch = "x86_64")]
+        if splat_4x4(self, table, pos, [l.x, l.y, l.z, alpha, 1.0]) {
+            return;
         }
+        let rect = self.rect();
+        let data = &mut self.data;
+        footprint(rect, table, pos, |i, w| {
+            accumulate(&mut data[i], l, alpha, w)
+        });
     }
 
     /// Splats `l` at crop-space position `pos` with filter weights that sum to 1 over the
