@@ -190,22 +190,37 @@ impl EmitterPlugin for EnvmapEmitter {
     /// Solid-angle density of [`Self::sample_direction`] producing world direction `d`.
     #[inline]
     fn pdf_env(&self, ctx: &EmitterCtx, d: Vec3) -> f32 {
-        let Some(dist) = ctx.dists.get(self.dist as usize) else {
-            return 0.0;
-        };
         let local = (self.to_local * d).normalize_or_zero();
-        let sin_theta = (local.x * local.x + local.z * local.z).sqrt();
-        if !(sin_theta > 0.0) {
-            return 0.0;
-        }
+        self.pdf_local(ctx, local, direction_to_uv(local))
+    }
+
+    /// Radiance and density of `d` from one conversion to map coordinates.
+    #[inline]
+    fn eval_pdf_env(&self, ctx: &EmitterCtx, d: Vec3) -> (Color, f32) {
+        let local = (self.to_local * d).normalize_or_zero();
         let uv = direction_to_uv(local);
-        let su = uv.x - self.half_texel();
-        let s = Vec2::new(su - su.floor(), uv.y);
-        dist.pdf(s) / (2.0 * PI * PI * sin_theta)
+        let radiance = self.lookup(ctx.tex.image(self.image), uv);
+        (radiance, self.pdf_local(ctx, local, uv))
     }
 }
 
 impl EnvmapEmitter {
+    /// [`EmitterPlugin::pdf_env`] of the map-frame unit direction `local`, whose map
+    /// coordinates are `uv`.
+    #[inline]
+    fn pdf_local(&self, ctx: &EmitterCtx, local: Vec3, uv: Vec2) -> f32 {
+        let Some(dist) = ctx.dists.get(self.dist as usize) else {
+            return 0.0;
+        };
+        let sin_theta = (local.x * local.x + local.z * local.z).sqrt();
+        if !(sin_theta > 0.0) {
+            return 0.0;
+        }
+        let su = uv.x - self.half_texel();
+        let s = Vec2::new(su - su.floor(), uv.y);
+        dist.pdf(s) / (2.0 * PI * PI * sin_theta)
+    }
+
     /// Half a pixel in `u`: pixel centres sit at `(x + ½) / w`.
     #[inline]
     fn half_texel(&self) -> f32 {
@@ -474,6 +489,27 @@ mod tests {
             |d| e.pdf_env(&c, d),
         );
         assert!(res.is_ok(), "{res:?}");
+    }
+
+    #[test]
+    fn eval_and_pdf_together_are_eval_and_pdf_to_the_bit() {
+        let (e, ctx) = rotated_blobby();
+        let c = ectx(&ctx);
+        let mut rng = Pcg32::new(5, 9);
+        let mut dirs = vec![Vec3::Y, -Vec3::Y, Vec3::X, -Vec3::Z, Vec3::ZERO];
+        dirs.extend((0..10_000).map(|_| {
+            let u = Vec2::new(rng.next_f32(), rng.next_f32());
+            crate::math::warp::square_to_uniform_sphere(u) * (0.5 + rng.next_f32())
+        }));
+        for d in dirs {
+            let (l, p) = e.eval_pdf_env(&c, d);
+            let (l2, p2) = (e.eval_env(&c, d), e.pdf_env(&c, d));
+            assert_eq!(
+                (l.to_array().map(f32::to_bits), p.to_bits()),
+                (l2.to_array().map(f32::to_bits), p2.to_bits()),
+                "{d}"
+            );
+        }
     }
 
     #[test]

@@ -234,6 +234,13 @@ pub trait EmitterPlugin: Copy + std::fmt::Debug + PartialEq {
     fn pdf_env(&self, _ctx: &EmitterCtx, _d: Vec3) -> f32 {
         0.0
     }
+
+    /// [`Self::eval_env`] and [`Self::pdf_env`] together, for an escaping ray's MIS
+    /// (an emitter whose two share work, such as turning `d` into map coordinates,
+    /// does it once here; the values are the same).
+    fn eval_pdf_env(&self, ctx: &EmitterCtx, d: Vec3) -> (Color, f32) {
+        (self.eval_env(ctx, d), self.pdf_env(ctx, d))
+    }
 }
 
 impl AnyEmitter {

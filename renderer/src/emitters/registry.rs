@@ -170,6 +170,12 @@ macro_rules! register_emitters {
                 match self { $(AnyEmitter::$plugin(e) => e.pdf_env(ctx, d),)+ }
             }
 
+            /// [`Self::eval_env`] and [`Self::pdf_env`] of direction `d` at once.
+            #[inline]
+            pub fn eval_pdf_env(&self, ctx: &EmitterCtx, d: Vec3) -> (Color, f32) {
+                match self { $(AnyEmitter::$plugin(e) => e.eval_pdf_env(ctx, d),)+ }
+            }
+
             /// The plugin's tag ([`tag`]).
             pub fn tag(&self) -> u32 {
                 match self { $(AnyEmitter::$plugin(_) => tag::$tag,)+ }

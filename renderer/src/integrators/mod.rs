@@ -297,8 +297,8 @@ pub fn environment_emission(scene: &Scene, d: Vec3) -> (Color, f32) {
         .env_emitters
         .iter()
         .fold((Color::ZERO, 0.0), |(l, p), &e| {
-            let em = &scene.emitters[e as usize];
-            (l + em.eval_env(&ctx, d), p + em.pdf_env(&ctx, d) / n)
+            let (le, pe) = scene.emitters[e as usize].eval_pdf_env(&ctx, d);
+            (l + le, p + pe / n)
         })
 }
 
