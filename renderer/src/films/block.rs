@@ -150,9 +150,13 @@ fn splat_4x4(block: &mut Block, table: &FilterTable, pos: Vec2, v: [f32; 5]) -> 
     if hi_x - lo_x != 3 || hi_y - lo_y != 3 {
         return false;
     }
-    let w = |lo: i32, i: i32, p: f32| table.eval(lo as f32 + i as f32 + 0.5 - p);
-    let [a, b, c, d] = [0, 1, 2, 3].map(|i| w(lo_x, i, pos.x));
-    let wys = [0, 1, 2, 3].map(|j| w(lo_y, j, pos.y));
+    // (plain loops: `[_; 4].map` compiled to an out-of-line call here)
+    let (mut wxs, mut wys) = ([0.0f32; 4], [0.0f32; 4]);
+    for i in 0..4 {
+        wxs[i] = table.eval(lo_x as f32 + i as f32 + 0.5 - pos.x);
+        wys[i] = table.eval(lo_y as f32 + i as f32 + 0.5 - pos.y);
+    }
+    let [a, b, c, d] = wxs;
     let first = ((lo_y - block.y0) * block.w + (lo_x - block.x0)) as usize;
     let stride = block.w as usize;
     let flat = block.data.as_flattened_mut();
