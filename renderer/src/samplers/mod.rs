@@ -94,17 +94,34 @@ macro_rules! register_samplers {
 
         impl SampleRng {
             /// The sampler's value in `[0,1)` for the current dimension; advances it.
-            #[inline]
+            #[inline(always)]
             pub fn next_1d(&mut self) -> f32 {
+                // the default sampler inline (two PCG steps at most), the others by a call
+                if self.kind == tag::INDEPENDENT {
+                    return independent::next_1d(self);
+                }
+                self.next_1d_other()
+            }
+
+            /// The sampler's point in `[0,1)²` for the current dimension; advances it.
+            #[inline(always)]
+            pub fn next_2d(&mut self) -> Vec2 {
+                if self.kind == tag::INDEPENDENT {
+                    return independent::next_2d(self);
+                }
+                self.next_2d_other()
+            }
+
+            #[inline(never)]
+            fn next_1d_other(&mut self) -> f32 {
                 match self.kind {
                     $($tag => $module::next_1d(self),)*
                     _ => self.pcg.next_f32(),
                 }
             }
 
-            /// The sampler's point in `[0,1)²` for the current dimension; advances it.
-            #[inline]
-            pub fn next_2d(&mut self) -> Vec2 {
+            #[inline(never)]
+            fn next_2d_other(&mut self) -> Vec2 {
                 match self.kind {
                     $($tag => $module::next_2d(self),)*
                     _ => independent::next_2d(self),
