@@ -13,13 +13,17 @@ pub struct Distribution1D {
     pub cdf: Vec<f32>,
     /// Sum of the weights.
     pub sum: f32,
-    /// Where [`Self::sample`]'s search starts and ends: entry `k` of `len + 1` is the
-    /// bin that `u = k / len` selects, so a `u` in `[k, k + 1) / len` lies between
-    /// entries `k` and `k + 1` (a guide table: one or two CDF reads instead of a
-    /// binary search over the whole row, whose cache misses dominated environment-map
-    /// sampling).
+    /// Where [`Self::sample`]'s search starts and ends (a guide table): entry `k` of
+    /// `m + 1` (`m = min(len, GUIDE_MAX)`) is the bin that `u = k / m` selects, so a `u`
+    /// in `[k, k + 1) / m` lies between entries `k` and `k + 1` — one or two CDF reads
+    /// instead of a binary search over the whole row, whose branches and cache misses
+    /// were most of environment-map sampling. Empty: search the whole row.
     guide: Vec<u32>,
 }
+
+/// Most entries of a guide table: rows wider than this search a few bins per entry
+/// (memory stays at 16 KiB a row for the widest environment maps).
+const GUIDE_MAX: usize = 4096;
 
 impl Distribution1D {
     /// Builds from weights; `None` when empty, negative, non-finite or all zero.
@@ -47,9 +51,17 @@ impl Distribution1D {
             sum: acc as f32,
             guide: Vec::new(),
         };
-        let n = func.len();
-        d.guide = (0..=n)
-            .map(|k| d.search(k as f32 / n as f32, 0, n) as u32)
+        // one sweep: the thresholds k / m increase, and so do the bins they select
+        let (n, m) = (func.len(), func.len().min(GUIDE_MAX));
+        let mut i = 0usize;
+        d.guide = (0..=m)
+            .map(|k| {
+                let t = k as f32 / m as f32;
+                while i < n && d.cdf[i + 1] <= t {
+                    i += 1;
+                }
+                i as u32
+            })
             .collect();
         Some(d)
     }
@@ -74,10 +86,10 @@ impl Distribution1D {
     #[inline(always)]
     fn find(&self, u: f32) -> usize {
         let n = self.func.len();
-        if self.guide.len() != n + 1 {
+        let Some(m) = self.guide.len().checked_sub(1).filter(|&m| m > 0) else {
             return self.search(u, 0, n); // a hand-made distribution without a guide
-        }
-        let k = ((u * n as f32) as usize).min(n - 1);
+        };
+        let k = ((u * m as f32) as usize).min(m - 1);
         let (mut lo, mut hi) = (self.guide[k] as usize, self.guide[k + 1] as usize);
         // the answer is >= lo iff every bin before lo ends at or below u
         if lo > 0 && !(self.cdf[lo] <= u) {
@@ -224,7 +236,7 @@ mod tests {
                 .map(|i| if i % 97 == 0 { 1e6 } else { 0.0 })
                 .collect(),
         ];
-        for n in [2, 3, 7, 64, 1000, 4097] {
+        for n in [2, 3, 7, 64, 1000, 4097, 20000] {
             rows.push((0..n).map(|_| rng.next_f32().powi(8)).collect());
         }
         for row in rows {
@@ -234,10 +246,15 @@ mod tests {
             for &c in &d.cdf {
                 us.extend([c, c.next_down(), c.next_up()]);
             }
-            us.extend((0..=n).flat_map(|k| {
-                let t = k as f32 / n as f32;
+            let m = d.guide.len() - 1;
+            assert_eq!(m, n.min(GUIDE_MAX));
+            us.extend((0..=m).flat_map(|k| {
+                let t = k as f32 / m as f32;
                 [t, t.next_down(), t.next_up()]
             }));
+            for (k, &g) in d.guide.iter().enumerate() {
+                assert_eq!(g as usize, d.search(k as f32 / m as f32, 0, n), "guide {k}");
+            }
             for u in us.into_iter().filter(|u| (0.0..1.0).contains(u)) {
                 assert_eq!(d.find(u), d.search(u, 0, n), "n {n}, u {u}");
             }
