@@ -5,7 +5,7 @@
 //
 // - hg_film_weights: each crop pixel's sum W of film weights over the backward pass's
 //   samples (film.cuh film_sample, the same streams as hg_render).
-// - hg_backward: the samples of hg_render's chunks (render.cu), pixel-major. A sample of pixel p with
+// - hg_backward: the samples of hg_render's chunks (render.cu), threads as hg_render's. A sample of pixel p with
 //   film weight w moves the pixel by w L / W, so its adjoint radiance is
 //   δ = adjoint[p] w / W. `path` traces the sample twice with the same random numbers (its
 //   radiance L, then the replay with rest = L, each step taking off what it added), or,
@@ -25,11 +25,11 @@
 // - Work: a vertex whose BSDF reads none of the parameters is not probed (per-BSDF masks
 //   of the parameters each reads).
 // - Accumulation: a bitmap's or an environment map's texels by float atomics into the
-//   gradient buffer (their order, and so the last bits, follow the GPU's schedule; the
-//   derivatives of one vertex's lookups are summed first, and a warp's lanes take
-//   neighbouring pixels, so lanes seldom add to the same texel at once); a constant's or
-//   a scale's few values in the thread's registers, summed over the warp at the end and
-//   added by one atomic per warp.
+//   gradient buffer (their order, and so the last bits, follow the GPU's schedule): the
+//   derivatives of one sample's lookups at one point are summed first, then those of the
+//   lanes of a warp that read the same texels (add_texels), and one lane adds them; a
+//   constant's or a scale's few values in the thread's registers, summed over the warp at
+//   the end and added by one atomic per warp.
 #pragma once
 
 #if HG_BACKWARD
@@ -114,6 +114,73 @@ __device__ inline V3 envmap_derivatives(const SceneData& s, const EnvmapRecord& 
 }
 #endif
 
+// Adds w[j] * vals[c] to channel c of texel texel[j] of `grad` (texels of `channels`
+// floats) for the n (<= 4) texels of one lookup of parameter k. On the device the lanes
+// of a warp that add to the same texels (same parameter and first texel: a pixel's
+// samples share a warp and mostly read the same texels) are summed first, by a tree over
+// the lanes of each group (log2 of its size steps of shuffles), and one lane of each
+// group adds the sums: a set of atomics per group instead of per lane, and no lanes
+// queueing on one address. Any subset of a warp's lanes may call it together.
+// Out of line: inlined into its two callers, it made the backward kernel 21% slower.
+__device__ __noinline__ void add_texels(float* grad, hg_u32 channels, hg_u32 k, const hg_u32* texel, const float* w, int n,
+                                  const float* vals) {
+    float v[12];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#pragma unroll
+        for (int c = 0; c < 3; ++c) v[3 * j + c] = j < n && c < (int)channels ? w[j] * vals[c] : 0.0f;
+    }
+    bool adds = true;
+#if !defined(HG_HOST_SHIM) && defined(__CUDA_ARCH__)
+    unsigned active = __activemask();
+    unsigned long long key = ((unsigned long long)k << 32) | texel[0];
+    unsigned peers = __match_any_sync(active, key);
+    unsigned lane = threadIdx.x & 31u, below = (1u << lane) - 1u;
+    hg_u32 rank = (hg_u32)__popc(peers & below);  // position in the group
+    unsigned above = peers & ~below & ~(1u << lane);  // the group's lanes after this one
+    adds = rank == 0u;
+    // step by step, each remaining lane adds the sums of the next remaining lane of its
+    // group, and the lanes at odd positions (whose sums were taken) leave
+    while (__any_sync(active, above != 0u)) {
+        int next = __ffs(above);  // 1 + that lane, 0 when none
+        int from = next > 0 ? next - 1 : (int)lane;
+#pragma unroll
+        for (int q = 0; q < 12; ++q) {
+            float t = __shfl_sync(active, v[q], from);
+            if (next > 0) v[q] += t;
+        }
+        above &= __ballot_sync(active, (rank & 1u) == 0u);
+        rank >>= 1;
+    }
+#endif
+    if (!adds) return;
+    // unrolled, so that v stays in registers
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        float a = v[3 * j], b = v[3 * j + 1], c = v[3 * j + 2];
+        if (j >= n || (a == 0.0f && b == 0.0f && c == 0.0f)) continue;
+        float* g = grad + (hg_u64)texel[j] * channels;
+#if !defined(HG_HOST_SHIM) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        if (channels == 3u) {
+            // two atomics instead of three: the pair of channels at an 8-byte boundary (0
+            // and 1 of an even texel, 1 and 2 of an odd one) as one
+            if ((texel[j] & 1u) == 0u) {
+                atomicAdd((float2*)g, make_float2(a, b));
+                atomicAdd(g + 2, c);
+            } else {
+                atomicAdd(g, a);
+                atomicAdd((float2*)(g + 1), make_float2(b, c));
+            }
+            continue;
+        }
+#endif
+#pragma unroll
+        for (hg_u32 c2 = 0; c2 < 3u; ++c2) {
+            if (c2 < channels) atomicAdd(g + c2, v[3 * j + c2]);
+        }
+    }
+}
+
 // A BSDF's value at vertex v towards local direction wo, in the scene a probe is set in:
 // one type for both evaluations that differentiate it (next-event estimation and BSDF
 // sampling), so the backward module holds one copy of its code.
@@ -179,26 +246,7 @@ struct Adjoint {
             hg_u32 texel[4];
             float w[4];
             int n = bitmap_texel_weights(*(const BitmapRecord*)t.rec, pend_uv, texel, w);
-            for (int j = 0; j < n; ++j) {
-                if (w[j] == 0.0f) continue;
-                float* g = p.grad + (hg_u64)texel[j] * p.channels;
-#if !defined(HG_HOST_SHIM) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-                if (p.channels == 3u) {
-                    // two atomics instead of three: the pair of channels at an 8-byte
-                    // boundary (0 and 1 of an even texel, 1 and 2 of an odd one) as one
-                    float a = w[j] * pend[0], b = w[j] * pend[1], c = w[j] * pend[2];
-                    if ((texel[j] & 1u) == 0u) {
-                        atomicAdd((float2*)g, make_float2(a, b));
-                        atomicAdd(g + 2, c);
-                    } else {
-                        atomicAdd(g, a);
-                        atomicAdd((float2*)(g + 1), make_float2(b, c));
-                    }
-                    continue;
-                }
-#endif
-                for (hg_u32 c = 0; c < p.channels; ++c) atomicAdd(g + c, w[j] * pend[c]);
-            }
+            add_texels(p.grad, p.channels, pend_k, texel, w, n, pend);
         }
 #endif
         pend_k = HG_DIFF_NONE;
@@ -334,13 +382,8 @@ struct Adjoint {
             FlatDiffParam p = params[k];
             if (p.kind < HG_DIFF_ENVMAP_DATA || p.source != emitter) continue;
             if (p.kind == HG_DIFF_ENVMAP_DATA) {
-                for (int j = 0; j < 4; ++j) {
-                    float* g = p.grad + 3u * (hg_u64)texel[j];
-                    if (w[j] == 0.0f) continue;
-                    atomicAdd(g, w[j] * weight.x);
-                    atomicAdd(g + 1, w[j] * weight.y);
-                    atomicAdd(g + 2, w[j] * weight.z);
-                }
+                float vals[3] = {weight.x, weight.y, weight.z};
+                add_texels(p.grad, 3u, k, texel, w, 4, vals);
             } else if (p.kind == HG_DIFF_ENVMAP_SCALE) {
                 float v = dot(weight, unscaled);
                 if (fabsf(v) <= 3.4028235e38f) small[p.small] += v;
@@ -406,7 +449,9 @@ struct Adjoint {
                 return bsdf_sample(q, v.bsdf, v.sp, v.wi, u1, u2, &again) ? again.weight : v3(0.0f, 0.0f, 0.0f);
             });
         } else {
-            V3 f = bsdf_eval(*scene, v.bsdf, v.sp, v.wi, bs.wo);
+            // the BSDF's value towards the sampled direction: weight = eval / pdf (the
+            // sample's contract; diff/adjoint.rs likewise), no evaluation
+            V3 f = bs.weight * bs.pdf;
             accumulate(true, mask, linear_of(v.bsdf), defer, v.sp, mul(delta, ratio(through, f)),
                        BsdfEval{&v, bs.wo});
         }
@@ -479,12 +524,12 @@ extern "C" __global__ void hg_backward(const __grid_constant__ FlatCamera cam, c
                     (hg_u64)(it.max_depth - 1u) * count <= (hg_u64)HG_DEFER;
     (void)one_pass;
     if (i < threads) {  // no early return: the warp sums below take every lane
-        // pixel-major (unlike hg_render, which needs a pixel's samples in one warp
-        // segment): a warp's lanes take 32 neighbouring pixels, whose lookups mostly
-        // touch different texels, so their atomics rarely collide
-        hg_u32 pixels = threads >> (log2_n - log2_k);
-        hg_u32 pix = p0 + i % pixels;
-        hg_u32 first = s0 + ((i / pixels) << log2_k), end = first + (1u << log2_k);
+        // as hg_render: a pixel's samples in neighbouring lanes, whose paths (rays through
+        // one pixel) mostly take the same branches, and whose texel gradients add_texels
+        // sums over the warp (pixel-major lanes, each its own pixel, took 37% longer)
+        hg_u32 log2_t = log2_n - log2_k;
+        hg_u32 pix = p0 + (i >> log2_t);
+        hg_u32 first = s0 + ((i & ((1u << log2_t) - 1u)) << log2_k), end = first + (1u << log2_k);
         const float* g = adjoint + (hg_u64)pix * channels;
         V3 adj = v3(g[0], g[1], g[2]);
         float total = weights[pix];
@@ -516,7 +561,6 @@ extern "C" __global__ void hg_backward(const __grid_constant__ FlatCamera cam, c
                 // terms added on the way, a numerical accident
                 if (one_pass && finite3(p.result)) a.resolve(p.result);
                 a.n_deferred = 0;
-                a.flush();
                 continue;
             }
 #endif
@@ -525,11 +569,16 @@ extern "C" __global__ void hg_backward(const __grid_constant__ FlatCamera cam, c
             a.rest = v3(0.0f, 0.0f, 0.0f);
             a.active = true;
             direct_sample_observed(s, it, st.ray, st.rng, &alpha, a);
-            a.flush();
 #endif
             (void)path;
         }
     }
+    // the held texel derivatives (add() flushed those of other points on the way), with
+    // the warp's lanes together again so that add_texels sums over all of them
+#if !defined(HG_HOST_SHIM) && defined(__CUDA_ARCH__)
+    __syncwarp();
+#endif
+    a.flush();
     for (hg_u32 k = 0; k < count; ++k) {
         FlatDiffParam p = params[k];
         if (p.small == HG_DIFF_NONE) continue;

@@ -339,7 +339,9 @@ impl PathObserver for Adjoint<'_> {
                 },
             );
         } else {
-            let f = v.bsdf.eval(v.bctx, v.wi, bs.wo);
+            // the BSDF's value towards the sampled direction: the sample's weight is
+            // eval / pdf, so no evaluation (kernels/backward.cuh likewise)
+            let f = bs.weight * bs.pdf;
             let weight = self.delta * ratio(through, f);
             self.accumulate(
                 Reader::Bsdf(v.bctx.at, Self::bsdf_of(scene, v), true),
