@@ -92,14 +92,19 @@ class _Render(torch.autograd.Function):
         wanted = ctx.needs_input_grad[3:]
         if not any(wanted):
             return (None, None, None) + (None,) * len(wanted)
-        grad = grad.detach().to(torch.float32)
+        # no detach (grad mode is off, so the gradient has no history) and no contiguous
+        # copy (the import reads any strides): each call here costs about three times
+        # what it costs outside autograd's backward
+        if grad.dtype != torch.float32:
+            grad = grad.to(torch.float32)
         if ctx.device:
-            grads = _diff.backward(
-                ctx.scene, ctx.keys, ctx.arrays, grad.contiguous(), ctx.snapshot, ctx.opts, device=True
-            )
+            grads = _diff.backward(ctx.scene, ctx.keys, ctx.arrays, grad, ctx.snapshot, ctx.opts, device=True)
             grads = [torch.from_dlpack(g) for g in grads]
         else:
             grads = _diff.backward(ctx.scene, ctx.keys, ctx.arrays, grad.numpy(), ctx.snapshot, ctx.opts)
             grads = [torch.from_numpy(g) for g in grads]
-        out = [g.to(dtype) if w else None for g, dtype, w in zip(grads, ctx.dtypes, wanted)]
+        out = [
+            (g if g.dtype == dtype else g.to(dtype)) if w else None
+            for g, dtype, w in zip(grads, ctx.dtypes, wanted)
+        ]
         return (None, None, None, *out)

@@ -74,33 +74,36 @@ impl CudaBackend {
                     self.pool.alloc_zeros(p.len() * 4, &self.stream, &what)
                 })
                 .collect::<Result<Vec<_>>>()?;
-            // the plain floats' rebuilt records, then the table: the parameters (12 words
-            // each, with the addresses of their gradients and records), the BSDFs' masks
-            let records: Vec<f32> = fp.records.iter().map(|&w| f32::from_bits(w)).collect();
-            let records = self.upload_tensor(if records.is_empty() { &[0.0] } else { &records })?;
-            let at = |offset: u64| records.device_ptr() + 4 * offset;
-            let mut words = Vec::with_capacity(fp.params.len() * 12 + 2 * fp.bsdf_masks.len() + 1);
-            for (f, g) in fp.params.iter().zip(&grads) {
-                for v in [
-                    f.kind,
-                    f.source,
-                    f.channels,
-                    f.reads,
-                    f.small,
-                    f.step.to_bits(),
-                ] {
-                    words.push(f32::from_bits(v));
+            // one upload: the table (the parameters, 12 words each with the addresses of
+            // their gradients and of their records, then the BSDFs' masks and linear
+            // masks, which backward.cuh reads both), then the plain floats' rebuilt
+            // records, which the table points to
+            let head = fp.params.len() * 12 + 2 * fp.bsdf_masks.len() + 1;
+            let table = self.upload_staged(head + fp.records.len(), |base, dst| {
+                let at = |offset: u64| base + 4 * (head as u64 + offset);
+                let mut words = Vec::with_capacity(head);
+                for (f, g) in fp.params.iter().zip(&grads) {
+                    words.extend([
+                        f.kind,
+                        f.source,
+                        f.channels,
+                        f.reads,
+                        f.small,
+                        f.step.to_bits(),
+                    ]);
+                    for a in [g.ptr(), at(f.plus), at(f.minus)] {
+                        words.extend([a as u32, (a >> 32) as u32]);
+                    }
                 }
-                for a in [g.ptr(), at(f.plus), at(f.minus)] {
-                    words.push(f32::from_bits(a as u32));
-                    words.push(f32::from_bits((a >> 32) as u32));
+                words.extend(&fp.bsdf_masks);
+                words.extend(&fp.bsdf_linear);
+                words.push(0); // a table is never empty
+                let all = words.iter().chain(&fp.records);
+                for (d, &w) in dst.iter_mut().zip(all) {
+                    *d = f32::from_bits(w);
                 }
-            }
-            // the BSDFs' masks, then their linear masks (backward.cuh reads both)
-            words.extend(fp.bsdf_masks.iter().map(|&m| f32::from_bits(m)));
-            words.extend(fp.bsdf_linear.iter().map(|&m| f32::from_bits(m)));
-            words.push(0.0); // a table is never empty
-            let table = self.upload_tensor(&words)?;
+                Ok(())
+            })?;
             let weights = self.pool.alloc(
                 pixels as usize * 4,
                 &self.stream,
@@ -152,11 +155,9 @@ impl CudaBackend {
                 unsafe { l.launch(threads_cfg(sample.threads, tuning.block)) }
                     .map_err(drv("launching hg_backward"))?;
             }
-            // the weights, the records and the table are freed in stream order after the
-            // kernels
+            // the weights and the table are freed in stream order after the kernels
             drop(weights);
             drop(table);
-            drop(records);
             grads
                 .into_iter()
                 .zip(params)

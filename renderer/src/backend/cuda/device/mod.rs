@@ -387,6 +387,16 @@ impl CudaBackend {
         len: usize,
         fill: impl FnOnce(&mut [f32]) -> Result<()>,
     ) -> Result<DeviceTensor> {
+        self.upload_staged(len, |_, dst| fill(dst))
+    }
+
+    /// As [`Self::upload_with`], `fill` also given the device address the values will
+    /// have (for a table that points into itself).
+    pub(crate) fn upload_staged(
+        &self,
+        len: usize,
+        fill: impl FnOnce(u64, &mut [f32]) -> Result<()>,
+    ) -> Result<DeviceTensor> {
         // the staging lease comes before the guarded driver calls
         check_process()?;
         let what = format!("a tensor of {len} floats");
@@ -394,9 +404,11 @@ impl CudaBackend {
             .checked_mul(4)
             .ok_or_else(|| Error::Cuda(format!("{what} has more bytes than an address holds")))?;
         let mut lease = self.readers.staging.lease(bytes)?;
-        fill(lease.floats_mut())?;
+        let buf = guarded("allocating an upload", || {
+            self.pool.alloc(bytes, &self.stream, &what)
+        })?;
+        fill(buf.ptr(), lease.floats_mut())?;
         guarded("uploading a tensor", || {
-            let buf = self.pool.alloc(bytes, &self.stream, &what)?;
             // SAFETY: the lease is held until the DMA's event below completed.
             unsafe { buf.write(0, lease.as_slice()) }?;
             let ready = Event::recorded(&self.ctx, self.stream.cu_stream())?;
