@@ -71,6 +71,34 @@ def test_torch_gradient_is_the_derivative_of_the_image():
     assert_matches_finite_differences(scene, texture, t.grad.numpy(), adj)
 
 
+def test_torch_gradients_of_other_dtypes_strides_and_grad_outputs():
+    # the backward pass takes the incoming gradient as it comes (no detach, no
+    # contiguous copy): a strided gradient, a float64 one, and grad_outputs that require
+    # grad (autograd hands them over without history when create_graph is off) give the
+    # gradient of the same loss; float64 values get float64 gradients
+    torch = pytest.importorskip("torch")
+    import heliograph.torch as hgt
+
+    scene, texture = scene_and_texture()
+    adj = adjoint((12, 12, 3))
+
+    def grad_of(weights, dtype=torch.float32):
+        t = torch.tensor(texture, dtype=dtype, requires_grad=True)
+        image = hgt.render(scene, {KEY: t}, spp=4, seed=9, seed_grad=9)
+        (g,) = torch.autograd.grad(image, t, grad_outputs=weights(image))
+        assert g.dtype == dtype
+        return g.double().numpy()
+
+    plain = grad_of(lambda im: torch.from_numpy(adj))
+    # every second column of a wider array: a strided gradient
+    wide = torch.from_numpy(np.repeat(adj, 2, axis=1))[:, ::2]
+    assert not wide.is_contiguous()
+    np.testing.assert_allclose(grad_of(lambda im: wide), plain, rtol=1e-5, atol=1e-6)
+    tracked = lambda im: torch.from_numpy(adj).requires_grad_(True)  # noqa: E731
+    np.testing.assert_allclose(grad_of(tracked), plain, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(grad_of(lambda im: torch.from_numpy(adj).double(), torch.float64), plain, rtol=1e-4)
+
+
 def test_jax_gradient_matches_torch_and_works_under_jit():
     jax = pytest.importorskip("jax")
     import jax.numpy as jnp
