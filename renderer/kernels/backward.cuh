@@ -499,11 +499,15 @@ extern "C" __global__ void hg_backward(const __grid_constant__ FlatCamera cam, c
                                        hg_u32 count, const hg_u32* __restrict__ bsdf_masks, hg_u32 mask_count,
                                        hg_u32 envmap_params) {
     hg_u32 i = blockIdx.x * blockDim.x + threadIdx.x;
-    SceneData s = HG_SCENE_DATA;
+    // two copies of the scene: the paths' (never probed: its address is not taken, so it
+    // stays in registers and the parameter space, as hg_render's) and the probes'
+    // (Adjoint::scene, in the thread's local memory). One shared copy, whose address the
+    // out-of-line probes take, kept the paths' scene in local memory: 7% slower.
+    const SceneData s = HG_SCENE_DATA;
+    SceneData probed = s;
     float small[HG_DIFF_SMALL];
-    for (int k = 0; k < HG_DIFF_SMALL; ++k) small[k] = 0.0f;
     Adjoint a;
-    a.scene = &s;
+    a.scene = &probed;
     a.params = params;
     a.count = count;
     a.bsdf_masks = bsdf_masks;
@@ -512,9 +516,14 @@ extern "C" __global__ void hg_backward(const __grid_constant__ FlatCamera cam, c
     a.small = small;
     a.envmap_params = envmap_params != 0u;
     a.emitter_mask = 0u;
+    hg_u32 smalls = 0u;  // the accumulators in use (none for bitmaps and environment maps)
     for (hg_u32 k = 0; k < count; ++k) {
-        if ((params[k].reads & HG_DIFF_READ_EMITTER) != 0u) a.emitter_mask |= k < 32u ? 1u << k : 0xffffffffu;
+        FlatDiffParam p = params[k];
+        if ((p.reads & HG_DIFF_READ_EMITTER) != 0u) a.emitter_mask |= k < 32u ? 1u << k : 0xffffffffu;
+        hg_u32 end = p.small + (p.kind == HG_DIFF_CONSTANT ? p.channels : 1u);
+        if (p.small != HG_DIFF_NONE && end > smalls) smalls = end;
     }
+    for (hg_u32 k = 0; k < smalls && k < (hg_u32)HG_DIFF_SMALL; ++k) small[k] = 0.0f;
     a.pend_k = HG_DIFF_NONE;
     a.deferring = false;
     a.n_deferred = 0;

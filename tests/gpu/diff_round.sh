@@ -8,7 +8,7 @@
 # the direct/path CPU parity and the Python smoke test of the bundle's
 # run_gpu_checks.sh (the kernels' integrators run over an observer). With
 # HG_DIFF_PROFILE=1, first an Nsight Compute profile of one hg_backward launch of the
-# benchmark (OUT/backward_ncu.txt); with HG_DIFF_PARITY=0, without the parity checks.
+# benchmark (profile_backward.sh); with HG_DIFF_PARITY=0, without the parity checks.
 #
 #   OUT=/some/dir tests/gpu/diff_round.sh [BUNDLE]     # writes OUT/diff_round.txt
 set -u
@@ -23,15 +23,9 @@ export HELIOGRAPH_ROOT=$ROOT
 {
   echo "==== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
   python3 -m pip install -q --no-index --no-deps --target "$WORK/site" "$BUNDLE"/wheels/*.whl || exit 1
-  if [ "${HG_DIFF_PROFILE:-0}" = 1 ] && command -v ncu >/dev/null; then
-    echo "==== 0. ncu: one hg_backward launch of the benchmark (OUT/backward_ncu.txt)"
-    timeout -k 5 180 ncu --target-processes all -k regex:hg_backward -c 1 --clock-control none \
-      --section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
-      --section MemoryWorkloadAnalysis python3 "$ROOT/tests/bench_diff.py" --cuda --iters 1 \
-      --hg-python python3 --hg-path "$WORK/site" --mi-python python3 --mi-path /nonexistent \
-      > "$OUT/backward_ncu.txt" 2>&1
-    grep -E "Duration|Registers Per|Achieved Occupancy|Compute \(SM\) Throughput|Memory Throughput|Local" \
-      "$OUT/backward_ncu.txt" | head -12
+  if [ "${HG_DIFF_PROFILE:-0}" = 1 ]; then
+    echo "==== 0. ncu: one hg_backward launch of the benchmark (OUT/backward_*)"
+    bash "$HERE/profile_backward.sh" "$OUT" "$WORK/site"
   fi
   echo "==== 1. pytest tests/python/gpu/test_diff_cuda.py"
   ( cd "$ROOT/tests/python" && PYTHONPATH=$WORK/site timeout -k 5 240 python3 -m pytest -v -rfEs \
