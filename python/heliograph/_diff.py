@@ -101,15 +101,16 @@ def forward(scene, keys, values, opts: Options, device=False):
     return (image if device else np.array(image)), _native._diff_snapshot(scene)
 
 
-def backward(scene, keys, values, grad, snapshot, opts: Options, device=False):
+def backward(scene, keys, values, grad, snapshot, opts: Options, device=False, stream=None):
     """The gradients of ``Σ grad · image`` for the render of ``values`` with the other
     parameters of ``snapshot``: the values are written back first if another render
     changed them (a loss of several renders of one scene); any other parameter that
     changed since is an error naming it. NumPy arrays, or with ``device`` the
-    renderer's tensors where they lie (``grad`` is then read where it lies)."""
+    renderer's tensors where they lie (``grad`` is then read where it lies, after the
+    work queued on CUDA stream ``stream`` when given: the stream that writes it)."""
     if not snapshot.is_current(scene):
         set_values(scene, keys, values)
     if not device:
         grad = np.ascontiguousarray(grad, dtype=np.float32)
-    out = _native._render_backward(scene, list(keys), grad, opts.spp_grad, opts.seed_grad, snapshot)
+    out = _native._render_backward(scene, list(keys), grad, opts.spp_grad, opts.seed_grad, snapshot, stream)
     return out if device else [np.array(g) for g in out]

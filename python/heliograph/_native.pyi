@@ -182,7 +182,13 @@ def _diff_params(scene: Any, keys: List[str]) -> List[List[int]]: ...
 def _film_shape(scene: Any) -> List[int]: ...
 def _diff_snapshot(scene: Any) -> Any: ...
 def _render_backward(
-    scene: Any, keys: List[str], grad: Any, spp: Optional[int], seed: int, snapshot: Any
+    scene: Any,
+    keys: List[str],
+    grad: Any,
+    spp: Optional[int],
+    seed: int,
+    snapshot: Any,
+    stream: Optional[int] = None,
 ) -> List[TensorXf]: ...
 def _xla_target(
     scene: Scene, keys: List[str], spp: int, seed: int, spp_grad: int, seed_grad: int

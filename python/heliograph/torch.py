@@ -61,6 +61,21 @@ def render(scene, params, spp=None, seed=0, spp_grad=None, seed_grad=None) -> to
     return _Render.apply(scene, keys, opts, *tensors)
 
 
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _current_stream(device: torch.device) -> int:
+    """PyTorch's current CUDA stream on ``device`` as a DLPack stream number (1 for the
+    legacy default stream, which DLPack does not number 0). From the raw handle where
+    PyTorch has it: ``torch.cuda.current_stream`` builds a Stream object, which costs
+    ~30 µs inside autograd's backward."""
+    if _raw_stream is not None:
+        handle = _raw_stream(device.index)
+    else:
+        handle = torch.cuda.current_stream(device).cuda_stream
+    return handle or 1
+
+
 class _Render(torch.autograd.Function):
     @staticmethod
     def forward(ctx, scene, keys, opts, *values):
@@ -98,8 +113,15 @@ class _Render(torch.autograd.Function):
         if grad.dtype != torch.float32:
             grad = grad.to(torch.float32)
         if ctx.device:
-            grads = _diff.backward(ctx.scene, ctx.keys, ctx.arrays, grad, ctx.snapshot, ctx.opts, device=True)
-            grads = [torch.from_dlpack(g) for g in grads]
+            # the gradient is written by work on PyTorch's current stream (autograd's
+            # stream for this node): the render stream waits for that stream (what
+            # PyTorch's own export would order from, without its Python), and the
+            # gradients are exported for that stream (what torch.from_dlpack would ask)
+            stream = _current_stream(grad.device)
+            grads = _diff.backward(
+                ctx.scene, ctx.keys, ctx.arrays, grad, ctx.snapshot, ctx.opts, device=True, stream=stream
+            )
+            grads = [torch.from_dlpack(g.__dlpack__(stream=stream)) for g in grads]
         else:
             grads = _diff.backward(ctx.scene, ctx.keys, ctx.arrays, grad.numpy(), ctx.snapshot, ctx.opts)
             grads = [torch.from_numpy(g) for g in grads]

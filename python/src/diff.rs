@@ -9,7 +9,7 @@ use heliograph::scene::params::{shape_str, ParamTable};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
-use crate::dlpack::{HostTo, Imported};
+use crate::dlpack::{import_device_after, HostTo, Imported};
 use crate::errors::{to_py, RenderError};
 use crate::scene::{backend, PyScene};
 use crate::tensor::{import_any, to_host_array, TensorXf};
@@ -94,9 +94,11 @@ fn first_change(then: &ParamTable, now: &ParamTable) -> Option<String> {
 /// parameters differ from them is an error naming the first that does, not a gradient
 /// of other values. Under `cuda_rgb` it runs on the GPU: `grad` is read where it lies
 /// (a CUDA array in stream order, a host array uploaded) and the gradients stay on the
-/// device.
+/// device. `stream`: for a CUDA `grad`, the CUDA stream whose queued work writes it
+/// when the caller knows it (`heliograph.torch`: PyTorch's current stream); the render
+/// stream then waits for that stream instead of asking the producer to synchronise.
 #[pyfunction]
-#[pyo3(signature = (scene, keys, grad, spp, seed, snapshot))]
+#[pyo3(signature = (scene, keys, grad, spp, seed, snapshot, stream=None))]
 pub fn _render_backward(
     scene: &Bound<'_, PyAny>,
     keys: Vec<String>,
@@ -104,6 +106,7 @@ pub fn _render_backward(
     spp: Option<u32>,
     seed: u64,
     snapshot: &Bound<'_, DiffSnapshot>,
+    stream: Option<usize>,
 ) -> PyResult<Vec<TensorXf>> {
     let py = scene.py();
     let s = scene_of(scene, "backward")?;
@@ -136,8 +139,14 @@ pub fn _render_backward(
     let opts = RenderOptions { spp, seed };
     if backend() == Some(Backend::Cuda) {
         let be = crate::cuda::backend(py)?;
-        let Imported::Device { tensor, shape, .. } = import_any(py, grad, HostTo::Device(&be))?
-        else {
+        let imported = match stream {
+            // another framework's array (heliograph's own tensors are ordered already)
+            Some(s) if grad.cast::<TensorXf>().is_err() && grad.hasattr("__dlpack__")? => {
+                import_device_after(py, grad, HostTo::Device(&be), s)?
+            }
+            _ => import_any(py, grad, HostTo::Device(&be))?,
+        };
+        let Imported::Device { tensor, shape, .. } = imported else {
             return Err(RenderError::new_err(
                 "the image's gradient could not be placed on the GPU",
             ));

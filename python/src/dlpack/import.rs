@@ -3,7 +3,9 @@
 //! device to device on heliograph's render stream and never go through the host.
 //!
 //! A CUDA producer is asked for its tensor with `stream=<heliograph's render stream>`,
-//! so it orders its pending writes before the copy, which runs on that stream. The
+//! so it orders its pending writes before the copy, which runs on that stream (or, where
+//! the caller knows the stream the producer writes on, with `stream=-1` while the render
+//! stream waits for that stream: [`import_device_after`]). The
 //! producer's capsule is consumed at once (renamed `used_*`) but its deleter runs only
 //! once the copy has finished: the capsule is *parked* with the imported tensor and
 //! released by the next heliograph call that finds the copy done ([`sweep_parked`]),
@@ -110,6 +112,31 @@ pub fn import_device(
     obj: &Bound<'_, PyAny>,
     host_to: HostTo<'_>,
 ) -> PyResult<Imported> {
+    import_ordered(py, obj, host_to, None)
+}
+
+/// [`import_device`] for a caller that knows the CUDA stream `stream` whose queued work
+/// writes `obj` (PyTorch's current stream, the one PyTorch's own export orders from):
+/// the producer is asked for no synchronisation (`stream=-1`, which DLPack leaves to
+/// the consumer) and the render stream waits for `stream` itself. The same order as
+/// passing the render stream, without the producer's synchronisation code (PyTorch's
+/// is Python: an external-stream object and an event, ~85 µs inside autograd's
+/// backward). A host array ignores `stream`.
+pub fn import_device_after(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    host_to: HostTo<'_>,
+    stream: usize,
+) -> PyResult<Imported> {
+    import_ordered(py, obj, host_to, Some(stream))
+}
+
+fn import_ordered(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    host_to: HostTo<'_>,
+    after: Option<usize>,
+) -> PyResult<Imported> {
     sweep_parked(py);
     let claimed = match obj.call_method0("__dlpack_device__") {
         Ok(d) => Some(d.extract::<(i32, i32)>().map_err(|_| {
@@ -129,7 +156,10 @@ pub fn import_device(
     };
     let kwargs = PyDict::new(py);
     if let Some(be) = &cuda {
-        kwargs.set_item("stream", be.stream_handle())?;
+        match after {
+            Some(_) => kwargs.set_item("stream", -1)?,
+            None => kwargs.set_item("stream", be.stream_handle())?,
+        }
     }
     kwargs.set_item("max_version", PyTuple::new(py, [1u32, 1u32])?)?;
     let cap = match obj.call_method("__dlpack__", (), Some(&kwargs)) {
@@ -154,8 +184,13 @@ pub fn import_device(
             py.detach(move || unsafe { read_host_to(t.get(), host_to) })
                 .map_err(to_py)
         }
-        // SAFETY: as above; the deleter runs once the copy has (taken is parked).
-        Some(be) => unsafe { copy_cuda(py, be, t) },
+        Some(be) => {
+            if let Some(stream) = after {
+                be.join_stream(stream).map_err(to_py)?;
+            }
+            // SAFETY: as above; the deleter runs once the copy has (taken is parked).
+            unsafe { copy_cuda(py, be, t) }
+        }
     });
     match (&res, &cuda) {
         (Ok(Imported::Device { tensor, .. }), Some(_)) => park_release(taken, tensor.clone()),

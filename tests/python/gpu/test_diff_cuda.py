@@ -12,6 +12,8 @@
 - JAX's calls run as heliograph's XLA custom calls on XLA's stream, with the same exact
   derivative; JAX on the CPU with ``cuda_rgb``, and on the GPU with ``cpu_rgb``, give the
   images and gradients of the other platform's calls;
+- the backward pass reads the image's gradient after the PyTorch work that writes it,
+  on the default stream and on a side stream;
 - wrong input is an error naming the key before anything renders.
 """
 
@@ -166,6 +168,60 @@ def test_cuda_iterations_stay_on_the_device_and_memory_is_flat(torch):
             held.append((_native._cuda_held_bytes(), _native._cuda_live_buffers()))
     assert torch.isfinite(t).all() and torch.isfinite(t.grad).all()
     assert held[1] == held[0], held
+
+
+def test_the_incoming_gradient_is_read_after_the_work_that_writes_it(torch, monkeypatch):
+    """The backward pass reads the image's gradient only after PyTorch's queued work that
+    writes it (heliograph.torch orders the render stream after PyTorch's current stream):
+    a node between the image and the loss whose backward fills its output with a
+    sentinel, stalls the stream (torch.cuda._sleep) and only then writes twice its
+    incoming gradient gives exactly twice the plain gradient, with the work on the
+    default stream and on a side stream. Power: with an idle stream named instead of
+    PyTorch's, the same node gives another gradient (the sentinel is read)."""
+    import heliograph.torch as hgt
+
+    if not hasattr(torch.cuda, "_sleep"):
+        pytest.skip("this PyTorch has no torch.cuda._sleep")
+    stall = [40_000_000]  # GPU clock cycles: ~20 ms
+
+    class SlowDouble(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            out = torch.full_like(g, 1e3)
+            torch.cuda._sleep(stall[0])
+            out.copy_(2 * g)
+            return out
+
+    scene, texture = scene_and_texture(res=48, tex=8)
+    adj = torch.from_numpy(adjoint((48, 48, 3))).cuda()
+
+    def grad(slow, stream, named=None):
+        t = torch.tensor(texture, device="cuda", requires_grad=True)
+        torch.cuda.synchronize()
+        with torch.cuda.stream(stream):
+            image = hgt.render(scene, {KEY: t}, spp=4, seed=9, seed_grad=9)
+            out = SlowDouble.apply(image) if slow else image
+            loss = (out * adj).sum()
+            with monkeypatch.context() as m:
+                if named is not None:  # the backward pass is told this stream is PyTorch's
+                    m.setattr(hgt, "_current_stream", lambda device: named.cuda_stream)
+                loss.backward()
+        torch.cuda.synchronize()
+        return t.grad.cpu().numpy().astype(np.float64)
+
+    plain = grad(False, torch.cuda.current_stream())
+    assert np.abs(plain).max() > 1e-3
+    close = dict(rtol=1e-4, atol=1e-6 * np.abs(plain).max())
+    for stream in (torch.cuda.current_stream(), torch.cuda.Stream()):
+        for _ in range(2):
+            np.testing.assert_allclose(grad(True, stream), 2 * plain, **close)
+    stall[0] = 400_000_000  # ~0.2 s: the render stream's copy certainly runs first
+    wrong = grad(True, torch.cuda.current_stream(), named=torch.cuda.Stream())
+    assert not np.allclose(wrong, 2 * plain, **close), "the check has no power"
 
 
 def test_wrong_input_names_the_key_before_rendering(torch):
