@@ -173,12 +173,30 @@ impl TexturePlugin for Bitmap {
 }
 
 impl Bitmap {
-    /// The texel at integer coordinates (wrapped per [`Self::wrap`]).
+    /// The index (`y · width + x`) of the texel at integer coordinates, wrapped per
+    /// [`Self::wrap`].
     #[inline]
-    fn texel(&self, texels: &[f32], x: i32, y: i32) -> Color {
+    fn index(&self, x: i32, y: i32) -> usize {
         let x = wrap(x, self.width as i32, self.wrap) as usize;
-        let y = wrap(y, self.height as i32, self.wrap) as usize;
-        let i = (y * self.width as usize + x) * self.channels as usize;
+        wrap(y, self.height as i32, self.wrap) as usize * self.width as usize + x
+    }
+
+    /// The texel indices (`y · width + x`) of the bilinear lookup whose top-left texel
+    /// is `(x, y)`: `(x, y)`, `(x + 1, y)`, `(x, y + 1)`, `(x + 1, y + 1)`, wrapped.
+    /// Each coordinate is wrapped once: a repeat or mirror wrap outside the image is an
+    /// integer division.
+    #[inline(always)]
+    fn corners(&self, x: i32, y: i32) -> [usize; 4] {
+        let (w, h) = (self.width as i32, self.height as i32);
+        let [x0, x1] = [x, x + 1].map(|i| wrap(i, w, self.wrap) as usize);
+        let [y0, y1] = [y, y + 1].map(|i| wrap(i, h, self.wrap) as usize * w as usize);
+        [y0 + x0, y0 + x1, y1 + x0, y1 + x1]
+    }
+
+    /// Texel `k` (`y · width + x`, already wrapped).
+    #[inline(always)]
+    fn texel_at(&self, texels: &[f32], k: usize) -> Color {
+        let i = k * self.channels as usize;
         if self.channels == 1 {
             Color::splat(texels[i])
         } else {
@@ -206,13 +224,13 @@ impl Bitmap {
         let p = self.grid(uv);
         let (x, y) = (floor_i32(p.x), floor_i32(p.y));
         match self.filter {
-            FilterType::Nearest => self.texel(texels, x, y),
+            FilterType::Nearest => self.texel_at(texels, self.index(x, y)),
             FilterType::Bilinear => {
                 let w1 = p - Vec2::new(x as f32, y as f32);
-                let top =
-                    self.texel(texels, x, y) * (1.0 - w1.x) + self.texel(texels, x + 1, y) * w1.x;
-                let bot = self.texel(texels, x, y + 1) * (1.0 - w1.x)
-                    + self.texel(texels, x + 1, y + 1) * w1.x;
+                let [k00, k10, k01, k11] = self.corners(x, y);
+                let at = |k: usize| self.texel_at(texels, k);
+                let top = at(k00) * (1.0 - w1.x) + at(k10) * w1.x;
+                let bot = at(k01) * (1.0 - w1.x) + at(k11) * w1.x;
                 top * (1.0 - w1.y) + bot * w1.y
             }
         }
@@ -225,24 +243,20 @@ impl Bitmap {
     pub fn texel_weights(&self, uv: Vec2) -> [(usize, f32); 4] {
         let p = self.grid(uv);
         let (x, y) = (floor_i32(p.x), floor_i32(p.y));
-        let at = |dx: i32, dy: i32| {
-            let x = wrap(x + dx, self.width as i32, self.wrap) as usize;
-            let y = wrap(y + dy, self.height as i32, self.wrap) as usize;
-            y * self.width as usize + x
-        };
         match self.filter {
             FilterType::Nearest => {
-                let i = at(0, 0);
+                let i = self.index(x, y);
                 [(i, 1.0), (i, 0.0), (i, 0.0), (i, 0.0)]
             }
             FilterType::Bilinear => {
                 let w1 = p - Vec2::new(x as f32, y as f32);
                 let w0 = Vec2::ONE - w1;
+                let [k00, k10, k01, k11] = self.corners(x, y);
                 [
-                    (at(0, 0), w0.x * w0.y),
-                    (at(1, 0), w1.x * w0.y),
-                    (at(0, 1), w0.x * w1.y),
-                    (at(1, 1), w1.x * w1.y),
+                    (k00, w0.x * w0.y),
+                    (k10, w1.x * w0.y),
+                    (k01, w0.x * w1.y),
+                    (k11, w1.x * w1.y),
                 ]
             }
         }
@@ -261,15 +275,15 @@ impl Bitmap {
         let (x, y) = (floor_i32(p.x), floor_i32(p.y));
         let w1 = p - Vec2::new(x as f32, y as f32);
         let w0 = Vec2::ONE - w1;
-        let f = |dx: i32, dy: i32| {
-            let c = self.texel(texels, x + dx, y + dy);
+        let f = |k: usize| {
+            let c = self.texel_at(texels, k);
             if self.channels == 1 {
                 c.x
             } else {
                 luminance(c)
             }
         };
-        let (f00, f10, f01, f11) = (f(0, 0), f(1, 0), f(0, 1), f(1, 1));
+        let [f00, f10, f01, f11] = self.corners(x, y).map(f);
         let dx = w0.y * (f10 - f00) + w1.y * (f11 - f01);
         let dy = w0.x * (f01 - f00) + w1.x * (f11 - f10);
         let m = &self.to_uv.m;
@@ -297,8 +311,11 @@ impl Bitmap {
 }
 
 /// Maps an integer texel coordinate into `[0, n)`.
-#[inline]
+#[inline(always)]
 fn wrap(i: i32, n: i32, mode: WrapMode) -> i32 {
+    if (0..n).contains(&i) {
+        return i; // every mode leaves a coordinate inside the image as it is
+    }
     match mode {
         WrapMode::Clamp => i.clamp(0, n - 1),
         WrapMode::Repeat => i.rem_euclid(n),
@@ -416,6 +433,63 @@ mod tests {
         let (st, t) = build(ramp(4, 2), &[("wrap_mode", s("clamp"))]).unwrap();
         assert!((at(&st, t, 0.0, 0.25) - 0.0).abs() < 1e-6);
         assert!(at(&st, t, f32::NAN, 1e30).is_finite());
+    }
+
+    #[test]
+    fn bilinear_lookups_wrap_every_corner_as_the_textbook_rule() {
+        // the textbook rule per corner texel, in f64, against the lookup and its weights,
+        // for coordinates inside, at the edges and several periods outside the image
+        let textbook = |i: i64, n: i64, mode: &str| match mode {
+            "repeat" => i.rem_euclid(n),
+            "clamp" => i.clamp(0, n - 1),
+            _ => {
+                let m = i.rem_euclid(2 * n);
+                if m < n {
+                    m
+                } else {
+                    2 * n - 1 - m
+                }
+            }
+        };
+        let (w, h) = (5i64, 3i64);
+        let mut rng = crate::math::Pcg32::new(7, 1);
+        for mode in ["repeat", "mirror", "clamp"] {
+            let (st, t) = build(ramp(w as usize, h as usize), &[("wrap_mode", s(mode))]).unwrap();
+            let AnyTexture::Bitmap(b) = &st.records[t as usize] else {
+                unreachable!("a bitmap")
+            };
+            let texels = st.image(b.image);
+            for k in 0..4000 {
+                // a quarter of the points on texel centres and edges, exactly
+                let (u, v) = if k % 4 == 0 {
+                    let q = |r: f32, n: i64| ((r * 64.0).floor() - 24.0) / (2 * n) as f32;
+                    (q(rng.next_f32(), w), q(rng.next_f32(), h))
+                } else {
+                    (rng.next_f32() * 8.0 - 4.0, rng.next_f32() * 8.0 - 4.0)
+                };
+                let (px, py) = (u as f64 * w as f64 - 0.5, v as f64 * h as f64 - 0.5);
+                let (x, y) = (px.floor(), py.floor());
+                let (fx, fy) = (px - x, py - y);
+                let texel = |dx: i64, dy: i64| {
+                    let tx = textbook(x as i64 + dx, w, mode);
+                    let ty = textbook(y as i64 + dy, h, mode);
+                    (10 * ty + tx) as f64
+                };
+                let want = (texel(0, 0) * (1.0 - fx) + texel(1, 0) * fx) * (1.0 - fy)
+                    + (texel(0, 1) * (1.0 - fx) + texel(1, 1) * fx) * fy;
+                let got = b.eval_texels(texels, Vec2::new(u, v)).x as f64;
+                assert!(
+                    (got - want).abs() < 1e-4,
+                    "{mode} at ({u}, {v}): {got} vs {want}"
+                );
+                let summed: f64 = b
+                    .texel_weights(Vec2::new(u, v))
+                    .iter()
+                    .map(|&(i, wt)| texels[i] as f64 * wt as f64)
+                    .sum();
+                assert!((summed - want).abs() < 1e-4, "{mode} weights at ({u}, {v})");
+            }
+        }
     }
 
     #[test]
