@@ -514,11 +514,12 @@ mod x86 {
     }
 
     /// The four lanes of `p` that the watertight test hits before `tmax` (bit mask),
-    /// their distances, and the lanes whose edge functions have an exact zero (which
-    /// the scalar test must redo in `f64`). Each lane computes exactly the operations
-    /// of `intersect_tri_watertight`, so hits and distances are bitwise the same.
+    /// their distances and barycentrics `(b1, b2)`, and the lanes whose edge functions
+    /// have an exact zero (which the scalar test must redo in `f64`). Each lane computes
+    /// exactly the operations of `intersect_tri_watertight`, so hits, distances and
+    /// barycentrics are bitwise the same.
     #[inline(always)]
-    pub fn tris4(p: &TriPack, r: &TriRay, tmax: f32) -> (u32, [f32; 4], u32) {
+    pub fn tris4(p: &TriPack, r: &TriRay, tmax: f32) -> (u32, [f32; 4], [[f32; 4]; 2], u32) {
         // SAFETY: SSE and SSE2 are part of x86_64
         unsafe {
             let [kx, ky, kz] = r.k;
@@ -568,10 +569,12 @@ mod x86 {
                 _mm_cmplt_ps(t, _mm_set1_ps(tmax)),
             );
             let hit = _mm_andnot_ps(reject, in_range);
-            let mut ts = [0.0f32; 4];
+            let (mut ts, mut b1, mut b2) = ([0.0f32; 4], [0.0f32; 4], [0.0f32; 4]);
             _mm_storeu_ps(ts.as_mut_ptr(), t);
+            _mm_storeu_ps(b1.as_mut_ptr(), _mm_mul_ps(e1, inv_det));
+            _mm_storeu_ps(b2.as_mut_ptr(), _mm_mul_ps(e2, inv_det));
             let redo = _mm_movemask_ps(exact_zero) as u32;
-            (_mm_movemask_ps(hit) as u32 & !redo, ts, redo)
+            (_mm_movemask_ps(hit) as u32 & !redo, ts, [b1, b2], redo)
         }
     }
 }
@@ -608,27 +611,36 @@ impl Query<'_> {
             if SIMD_TRI {
                 #[cfg(target_arch = "x86_64")]
                 {
-                    let (mut hits, mut ts, redo) = x86::tris4(p, &self.tri, tmax);
+                    let (mut hits, mut ts, [mut b1, mut b2], redo) =
+                        x86::tris4(p, &self.tri, tmax);
                     // lanes with an exact zero edge function: the scalar test's verdict
                     for lane in (0..4).filter(|l| redo >> l & 1 != 0) {
-                        if let Some(h) = self.tri_slot(p.slot[lane], tmax) {
-                            ts[lane] = h.1;
+                        if let Some((_, t, c)) = self.tri_slot(p.slot[lane], tmax) {
+                            (ts[lane], b1[lane], b2[lane]) = (t, c.x, c.y);
                             hits |= 1 << lane;
                         }
                     }
                     if hits != 0 {
                         // the nearest lane, the first on ties (leaf order, as the scalar
-                        // loop); the scalar test of that lane gives the same distance and
-                        // the coordinates
+                        // loop); its distance and barycentrics are the scalar test's
                         let lane = nearest_lane(hits, &ts);
-                        let h = self.tri_slot(p.slot[lane], tmax);
-                        debug_assert!(h.is_some(), "SIMD and scalar triangle tests disagree");
-                        if let Some(h) = h {
-                            best = Some(h);
-                            tmax = h.1;
-                            if ANY {
-                                return best;
-                            }
+                        let prim = self.bvh.leaf_prims[p.slot[lane] as usize].prim;
+                        let h = (prim, ts[lane], Vec2::new(b1[lane], b2[lane]));
+                        #[cfg(debug_assertions)]
+                        {
+                            let bits = |(i, t, c): (u32, f32, Vec2)| {
+                                (i, [t, c.x, c.y].map(f32::to_bits))
+                            };
+                            debug_assert_eq!(
+                                self.tri_slot(p.slot[lane], tmax).map(bits),
+                                Some(bits(h)),
+                                "SIMD and scalar triangle tests disagree"
+                            );
+                        }
+                        best = Some(h);
+                        tmax = h.1;
+                        if ANY {
+                            return best;
                         }
                     }
                     continue;
