@@ -7,7 +7,9 @@
 //! largest surface area is replaced by its own two children until there are eight
 //! or only leaves are left. The binary leaves (at most four primitives) are kept; their
 //! triangles are also stored four to a [`TriPack`] in structure-of-arrays form, so
-//! that a leaf's triangles are tested in one 4-wide watertight test.
+//! that a leaf's triangles are tested in one 4-wide watertight test. A leaf that is one
+//! such pack and nothing else (most leaves of a mesh) is referenced by its pack, so the
+//! walk reads the triangles without first reading a leaf record.
 //!
 //! Node boxes are stored per axis (`b[lo/hi][axis][lane]`); an unused lane has the
 //! empty box (`+∞`, `−∞`), which every box test rejects. Box tests pick the near and
@@ -37,6 +39,14 @@ pub const WIDTH: usize = 8;
 /// without it the word is a node index.
 const LEAF_BIT: u32 = 1 << 31;
 
+/// With [`LEAF_BIT`], the bit of a leaf that is one triangle pack and nothing else (the
+/// common leaf of a mesh): the rest of the word is the index into [`WideBvh::packs`],
+/// and the walk reads the pack without going through a [`WideLeaf`].
+const PACK_BIT: u32 = 1 << 30;
+
+/// The index bits of a leaf's child word.
+const INDEX_BITS: u32 = !(LEAF_BIT | PACK_BIT);
+
 /// The child word of an unused lane.
 const EMPTY: u32 = u32::MAX;
 
@@ -51,7 +61,8 @@ const WIDE_STACK: usize = (WIDTH - 1) * STACK_SIZE + WIDTH;
 pub struct WideNode {
     /// `b[0]` lower and `b[1]` upper corners: `b[side][axis][lane]`.
     pub b: [[[f32; WIDTH]; 3]; 2],
-    /// Per lane: a node index, `LEAF_BIT | leaf index`, or `EMPTY`.
+    /// Per lane: a node index, `LEAF_BIT | leaf index`, `LEAF_BIT | PACK_BIT | pack
+    /// index`, or `EMPTY`.
     pub child: [u32; WIDTH],
 }
 
@@ -73,6 +84,9 @@ pub struct TriPack {
     pub v: [[[f32; 4]; 3]; 3],
     /// The leaf slot (index into [`Bvh::leaf_prims`]) of each lane.
     pub slot: [u32; 4],
+    /// The primitive of each lane (its leaf slot's `prim`: what a hit reports, without
+    /// a read of the slot).
+    pub prim: [u32; 4],
 }
 
 /// A leaf: the binary leaf's slots and their triangle packs.
@@ -224,7 +238,7 @@ fn collapse_node(src: &Src, w: &mut WideBvh, wi: usize, bi: usize) {
             w.nodes[wi].b[1][a][lane] = n.max[a];
         }
         w.nodes[wi].child[lane] = if n.is_leaf() {
-            LEAF_BIT | push_leaf(src, w, n)
+            push_leaf(src, w, n)
         } else {
             let c = w.nodes.len();
             w.nodes.push(WideNode::default());
@@ -235,7 +249,8 @@ fn collapse_node(src: &Src, w: &mut WideBvh, wi: usize, bi: usize) {
     }
 }
 
-/// Adds the leaf of binary node `n` with its triangle and plane packs; returns its index.
+/// Adds the leaf of binary node `n` with its triangle and plane packs; returns its child
+/// word (see [`WideNode::child`]).
 fn push_leaf(src: &Src, w: &mut WideBvh, n: &BvhNode) -> u32 {
     let bvh = src.bvh;
     let slots = n.left_first..n.left_first + n.count;
@@ -248,6 +263,7 @@ fn push_leaf(src: &Src, w: &mut WideBvh, n: &BvhNode) -> u32 {
         let mut p = TriPack {
             v: [[[f32::NAN; 4]; 3]; 3],
             slot: [chunk[0]; 4],
+            prim: [bvh.leaf_prims[chunk[0] as usize].prim; 4],
         };
         for (lane, &s) in chunk.iter().enumerate() {
             let lp = &bvh.leaf_prims[s as usize];
@@ -257,6 +273,7 @@ fn push_leaf(src: &Src, w: &mut WideBvh, n: &BvhNode) -> u32 {
                 }
             }
             p.slot[lane] = s;
+            p.prim[lane] = lp.prim;
         }
         w.packs.push(p);
     }
@@ -288,17 +305,23 @@ fn push_leaf(src: &Src, w: &mut WideBvh, n: &BvhNode) -> u32 {
         }
         w.planes.push(p);
     }
+    let packs = w.packs.len() as u32 - first_pack;
+    if packs == 1 && tris.len() == n.count as usize && first_pack < INDEX_BITS {
+        return LEAF_BIT | PACK_BIT | first_pack;
+    }
+    // (an index at 2^30 would take a tree of billions of primitives: hundreds of GiB)
+    debug_assert!((w.leaves.len() as u32) < PACK_BIT);
     w.leaves.push(WideLeaf {
         first: n.left_first,
         count: n.count,
         first_pack,
-        packs: w.packs.len() as u32 - first_pack,
+        packs,
         first_plane,
         planes: w.planes.len() as u32 - first_plane,
         analytic: tris.len() < n.count as usize,
         curved: tris.len() + planes.len() < n.count as usize,
     });
-    w.leaves.len() as u32 - 1
+    LEAF_BIT | (w.leaves.len() as u32 - 1)
 }
 
 /// A ray prepared for the wide box tests.
@@ -597,6 +620,54 @@ impl Query<'_> {
         intersect_tri_watertight(p, &self.tri, tmax).map(|(t, c)| (lp.prim, t, c))
     }
 
+    /// The nearest hit among the triangles of pack `p` before `tmax`, `SIMD_TRI`: four
+    /// at a time.
+    #[inline(always)]
+    fn pack<const SIMD_TRI: bool>(&self, p: &TriPack, tmax: f32) -> Option<(u32, f32, Vec2)> {
+        if SIMD_TRI {
+            #[cfg(target_arch = "x86_64")]
+            {
+                let (mut hits, mut ts, [mut b1, mut b2], redo) = x86::tris4(p, &self.tri, tmax);
+                // lanes with an exact zero edge function: the scalar test's verdict
+                for lane in (0..4).filter(|l| redo >> l & 1 != 0) {
+                    if let Some((_, t, c)) = self.tri_slot(p.slot[lane], tmax) {
+                        (ts[lane], b1[lane], b2[lane]) = (t, c.x, c.y);
+                        hits |= 1 << lane;
+                    }
+                }
+                if hits == 0 {
+                    return None;
+                }
+                // the nearest lane, the first on ties (leaf order, as the scalar loop);
+                // its distance and barycentrics are the scalar test's
+                let lane = nearest_lane(hits, &ts);
+                let h = (p.prim[lane], ts[lane], Vec2::new(b1[lane], b2[lane]));
+                #[cfg(debug_assertions)]
+                {
+                    let bits = |(i, t, c): (u32, f32, Vec2)| (i, [t, c.x, c.y].map(f32::to_bits));
+                    debug_assert_eq!(
+                        self.tri_slot(p.slot[lane], tmax).map(bits),
+                        Some(bits(h)),
+                        "SIMD and scalar triangle tests disagree"
+                    );
+                }
+                return Some(h);
+            }
+        }
+        let (mut best, mut tmax) = (None, tmax);
+        for lane in 0..4 {
+            let s = p.slot[lane];
+            if lane > 0 && s == p.slot[0] {
+                break; // unused lanes repeat the first slot
+            }
+            if let Some(h) = self.tri_slot(s, tmax) {
+                best = Some(h);
+                tmax = h.1;
+            }
+        }
+        best
+    }
+
     /// The nearest hit in `leaf` before `tmax`, triangles `SIMD_TRI`: four at a time.
     /// `ANY`: the first hit found.
     #[inline(always)]
@@ -608,55 +679,11 @@ impl Query<'_> {
         let mut best = None;
         let packs = leaf.first_pack as usize..(leaf.first_pack + leaf.packs) as usize;
         for p in &self.bvh.wide.packs[packs] {
-            if SIMD_TRI {
-                #[cfg(target_arch = "x86_64")]
-                {
-                    let (mut hits, mut ts, [mut b1, mut b2], redo) =
-                        x86::tris4(p, &self.tri, tmax);
-                    // lanes with an exact zero edge function: the scalar test's verdict
-                    for lane in (0..4).filter(|l| redo >> l & 1 != 0) {
-                        if let Some((_, t, c)) = self.tri_slot(p.slot[lane], tmax) {
-                            (ts[lane], b1[lane], b2[lane]) = (t, c.x, c.y);
-                            hits |= 1 << lane;
-                        }
-                    }
-                    if hits != 0 {
-                        // the nearest lane, the first on ties (leaf order, as the scalar
-                        // loop); its distance and barycentrics are the scalar test's
-                        let lane = nearest_lane(hits, &ts);
-                        let prim = self.bvh.leaf_prims[p.slot[lane] as usize].prim;
-                        let h = (prim, ts[lane], Vec2::new(b1[lane], b2[lane]));
-                        #[cfg(debug_assertions)]
-                        {
-                            let bits = |(i, t, c): (u32, f32, Vec2)| {
-                                (i, [t, c.x, c.y].map(f32::to_bits))
-                            };
-                            debug_assert_eq!(
-                                self.tri_slot(p.slot[lane], tmax).map(bits),
-                                Some(bits(h)),
-                                "SIMD and scalar triangle tests disagree"
-                            );
-                        }
-                        best = Some(h);
-                        tmax = h.1;
-                        if ANY {
-                            return best;
-                        }
-                    }
-                    continue;
-                }
-            }
-            for lane in 0..4 {
-                let s = p.slot[lane];
-                if lane > 0 && s == p.slot[0] {
-                    break; // unused lanes repeat the first slot
-                }
-                if let Some(h) = self.tri_slot(s, tmax) {
-                    best = Some(h);
-                    tmax = h.1;
-                    if ANY {
-                        return best;
-                    }
+            if let Some(h) = self.pack::<SIMD_TRI>(p, tmax) {
+                best = Some(h);
+                tmax = h.1;
+                if ANY {
+                    return best;
                 }
             }
         }
@@ -768,8 +795,12 @@ impl Query<'_> {
                     continue;
                 }
             } else {
-                let leaf = &w.leaves[(item & !LEAF_BIT) as usize];
-                if let Some(h) = self.leaf::<SIMD_TRI, ANY>(leaf, tmax) {
+                let hit = if item & PACK_BIT != 0 {
+                    self.pack::<SIMD_TRI>(&w.packs[(item & INDEX_BITS) as usize], tmax)
+                } else {
+                    self.leaf::<SIMD_TRI, ANY>(&w.leaves[(item & INDEX_BITS) as usize], tmax)
+                };
+                if let Some(h) = hit {
                     best = Some(h);
                     tmax = h.1;
                     if ANY {

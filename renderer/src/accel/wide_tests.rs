@@ -132,6 +132,7 @@ fn collapsed_nodes_cover_every_leaf_once() {
     let mut reached = vec![0u32; w.nodes.len()];
     let mut stack = vec![0usize];
     let mut planes_seen = 0;
+    let mut packed_leaves = 0;
     while let Some(i) = stack.pop() {
         reached[i] += 1;
         let n = &w.nodes[i];
@@ -145,7 +146,26 @@ fn collapsed_nodes_cover_every_leaf_once() {
                 stack.push(c as usize);
                 continue;
             }
-            let leaf = &w.leaves[(c & !LEAF_BIT) as usize];
+            if c & PACK_BIT != 0 {
+                // one pack and nothing else: its used lanes are the leaf's slots
+                let p = &w.packs[(c & INDEX_BITS) as usize];
+                let used = (0..4).filter(|&l| !p.v[0][0][l].is_nan()).count();
+                assert!(p.slot[used..].iter().all(|&s| s == p.slot[0]));
+                for l in 0..4 {
+                    if l < used {
+                        slots[p.slot[l] as usize] += 1;
+                        assert_ne!(bvh.leaf_prims[p.slot[l] as usize].is_tri, 0);
+                    }
+                    assert_eq!(p.prim[l], bvh.leaf_prims[p.slot[l] as usize].prim);
+                }
+                packed_leaves += 1;
+                continue;
+            }
+            let leaf = &w.leaves[(c & INDEX_BITS) as usize];
+            assert!(
+                leaf.packs != 1 || leaf.analytic,
+                "a leaf of one pack alone is referenced by its pack"
+            );
             for s in leaf.first..leaf.first + leaf.count {
                 slots[s as usize] += 1;
             }
@@ -166,6 +186,10 @@ fn collapsed_nodes_cover_every_leaf_once() {
     assert!(reached.iter().all(|&r| r == 1), "every node reached once");
     assert!(slots.iter().all(|&s| s == 1), "every primitive in one leaf");
     assert_eq!(planes_seen, 3, "two rectangles and a disk in plane packs");
+    assert!(
+        packed_leaves > 0,
+        "the meshes' leaves are referenced by their packs"
+    );
     // collapsing shrinks the node count (up to 8 children instead of 2)
     let binary_interior = bvh.nodes.iter().filter(|n| !n.is_leaf()).count();
     assert!(
