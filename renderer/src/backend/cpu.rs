@@ -23,7 +23,7 @@ use crate::films::block::{Block, FilterTable};
 use crate::films::Film;
 use crate::io::{gib, Image};
 use crate::math::{Color, Ray, Vec2};
-use crate::samplers::SampleRng;
+use crate::samplers::{PixelStreams, SampleRng};
 use crate::scene::Scene;
 
 /// Tile edge length in pixels.
@@ -275,28 +275,49 @@ pub(crate) fn tile_samples(
     for y in ty..ty + th {
         for x in tx..tx + tw {
             let (fx, fy) = (x as u32 + ox, y as u32 + oy);
-            let pixel_index = fy as u64 * film.width as u64 + fx as u64;
-            for s in range.clone() {
-                let mut rng = SampleRng::new(&streams.sampler, streams.seed, pixel_index, s as u64);
-                let jitter = rng.next_2d();
-                let aperture = if cam.needs_aperture_sample() {
-                    rng.next_2d()
-                } else {
-                    Vec2::ZERO
-                };
-                let pos = Vec2::new(fx as f32 + jitter.x, fy as f32 + jitter.y);
-                let ray = cam.sample_ray(pos, aperture, film);
-                sample(
-                    Vec2::new(x as f32 + jitter.x, y as f32 + jitter.y),
-                    &ray,
-                    &mut rng,
-                );
-                count += 1;
+            let pixel = PixelStreams::new(
+                &streams.sampler,
+                streams.seed,
+                fy as u64 * film.width as u64 + fx as u64,
+            );
+            // the camera rays of a pixel's samples LANES at a time (the last batch
+            // repeats its first sample's position in the lanes it does not use)
+            let mut s0 = range.start;
+            while s0 < range.end {
+                let n = (range.end - s0).min(LANES as u32) as usize;
+                let mut rngs: [SampleRng; LANES] =
+                    std::array::from_fn(|k| pixel.sample((s0 + k.min(n - 1) as u32) as u64));
+                let (mut pos, mut aperture) = ([Vec2::ZERO; LANES], [Vec2::ZERO; LANES]);
+                for k in 0..n {
+                    let jitter = rngs[k].next_2d();
+                    if cam.needs_aperture_sample() {
+                        aperture[k] = rngs[k].next_2d();
+                    }
+                    pos[k] = jitter;
+                }
+                for k in n..LANES {
+                    (pos[k], aperture[k]) = (pos[0], aperture[0]);
+                }
+                let film_pos = pos.map(|j| Vec2::new(fx as f32 + j.x, fy as f32 + j.y));
+                let rays = cam.sample_rays(&film_pos, &aperture, film);
+                for k in 0..n {
+                    let j = pos[k];
+                    sample(
+                        Vec2::new(x as f32 + j.x, y as f32 + j.y),
+                        &rays[k],
+                        &mut rngs[k],
+                    );
+                }
+                count += n as u64;
+                s0 += n as u32;
             }
         }
     }
     count
 }
+
+/// Samples of a pixel whose camera rays are computed together.
+const LANES: usize = 8;
 
 /// The end of a background render, for waiters that must wake at once (a Python read
 /// waits on it with a timeout, to poll for Ctrl-C, instead of sleeping).

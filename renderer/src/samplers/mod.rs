@@ -253,21 +253,51 @@ pub struct SampleRng {
     pixel_seed: u32,
 }
 
+/// What the samples of one pixel share: [`SampleRng::new`]'s hashes of the seed and the
+/// pixel, computed once for all of them.
+#[derive(Clone, Copy, Debug)]
+pub struct PixelStreams {
+    sampler: FlatSampler,
+    /// The render's seed plus the sampler's, times the golden-ratio constant.
+    seed_hash: u64,
+    pixel: u64,
+    pixel_seed: u32,
+}
+
+impl PixelStreams {
+    /// The streams of pixel `pixel` under `sampler` and render `seed`.
+    #[inline]
+    pub fn new(sampler: &FlatSampler, seed: u64, pixel: u64) -> Self {
+        let seed = seed.wrapping_add(u64::from(sampler.seed));
+        PixelStreams {
+            sampler: *sampler,
+            seed_hash: seed.wrapping_mul(0x9e3779b97f4a7c15),
+            pixel,
+            pixel_seed: pixel_seed(seed, pixel),
+        }
+    }
+
+    /// The state of sample `index` of the pixel.
+    #[inline]
+    pub fn sample(&self, index: u64) -> SampleRng {
+        SampleRng {
+            pcg: Pcg32::new(mix64(self.seed_hash ^ index), self.pixel),
+            kind: self.sampler.kind,
+            jitter: self.sampler.jitter != 0,
+            // index < sample_count <= u32::MAX
+            index: index as u32,
+            count: self.sampler.sample_count.max(1),
+            dim: 0,
+            pixel_seed: self.pixel_seed,
+        }
+    }
+}
+
 impl SampleRng {
     /// The state of sample `index` of pixel `pixel` under `sampler` and render `seed`.
     #[inline]
     pub fn new(sampler: &FlatSampler, seed: u64, pixel: u64, index: u64) -> Self {
-        let seed = seed.wrapping_add(u64::from(sampler.seed));
-        SampleRng {
-            pcg: Pcg32::new(mix64(seed.wrapping_mul(0x9e3779b97f4a7c15) ^ index), pixel),
-            kind: sampler.kind,
-            jitter: sampler.jitter != 0,
-            // index < sample_count <= u32::MAX
-            index: index as u32,
-            count: sampler.sample_count.max(1),
-            dim: 0,
-            pixel_seed: pixel_seed(seed, pixel),
-        }
+        PixelStreams::new(sampler, seed, pixel).sample(index)
     }
 
     /// An `independent` stream (tests and tools that need plain random numbers).
