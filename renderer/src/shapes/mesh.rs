@@ -474,10 +474,12 @@ impl TriRay {
         let kx = (kz + 1) % 3;
         let ky = (kx + 1) % 3;
         let (dx, dy, dz) = (ray.d[kx], ray.d[ky], ray.d[kz]);
+        // one vector division: the quotients -dx/dz, -dy/dz, 1/dz
+        let s = glam::Vec3A::new(-dx, -dy, 1.0) / glam::Vec3A::splat(dz);
         TriRay {
             o: ray.o,
             k: [kx, ky, kz],
-            s: Vec3::new(-dx / dz, -dy / dz, 1.0 / dz),
+            s: s.into(),
         }
     }
 
