@@ -158,6 +158,27 @@ pub fn collapse(bvh: &Bvh, geom: &Geometry) -> WideBvh {
 }
 
 impl WideBvh {
+    /// Asks the cache for the node or triangle pack of child word `c` (the walk visits
+    /// it soon; a leaf record is small and comes with its first read).
+    #[inline(always)]
+    fn prefetch(&self, c: u32) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let (p, lines): (*const i8, usize) = if c & LEAF_BIT == 0 {
+                (self.nodes.as_ptr().wrapping_add(c as usize).cast(), 4)
+            } else if c & PACK_BIT != 0 {
+                (self.packs.as_ptr().wrapping_add((c & INDEX_BITS) as usize).cast(), 3)
+            } else {
+                return;
+            };
+            for l in 0..lines {
+                // SAFETY: prefetching never faults, whatever the address
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64 * l)) };
+            }
+        }
+    }
+
     /// This tree over `bvh`, a refit of the binary tree it was collapsed from (same
     /// topology and leaf order, new boxes and triangles): the lanes' boxes are copied
     /// from their binary nodes and the triangle packs re-read from the leaf slots. The
@@ -774,6 +795,7 @@ impl Query<'_> {
                     let mut lane = first;
                     loop {
                         let e = (n.child[lane], dist[lane]);
+                        w.prefetch(e.0);
                         // insertion into [base, sp) kept sorted by decreasing distance
                         let mut j = sp;
                         // SAFETY: entries base..sp were written in this loop
