@@ -726,6 +726,19 @@ pub fn import_any(
     obj: &Bound<'_, PyAny>,
     host_to: HostTo<'_>,
 ) -> PyResult<Imported> {
+    import_any_after(py, obj, host_to, None)
+}
+
+/// [`import_any`] for a caller that knows the CUDA stream `after` whose queued work
+/// writes `obj` when it is another framework's CUDA array: the import orders itself
+/// after that stream ([`dlpack::import_device_after`]). heliograph's own tensors are
+/// ordered already, and host data ignores the stream.
+pub fn import_any_after(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    host_to: HostTo<'_>,
+    after: Option<usize>,
+) -> PyResult<Imported> {
     if let Ok(t) = obj.cast::<TensorXf>() {
         let t = t.get();
         let shape = t.shape.clone();
@@ -768,7 +781,11 @@ pub fn import_any(
     }
     if obj.hasattr("__dlpack__")? && !is_type {
         let native = numpy_native_copy(py, obj)?;
-        return dlpack::import_device(py, native.as_ref().unwrap_or(obj), host_to);
+        let obj = native.as_ref().unwrap_or(obj);
+        return match after {
+            Some(stream) => dlpack::import_device_after(py, obj, host_to, stream),
+            None => dlpack::import_device(py, obj, host_to),
+        };
     }
     let np = py.import("numpy")?;
     let arr = np

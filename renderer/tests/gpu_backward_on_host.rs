@@ -363,24 +363,9 @@ fn envmap_gradients_of_the_kernels_are_exact_derivatives_of_their_image() {
     // sampling density (and so the MIS weights), which the gradient holds fixed (as
     // Mitsuba's prb) and the finite difference does not: 5e-3 for texels (measured
     // 1.5e-3 at worst), still far inside the 10% that must fail.
-    let xml = r#"<scene version="3.0.0">
-        <integrator type="path"><integer name="max_depth" value="3"/></integrator>
-        <sensor type="perspective"><float name="fov" value="60"/>
-            <transform name="to_world"><lookat origin="0, 1, 4" target="0, 0.3, 0" up="0, 1, 0"/></transform>
-            <film type="hdrfilm"><integer name="width" value="14"/><integer name="height" value="11"/></film>
-        </sensor>
-        <emitter type="envmap" id="sky"><string name="filename" value="../assets/envmaps/sky.exr"/>
-            <float name="scale" value="1.5"/></emitter>
-        <shape type="rectangle" id="floor">
-            <transform name="to_world"><rotate x="1" angle="-90"/><scale value="2"/></transform>
-            <bsdf type="diffuse"><rgb name="reflectance" value="0.6, 0.5, 0.3"/></bsdf>
-        </shape>
-        <shape type="sphere" id="ball"><float name="radius" value="0.5"/>
-            <bsdf type="diffuse"><rgb name="reflectance" value="0.3, 0.5, 0.7"/></bsdf>
-        </shape>
-        </scene>"#;
     let host = Host::new("envmap");
-    let mut s = LoadedScene::new(xml::load_string(xml, &[]).unwrap()).unwrap();
+    let path = std::path::Path::new("../tests/scenes/diff_envmap.xml");
+    let mut s = LoadedScene::new(xml::load_file(path, &[]).unwrap()).unwrap();
     if !check(&host, &mut s, "sky.scale", Some(&[0]), 0.05) {
         return;
     }

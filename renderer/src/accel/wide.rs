@@ -168,7 +168,13 @@ impl WideBvh {
             let (p, lines): (*const i8, usize) = if c & LEAF_BIT == 0 {
                 (self.nodes.as_ptr().wrapping_add(c as usize).cast(), 4)
             } else if c & PACK_BIT != 0 {
-                (self.packs.as_ptr().wrapping_add((c & INDEX_BITS) as usize).cast(), 3)
+                (
+                    self.packs
+                        .as_ptr()
+                        .wrapping_add((c & INDEX_BITS) as usize)
+                        .cast(),
+                    3,
+                )
             } else {
                 return;
             };

@@ -79,23 +79,8 @@ def test_cuda_gradient_is_the_derivative_of_the_gpu_image(torch):
     top_texels_match_finite_differences(scene, texture, t.grad.cpu().numpy(), adj)
 
 
-ENVMAP_SCENE = """<scene version="3.0.0">
-    <integrator type="path"><integer name="max_depth" value="3"/></integrator>
-    <sensor type="perspective"><float name="fov" value="60"/>
-        <transform name="to_world"><lookat origin="0, 1, 4" target="0, 0.3, 0" up="0, 1, 0"/></transform>
-        <film type="hdrfilm"><integer name="width" value="14"/><integer name="height" value="11"/>
-        <string name="pixel_format" value="rgb"/></film>
-    </sensor>
-    <emitter type="envmap" id="sky"><string name="filename" value="ENVMAP"/>
-        <float name="scale" value="1.5"/></emitter>
-    <shape type="rectangle" id="floor">
-        <transform name="to_world"><rotate x="1" angle="-90"/><scale value="2"/></transform>
-        <bsdf type="diffuse"><rgb name="reflectance" value="0.6, 0.5, 0.3"/></bsdf>
-    </shape>
-    <shape type="sphere" id="ball"><float name="radius" value="0.5"/>
-        <bsdf type="diffuse"><rgb name="reflectance" value="0.3, 0.5, 0.7"/></bsdf>
-    </shape>
-</scene>"""
+# the environment-lit scene the CPU and host-kernel tests differentiate too
+ENVMAP_SCENE = os.path.join(ROOT, "tests", "scenes", "diff_envmap.xml")
 
 
 def test_envmap_gradient_is_the_derivative_of_the_gpu_image(torch):
@@ -107,7 +92,7 @@ def test_envmap_gradient_is_the_derivative_of_the_gpu_image(torch):
     # 10% that must fail
     import heliograph.torch as hgt
 
-    scene = hg.load_string(ENVMAP_SCENE.replace("ENVMAP", os.path.join(ROOT, "assets", "envmaps", "sky.exr")))
+    scene = hg.load_file(ENVMAP_SCENE)
     data = np.array(hg.traverse(scene)["sky.data"], dtype=np.float32)
     adj = adjoint((11, 14, 3))
     t = torch.tensor(data, device="cuda", requires_grad=True)

@@ -81,25 +81,20 @@ impl CudaBackend {
             let head = fp.params.len() * 12 + 2 * fp.bsdf_masks.len() + 1;
             let table = self.upload_staged(head + fp.records.len(), |base, dst| {
                 let at = |offset: u64| base + 4 * (head as u64 + offset);
-                let mut words = Vec::with_capacity(head);
-                for (f, g) in fp.params.iter().zip(&grads) {
-                    words.extend([
-                        f.kind,
-                        f.source,
-                        f.channels,
-                        f.reads,
-                        f.small,
-                        f.step.to_bits(),
-                    ]);
-                    for a in [g.ptr(), at(f.plus), at(f.minus)] {
-                        words.extend([a as u32, (a >> 32) as u32]);
-                    }
-                }
-                words.extend(&fp.bsdf_masks);
-                words.extend(&fp.bsdf_linear);
-                words.push(0); // a table is never empty
-                let all = words.iter().chain(&fp.records);
-                for (d, &w) in dst.iter_mut().zip(all) {
+                let params = fp.params.iter().zip(&grads).flat_map(|(f, g)| {
+                    let step = f.step.to_bits();
+                    let word = [f.kind, f.source, f.channels, f.reads, f.small, step];
+                    let halves = |a: u64| [a as u32, (a >> 32) as u32];
+                    let [g, p, m] = [g.ptr(), at(f.plus), at(f.minus)].map(halves);
+                    word.into_iter().chain(g).chain(p).chain(m)
+                });
+                let all = params
+                    .chain(fp.bsdf_masks.iter().copied())
+                    .chain(fp.bsdf_linear.iter().copied())
+                    .chain([0]) // a table is never empty
+                    .chain(fp.records.iter().copied());
+                // written straight into the staging lease
+                for (d, w) in dst.iter_mut().zip(all) {
                     *d = f32::from_bits(w);
                 }
                 Ok(())
