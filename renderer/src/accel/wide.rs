@@ -151,6 +151,12 @@ pub fn collapse(bvh: &Bvh, geom: &Geometry) -> WideBvh {
         // nothing to collapse: one box and one leaf are walked fastest as they are
         return w;
     }
+    // child words hold leaf, pack and node indices below 2^30 (packs and nodes are
+    // fewer than leaves): a tree of more leaves, a billion primitives, is walked as the
+    // binary tree it is
+    if bvh.nodes.iter().filter(|n| n.is_leaf()).count() >= INDEX_BITS as usize {
+        return w;
+    }
     w.nodes.push(WideNode::default());
     w.sources.push([EMPTY; WIDTH]);
     collapse_node(&Src { bvh, geom }, &mut w, 0, 0);
@@ -333,11 +339,10 @@ fn push_leaf(src: &Src, w: &mut WideBvh, n: &BvhNode) -> u32 {
         w.planes.push(p);
     }
     let packs = w.packs.len() as u32 - first_pack;
-    if packs == 1 && tris.len() == n.count as usize && first_pack < INDEX_BITS {
+    // (indices fit in INDEX_BITS: `collapse` checked the number of leaves)
+    if packs == 1 && tris.len() == n.count as usize {
         return LEAF_BIT | PACK_BIT | first_pack;
     }
-    // (an index at 2^30 would take a tree of billions of primitives: hundreds of GiB)
-    debug_assert!((w.leaves.len() as u32) < PACK_BIT);
     w.leaves.push(WideLeaf {
         first: n.left_first,
         count: n.count,
