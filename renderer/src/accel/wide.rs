@@ -152,9 +152,9 @@ pub fn collapse(bvh: &Bvh, geom: &Geometry) -> WideBvh {
         return w;
     }
     // child words hold leaf, pack and node indices below 2^30 (packs and nodes are
-    // fewer than leaves): a tree of more leaves, a billion primitives, is walked as the
-    // binary tree it is
-    if bvh.nodes.iter().filter(|n| n.is_leaf()).count() >= INDEX_BITS as usize {
+    // fewer than leaves, leaves than primitives): a tree of a billion primitives or more
+    // is walked as the binary tree it is
+    if bvh.leaf_prims.len() >= INDEX_BITS as usize {
         return w;
     }
     w.nodes.push(WideNode::default());
@@ -174,13 +174,8 @@ impl WideBvh {
             let (p, lines): (*const i8, usize) = if c & LEAF_BIT == 0 {
                 (self.nodes.as_ptr().wrapping_add(c as usize).cast(), 4)
             } else if c & PACK_BIT != 0 {
-                (
-                    self.packs
-                        .as_ptr()
-                        .wrapping_add((c & INDEX_BITS) as usize)
-                        .cast(),
-                    3,
-                )
+                let i = (c & INDEX_BITS) as usize;
+                (self.packs.as_ptr().wrapping_add(i).cast(), 3)
             } else {
                 return;
             };
@@ -339,7 +334,7 @@ fn push_leaf(src: &Src, w: &mut WideBvh, n: &BvhNode) -> u32 {
         w.planes.push(p);
     }
     let packs = w.packs.len() as u32 - first_pack;
-    // (indices fit in INDEX_BITS: `collapse` checked the number of leaves)
+    // (indices fit in INDEX_BITS: `collapse` checked the number of primitives)
     if packs == 1 && tris.len() == n.count as usize {
         return LEAF_BIT | PACK_BIT | first_pack;
     }

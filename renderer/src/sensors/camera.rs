@@ -168,6 +168,10 @@ impl Camera {
     /// `aperture` (a point of the unit square; only a thin lens reads it).
     #[inline]
     pub fn sample_ray(&self, pos: Vec2, aperture: Vec2, film: &Film) -> Ray {
+        if self.kind == CAMERA_PERSPECTIVE {
+            // one lane of the pinhole code
+            return self.sample_rays(&[pos], &[aperture], film)[0];
+        }
         let sx = 1.0 - 2.0 * pos.x / film.width as f32;
         let sy = 1.0 - 2.0 * pos.y / film.height as f32;
         let origin = self.to_world.point(Vec3::ZERO);
@@ -185,35 +189,23 @@ impl Camera {
             sy * self.tan_half_x / self.aspect,
             1.0,
         );
-        if self.kind == CAMERA_THINLENS {
-            let a = square_to_uniform_disk_concentric(aperture) * self.aperture_radius;
-            let lens = Vec3::new(a.x, a.y, 0.0);
-            let dir = (d_local * self.focus_distance - lens).normalize();
-            let d = self.to_world.vector(dir).normalize();
-            let (t_near, t_far) = (self.near_clip / dir.z, self.far_clip / dir.z);
-            return Ray {
-                o: origin + self.to_world.vector(lens) + d * t_near,
-                d,
-                tmax: t_far - t_near,
-            };
-        }
-        // 1/z of the normalised local direction
-        let inv_z = 1.0 / d_local.length();
-        let d = self.to_world.vector(d_local).normalize();
-        let (t_near, t_far) = (self.near_clip / inv_z, self.far_clip / inv_z);
+        // a thin lens
+        let a = square_to_uniform_disk_concentric(aperture) * self.aperture_radius;
+        let lens = Vec3::new(a.x, a.y, 0.0);
+        let dir = (d_local * self.focus_distance - lens).normalize();
+        let d = self.to_world.vector(dir).normalize();
+        let (t_near, t_far) = (self.near_clip / dir.z, self.far_clip / dir.z);
         Ray {
-            o: origin + d * t_near,
+            o: origin + self.to_world.vector(lens) + d * t_near,
             d,
             tmax: t_far - t_near,
         }
     }
-}
 
-impl Camera {
-    /// [`Self::sample_ray`] for `N` film positions at once, bitwise the same rays: a
-    /// pinhole camera computes them as `N` lanes of the same operations, which the
-    /// compiler turns into SIMD (their divisions and square roots share one unit when
-    /// computed one ray at a time); the other kinds ray by ray.
+    /// [`Self::sample_ray`] for `N` film positions at once: a pinhole camera computes
+    /// them as `N` lanes of the same operations (its only code: `sample_ray` is one
+    /// lane of it), which the compiler turns into SIMD (divisions and square roots
+    /// computed one ray at a time queue on one unit); the other kinds ray by ray.
     #[inline]
     pub fn sample_rays<const N: usize>(
         &self,
@@ -227,7 +219,8 @@ impl Camera {
         let origin = self.to_world.point(Vec3::ZERO);
         let m = crate::math::Mat3::from_mat4(self.to_world.m);
         let (w, h) = (film.width as f32, film.height as f32);
-        // the operations of `sample_ray`, in its order, lane by lane
+        // per lane: sx = 1 − 2 px / width, the local direction (sx tan, sy tan / aspect,
+        // 1), its 1/z once normalised, and its world direction
         let mut d = [[0.0f32; N]; 3];
         let (mut t_near, mut tmax) = ([0.0f32; N], [0.0f32; N]);
         for i in 0..N {
