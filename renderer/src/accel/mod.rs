@@ -158,18 +158,20 @@ impl Bvh {
         self.nodes.first().map_or(Aabb::EMPTY, BvhNode::bounds)
     }
 
-    /// Tests leaf slot `slot` against `ray`.
+    /// Tests leaf slot `slot` against `ray`; `tr` is the ray's triangle set-up, made at
+    /// the first triangle (a tree of analytic shapes never needs it).
     #[inline(always)]
     fn test_slot(
         &self,
         geom: &Geometry,
         slot: usize,
         ray: &Ray,
-        tr: &TriRay,
+        tr: &mut Option<TriRay>,
     ) -> Option<(u32, f32, Vec2)> {
         let lp = &self.leaf_prims[slot];
         let hit = if lp.is_tri != 0 {
             let p = [Vec3::from(lp.p0), Vec3::from(lp.p1), Vec3::from(lp.p2)];
+            let tr = tr.get_or_insert_with(|| TriRay::new(ray));
             intersect_tri_watertight(p, tr, ray.tmax)
         } else {
             geom.intersect_prim(lp.prim, ray)
@@ -200,10 +202,10 @@ impl Bvh {
     pub fn intersect_binary(&self, geom: &Geometry, ray: &Ray) -> Option<(u32, f32, Vec2)> {
         let mut best = None;
         let mut r = *ray;
-        let tr = TriRay::new(ray);
+        let mut tr = None;
         self.traverse(ray, |slot, tmax| {
             r.tmax = tmax;
-            if let Some(h) = self.test_slot(geom, slot, &r, &tr) {
+            if let Some(h) = self.test_slot(geom, slot, &r, &mut tr) {
                 best = Some(h);
                 return Visit::Shrink(h.1);
             }
@@ -215,9 +217,9 @@ impl Bvh {
     /// Whether anything blocks `ray` before `ray.tmax`, through the binary tree.
     pub fn occluded_binary(&self, geom: &Geometry, ray: &Ray) -> bool {
         let mut hit = false;
-        let tr = TriRay::new(ray);
+        let mut tr = None;
         self.traverse(ray, |slot, _| {
-            if self.test_slot(geom, slot, ray, &tr).is_some() {
+            if self.test_slot(geom, slot, ray, &mut tr).is_some() {
                 hit = true;
                 return Visit::Stop;
             }

@@ -56,6 +56,34 @@ impl FilterTable {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+impl FilterTable {
+    /// [`Self::eval`] of four offsets, lane by lane the same operations (so the same
+    /// bits).
+    #[inline(always)]
+    pub fn eval4(&self, x: std::arch::x86_64::__m128) -> std::arch::x86_64::__m128 {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of every x86-64 CPU
+        unsafe {
+            let f = _mm_mul_ps(_mm_andnot_ps(_mm_set1_ps(-0.0), x), _mm_set1_ps(self.scale));
+            // lanes beyond the radius (or NaN) read entry 0 and are zeroed at the end
+            let inside = _mm_cmple_ps(f, _mm_set1_ps(LUT_SIZE as f32));
+            let f = _mm_and_ps(f, inside);
+            let i = _mm_cvttps_epi32(f);
+            let t = _mm_sub_ps(f, _mm_cvtepi32_ps(i));
+            let mut k = [0u32; 4];
+            _mm_storeu_si128(k.as_mut_ptr().cast(), i);
+            // 0 <= f <= LUT_SIZE, so k <= LUT_SIZE and k + 1 < values.len() = LUT_SIZE + 2
+            debug_assert!(k.iter().all(|&k| (k as usize) < LUT_SIZE + 1));
+            let v = |k: u32| *self.values.get_unchecked(k as usize);
+            let a = _mm_setr_ps(v(k[0]), v(k[1]), v(k[2]), v(k[3]));
+            let b = _mm_setr_ps(v(k[0] + 1), v(k[1] + 1), v(k[2] + 1), v(k[3] + 1));
+            let w = _mm_add_ps(a, _mm_mul_ps(t, _mm_sub_ps(b, a)));
+            _mm_and_ps(w, inside)
+        }
+    }
+}
+
 /// A rectangle of accumulated `(r, g, b, alpha, weight)` values, and of
 /// `extra_channels` more values per pixel (the AOVs of an `aov` integrator) that are
 /// filtered with the same weights.
@@ -131,34 +159,42 @@ pub(crate) fn footprint(
 }
 
 /// [`Block::splat`] of a sample whose footprint is 4 × 4 pixels of the block (the
-/// default Gaussian's, away from the crop's edges), with SSE: a row's 20 floats are
-/// five vectors, each the weights `wx · wy` of the pixels its lanes belong to times the
-/// channels `v = (l, alpha, 1)` its lanes hold — the sums of [`footprint`] with
-/// [`accumulate`] to the last bit. False (nothing added) for any other footprint.
+/// default Gaussian's, away from the block's edges), with SSE: the eight filter weights
+/// are two 4-lane [`FilterTable::eval4`]s, and a row's 20 floats are five vectors, each
+/// the weights `wx · wy` of the pixels its lanes belong to times the channels
+/// `v = (l, alpha, 1)` its lanes hold — the sums of [`footprint`] with [`accumulate`] to
+/// the last bit. False (nothing added) for any other footprint.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn splat_4x4(block: &mut Block, table: &FilterTable, pos: Vec2, v: [f32; 5]) -> bool {
-    use std::arch::x86_64::{
-        _mm_add_ps, _mm_loadu_ps, _mm_mul_ps, _mm_set1_ps, _mm_setr_ps, _mm_storeu_ps,
-    };
+    use std::arch::x86_64::*;
     if matches!(table.filter, AnyFilter::Box { radius } if radius <= 0.5) {
         return false;
     }
-    let Some([lo_x, hi_x, lo_y, hi_y]) = footprint_range(block.rect(), table.radius, pos) else {
-        return false;
-    };
-    if hi_x - lo_x != 3 || hi_y - lo_y != 3 {
+    // the first and last columns and rows that `footprint_range` computes, where they
+    // are far from i32's limits (which also rules out NaN): there the truncations need
+    // no saturation
+    let r = table.radius;
+    let (fx, gx) = (pos.x - 0.5 - r, pos.x - 0.5 + r);
+    let (fy, gy) = (pos.y - 0.5 - r, pos.y - 0.5 + r);
+    const LIMIT: f32 = (1 << 30) as f32;
+    if !(fx > -LIMIT && gx < LIMIT && fy > -LIMIT && gy < LIMIT) {
         return false;
     }
-    // (plain loops: `[_; 4].map` compiled to an out-of-line call here)
-    let (mut wxs, mut wys) = ([0.0f32; 4], [0.0f32; 4]);
-    for i in 0..4 {
-        wxs[i] = table.eval(lo_x as f32 + i as f32 + 0.5 - pos.x);
-        wys[i] = table.eval(lo_y as f32 + i as f32 + 0.5 - pos.y);
+    // SAFETY: |f| < 2^30 (checked above, and gx >= fx, gy >= fy)
+    let trunc = |f: f32| unsafe { f.to_int_unchecked::<i32>() };
+    let ceil = |f: f32| trunc(f) + (f > trunc(f) as f32) as i32;
+    let floor = |f: f32| trunc(f) - (f < trunc(f) as f32) as i32;
+    let (lo_x, hi_x, lo_y, hi_y) = (ceil(fx), floor(gx), ceil(fy), floor(gy));
+    let (x0, y0, w, h) = (block.x0, block.y0, block.w, block.h);
+    if hi_x - lo_x != 3 || hi_y - lo_y != 3 || lo_x < x0 || lo_y < y0 {
+        return false;
     }
-    let [a, b, c, d] = wxs;
-    let first = ((lo_y - block.y0) * block.w + (lo_x - block.x0)) as usize;
-    let stride = block.w as usize;
+    if hi_x >= x0 + w || hi_y >= y0 + h {
+        return false;
+    }
+    let first = ((lo_y - y0) * w + (lo_x - x0)) as usize;
+    let stride = w as usize;
     let flat = block.data.as_flattened_mut();
     // one bounds check for every row: the last row's 20 floats lie inside the block
     assert!(5 * (first + 3 * stride + 4) <= flat.len());
@@ -166,12 +202,20 @@ fn splat_4x4(block: &mut Block, table: &FilterTable, pos: Vec2, v: [f32; 5]) -> 
     // SAFETY: SSE2 is part of every x86-64 CPU; row j starts at 5 (first + j stride)
     // and spans 20 floats, inside `flat` for j <= 3 (checked above)
     unsafe {
+        // offsets `lo + i + ½ − pos` of the four columns and rows, as `footprint`
+        let lanes = _mm_setr_ps(0.0, 1.0, 2.0, 3.0);
+        let offsets = |lo: i32, p: f32| {
+            let at = _mm_add_ps(_mm_set1_ps(lo as f32), lanes);
+            _mm_sub_ps(_mm_add_ps(at, _mm_set1_ps(0.5)), _mm_set1_ps(p))
+        };
+        let wx = table.eval4(offsets(lo_x, pos.x));
+        let wy = table.eval4(offsets(lo_y, pos.y));
         let wx = [
-            _mm_setr_ps(a, a, a, a),
-            _mm_setr_ps(a, b, b, b),
-            _mm_setr_ps(b, b, c, c),
-            _mm_setr_ps(c, c, c, d),
-            _mm_setr_ps(d, d, d, d),
+            _mm_shuffle_ps::<0b00_00_00_00>(wx, wx),
+            _mm_shuffle_ps::<0b01_01_01_00>(wx, wx),
+            _mm_shuffle_ps::<0b10_10_01_01>(wx, wx),
+            _mm_shuffle_ps::<0b11_10_10_10>(wx, wx),
+            _mm_shuffle_ps::<0b11_11_11_11>(wx, wx),
         ];
         let ch = [
             _mm_setr_ps(r, g, bl, al),
@@ -180,11 +224,18 @@ fn splat_4x4(block: &mut Block, table: &FilterTable, pos: Vec2, v: [f32; 5]) -> 
             _mm_setr_ps(bl, al, one, r),
             _mm_setr_ps(g, bl, al, one),
         ];
+        // rows of weight zero add nothing (not even a signed zero)
+        let rows = !_mm_movemask_ps(_mm_cmpeq_ps(wy, _mm_setzero_ps()));
+        let wys = [
+            _mm_shuffle_ps::<0b00_00_00_00>(wy, wy),
+            _mm_shuffle_ps::<0b01_01_01_01>(wy, wy),
+            _mm_shuffle_ps::<0b10_10_10_10>(wy, wy),
+            _mm_shuffle_ps::<0b11_11_11_11>(wy, wy),
+        ];
         for (j, &wy) in wys.iter().enumerate() {
-            if wy == 0.0 {
+            if rows >> j & 1 == 0 {
                 continue;
             }
-            let wy = _mm_set1_ps(wy);
             let row = flat.as_mut_ptr().add(5 * (first + j * stride));
             for k in 0..5 {
                 let at = row.add(4 * k);
@@ -417,6 +468,47 @@ mod tests {
                     t.eval(x),
                     f.eval(x)
                 );
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn four_lane_filter_lookups_are_the_scalar_ones() {
+        use std::arch::x86_64::{_mm_loadu_ps, _mm_storeu_ps};
+        let mut rng = crate::math::Pcg32::new(11, 3);
+        for f in [AnyFilter::default(), AnyFilter::Tent { radius: 1.5 }] {
+            let t = FilterTable::new(&f);
+            let r = f.radius();
+            // inside, on table entries, on and beyond the radius, and NaN
+            let mut xs: Vec<f32> = (0..4000)
+                .map(|_| (rng.next_f32() * 2.4 - 1.2) * r)
+                .collect();
+            xs.extend((0..=LUT_SIZE).map(|i| r * i as f32 / LUT_SIZE as f32));
+            xs.extend([
+                r,
+                -r,
+                r.next_up(),
+                -r.next_up(),
+                1e30,
+                -1e30,
+                f32::INFINITY,
+                f32::NAN,
+            ]);
+            for x in xs.chunks(4) {
+                let mut x4 = [0.5f32; 4];
+                x4[..x.len()].copy_from_slice(x);
+                let mut w = [0.0f32; 4];
+                // SAFETY: SSE2 is part of x86-64; both arrays hold four floats
+                unsafe { _mm_storeu_ps(w.as_mut_ptr(), t.eval4(_mm_loadu_ps(x4.as_ptr()))) };
+                for k in 0..4 {
+                    assert_eq!(
+                        w[k].to_bits(),
+                        t.eval(x4[k]).to_bits(),
+                        "{f:?} at {}",
+                        x4[k]
+                    );
+                }
             }
         }
     }
