@@ -279,9 +279,19 @@ impl TextureStore {
     }
 
     /// Evaluates texture `t` at `at`.
-    #[inline]
+    #[inline(always)]
     pub fn eval(&self, t: TexRef, at: &SurfacePoint) -> Color {
-        self.records[t as usize].eval(self, at)
+        match &self.records[t as usize] {
+            // a constant (most reflectances) inline, without a call into the dispatch
+            AnyTexture::Constant(c) => c.color(),
+            r => self.eval_varying(r, at),
+        }
+    }
+
+    /// [`Self::eval`] of a texture that is not a constant.
+    #[inline(never)]
+    fn eval_varying(&self, r: &AnyTexture, at: &SurfacePoint) -> Color {
+        r.eval(self, at)
     }
 
     /// Evaluates a texture used as a scalar (roughness, ...): the luminance of its colour
