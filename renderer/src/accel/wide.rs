@@ -655,8 +655,11 @@ impl Query<'_> {
             #[cfg(target_arch = "x86_64")]
             {
                 let (mut hits, mut ts, [mut b1, mut b2], redo) = x86::tris4(p, &self.tri, tmax);
-                // lanes with an exact zero edge function: the scalar test's verdict
-                for lane in (0..4).filter(|l| redo >> l & 1 != 0) {
+                // lanes with an exact zero edge function (rare): the scalar test's verdict
+                let mut redo = redo;
+                while redo != 0 {
+                    let lane = redo.trailing_zeros() as usize;
+                    redo &= redo - 1;
                     if let Some((_, t, c)) = self.tri_slot(p.slot[lane], tmax) {
                         (ts[lane], b1[lane], b2[lane]) = (t, c.x, c.y);
                         hits |= 1 << lane;
@@ -935,11 +938,21 @@ impl Bvh {
 
     #[inline(always)]
     fn query<'a>(&'a self, geom: &'a Geometry, ray: &'a Ray) -> Query<'a> {
+        // triangles are only ever in packs: a tree without packs never reads the set-up
+        let tri = if self.wide.packs.is_empty() {
+            TriRay {
+                o: ray.o,
+                k: [0, 1, 2],
+                s: Vec3::ZERO,
+            }
+        } else {
+            TriRay::new(ray)
+        };
         Query {
             bvh: self,
             geom,
             ray,
-            tri: TriRay::new(ray),
+            tri,
         }
     }
 

@@ -471,14 +471,19 @@ impl TriRay {
         } else {
             2
         };
-        let kx = (kz + 1) % 3;
-        let ky = (kx + 1) % 3;
-        let (dx, dy, dz) = (ray.d[kx], ray.d[ky], ray.d[kz]);
+        // kx = kz + 1 and ky = kz + 2 (mod 3), picked rather than indexed (an index into
+        // a vector is a chain of branches)
+        let d = ray.d;
+        let (k, dx, dy, dz) = match kz {
+            0 => ([1, 2, 0], d.y, d.z, d.x),
+            1 => ([2, 0, 1], d.z, d.x, d.y),
+            _ => ([0, 1, 2], d.x, d.y, d.z),
+        };
         // one vector division: the quotients -dx/dz, -dy/dz, 1/dz
         let s = glam::Vec3A::new(-dx, -dy, 1.0) / glam::Vec3A::splat(dz);
         TriRay {
             o: ray.o,
-            k: [kx, ky, kz],
+            k,
             s: s.into(),
         }
     }
