@@ -175,8 +175,9 @@ impl Path {
             depth += 1;
 
             // Russian roulette on the throughput, compensating for refraction's radiance scaling
+            // (one range test: the form with `is_finite` compiled to a float classification)
             let tmax = throughput.max_element();
-            if !(tmax > 0.0) || !tmax.is_finite() {
+            if !(tmax > 0.0 && tmax < f32::INFINITY) {
                 break;
             }
             if depth >= self.rr_depth {
