@@ -27,7 +27,9 @@ use super::{EmitterCtx, EmitterPlugin, EmitterSample};
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::atan;
-use crate::math::{luminance, Color, Distribution2D, Mat3, Vec2, Vec3, INV_PI, INV_TWO_PI, PI};
+use crate::math::{
+    floor_f32, luminance, Color, Distribution2D, Mat3, Vec2, Vec3, INV_PI, INV_TWO_PI, PI,
+};
 use crate::plugin::BuildContext;
 use crate::scene::props::{PixelArray, Props};
 use std::sync::Arc;
@@ -217,7 +219,7 @@ impl EnvmapEmitter {
             return 0.0;
         }
         let su = uv.x - self.half_texel();
-        let s = Vec2::new(su - su.floor(), uv.y);
+        let s = Vec2::new(su - floor_f32(su), uv.y);
         dist.pdf(s) / (2.0 * PI * PI * sin_theta)
     }
 
@@ -238,12 +240,16 @@ impl EnvmapEmitter {
     fn unscaled(&self, texels: &[f32], uv: Vec2) -> Color {
         let (ix, iy, fx, fy) = self.cell(uv);
         let row = self.width as usize + 1;
-        let at = |i: usize, j: usize| {
-            let k = 3 * (j * row + i);
-            Color::new(texels[k], texels[k + 1], texels[k + 2])
+        // texels ix and ix + 1 of a row are neighbours (the padded column repeats the
+        // first): one slice of six floats per row, one bounds check each
+        let pair = |j: usize| {
+            let k = 3 * (j * row + ix);
+            let p: &[f32; 6] = texels[k..k + 6].try_into().expect("six floats");
+            (Color::new(p[0], p[1], p[2]), Color::new(p[3], p[4], p[5]))
         };
-        let top = at(ix, iy) * (1.0 - fx) + at(ix + 1, iy) * fx;
-        let bot = at(ix, iy + 1) * (1.0 - fx) + at(ix + 1, iy + 1) * fx;
+        let ((a, b), (c, d)) = (pair(iy), pair(iy + 1));
+        let top = a * (1.0 - fx) + b * fx;
+        let bot = c * (1.0 - fx) + d * fx;
         top * (1.0 - fy) + bot * fy
     }
 
@@ -253,11 +259,19 @@ impl EnvmapEmitter {
     fn cell(&self, uv: Vec2) -> (usize, usize, f32, f32) {
         let (w, h) = (self.width as usize, self.height as usize);
         let u = uv.x - self.half_texel();
-        let u = u - u.floor();
+        let u = u - floor_f32(u);
         let x = u * w as f32;
         let y = uv.y.clamp(0.0, 1.0) * (h - 1) as f32;
-        // `as usize` maps NaN to 0; the min keeps the +1 neighbours in range
-        let (ix, iy) = ((x as usize).min(w - 1), (y as usize).min(h - 2));
+        // the columns and rows of `(x as usize).min(w - 1)` and `.min(h - 2)` (NaN and
+        // negatives to 0), clamped as floats first so that the conversions need no
+        // saturation
+        let clamp = |v: f32, hi: usize| {
+            // SAFETY: 0 <= v <= hi as f32 <= 2^30 after the clamp (max maps NaN to 0; the
+            // padded image holds fewer than 2^32 floats in three or more rows)
+            let i = unsafe { v.max(0.0).min(hi as f32).to_int_unchecked::<u32>() };
+            (i as usize).min(hi) // `hi as f32` rounds above 2^24
+        };
+        let (ix, iy) = (clamp(x, w - 1), clamp(y, h - 2));
         (ix, iy, x - ix as f32, y - iy as f32)
     }
 

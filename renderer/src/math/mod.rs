@@ -243,6 +243,27 @@ pub fn ceil_i32(x: f32) -> i32 {
     i.saturating_add((x > i as f32) as i32)
 }
 
+/// `x.floor()` without a call to `floorf` where `|x| < 2^23` (every such float
+/// converts to an integer exactly); libm's elsewhere, NaN and infinities included. The
+/// same value for every `f32`.
+#[inline(always)]
+pub fn floor_f32(x: f32) -> f32 {
+    if x.abs() < 8_388_608.0 {
+        // SAFETY: |x| < 2^23 fits an i32
+        let t = unsafe { x.to_int_unchecked::<i32>() } as f32;
+        // truncation rounds towards zero: one down for negative fractions (-0.5 -> -1)
+        let f = if t > x { t - 1.0 } else { t };
+        // keep the sign of a zero result as floorf does (-0.0 -> -0.0; -0.5 -> -1)
+        if f == 0.0 {
+            0.0f32.copysign(x)
+        } else {
+            f
+        }
+    } else {
+        x.floor()
+    }
+}
+
 /// Safe square root: 0 for negative arguments (rounding).
 pub fn safe_sqrt(x: f32) -> f32 {
     x.max(0.0).sqrt()
@@ -251,6 +272,39 @@ pub fn safe_sqrt(x: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floor_f32_is_floorf_for_every_kind_of_float() {
+        let mut rng = Pcg32::new(5, 9);
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.0,
+            -1.0,
+            8_388_607.5,
+            -8_388_607.5,
+            8_388_608.0,
+            -8_388_609.0,
+            1e30,
+            -1e30,
+            f32::MIN_POSITIVE,
+            -f32::MIN_POSITIVE,
+            1e-45,
+            -1e-45,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+        ];
+        for _ in 0..100_000 {
+            let x = (rng.next_f32() - 0.5) * 10f32.powi((rng.next_u32() % 16) as i32 - 4);
+            xs.extend([x, x.floor(), x.floor().next_up(), x.floor().next_down()]);
+        }
+        for x in xs {
+            assert_eq!(floor_f32(x).to_bits(), x.floor().to_bits(), "{x:e}");
+        }
+    }
 
     #[test]
     fn integer_floor_and_ceil_match_the_float_ones() {
