@@ -188,8 +188,13 @@ impl Bitmap {
     #[inline(always)]
     fn corners(&self, x: i32, y: i32) -> [usize; 4] {
         let (w, h) = (self.width as i32, self.height as i32);
-        let [x0, x1] = [x, x + 1].map(|i| wrap(i, w, self.wrap) as usize);
-        let [y0, y1] = [y, y + 1].map(|i| wrap(i, h, self.wrap) as usize * w as usize);
+        // (plain calls: `[x, x + 1].map(..)` compiled to out-of-line closure calls)
+        let (x0, x1) = (
+            wrap(x, w, self.wrap) as usize,
+            wrap(x + 1, w, self.wrap) as usize,
+        );
+        let row = |i: i32| wrap(i, h, self.wrap) as usize * w as usize;
+        let (y0, y1) = (row(y), row(y + 1));
         [y0 + x0, y0 + x1, y1 + x0, y1 + x1]
     }
 
@@ -200,7 +205,9 @@ impl Bitmap {
         if self.channels == 1 {
             Color::splat(texels[i])
         } else {
-            Color::new(texels[i], texels[i + 1], texels[i + 2])
+            // one bounds check for the three channels
+            let t: &[f32; 3] = texels[i..i + 3].try_into().expect("three floats");
+            Color::new(t[0], t[1], t[2])
         }
     }
 
