@@ -883,6 +883,13 @@ entry!(walk_sse, x86::SseBoxes, true, "sse4.2");
 entry!(walk_avx2, x86::Avx2Boxes, true, "avx2");
 entry!(walk_avx512, x86::Avx512Boxes, true, "avx2,avx512f,avx512vl");
 
+/// The walk without SIMD, out of line like the others: inlined into [`walk_at`] it gave
+/// the dispatch its large stack frame, paid on every walk at every level.
+#[inline(never)]
+fn walk_scalar<const ANY: bool>(q: &Query) -> Option<(u32, f32, Vec2)> {
+    q.walk::<ScalarBoxes, false, ANY>()
+}
+
 /// The wide walk at `level` (which the CPU must support; `Scalar` is always safe).
 fn walk_at<const ANY: bool>(level: SimdLevel, q: &Query) -> Option<(u32, f32, Vec2)> {
     #[cfg(target_arch = "x86_64")]
@@ -892,7 +899,7 @@ fn walk_at<const ANY: bool>(level: SimdLevel, q: &Query) -> Option<(u32, f32, Ve
         // pass a level explicitly check `supported` first
         unsafe {
             match level {
-                SimdLevel::Scalar => q.walk::<ScalarBoxes, false, ANY>(),
+                SimdLevel::Scalar => walk_scalar::<ANY>(q),
                 SimdLevel::Sse => walk_sse::<ANY>(q),
                 SimdLevel::Avx2 => walk_avx2::<ANY>(q),
                 SimdLevel::Avx512 => walk_avx512::<ANY>(q),
@@ -902,7 +909,7 @@ fn walk_at<const ANY: bool>(level: SimdLevel, q: &Query) -> Option<(u32, f32, Ve
     #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = level;
-        q.walk::<ScalarBoxes, false, ANY>()
+        walk_scalar::<ANY>(q)
     }
 }
 
