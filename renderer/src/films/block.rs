@@ -63,7 +63,10 @@ impl FilterTable {
     #[inline(always)]
     pub fn eval4(&self, x: std::arch::x86_64::__m128) -> std::arch::x86_64::__m128 {
         use std::arch::x86_64::*;
-        // SAFETY: SSE2 is part of every x86-64 CPU
+        // SAFETY: SSE2 is part of every x86-64 CPU; the unchecked reads are in bounds: a
+        // lane's index k is the truncation of an f in [0, LUT_SIZE] (lanes outside are
+        // set to 0 first), and `values` holds LUT_SIZE + 2 entries (`new`), so k + 1 is
+        // at most LUT_SIZE + 1
         unsafe {
             let f = _mm_mul_ps(_mm_andnot_ps(_mm_set1_ps(-0.0), x), _mm_set1_ps(self.scale));
             // lanes beyond the radius (or NaN) read entry 0 and are zeroed at the end
@@ -73,8 +76,7 @@ impl FilterTable {
             let t = _mm_sub_ps(f, _mm_cvtepi32_ps(i));
             let mut k = [0u32; 4];
             _mm_storeu_si128(k.as_mut_ptr().cast(), i);
-            // 0 <= f <= LUT_SIZE, so k <= LUT_SIZE and k + 1 < values.len() = LUT_SIZE + 2
-            debug_assert!(k.iter().all(|&k| (k as usize) < LUT_SIZE + 1));
+            debug_assert!(k.iter().all(|&k| (k as usize) + 1 < self.values.len()));
             let v = |k: u32| *self.values.get_unchecked(k as usize);
             let a = _mm_setr_ps(v(k[0]), v(k[1]), v(k[2]), v(k[3]));
             let b = _mm_setr_ps(v(k[0] + 1), v(k[1] + 1), v(k[2] + 1), v(k[3] + 1));
