@@ -182,6 +182,33 @@ pub(crate) fn footprint(
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn splat_4x4(block: &mut Block, table: &FilterTable, pos: Vec2, v: [f32; 5]) -> bool {
+    use crate::accel::simd::{active, SimdLevel};
+    if active() >= SimdLevel::Avx2 {
+        // SAFETY: the level is one this CPU supports (`simd::level`)
+        unsafe { splat_4x4_avx2(block, table, pos, v) }
+    } else {
+        splat_4x4_with::<false>(block, table, pos, v)
+    }
+}
+
+/// [`splat_4x4`] compiled for AVX2: the same weights, each row three vectors (8 + 8 + 4
+/// floats) instead of five, and the same sums to the last bit.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn splat_4x4_avx2(block: &mut Block, table: &FilterTable, pos: Vec2, v: [f32; 5]) -> bool {
+    splat_4x4_with::<true>(block, table, pos, v)
+}
+
+/// [`splat_4x4`] with SSE rows, or AVX rows when `AVX` (only inside a function compiled
+/// for AVX2).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn splat_4x4_with<const AVX: bool>(
+    block: &mut Block,
+    table: &FilterTable,
+    pos: Vec2,
+    v: [f32; 5],
+) -> bool {
     use std::arch::x86_64::*;
     if matches!(table.filter, AnyFilter::Box { radius } if radius <= 0.5) {
         return false;
@@ -199,8 +226,9 @@ fn splat_4x4(block: &mut Block, table: &FilterTable, pos: Vec2, v: [f32; 5]) -> 
     // one bounds check for every row: the last row's 20 floats lie inside the block
     assert!(5 * (first + 3 * stride + 4) <= flat.len());
     let [r, g, bl, al, one] = v;
-    // SAFETY: SSE2 is part of every x86-64 CPU; row j starts at 5 (first + j stride)
-    // and spans 20 floats, inside `flat` for j <= 3 (checked above)
+    // SAFETY: SSE2 is part of every x86-64 CPU, and AVX2 code runs only where the caller
+    // is compiled for it (`splat_4x4_avx2`); row j starts at 5 (first + j stride) and
+    // spans 20 floats, inside `flat` for j <= 3 (checked above)
     unsafe {
         // offsets `lo + i + ½ − pos` of the four columns and rows, as `footprint`
         let lanes = _mm_setr_ps(0.0, 1.0, 2.0, 3.0);
@@ -210,37 +238,69 @@ fn splat_4x4(block: &mut Block, table: &FilterTable, pos: Vec2, v: [f32; 5]) -> 
         };
         let wx = table.eval4(offsets(lo_x, pos.x));
         let wy = table.eval4(offsets(lo_y, pos.y));
-        let wx = [
-            _mm_shuffle_ps::<0b00_00_00_00>(wx, wx),
-            _mm_shuffle_ps::<0b01_01_01_00>(wx, wx),
-            _mm_shuffle_ps::<0b10_10_01_01>(wx, wx),
-            _mm_shuffle_ps::<0b11_10_10_10>(wx, wx),
-            _mm_shuffle_ps::<0b11_11_11_11>(wx, wx),
-        ];
-        let ch = [
-            _mm_setr_ps(r, g, bl, al),
-            _mm_setr_ps(one, r, g, bl),
-            _mm_setr_ps(al, one, r, g),
-            _mm_setr_ps(bl, al, one, r),
-            _mm_setr_ps(g, bl, al, one),
-        ];
         // rows of weight zero add nothing (not even a signed zero)
         let rows = !_mm_movemask_ps(_mm_cmpeq_ps(wy, _mm_setzero_ps()));
-        let wys = [
-            _mm_shuffle_ps::<0b00_00_00_00>(wy, wy),
-            _mm_shuffle_ps::<0b01_01_01_01>(wy, wy),
-            _mm_shuffle_ps::<0b10_10_10_10>(wy, wy),
-            _mm_shuffle_ps::<0b11_11_11_11>(wy, wy),
-        ];
-        for (j, &wy) in wys.iter().enumerate() {
-            if rows >> j & 1 == 0 {
-                continue;
-            }
-            let row = flat.as_mut_ptr().add(5 * (first + j * stride));
-            for k in 0..5 {
-                let at = row.add(4 * k);
-                let add = _mm_mul_ps(_mm_mul_ps(wx[k], wy), ch[k]);
+        let mut wys = [0.0f32; 4];
+        _mm_storeu_ps(wys.as_mut_ptr(), wy);
+        let base = flat.as_mut_ptr().add(5 * first);
+        if AVX {
+            // lanes of a row's three vectors: pixel (wx) and channel (v) of each float
+            let wx = _mm256_castps128_ps256(wx);
+            let pixel = |i: [i32; 8]| {
+                let i = _mm256_setr_epi32(i[0], i[1], i[2], i[3], i[4], i[5], i[6], i[7]);
+                _mm256_permutevar8x32_ps(wx, i)
+            };
+            let wx = [
+                pixel([0, 0, 0, 0, 0, 1, 1, 1]),
+                pixel([1, 1, 2, 2, 2, 2, 2, 3]),
+            ];
+            let wx_last = _mm256_castps256_ps128(pixel([3; 8]));
+            let ch = [
+                _mm256_setr_ps(r, g, bl, al, one, r, g, bl),
+                _mm256_setr_ps(al, one, r, g, bl, al, one, r),
+            ];
+            let ch_last = _mm_setr_ps(g, bl, al, one);
+            for (j, &wy) in wys.iter().enumerate() {
+                if rows >> j & 1 == 0 {
+                    continue;
+                }
+                let row = base.add(5 * j * stride);
+                let wy8 = _mm256_set1_ps(wy);
+                for k in 0..2 {
+                    let at = row.add(8 * k);
+                    let add = _mm256_mul_ps(_mm256_mul_ps(wx[k], wy8), ch[k]);
+                    _mm256_storeu_ps(at, _mm256_add_ps(_mm256_loadu_ps(at), add));
+                }
+                let at = row.add(16);
+                let add = _mm_mul_ps(_mm_mul_ps(wx_last, _mm_set1_ps(wy)), ch_last);
                 _mm_storeu_ps(at, _mm_add_ps(_mm_loadu_ps(at), add));
+            }
+        } else {
+            let wx = [
+                _mm_shuffle_ps::<0b00_00_00_00>(wx, wx),
+                _mm_shuffle_ps::<0b01_01_01_00>(wx, wx),
+                _mm_shuffle_ps::<0b10_10_01_01>(wx, wx),
+                _mm_shuffle_ps::<0b11_10_10_10>(wx, wx),
+                _mm_shuffle_ps::<0b11_11_11_11>(wx, wx),
+            ];
+            let ch = [
+                _mm_setr_ps(r, g, bl, al),
+                _mm_setr_ps(one, r, g, bl),
+                _mm_setr_ps(al, one, r, g),
+                _mm_setr_ps(bl, al, one, r),
+                _mm_setr_ps(g, bl, al, one),
+            ];
+            for (j, &wy) in wys.iter().enumerate() {
+                if rows >> j & 1 == 0 {
+                    continue;
+                }
+                let row = base.add(5 * j * stride);
+                let wy = _mm_set1_ps(wy);
+                for k in 0..5 {
+                    let at = row.add(4 * k);
+                    let add = _mm_mul_ps(_mm_mul_ps(wx[k], wy), ch[k]);
+                    _mm_storeu_ps(at, _mm_add_ps(_mm_loadu_ps(at), add));
+                }
             }
         }
     }
@@ -513,10 +573,12 @@ mod tests {
         }
     }
 
-    #[test]
-    fn row_splats_add_the_same_sums_as_a_pixel_at_a_time() {
-        // the SSE rows (four pixels wide) and the per-pixel loop (any other width) must
-        // give the same accumulators to the last bit, edges and clipped footprints included
+    /// Splats random samples with `splat` and with the per-pixel loop, and checks that
+    /// the accumulators agree to the last bit.
+    fn check_splat_agrees_with_the_pixel_loop(
+        what: &str,
+        splat: impl Fn(&mut Block, &FilterTable, Vec2, Color, f32),
+    ) {
         let mut rng = crate::math::Pcg32::new(7, 1);
         for f in [
             AnyFilter::default(),
@@ -537,7 +599,7 @@ mod tests {
                     pos = pos.floor();
                 }
                 let (l, alpha) = (Color::new(rng.next_f32(), 2.0, -0.5), rng.next_f32());
-                rows.splat(&table, pos, l, alpha);
+                splat(&mut rows, &table, pos, l, alpha);
                 let rect = pixels.rect();
                 let data = &mut pixels.data;
                 footprint(rect, &table, pos, |i, w| {
@@ -545,7 +607,39 @@ mod tests {
                 });
             }
             for (a, b) in rows.data.iter().zip(&pixels.data) {
-                assert_eq!(a.map(f32::to_bits), b.map(f32::to_bits), "{f:?}");
+                assert_eq!(a.map(f32::to_bits), b.map(f32::to_bits), "{what}, {f:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn row_splats_add_the_same_sums_as_a_pixel_at_a_time() {
+        // the SSE and AVX2 rows (four pixels wide) and the per-pixel loop (any other
+        // width) must give the same accumulators to the last bit, edges and clipped
+        // footprints included
+        check_splat_agrees_with_the_pixel_loop("Block::splat", |b, t, pos, l, alpha| {
+            b.splat(t, pos, l, alpha)
+        });
+        #[cfg(target_arch = "x86_64")]
+        {
+            let pixel_loop = |b: &mut Block, t: &FilterTable, pos: Vec2, l: Color, alpha: f32| {
+                let rect = b.rect();
+                let data = &mut b.data;
+                footprint(rect, t, pos, |i, w| accumulate(&mut data[i], l, alpha, w));
+            };
+            check_splat_agrees_with_the_pixel_loop("SSE rows", |b, t, pos, l, alpha| {
+                if !splat_4x4_with::<false>(b, t, pos, [l.x, l.y, l.z, alpha, 1.0]) {
+                    pixel_loop(b, t, pos, l, alpha);
+                }
+            });
+            if crate::accel::simd::SimdLevel::Avx2.supported() {
+                check_splat_agrees_with_the_pixel_loop("AVX2 rows", |b, t, pos, l, alpha| {
+                    // SAFETY: this CPU has AVX2 (checked above)
+                    let done = unsafe { splat_4x4_avx2(b, t, pos, [l.x, l.y, l.z, alpha, 1.0]) };
+                    if !done {
+                        pixel_loop(b, t, pos, l, alpha);
+                    }
+                });
             }
         }
     }
