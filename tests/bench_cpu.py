@@ -6,7 +6,9 @@ A program, not a test: it prints a table and asserts nothing. One command runs e
     python tests/bench_cpu.py --res 512 --spp 64 --scenes cbox seed
 
 Each renderer runs in its own Python process (heliograph from `--hg-python`, default
-target/pyenv/bin/python; Mitsuba from `--mi-python`, default /work/mi-venv/bin/python),
+target/pyenv/bin/python, and, with `--hg-pgo-python`, a second heliograph row from an
+environment holding the wheel of python/build_wheel_pgo.sh; Mitsuba from `--mi-python`,
+default /work/mi-venv/bin/python),
 one scene at a time, in turn, so that all rows of a scene are measured back to back.
 A worker loads the scene, renders once to warm up (Mitsuba's LLVM JIT compiles its
 kernels then), and times `--reps` renders of `render(scene, spp, seed)` followed by
@@ -148,7 +150,7 @@ def worker(args):
     """Runs in a renderer's own Python: prints one JSON line with the timings."""
     import numpy as np
 
-    if args.worker == "hg":
+    if args.worker in ("hg", "hg-pgo"):
         import heliograph as mi
     else:
         import mitsuba as mi
@@ -200,14 +202,19 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--scenes", nargs="+", default=SCENES, choices=SCENES)
     ap.add_argument("--hg-python", default=os.path.join(ROOT, "target", "pyenv", "bin", "python"))
+    ap.add_argument("--hg-pgo-python", help="Python of an environment with the PGO wheel "
+                    "(python/build_wheel_pgo.sh): adds its row")
     ap.add_argument("--mi-python", default="/work/mi-venv/bin/python")
-    ap.add_argument("--worker", choices=["hg", "mi"], help=argparse.SUPPRESS)
+    ap.add_argument("--worker", choices=["hg", "hg-pgo", "mi"], help=argparse.SUPPRESS)
     ap.add_argument("--variant", help=argparse.SUPPRESS)
     ap.add_argument("--scene", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         return worker(args)
 
+    renderers = list(RENDERERS)
+    if args.hg_pgo_python:
+        renderers.insert(1, ("heliograph PGO wheel", "hg-pgo", "cpu_rgb"))
     load_before = os.getloadavg()
     tmp = tempfile.mkdtemp(prefix="bench_cpu_")
     files = scene_files(tmp)
@@ -215,14 +222,14 @@ def main():
     rows, notes = [], []
     for name in args.scenes:
         results = {}
-        for label, kind, variant in RENDERERS:
-            py = args.hg_python if kind == "hg" else args.mi_python
+        for label, kind, variant in renderers:
+            py = {"hg": args.hg_python, "hg-pgo": args.hg_pgo_python, "mi": args.mi_python}[kind]
             try:
                 results[label] = run_worker(py, kind, variant, files[name], args)
             except (RuntimeError, OSError, ValueError) as e:
                 notes.append(f"{label} on {name}: {e}")
         ref = results.get("mitsuba llvm_ad_rgb")
-        for label, _, _ in RENDERERS:
+        for label, _, _ in renderers:
             r = results.get(label)
             if r is None:
                 continue
