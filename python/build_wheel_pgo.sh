@@ -3,11 +3,14 @@
 # renders every scene in scenes/ at a small size, and the wheel is built again with the
 # branch and call counts of those renders, so the compiler lays out the hot paths of
 # the sample loop (traversal, integrators, BSDFs, the film) for how they actually run.
-# Renders are 5-13% faster than from `maturin build --release` (tests/bench_cpu_results.md)
-# and give the same pixels, bit for bit: PGO changes code layout and inlining, never
+# Renders take 5-13% less time than from `maturin build --release`
+# (tests/bench_cpu_results.md) and give the same pixels, bit for bit: PGO changes code layout and inlining, never
 # floating-point results.
 #
 #     bash python/build_wheel_pgo.sh [OUT_DIR]        # default target/wheels
+#
+# target/pgo/venv then holds the PGO wheel, with NumPy: the environment that
+# `tests/bench_cpu.py --hg-pgo-python target/pgo/venv/bin/python` measures.
 #
 # Needs what `maturin build` needs plus LLVM's profile merger from rustup
 # (`rustup component add llvm-tools`). About twice a plain release build's time; the two
@@ -15,9 +18,14 @@
 # change recompiles only heliograph. The CLI (`cargo build --release`) is not built with
 # PGO by this script; the wheel's `heliograph` command is the same program and is.
 set -euo pipefail
+CALLER=$(pwd)
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-OUT=${1:-target/wheels}
+OUT=${1:-$ROOT/target/wheels}
+case "$OUT" in
+    /*) ;;
+    *) OUT=$CALLER/$OUT ;; # relative to where the script was called from
+esac
 WORK=$ROOT/target/pgo
 PYTHON=${PYTHON:-python3}
 
@@ -57,4 +65,8 @@ done
 # 3. the release wheel, optimised with the profile
 RUSTFLAGS="-Cprofile-use=$WORK/heliograph.profdata" CARGO_TARGET_DIR=$WORK/release \
     "$WORK/venv/bin/maturin" build --release -m python/Cargo.toml -i "$VPY" -o "$OUT"
+# the environment keeps the optimised wheel, not the instrumented one (which would write
+# counts on every run)
+"$VPY" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps \
+    "$(ls -t "$OUT"/heliograph-*.whl | head -n 1)"
 echo "build_wheel_pgo.sh: the PGO wheel is in $OUT"
