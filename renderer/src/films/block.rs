@@ -238,11 +238,15 @@ fn splat_4x4_with<const AVX: bool>(
         };
         let wx = table.eval4(offsets(lo_x, pos.x));
         let wy = table.eval4(offsets(lo_y, pos.y));
-        // rows of weight zero add nothing (not even a signed zero)
-        let rows = !_mm_movemask_ps(_mm_cmpeq_ps(wy, _mm_setzero_ps()));
+        // the first float and the weight of each row; rows of weight zero add nothing
+        // (not even a signed zero)
+        let nonzero = !_mm_movemask_ps(_mm_cmpeq_ps(wy, _mm_setzero_ps()));
         let mut wys = [0.0f32; 4];
         _mm_storeu_ps(wys.as_mut_ptr(), wy);
         let base = flat.as_mut_ptr().add(5 * first);
+        let rows = (0..4)
+            .filter(|&j| nonzero >> j & 1 != 0)
+            .map(|j| (base.add(5 * j * stride), wys[j]));
         if AVX {
             // lanes of a row's three vectors: pixel (wx) and channel (v) of each float
             let wx = _mm256_castps128_ps256(wx);
@@ -260,20 +264,14 @@ fn splat_4x4_with<const AVX: bool>(
                 _mm256_setr_ps(al, one, r, g, bl, al, one, r),
             ];
             let ch_last = _mm_setr_ps(g, bl, al, one);
-            for (j, &wy) in wys.iter().enumerate() {
-                if rows >> j & 1 == 0 {
-                    continue;
-                }
-                let row = base.add(5 * j * stride);
+            for (row, wy) in rows {
                 let wy8 = _mm256_set1_ps(wy);
                 for k in 0..2 {
                     let at = row.add(8 * k);
                     let add = _mm256_mul_ps(_mm256_mul_ps(wx[k], wy8), ch[k]);
                     _mm256_storeu_ps(at, _mm256_add_ps(_mm256_loadu_ps(at), add));
                 }
-                let at = row.add(16);
-                let add = _mm_mul_ps(_mm_mul_ps(wx_last, _mm_set1_ps(wy)), ch_last);
-                _mm_storeu_ps(at, _mm_add_ps(_mm_loadu_ps(at), add));
+                add4(row.add(16), wx_last, _mm_set1_ps(wy), ch_last);
             }
         } else {
             let wx = [
@@ -290,21 +288,35 @@ fn splat_4x4_with<const AVX: bool>(
                 _mm_setr_ps(bl, al, one, r),
                 _mm_setr_ps(g, bl, al, one),
             ];
-            for (j, &wy) in wys.iter().enumerate() {
-                if rows >> j & 1 == 0 {
-                    continue;
-                }
-                let row = base.add(5 * j * stride);
+            for (row, wy) in rows {
                 let wy = _mm_set1_ps(wy);
                 for k in 0..5 {
-                    let at = row.add(4 * k);
-                    let add = _mm_mul_ps(_mm_mul_ps(wx[k], wy), ch[k]);
-                    _mm_storeu_ps(at, _mm_add_ps(_mm_loadu_ps(at), add));
+                    add4(row.add(4 * k), wx[k], wy, ch[k]);
                 }
             }
         }
     }
     true
+}
+
+/// Adds `(w · wy) · ch` to the four floats at `at` (unaligned): a quarter of a splat row.
+///
+/// # Safety
+/// `at` points to four floats that nothing else accesses meanwhile.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn add4(
+    at: *mut f32,
+    w: std::arch::x86_64::__m128,
+    wy: std::arch::x86_64::__m128,
+    ch: std::arch::x86_64::__m128,
+) {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller's; SSE is part of x86-64
+    unsafe {
+        let add = _mm_mul_ps(_mm_mul_ps(w, wy), ch);
+        _mm_storeu_ps(at, _mm_add_ps(_mm_loadu_ps(at), add));
+    }
 }
 
 /// The sum of the filter weights over every pixel (crop or not) that a sample at
