@@ -150,7 +150,7 @@ def worker(args):
     """Runs in a renderer's own Python: prints one JSON line with the timings."""
     import numpy as np
 
-    if args.worker in ("hg", "hg-pgo"):
+    if args.worker == "hg":
         import heliograph as mi
     else:
         import mitsuba as mi
@@ -205,16 +205,18 @@ def main():
     ap.add_argument("--hg-pgo-python", help="Python of an environment with the PGO wheel "
                     "(python/build_wheel_pgo.sh): adds its row")
     ap.add_argument("--mi-python", default="/work/mi-venv/bin/python")
-    ap.add_argument("--worker", choices=["hg", "hg-pgo", "mi"], help=argparse.SUPPRESS)
+    ap.add_argument("--worker", choices=["hg", "mi"], help=argparse.SUPPRESS)
     ap.add_argument("--variant", help=argparse.SUPPRESS)
     ap.add_argument("--scene", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         return worker(args)
 
-    renderers = list(RENDERERS)
+    # (label, worker kind, variant, the Python that runs it)
+    pythons = {"hg": args.hg_python, "mi": args.mi_python}
+    renderers = [(label, kind, variant, pythons[kind]) for label, kind, variant in RENDERERS]
     if args.hg_pgo_python:
-        renderers.insert(1, ("heliograph PGO wheel", "hg-pgo", "cpu_rgb"))
+        renderers.insert(1, ("heliograph PGO wheel", "hg", "cpu_rgb", args.hg_pgo_python))
     load_before = os.getloadavg()
     tmp = tempfile.mkdtemp(prefix="bench_cpu_")
     files = scene_files(tmp)
@@ -222,14 +224,13 @@ def main():
     rows, notes = [], []
     for name in args.scenes:
         results = {}
-        for label, kind, variant in renderers:
-            py = {"hg": args.hg_python, "hg-pgo": args.hg_pgo_python, "mi": args.mi_python}[kind]
+        for label, kind, variant, py in renderers:
             try:
                 results[label] = run_worker(py, kind, variant, files[name], args)
             except (RuntimeError, OSError, ValueError) as e:
                 notes.append(f"{label} on {name}: {e}")
         ref = results.get("mitsuba llvm_ad_rgb")
-        for label, _, _ in renderers:
+        for label, _, _, _ in renderers:
             r = results.get(label)
             if r is None:
                 continue
