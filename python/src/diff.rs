@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use crate::dlpack::{HostTo, Imported};
 use crate::errors::{to_py, RenderError};
 use crate::scene::{backend, PyScene};
-use crate::tensor::{import_any_after, to_host_array, TensorXf};
+use crate::tensor::{import_any, to_host_array, TensorXf};
 
 fn scene_of<'a, 'py>(
     scene: &'a Bound<'py, PyAny>,
@@ -139,7 +139,7 @@ pub fn _render_backward(
     let opts = RenderOptions { spp, seed };
     if backend() == Some(Backend::Cuda) {
         let be = crate::cuda::backend(py)?;
-        let imported = import_any_after(py, grad, HostTo::Device(&be), stream)?;
+        let imported = import_any(py, grad, HostTo::Device(&be), stream)?;
         let Imported::Device { tensor, shape, .. } = imported else {
             return Err(RenderError::new_err(
                 "the image's gradient could not be placed on the GPU",

@@ -148,7 +148,7 @@ fn from_python(
     if let Some(t) = transform_of(v, &format!("<parameters>: parameter \"{key}\""))? {
         return Ok(ParamValue::Transform(t));
     }
-    let imported = import_any(py, v, host_to).map_err(|e| {
+    let imported = import_any(py, v, host_to, None).map_err(|e| {
         // the same exception type, with the key in front
         let msg = format!("<parameters>: parameter \"{key}\": {}", e.value(py));
         PyErr::from_type(e.get_type(py), msg)

@@ -299,7 +299,7 @@ impl TensorXf {
             _ => None,
         };
         let host_to = cuda.as_ref().map_or(HostTo::Buffer, HostTo::Device);
-        match import_any(py, array, host_to)? {
+        match import_any(py, array, host_to, None)? {
             Imported::Host(a) => {
                 let buf = Buffer::from_slice(&a.data).map_err(errors::to_py)?;
                 Ok(TensorXf::from_buffer(a.shape, buf))
@@ -715,25 +715,16 @@ pub fn on_cuda(obj: &Bound<'_, PyAny>) -> bool {
 /// producer (CUDA arrays are copied on the device, then read), or (through
 /// `numpy.asarray`) nested sequences.
 pub fn to_host_array(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArray> {
-    import_any(py, obj, HostTo::Vec)?.into_host(py)
+    import_any(py, obj, HostTo::Vec, None)?.into_host(py)
 }
 
 /// Imports anything array-like, keeping CUDA arrays on the device: a TensorXf (a host
 /// one waits for its render; a CUDA one is shared), a DLPack producer, or (through
-/// `numpy.asarray`) nested sequences. Host arrays go where `host_to` says.
+/// `numpy.asarray`) nested sequences. Host arrays go where `host_to` says. `after`:
+/// the CUDA stream whose queued work writes another framework's CUDA array, when the
+/// caller knows it ([`dlpack::import_device`]); heliograph's own tensors are ordered
+/// already, and host data ignores it.
 pub fn import_any(
-    py: Python<'_>,
-    obj: &Bound<'_, PyAny>,
-    host_to: HostTo<'_>,
-) -> PyResult<Imported> {
-    import_any_after(py, obj, host_to, None)
-}
-
-/// [`import_any`] for a caller that knows the CUDA stream `after` whose queued work
-/// writes `obj` when it is another framework's CUDA array: the import orders itself
-/// after that stream ([`dlpack::import_device_after`]). heliograph's own tensors are
-/// ordered already, and host data ignores the stream.
-pub fn import_any_after(
     py: Python<'_>,
     obj: &Bound<'_, PyAny>,
     host_to: HostTo<'_>,
@@ -781,11 +772,7 @@ pub fn import_any_after(
     }
     if obj.hasattr("__dlpack__")? && !is_type {
         let native = numpy_native_copy(py, obj)?;
-        let obj = native.as_ref().unwrap_or(obj);
-        return match after {
-            Some(stream) => dlpack::import_device_after(py, obj, host_to, stream),
-            None => dlpack::import_device(py, obj, host_to),
-        };
+        return dlpack::import_device(py, native.as_ref().unwrap_or(obj), host_to, after);
     }
     let np = py.import("numpy")?;
     let arr = np
@@ -799,7 +786,7 @@ pub fn import_any_after(
         )));
     }
     let native = numpy_native_copy(py, &arr)?;
-    dlpack::import_device(py, native.as_ref().unwrap_or(&arr), host_to)
+    dlpack::import_device(py, native.as_ref().unwrap_or(&arr), host_to, None)
 }
 
 /// NumPy's C-order copy, in native byte order, of a NumPy array that DLPack cannot

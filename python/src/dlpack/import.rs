@@ -5,7 +5,7 @@
 //! A CUDA producer is asked for its tensor with `stream=<heliograph's render stream>`,
 //! so it orders its pending writes before the copy, which runs on that stream (or, where
 //! the caller knows the stream the producer writes on, with `stream=-1` while the render
-//! stream waits for that stream: [`import_device_after`]). The
+//! stream waits for that stream: `after` of [`import_device`]). The
 //! producer's capsule is consumed at once (renamed `used_*`) but its deleter runs only
 //! once the copy has finished: the capsule is *parked* with the imported tensor and
 //! released by the next heliograph call that finds the copy done ([`sweep_parked`]),
@@ -78,7 +78,7 @@ pub enum Imported {
 /// device and then read (this waits for the copy: for callers that need the values on
 /// the host, such as image files and bitmaps).
 pub fn import(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArray> {
-    import_device(py, obj, HostTo::Vec)?.into_host(py)
+    import_device(py, obj, HostTo::Vec, None)?.into_host(py)
 }
 
 impl Imported {
@@ -106,32 +106,14 @@ impl Imported {
 }
 
 /// Imports `obj`, keeping a CUDA array on the device (see the module docs); a host
-/// array goes where `host_to` says.
+/// array goes where `host_to` says. `after`: the CUDA stream whose queued work writes
+/// `obj`, for a caller that knows it (PyTorch's current stream, the one PyTorch's own
+/// export orders from): the producer is then asked for no synchronisation (`stream=-1`,
+/// which DLPack leaves to the consumer) and the render stream waits for that stream
+/// itself — the same order as passing the render stream, without the producer's
+/// synchronisation code (PyTorch's is Python: an external-stream object and an event,
+/// ~85 µs inside autograd's backward). A host array ignores it.
 pub fn import_device(
-    py: Python<'_>,
-    obj: &Bound<'_, PyAny>,
-    host_to: HostTo<'_>,
-) -> PyResult<Imported> {
-    import_ordered(py, obj, host_to, None)
-}
-
-/// [`import_device`] for a caller that knows the CUDA stream `stream` whose queued work
-/// writes `obj` (PyTorch's current stream, the one PyTorch's own export orders from):
-/// the producer is asked for no synchronisation (`stream=-1`, which DLPack leaves to
-/// the consumer) and the render stream waits for `stream` itself. The same order as
-/// passing the render stream, without the producer's synchronisation code (PyTorch's
-/// is Python: an external-stream object and an event, ~85 µs inside autograd's
-/// backward). A host array ignores `stream`.
-pub fn import_device_after(
-    py: Python<'_>,
-    obj: &Bound<'_, PyAny>,
-    host_to: HostTo<'_>,
-    stream: usize,
-) -> PyResult<Imported> {
-    import_ordered(py, obj, host_to, Some(stream))
-}
-
-fn import_ordered(
     py: Python<'_>,
     obj: &Bound<'_, PyAny>,
     host_to: HostTo<'_>,

@@ -263,7 +263,4 @@ pub use args::{ExportArgs, StreamArg};
 
 mod import;
 
-pub use import::{
-    import, import_device, import_device_after, park_release, parked, sweep_parked, HostTo,
-    Imported,
-};
+pub use import::{import, import_device, park_release, parked, sweep_parked, HostTo, Imported};
