@@ -25,7 +25,7 @@ use super::{DiffKind, DiffParam};
 use crate::bsdfs::{AnyBsdf, BsdfCtx, BsdfSample};
 use crate::emitters::AnyEmitter;
 use crate::integrators::observe::{PathObserver, Seen, Vertex};
-use crate::integrators::{sample_emitter_in, EmitterSampleResult};
+use crate::integrators::{environment_radiance, sample_emitter_in, EmitterSampleResult};
 use crate::math::{Color, Vec2, Vec3};
 use crate::scene::Scene;
 use crate::shapes::NO_EMITTER;
@@ -269,10 +269,7 @@ impl PathObserver for Adjoint<'_> {
                 }
                 let nowhere = SurfacePoint::at_uv(Vec2::ZERO);
                 self.accumulate(Reader::Emitter(nowhere), weight, false, |pr| {
-                    let ctx = scene.emitter_ctx_with(pr.tex);
-                    scene.env_emitters.iter().fold(Color::ZERO, |l, &e| {
-                        l + scene.emitters[e as usize].eval_env(&ctx, d)
-                    })
+                    environment_radiance(scene, &scene.emitter_ctx_with(pr.tex), d)
                 });
             }
         }

@@ -15,7 +15,7 @@
 
 use super::observe::{PathObserver, Seen, Unobserved, Vertex};
 use super::{
-    environment_emission, mis_weight, sample_emitter, shading_frame, spawn_ray, surface_emission,
+    environment_emission, environment_radiance, mis_weight, sample_emitter, shading_frame, spawn_ray, surface_emission,
 };
 use crate::error::Result;
 use crate::math::{Color, Ray};
@@ -75,7 +75,7 @@ impl Direct {
             if self.hide_emitters {
                 return (Color::ZERO, 0.0);
             }
-            let le = environment_emission(scene, ray.d).0;
+            let le = environment_radiance(scene, &scene.emitter_ctx(), ray.d);
             if le != Color::ZERO {
                 obs.emission(Seen::Environment { d: ray.d }, Color::ONE, 1.0, le);
             }

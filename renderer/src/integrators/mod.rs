@@ -287,6 +287,18 @@ pub fn surface_emission(scene: &Scene, hit: &Hit, ray_d: Vec3, from: Vec3) -> Op
     Some((le, pdf))
 }
 
+/// Radiance from environment emitters along an escaping ray direction `d`, read from
+/// `ctx` (differentiable rendering reads swapped textures). Cheaper than
+/// [`environment_emission`] where no MIS weight needs the density: after a camera ray or
+/// a delta scattering.
+#[inline]
+pub fn environment_radiance(scene: &Scene, ctx: &EmitterCtx, d: Vec3) -> Color {
+    let envs = scene.env_emitters.iter();
+    envs.fold(Color::ZERO, |l, &e| {
+        l + scene.emitters[e as usize].eval_env(ctx, d)
+    })
+}
+
 /// Radiance from environment emitters along an escaping ray direction `d`, and
 /// the emitter-sampling density of that direction.
 #[inline]

@@ -17,7 +17,7 @@
 
 use super::observe::{PathObserver, Seen, Unobserved, Vertex};
 use super::{
-    environment_emission, mis_weight, sample_emitter, shading_frame, spawn_ray, surface_emission,
+    environment_emission, environment_radiance, mis_weight, sample_emitter, shading_frame, spawn_ray, surface_emission,
 };
 use crate::error::{Error, Result};
 use crate::math::{Color, Ray};
@@ -105,6 +105,11 @@ impl Path {
             let visible_emission = !(self.hide_emitters && depth == 0);
             let emitted = match &hit {
                 Some(h) => surface_emission(scene, h, ray.d, prev_p),
+                // the density only weighs what a non-delta scattering found
+                None if prev_delta => Some((
+                    environment_radiance(scene, &scene.emitter_ctx(), ray.d),
+                    0.0,
+                )),
                 None => Some(environment_emission(scene, ray.d)),
             };
             if let (true, Some((le, em_pdf))) = (visible_emission, emitted) {
