@@ -2,18 +2,21 @@
 
 A program, not a test: it prints a table and asserts nothing. One command runs every row:
 
-    python tests/bench_cpu.py                     # 256x256, 32 spp, median of 3
+    python tests/bench_cpu.py                     # 256x256, 32 spp, 5 rounds
     python tests/bench_cpu.py --res 512 --spp 64 --scenes cbox seed
 
 Each renderer runs in its own Python process (heliograph from `--hg-python`, default
 target/pyenv/bin/python, and, with `--hg-pgo-python`, a second heliograph row from an
 environment holding the wheel of python/build_wheel_pgo.sh; Mitsuba from `--mi-python`,
-default /work/mi-venv/bin/python),
-one scene at a time, in turn, so that all rows of a scene are measured back to back.
-A worker loads the scene, renders once to warm up (Mitsuba's LLVM JIT compiles its
-kernels then), and times `--reps` renders of `render(scene, spp, seed)` followed by
-`np.array(image)`: the wall time a Python user sees. The table gives the median, the
-rate in Msamples/s and the ratio to Mitsuba llvm_ad_rgb (above 1: heliograph faster).
+default /work/mi-venv/bin/python), one scene at a time. For a scene, every renderer's
+worker loads it and renders once to warm up (Mitsuba's LLVM JIT compiles its kernels
+then), one worker after the other; then the workers take turns: in each of `--reps`
+rounds every worker times one `render(scene, spp, seed)` followed by `np.array(image)`
+(the wall time a Python user sees), in an order that rotates from round to round. The
+renders compared in a round are seconds apart, so a neighbour's burst of load on a
+shared machine hits both sides of a ratio alike. The table gives the median time, the
+rate in Msamples/s, and the ratio to Mitsuba llvm_ad_rgb (above 1: heliograph faster):
+the median of the rounds' ratios, with their range.
 
 Scenes (all at --res x --res, --spp):
   seed    scenes/seed.xml: the textured quad under a constant sky (`direct`)
@@ -28,6 +31,7 @@ shared machine compare rows of one run only.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -45,6 +49,7 @@ RENDERERS = [
     ("mitsuba scalar_rgb", "mi", "scalar_rgb"),
 ]
 LLVM = "/usr/lib/x86_64-linux-gnu/libLLVM-19.so"
+TAG = "bench_cpu"  # starts the lines a worker answers with
 
 ENVMAP_XML = """<scene version="3.0.0">
     <default name="spp" value="32"/>
@@ -147,7 +152,8 @@ def scene_files(tmp):
 
 
 def worker(args):
-    """Runs in a renderer's own Python: prints one JSON line with the timings."""
+    """Runs in a renderer's own Python: loads the scene, warms up, prints a JSON line,
+    then for each seed read from stdin times one render and prints a JSON line."""
     import numpy as np
 
     if args.worker == "hg":
@@ -158,31 +164,106 @@ def worker(args):
     t0 = time.perf_counter()
     scene = mi.load_file(args.scene, res=args.res, spp=args.spp)
     load = time.perf_counter() - t0
-    times = []
-    for k in range(args.reps + 1):
+    t0 = time.perf_counter()
+    np.array(mi.render(scene, spp=args.spp, seed=0))
+    print(TAG, json.dumps({"load": load, "warm": time.perf_counter() - t0}), flush=True)
+    for line in sys.stdin:
+        seed = int(line)
         t0 = time.perf_counter()
-        img = np.array(mi.render(scene, spp=args.spp, seed=k))
-        times.append(time.perf_counter() - t0)
-    print(json.dumps({"load": load, "warm": times[0], "times": times[1:],
-                      "mean": float(img.mean())}))
+        img = np.array(mi.render(scene, spp=args.spp, seed=seed))
+        t = time.perf_counter() - t0
+        print(TAG, json.dumps({"time": t, "mean": float(img.mean())}), flush=True)
 
 
-def run_json_worker(py, script, variant, *args):
-    """Runs `py script *args` for a renderer of `variant` (Mitsuba's LLVM variant gets
-    its libLLVM) and returns the JSON of its last output line."""
+def worker_env(variant):
+    """The environment of a worker for `variant`: Mitsuba's LLVM variant gets its libLLVM."""
     env = dict(os.environ)
     if variant == "llvm_ad_rgb" and os.path.exists(LLVM):
         env.setdefault("DRJIT_LIBLLVM_PATH", LLVM)
-    p = subprocess.run([py, script, *args], capture_output=True, text=True, env=env, check=False)
+    return env
+
+
+def run_json_worker(py, script, variant, *args):
+    """Runs `py script *args` for a renderer of `variant` and returns the JSON of its last
+    output line (the one-shot workers of tests/bench_refit.py)."""
+    p = subprocess.run([py, script, *args], capture_output=True, text=True,
+                       env=worker_env(variant), check=False)
     if p.returncode != 0:
         raise RuntimeError((p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1])
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def run_worker(py, kind, variant, scene, args):
-    return run_json_worker(py, os.path.abspath(__file__), variant, "--worker", kind, "--variant", variant,
-                           "--scene", scene, "--res", str(args.res), "--spp", str(args.spp),
-                           "--reps", str(args.reps))
+class Worker:
+    """A renderer's worker process for one scene, answering one JSON line per request."""
+
+    def __init__(self, py, kind, variant, scene, args, err):
+        # stderr to a file: a pipe nobody reads could fill up and stall the worker
+        self.err = err
+        self.p = subprocess.Popen(
+            [py, os.path.abspath(__file__), "--worker", kind, "--variant", variant, "--scene",
+             scene, "--res", str(args.res), "--spp", str(args.spp)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, text=True,
+            env=worker_env(variant))
+        self.ready = self.read()
+
+    def read(self):
+        """The worker's next answer (lines without the tag, a renderer's own log, are
+        skipped)."""
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                self.p.wait()
+                self.err.seek(0)
+                lines = self.err.read().strip().splitlines()
+                raise RuntimeError(lines[-1] if lines else f"exit {self.p.returncode}")
+            if line.startswith(TAG + " "):
+                return json.loads(line[len(TAG) + 1:])
+
+    def render(self, seed):
+        self.p.stdin.write(f"{seed}\n")
+        self.p.stdin.flush()
+        return self.read()
+
+    def close(self):
+        if self.p.stdin and not self.p.stdin.closed:
+            try:
+                self.p.stdin.close()
+            except OSError:
+                pass
+        self.p.wait()
+
+
+def run_scene(renderers, scene, args, notes):
+    """Every renderer's timings on `scene`: {label: {"warm", "times", "mean"}}, the
+    workers taking turns round by round."""
+    workers = {}
+    with contextlib.ExitStack() as stack:
+        stack.callback(lambda: [w.close() for w in workers.values()])
+        for label, kind, variant, py in renderers:
+            err = stack.enter_context(tempfile.TemporaryFile(mode="w+"))
+            try:
+                workers[label] = Worker(py, kind, variant, scene, args, err)
+            except (RuntimeError, OSError, ValueError) as e:
+                notes.append(f"{label} on {os.path.basename(scene)}: {e}")
+        results = {label: {"warm": w.ready["warm"], "times": [], "mean": None}
+                   for label, w in workers.items()}
+        order = list(workers)
+        for k in range(1, args.reps + 1):
+            shift = k % len(order) if order else 0
+            for label in order[shift:] + order[:shift]:
+                if label not in workers:
+                    continue
+                time.sleep(0.1)  # let the previous renderer's idle threads settle
+                try:
+                    r = workers[label].render(k)
+                except (RuntimeError, OSError, ValueError) as e:
+                    notes.append(f"{label} on {os.path.basename(scene)}: {e}")
+                    workers.pop(label).close()
+                    results.pop(label)
+                    continue
+                results[label]["times"].append(r["time"])
+                results[label]["mean"] = r["mean"]
+        return results
 
 
 def machine():
@@ -199,7 +280,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--res", type=int, default=256)
     ap.add_argument("--spp", type=int, default=32)
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=5, help="rounds (each renderer once a round)")
     ap.add_argument("--scenes", nargs="+", default=SCENES, choices=SCENES)
     ap.add_argument("--hg-python", default=os.path.join(ROOT, "target", "pyenv", "bin", "python"))
     ap.add_argument("--hg-pgo-python", help="Python of an environment with the PGO wheel "
@@ -223,34 +304,34 @@ def main():
     samples = args.res * args.res * args.spp
     rows, notes = [], []
     for name in args.scenes:
-        results = {}
-        for label, kind, variant, py in renderers:
-            try:
-                results[label] = run_worker(py, kind, variant, files[name], args)
-            except (RuntimeError, OSError, ValueError) as e:
-                notes.append(f"{label} on {name}: {e}")
+        results = run_scene(renderers, files[name], args, notes)
         ref = results.get("mitsuba llvm_ad_rgb")
         for label, _, _, _ in renderers:
             r = results.get(label)
-            if r is None:
+            if r is None or not r["times"]:
                 continue
             med = statistics.median(r["times"])
-            ratio = statistics.median(ref["times"]) / med if ref else None
+            # the ratio of each round's two renders, seconds apart
+            ratios = [m / t for m, t in zip(ref["times"], r["times"])] if ref else []
+            ratio = (statistics.median(ratios), min(ratios), max(ratios)) if ratios else None
             rows.append((name, label, med, samples / med / 1e6, ratio, r["warm"], r["mean"]))
     load_after = os.getloadavg()
 
-    print(f"CPU benchmark: {args.res}x{args.res}, {args.spp} spp, median of {args.reps} warm "
-          "renders (render + np.array)")
+    print(f"CPU benchmark: {args.res}x{args.res}, {args.spp} spp, {args.reps} rounds of warm "
+          "renders (render + np.array), the renderers in turn")
     print(f"machine: {machine()}")
     before, after = (" ".join(f"{x:.2f}" for x in la) for la in (load_before, load_after))
     print(f"load average before: {before}, after: {after}")
     head = (f"{'scene':<7} {'renderer':<20} {'median s':>9} {'Msamples/s':>11} "
-            f"{'vs llvm_ad':>12} {'first s':>9} {'mean':>10}")
+            f"{'vs llvm_ad':>11} {'range':>12} {'first s':>9} {'mean':>10}")
     print(head)
     print("-" * len(head))
     for name, label, med, rate, ratio, warm, mean in rows:
-        vs = f"{ratio:.2f}x" if ratio else "-"
-        print(f"{name:<7} {label:<20} {med:>9.3f} {rate:>11.2f} {vs:>12} {warm:>9.3f} {mean:>10.4f}")
+        vs, spread = (f"{ratio[0]:.2f}x", f"{ratio[1]:.2f}-{ratio[2]:.2f}") if ratio else ("-", "")
+        print(f"{name:<7} {label:<20} {med:>9.3f} {rate:>11.2f} {vs:>11} {spread:>12} "
+              f"{warm:>9.3f} {mean:>10.4f}")
+    print("vs llvm_ad: the median over rounds of Mitsuba llvm_ad_rgb's time / this row's "
+          "time in the same round (above 1: faster); range: the lowest and highest round")
     for n in notes:
         print("note:", n)
 
