@@ -23,6 +23,7 @@
 //! distance, e.g. on a shared edge — may resolve to the other primitive, because the
 //! wide tree visits leaves in another order.
 
+use std::cell::OnceCell;
 use std::mem::MaybeUninit;
 
 use super::simd::SimdLevel;
@@ -630,21 +631,28 @@ mod x86 {
 }
 
 /// What a walk looks for.
-#[derive(Clone, Copy)]
 struct Query<'a> {
     bvh: &'a Bvh,
     geom: &'a Geometry,
     ray: &'a Ray,
-    tri: TriRay,
+    /// The ray's set-up for the watertight triangle test, made at the first triangle
+    /// the walk meets (most rays of a scene of rectangles and a few meshes meet none).
+    tri: OnceCell<TriRay>,
 }
 
 impl Query<'_> {
+    /// The ray's triangle set-up.
+    #[inline(always)]
+    fn tri(&self) -> &TriRay {
+        self.tri.get_or_init(|| TriRay::new(self.ray))
+    }
+
     /// The triangle of `slot` against the ray, by the scalar watertight test.
     #[inline(always)]
     fn tri_slot(&self, slot: u32, tmax: f32) -> Option<(u32, f32, Vec2)> {
         let lp: &LeafPrim = &self.bvh.leaf_prims[slot as usize];
         let p = [Vec3::from(lp.p0), Vec3::from(lp.p1), Vec3::from(lp.p2)];
-        intersect_tri_watertight(p, &self.tri, tmax).map(|(t, c)| (lp.prim, t, c))
+        intersect_tri_watertight(p, self.tri(), tmax).map(|(t, c)| (lp.prim, t, c))
     }
 
     /// The nearest hit among the triangles of pack `p` before `tmax`, `SIMD_TRI`: four
@@ -654,7 +662,7 @@ impl Query<'_> {
         if SIMD_TRI {
             #[cfg(target_arch = "x86_64")]
             {
-                let (mut hits, mut ts, [mut b1, mut b2], redo) = x86::tris4(p, &self.tri, tmax);
+                let (mut hits, mut ts, [mut b1, mut b2], redo) = x86::tris4(p, self.tri(), tmax);
                 // lanes with an exact zero edge function (rare): the scalar test's verdict
                 let mut redo = redo;
                 while redo != 0 {
@@ -945,21 +953,11 @@ impl Bvh {
 
     #[inline(always)]
     fn query<'a>(&'a self, geom: &'a Geometry, ray: &'a Ray) -> Query<'a> {
-        // triangles are only ever in packs: a tree without packs never reads the set-up
-        let tri = if self.wide.packs.is_empty() {
-            TriRay {
-                o: ray.o,
-                k: [0, 1, 2],
-                s: Vec3::ZERO,
-            }
-        } else {
-            TriRay::new(ray)
-        };
         Query {
             bvh: self,
             geom,
             ray,
-            tri,
+            tri: OnceCell::new(),
         }
     }
 
