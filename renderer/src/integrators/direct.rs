@@ -15,7 +15,8 @@
 
 use super::observe::{PathObserver, Seen, Unobserved, Vertex};
 use super::{
-    environment_emission, environment_radiance, mis_weight, sample_emitter, shading_frame, spawn_ray, surface_emission,
+    environment_emission, environment_radiance, mis_weight, sample_emitter, shading_frame,
+    spawn_ray, surface_emission,
 };
 use crate::error::Result;
 use crate::math::{Color, Ray};
