@@ -53,7 +53,7 @@ pub fn push_dist1d(d: &Distribution1D, dists: &mut Vec<FlatDist1D>, data: &mut V
         pad: 0,
     };
     data.extend_from_slice(&d.func);
-    data.extend_from_slice(&d.cdf);
+    data.extend_from_slice(d.cdf());
     dists.push(rec);
     (dists.len() - 1) as u32
 }
