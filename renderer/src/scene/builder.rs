@@ -1066,6 +1066,9 @@ fn finish(
 ) -> Result<Scene> {
     ctx.geom.seal_groups();
     ctx.textures.attributes.resolve(&ctx.geom)?;
+    // texture coordinates are read by textures and the aov integrator's outputs only
+    // (parameter updates rebuild objects of the same kinds, so this holds after them)
+    ctx.geom.uv_unread = !ctx.textures.reads_uv() && aov.is_none();
     let bvh = Bvh::build(&ctx.geom);
     let mut scene = Scene::assemble(
         ctx.geom,
@@ -1126,6 +1129,44 @@ mod tests {
             !same_bvh_input(&a.geom, &scene("0.5", "4").geom),
             "a moved shape needs a new BVH"
         );
+    }
+
+    #[test]
+    fn sphere_hits_have_texture_coordinates_exactly_when_something_reads_them() {
+        // a ray from +z towards the centre of a unit sphere turned -90 degrees about x:
+        // it meets the sphere's local -y, where Mitsuba's uv is (3/4, 1/2) (phi = 270
+        // degrees around z from +x, theta = 90 degrees from +z)
+        let uv_of = |middle: &str| {
+            let xml = format!(
+                r#"<scene version="3.0.0">{middle}
+                   <shape type="sphere"><transform name="to_world"><rotate x="1" angle="-90"/></transform>
+                     <bsdf type="diffuse"><rgb name="reflectance" value="0.5"/></bsdf></shape></scene>"#
+            );
+            let s = build_scene(&load_string(&xml, &[]).unwrap()).unwrap();
+            let ray = crate::math::Ray::new(Vec3::new(0.0, 0.0, 3.0), Vec3::new(0.0, 0.0, -1.0));
+            (s.geom.uv_unread, s.intersect(&ray).expect("a hit").uv)
+        };
+        let (unread, uv) = uv_of("");
+        assert!(unread && uv == crate::math::Vec2::ZERO, "{unread} {uv}");
+        let png = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../assets/textures/seed_texture.png"
+        );
+        for reader in [
+            r#"<texture type="checkerboard" id="unused"/>"#.to_string(),
+            format!(
+                r#"<texture type="bitmap" id="unused"><string name="filename" value="{png}"/></texture>"#
+            ),
+            r#"<integrator type="aov"><string name="aovs" value="dd.y:depth"/></integrator>"#
+                .to_string(),
+        ] {
+            let (unread, uv) = uv_of(&reader);
+            assert!(!unread, "{reader}");
+            assert!(
+                (uv - crate::math::Vec2::new(0.75, 0.5)).abs().max_element() < 1e-6,
+                "{reader}: {uv}"
+            );
+        }
     }
 
     #[test]

@@ -468,6 +468,7 @@ impl LoadedScene {
         // shape groups are not editable: the instances place the groups already built
         let mut geom = Geometry {
             groups: old.groups.clone(),
+            uv_unread: old.uv_unread,
             ..Geometry::default()
         };
         for rec in self

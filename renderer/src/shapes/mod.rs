@@ -185,6 +185,10 @@ pub struct Geometry {
     /// inside an instance names a shape (its material) like any other hit. Those
     /// records have no primitives of the scene's and their geometry is in group space.
     pub group_base: Vec<u32>,
+    /// Nothing reads the texture coordinates of hits (no texture that reads them, no
+    /// `aov` integrator): sphere hits leave `uv` at zero rather than compute an `atan2`
+    /// and an `acos`. Off by default; the scene builder turns it on.
+    pub uv_unread: bool,
 }
 
 impl Geometry {

@@ -53,8 +53,8 @@ impl ShapeRecord for super::Sphere {
     fn intersect(&self, _g: &Geometry, _pr: Prim, ray: &Ray) -> Option<(f32, Vec2)> {
         super::Sphere::intersect(self, ray)
     }
-    fn interaction(&self, _g: &Geometry, pr: Prim, ray: &Ray, t: f32, _coords: Vec2) -> Hit {
-        super::Sphere::interaction(self, pr.shape, ray, t)
+    fn interaction(&self, g: &Geometry, pr: Prim, ray: &Ray, t: f32, _coords: Vec2) -> Hit {
+        super::Sphere::interaction(self, pr.shape, ray, t, !g.uv_unread)
     }
     fn sample_position(&self, _g: &Geometry, _shape: u32, u: Vec2) -> PositionSample {
         super::Sphere::sample_position(self, u)

@@ -129,17 +129,22 @@ impl Sphere {
         }
     }
 
-    /// Normal, uv, dp/du and dp/dv (Mitsuba's parameterisation) at the surface point in
-    /// direction `dir` from the centre.
-    fn eval(&self, dir: Vec3) -> (Vec3, Vec2, Vec3, Vec3) {
+    /// Normal, uv (zero unless `uv`), dp/du and dp/dv (Mitsuba's parameterisation) at
+    /// the surface point in direction `dir` from the centre.
+    #[inline(always)]
+    fn eval(&self, dir: Vec3, uv: bool) -> (Vec3, Vec2, Vec3, Vec3) {
         let p = self.center + dir * self.radius;
         let local = normalize_or(self.to_local.transform_point3(p), Vec3::Z);
-        let mut phi = atan::atan2(local.y, local.x);
-        if phi < 0.0 {
-            phi += 2.0 * PI;
-        }
-        let theta = atan::acos(local.z);
-        let uv = Vec2::new(phi * INV_TWO_PI, theta * INV_PI);
+        let uv = if uv {
+            let mut phi = atan::atan2(local.y, local.x);
+            if phi < 0.0 {
+                phi += 2.0 * PI;
+            }
+            let theta = atan::acos(local.z);
+            Vec2::new(phi * INV_TWO_PI, theta * INV_PI)
+        } else {
+            Vec2::ZERO
+        };
         let dpdu = self
             .to_world
             .transform_vector3(Vec3::new(-local.y, local.x, 0.0))
@@ -155,10 +160,11 @@ impl Sphere {
         (n, uv, dpdu, dpdv)
     }
 
-    /// The hit record at distance `t` (the point is re-projected onto the sphere).
-    pub fn interaction(&self, shape: u32, ray: &Ray, t: f32) -> Hit {
+    /// The hit record at distance `t` (the point is re-projected onto the sphere), its
+    /// texture coordinates left at zero unless `uv`.
+    pub fn interaction(&self, shape: u32, ray: &Ray, t: f32, uv: bool) -> Hit {
         let dir = normalize_or(ray.at(t) - self.center, Vec3::Z);
-        let (n, uv, dpdu, dpdv) = self.eval(dir);
+        let (n, uv, dpdu, dpdv) = self.eval(dir, uv);
         Hit {
             t,
             p: self.center + dir * self.radius,
@@ -176,7 +182,7 @@ impl Sphere {
     /// Uniform point on the sphere.
     pub fn sample_position(&self, u: Vec2) -> PositionSample {
         let dir = square_to_uniform_sphere(u);
-        let (n, uv, _, _) = self.eval(dir);
+        let (n, uv, _, _) = self.eval(dir, true);
         PositionSample {
             p: self.center + dir * self.radius,
             n,

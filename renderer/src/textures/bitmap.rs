@@ -102,6 +102,7 @@ crate::device_record!(BitmapRecord {
 impl TexturePlugin for Bitmap {
     type Record = BitmapRecord;
     const GRADIENT: bool = true;
+    const READS_UV: bool = true;
 
     /// Reads the plugin's parameters, adding the image to the scene's texture store.
     fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {

@@ -54,6 +54,7 @@ impl Checkerboard {
 impl TexturePlugin for Checkerboard {
     type Record = Self;
     const PICKS: bool = true;
+    const READS_UV: bool = true;
 
     fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {
         Ok(Checkerboard {

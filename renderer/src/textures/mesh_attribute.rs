@@ -56,6 +56,8 @@ crate::device_record!(MeshAttributeRecord {
 
 impl TexturePlugin for MeshAttribute {
     type Record = MeshAttributeRecord;
+    /// It interpolates vertex values with the hit's barycentrics.
+    const READS_UV: bool = false;
 
     fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {
         if !p.has("name") {

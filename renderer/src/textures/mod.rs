@@ -58,6 +58,7 @@
 //!
 //! impl TexturePlugin for Gradient {
 //!     type Record = Self;
+//!     const READS_UV: bool = true;
 //!     fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> { ... }
 //!     fn record(&self, _at: &RecordCtx) -> Self { *self }
 //!     fn eval(..) { .. }  fn mean(..) { .. }
@@ -198,6 +199,11 @@ pub trait TexturePlugin: Copy + std::fmt::Debug + PartialEq {
     /// Has a uv gradient of `eval_1` (`bitmap`): its twin defines `<name>_eval_1_grad`;
     /// the other kinds' gradient is zero.
     const GRADIENT: bool = false;
+    /// Whether `eval` reads the surface point's texture coordinates (`uv`). A scene
+    /// whose textures all answer no (and that has no `aov` integrator) leaves sphere
+    /// hits' uv at zero instead of computing an `atan2` and an `acos` per hit, so a
+    /// plugin that reads `uv` must say so. No default, for that reason.
+    const READS_UV: bool;
 
     /// Reads the plugin's properties (every one must be read: the registry checks).
     fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self>;
@@ -255,6 +261,11 @@ pub struct TextureStore {
 }
 
 impl TextureStore {
+    /// Whether a texture reads the texture coordinates of the points it is evaluated at.
+    pub fn reads_uv(&self) -> bool {
+        self.records.iter().any(AnyTexture::reads_uv)
+    }
+
     /// Adds a constant texture and returns its handle.
     pub fn add_constant(&mut self, c: Color) -> TexRef {
         self.add(AnyTexture::Constant(Constant::new(c)))

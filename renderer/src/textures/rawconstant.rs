@@ -48,6 +48,7 @@ impl Constant {
 
 impl TexturePlugin for Constant {
     type Record = Self;
+    const READS_UV: bool = false;
 
     /// Reads the value (declared as the parameter `value`).
     fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {

@@ -119,6 +119,11 @@ macro_rules! register_textures {
         }
 
         impl AnyTexture {
+            /// [`TexturePlugin::READS_UV`] of its plugin.
+            pub fn reads_uv(&self) -> bool {
+                match self { $(AnyTexture::$plugin(_) => <$plugin as TexturePlugin>::READS_UV,)+ }
+            }
+
             /// The colour at `at`.
             #[inline]
             pub fn eval(&self, st: &TextureStore, at: &SurfacePoint) -> Color {

@@ -500,3 +500,24 @@ fn keys_follow_mitsuba_names() {
     );
     let _ = PathBuf::new();
 }
+
+#[test]
+fn a_geometry_update_keeps_sphere_texture_coordinates_unread_where_nothing_reads_them() {
+    let xml = r#"<scene version="3.0.0">
+        <shape type="sphere" id="ball"><transform name="to_world"><translate x="1"/></transform>
+            <bsdf type="diffuse"/></shape>
+        <shape type="cube"><transform name="to_world"><translate x="-3"/></transform></shape>
+        <emitter type="constant"/></scene>"#;
+    let mut s = LoadedScene::new(load_string(xml, &[]).unwrap()).unwrap();
+    assert!(s.scene().geom.uv_unread);
+    let mut moved = value(&s, "ball.to_world");
+    let ParamValue::Transform(m) = &mut moved else {
+        panic!("{moved:?}")
+    };
+    let mut up = m.m;
+    up.w_axis.y += 0.5;
+    *m = crate::math::Transform::from_matrix(up).unwrap();
+    set(&mut s, "ball.to_world", moved).unwrap();
+    assert_eq!(s.version(), 1);
+    assert!(s.scene().geom.uv_unread, "the rebuilt geometry keeps the flag");
+}
