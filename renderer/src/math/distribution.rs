@@ -159,11 +159,20 @@ impl Distribution1D {
 
     /// Picks a bin for `u ∈ [0,1)`: returns (bin, its probability, `u` rescaled to `[0,1)` within the bin).
     pub fn sample(&self, u: f32) -> (usize, f32, f32) {
+        let (i, du) = self.bin(u);
+        (i, self.pmf(i), du)
+    }
+
+    /// [`Self::sample`] without the probability: the bin and `u` rescaled within it.
+    #[inline(always)]
+    fn bin(&self, u: f32) -> (usize, f32) {
         // first index with cdf[i+1] > u
         let n = self.func.len();
         let i = self.find(u).min(n - 1);
-        // skip zero-probability bins that rounding could select
-        let i = if self.func[i] > 0.0 {
+        let (c0, c1) = (self.cdf[i], self.cdf[i + 1]);
+        // skip zero-probability bins that rounding could select (a bin whose CDF rises
+        // has a positive weight: the weights are read only where it does not)
+        let i = if c1 > c0 || self.func[i] > 0.0 {
             i
         } else {
             (0..n)
@@ -177,7 +186,7 @@ impl Distribution1D {
         } else {
             0.5
         };
-        (i, self.pmf(i), du)
+        (i, du)
     }
 
     /// Samples a continuous position in `[0,1)`: returns (x, density at x, bin).
@@ -202,6 +211,12 @@ pub struct Distribution2D {
     pub rows: Vec<Distribution1D>,
     /// Marginal distribution over rows (v).
     pub marginal: Distribution1D,
+    /// The density of each cell, row-major: the marginal's density of its row times
+    /// the row's density of its column, as [`Self::pdf`] gives it, read from one place
+    /// instead of from two distributions' weights with two divisions.
+    density: Vec<f32>,
+    /// Columns of the grid.
+    width: usize,
 }
 
 impl Distribution2D {
@@ -223,21 +238,37 @@ impl Distribution2D {
             );
         }
         let marginal = Distribution1D::new(&row_sums)?;
-        Some(Distribution2D { rows, marginal })
+        // the products that `pdf_continuous` of both would give, in the same order
+        let density = (0..h)
+            .flat_map(|r| {
+                let pdf_v = marginal.pmf(r) * h as f32;
+                let row = &rows[r];
+                (0..w).map(move |c| pdf_v * (row.pmf(c) * w as f32))
+            })
+            .collect();
+        Some(Distribution2D {
+            rows,
+            marginal,
+            density,
+            width: w,
+        })
     }
 
     /// Samples `(u, v)` in `[0,1)²`; returns the point and its density.
     pub fn sample(&self, u: Vec2) -> (Vec2, f32) {
-        let (v, pdf_v, row) = self.marginal.sample_continuous(u.y);
-        let (x, pdf_u, _) = self.rows[row].sample_continuous(u.x);
-        (Vec2::new(x, v), pdf_v * pdf_u)
+        let (w, h) = (self.width, self.rows.len());
+        let (row, dv) = self.marginal.bin(u.y);
+        let (col, du) = self.rows[row].bin(u.x);
+        let p = Vec2::new((col as f32 + du) / w as f32, (row as f32 + dv) / h as f32);
+        (p, self.density[row * w + col])
     }
 
     /// Density of [`Self::sample`] at `p`.
     pub fn pdf(&self, p: Vec2) -> f32 {
-        let h = self.rows.len();
+        let (w, h) = (self.width, self.rows.len());
         let row = ((p.y * h as f32) as usize).min(h - 1);
-        self.marginal.pdf_continuous(p.y) * self.rows[row].pdf_continuous(p.x)
+        let col = ((p.x * w as f32) as usize).min(w - 1);
+        self.density[row * w + col]
     }
 }
 
@@ -320,6 +351,10 @@ mod tests {
                 let p = Vec2::new((i as f32 + 0.5) / m as f32, (j as f32 + 0.5) / m as f32);
                 integral += d.pdf(p) / (m * m) as f32;
                 let (q, pdf) = d.sample(p);
+                // the stored density is the product of the two 1D densities, bit for bit
+                let row = ((q.y * 3.0) as usize).min(2);
+                let product = d.marginal.pdf_continuous(q.y) * d.rows[row].pdf_continuous(q.x);
+                assert_eq!(d.pdf(q).to_bits(), product.to_bits(), "at {q}");
                 assert!(
                     (pdf - d.pdf(q)).abs() <= 1e-4 * pdf.max(1.0),
                     "{pdf} vs {}",

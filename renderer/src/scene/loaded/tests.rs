@@ -519,5 +519,8 @@ fn a_geometry_update_keeps_sphere_texture_coordinates_unread_where_nothing_reads
     *m = crate::math::Transform::from_matrix(up).unwrap();
     set(&mut s, "ball.to_world", moved).unwrap();
     assert_eq!(s.version(), 1);
-    assert!(s.scene().geom.uv_unread, "the rebuilt geometry keeps the flag");
+    assert!(
+        s.scene().geom.uv_unread,
+        "the rebuilt geometry keeps the flag"
+    );
 }
