@@ -117,7 +117,8 @@ impl Direct {
             if !smooth {
                 continue;
             }
-            let Some(es) = sample_emitter(scene, &hit, u) else {
+            // borrowed where the callee left it, as in the path tracer
+            let Some(es) = &sample_emitter(scene, &hit, u) else {
                 continue;
             };
             let wo = frame.to_local(es.d);
@@ -131,7 +132,7 @@ impl Direct {
                 mis_weight(es.pdf * frac_em, bsdf.pdf(&bctx, wi, wo) * frac_bsdf)
             };
             result += f * es.weight * (w / ne);
-            obs.next_event(&v, Color::splat(1.0 / ne), w, f, wo, &es, u);
+            obs.next_event(&v, Color::splat(1.0 / ne), w, f, wo, es, u);
         }
 
         for _ in 0..self.bsdf_samples {

@@ -150,7 +150,9 @@ impl Path {
             // next-event estimation
             let u_em = rng.next_2d();
             if !bsdf.is_delta(&bctx) {
-                if let Some(es) = sample_emitter(scene, &hit, u_em) {
+                // borrowed where the callee left it (a copy of the whole struct read it back
+                // before the callee's stores had landed)
+                if let Some(es) = &sample_emitter(scene, &hit, u_em) {
                     let wo = frame.to_local(es.d);
                     let f = bsdf.eval(&bctx, wi, wo);
                     if f != Color::ZERO && !scene.occluded(&es.shadow) {
@@ -160,7 +162,7 @@ impl Path {
                             mis_weight(es.pdf, bsdf.pdf(&bctx, wi, wo))
                         };
                         result += throughput * f * es.weight * w;
-                        obs.next_event(&v, throughput, w, f, wo, &es, u_em);
+                        obs.next_event(&v, throughput, w, f, wo, es, u_em);
                     }
                 }
             }
