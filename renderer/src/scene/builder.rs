@@ -1068,7 +1068,8 @@ fn finish(
     ctx.textures.attributes.resolve(&ctx.geom)?;
     // texture coordinates are read by textures and the aov integrator's outputs only
     // (parameter updates rebuild objects of the same kinds, so this holds after them)
-    ctx.geom.uv_unread = !ctx.textures.reads_uv() && aov.is_none();
+    ctx.geom
+        .set_uv_unread(!ctx.textures.reads_uv() && aov.is_none());
     let bvh = Bvh::build(&ctx.geom);
     let mut scene = Scene::assemble(
         ctx.geom,

@@ -278,7 +278,15 @@ mod tests {
     ];
 
     fn instanced() -> Scene {
-        let mut body = format!(r#"<shape type="shapegroup" id="g">{}</shape>"#, members(""));
+        instanced_with("")
+    }
+
+    /// [`instanced`] with `extra` objects before the shapes.
+    fn instanced_with(extra: &str) -> Scene {
+        let mut body = format!(
+            r#"{extra}<shape type="shapegroup" id="g">{}</shape>"#,
+            members("")
+        );
         for p in PLACEMENTS {
             body += &format!(
                 r#"<shape type="instance"><ref id="g"/><transform name="to_world">{p}</transform></shape>"#
@@ -289,16 +297,28 @@ mod tests {
 
     #[test]
     fn instances_hit_what_the_same_shapes_placed_directly_hit() {
+        // with and without a texture that reads hits' texture coordinates: a sphere
+        // computes them only where one does, in a group as placed directly
+        for extra in ["", r#"<texture type="checkerboard" id="reads_uv"/>"#] {
+            hits_match(extra);
+        }
+    }
+
+    fn hits_match(extra: &str) {
         // independent truth: the group's shapes built again as plain shapes, each with
         // its own transform followed by the instance's
-        let a = instanced();
-        let b = scene(&PLACEMENTS.map(members).concat()).unwrap();
+        let a = instanced_with(extra);
+        let b = scene(&(extra.to_string() + &PLACEMENTS.map(members).concat())).unwrap();
+        let unread = extra.is_empty();
+        assert_eq!((a.geom.uv_unread, b.geom.uv_unread), (unread, unread));
+        assert_eq!(a.geom.groups[0].geom.uv_unread, unread, "the group's flag");
         assert_eq!(a.geom.groups.len(), 1, "one group, shared");
         assert_eq!(a.geom.prims.len(), 2, "one scene primitive per instance");
         assert_eq!(a.geom.group_base, vec![2]);
         assert_eq!((a.geom.shape_count(), a.geom.shapes.len()), (2, 5));
         let mut rng = Pcg32::new(8, 2);
         let mut hits = 0;
+        let mut uv_seen = false;
         for _ in 0..4000 {
             let o = Vec3::new(
                 rng.next_f32() - 0.5,
@@ -328,6 +348,8 @@ mod tests {
                     assert!(x.ng.dot(y.ng) > 0.999, "{ray:?}\n{x:?}\n{y:?}");
                     assert!(x.n.dot(y.n) > 0.999, "{:?} vs {:?}", x.n, y.n);
                     assert!((x.uv - y.uv).length() < 1e-3, "{:?} vs {:?}", x.uv, y.uv);
+                    // (member 0 is the sphere; the other shapes always compute uv)
+                    uv_seen |= y.shape % 3 == 0 && x.uv != crate::math::Vec2::ZERO;
                     // the same member (three per placement directly; the group's
                     // records follow the two instances), with that member's material
                     assert_eq!(x.shape - 2, y.shape % 3);
@@ -343,6 +365,7 @@ mod tests {
             }
         }
         assert!(hits > 800, "{hits} hits");
+        assert_eq!(uv_seen, !unread, "sphere uv {uv_seen}, unread {unread}");
         let (ca, ra) = a.bsphere;
         let (cb, rb) = b.bsphere;
         assert!(ra >= rb * 0.999 && (ca - cb).length() < ra, "{ra} vs {rb}");

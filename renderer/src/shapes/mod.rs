@@ -242,6 +242,17 @@ impl Geometry {
             .map_or(self.shapes.len(), |&b| b as usize)
     }
 
+    /// Sets [`Self::uv_unread`] here and in the shape groups (cloning a group only if
+    /// something else holds it), so instanced shapes' hits match directly placed ones.
+    pub fn set_uv_unread(&mut self, unread: bool) {
+        self.uv_unread = unread;
+        for g in &mut self.groups {
+            if g.geom.uv_unread != unread {
+                Arc::make_mut(g).geom.uv_unread = unread;
+            }
+        }
+    }
+
     /// Appends the shape records of every group after the scene's own shapes and
     /// notes where each group's start ([`Self::group_base`]). Called once, after the
     /// last shape of the scene is added.
