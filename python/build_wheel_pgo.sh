@@ -3,7 +3,7 @@
 # renders every scene in scenes/ at a small size, and the wheel is built again with the
 # branch and call counts of those renders, so the compiler lays out the hot paths of
 # the sample loop (traversal, integrators, BSDFs, the film) for how they actually run.
-# Renders took 2-20% less Python wall time than with a wheel from `maturin build
+# Renders took up to 20% less Python wall time than with a wheel from `maturin build
 # --release` (tests/bench_cpu.py, both wheels in one run; tests/bench_cpu_results.md) and
 # give the same pixels, bit for bit: PGO changes code layout and inlining, never
 # floating-point results.
