@@ -150,8 +150,8 @@ impl Path {
             // next-event estimation
             let u_em = rng.next_2d();
             if !bsdf.is_delta(&bctx) {
-                // borrowed where the callee left it (a copy of the whole struct read it back
-                // before the callee's stores had landed)
+                // borrowed where the callee left it: moving it out copies the whole struct,
+                // reading it back before the callee's stores have landed
                 if let Some(es) = &sample_emitter(scene, &hit, u_em) {
                     let wo = frame.to_local(es.d);
                     let f = bsdf.eval(&bctx, wi, wo);

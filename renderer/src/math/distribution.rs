@@ -92,9 +92,9 @@ impl Distribution1D {
     /// The first bin with `cdf[i + 1] > u` (`len` if none). The guide entry below `u`
     /// gives a bin `lo` at or before it; when `cdf[lo] <= u`, the answer is `lo` plus the
     /// number of CDF values after `lo` at or below `u` (the CDF does not decrease), which
-    /// is counted over a window without a branch. This replaced a binary search between
-    /// the guide entries: its branches, which depend on `u`, and the reads one after the
-    /// other were most of the time an environment map's sampling took.
+    /// is counted over a window without a branch: no branch that depends on `u` and one
+    /// read after the guide entry's, where a binary search between the guide entries
+    /// takes several of each.
     #[inline(always)]
     fn find(&self, u: f32) -> usize {
         let n = self.func.len();
