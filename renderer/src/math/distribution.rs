@@ -113,6 +113,7 @@ impl Distribution1D {
             .enumerate()
             .fold(0u32, |m, (j, &c)| m | ((c <= u) as u32) << j);
         let below = (!at_or_below).trailing_zeros() as usize;
+        // (lo = 0 needs no read: cdf[0] = 0, and a u below it gets bin 0 either way)
         if (lo == 0 || self.cdf[lo] <= u) && below < WINDOW {
             return lo + below;
         }
@@ -191,16 +192,32 @@ impl Distribution1D {
 
     /// Samples a continuous position in `[0,1)`: returns (x, density at x, bin).
     pub fn sample_continuous(&self, u: f32) -> (f32, f32, usize) {
-        let (i, p, du) = self.sample(u);
-        let n = self.func.len() as f32;
-        ((i as f32 + du) / n, p * n, i)
+        let (x, i) = self.position(u);
+        (x, self.density(i), i)
+    }
+
+    /// [`Self::sample_continuous`] without the density: the position and its bin.
+    #[inline(always)]
+    fn position(&self, u: f32) -> (f32, usize) {
+        let (i, du) = self.bin(u);
+        ((i as f32 + du) / self.func.len() as f32, i)
     }
 
     /// Density of [`Self::sample_continuous`] at `x ∈ [0,1)`.
     pub fn pdf_continuous(&self, x: f32) -> f32 {
+        self.density(self.bin_at(x))
+    }
+
+    /// The bin holding position `x ∈ [0,1)` (clamped to the bins).
+    #[inline(always)]
+    fn bin_at(&self, x: f32) -> usize {
         let n = self.func.len();
-        let i = ((x * n as f32) as usize).min(n - 1);
-        self.pmf(i) * n as f32
+        ((x * n as f32) as usize).min(n - 1)
+    }
+
+    /// The continuous density over bin `i`.
+    fn density(&self, i: usize) -> f32 {
+        self.pmf(i) * self.func.len() as f32
     }
 }
 
@@ -238,12 +255,11 @@ impl Distribution2D {
             );
         }
         let marginal = Distribution1D::new(&row_sums)?;
-        // the products that `pdf_continuous` of both would give, in the same order
+        // the products that `pdf_continuous` of both would give
         let density = (0..h)
             .flat_map(|r| {
-                let pdf_v = marginal.pmf(r) * h as f32;
-                let row = &rows[r];
-                (0..w).map(move |c| pdf_v * (row.pmf(c) * w as f32))
+                let (pdf_v, row) = (marginal.density(r), &rows[r]);
+                (0..w).map(move |c| pdf_v * row.density(c))
             })
             .collect();
         Some(Distribution2D {
@@ -256,19 +272,15 @@ impl Distribution2D {
 
     /// Samples `(u, v)` in `[0,1)²`; returns the point and its density.
     pub fn sample(&self, u: Vec2) -> (Vec2, f32) {
-        let (w, h) = (self.width, self.rows.len());
-        let (row, dv) = self.marginal.bin(u.y);
-        let (col, du) = self.rows[row].bin(u.x);
-        let p = Vec2::new((col as f32 + du) / w as f32, (row as f32 + dv) / h as f32);
-        (p, self.density[row * w + col])
+        let (v, row) = self.marginal.position(u.y);
+        let (x, col) = self.rows[row].position(u.x);
+        (Vec2::new(x, v), self.density[row * self.width + col])
     }
 
     /// Density of [`Self::sample`] at `p`.
     pub fn pdf(&self, p: Vec2) -> f32 {
-        let (w, h) = (self.width, self.rows.len());
-        let row = ((p.y * h as f32) as usize).min(h - 1);
-        let col = ((p.x * w as f32) as usize).min(w - 1);
-        self.density[row * w + col]
+        let row = self.marginal.bin_at(p.y);
+        self.density[row * self.width + self.rows[row].bin_at(p.x)]
     }
 }
 
