@@ -12,6 +12,7 @@
 
 use crate::device_record;
 use crate::error::{Error, Result};
+use crate::math::sincos::sin_cos_pi;
 use crate::math::{Vec2, Vec3, PI};
 use crate::plugin::{BuildContext, TexRef};
 use crate::scene::props::Props;
@@ -218,10 +219,10 @@ impl Microfacet {
         };
         let t2 = vh.cross(t1);
         let r = u.x.sqrt();
-        let phi = 2.0 * PI * u.y;
-        let p1 = r * phi.cos();
+        let (sin_phi, cos_phi) = sin_cos_pi(2.0 * u.y);
+        let p1 = r * cos_phi;
         let s = 0.5 * (1.0 + vh.z);
-        let p2 = (1.0 - s) * (1.0 - p1 * p1).max(0.0).sqrt() + s * r * phi.sin();
+        let p2 = (1.0 - s) * (1.0 - p1 * p1).max(0.0).sqrt() + s * r * sin_phi;
         let nh = p1 * t1 + p2 * t2 + (1.0 - p1 * p1 - p2 * p2).max(0.0).sqrt() * vh;
         Vec3::new(self.au * nh.x, self.av * nh.y, nh.z.max(1e-7)).normalize()
     }
@@ -246,8 +247,8 @@ impl Microfacet {
 
     /// Samples `D(m) cos θm`: azimuth from tan φ = (αv/αu) tan 2πu, then the slope.
     fn sample_all(&self, u: Vec2) -> Vec3 {
-        let t = 2.0 * PI * u.y;
-        let phi = (self.av * t.sin()).atan2(self.au * t.cos());
+        let (sin_t, cos_t) = sin_cos_pi(2.0 * u.y);
+        let phi = (self.av * sin_t).atan2(self.au * cos_t);
         let (sp, cp) = phi.sin_cos();
         let a2 = 1.0 / ((cp / self.au).powi(2) + (sp / self.av).powi(2));
         let tan2 = if self.kind == GGX {

@@ -60,6 +60,7 @@ use super::microfacet::{Microfacet, GGX};
 use super::{BsdfCtx, BsdfPlugin, BsdfSample};
 use crate::device_record;
 use crate::error::{Error, Result};
+use crate::math::sincos::sin_cos_pi;
 use crate::math::spectrum::SpectrumUse;
 use crate::math::warp::{cosine_hemisphere_pdf, square_to_cosine_hemisphere};
 use crate::math::{luminance, reflect, safe_sqrt, Color, Vec2, Vec3, INV_PI, PI};
@@ -332,7 +333,7 @@ fn gtr1_pdf(alpha: f32, m: Vec3) -> f32 {
 
 /// Samples `D(m) cos θm` of GTR1.
 fn gtr1_sample(alpha: f32, u: Vec2) -> Vec3 {
-    let (sin_p, cos_p) = (2.0 * PI * u.x).sin_cos();
+    let (sin_p, cos_p) = sin_cos_pi(2.0 * u.x);
     let a2 = alpha * alpha;
     let cos2 = (1.0 - a2.powf(1.0 - u.y)) / (1.0 - a2);
     let sin_t = (1.0 - cos2).max(0.0).sqrt();

@@ -27,6 +27,7 @@ use super::{EmitterCtx, EmitterPlugin, EmitterSample};
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::atan;
+use crate::math::sincos::sin_cos_pi;
 use crate::math::{
     floor_f32, luminance, Color, Distribution2D, Mat3, Vec2, Vec3, INV_PI, INV_TWO_PI, PI,
 };
@@ -299,8 +300,8 @@ impl EnvmapEmitter {
 /// Map-frame direction of lat–long coordinates `uv`, with sin θ.
 #[inline]
 pub fn uv_to_direction(uv: Vec2) -> (Vec3, f32) {
-    let (sin_t, cos_t) = (PI * uv.y).sin_cos();
-    let (sin_p, cos_p) = (2.0 * PI * uv.x).sin_cos();
+    let (sin_t, cos_t) = sin_cos_pi(uv.y);
+    let (sin_p, cos_p) = sin_cos_pi(2.0 * uv.x);
     (Vec3::new(sin_p * sin_t, cos_t, -cos_p * sin_t), sin_t)
 }
 

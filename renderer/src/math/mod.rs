@@ -5,6 +5,7 @@ pub mod atan;
 pub mod chi2;
 pub mod distribution;
 pub mod rng;
+pub mod sincos;
 pub mod spectrum;
 pub mod stats;
 pub mod transform;

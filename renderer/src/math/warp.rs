@@ -1,7 +1,8 @@
 //! Warps from the unit square to common domains, with their densities.
 //! Every function takes its random numbers as arguments.
 
-use super::{safe_sqrt, Vec2, Vec3, INV_FOUR_PI, INV_PI, INV_TWO_PI, PI};
+use super::sincos::{sin_cos_pi, sin_cos_pi_near};
+use super::{safe_sqrt, Vec2, Vec3, INV_FOUR_PI, INV_PI, INV_TWO_PI};
 
 /// Concentric map of the unit square onto the unit disk (Shirley & Chiu 1997).
 pub fn square_to_uniform_disk_concentric(u: Vec2) -> Vec2 {
@@ -9,12 +10,14 @@ pub fn square_to_uniform_disk_concentric(u: Vec2) -> Vec2 {
     if x == 0.0 && y == 0.0 {
         return Vec2::ZERO;
     }
-    let (r, phi) = if x.abs() > y.abs() {
-        (x, (PI / 4.0) * (y / x))
+    // φ = (π/4)(y/x), or π/2 − (π/4)(x/y): there cos φ and sin φ trade places
+    if x.abs() > y.abs() {
+        let (s, c) = sin_cos_pi_near(0.25 * (y / x));
+        Vec2::new(x * c, x * s)
     } else {
-        (y, PI / 2.0 - (PI / 4.0) * (x / y))
-    };
-    Vec2::new(r * phi.cos(), r * phi.sin())
+        let (s, c) = sin_cos_pi_near(0.25 * (x / y));
+        Vec2::new(y * s, y * c)
+    }
 }
 
 /// Cosine-weighted direction on the hemisphere around +z.
@@ -37,8 +40,8 @@ pub fn cosine_hemisphere_pdf(v: Vec3) -> f32 {
 pub fn square_to_uniform_sphere(u: Vec2) -> Vec3 {
     let z = 1.0 - 2.0 * u.y;
     let r = safe_sqrt(1.0 - z * z);
-    let phi = 2.0 * PI * u.x;
-    Vec3::new(r * phi.cos(), r * phi.sin(), z)
+    let (s, c) = sin_cos_pi(2.0 * u.x);
+    Vec3::new(r * c, r * s, z)
 }
 
 /// Density of [`square_to_uniform_sphere`].
@@ -48,8 +51,8 @@ pub const UNIFORM_SPHERE_PDF: f32 = INV_FOUR_PI;
 pub fn square_to_uniform_hemisphere(u: Vec2) -> Vec3 {
     let z = u.y;
     let r = safe_sqrt(1.0 - z * z);
-    let phi = 2.0 * PI * u.x;
-    Vec3::new(r * phi.cos(), r * phi.sin(), z)
+    let (s, c) = sin_cos_pi(2.0 * u.x);
+    Vec3::new(r * c, r * s, z)
 }
 
 /// Density of [`square_to_uniform_hemisphere`].
@@ -59,8 +62,8 @@ pub const UNIFORM_HEMISPHERE_PDF: f32 = INV_TWO_PI;
 pub fn square_to_uniform_cone(u: Vec2, cos_max: f32) -> Vec3 {
     let z = 1.0 - u.y * (1.0 - cos_max);
     let r = safe_sqrt(1.0 - z * z);
-    let phi = 2.0 * PI * u.x;
-    Vec3::new(r * phi.cos(), r * phi.sin(), z)
+    let (s, c) = sin_cos_pi(2.0 * u.x);
+    Vec3::new(r * c, r * s, z)
 }
 
 /// Density of [`square_to_uniform_cone`] inside the cone.

@@ -32,6 +32,7 @@ use glam::{Affine3A, Mat4};
 
 use super::{AnyShape, Built, Hit, PositionSample, RAY_TMIN};
 use crate::error::{Error, Result};
+use crate::math::sincos::sin_cos_pi;
 use crate::math::{Aabb, Frame, Ray, Transform, Vec2, Vec3, INV_TWO_PI, PI};
 use crate::plugin::BuildContext;
 use crate::scene::props::Props;
@@ -204,7 +205,7 @@ impl Cylinder {
     /// A point uniform in (φ, height), which is uniform by area on a circular tube;
     /// `u.x` is the height and `u.y` the angle, as in Mitsuba (`uv = (u.y, u.x)`).
     pub fn sample_position(&self, u: Vec2) -> PositionSample {
-        let (s, c) = (2.0 * PI * u.y).sin_cos();
+        let (s, c) = sin_cos_pi(2.0 * u.y);
         let (p, n, uv, _, _) = self.eval(Vec3::new(c, s, u.x));
         PositionSample {
             p,
