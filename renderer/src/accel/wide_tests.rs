@@ -222,3 +222,25 @@ fn a_single_primitive_and_an_empty_scene() {
         assert!(!empty.occluded_wide(&one, &ray, l));
     }
 }
+
+#[test]
+fn scratch_cbox_tree() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/cbox.xml");
+    let s = build_scene(&xml::load_file(std::path::Path::new(path), &[]).unwrap()).unwrap();
+    let w = &s.bvh.wide;
+    println!(
+        "prims {} binary nodes {} wide nodes {} leaves {} packs {} planes {}",
+        s.geom.prims.len(),
+        s.bvh.nodes.len(),
+        w.nodes.len(),
+        w.leaves.len(),
+        w.packs.len(),
+        w.planes.len()
+    );
+    for (i, n) in w.nodes.iter().enumerate() {
+        println!("node {i}: {:x?}", n.child);
+    }
+    for (i, l) in w.leaves.iter().enumerate() {
+        println!("leaf {i}: {:?}", l);
+    }
+}
