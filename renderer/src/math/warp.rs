@@ -7,17 +7,16 @@ use super::{safe_sqrt, Vec2, Vec3, INV_FOUR_PI, INV_PI, INV_TWO_PI};
 /// Concentric map of the unit square onto the unit disk (Shirley & Chiu 1997).
 pub fn square_to_uniform_disk_concentric(u: Vec2) -> Vec2 {
     let (x, y) = (2.0 * u.x - 1.0, 2.0 * u.y - 1.0);
-    if x == 0.0 && y == 0.0 {
-        return Vec2::ZERO;
+    // φ = (π/4)(y/x) where |x| > |y|, else π/2 − (π/4)(x/y), where cos φ and sin φ trade
+    // places; chosen by selects, not branches (either side is as likely)
+    let steep = x.abs() <= y.abs();
+    let (n, d) = if steep { (x, y) } else { (y, x) };
+    if d == 0.0 {
+        return Vec2::ZERO; // x = y = 0
     }
-    // φ = (π/4)(y/x), or π/2 − (π/4)(x/y): there cos φ and sin φ trade places
-    if x.abs() > y.abs() {
-        let (s, c) = sin_cos_pi_near(0.25 * (y / x));
-        Vec2::new(x * c, x * s)
-    } else {
-        let (s, c) = sin_cos_pi_near(0.25 * (x / y));
-        Vec2::new(y * s, y * c)
-    }
+    let (s, c) = sin_cos_pi_near(0.25 * (n / d));
+    let (cos_phi, sin_phi) = if steep { (s, c) } else { (c, s) };
+    Vec2::new(d * cos_phi, d * sin_phi)
 }
 
 /// Cosine-weighted direction on the hemisphere around +z.
