@@ -87,7 +87,7 @@ pub fn build(geom: &Geometry) -> Bvh {
         leaf_prims,
         wide: Default::default(),
     };
-    bvh.wide = super::wide::collapse(&bvh, geom);
+    bvh.wide = super::wide::collapse(&bvh);
     bvh
 }
 

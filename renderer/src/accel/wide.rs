@@ -9,7 +9,9 @@
 //! triangles are also stored four to a [`TriPack`] in structure-of-arrays form, so
 //! that a leaf's triangles are tested in one 4-wide watertight test. A leaf that is one
 //! such pack and nothing else (most leaves of a mesh) is referenced by its pack, so the
-//! walk reads the triangles without first reading a leaf record.
+//! walk reads the triangles without first reading a leaf record. Analytic shapes
+//! (rectangles, disks, spheres, cylinders) are tested one by one by their own test;
+//! the build gives each a leaf of its own, which is referenced by the shape's slot.
 //!
 //! Node boxes are stored per axis (`b[lo/hi][axis][lane]`); an unused lane has the
 //! empty box (`+∞`, `−∞`), which every box test rejects. Box tests pick the near and
@@ -30,8 +32,7 @@ use super::simd::SimdLevel;
 use super::{Bvh, BvhNode, LeafPrim, STACK_SIZE};
 use crate::math::{Ray, Vec2, Vec3};
 use crate::shapes::mesh::{intersect_tri_watertight, TriRay};
-use crate::shapes::rectangle::Planar;
-use crate::shapes::{AnyShape, Geometry};
+use crate::shapes::Geometry;
 
 /// Children per node.
 pub const WIDTH: usize = 8;
@@ -45,8 +46,13 @@ const LEAF_BIT: u32 = 1 << 31;
 /// and the walk reads the pack without going through a [`WideLeaf`].
 const PACK_BIT: u32 = 1 << 30;
 
+/// With [`LEAF_BIT`], the bit of a leaf that is one analytic shape (a rectangle, disk,
+/// sphere or cylinder: the BVH gives each its own leaf): the rest of the word is its
+/// slot in [`Bvh::leaf_prims`], and the walk tests it without a [`WideLeaf`].
+const SHAPE_BIT: u32 = 1 << 29;
+
 /// The index bits of a leaf's child word.
-const INDEX_BITS: u32 = !(LEAF_BIT | PACK_BIT);
+const INDEX_BITS: u32 = !(LEAF_BIT | PACK_BIT | SHAPE_BIT);
 
 /// The child word of an unused lane.
 const EMPTY: u32 = u32::MAX;
@@ -63,7 +69,7 @@ pub struct WideNode {
     /// `b[0]` lower and `b[1]` upper corners: `b[side][axis][lane]`.
     pub b: [[[f32; WIDTH]; 3]; 2],
     /// Per lane: a node index, `LEAF_BIT | leaf index`, `LEAF_BIT | PACK_BIT | pack
-    /// index`, or `EMPTY`.
+    /// index`, `LEAF_BIT | SHAPE_BIT | leaf slot`, or `EMPTY`.
     pub child: [u32; WIDTH],
 }
 
@@ -101,31 +107,8 @@ pub struct WideLeaf {
     pub first_pack: u32,
     /// Number of packs (the leaf's triangles, four to a pack).
     pub packs: u32,
-    /// First plane pack in [`WideBvh::planes`].
-    pub first_plane: u32,
-    /// Number of plane packs (the leaf's rectangles and disks, four to a pack).
-    pub planes: u32,
-    /// Whether some slot is an analytic shape (tested one by one through `Geometry`
-    /// at the scalar level).
+    /// Whether some slot is an analytic shape (tested one by one through `Geometry`).
     pub analytic: bool,
-    /// Whether some slot is an analytic shape other than a rectangle or disk (tested
-    /// one by one at every level).
-    pub curved: bool,
-}
-
-/// Up to four rectangles and disks of one leaf: the rows of their world → object
-/// transforms by lane (see `Planar::cross_plane`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[repr(C, align(16))]
-pub struct PlanePack {
-    /// `m[row][column][lane]`: rows x, y, z; columns: linear x, y, z, translation.
-    pub m: [[[f32; 4]; 4]; 3],
-    /// Lanes in use (bit mask).
-    pub used: u32,
-    /// Lanes that are disks (bit mask); the other used lanes are rectangles.
-    pub disks: u32,
-    /// The leaf slot of each lane.
-    pub slot: [u32; 4],
 }
 
 /// The wide BVH; empty when the binary tree is empty or a single leaf.
@@ -137,30 +120,27 @@ pub struct WideBvh {
     pub leaves: Vec<WideLeaf>,
     /// Triangle packs referenced by leaves.
     pub packs: Vec<TriPack>,
-    /// Rectangle and disk packs referenced by leaves.
-    pub planes: Vec<PlanePack>,
     /// Per node and lane, the binary node the lane's box comes from (`EMPTY` for an
     /// unused lane): what a refit reads ([`WideBvh::refit`]).
     pub sources: Vec<[u32; WIDTH]>,
 }
 
-/// Collapses `bvh`'s binary tree (which must be complete: nodes, slots and leaf prims)
-/// over the primitives of `geom`.
-pub fn collapse(bvh: &Bvh, geom: &Geometry) -> WideBvh {
+/// Collapses `bvh`'s binary tree (which must be complete: nodes, slots and leaf prims).
+pub fn collapse(bvh: &Bvh) -> WideBvh {
     let mut w = WideBvh::default();
     if bvh.nodes.first().is_none_or(BvhNode::is_leaf) {
         // nothing to collapse: one box and one leaf are walked fastest as they are
         return w;
     }
-    // child words hold leaf, pack and node indices below 2^30 (packs and nodes are
-    // fewer than leaves, leaves than primitives): a tree of a billion primitives or more
-    // is walked as the binary tree it is
+    // child words hold leaf, pack, slot and node indices below 2^29 (packs and nodes are
+    // fewer than leaves, leaves than primitives): a tree of half a billion primitives or
+    // more is walked as the binary tree it is
     if bvh.leaf_prims.len() >= INDEX_BITS as usize {
         return w;
     }
     w.nodes.push(WideNode::default());
     w.sources.push([EMPTY; WIDTH]);
-    collapse_node(&Src { bvh, geom }, &mut w, 0, 0);
+    collapse_node(bvh, &mut w, 0, 0);
     w
 }
 
@@ -189,8 +169,8 @@ impl WideBvh {
 
     /// This tree over `bvh`, a refit of the binary tree it was collapsed from (same
     /// topology and leaf order, new boxes and triangles): the lanes' boxes are copied
-    /// from their binary nodes and the triangle packs re-read from the leaf slots. The
-    /// rectangle and disk packs stay (a refit moves mesh vertices only).
+    /// from their binary nodes and the triangle packs re-read from the leaf slots (a
+    /// refit moves mesh vertices only).
     pub fn refit(&self, bvh: &Bvh) -> WideBvh {
         let mut w = self.clone();
         for (node, src) in w.nodes.iter_mut().zip(&self.sources) {
@@ -222,22 +202,6 @@ impl WideBvh {
     }
 }
 
-/// What the collapse reads.
-struct Src<'a> {
-    bvh: &'a Bvh,
-    geom: &'a Geometry,
-}
-
-/// The placement of a rectangle or disk primitive (`true`: a disk), else `None`.
-fn plane_of(geom: &Geometry, prim: u32) -> Option<(&Planar, bool)> {
-    let pr = geom.prims.get(prim as usize)?;
-    match &geom.shapes.get(pr.shape as usize)?.geom {
-        AnyShape::Rectangle(r) => Some((&r.plane, false)),
-        AnyShape::Disk(d) => Some((&d.plane, true)),
-        _ => None,
-    }
-}
-
 /// Half the surface area of binary node `n`'s box.
 fn half_area(n: &BvhNode) -> f32 {
     let e = [0, 1, 2].map(|a| (n.max[a] - n.min[a]).max(0.0));
@@ -245,8 +209,8 @@ fn half_area(n: &BvhNode) -> f32 {
 }
 
 /// Fills wide node `wi` from binary node `bi`'s subtree.
-fn collapse_node(src: &Src, w: &mut WideBvh, wi: usize, bi: usize) {
-    let nodes = &src.bvh.nodes;
+fn collapse_node(bvh: &Bvh, w: &mut WideBvh, wi: usize, bi: usize) {
+    let nodes = &bvh.nodes;
     let mut kids = vec![bi];
     while kids.len() < WIDTH {
         let open = kids
@@ -267,21 +231,24 @@ fn collapse_node(src: &Src, w: &mut WideBvh, wi: usize, bi: usize) {
             w.nodes[wi].b[1][a][lane] = n.max[a];
         }
         w.nodes[wi].child[lane] = if n.is_leaf() {
-            push_leaf(src, w, n)
+            push_leaf(bvh, w, n)
         } else {
             let c = w.nodes.len();
             w.nodes.push(WideNode::default());
             w.sources.push([EMPTY; WIDTH]);
-            collapse_node(src, w, c, k);
+            collapse_node(bvh, w, c, k);
             c as u32
         };
     }
 }
 
-/// Adds the leaf of binary node `n` with its triangle and plane packs; returns its child
+/// Adds the leaf of binary node `n` with its triangle packs; returns its child
 /// word (see [`WideNode::child`]).
-fn push_leaf(src: &Src, w: &mut WideBvh, n: &BvhNode) -> u32 {
-    let bvh = src.bvh;
+fn push_leaf(bvh: &Bvh, w: &mut WideBvh, n: &BvhNode) -> u32 {
+    // (indices fit in INDEX_BITS: `collapse` checked the number of primitives)
+    if n.count == 1 && bvh.leaf_prims[n.left_first as usize].is_tri == 0 {
+        return LEAF_BIT | SHAPE_BIT | n.left_first;
+    }
     let slots = n.left_first..n.left_first + n.count;
     let tris: Vec<u32> = slots
         .clone()
@@ -306,36 +273,7 @@ fn push_leaf(src: &Src, w: &mut WideBvh, n: &BvhNode) -> u32 {
         }
         w.packs.push(p);
     }
-    let planes: Vec<(u32, &Planar, bool)> = slots
-        .clone()
-        .filter(|&s| bvh.leaf_prims[s as usize].is_tri == 0)
-        .filter_map(|s| {
-            plane_of(src.geom, bvh.leaf_prims[s as usize].prim).map(|(p, disk)| (s, p, disk))
-        })
-        .collect();
-    let first_plane = w.planes.len() as u32;
-    for chunk in planes.chunks(4) {
-        let mut p = PlanePack {
-            m: [[[0.0; 4]; 4]; 3],
-            used: 0,
-            disks: 0,
-            slot: [chunk[0].0; 4],
-        };
-        for (lane, &(s, plane, disk)) in chunk.iter().enumerate() {
-            for (r, (lin, trans)) in plane.rows().iter().enumerate() {
-                p.m[r][0][lane] = lin.x;
-                p.m[r][1][lane] = lin.y;
-                p.m[r][2][lane] = lin.z;
-                p.m[r][3][lane] = *trans;
-            }
-            p.used |= 1 << lane;
-            p.disks |= (disk as u32) << lane;
-            p.slot[lane] = s;
-        }
-        w.planes.push(p);
-    }
     let packs = w.packs.len() as u32 - first_pack;
-    // (indices fit in INDEX_BITS: `collapse` checked the number of primitives)
     if packs == 1 && tris.len() == n.count as usize {
         return LEAF_BIT | PACK_BIT | first_pack;
     }
@@ -344,10 +282,7 @@ fn push_leaf(src: &Src, w: &mut WideBvh, n: &BvhNode) -> u32 {
         count: n.count,
         first_pack,
         packs,
-        first_plane,
-        planes: w.planes.len() as u32 - first_plane,
         analytic: tris.len() < n.count as usize,
-        curved: tris.len() + planes.len() < n.count as usize,
     });
     LEAF_BIT | (w.leaves.len() as u32 - 1)
 }
@@ -412,8 +347,7 @@ mod x86 {
 
     use std::arch::x86_64::*;
 
-    use super::{Boxes, PlanePack, TriPack, WideNode, WideRay, ROBUST, WIDTH};
-    use crate::math::Ray;
+    use super::{Boxes, TriPack, WideNode, WideRay, ROBUST, WIDTH};
     use crate::shapes::mesh::TriRay;
     use crate::shapes::RAY_TMIN;
 
@@ -517,50 +451,6 @@ mod x86 {
             let (near, far) = near_far_avx(n, r, tmax);
             _mm256_storeu_ps(dist.as_mut_ptr(), near);
             _mm256_cmp_ps_mask::<_CMP_LE_OQ>(near, far) as u32
-        }
-    }
-
-    /// The lanes of `p` whose rectangle or disk the ray crosses before `tmax` (bit mask),
-    /// their distances and their object-space hit points `(x, y)` (the coordinates the
-    /// shapes' `intersect` returns). Each lane computes exactly the operations of
-    /// `Planar::cross_plane` and the shape's inside test, so hits are bitwise the same.
-    #[inline(always)]
-    pub fn planes4(p: &PlanePack, ray: &Ray, tmax: f32) -> (u32, [f32; 4], [[f32; 4]; 2]) {
-        // SAFETY: SSE and SSE2 are part of x86_64
-        unsafe {
-            let row = |r: usize, v: [__m128; 3]| {
-                let m = &p.m[r];
-                let l = |c: usize| _mm_loadu_ps(m[c].as_ptr());
-                _mm_add_ps(
-                    _mm_add_ps(_mm_mul_ps(l(0), v[0]), _mm_mul_ps(l(1), v[1])),
-                    _mm_mul_ps(l(2), v[2]),
-                )
-            };
-            let o = [ray.o.x, ray.o.y, ray.o.z].map(|c| _mm_set1_ps(c));
-            let d = [ray.d.x, ray.d.y, ray.d.z].map(|c| _mm_set1_ps(c));
-            let sign = _mm_set1_ps(-0.0);
-            let num = _mm_add_ps(row(2, o), _mm_loadu_ps(p.m[2][3].as_ptr()));
-            let t = _mm_div_ps(_mm_xor_ps(num, sign), row(2, d));
-            let in_range = _mm_and_ps(
-                _mm_cmpgt_ps(t, _mm_set1_ps(RAY_TMIN)),
-                _mm_cmplt_ps(t, _mm_set1_ps(tmax)),
-            );
-            let pt = [0, 1, 2].map(|a| _mm_add_ps(o[a], _mm_mul_ps(t, d[a])));
-            let x = _mm_add_ps(row(0, pt), _mm_loadu_ps(p.m[0][3].as_ptr()));
-            let y = _mm_add_ps(row(1, pt), _mm_loadu_ps(p.m[1][3].as_ptr()));
-            let one = _mm_set1_ps(1.0);
-            let square = _mm_and_ps(
-                _mm_cmple_ps(_mm_andnot_ps(sign, x), one),
-                _mm_cmple_ps(_mm_andnot_ps(sign, y), one),
-            );
-            let disk = _mm_cmple_ps(_mm_add_ps(_mm_mul_ps(x, x), _mm_mul_ps(y, y)), one);
-            let rect_hits = _mm_movemask_ps(_mm_and_ps(in_range, square)) as u32 & !p.disks;
-            let disk_hits = _mm_movemask_ps(_mm_and_ps(in_range, disk)) as u32 & p.disks;
-            let (mut ts, mut xs, mut ys) = ([0.0f32; 4], [0.0f32; 4], [0.0f32; 4]);
-            _mm_storeu_ps(ts.as_mut_ptr(), t);
-            _mm_storeu_ps(xs.as_mut_ptr(), x);
-            _mm_storeu_ps(ys.as_mut_ptr(), y);
-            ((rect_hits | disk_hits) & p.used, ts, [xs, ys])
         }
     }
 
@@ -706,6 +596,17 @@ impl Query<'_> {
         best
     }
 
+    /// The hit of the analytic shape in leaf slot `slot` before `tmax`.
+    #[inline(always)]
+    fn shape(&self, slot: u32, tmax: f32) -> Option<(u32, f32, Vec2)> {
+        let prim = self.bvh.leaf_prims[slot as usize].prim;
+        let mut r = *self.ray;
+        r.tmax = tmax;
+        self.geom
+            .intersect_prim(prim, &r)
+            .map(|(t, c)| (prim, t, c))
+    }
+
     /// The nearest hit in `leaf` before `tmax`, triangles `SIMD_TRI`: four at a time.
     /// `ANY`: the first hit found.
     #[inline(always)]
@@ -725,56 +626,15 @@ impl Query<'_> {
                 }
             }
         }
-        #[cfg(target_arch = "x86_64")]
-        if SIMD_TRI {
-            let planes = leaf.first_plane as usize..(leaf.first_plane + leaf.planes) as usize;
-            for p in &self.bvh.wide.planes[planes] {
-                let (hits, ts, [xs, ys]) = x86::planes4(p, self.ray, tmax);
-                if hits == 0 {
-                    continue;
-                }
-                // the nearest lane: its distance and coordinates are the scalar test's
-                let lane = nearest_lane(hits, &ts);
-                let prim = self.bvh.leaf_prims[p.slot[lane] as usize].prim;
-                let (t, c) = (ts[lane], Vec2::new(xs[lane], ys[lane]));
-                #[cfg(debug_assertions)]
-                {
-                    let mut r = *self.ray;
-                    r.tmax = tmax;
-                    let h = self.geom.intersect_prim(prim, &r);
-                    let bits = |(t, c): (f32, Vec2)| [t, c.x, c.y].map(f32::to_bits);
-                    debug_assert_eq!(
-                        h.map(bits),
-                        Some(bits((t, c))),
-                        "SIMD and scalar plane tests disagree"
-                    );
-                }
-                best = Some((prim, t, c));
-                tmax = t;
-                if ANY {
-                    return best;
-                }
-            }
-        }
-        let others = if SIMD_TRI && cfg!(target_arch = "x86_64") {
-            leaf.curved
-        } else {
-            leaf.analytic
-        };
-        if others {
+        if leaf.analytic {
             for slot in leaf.first..leaf.first + leaf.count {
                 let lp = &self.bvh.leaf_prims[slot as usize];
-                let packed = SIMD_TRI
-                    && cfg!(target_arch = "x86_64")
-                    && plane_of(self.geom, lp.prim).is_some();
-                if lp.is_tri != 0 || packed {
+                if lp.is_tri != 0 {
                     continue;
                 }
-                let mut r = *self.ray;
-                r.tmax = tmax;
-                if let Some((t, c)) = self.geom.intersect_prim(lp.prim, &r) {
-                    best = Some((lp.prim, t, c));
-                    tmax = t;
+                if let Some(h) = self.shape(slot, tmax) {
+                    best = Some(h);
+                    tmax = h.1;
                     if ANY {
                         return best;
                     }
@@ -836,6 +696,8 @@ impl Query<'_> {
             } else {
                 let hit = if item & PACK_BIT != 0 {
                     self.pack::<SIMD_TRI>(&w.packs[(item & INDEX_BITS) as usize], tmax)
+                } else if item & SHAPE_BIT != 0 {
+                    self.shape(item & INDEX_BITS, tmax)
                 } else {
                     self.leaf::<SIMD_TRI, ANY>(&w.leaves[(item & INDEX_BITS) as usize], tmax)
                 };

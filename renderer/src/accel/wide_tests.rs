@@ -131,7 +131,7 @@ fn collapsed_nodes_cover_every_leaf_once() {
     let mut slots = vec![0u32; bvh.leaf_prims.len()];
     let mut reached = vec![0u32; w.nodes.len()];
     let mut stack = vec![0usize];
-    let mut planes_seen = 0;
+    let mut shapes = 0;
     let mut packed_leaves = 0;
     while let Some(i) = stack.pop() {
         reached[i] += 1;
@@ -144,6 +144,15 @@ fn collapsed_nodes_cover_every_leaf_once() {
         for &c in &n.child[..used] {
             if c & LEAF_BIT == 0 {
                 stack.push(c as usize);
+                continue;
+            }
+            if c & SHAPE_BIT != 0 {
+                // one analytic shape, referenced by its slot
+                let slot = (c & INDEX_BITS) as usize;
+                assert_eq!(c & PACK_BIT, 0);
+                assert_eq!(bvh.leaf_prims[slot].is_tri, 0);
+                slots[slot] += 1;
+                shapes += 1;
                 continue;
             }
             if c & PACK_BIT != 0 {
@@ -174,18 +183,14 @@ fn collapsed_nodes_cover_every_leaf_once() {
                 .count();
             assert_eq!(leaf.packs as usize, tris.div_ceil(4));
             assert_eq!(leaf.analytic, tris < leaf.count as usize);
-            let planes: u32 = w.planes[leaf.first_plane as usize..][..leaf.planes as usize]
-                .iter()
-                .map(|p| p.used.count_ones())
-                .sum();
-            let spheres = leaf.count as usize - tris - planes as usize;
-            assert_eq!(leaf.curved, spheres > 0);
-            planes_seen += planes;
         }
     }
     assert!(reached.iter().all(|&r| r == 1), "every node reached once");
     assert!(slots.iter().all(|&s| s == 1), "every primitive in one leaf");
-    assert_eq!(planes_seen, 3, "two rectangles and a disk in plane packs");
+    assert_eq!(
+        shapes, 4,
+        "two rectangles, a disk and a sphere, each in a leaf of its own"
+    );
     assert!(
         packed_leaves > 0,
         "the meshes' leaves are referenced by their packs"
@@ -220,27 +225,5 @@ fn a_single_primitive_and_an_empty_scene() {
         assert_eq!(hit.is_some(), bvh.occluded_wide(&one, &ray, l));
         assert!(empty.intersect_wide(&one, &ray, l).is_none());
         assert!(!empty.occluded_wide(&one, &ray, l));
-    }
-}
-
-#[test]
-fn scratch_cbox_tree() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/cbox.xml");
-    let s = build_scene(&xml::load_file(std::path::Path::new(path), &[]).unwrap()).unwrap();
-    let w = &s.bvh.wide;
-    println!(
-        "prims {} binary nodes {} wide nodes {} leaves {} packs {} planes {}",
-        s.geom.prims.len(),
-        s.bvh.nodes.len(),
-        w.nodes.len(),
-        w.leaves.len(),
-        w.packs.len(),
-        w.planes.len()
-    );
-    for (i, n) in w.nodes.iter().enumerate() {
-        println!("node {i}: {:x?}", n.child);
-    }
-    for (i, l) in w.leaves.iter().enumerate() {
-        println!("leaf {i}: {:?}", l);
     }
 }

@@ -62,12 +62,6 @@ impl Planar {
         })
     }
 
-    /// Rows x, y, z of world → object as (linear part, translation): what
-    /// [`Self::cross_plane`] computes with (the CPU's wide BVH tests four at once).
-    pub fn rows(&self) -> [(Vec3, f32); 3] {
-        self.rows
-    }
-
     /// `|X × Y|`: the world area of a unit of object-space area.
     pub fn area_scale(&self) -> f32 {
         let x = self.to_world.transform_vector3(Vec3::X);
