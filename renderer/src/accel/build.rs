@@ -65,10 +65,7 @@ pub fn build(geom: &Geometry) -> Bvh {
                 max,
                 centroid: 0.5 * (min + max),
                 prim: i,
-                analytic: !matches!(
-                    geom.shapes[geom.prims[i as usize].shape as usize].geom,
-                    AnyShape::Mesh(_)
-                ),
+                analytic: !geom.prim_is_triangle(i),
             }
         })
         .collect();

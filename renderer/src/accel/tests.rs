@@ -194,16 +194,10 @@ fn analytic_shapes_get_leaves_of_their_own() {
     }
     let bvh = Bvh::build(&g);
     check_structure(&g, &bvh);
-    let is_tri = |p: u32| {
-        matches!(
-            g.shapes[g.prims[p as usize].shape as usize].geom,
-            AnyShape::Mesh(_)
-        )
-    };
     let (mut analytic, mut shared_tri_leaves) = (0, 0);
     for n in bvh.nodes.iter().filter(|n| n.is_leaf()) {
         let prims = &bvh.prim_indices[n.left_first as usize..(n.left_first + n.count) as usize];
-        if prims.iter().any(|&p| !is_tri(p)) {
+        if prims.iter().any(|&p| !g.prim_is_triangle(p)) {
             // only shapes with one centre (the soup's rectangle and disk) can share one
             let centre = |p: u32| g.prim_bounds(p).center();
             assert!(

@@ -199,6 +199,13 @@ impl Geometry {
         self.shapes[pr.shape as usize].geom.bounds(self, pr)
     }
 
+    /// Whether primitive `prim` is a mesh triangle (else an analytic shape).
+    #[inline]
+    pub fn prim_is_triangle(&self, prim: u32) -> bool {
+        let pr = self.prims[prim as usize];
+        matches!(self.shapes[pr.shape as usize].geom, AnyShape::Mesh(_))
+    }
+
     /// Intersects one primitive: `(t, prim-specific coordinates)` for
     /// `RAY_TMIN < t < ray.tmax` (triangles: barycentrics `(b1, b2)`;
     /// rectangles and disks: local `(x, y)`; spheres: unused).
