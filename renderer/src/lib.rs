@@ -21,6 +21,7 @@ pub mod flat;
 pub mod integrators;
 pub mod io;
 pub mod math;
+pub mod parallel;
 pub mod plugin;
 pub mod rfilters;
 pub mod samplers;

@@ -8,9 +8,9 @@
 use rayon::prelude::*;
 
 use super::{build::leaf_prim, Bvh, BvhNode};
-use crate::backend::cpu::on_process_pool;
 use crate::error::Result;
 use crate::math::{Aabb, Vec3};
+use crate::parallel::on_process_pool;
 use crate::shapes::Geometry;
 
 impl Bvh {

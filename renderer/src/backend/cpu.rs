@@ -8,7 +8,7 @@
 //!
 //! Fork: a process forked from one that rendered inherits the parent's memory but only
 //! the thread that called `fork`. Renders run on a pool of this process's own
-//! ([`on_process_pool`]: a child builds a new one), and a render the parent started
+//! ([`on_process_pool`](crate::parallel::on_process_pool): a child builds a new one), and a render the parent started
 //! before the fork, whose thread the child does not have, is an error in the child
 //! ([`RenderJob::wait`]), never a wait that cannot end.
 
@@ -23,6 +23,7 @@ use crate::films::block::{Block, FilterTable};
 use crate::films::Film;
 use crate::io::{gib, Image};
 use crate::math::{Color, Ray, Vec2};
+use crate::parallel::on_process_pool;
 use crate::samplers::{PixelStreams, SampleRng};
 use crate::scene::Scene;
 
@@ -92,40 +93,6 @@ pub(crate) fn tiles(cw: i32, ch: i32) -> Vec<(i32, i32)> {
         .step_by(TILE as usize)
         .flat_map(|y| (0..cw).step_by(TILE as usize).map(move |x| (x, y)))
         .collect()
-}
-
-/// Runs `f` on this process's rayon pool, or on the caller's own pool when called from
-/// one of its threads (`ThreadPool::install`, e.g. to render on fewer threads).
-///
-/// The pool belongs to the process that built it: a forked child inherits the parent's
-/// pool but none of its threads (fork copies only the calling thread), and work queued
-/// there would wait forever. So the pool is kept with the id of its process, and a
-/// child builds its own on first use (the parent's is left untouched: dropping it would
-/// signal threads that do not exist here).
-pub(crate) fn on_process_pool<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T> {
-    static POOL: Mutex<Option<(u32, Arc<rayon::ThreadPool>)>> = Mutex::new(None);
-    if rayon::current_thread_index().is_some() {
-        return Ok(f());
-    }
-    let pid = std::process::id();
-    let pool = {
-        let mut slot = POOL.lock().unwrap_or_else(|p| p.into_inner());
-        match slot.as_ref() {
-            Some((owner, pool)) if *owner == pid => pool.clone(),
-            _ => {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .thread_name(|i| format!("heliograph-cpu-{i}"))
-                    .build()
-                    .map(Arc::new)
-                    .map_err(|e| Error::Render(format!("cannot start the render threads: {e}")))?;
-                if let Some(parent) = slot.replace((pid, pool.clone())) {
-                    std::mem::forget(parent);
-                }
-                pool
-            }
-        }
-    };
-    Ok(pool.install(f))
 }
 
 /// What a sample's random numbers depend on besides its pixel and index: the render's

@@ -6,13 +6,14 @@ use rayon::prelude::*;
 use super::adjoint::{has_envmap_params, Adjoint, DEFER};
 use super::probe::Probe;
 use super::DiffParam;
-use crate::backend::cpu::{filter_border, on_process_pool, tile_samples, tiles, Streams, TILE};
+use crate::backend::cpu::{filter_border, tile_samples, tiles, Streams, TILE};
 use crate::backend::{Progress, RenderOptions};
 use crate::error::{Error, Result};
 use crate::films::block::{footprint, Block, FilterTable};
 use crate::integrators::observe::{PathObserver, Unobserved};
 use crate::integrators::{AnyIntegrator, Direct, Path};
 use crate::math::{Color, Ray};
+use crate::parallel::on_process_pool;
 use crate::samplers::SampleRng;
 use crate::scene::Scene;
 

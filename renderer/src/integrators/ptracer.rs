@@ -50,7 +50,7 @@
 use rayon::prelude::*;
 
 use super::{shading_frame, spawn_ray};
-use crate::backend::cpu::on_process_pool;
+use crate::parallel::on_process_pool;
 use crate::backend::{Progress, RenderOptions};
 use crate::bsdfs::AnyBsdf;
 use crate::error::{Error, Loc, Result};

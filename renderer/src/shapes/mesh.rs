@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::backend::cpu::on_process_pool;
+use crate::parallel::on_process_pool;
 
 use super::{normalize_or, Geometry, Hit, MeshStore, PositionSample, Prim, Shape, NO_EMITTER};
 use super::{AnyShape, RAY_TMIN};
