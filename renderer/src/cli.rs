@@ -322,7 +322,7 @@ fn info(path: &Path, define: &[String]) -> Result<()> {
 /// `heliograph plugins [NAME]`: every registered plugin with its parameters (from its
 /// manual's table), by category, or the manual of plugin `name`.
 fn plugins(name: Option<&str>) -> Result<()> {
-    let registered = heliograph::plugin::registered();
+    let registered = heliograph::catalog::registered();
     let mut out = String::new();
     if let Some(name) = name {
         // another name of a plugin (Mitsuba's `prb` is `path`) shows that plugin's manual

@@ -12,6 +12,7 @@ extern crate self as heliograph;
 pub mod accel;
 pub mod backend;
 pub mod bsdfs;
+pub mod catalog;
 pub mod cli;
 pub mod diff;
 pub mod emitters;

@@ -158,7 +158,7 @@ fn plugins_lists_every_registered_plugin_with_its_parameters_and_prints_manuals(
     let info = bin().arg("info").output().unwrap();
     assert!(info.status.success());
     assert_eq!(String::from_utf8_lossy(&info.stdout), list);
-    let registered = heliograph::plugin::registered();
+    let registered = heliograph::catalog::registered();
     for category in [
         "shape",
         "bsdf",

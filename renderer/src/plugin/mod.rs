@@ -14,14 +14,13 @@
 //! [`device_record!`](crate::device_record) declaration that checks a record against
 //! its CUDA twin, and the [`record::RecordBlob`] the records of a category live in.
 //! [`PluginInfo`] describes a registered plugin for listings (`heliograph plugins`):
-//! its manual is its module doc; [`registered`] lists every category's, and
-//! [`registry`] holds the registry macro of the categories whose plugins are a `build`
-//! function (sensors, films, reconstruction filters, integrators).
+//! its manual is its module doc; the [`catalog`](crate::catalog) lists every
+//! category's, and [`registry`] holds the registry macro of the categories whose
+//! plugins are a `build` function (sensors, films, reconstruction filters,
+//! integrators).
 
 pub mod record;
 pub mod registry;
-
-pub use registry::registered;
 
 use std::path::PathBuf;
 use std::sync::Arc;

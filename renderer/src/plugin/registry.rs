@@ -1,36 +1,14 @@
-//! Every registered plugin ([`registered`]), and the registry macro of the categories
-//! whose plugins are a module with a `build` function (`sensor`, `film`, `rfilter`,
-//! `integrator`): [`register_plugins!`](crate::plugin::registry::register_plugins).
+//! The registry macro of the categories whose plugins are a module with a `build`
+//! function (`sensor`, `film`, `rfilter`, `integrator`):
+//! [`register_plugins!`](crate::plugin::registry::register_plugins).
 //!
 //! A category's registry is one list of `"name" => module` lines; the macro derives
 //! the `pub mod` of each plugin (the file `<name>.rs` of the category's folder, whose
 //! module doc is the plugin's manual), `KNOWN` (the scene `type` strings, in list
-//! order), `REGISTRY` (a [`PluginInfo`] per plugin) and the build match, a function
-//! that calls `<module>::build(obj, args...)` for the object's `type` and answers an
-//! unknown one with [`Error::UnknownPlugin`](crate::error::Error::UnknownPlugin)
+//! order), `REGISTRY` (a [`PluginInfo`](super::PluginInfo) per plugin) and the build
+//! match, a function that calls `<module>::build(obj, args...)` for the object's `type`
+//! and answers an unknown one with [`Error::UnknownPlugin`](crate::error::Error::UnknownPlugin)
 //! (which suggests the nearest known name).
-
-use super::PluginInfo;
-
-/// Every registered plugin of every category, in a fixed category order (shapes,
-/// BSDFs, sensors, films, reconstruction filters, samplers, integrators), each
-/// category in its registry's order.
-pub fn registered() -> Vec<PluginInfo> {
-    let mut out = crate::shapes::REGISTRY.to_vec();
-    out.extend(crate::bsdfs::REGISTRY.iter().map(|e| e.info));
-    out.extend(crate::textures::REGISTRY.iter().map(|e| e.info));
-    out.extend(crate::emitters::REGISTRY.iter().map(|e| e.info));
-    for category in [
-        crate::sensors::REGISTRY,
-        crate::films::REGISTRY,
-        crate::rfilters::REGISTRY,
-        crate::samplers::REGISTRY,
-        crate::integrators::REGISTRY,
-    ] {
-        out.extend_from_slice(category);
-    }
-    out
-}
 
 /// Generates a category's registry (see the module docs):
 ///
@@ -140,31 +118,5 @@ pub(crate) mod testing {
             Ok(_) => panic!("expected an error for {body}"),
             Err(e) => e.to_string(),
         }
-    }
-
-    #[test]
-    fn registered_lists_every_category_once_in_order_with_unique_names() {
-        let all = super::registered();
-        let mut categories: Vec<&str> = all.iter().map(|p| p.category).collect();
-        categories.dedup();
-        assert_eq!(
-            categories,
-            [
-                "shape",
-                "bsdf",
-                "texture",
-                "emitter",
-                "sensor",
-                "film",
-                "rfilter",
-                "sampler",
-                "integrator"
-            ]
-        );
-        let mut names: Vec<&str> = all.iter().map(|p| p.name).collect();
-        names.sort();
-        let n = names.len();
-        names.dedup();
-        assert_eq!(names.len(), n, "a plugin name is in two categories");
     }
 }
