@@ -19,16 +19,16 @@
 
 use std::sync::Arc;
 
+use heliograph::desc::{Category, ObjectDesc, PixelArray, Props, SceneDesc, Value};
 use heliograph::math::spectrum::Spectrum;
 use heliograph::math::{Color, Transform, Vec3};
-use heliograph::scene::{Category, ObjectDesc, PixelArray, Props, SceneDesc, Value};
 use heliograph::Loc;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use crate::errors::SceneError;
 use crate::tensor::to_host_array;
-use heliograph::scene::xml::MAX_DEPTH;
+use heliograph::desc::xml::MAX_DEPTH;
 
 /// Every plugin category with the names it knows, for `type` → category.
 fn registries() -> [(Category, &'static [&'static str]); 9] {
@@ -255,7 +255,7 @@ impl<'py> Walk<'py> {
         if !matches!(a.shape.len(), 2 | 3) {
             return Err(SceneError::new_err(format!(
                 "{loc}: an array value must be 3 numbers (a vector) or an image of shape (H, W) or (H, W, C), got {}",
-                heliograph::scene::params::shape_str(&a.shape)
+                heliograph::desc::params::shape_str(&a.shape)
             )));
         }
         Ok(Value::Pixels(Arc::new(pixels(a, loc)?)))
@@ -360,7 +360,7 @@ fn color(py: Python<'_>, v: &Bound<'_, PyAny>, loc: &Loc, kind: &str) -> PyResul
     if a.shape != [3] {
         return Err(SceneError::new_err(format!(
             "{loc}: a '{kind}' value must be a number or 3 numbers, got shape {}",
-            heliograph::scene::params::shape_str(&a.shape)
+            heliograph::desc::params::shape_str(&a.shape)
         )));
     }
     let c = [a.data[0] as f64, a.data[1] as f64, a.data[2] as f64];
@@ -441,14 +441,14 @@ pub fn pixels(a: crate::dlpack::HostArray, loc: &Loc) -> PyResult<PixelArray> {
         _ => {
             return Err(SceneError::new_err(format!(
                 "{loc}: a bitmap array must have shape (H, W) or (H, W, C), got {}",
-                heliograph::scene::params::shape_str(&a.shape)
+                heliograph::desc::params::shape_str(&a.shape)
             )))
         }
     };
     if !matches!(c, 1 | 3 | 4) || h == 0 || w == 0 {
         return Err(SceneError::new_err(format!(
             "{loc}: a bitmap needs a non-empty image with 1, 3 or 4 channels, got shape {}",
-            heliograph::scene::params::shape_str(&a.shape)
+            heliograph::desc::params::shape_str(&a.shape)
         )));
     }
     let (is_u8, is_float, dtype) = (a.is_u8(), a.is_float(), a.dtype_name());

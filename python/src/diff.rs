@@ -1,11 +1,13 @@
 //! The native side of `heliograph.torch` and `heliograph.jax`: which parameters can be
 //! differentiated, and the backward pass of a render (see `heliograph::diff`).
 
-use heliograph::backend::{Backend, Progress, RenderOptions};
-use heliograph::diff::{backward, resolve};
+use heliograph::backend::cpu::backward::backward;
+use heliograph::backend::Backend;
+use heliograph::diff::resolve;
+use heliograph::render::{Progress, RenderOptions};
 use std::sync::Arc;
 
-use heliograph::scene::params::{shape_str, ParamTable};
+use heliograph::desc::params::{shape_str, ParamTable};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 

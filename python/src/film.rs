@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use heliograph::backend::cpu::render_async;
-use heliograph::backend::RenderOptions;
+use heliograph::render::RenderOptions;
 use heliograph::scene::Scene;
 use pyo3::prelude::*;
 

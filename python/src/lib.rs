@@ -74,7 +74,7 @@ fn _write_exr_channels(
     let [h, w, c] = a.shape[..] else {
         return Err(pyo3::exceptions::PyValueError::new_err(format!(
             "Bitmap.write: expected an image of shape (H, W, C), got {}",
-            heliograph::scene::params::shape_str(&a.shape)
+            heliograph::desc::params::shape_str(&a.shape)
         )));
     };
     if names.len() != c {
@@ -106,7 +106,7 @@ fn _write_image(
         _ => {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
                 "write_bitmap: expected an image of shape (H, W) or (H, W, 1|3|4), got {}",
-                heliograph::scene::params::shape_str(&a.shape)
+                heliograph::desc::params::shape_str(&a.shape)
             )))
         }
     };

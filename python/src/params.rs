@@ -1,5 +1,5 @@
 //! `traverse(scene)` → `SceneParameters`, a dict-like view over the scene's declared
-//! parameters ([`heliograph::scene::SceneParams`]): key names, checks and the update
+//! parameters ([`heliograph::desc::SceneParams`]): key names, checks and the update
 //! (which rebuilds only what changed, and patches the CUDA copy of the scene in place)
 //! live in the core.
 //!
@@ -12,9 +12,9 @@
 use std::sync::{Arc, Mutex};
 
 use heliograph::backend::cuda::DeviceTensor;
+use heliograph::desc::params::{non_finite_msg, shape_str, ArrayValue, DeviceValues};
+use heliograph::desc::{ParamValue, PixelArray, SceneParams, TensorData, TensorValue};
 use heliograph::math::{Transform, Vec3};
-use heliograph::scene::params::{non_finite_msg, shape_str, ArrayValue, DeviceValues};
-use heliograph::scene::{ParamValue, PixelArray, SceneParams, TensorData, TensorValue};
 use heliograph::tensor::dlpack::DLDataType;
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;

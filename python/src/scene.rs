@@ -11,10 +11,12 @@ use heliograph::backend::cpu::render_async;
 use heliograph::backend::cuda::{
     check_supported, CudaBackend, CudaFilm, DeviceScene, DeviceTensor,
 };
-use heliograph::backend::{Backend, RenderOptions};
+use heliograph::backend::Backend;
+use heliograph::desc::params::ParamTable;
+use heliograph::desc::{xml, ParamValue, SceneDesc};
 use heliograph::integrators::{AnyIntegrator, Aov};
-use heliograph::scene::params::ParamTable;
-use heliograph::scene::{xml, LoadedScene, ParamValue, Scene, SceneDesc};
+use heliograph::render::RenderOptions;
+use heliograph::scene::{LoadedScene, Scene};
 use heliograph::sensors::Sensor;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;

@@ -568,7 +568,7 @@ impl TensorXf {
         let body = body.strip_suffix(')').unwrap_or(body);
         Ok(format!(
             "TensorXf({body}, shape={})",
-            heliograph::scene::params::shape_str(&slf.get().shape)
+            heliograph::desc::params::shape_str(&slf.get().shape)
         ))
     }
 

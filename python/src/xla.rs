@@ -26,11 +26,13 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use heliograph::backend::cpu::backward::backward;
 use heliograph::backend::cuda::{CudaBackend, DeviceTensor, ForeignArray};
-use heliograph::backend::{Backend, Progress, RenderOptions};
-use heliograph::diff::{backward, resolve};
-use heliograph::scene::params::shape_str;
-use heliograph::scene::{ParamValue, SceneParams};
+use heliograph::backend::Backend;
+use heliograph::desc::params::shape_str;
+use heliograph::desc::{ParamValue, SceneParams};
+use heliograph::diff::resolve;
+use heliograph::render::{Progress, RenderOptions};
 use heliograph::tensor::dlpack::DLDataType;
 use heliograph::tensor::strided::HostArray;
 use pyo3::prelude::*;

@@ -15,9 +15,11 @@ use anyhow::{bail, Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 use heliograph::backend::cuda::CudaBackend;
-use heliograph::backend::{cpu, Backend, RenderOptions};
+use heliograph::backend::{cpu, Backend};
+use heliograph::desc::{ObjectDesc, Value};
 use heliograph::math::spectrum::Spectrum;
-use heliograph::scene::{self, ObjectDesc, Value};
+use heliograph::render::RenderOptions;
+use heliograph::scene;
 
 #[derive(Parser)]
 #[command(
@@ -164,10 +166,10 @@ fn render(
     // before the scene loads: a bad -o must not cost a whole render
     heliograph::io::check_output_path(&out).with_context(|| "checking the output path (-o)")?;
     let defines = parse_defines(define)?;
-    let desc = scene::xml::load_file(path, &defines)?;
+    let desc = heliograph::desc::xml::load_file(path, &defines)?;
     let scene = Arc::new(scene::build_scene(&desc)?);
     check_multichannel_output(&scene, &out)?;
-    let spp = opts.resolve_spp(&scene)?;
+    let spp = opts.resolve_spp(&scene.sensor.sampler)?;
     let [w, h] = scene.sensor.film.crop_size;
     let gpu = choose_gpu(backend, &scene, quiet)?;
     let start = Instant::now();
@@ -293,7 +295,7 @@ fn progress_bar(total: u64) -> indicatif::ProgressBar {
 
 fn info(path: &Path, define: &[String]) -> Result<()> {
     let defines = parse_defines(define)?;
-    let desc = scene::xml::load_file(path, &defines)?;
+    let desc = heliograph::desc::xml::load_file(path, &defines)?;
     // building validates every plugin and parameter; report the result
     let loaded = scene::LoadedScene::new(desc)?;
     let scene = loaded.scene();

@@ -1,7 +1,7 @@
 //! heliograph: a physically based path tracer that reads Mitsuba 3 scene files.
 //!
-//! Data flow: a scene file or dict becomes a [`scene::SceneDesc`]
-//! (a tree of [`scene::Props`] with file:line), the builder turns it into a
+//! Data flow: a scene file or dict becomes a [`desc::SceneDesc`]
+//! (a tree of [`desc::Props`] with file:line), the builder turns it into a
 //! [`scene::Scene`] of plain-data plugin records indexed by `u32` handles, and a
 //! backend renders it into a film.
 
@@ -14,6 +14,7 @@ pub mod backend;
 pub mod bsdfs;
 pub mod catalog;
 pub mod cli;
+pub mod desc;
 pub mod diff;
 pub mod emitters;
 pub mod error;
@@ -24,6 +25,7 @@ pub mod io;
 pub mod math;
 pub mod parallel;
 pub mod plugin;
+pub mod render;
 pub mod rfilters;
 pub mod samplers;
 pub mod scene;

@@ -5,9 +5,11 @@
 //! `direct` integrator (one bounce sees the environment) and to `1` under `path`
 //! when `a = 1` (no energy is lost or created on any bounce).
 
-use heliograph::backend::{cpu, RenderOptions};
+use heliograph::backend::cpu;
+use heliograph::desc::xml;
 use heliograph::io::Image;
-use heliograph::scene::{build_scene, xml, Scene};
+use heliograph::render::RenderOptions;
+use heliograph::scene::{build_scene, Scene};
 
 fn scene(integrator: &str, albedo: f32, extra_shape: &str) -> Scene {
     let xml = format!(

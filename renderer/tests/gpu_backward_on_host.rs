@@ -19,13 +19,16 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
+use heliograph::backend::cpu;
+use heliograph::backend::cpu::backward::backward;
 use heliograph::backend::cuda::features::Features;
 use heliograph::backend::cuda::kernels;
-use heliograph::backend::{cpu, Progress, RenderOptions};
-use heliograph::diff::{backward, flat, resolve};
+use heliograph::desc::params::{ParamValue, TensorValue};
+use heliograph::desc::xml;
+use heliograph::diff::{flat, resolve};
 use heliograph::flat::FlatScene;
-use heliograph::scene::params::{ParamValue, TensorValue};
-use heliograph::scene::{xml, LoadedScene};
+use heliograph::render::{Progress, RenderOptions};
+use heliograph::scene::LoadedScene;
 
 use common::harness::{build_host_with, read_f32s};
 

@@ -17,13 +17,15 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use common::harness::{backend_or_skip, repo_root};
+use heliograph::backend::cpu;
 use heliograph::backend::cuda::CudaBackend;
-use heliograph::backend::{cpu, RenderOptions};
+use heliograph::desc::xml;
 use heliograph::flat::LAYOUT;
 use heliograph::integrators::{AnyIntegrator, Depth};
 use heliograph::io::Image;
+use heliograph::render::RenderOptions;
 use heliograph::rfilters::AnyFilter;
-use heliograph::scene::{build_scene, xml, Scene};
+use heliograph::scene::{build_scene, Scene};
 use heliograph::Error;
 
 /// Every scene file of `scenes/`, sorted, then the regression scenes of the thin-lens

@@ -17,12 +17,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::harness::{build_host, read_f32s, repo_root};
+use heliograph::backend::cpu;
 use heliograph::backend::cuda::kernels;
-use heliograph::backend::{cpu, RenderOptions};
+use heliograph::desc::xml;
 use heliograph::flat::{as_bytes, FlatScene, LAYOUT};
 use heliograph::integrators::{AnyIntegrator, Depth};
+use heliograph::render::RenderOptions;
 use heliograph::rfilters::AnyFilter;
-use heliograph::scene::{build_scene, xml};
+use heliograph::scene::build_scene;
 
 /// Writes the arrays the host driver reads.
 fn dump(flat: &FlatScene, dir: &Path) {

@@ -25,7 +25,8 @@ use heliograph::flat::FlatScene;
 
 use common::harness::{build_host, read_f32s};
 use common::parity::{check, queries, query_floats, scene_xml};
-use heliograph::scene::{build_scene, xml};
+use heliograph::desc::xml;
+use heliograph::scene::build_scene;
 
 #[test]
 fn plugin_twins_match_the_rust_plugins_on_fixed_inputs() {

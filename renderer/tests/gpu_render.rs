@@ -20,13 +20,15 @@ mod common;
 use std::path::Path;
 use std::time::Instant;
 
+use heliograph::backend::cpu;
 use heliograph::backend::cuda::features::Features;
 use heliograph::backend::cuda::{kernels, nvrtc_compile_offline, CudaBackend, RenderTuning};
-use heliograph::backend::{cpu, RenderOptions};
+use heliograph::desc::xml;
 use heliograph::flat::FlatScene;
 use heliograph::integrators::{self, AnyIntegrator, Depth};
+use heliograph::render::RenderOptions;
 use heliograph::rfilters::AnyFilter;
-use heliograph::scene::{build_scene, xml, Scene};
+use heliograph::scene::{build_scene, Scene};
 
 use common::harness::{backend_or_skip, repo_root};
 use common::{block_means, worst_p};

@@ -40,13 +40,15 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use heliograph::backend::cpu;
 use heliograph::backend::cuda::features::{Features, BRUTE_FORCE_MAX_RECORDS};
 use heliograph::backend::cuda::{check_supported, kernels, wavefront_bounce_launches};
-use heliograph::backend::{cpu, RenderOptions};
+use heliograph::desc::xml;
 use heliograph::flat::{FlatScene, SHAPE_INSTANCE};
 use heliograph::integrators::{self, AnyIntegrator, Direct};
+use heliograph::render::RenderOptions;
 use heliograph::rfilters::AnyFilter;
-use heliograph::scene::{build_scene, xml, Scene};
+use heliograph::scene::{build_scene, Scene};
 
 use common::harness::{build_host, build_host_with, read_f32s, repo_root};
 use common::{block_means, worst_p};

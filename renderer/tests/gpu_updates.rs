@@ -16,9 +16,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use heliograph::backend::cuda::{CudaBackend, DeviceScene, ForeignArray};
-use heliograph::backend::RenderOptions;
-use heliograph::scene::params::DeviceValues;
-use heliograph::scene::{xml, LoadedScene, ParamValue, TensorData, TensorValue};
+use heliograph::desc::params::DeviceValues;
+use heliograph::desc::{xml, ParamValue, TensorData, TensorValue};
+use heliograph::render::RenderOptions;
+use heliograph::scene::LoadedScene;
 use heliograph::tensor::dlpack::{DLDataType, DLDevice, DLTensor};
 
 use common::harness::{backend_or_skip, repo_root};

@@ -23,10 +23,12 @@
 
 use std::path::{Path, PathBuf};
 
-use heliograph::backend::{cpu, RenderOptions};
+use heliograph::backend::cpu;
+use heliograph::desc::xml;
 use heliograph::io::{read_image, write_image, Image};
 use heliograph::math::stats::t_two_sided_p;
-use heliograph::scene::{build_scene, xml};
+use heliograph::render::RenderOptions;
+use heliograph::scene::build_scene;
 
 /// Independent heliograph batches per case (their spread gives the variance estimate).
 const HG_BATCHES: usize = 32;

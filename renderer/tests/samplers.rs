@@ -9,9 +9,11 @@
 
 mod common;
 
-use heliograph::backend::{cpu, RenderOptions};
+use heliograph::backend::cpu;
+use heliograph::desc::xml;
+use heliograph::render::RenderOptions;
 use heliograph::samplers::{Sampler, KNOWN};
-use heliograph::scene::{build_scene, xml, Scene};
+use heliograph::scene::{build_scene, Scene};
 
 use common::harness::repo_root;
 use common::{block_means, worst_p};
@@ -68,13 +70,19 @@ fn the_render_uses_the_effective_sample_count() {
         ..Sampler::by_name("stratified").unwrap()
     };
     let opts = |spp| RenderOptions { spp, seed: 3 };
-    assert_eq!(opts(Some(10)).resolve_spp(&scene).unwrap(), 16);
+    assert_eq!(
+        opts(Some(10)).resolve_spp(&scene.sensor.sampler).unwrap(),
+        16
+    );
     let a = cpu::render(&scene, &opts(Some(10))).unwrap();
     let b = cpu::render(&scene, &opts(None)).unwrap();
     assert_eq!(a.data, b.data);
     scene.sensor.sampler = Sampler::by_name("ldsampler").unwrap();
-    assert_eq!(opts(Some(1)).resolve_spp(&scene).unwrap(), 4);
-    let e = opts(Some(0)).resolve_spp(&scene).unwrap_err().to_string();
+    assert_eq!(opts(Some(1)).resolve_spp(&scene.sensor.sampler).unwrap(), 4);
+    let e = opts(Some(0))
+        .resolve_spp(&scene.sensor.sampler)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("spp") && e.contains("at least 1"), "{e}");
 }
 

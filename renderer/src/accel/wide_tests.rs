@@ -1,9 +1,10 @@
 //! Wide-BVH tests: every SIMD level finds the binary tree's hits on the shipped meshes.
 
 use super::*;
+use crate::desc::xml;
 use crate::math::warp::square_to_uniform_sphere;
 use crate::math::Pcg32;
-use crate::scene::{build_scene, xml, Scene};
+use crate::scene::{build_scene, Scene};
 
 /// A scene holding the shipped meshes (icosphere, torus) and analytic shapes.
 fn shipped_meshes() -> Scene {

@@ -19,15 +19,15 @@
 //! ```
 
 use super::{BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::desc::params::Range;
+use crate::desc::props::Props;
+use crate::desc::Category;
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::spectrum::SpectrumUse;
 use crate::math::{Color, Vec2, Vec3, ONE_MINUS_EPSILON};
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::desc::Category;
-use crate::scene::params::Range;
-use crate::scene::props::Props;
 
 /// The blend adapter.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -169,10 +169,10 @@ impl BlendBsdf {
 mod tests {
     use super::super::testutil::*;
     use super::*;
+    use crate::desc::props::Value;
+    use crate::desc::ObjectDesc;
     use crate::math::{Pcg32, INV_PI};
     use crate::scene::builder::BuildCtx;
-    use crate::scene::desc::ObjectDesc;
-    use crate::scene::props::Value;
     use std::sync::Arc;
 
     fn rough() -> Arc<ObjectDesc> {

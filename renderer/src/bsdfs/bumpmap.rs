@@ -28,14 +28,14 @@
 //! ```
 
 use super::{tilted, BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::desc::params::{ParamValue, Range, Target};
+use crate::desc::props::Props;
+use crate::desc::Category;
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::{Color, Frame, Vec2, Vec3};
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::desc::Category;
-use crate::scene::params::{ParamValue, Range, Target};
-use crate::scene::props::Props;
 use crate::shapes::normalize_or;
 
 /// The bump-map adapter.
@@ -196,10 +196,10 @@ impl BumpMap {
 mod tests {
     use super::super::testutil::*;
     use super::*;
+    use crate::desc::props::{PixelArray, Value};
+    use crate::desc::ObjectDesc;
     use crate::math::{Pcg32, INV_PI};
     use crate::scene::builder::BuildCtx;
-    use crate::scene::desc::ObjectDesc;
-    use crate::scene::props::{PixelArray, Value};
     use std::sync::Arc;
 
     /// A bilinear `bitmap` of one row of `w` texels holding `a x` at texel x: inside the

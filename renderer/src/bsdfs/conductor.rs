@@ -13,14 +13,14 @@
 
 use super::fresnel::fresnel_conductor_rgb;
 use super::{ior, BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::desc::params::Range;
+use crate::desc::props::Props;
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::spectrum::SpectrumUse;
 use crate::math::{reflect_local, Color, Vec2, Vec3};
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::params::Range;
-use crate::scene::props::Props;
 
 /// The smooth conductor record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -142,7 +142,7 @@ impl BsdfPlugin for Conductor {
 mod tests {
     use super::super::testutil::*;
     use super::*;
-    use crate::scene::props::Value;
+    use crate::desc::props::Value;
 
     #[test]
     fn none_is_a_perfect_mirror_and_gold_matches_normal_incidence() {

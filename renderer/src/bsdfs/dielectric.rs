@@ -20,12 +20,12 @@
 use super::fresnel::{fresnel_dielectric, refract_local};
 use super::ior::lookup_ior;
 use super::{BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::desc::props::Props;
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::{reflect_local, Color, Vec2, Vec3};
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::props::Props;
 
 /// The smooth dielectric record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -129,7 +129,7 @@ impl BsdfPlugin for Dielectric {
 mod tests {
     use super::super::testutil::*;
     use super::*;
-    use crate::scene::props::Value;
+    use crate::desc::props::Value;
 
     fn glass() -> Setup {
         Setup::new(

@@ -9,13 +9,13 @@
 //! ```
 
 use super::{BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::desc::props::Props;
 use crate::device_record;
 use crate::error::Result;
 use crate::math::warp::{cosine_hemisphere_pdf, square_to_cosine_hemisphere};
 use crate::math::{Color, Vec2, Vec3, INV_PI};
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::props::Props;
 
 /// The Lambertian BSDF record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -91,7 +91,7 @@ impl BsdfPlugin for Diffuse {
 mod tests {
     use super::super::testutil::*;
     use super::*;
-    use crate::scene::props::Value;
+    use crate::desc::props::Value;
 
     #[test]
     fn chi2_consistency_and_furnace() {

@@ -11,9 +11,9 @@
 //! η = (0.143, 0.375, 1.442), k = (3.983, 2.386, 1.603), the values commonly
 //! quoted for Mitsuba's `Au`.
 
+use crate::desc::props::{Props, Value};
 use crate::error::{Error, Result};
 use crate::math::Color;
-use crate::scene::props::{Props, Value};
 
 /// Named dielectric IORs (Hecht, Optics; ~589 nm, 0–20 °C), as in Mitsuba 3.
 pub const DIELECTRICS: &[(&str, f32)] = &[

@@ -25,15 +25,15 @@
 //! ```
 
 use super::{BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::desc::params::Range;
+use crate::desc::props::Props;
+use crate::desc::Category;
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::spectrum::SpectrumUse;
 use crate::math::{Color, Vec2, Vec3, ONE_MINUS_EPSILON};
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::desc::Category;
-use crate::scene::params::Range;
-use crate::scene::props::Props;
 
 /// The mask adapter: its opacity and the handle of the BSDF it wraps.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -151,15 +151,15 @@ impl Mask {
 mod tests {
     use super::super::testutil::*;
     use super::*;
+    use crate::desc::props::Value;
     use crate::math::{Pcg32, INV_PI};
     use crate::scene::builder::BuildCtx;
-    use crate::scene::props::Value;
 
-    fn diffuse(r: f64) -> std::sync::Arc<crate::scene::desc::ObjectDesc> {
+    fn diffuse(r: f64) -> std::sync::Arc<crate::desc::ObjectDesc> {
         obj("diffuse", &[("reflectance", Value::Float(r))])
     }
 
-    fn mask(opacity: f64, nested: std::sync::Arc<crate::scene::desc::ObjectDesc>) -> Setup {
+    fn mask(opacity: f64, nested: std::sync::Arc<crate::desc::ObjectDesc>) -> Setup {
         Setup::from_obj(&obj_with(
             "mask",
             &[("opacity", Value::Float(opacity))],

@@ -10,12 +10,12 @@
 //! numerically as in Mitsuba 3 (Newton iterations in the erf domain). Without
 //! `sample_visible`, both sample `D(m) cos θm` (Walter et al. 2007).
 
+use crate::desc::props::Props;
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::sincos::sin_cos_pi;
 use crate::math::{Vec2, Vec3, PI};
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::props::Props;
 use crate::textures::{SurfacePoint, TextureStore};
 
 /// Smallest roughness used at evaluation time (α = 0 is a delta lobe; keep it finite).

@@ -98,12 +98,12 @@ mod reference_tests;
 #[cfg(test)]
 pub(crate) mod testutil;
 
+use crate::desc::props::Props;
+use crate::desc::ObjectDesc;
 use crate::error::{Error, Result};
 use crate::math::{Color, Vec2, Vec3};
 use crate::plugin::record::{DeviceRecord, LayoutEntry, RecordRef};
 use crate::plugin::BuildContext;
-use crate::scene::desc::ObjectDesc;
-use crate::scene::props::Props;
 use crate::textures::{SurfacePoint, TextureStore};
 use registry::{register_bsdfs, BsdfEntry};
 

@@ -25,13 +25,13 @@
 //! ```
 
 use super::{tilted, BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::desc::props::Props;
+use crate::desc::Category;
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::{Color, Frame, Vec2, Vec3};
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::desc::Category;
-use crate::scene::props::Props;
 use crate::shapes::normalize_or;
 
 /// The normal-map adapter.
@@ -157,10 +157,10 @@ impl NormalMap {
 mod tests {
     use super::super::testutil::*;
     use super::*;
+    use crate::desc::props::Value;
+    use crate::desc::ObjectDesc;
     use crate::math::{Pcg32, INV_PI};
     use crate::scene::builder::BuildCtx;
-    use crate::scene::desc::ObjectDesc;
-    use crate::scene::props::Value;
     use std::sync::Arc;
 
     /// A `rawconstant` texture of `v`.

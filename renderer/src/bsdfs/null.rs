@@ -11,12 +11,12 @@
 //! ```
 
 use super::{BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::desc::props::Props;
 use crate::device_record;
 use crate::error::Result;
 use crate::math::{Color, Vec2, Vec3};
 use crate::plugin::record::RecordRef;
 use crate::plugin::BuildContext;
-use crate::scene::props::Props;
 
 /// The null BSDF (its record has one unused word: records are never empty).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -87,7 +87,7 @@ mod tests {
         }
         let e = build_err(
             "null",
-            &[("reflectance", crate::scene::props::Value::Float(0.5))],
+            &[("reflectance", crate::desc::props::Value::Float(0.5))],
         );
         assert!(e.contains("reflectance"), "{e}");
     }

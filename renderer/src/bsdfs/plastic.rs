@@ -19,13 +19,13 @@
 use super::dielectric::read_eta;
 use super::fresnel::{fresnel_dielectric, fresnel_diffuse_reflectance};
 use super::{BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::desc::props::Props;
 use crate::device_record;
 use crate::error::Result;
 use crate::math::warp::{cosine_hemisphere_pdf, square_to_cosine_hemisphere};
 use crate::math::{reflect_local, Color, Vec2, Vec3};
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::props::Props;
 
 /// The smooth plastic record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -203,7 +203,7 @@ pub(super) fn coating_probability(coat: f32, base: f32, weight: f32) -> f32 {
 mod tests {
     use super::super::testutil::*;
     use super::*;
-    use crate::scene::props::Value;
+    use crate::desc::props::Value;
 
     fn white(nonlinear: bool) -> Setup {
         Setup::new(

@@ -58,6 +58,8 @@
 use super::fresnel::fresnel_dielectric;
 use super::microfacet::{Microfacet, GGX};
 use super::{BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::desc::params::{ParamValue, Range, Target};
+use crate::desc::props::{Props, Value};
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::sincos::sin_cos_pi;
@@ -66,8 +68,6 @@ use crate::math::warp::{cosine_hemisphere_pdf, square_to_cosine_hemisphere};
 use crate::math::{luminance, reflect, safe_sqrt, Color, Vec2, Vec3, INV_PI, PI};
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::params::{ParamValue, Range, Target};
-use crate::scene::props::{Props, Value};
 
 #[cfg(test)]
 mod mitsuba_values;

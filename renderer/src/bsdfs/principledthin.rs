@@ -48,6 +48,8 @@ use super::principled::{
     schlick_r0, schlick_weight, sheen_color, spec_distr, tint_color,
 };
 use super::{BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::desc::params::Range;
+use crate::desc::props::Props;
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::spectrum::SpectrumUse;
@@ -55,8 +57,6 @@ use crate::math::warp::{cosine_hemisphere_pdf, square_to_cosine_hemisphere};
 use crate::math::{reflect, Color, Vec2, Vec3, INV_PI};
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::params::Range;
-use crate::scene::props::Props;
 
 #[cfg(test)]
 mod mitsuba_values;

@@ -7,8 +7,8 @@
 //! warp differs from Heitz 2018's, so the same numbers give other normals).
 
 use super::testutil::Setup;
+use crate::desc::props::Value;
 use crate::math::{Color, Vec2, Vec3};
-use crate::scene::props::Value;
 
 /// (wi, wo, eval, pdf)
 type Row = ([f64; 3], [f64; 3], [f32; 3], f32);

@@ -25,12 +25,12 @@ use super::conductor::read_complex_ior;
 use super::fresnel::fresnel_conductor_rgb;
 use super::microfacet::{Microfacet, MicrofacetParams};
 use super::{BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::desc::props::Props;
 use crate::device_record;
 use crate::error::Result;
 use crate::math::{reflect, Color, Vec2, Vec3};
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::props::Props;
 
 /// The rough conductor record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -147,7 +147,7 @@ impl BsdfPlugin for RoughConductor {
 mod tests {
     use super::super::testutil::*;
     use super::*;
-    use crate::scene::props::Value;
+    use crate::desc::props::Value;
 
     /// GGX and Beckmann, isotropic at three roughnesses and anisotropic, with
     /// and without visible-normal sampling.

@@ -41,12 +41,12 @@ use super::dielectric::{read_eta, read_transmittance};
 use super::fresnel::fresnel_dielectric;
 use super::microfacet::{Microfacet, MicrofacetParams};
 use super::{BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::desc::props::Props;
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::{reflect, Color, Vec2, Vec3};
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::props::Props;
 
 #[cfg(test)]
 mod mitsuba_values;

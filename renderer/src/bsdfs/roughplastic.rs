@@ -42,6 +42,8 @@ use super::fresnel::fresnel_dielectric;
 use super::microfacet::{check_alpha, read_kind, Microfacet};
 use super::plastic::{internal_scattering, sampling_weight};
 use super::{BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::desc::params::{ParamValue, Range, Target};
+use crate::desc::props::Props;
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::warp::{cosine_hemisphere_pdf, square_to_cosine_hemisphere};
@@ -49,8 +51,6 @@ use crate::math::{reflect, Color, Vec2, Vec3};
 use crate::parallel::on_process_pool;
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::params::{ParamValue, Range, Target};
-use crate::scene::props::Props;
 
 /// Entries of the transmittance table (cos θ = 0 … 1), as Mitsuba.
 pub const TABLE_RES: usize = 64;
@@ -338,7 +338,7 @@ impl BsdfPlugin for RoughPlastic {
 mod tests {
     use super::super::testutil::*;
     use super::*;
-    use crate::scene::props::Value;
+    use crate::desc::props::Value;
 
     fn variants(diffuse: f64) -> Vec<Setup> {
         variants_with(diffuse, &[0.1, 0.3, 0.7])

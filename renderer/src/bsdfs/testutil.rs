@@ -5,12 +5,12 @@
 use std::sync::Arc;
 
 use super::{AnyBsdf, BsdfCtx, BsdfSample};
+use crate::desc::props::{Props, Value};
+use crate::desc::{Category, ObjectDesc};
 use crate::error::Loc;
 use crate::math::chi2::{pearson, Chi2Config};
 use crate::math::{Color, Pcg32, Vec2, Vec3};
 use crate::scene::builder::BuildCtx;
-use crate::scene::desc::{Category, ObjectDesc};
-use crate::scene::props::{Props, Value};
 use crate::textures::TextureStore;
 
 /// A `<bsdf type=kind>` with the given properties (on lines 2, 3, ... of `t.xml`).

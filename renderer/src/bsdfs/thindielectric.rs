@@ -17,12 +17,12 @@
 use super::dielectric::{read_eta, read_transmittance};
 use super::fresnel::fresnel_dielectric;
 use super::{BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::desc::props::Props;
 use crate::device_record;
 use crate::error::Result;
 use crate::math::{reflect_local, Color, Vec2, Vec3};
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::props::Props;
 
 /// The thin dielectric record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -110,7 +110,7 @@ impl BsdfPlugin for ThinDielectric {
 mod tests {
     use super::super::testutil::*;
     use super::*;
-    use crate::scene::props::Value;
+    use crate::desc::props::Value;
 
     #[test]
     fn reflectance_sums_the_internal_bounces() {

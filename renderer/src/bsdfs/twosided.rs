@@ -18,13 +18,13 @@
 //! ```
 
 use super::{AnyBsdf, BsdfCtx, BsdfPlugin, BsdfSample};
+use crate::desc::props::Props;
+use crate::desc::Category;
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::{Color, Vec2, Vec3};
 use crate::plugin::record::RecordRef;
 use crate::plugin::BuildContext;
-use crate::scene::desc::Category;
-use crate::scene::props::Props;
 
 /// The two-sided adapter: handles of the nested BSDFs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -169,9 +169,9 @@ impl TwoSided {
 mod tests {
     use super::super::testutil::*;
     use super::*;
+    use crate::desc::props::Value;
+    use crate::desc::ObjectDesc;
     use crate::scene::builder::BuildCtx;
-    use crate::scene::desc::ObjectDesc;
-    use crate::scene::props::Value;
     use std::sync::Arc;
 
     fn rough() -> std::sync::Arc<ObjectDesc> {

@@ -51,25 +51,25 @@ pub struct Deferred {
 
 /// The adjoint state of one sample, and where its gradients go.
 pub struct Adjoint<'a> {
-    pub(super) scene: &'a Scene,
-    pub(super) params: &'a [DiffParam],
-    pub(super) probe: &'a mut Probe,
+    pub(crate) scene: &'a Scene,
+    pub(crate) params: &'a [DiffParam],
+    pub(crate) probe: &'a mut Probe,
     /// One gradient buffer per parameter.
-    pub(super) grads: &'a mut [Vec<f32>],
+    pub(crate) grads: &'a mut [Vec<f32>],
     /// The sample's adjoint radiance.
-    pub(super) delta: Color,
+    pub(crate) delta: Color,
     /// The radiance the path has yet to add (traced twice), or minus what it has added
     /// (traced once).
-    pub(super) rest: Color,
+    pub(crate) rest: Color,
     /// Traced once: the scatter terms waiting for the path's radiance.
-    pub(super) deferred: Option<&'a mut Vec<Deferred>>,
+    pub(crate) deferred: Option<&'a mut Vec<Deferred>>,
     /// Whether a parameter is an environment map's ([`has_envmap_params`]).
-    pub(super) envmap_params: bool,
+    pub(crate) envmap_params: bool,
 }
 
 /// Whether a parameter of `params` is an environment map's (texels or scale), whose
 /// derivatives the adjoint adds without probes.
-pub(super) fn has_envmap_params(params: &[DiffParam]) -> bool {
+pub(crate) fn has_envmap_params(params: &[DiffParam]) -> bool {
     params.iter().any(|p| {
         matches!(
             p.kind,
@@ -183,7 +183,7 @@ impl Adjoint<'_> {
 
     /// Completes the deferred scatter terms of a path traced once, whose radiance is
     /// `l`: the radiance that came after a vertex is `l + rest` there.
-    pub(super) fn resolve(&mut self, l: Color) {
+    pub(crate) fn resolve(&mut self, l: Color) {
         let Some(q) = self.deferred.as_mut() else {
             return;
         };

@@ -29,24 +29,22 @@
 //!   accumulates into its own gradient buffers, and the buffers are summed in group
 //!   order, so gradients are bitwise reproducible on any number of threads.
 //!
-//! The CPU backend runs it ([`backward()`]); the CUDA backend runs the same method in
-//! `kernels/backward.cuh` (`CudaBackend::backward`, parameters laid out by [`flat`]),
-//! with float atomics for texel gradients.
+//! The CPU backend runs it ([`crate::backend::cpu::backward`]); the CUDA backend runs
+//! the same method in `kernels/backward.cuh` (`CudaBackend::backward`, parameters laid
+//! out by [`flat`]), with float atomics for texel gradients. This module keeps the
+//! mathematics both share: the adjoint, the probes and the parameter kinds.
 
 pub mod adjoint;
-pub mod backward;
 pub mod flat;
 pub mod probe;
 
-pub use backward::backward;
-
 use std::collections::{HashMap, HashSet};
 
+use crate::desc::params::ParamValue;
+use crate::desc::Category;
 use crate::emitters::AnyEmitter;
 use crate::error::{Error, Result};
 use crate::scene::builder::{Alloc, BuildLog};
-use crate::scene::desc::Category;
-use crate::scene::params::ParamValue;
 use crate::scene::LoadedScene;
 use crate::textures::AnyTexture;
 use probe::RecordProbe;

@@ -11,10 +11,13 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::backend::{cpu, Progress, RenderOptions};
+use crate::backend::cpu;
+use crate::backend::cpu::backward::backward;
+use crate::desc::params::TensorValue;
+use crate::desc::xml;
 use crate::math::{Color, Vec3};
-use crate::scene::params::TensorValue;
-use crate::scene::{xml, LoadedScene};
+use crate::render::{Progress, RenderOptions};
+use crate::scene::LoadedScene;
 
 const SPP: u32 = 4;
 const SEED: u64 = 11;
@@ -551,7 +554,7 @@ fn a_path_traced_once_gives_the_gradients_of_two_traces() {
     .collect();
     let params = resolve(&s, &keys).unwrap();
     let run = |once| {
-        backward::backward_traced(
+        crate::backend::cpu::backward::backward_traced(
             s.scene(),
             &params,
             &adj,

@@ -17,14 +17,14 @@
 
 use super::registry::RecordCtx;
 use super::{EmitterCtx, EmitterPlugin, EmitterRay, EmitterSample};
+use crate::desc::params::Range;
+use crate::desc::props::Props;
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::spectrum::SpectrumUse;
 use crate::math::warp::square_to_cosine_hemisphere;
 use crate::math::{Color, Frame, Vec2, Vec3, PI};
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::params::Range;
-use crate::scene::props::Props;
 use crate::shapes::{Hit, PositionSample};
 use crate::textures::SurfacePoint;
 
@@ -274,10 +274,10 @@ mod tests {
     /// not merged yet, i.e. on the `lights` branch alone.
     #[test]
     fn disk_light_through_the_shape_plugins() {
+        use crate::desc::props::Value;
+        use crate::desc::{Category, ObjectDesc};
         use crate::error::{Error, Loc};
         use crate::math::{Ray, Transform};
-        use crate::scene::desc::{Category, ObjectDesc};
-        use crate::scene::props::Value;
         use std::sync::Arc;
 
         let (r, h, l) = (0.8f32, 1.5f32, 2.0f32);
@@ -356,9 +356,10 @@ mod tests {
     /// and 0.75 (y > x).
     #[test]
     fn a_mesh_attribute_radiance_is_read_at_the_emitting_triangle() {
+        use crate::desc::xml;
         use crate::integrators::surface_emission;
         use crate::math::Ray;
-        use crate::scene::{build_scene, xml};
+        use crate::scene::build_scene;
         let dir = std::env::temp_dir().join(format!("hg_area_attr_{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let ply = dir.join("quad.ply");

@@ -12,12 +12,12 @@
 
 use super::registry::RecordCtx;
 use super::{constant_color, EmitterCtx, EmitterPlugin, EmitterSample};
+use crate::desc::props::Props;
 use crate::device_record;
 use crate::error::Result;
 use crate::math::warp::{square_to_uniform_sphere, UNIFORM_SPHERE_PDF};
 use crate::math::{Color, Vec2, Vec3};
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::props::Props;
 use crate::textures::SurfacePoint;
 
 /// The constant environment record.
@@ -75,9 +75,9 @@ impl EmitterPlugin for ConstantEmitter {
 #[cfg(test)]
 mod tests {
     use super::super::test_util::{build_one, ectx};
+    use crate::desc::props::Value;
     use crate::math::chi2::{chi2_test, Chi2Config};
     use crate::math::{Vec3, INV_FOUR_PI};
-    use crate::scene::props::Value;
 
     #[test]
     fn uniform_sphere_passes_chi2_and_evaluates_everywhere() {

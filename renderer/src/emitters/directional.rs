@@ -16,11 +16,11 @@
 
 use super::registry::RecordCtx;
 use super::{constant_color, exclusive, EmitterCtx, EmitterPlugin, EmitterSample};
+use crate::desc::props::Props;
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::{Color, Vec2, Vec3};
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::props::Props;
 use crate::textures::SurfacePoint;
 
 /// The directional light record.
@@ -87,8 +87,8 @@ impl EmitterPlugin for DirectionalEmitter {
 #[cfg(test)]
 mod tests {
     use super::super::test_util::{build_err, build_one, ectx};
+    use crate::desc::props::Value;
     use crate::math::{Transform, Vec2, Vec3};
-    use crate::scene::props::Value;
 
     #[test]
     fn comes_from_infinity_against_its_direction() {

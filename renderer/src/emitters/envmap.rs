@@ -24,6 +24,7 @@
 
 use super::registry::RecordCtx;
 use super::{EmitterCtx, EmitterPlugin, EmitterSample};
+use crate::desc::props::{PixelArray, Props};
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::atan;
@@ -32,7 +33,6 @@ use crate::math::{
     floor_f32, luminance, Color, Distribution2D, Mat3, Vec2, Vec3, INV_PI, INV_TWO_PI, PI,
 };
 use crate::plugin::BuildContext;
-use crate::scene::props::{PixelArray, Props};
 use std::sync::Arc;
 
 /// [`EnvmapEmitter::dist`] of a black map (nothing to sample).
@@ -368,10 +368,10 @@ fn sampling_distribution(texels: &[f32], w: usize, h: usize) -> Option<Distribut
 mod tests {
     use super::super::test_util::{build_err, build_one, ectx};
     use super::*;
+    use crate::desc::props::{PixelArray, Value};
     use crate::emitters::AnyEmitter;
     use crate::math::chi2::{chi2_test, Chi2Config};
     use crate::math::{Pcg32, Transform};
-    use crate::scene::props::{PixelArray, Value};
     use std::sync::Arc;
 
     /// A w×h RGB array from a per-pixel function.

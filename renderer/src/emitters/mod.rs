@@ -85,14 +85,14 @@ pub mod spot;
 
 pub mod registry;
 
+use crate::desc::params::Range;
+use crate::desc::props::Props;
+use crate::desc::ObjectDesc;
 use crate::error::{Error, Result};
 use crate::math::spectrum::SpectrumUse;
 use crate::math::{Color, Distribution2D, Vec2, Vec3};
 use crate::plugin::record::{DeviceRecord, LayoutEntry};
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::desc::ObjectDesc;
-use crate::scene::params::Range;
-use crate::scene::props::Props;
 use crate::shapes::{Geometry, Hit, PositionSample};
 use crate::textures::TextureStore;
 use registry::{register_emitters, surface_names, EmitterEntry, RecordCtx};
@@ -348,8 +348,8 @@ register_emitters! {
 mod tests {
     use super::test_util::{build_err, desc};
     use super::*;
+    use crate::desc::props::Value;
     use crate::scene::builder::BuildCtx;
-    use crate::scene::props::Value;
 
     #[test]
     fn registry_checks_nesting_and_names() {
@@ -397,10 +397,10 @@ mod tests {
 #[cfg(test)]
 pub(crate) mod test_util {
     use super::*;
+    use crate::desc::props::Value;
+    use crate::desc::Category;
     use crate::error::Loc;
     use crate::scene::builder::BuildCtx;
-    use crate::scene::desc::Category;
-    use crate::scene::props::Value;
 
     /// An emitter description with the given properties (lines 2, 3, ... of `e.xml`).
     pub fn desc(kind: &str, props: &[(&str, Value)]) -> ObjectDesc {

@@ -15,12 +15,12 @@
 
 use super::registry::RecordCtx;
 use super::{constant_color, exclusive, EmitterCtx, EmitterPlugin, EmitterRay, EmitterSample};
+use crate::desc::props::Props;
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::warp::{square_to_uniform_sphere, UNIFORM_SPHERE_PDF};
 use crate::math::{Color, Vec2, Vec3};
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::props::Props;
 use crate::textures::SurfacePoint;
 
 /// The point light record.
@@ -107,8 +107,8 @@ impl EmitterPlugin for PointEmitter {
 #[cfg(test)]
 mod tests {
     use super::super::test_util::{build_err, build_one, ectx};
+    use crate::desc::props::Value;
     use crate::math::{Transform, Vec2, Vec3};
-    use crate::scene::props::Value;
 
     #[test]
     fn inverse_square_falloff() {

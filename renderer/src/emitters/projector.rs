@@ -31,13 +31,13 @@ use super::{
     intensity_towards, local_direction_to_world, EmitterCtx, EmitterPlugin, EmitterRay,
     EmitterSample,
 };
+use crate::desc::params::Range;
+use crate::desc::props::Props;
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::spectrum::SpectrumUse;
 use crate::math::{Color, Mat3, Vec2, Vec3, PI};
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::params::Range;
-use crate::scene::props::Props;
 use crate::sensors::perspective::parse_fov;
 use crate::textures::SurfacePoint;
 
@@ -172,8 +172,8 @@ impl EmitterPlugin for ProjectorEmitter {
 mod tests {
     use super::super::spot::tests::{bitmap_4x3, check_rows};
     use super::super::test_util::{build_err, build_one, ectx};
+    use crate::desc::props::Value;
     use crate::math::{Transform, Vec2, Vec3, PI};
-    use crate::scene::props::Value;
 
     fn look_at(o: [f32; 3], t: [f32; 3], up: [f32; 3]) -> Value {
         let t = Transform::look_at(o.into(), t.into(), up.into()).unwrap();

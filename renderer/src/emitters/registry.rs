@@ -11,7 +11,7 @@ use std::mem::size_of;
 use std::sync::OnceLock;
 
 use super::{AnyEmitter, EmitterPlugin, REGISTRY};
-use crate::flat::FlatDist2D;
+use crate::flat::materials::FlatDist2D;
 use crate::plugin::record::{
     flatten_records, slot_words, unique_layout, write_layout_macro, DeviceRecord, LayoutEntry,
     RecordBlob, RecordRef,
@@ -523,7 +523,8 @@ mod tests {
 
     #[test]
     fn records_lie_in_handle_order_in_16_byte_slots() {
-        use crate::scene::{build_scene, xml};
+        use crate::desc::xml;
+        use crate::scene::build_scene;
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
         let desc = xml::load_file(&root.join("cbox.xml"), &[("res".into(), "8".into())]).unwrap();
         let mut scene = build_scene(&desc).unwrap();

@@ -30,13 +30,13 @@ use super::{
     constant_color, intensity_towards, local_direction_to_world, EmitterCtx, EmitterPlugin,
     EmitterRay, EmitterSample,
 };
+use crate::desc::params::{ParamValue, Range, Target};
+use crate::desc::props::Props;
 use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::warp::{square_to_uniform_cone, uniform_cone_pdf};
 use crate::math::{Color, Mat3, Transform, Vec2, Vec3};
 use crate::plugin::{BuildContext, TexRef};
-use crate::scene::params::{ParamValue, Range, Target};
-use crate::scene::props::Props;
 use crate::textures::SurfacePoint;
 
 /// [`SpotEmitter::texture`] when no texture is projected.
@@ -288,8 +288,8 @@ fn placement(p: &Props, ctx: &mut dyn BuildContext) -> Result<Transform> {
 pub(crate) mod tests {
     use super::super::test_util::{build_err, build_one, ectx};
     use super::super::AnyEmitter;
+    use crate::desc::props::{PixelArray, Value};
     use crate::math::{Mat4, Transform, Vec2, Vec3};
-    use crate::scene::props::{PixelArray, Value};
     use std::sync::Arc;
 
     /// The 4×3 RGB image of tests/references/spot_projector_values.py:
@@ -314,7 +314,7 @@ pub(crate) mod tests {
     /// A `bitmap` texture object holding [`image_4x3`] (linear, bilinear, repeat).
     pub fn bitmap_4x3() -> Value {
         let mut d = super::super::test_util::desc("bitmap", &[("data", image_4x3())]);
-        d.category = crate::scene::desc::Category::Texture;
+        d.category = crate::desc::Category::Texture;
         Value::Object(Arc::new(d))
     }
 

@@ -21,11 +21,35 @@
 
 pub mod block;
 
-use crate::error::Result;
+use crate::desc::ObjectDesc;
+use crate::error::{Error, Result};
+use crate::io::gib;
 use crate::plugin::registry::register_plugins;
 use crate::plugin::BuildContext;
 use crate::rfilters::AnyFilter;
-use crate::scene::desc::ObjectDesc;
+
+/// Largest crop window the CPU backend renders at once: 16384 × 16384 pixels, about
+/// 9 GiB of accumulator and image (RGBA).
+pub const MAX_PIXELS: u64 = 1 << 28;
+
+/// Refuses crop windows over [`MAX_PIXELS`], saying how much memory they would need
+/// (with `aov_channels` more channels per pixel for an `aov` integrator).
+pub fn check_film_size(film: &Film, aov_channels: usize) -> Result<()> {
+    let [w, h] = film.crop_size;
+    let pixels = w as u64 * h as u64;
+    if pixels <= MAX_PIXELS {
+        return Ok(());
+    }
+    // the accumulator (r, g, b, alpha, weight, AOVs) and the developed image, in f32
+    let per_pixel = 4 * (5 + 2 * aov_channels as u64 + film.channels() as u64);
+    Err(Error::Render(format!(
+        "the film's {w} x {h} crop window would need {:.1} GiB of memory on the CPU \
+         ({per_pixel} bytes a pixel); the CPU backend renders at most {MAX_PIXELS} pixels \
+         (16384 x 16384) at once: lower width/height, or render crop windows \
+         (crop_offset_x/y, crop_width/height) and assemble them",
+        gib((pixels * per_pixel) as f64)
+    )))
+}
 
 /// The film's geometry and output format.
 #[derive(Clone, Copy, Debug, PartialEq)]

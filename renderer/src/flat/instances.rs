@@ -137,7 +137,8 @@ fn extend_parallel<T: Copy + Default, U: Copy + Into<T>>(
 #[cfg(test)]
 mod tests {
     use super::super::{FlatScene, SHAPE_INSTANCE, SHAPE_MESH};
-    use crate::scene::{build_scene, xml};
+    use crate::desc::xml;
+    use crate::scene::build_scene;
 
     /// A textured mesh of the scene's own before one group of every member kind (a
     /// cube without vertex attributes, a disk, a cylinder, a sphere), placed twice.

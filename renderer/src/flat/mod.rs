@@ -506,7 +506,7 @@ impl FlatScene {
 /// The images one after another, and where each starts; an error past the 2^32
 /// values a kernel indexes.
 pub fn concat_images(
-    images: &[std::sync::Arc<crate::scene::PixelArray>],
+    images: &[std::sync::Arc<crate::desc::PixelArray>],
 ) -> Result<(Vec<f32>, Vec<u32>)> {
     let offsets = image_offsets(images)?;
     let total: usize = images.iter().map(|i| i.data.len()).sum();
@@ -519,7 +519,7 @@ pub fn concat_images(
 
 /// Where each image starts when the images are laid one after another; an error past
 /// the 2^32 values a kernel indexes.
-pub fn image_offsets(images: &[std::sync::Arc<crate::scene::PixelArray>]) -> Result<Vec<u32>> {
+pub fn image_offsets(images: &[std::sync::Arc<crate::desc::PixelArray>]) -> Result<Vec<u32>> {
     let mut offsets = Vec::with_capacity(images.len());
     let mut total = 0usize;
     for img in images {

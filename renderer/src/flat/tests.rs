@@ -3,9 +3,10 @@
 //! flattened records, which must reproduce the CPU's results bit for bit.
 
 use super::*;
+use crate::desc::xml;
 use crate::math::warp::square_to_uniform_disk_concentric;
 use crate::math::{Ray, Vec2, Vec3};
-use crate::scene::{build_scene, xml};
+use crate::scene::build_scene;
 use crate::sensors::camera::{CAMERA_ORTHOGRAPHIC, CAMERA_PERSPECTIVE, CAMERA_THINLENS};
 
 /// `(record, field, offset)` entries of `HG_LAYOUT` in `flat.cuh`, in order.

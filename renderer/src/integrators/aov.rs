@@ -48,7 +48,7 @@
 use super::{AnyIntegrator, Built};
 use crate::error::{Error, Result};
 use crate::math::{Color, Ray, Vec3};
-use crate::scene::desc::ObjectDesc;
+use crate::desc::ObjectDesc;
 use crate::scene::Scene;
 use crate::shapes::{AnyShape, Hit};
 

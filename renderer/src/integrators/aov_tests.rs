@@ -3,10 +3,11 @@
 
 use super::*;
 use crate::backend::cpu::render;
-use crate::backend::RenderOptions;
+use crate::render::RenderOptions;
 use crate::io::Image;
 use crate::math::Vec2;
-use crate::scene::{build_scene, xml};
+use crate::desc::xml;
+use crate::scene::build_scene;
 
 fn scene(body: &str) -> Result<Scene> {
     let d = xml::load_string(&format!("<scene version=\"3.0.0\">{body}</scene>"), &[])?;

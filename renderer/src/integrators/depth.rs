@@ -12,7 +12,7 @@
 use super::{AnyIntegrator, Built};
 use crate::error::Result;
 use crate::math::{Color, Ray};
-use crate::scene::desc::ObjectDesc;
+use crate::desc::ObjectDesc;
 use crate::scene::Scene;
 
 /// Builds a `depth` integrator object.

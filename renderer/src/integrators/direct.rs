@@ -22,8 +22,8 @@ use crate::error::Result;
 use crate::math::{Color, Ray};
 use crate::samplers::SampleRng;
 use super::{AnyIntegrator, Built};
-use crate::scene::desc::ObjectDesc;
-use crate::scene::props::Props;
+use crate::desc::ObjectDesc;
+use crate::desc::props::Props;
 use crate::scene::Scene;
 
 /// Builds a `direct` integrator object.

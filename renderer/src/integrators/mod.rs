@@ -33,13 +33,13 @@
 
 use std::sync::Arc;
 
+use crate::desc::props::{Entry, Value};
+use crate::desc::{Category, ObjectDesc};
 use crate::emitters::EmitterCtx;
 use crate::error::Result;
 use crate::math::{offset_origin, Color, Frame, Ray, Vec2, Vec3};
 use crate::plugin::registry::register_plugins;
 use crate::samplers::SampleRng;
-use crate::scene::desc::{Category, ObjectDesc};
-use crate::scene::props::{Entry, Value};
 use crate::scene::Scene;
 use crate::shapes::{Hit, NO_EMITTER};
 
@@ -328,7 +328,7 @@ mod tests {
             "{e}"
         );
     }
-    use crate::scene::xml::load_string;
+    use crate::desc::xml::load_string;
 
     fn integrator(xml: &str) -> Result<AnyIntegrator> {
         let d = load_string(&format!("<scene version=\"3.0.0\">\n{xml}\n</scene>"), &[])?;

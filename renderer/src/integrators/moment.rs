@@ -14,7 +14,7 @@
 
 use super::Built;
 use crate::error::{Error, Result};
-use crate::scene::desc::ObjectDesc;
+use crate::desc::ObjectDesc;
 
 /// Builds a `moment` integrator object: the one nested integrator.
 pub fn build(obj: &ObjectDesc) -> Result<Built> {

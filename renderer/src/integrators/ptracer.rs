@@ -51,15 +51,15 @@ use rayon::prelude::*;
 
 use super::{shading_frame, spawn_ray};
 use crate::parallel::on_process_pool;
-use crate::backend::{Progress, RenderOptions};
+use crate::render::{Progress, RenderOptions};
 use crate::bsdfs::AnyBsdf;
 use crate::error::{Error, Loc, Result};
 use crate::films::block::{Block, FilterTable};
 use crate::io::Image;
 use crate::math::{offset_origin, Color, Ray, Vec2, Vec3};
 use crate::samplers::SampleRng;
-use crate::scene::desc::ObjectDesc;
-use crate::scene::props::Props;
+use crate::desc::ObjectDesc;
+use crate::desc::props::Props;
 use crate::scene::Scene;
 
 /// Builds a `ptracer` integrator object.
@@ -334,9 +334,9 @@ pub fn render(
     progress: &Progress,
 ) -> Result<Image> {
     Ptracer::check_scene(scene, None)?;
-    let spp = opts.resolve_spp(scene)?;
+    let spp = opts.resolve_spp(&scene.sensor.sampler)?;
     let film = &scene.sensor.film;
-    crate::backend::cpu::check_film_size(film, 0)?;
+    crate::films::check_film_size(film, 0)?;
     let [cw, ch] = film.crop_size;
     let (cw, ch) = (cw as i32, ch as i32);
     let pixels = cw as u64 * ch as u64;

@@ -25,14 +25,13 @@ pub mod registry;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::desc::cache::LoadCache;
+use crate::desc::params::{ParamValue, Range, Target, TensorValue};
+use crate::desc::props::{PixelArray, Props, Value};
+use crate::desc::{Category, ObjectDesc};
 use crate::error::{Loc, Result};
 use crate::math::spectrum::SpectrumUse;
 use crate::math::{Color, Distribution2D, Transform, Vec3};
-use crate::scene::cache::LoadCache;
-use crate::scene::desc::{Category, ObjectDesc};
-use crate::scene::params::{ParamValue, Range, Target, TensorValue};
-use crate::scene::props::{PixelArray, Props, Value};
-use crate::shapes::Geometry;
 
 /// Handle of a texture record (`u32` index into the scene's textures).
 pub type TexRef = u32;
@@ -141,6 +140,10 @@ pub trait BuildContext {
     /// The files the scene reads, loaded once (meshes, images).
     fn cache(&self) -> &LoadCache;
 
+    /// Whether this build replays an object for a parameter update (whose new values
+    /// were checked when they were set).
+    fn is_replay(&self) -> bool;
+
     /// The BSDF nested in (or referenced by) `p`, built once per id, or the scene's
     /// shared default (diffuse, reflectance 0.5) when there is none.
     fn bsdf_of(&mut self, p: &Props) -> Result<u32>;
@@ -148,9 +151,6 @@ pub trait BuildContext {
     /// Builds `<emitter>` object `obj` (`shape`: the shape an area emitter is nested
     /// in) and returns its handle.
     fn emitter(&mut self, obj: &Arc<ObjectDesc>, shape: Option<u32>) -> Result<u32>;
-
-    /// The scene's geometry built so far (shapes add their records and groups here).
-    fn geometry(&mut self) -> &mut Geometry;
 
     /// The image a plugin reads, in its stored form: `filename` (relative to the scene
     /// file; decoded once per scene) or in-memory pixels under `bitmap` or `data`

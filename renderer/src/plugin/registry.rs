@@ -49,10 +49,10 @@ macro_rules! register_plugins {
         #[doc = concat!("Builds `", $category, "` object `obj` with its plugin's `build`; an ")]
         /// unknown `type` is an error that names the known ones.
         fn $build(
-            obj: &$crate::scene::desc::ObjectDesc
+            obj: &$crate::desc::ObjectDesc
             $(, $arg: $ty)*
         ) -> $crate::error::Result<$out> {
-            let build: fn(&$crate::scene::desc::ObjectDesc $(, $ty)*) -> $crate::error::Result<$out> =
+            let build: fn(&$crate::desc::ObjectDesc $(, $ty)*) -> $crate::error::Result<$out> =
                 match obj.kind.as_str() {
                     $($name => $module::build,)+
                     _ => return Err(unknown_plugin(obj)),
@@ -63,7 +63,7 @@ macro_rules! register_plugins {
         /// The error for an object whose `type` is not in [`KNOWN`] (with the nearest
         /// known name as a suggestion).
         #[allow(dead_code)]
-        fn unknown_plugin(obj: &$crate::scene::desc::ObjectDesc) -> $crate::error::Error {
+        fn unknown_plugin(obj: &$crate::desc::ObjectDesc) -> $crate::error::Error {
             $crate::error::Error::UnknownPlugin {
                 loc: obj.loc.clone(),
                 category: $category,
@@ -78,7 +78,7 @@ pub(crate) use register_plugins;
 /// What the registry tests of every category check.
 #[cfg(test)]
 pub(crate) mod testing {
-    use super::PluginInfo;
+    use crate::plugin::PluginInfo;
 
     /// Every plugin of `registry` is of `category`, in the order of `known`, and has a
     /// manual: a first sentence `` `name`: ... ``, a parameter table and an XML example
@@ -113,8 +113,7 @@ pub(crate) mod testing {
     /// The error of loading scene `body` (in a `<scene>`), which must fail.
     pub fn scene_error(body: &str) -> String {
         let xml = format!("<scene version=\"3.0.0\">\n{body}\n</scene>");
-        match crate::scene::xml::load_string(&xml, &[]).and_then(|d| crate::scene::build_scene(&d))
-        {
+        match crate::desc::xml::load_string(&xml, &[]).and_then(|d| crate::scene::build_scene(&d)) {
             Ok(_) => panic!("expected an error for {body}"),
             Err(e) => e.to_string(),
         }

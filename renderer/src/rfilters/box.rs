@@ -12,7 +12,7 @@
 
 use super::AnyFilter;
 use crate::error::Result;
-use crate::scene::desc::ObjectDesc;
+use crate::desc::ObjectDesc;
 
 /// Reads a `box` filter's radius.
 pub fn build(obj: &ObjectDesc) -> Result<AnyFilter> {

@@ -13,7 +13,7 @@
 
 use super::AnyFilter;
 use crate::error::Result;
-use crate::scene::desc::ObjectDesc;
+use crate::desc::ObjectDesc;
 
 /// Reads a `gaussian` filter's standard deviation.
 pub fn build(obj: &ObjectDesc) -> Result<AnyFilter> {

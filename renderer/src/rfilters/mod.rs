@@ -21,9 +21,9 @@
 //! From the list, the registry derives the modules, [`KNOWN`] (an unknown `type` gets
 //! a "did you mean"), [`REGISTRY`] (the manuals) and the build match.
 
+use crate::desc::ObjectDesc;
 use crate::error::{Error, Result};
 use crate::plugin::registry::register_plugins;
-use crate::scene::desc::ObjectDesc;
 
 /// A reconstruction filter.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -145,7 +145,7 @@ mod tests {
             let xml = format!(
                 "<scene version=\"3.0.0\"><sensor type=\"perspective\"><film type=\"hdrfilm\">{body}</film></sensor></scene>"
             );
-            let d = crate::scene::xml::load_string(&xml, &[]).unwrap();
+            let d = crate::desc::xml::load_string(&xml, &[]).unwrap();
             crate::scene::build_scene(&d).unwrap().sensor.film.rfilter
         };
         assert_eq!(

@@ -29,11 +29,11 @@
 //! The CUDA twin is `renderer/kernels/samplers.cuh`: the same integer arithmetic, and
 //! the same float conversions (exactly rounded), so both backends draw the same numbers.
 
+use crate::desc::ObjectDesc;
 use crate::error::{Error, Result};
 use crate::math::rng::mix64;
 use crate::math::{Pcg32, Vec2, ONE_MINUS_EPSILON};
 use crate::plugin::PluginInfo;
-use crate::scene::desc::ObjectDesc;
 
 /// Generates, from one `tag name CONST` line per sampler module: the modules, the
 /// `FlatSampler::kind` tags ([`tag`]), the known names, the registry of manuals

@@ -1,5 +1,5 @@
 use super::*;
-use crate::scene::xml;
+use crate::desc::xml;
 
 /// The sampler `name` with `sample_count` and `jitter`, as a scene would build it.
 fn sampler(name: &str, spp: u32, jitter: bool) -> Sampler {

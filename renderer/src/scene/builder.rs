@@ -11,23 +11,24 @@
 //! the first time and overwrites that slot, and nested objects are not rebuilt — so an
 //! updated scene is exactly the scene a fresh load of the edited description gives.
 //! Plugins declare their editable parameters through [`BuildCtx::declare`] and the
-//! helpers around it ([`super::params`]).
+//! helpers around it ([`crate::desc::params`]).
 //!
 //! Plugins see the context through the [`BuildContext`] trait of the leaf module
 //! [`crate::plugin`]: they never import this builder.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::cache::LoadCache;
-use super::desc::{Category, ObjectDesc, SceneDesc};
-use super::keys::ObjectKeys;
-use super::params::{ParamDecl, ParamTable, ParamValue, Range, Target};
-use super::props::{PixelArray, Props, Value};
 use super::Scene;
 use crate::accel::Bvh;
 use crate::bsdfs::{self, AnyBsdf, Diffuse};
+use crate::desc::cache::LoadCache;
+use crate::desc::keys::ObjectKeys;
+use crate::desc::params::{ParamDecl, ParamTable, ParamValue, Range, Target};
+use crate::desc::paths::find_file;
+use crate::desc::props::{PixelArray, Props, Value};
+use crate::desc::{Category, ObjectDesc, SceneDesc};
 use crate::emitters::{self, AnyEmitter};
 use crate::error::{Error, Loc, Result};
 use crate::integrators;
@@ -35,7 +36,7 @@ use crate::math::spectrum::{Spectrum, SpectrumUse};
 use crate::math::{Color, Distribution2D, Vec3};
 use crate::plugin::BuildContext;
 use crate::sensors::{self, Sensor};
-use crate::shapes::{self, Geometry};
+use crate::shapes::{self, Geometry, ShapeContext};
 use crate::textures::{self, AnyTexture, TexRef, TextureStore};
 
 /// A slot a build allocated (or a nested object it resolved), in call order.
@@ -879,6 +880,10 @@ impl BuildContext for BuildCtx {
         BuildCtx::resolve_path(self, p, key)
     }
 
+    fn is_replay(&self) -> bool {
+        BuildCtx::is_replay(self)
+    }
+
     fn cache(&self) -> &LoadCache {
         &self.cache
     }
@@ -889,10 +894,6 @@ impl BuildContext for BuildCtx {
 
     fn emitter(&mut self, obj: &Arc<ObjectDesc>, shape: Option<u32>) -> Result<u32> {
         BuildCtx::emitter(self, obj, shape)
-    }
-
-    fn geometry(&mut self) -> &mut Geometry {
-        &mut self.geom
     }
 
     fn texture_constant(&self, t: TexRef) -> Option<Color> {
@@ -923,48 +924,9 @@ impl BuildContext for BuildCtx {
     }
 }
 
-/// Finds `name` next to the file of `loc`, else in `search_paths` (in order); the
-/// error lists every place it looked.
-pub fn find_file(
-    loc: &Loc,
-    name: &str,
-    search_paths: &[PathBuf],
-) -> std::result::Result<PathBuf, String> {
-    let first = resolve_relative(loc, name);
-    if first.is_file() {
-        return Ok(first);
-    }
-    if Path::new(name).is_absolute() {
-        return Err(format!("file not found: {}", first.display()));
-    }
-    let mut tried = vec![first];
-    for dir in search_paths {
-        let path = dir.join(name);
-        if path.is_file() {
-            return Ok(path);
-        }
-        tried.push(path);
-    }
-    let tried: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
-    Err(match tried.len() {
-        1 => format!("file not found: {}", tried[0]),
-        _ => format!(
-            "file \"{name}\" not found (looked for {})",
-            tried.join(", ")
-        ),
-    })
-}
-
-/// `name` relative to the directory of the file `loc` points into.
-pub fn resolve_relative(loc: &Loc, name: &str) -> PathBuf {
-    let p = Path::new(name);
-    if p.is_absolute() {
-        return p.to_path_buf();
-    }
-    let file = Path::new(&*loc.file);
-    match file.parent() {
-        Some(dir) if !loc.file.starts_with('<') => dir.join(p),
-        _ => p.to_path_buf(),
+impl ShapeContext for BuildCtx {
+    fn geometry(&mut self) -> &mut Geometry {
+        &mut self.geom
     }
 }
 
@@ -1095,11 +1057,12 @@ pub(crate) fn same_bvh_input(a: &Geometry, b: &Geometry) -> bool {
 }
 
 /// Runs `f` with a fresh build context over `root` (for the tests of plugins, which
-/// build against [`BuildContext`] and never name the builder).
+/// build against [`BuildContext`] or, for shapes, [`ShapeContext`], and never name the
+/// builder).
 #[cfg(test)]
 pub(crate) fn with_test_context<T>(
     root: &ObjectDesc,
-    f: impl FnOnce(&mut dyn BuildContext) -> Result<T>,
+    f: impl FnOnce(&mut dyn ShapeContext) -> Result<T>,
 ) -> Result<T> {
     f(&mut BuildCtx::new(root)?)
 }
@@ -1107,7 +1070,7 @@ pub(crate) fn with_test_context<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scene::xml::load_string;
+    use crate::desc::xml::load_string;
 
     fn scene(reflectance: &str, x: &str) -> Scene {
         let xml = format!(

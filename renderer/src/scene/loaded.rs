@@ -27,15 +27,15 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
 use super::builder::{build_logged, same_bvh_input, Alloc, BuildCtx, BuildLog};
-use super::cache::LoadCache;
-use super::desc::{Category, ObjectDesc, SceneDesc};
-use super::keys;
-use super::params::{
-    ArrayValue, ParamTable, ParamValue, SceneParams, Target, TensorData, TensorValue,
-};
-use super::props::{PixelArray, Value};
 use super::Scene;
 use crate::accel::Bvh;
+use crate::desc::cache::LoadCache;
+use crate::desc::keys;
+use crate::desc::params::{
+    ArrayValue, ParamTable, ParamValue, SceneParams, Target, TensorData, TensorValue,
+};
+use crate::desc::props::{PixelArray, Value};
+use crate::desc::{Category, ObjectDesc, SceneDesc};
 use crate::error::{Error, Loc, Result};
 use crate::sensors;
 use crate::shapes::{self, Geometry};
@@ -642,7 +642,7 @@ impl LoadedScene {
 struct Plan {
     desc: SceneDesc,
     replay: Vec<usize>,
-    device_images: Vec<(u32, Arc<dyn super::params::DeviceValues>)>,
+    device_images: Vec<(u32, Arc<dyn crate::desc::params::DeviceValues>)>,
     geometry: bool,
     /// Meshes whose vertex positions were written (shape handles).
     moved: Vec<u32>,

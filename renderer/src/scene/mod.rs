@@ -1,14 +1,9 @@
-//! Scene description (parsed from XML or dicts), the typed property bag, and the
-//! built, render-ready [`Scene`].
+//! The built, render-ready [`Scene`], the builder that makes it from a
+//! [`SceneDesc`](crate::desc::SceneDesc), and the loaded scene that keeps its
+//! description and applies parameter updates.
 
 pub mod builder;
-pub mod cache;
-pub mod desc;
-pub mod keys;
 pub mod loaded;
-pub mod params;
-pub mod props;
-pub mod xml;
 
 use std::sync::Arc;
 
@@ -25,10 +20,7 @@ use crate::textures::TextureStore;
 pub use builder::build_scene;
 #[cfg(test)]
 pub(crate) use builder::with_test_context;
-pub use desc::{Category, ObjectDesc, SceneDesc};
 pub use loaded::LoadedScene;
-pub use params::{ParamValue, SceneParams, TensorData, TensorValue};
-pub use props::{PixelArray, Props, Value};
 
 /// A render-ready scene: plain-data plugin records indexed by `u32` handles.
 ///

@@ -25,13 +25,13 @@
 
 pub mod camera;
 
+use crate::desc::params::{ParamValue, Range, Target};
+use crate::desc::{Category, ObjectDesc};
 use crate::error::{Loc, Result};
 use crate::films::{self, Film};
 use crate::plugin::registry::register_plugins;
 use crate::plugin::BuildContext;
 use crate::samplers::{self, Sampler};
-use crate::scene::desc::{Category, ObjectDesc};
-use crate::scene::params::{ParamValue, Range, Target};
 
 pub use camera::Camera;
 
@@ -123,8 +123,9 @@ pub fn build(obj: &ObjectDesc, ctx: &mut dyn BuildContext) -> Result<Sensor> {
 #[cfg(test)]
 mod tests {
     use super::{KNOWN, REGISTRY};
+    use crate::desc::xml::load_string;
     use crate::plugin::registry::testing::{check_registry, scene_error};
-    use crate::scene::{build_scene, xml::load_string};
+    use crate::scene::build_scene;
 
     #[test]
     fn the_registry_has_every_sensor_with_its_manual_and_suggests_the_nearest() {

@@ -16,7 +16,7 @@ use super::camera::{Camera, CAMERA_ORTHOGRAPHIC};
 use super::perspective::clip_range;
 use crate::error::Result;
 use crate::films::Film;
-use crate::scene::desc::ObjectDesc;
+use crate::desc::ObjectDesc;
 
 /// Reads an `orthographic` sensor's parameters.
 pub fn build(obj: &ObjectDesc, film: &Film) -> Result<Camera> {

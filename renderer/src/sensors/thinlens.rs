@@ -23,7 +23,7 @@ use super::camera::{Camera, CAMERA_THINLENS};
 use super::perspective::projective;
 use crate::error::{Error, Result};
 use crate::films::Film;
-use crate::scene::desc::ObjectDesc;
+use crate::desc::ObjectDesc;
 
 /// Reads a `thinlens` sensor's parameters.
 pub fn build(obj: &ObjectDesc, film: &Film) -> Result<Camera> {

@@ -17,10 +17,10 @@
 use std::path::Path;
 
 use super::{Built, TriMesh};
+use crate::desc::props::Props;
 use crate::error::Result;
 use crate::math::{Transform, Vec2, Vec3};
 use crate::plugin::BuildContext;
-use crate::scene::props::Props;
 
 /// Per face: the corner at uv (0, 0) and the edge vectors along u and v.
 /// Winding (0,1)→(1,1)→(1,0) is counter-clockwise seen from outside.
@@ -78,8 +78,8 @@ pub fn build(
 mod tests {
     use super::super::test_util::{check_sampling, closest, geom_of, shape_desc};
     use super::*;
+    use crate::desc::props::Value;
     use crate::math::Ray;
-    use crate::scene::props::Value;
 
     #[test]
     fn faces_point_outwards_and_rays_hit_at_one() {

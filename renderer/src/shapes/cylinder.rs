@@ -31,11 +31,11 @@
 use glam::{Affine3A, Mat4};
 
 use super::{AnyShape, Built, Hit, PositionSample, RAY_TMIN};
+use crate::desc::props::Props;
 use crate::error::{Error, Result};
 use crate::math::sincos::sin_cos_pi;
 use crate::math::{Aabb, Frame, Ray, Transform, Vec2, Vec3, INV_TWO_PI, PI};
 use crate::plugin::BuildContext;
-use crate::scene::props::Props;
 
 /// An analytic open cylinder in world space.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -244,7 +244,7 @@ mod tests {
         check_bins, check_sampling, closest, geom_of, shape_desc, try_build,
     };
     use super::*;
-    use crate::scene::props::Value;
+    use crate::desc::props::Value;
 
     fn cylinder(props: Vec<(&str, Value)>) -> crate::shapes::Geometry {
         geom_of(&[shape_desc("cylinder", props)])

@@ -17,11 +17,11 @@
 
 use super::rectangle::Planar;
 use super::{AnyShape, Built, Hit, PositionSample};
+use crate::desc::props::Props;
 use crate::error::{Error, Result};
 use crate::math::warp::square_to_uniform_disk_concentric;
 use crate::math::{Aabb, Ray, Transform, Vec2, Vec3, INV_TWO_PI, PI};
 use crate::plugin::BuildContext;
-use crate::scene::props::Props;
 
 /// A `disk` record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -111,7 +111,7 @@ impl Disk {
 mod tests {
     use super::super::test_util::{check_sampling, closest, geom_of, shape_desc};
     use super::*;
-    use crate::scene::props::Value;
+    use crate::desc::props::Value;
 
     #[test]
     fn unit_disk_edges_polar_uv_and_normal() {

@@ -28,12 +28,13 @@
 use glam::{Affine3A, Mat3A, Vec3A};
 
 use super::shapegroup::{self, ShapeGroup};
+use super::ShapeContext;
 use super::{normalize_or, AnyShape, Built, Geometry, Hit};
+use crate::desc::props::Props;
+use crate::desc::{Category, ObjectDesc};
 use crate::error::{Error, Result};
 use crate::math::{Aabb, Ray, Transform, Vec2, Vec3};
 use crate::plugin::BuildContext;
-use crate::scene::desc::{Category, ObjectDesc};
-use crate::scene::props::Props;
 
 /// An instance record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -52,7 +53,7 @@ pub struct Instance {
 
 /// Builds an `instance` object: builds (or finds) its group and adds the instance as
 /// one primitive of the scene.
-pub fn place(obj: &ObjectDesc, ctx: &mut dyn BuildContext) -> Result<u32> {
+pub fn place(obj: &ObjectDesc, ctx: &mut dyn ShapeContext) -> Result<u32> {
     let p = &obj.props;
     let to_world = p.transform("to_world")?;
     ctx.declare_transform(p, "to_world");
@@ -248,8 +249,8 @@ impl Instance {
 
 #[cfg(test)]
 mod tests {
+    use crate::desc::xml::load_string;
     use crate::math::{Pcg32, Ray, Vec3};
-    use crate::scene::xml::load_string;
     use crate::scene::{build_scene, Scene};
 
     fn scene(body: &str) -> crate::error::Result<Scene> {

@@ -20,14 +20,14 @@ use crate::parallel::on_process_pool;
 
 use super::{normalize_or, Geometry, Hit, MeshStore, PositionSample, Prim, Shape, NO_EMITTER};
 use super::{AnyShape, RAY_TMIN};
+use crate::desc::params::{ArrayValue, ParamValue, Range, Target};
+use crate::desc::props::{Props, Value};
 use crate::error::{Error, Result};
 use crate::math::warp::square_to_uniform_triangle;
 use crate::math::{Aabb, Distribution1D, Frame, Ray, Transform, Vec2, Vec3};
 use crate::plugin::BuildContext;
-use crate::scene::params::{ArrayValue, ParamValue, Range, Target};
-use crate::scene::props::{Props, Value};
 
-/// The property that holds written vertex positions ([`crate::scene::props::Value::Positions`]).
+/// The property that holds written vertex positions ([`crate::desc::props::Value::Positions`]).
 pub const POSITIONS_PROP: &str = "vertex_positions";
 
 /// A mesh shape's record: a range of [`MeshStore::tris`] plus its flags.

@@ -69,12 +69,20 @@ pub use sphere::Sphere;
 
 use std::sync::Arc;
 
+use crate::desc::{Category, ObjectDesc};
 use crate::error::{Error, Result};
 use crate::math::{Aabb, Distribution1D, Ray, Transform, Vec2, Vec3};
 use crate::plugin::{BuildContext, PluginInfo};
-use crate::scene::desc::{Category, ObjectDesc};
 use registry::register_shapes;
 pub use registry::ShapeRecord;
+
+/// What a shape's build asks of the scene being built beyond what any plugin may ask
+/// ([`BuildContext`]): the geometry that shapes add their records and groups to. It is
+/// declared here, with the shapes, so that the plugin layer below knows no category.
+pub trait ShapeContext: BuildContext {
+    /// The scene's geometry built so far.
+    fn geometry(&mut self) -> &mut Geometry;
+}
 
 /// `Shape::emitter` when the shape does not emit.
 pub const NO_EMITTER: u32 = u32::MAX;
@@ -301,7 +309,7 @@ pub enum Built {
 
 /// Builds a `<shape>` object: adds its geometry, primitives, BSDF and area
 /// emitter to the context. An `instance` is placed by [`instance::place`].
-pub fn build(obj: &ObjectDesc, ctx: &mut dyn BuildContext) -> Result<u32> {
+pub fn build(obj: &ObjectDesc, ctx: &mut dyn ShapeContext) -> Result<u32> {
     if obj.kind == "instance" {
         return instance::place(obj, ctx);
     }
@@ -336,7 +344,7 @@ pub fn build(obj: &ObjectDesc, ctx: &mut dyn BuildContext) -> Result<u32> {
 
 /// Builds shape group `obj` (declared at the scene's top level, rendered only through
 /// its instances: no shape record of its own); its index among the groups.
-pub fn build_group(obj: &ObjectDesc, ctx: &mut dyn BuildContext) -> Result<u32> {
+pub fn build_group(obj: &ObjectDesc, ctx: &mut dyn ShapeContext) -> Result<u32> {
     shapegroup::ensure(obj, ctx)
 }
 
@@ -427,8 +435,8 @@ pub(crate) mod test_util {
     use std::sync::Arc;
 
     use super::*;
+    use crate::desc::props::{Props, Value};
     use crate::error::Loc;
-    use crate::scene::props::{Props, Value};
 
     /// A `<shape type=kind>` description with the given properties.
     pub fn shape_desc(kind: &str, props: Vec<(&str, Value)>) -> Arc<ObjectDesc> {
@@ -558,8 +566,8 @@ mod tests {
 
     use super::test_util::{shape_desc, try_build};
     use super::*;
+    use crate::desc::props::{Props, Value};
     use crate::error::Loc;
-    use crate::scene::props::{Props, Value};
 
     fn nested(category: Category, kind: &str) -> Value {
         Value::Object(Arc::new(ObjectDesc {
@@ -636,7 +644,7 @@ mod tests {
 
     #[test]
     fn built_scene_intersects_through_the_bvh() {
-        use crate::scene::desc::SceneDesc;
+        use crate::desc::SceneDesc;
         let tw = Transform::translate(Vec3::new(0.0, 0.0, -5.0));
         let shapes = [
             shape_desc(

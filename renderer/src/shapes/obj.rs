@@ -23,10 +23,10 @@
 use std::path::Path;
 
 use super::{Built, TriMesh};
+use crate::desc::props::Props;
 use crate::error::{Error, Result};
 use crate::math::{Transform, Vec2, Vec3};
 use crate::plugin::BuildContext;
-use crate::scene::props::Props;
 
 /// Reads an `obj` shape's parameters and loads its file.
 pub fn build(
@@ -94,8 +94,8 @@ pub fn load(path: &Path, flip_tex_coords: bool) -> Result<TriMesh> {
 mod tests {
     use super::super::test_util::{closest, shape_desc, try_build};
     use super::*;
+    use crate::desc::props::Value;
     use crate::math::Ray;
-    use crate::scene::props::Value;
 
     fn fixture(name: &str) -> String {
         format!(

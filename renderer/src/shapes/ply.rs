@@ -39,10 +39,10 @@ use ply_rs_bw::ply::{
 
 use super::mesh::MeshAttribute;
 use super::{Built, TriMesh};
+use crate::desc::props::Props;
 use crate::error::{Error, Result};
 use crate::math::{Transform, Vec2, Vec3};
 use crate::plugin::BuildContext;
-use crate::scene::props::Props;
 
 /// Reads a `ply` shape's parameters and loads its file.
 pub fn build(
@@ -329,8 +329,8 @@ fn read_faces(path: &Path, faces: &[Record]) -> Result<(Vec<[u32; 3]>, Vec<u32>)
 mod tests {
     use super::super::test_util::{closest, shape_desc, try_build};
     use super::*;
+    use crate::desc::props::Value;
     use crate::math::Ray;
-    use crate::scene::props::Value;
 
     fn ply(props: Vec<(&str, Value)>) -> Result<crate::shapes::Geometry> {
         try_build(&[shape_desc("ply", props)])

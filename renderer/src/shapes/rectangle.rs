@@ -22,10 +22,10 @@
 use glam::Affine3A;
 
 use super::{normalize_or, AnyShape, Built, Hit, PositionSample, RAY_TMIN};
+use crate::desc::props::Props;
 use crate::error::{Error, Result};
 use crate::math::{Aabb, Ray, Transform, Vec2, Vec3};
 use crate::plugin::BuildContext;
-use crate::scene::props::Props;
 
 /// A planar shape's placement: object ↔ world transforms, world normal and area.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -170,7 +170,7 @@ impl Rectangle {
 mod tests {
     use super::super::test_util::{check_sampling, closest, geom_of, shape_desc};
     use super::*;
-    use crate::scene::props::Value;
+    use crate::desc::props::Value;
 
     #[test]
     fn unit_rectangle_hits_edges_and_uvs() {

@@ -33,10 +33,10 @@ use std::path::Path;
 use flate2::read::ZlibDecoder;
 
 use super::{Built, TriMesh};
+use crate::desc::props::Props;
 use crate::error::{Error, Result};
 use crate::math::{Transform, Vec2, Vec3};
 use crate::plugin::BuildContext;
-use crate::scene::props::Props;
 
 /// The file format identifier of every mesh header.
 const MAGIC: u16 = 0x041C;
@@ -270,8 +270,8 @@ mod tests {
 
     use super::super::test_util::{closest, shape_desc, try_build};
     use super::*;
+    use crate::desc::props::Value;
     use crate::math::Ray;
-    use crate::scene::props::Value;
 
     /// The zlib body of one version 3/4 mesh: the unit square [0,1]² at z = 0 as two
     /// triangles, with normals (0,0,1) and uv = xy when asked, in f32 or f64.

@@ -24,13 +24,14 @@
 
 use std::sync::Arc;
 
+use super::ShapeContext;
 use super::{add_geometry, build_geometry, Built, Geometry};
 use crate::accel::Bvh;
+use crate::desc::props::Props;
+use crate::desc::{Category, ObjectDesc};
 use crate::error::{Error, Result};
 use crate::math::Transform;
 use crate::plugin::BuildContext;
-use crate::scene::desc::{Category, ObjectDesc};
-use crate::scene::props::Props;
 
 /// A built shape group: its shapes in group space and their BVH.
 #[derive(Clone, Debug)]
@@ -54,7 +55,7 @@ pub fn key_of(obj: &ObjectDesc) -> String {
 }
 
 /// The index in `ctx.geom.groups` of the group `obj`, building it on first use.
-pub fn ensure(obj: &ObjectDesc, ctx: &mut dyn BuildContext) -> Result<u32> {
+pub fn ensure(obj: &ObjectDesc, ctx: &mut dyn ShapeContext) -> Result<u32> {
     let key = key_of(obj);
     if let Some(i) = ctx.geometry().groups.iter().position(|g| g.key == key) {
         return Ok(i as u32);
@@ -85,7 +86,7 @@ pub fn ensure(obj: &ObjectDesc, ctx: &mut dyn BuildContext) -> Result<u32> {
 }
 
 /// Builds one shape of a group into the group's geometry.
-fn add_member(obj: &ObjectDesc, ctx: &mut dyn BuildContext, geom: &mut Geometry) -> Result<()> {
+fn add_member(obj: &ObjectDesc, ctx: &mut dyn ShapeContext, geom: &mut Geometry) -> Result<()> {
     let p = &obj.props;
     if let Some(e) = ctx.child(p, Category::Emitter)? {
         return Err(Error::parse(

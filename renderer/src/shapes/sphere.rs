@@ -24,12 +24,12 @@
 use glam::{Affine3A, Mat4};
 
 use super::{normalize_or, AnyShape, Built, Hit, PositionSample, RAY_TMIN};
+use crate::desc::props::Props;
 use crate::error::{Error, Result};
 use crate::math::atan;
 use crate::math::warp::square_to_uniform_sphere;
 use crate::math::{Aabb, Ray, Transform, Vec2, Vec3, INV_PI, INV_TWO_PI, PI};
 use crate::plugin::BuildContext;
-use crate::scene::props::Props;
 
 /// An analytic sphere in world space.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -198,7 +198,7 @@ impl Sphere {
 mod tests {
     use super::super::test_util::{check_sampling, closest, geom_of, shape_desc, try_build};
     use super::*;
-    use crate::scene::props::Value;
+    use crate::desc::props::Value;
 
     fn sphere(props: Vec<(&str, Value)>) -> crate::shapes::Geometry {
         geom_of(&[shape_desc("sphere", props)])

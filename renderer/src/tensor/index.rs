@@ -10,8 +10,8 @@
 //! whole. Boolean masks ([`mask_shape`]) select by value, so only their shape can be
 //! checked here.
 
+use crate::desc::params::shape_str;
 use crate::error::{ArrayProblem, Error, Result};
-use crate::scene::params::shape_str;
 
 /// One item of a basic index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

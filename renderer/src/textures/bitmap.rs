@@ -23,10 +23,10 @@
 //! ```
 
 use super::{RecordCtx, SurfacePoint, TexturePlugin, TextureStore, UvTransform};
+use crate::desc::props::Props;
 use crate::error::{Error, Result};
 use crate::math::{floor_i32, luminance, Color, Vec2};
 use crate::plugin::BuildContext;
-use crate::scene::props::Props;
 
 /// How texels are reconstructed between their centres.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -342,10 +342,10 @@ fn wrap(i: i32, n: i32, mode: WrapMode) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::desc::props::{PixelArray, Value};
     use crate::error::Loc;
     use crate::math::Transform;
     use crate::scene::builder::BuildCtx;
-    use crate::scene::props::{PixelArray, Value};
     use crate::textures::image_file::tests::scratch;
     use crate::textures::{AnyTexture, TextureStore};
     use std::sync::Arc;

@@ -19,10 +19,10 @@
 //! ```
 
 use super::{RecordCtx, SurfacePoint, TexRef, TexturePlugin, TextureStore, UvTransform};
+use crate::desc::props::Props;
 use crate::error::Result;
 use crate::math::{Color, Vec2};
 use crate::plugin::BuildContext;
-use crate::scene::props::Props;
 
 /// The checkerboard record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -96,10 +96,10 @@ impl TexturePlugin for Checkerboard {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::desc::props::Value;
+    use crate::desc::{Category, ObjectDesc};
     use crate::error::Loc;
     use crate::scene::builder::BuildCtx;
-    use crate::scene::desc::{Category, ObjectDesc};
-    use crate::scene::props::Value;
     use crate::textures::{build, TextureStore};
     use std::sync::Arc;
 

@@ -9,9 +9,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::desc::props::{PixelArray, Props, Value};
 use crate::error::{Error, Loc, Result};
-use crate::scene::builder::BuildCtx;
-use crate::scene::props::{PixelArray, Props, Value};
+use crate::plugin::BuildContext;
 
 pub use crate::io::{srgb_to_linear, Image};
 
@@ -106,11 +106,11 @@ fn stored_form(px: &Arc<PixelArray>, loc: &Loc, key: &str) -> Result<Arc<PixelAr
 }
 
 /// Reads the image of a plugin in the stored form (1 or 3 channels): `filename`
-/// (decoded once per scene, see [`crate::scene::cache`]), or in-memory pixels under
+/// (decoded once per scene, see [`crate::desc::cache`]), or in-memory pixels under
 /// `bitmap` or `data` (exactly one of them). `raw` applies to 8/16-bit files only.
 /// In-memory pixels are checked for non-finite values, except when an update replays
 /// the plugin: a new parameter value was checked when it was set.
-pub fn from_props(p: &Props, ctx: &BuildCtx, raw: bool) -> Result<Arc<PixelArray>> {
+pub fn from_props(p: &Props, ctx: &dyn BuildContext, raw: bool) -> Result<Arc<PixelArray>> {
     let mut mem = None;
     for key in ["bitmap", "data"] {
         if let Some(e) = p.get(key) {

@@ -21,11 +21,11 @@
 //! ```
 
 use super::{RecordCtx, SurfacePoint, TexturePlugin, TextureStore};
+use crate::desc::params::{ParamValue, Range, Target};
+use crate::desc::props::Props;
 use crate::error::{Error, Loc, Result};
 use crate::math::{Color, Vec3};
 use crate::plugin::BuildContext;
-use crate::scene::params::{ParamValue, Range, Target};
-use crate::scene::props::Props;
 use crate::shapes::Geometry;
 
 /// The texture: which attribute (a slot of [`AttributeTable::names`]) and the scale.
@@ -318,9 +318,10 @@ impl AttributeTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::desc::xml;
     use crate::integrators::shading_frame;
     use crate::math::{Ray, Vec2};
-    use crate::scene::{build_scene, xml, Scene};
+    use crate::scene::{build_scene, Scene};
 
     /// A PLY of the unit quad (two triangles) with a vertex colour and weight and a face
     /// weight, in a file of its own (the tests run in parallel).

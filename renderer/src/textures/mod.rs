@@ -78,12 +78,12 @@ pub use mesh_attribute::AttributeTable;
 
 use std::sync::Arc;
 
+use crate::desc::props::{PixelArray, Props};
+use crate::desc::ObjectDesc;
 use crate::error::{Error, Result};
 use crate::math::{luminance, Color, Frame, Vec2, Vec3};
 use crate::plugin::record::{DeviceRecord, LayoutEntry};
 use crate::plugin::BuildContext;
-use crate::scene::desc::ObjectDesc;
-use crate::scene::props::{PixelArray, Props};
 use crate::shapes::Hit;
 use registry::{register_textures, RecordCtx, TextureEntry};
 
@@ -344,9 +344,9 @@ register_textures! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::desc::Category;
     use crate::error::Loc;
     use crate::scene::builder::BuildCtx;
-    use crate::scene::desc::Category;
 
     #[test]
     fn unknown_plugins_list_the_known_ones() {

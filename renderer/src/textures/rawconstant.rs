@@ -16,11 +16,11 @@
 //! ```
 
 use super::{RecordCtx, SurfacePoint, TexturePlugin, TextureStore};
+use crate::desc::params::{ParamValue, Range, Target};
+use crate::desc::props::{Props, Value};
 use crate::error::{Error, Result};
 use crate::math::Color;
 use crate::plugin::BuildContext;
-use crate::scene::params::{ParamValue, Range, Target};
-use crate::scene::props::{Props, Value};
 
 /// The constant's record: its colour.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -107,8 +107,9 @@ impl TexturePlugin for Constant {
 
 #[cfg(test)]
 mod tests {
+    use crate::desc::xml;
     use crate::math::{Color, Vec2};
-    use crate::scene::{build_scene, xml};
+    use crate::scene::build_scene;
 
     fn texture(value: &str) -> crate::error::Result<Color> {
         let src = format!(

@@ -451,7 +451,8 @@ mod tests {
 
     #[test]
     fn records_lie_in_handle_order_in_16_byte_slots() {
-        use crate::scene::{build_scene, xml};
+        use crate::desc::xml;
+        use crate::scene::build_scene;
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
         let desc = xml::load_file(&root.join("seed.xml"), &[("res".into(), "8".into())]).unwrap();
         let scene = build_scene(&desc).unwrap();

@@ -4,8 +4,9 @@
 //! `renderer/kernels/parity.cu`).
 #![allow(dead_code)]
 
+use heliograph::desc::xml;
 use heliograph::math::{Pcg32, Vec2, Vec3};
-use heliograph::scene::{build_scene, xml, Scene};
+use heliograph::scene::{build_scene, Scene};
 use heliograph::textures::SurfacePoint;
 
 use super::harness::repo_root;

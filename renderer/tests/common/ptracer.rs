@@ -4,8 +4,9 @@
 
 use std::path::Path;
 
+use heliograph::desc::xml;
 use heliograph::integrators::{AnyIntegrator, Ptracer};
-use heliograph::scene::{build_scene, xml, Scene};
+use heliograph::scene::{build_scene, Scene};
 
 /// The point and spot lights of the CPU tests' scene.
 pub const POINT_LIGHTS: &str = r#"<emitter type="point"><point name="position" x="1.5" y="1.5" z="1.5"/>

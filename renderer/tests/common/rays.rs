@@ -5,8 +5,9 @@
 //! `Scene::occluded`) on the instanced scene `scenes/instances.xml`.
 #![allow(dead_code)]
 
+use heliograph::desc::xml;
 use heliograph::math::{Pcg32, Ray, Vec3};
-use heliograph::scene::{build_scene, xml, Scene};
+use heliograph::scene::{build_scene, Scene};
 
 use super::harness::repo_root;
 

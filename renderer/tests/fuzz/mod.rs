@@ -20,8 +20,10 @@ pub mod mutate;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use heliograph::backend::{cpu, RenderOptions};
-use heliograph::scene::{build_scene, xml};
+use heliograph::backend::cpu;
+use heliograph::desc::xml;
+use heliograph::render::RenderOptions;
+use heliograph::scene::build_scene;
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {

@@ -3,8 +3,8 @@
 //! [`Plan`] of each launch: which element each result goes to (a new tensor, or the
 //! view an index names for an assignment) and which element of each operand it reads.
 
+use crate::desc::params::shape_str;
 use crate::error::{ArrayProblem, Error, Result};
-use crate::scene::params::shape_str;
 use crate::tensor::index::{self, View};
 
 /// Most dimensions an elementwise operand may have (kernels/elementwise.cu `HG_EW_DIMS`).

@@ -292,11 +292,12 @@ impl Features {
 mod tests {
     use super::*;
     use crate::bsdfs::tag as bsdf_kind;
+    use crate::desc::xml;
     use crate::emitters::tag as emitter_tag;
     use crate::flat::{
         FILTER_GAUSSIAN, INTEGRATOR_DIRECT, INTEGRATOR_PATH, SHAPE_MESH, SHAPE_RECTANGLE,
     };
-    use crate::scene::{build_scene, xml};
+    use crate::scene::build_scene;
     use crate::textures::tag as tex_kind;
 
     fn flat(name: &str) -> FlatScene {

@@ -271,8 +271,9 @@ mod tests {
 
     #[test]
     fn ptracer_is_supported_with_the_sensors_the_cpu_supports() {
+        use crate::desc::xml;
         use crate::integrators::Ptracer;
-        use crate::scene::{build_scene, xml};
+        use crate::scene::build_scene;
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
         let desc = xml::load_file(&root.join("cbox.xml"), &[("res".into(), "16".into())]);
         let mut scene = build_scene(&desc.unwrap()).unwrap();

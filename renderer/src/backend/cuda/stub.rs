@@ -7,11 +7,11 @@ use std::convert::Infallible;
 
 use super::cache::ModuleStats;
 use super::DeviceInfo;
-use crate::backend::RenderOptions;
+use crate::desc::params::DeviceValues;
 use crate::error::{Error, Result};
 use crate::io::Image;
+use crate::render::RenderOptions;
 use crate::scene::loaded::Changes;
-use crate::scene::params::DeviceValues;
 use crate::scene::Scene;
 use crate::tensor::dlpack::DLDataType;
 

@@ -6,8 +6,8 @@
 #![allow(clippy::approx_constant)]
 
 use super::tests::{checker, EvalCase, SampleCase, SampleRow};
+use crate::desc::props::Value;
 use crate::math::Color;
-use crate::scene::props::Value;
 
 /// eval and pdf at fixed directions: (wi, wo, eval, pdf).
 pub fn eval_cases() -> Vec<EvalCase> {

@@ -10,9 +10,9 @@ use super::super::testutil::*;
 use super::super::AnyBsdf;
 use super::mitsuba_values::{eval_cases, sample_cases};
 use super::*;
+use crate::desc::props::Value;
 use crate::math::Pcg32;
 use crate::plugin::record::read_record;
-use crate::scene::props::Value;
 
 fn record(s: &Setup) -> PrincipledThin {
     match s.bsdf() {

@@ -3,8 +3,8 @@
 //! by hand. `BSDFContext()` defaults (radiance transport), uv = (0.3, 0.6).
 
 use super::tests::{checker, EvalCase, SampleCase, SampleRow};
+use crate::desc::props::Value;
 use crate::math::Color;
-use crate::scene::props::Value;
 
 /// eval and pdf at fixed directions: (wi, wo, eval, pdf).
 pub fn eval_cases() -> Vec<EvalCase> {

@@ -6,9 +6,9 @@ use super::super::testutil::*;
 use super::super::AnyBsdf;
 use super::mitsuba_values::{eval_cases, sample_cases};
 use super::*;
+use crate::desc::props::Value;
 use crate::math::Pcg32;
 use crate::plugin::record::read_record;
-use crate::scene::props::Value;
 
 /// One direction pair: (wi, wo, eval, pdf).
 pub type EvalRow = ([f64; 3], [f64; 3], [f32; 3], f32);

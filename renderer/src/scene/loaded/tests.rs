@@ -9,11 +9,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use super::*;
-use crate::backend::{cpu, RenderOptions};
+use crate::backend::cpu;
+use crate::desc::params::DeviceValues;
+use crate::desc::xml::load_string;
 use crate::flat::FlatScene;
 use crate::math::Vec3;
-use crate::scene::params::DeviceValues;
-use crate::scene::xml::load_string;
+use crate::render::RenderOptions;
 use crate::textures::image_file::tests::scratch;
 
 /// Every kind of parameter: sensor, envmap, point and directional lights, an area

@@ -10,10 +10,10 @@ use super::launch::{chunks, threads_cfg, SampleArgs, SceneArgs, MAX_LAUNCH_THREA
 use super::scene::DeviceScene;
 use super::tensor::DeviceTensor;
 use super::{drv, guarded, CudaBackend};
-use crate::backend::RenderOptions;
 use crate::diff::{flat, DiffParam};
 use crate::error::{Error, Result};
 use crate::flat::{INTEGRATOR_DIRECT, INTEGRATOR_PATH};
+use crate::render::RenderOptions;
 use crate::samplers::Sampler;
 
 impl CudaBackend {
@@ -40,7 +40,7 @@ impl CudaBackend {
         let fp = flat::flatten(params)?;
         let spp = match opts.spp {
             None => scene_spp,
-            Some(n) => crate::backend::resolve_spp(Some(n), &Sampler::from_flat(&s.film.sampler))?,
+            Some(n) => crate::render::resolve_spp(Some(n), &Sampler::from_flat(&s.film.sampler))?,
         };
         let [w, h] = s.film.crop_size;
         let ch: u32 = if s.film.alpha != 0 { 4 } else { 3 };

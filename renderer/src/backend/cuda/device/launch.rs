@@ -16,7 +16,6 @@ use super::scene::{DeviceScene, FILM_RECORD_AT, SCENE_ARRAYS};
 use super::{drv, guarded, CudaBackend};
 use crate::backend::cuda::check_supported;
 use crate::backend::cuda::features::{Features, BRUTE_FORCE_MAX_RECORDS};
-use crate::backend::RenderOptions;
 use crate::error::{Error, Result};
 use crate::flat::unit_prims::UNIT_RECORDS_MAX;
 use crate::flat::{
@@ -24,6 +23,7 @@ use crate::flat::{
     INTEGRATOR_PTRACER, SHAPE_INSTANCE,
 };
 use crate::io::Image;
+use crate::render::RenderOptions;
 use crate::samplers::Sampler;
 use crate::scene::Scene;
 
@@ -369,7 +369,7 @@ impl CudaBackend {
         let sampler = s.film.sampler;
         let spp = match opts.spp {
             None => scene_spp,
-            Some(n) => crate::backend::resolve_spp(Some(n), &Sampler::from_flat(&sampler))?,
+            Some(n) => crate::render::resolve_spp(Some(n), &Sampler::from_flat(&sampler))?,
         };
         guarded("CUDA render", || {
             if s.integrator.kind == INTEGRATOR_DEPTH {
@@ -681,7 +681,7 @@ impl CudaBackend {
     /// of it. For benchmarks (rays per second); the variant is compiled through the same
     /// program cache and is never used for ordinary renders, whose timing it would skew.
     pub fn count_rays(&self, scene: &Scene, opts: &RenderOptions) -> Result<(u64, Image)> {
-        let spp = opts.resolve_spp(scene)?;
+        let spp = opts.resolve_spp(&scene.sensor.sampler)?;
         check_supported(scene)?;
         let s = self.upload_scene(scene, 0)?;
         if s.integrator.kind == INTEGRATOR_DEPTH {

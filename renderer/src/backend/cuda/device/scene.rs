@@ -19,6 +19,7 @@ use super::memory::DeviceBuffer;
 use super::tensor::DeviceTensor;
 use super::{guarded, CudaBackend, CudaFilm};
 use crate::backend::cuda::features::{FeatureBasis, Features};
+use crate::desc::params::TensorData;
 use crate::emitters::registry::RecordCtx as EmitterRecordCtx;
 use crate::error::{Error, Result};
 use crate::flat::unit_prims::{self, FlatUnitPrim};
@@ -27,11 +28,10 @@ use crate::flat::{
     FlatFilm, FlatIntegrator, FlatScene, RecordRef,
 };
 use crate::scene::loaded::Changes;
-use crate::scene::params::TensorData;
 use crate::scene::Scene;
 use crate::sensors::Sensor;
 use crate::textures::registry::RecordCtx;
-use crate::{backend::RenderOptions, integrators::AnyIntegrator};
+use crate::{integrators::AnyIntegrator, render::RenderOptions};
 
 /// The flat arrays every scene kernel takes, in the order of `HG_SCENE_ARRAYS`
 /// (kernels/scene.cuh); the counts sit between them as that list says, a brute-force

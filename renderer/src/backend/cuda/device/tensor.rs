@@ -30,8 +30,8 @@ use super::event::{Event, SPIN};
 use super::memory::DeviceBuffer;
 use super::transfer::Staging;
 use super::{drv, guarded, release, Owned};
+use crate::desc::params::DeviceValues;
 use crate::error::{Error, Result};
-use crate::scene::params::DeviceValues;
 use crate::tensor::{copy_parallel, Buffer};
 
 static LIVE_COUNT: AtomicUsize = AtomicUsize::new(0);

@@ -1,19 +1,19 @@
 //! The backward pass on the CPU: every sample of the image traced again, with its
-//! adjoint ([`super::adjoint`]), over the same tiles and random streams as a render.
+//! adjoint ([`crate::diff::adjoint`]), over the same tiles and random streams as a render.
 
 use rayon::prelude::*;
 
-use super::adjoint::{has_envmap_params, Adjoint, DEFER};
-use super::probe::Probe;
-use super::DiffParam;
-use crate::backend::cpu::{filter_border, tile_samples, tiles, Streams, TILE};
-use crate::backend::{Progress, RenderOptions};
+use super::{filter_border, tile_samples, tiles, Streams, TILE};
+use crate::diff::adjoint::{has_envmap_params, Adjoint, DEFER};
+use crate::diff::probe::Probe;
+use crate::diff::DiffParam;
 use crate::error::{Error, Result};
 use crate::films::block::{footprint, Block, FilterTable};
 use crate::integrators::observe::{PathObserver, Unobserved};
 use crate::integrators::{AnyIntegrator, Direct, Path};
 use crate::math::{Color, Ray};
 use crate::parallel::on_process_pool;
+use crate::render::{Progress, RenderOptions};
 use crate::samplers::SampleRng;
 use crate::scene::Scene;
 
@@ -85,7 +85,7 @@ pub fn backward(
 
 /// [`backward`]; `may_trace_once`: whether a short `path` may be traced once (tests
 /// compare it with the two traces).
-pub(super) fn backward_traced(
+pub(crate) fn backward_traced(
     scene: &Scene,
     params: &[DiffParam],
     adjoint: &[f32],
@@ -95,7 +95,7 @@ pub(super) fn backward_traced(
 ) -> Result<Vec<Vec<f32>>> {
     crate::accel::simd::level()?;
     let integrator = Replayed::of(scene)?;
-    let spp = opts.resolve_spp(scene)?;
+    let spp = opts.resolve_spp(&scene.sensor.sampler)?;
     let film = &scene.sensor.film;
     let [cw, ch] = film.crop_size;
     let channels = film.channels();

@@ -14,8 +14,8 @@
 
 use std::collections::HashMap;
 
-use super::desc::ObjectDesc;
 use super::props::Value;
+use super::ObjectDesc;
 
 /// Where one object sits in a description.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -99,7 +99,7 @@ pub fn find<'a>(root: &'a ObjectDesc, path: &[String]) -> Option<&'a ObjectDesc>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scene::xml::load_string;
+    use crate::desc::xml::load_string;
 
     #[test]
     fn ids_at_the_top_property_names_below_categories_otherwise() {

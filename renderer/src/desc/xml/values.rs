@@ -3,10 +3,10 @@
 //! messages here; the caller attaches the location and parameter name.
 
 use super::elem::{Attr, Elem};
+use crate::desc::props::Value;
 use crate::error::{Error, Result};
 use crate::math::spectrum::Spectrum;
 use crate::math::Vec3;
-use crate::scene::props::Value;
 
 /// The property tags that take a `name` and a `value` (transform is handled apart).
 pub(super) const PROPERTY_TAGS: [&str; 8] = [

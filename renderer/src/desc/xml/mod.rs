@@ -50,8 +50,8 @@ use std::sync::Arc;
 use roxmltree::Node;
 
 use self::elem::{check_identifier, Elem, Source};
-use super::desc::{Category, ObjectDesc, SceneDesc};
 use super::props::{Props, Value};
+use super::{Category, ObjectDesc, SceneDesc};
 use crate::error::{did_you_mean, Error, Loc, Result};
 use crate::math::spectrum::Spectrum;
 

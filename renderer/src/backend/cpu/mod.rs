@@ -12,18 +12,20 @@
 //! before the fork, whose thread the child does not have, is an error in the child
 //! ([`RenderJob::wait`]), never a wait that cannot end.
 
+pub mod backward;
+
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 use rayon::prelude::*;
 
-use super::{Progress, RenderOptions};
 use crate::error::{Error, Result};
+use crate::films;
 use crate::films::block::{Block, FilterTable};
-use crate::films::Film;
-use crate::io::{gib, Image};
+use crate::io::Image;
 use crate::math::{Color, Ray, Vec2};
 use crate::parallel::on_process_pool;
+use crate::render::{Progress, RenderOptions};
 use crate::samplers::{PixelStreams, SampleRng};
 use crate::scene::Scene;
 
@@ -34,9 +36,6 @@ const WAVE_SAMPLES: u64 = 1 << 21;
 /// Tiles whose blocks a wave holds at once: their memory (about 8 KiB a tile) stays
 /// at tens of MiB whatever the film size, instead of rivalling the accumulator.
 const CHUNK_TILES: usize = 4096;
-/// Largest crop window the CPU backend renders at once: 16384 × 16384 pixels, about
-/// 9 GiB of accumulator and image (RGBA).
-pub const MAX_PIXELS: u64 = 1 << 28;
 
 /// Renders `scene` on all cores and blocks until done.
 pub fn render(scene: &Scene, opts: &RenderOptions) -> Result<Image> {
@@ -54,9 +53,9 @@ pub fn render_with_progress(
     if let crate::integrators::AnyIntegrator::Ptracer(pt) = &scene.integrator {
         return crate::integrators::ptracer::render(scene, pt, opts, progress);
     }
-    let spp = opts.resolve_spp(scene)?;
+    let spp = opts.resolve_spp(&scene.sensor.sampler)?;
     let film = &scene.sensor.film;
-    check_film_size(film, aov_channels(scene))?;
+    films::check_film_size(film, aov_channels(scene))?;
     let [cw, ch] = film.crop_size;
     let (cw, ch) = (cw as i32, ch as i32);
     let pixels = cw as u64 * ch as u64;
@@ -124,25 +123,6 @@ fn render_tiles(
             Ok(b.0)
         })
         .collect()
-}
-
-/// Refuses crop windows over [`MAX_PIXELS`], saying how much memory they would need
-/// (with `aov_channels` more channels per pixel for an `aov` integrator).
-pub fn check_film_size(film: &Film, aov_channels: usize) -> Result<()> {
-    let [w, h] = film.crop_size;
-    let pixels = w as u64 * h as u64;
-    if pixels <= MAX_PIXELS {
-        return Ok(());
-    }
-    // the accumulator (r, g, b, alpha, weight, AOVs) and the developed image, in f32
-    let per_pixel = 4 * (5 + 2 * aov_channels as u64 + film.channels() as u64);
-    Err(Error::Render(format!(
-        "the film's {w} x {h} crop window would need {:.1} GiB of memory on the CPU \
-         ({per_pixel} bytes a pixel); the CPU backend renders at most {MAX_PIXELS} pixels \
-         (16384 x 16384) at once: lower width/height, or render crop windows \
-         (crop_offset_x/y, crop_width/height) and assemble them",
-        gib((pixels * per_pixel) as f64)
-    )))
 }
 
 /// The sample-index ranges of the waves: `per_wave` samples per pixel each, up to `spp`.
@@ -407,8 +387,8 @@ impl Drop for RenderJob {
 /// (e.g. spp = 0) fail here, before anything runs.
 pub fn render_async(scene: Arc<Scene>, opts: RenderOptions) -> Result<RenderJob> {
     crate::accel::simd::level()?;
-    opts.resolve_spp(&scene)?;
-    check_film_size(&scene.sensor.film, aov_channels(&scene))?;
+    opts.resolve_spp(&scene.sensor.sampler)?;
+    films::check_film_size(&scene.sensor.film, aov_channels(&scene))?;
     let progress = Arc::new(Progress::default());
     let completion = Arc::new(Completion::default());
     let (p, c) = (progress.clone(), completion.clone());
@@ -430,7 +410,8 @@ pub fn render_async(scene: Arc<Scene>, opts: RenderOptions) -> Result<RenderJob>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scene::{build_scene, xml};
+    use crate::desc::xml;
+    use crate::scene::build_scene;
 
     #[test]
     fn waves_cover_every_sample_once_up_to_u32_max() {

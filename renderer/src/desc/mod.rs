@@ -1,12 +1,26 @@
-//! The scene description tree: what the XML parser (and later the Python dict
-//! loader) produce and what the builder consumes. Nothing here is typed by
-//! plugin; each object is a category, a plugin name and a [`Props`] bag.
+//! The scene description: the layer below every plugin.
+//!
+//! A scene file ([`xml`]) or a Python dict becomes a [`SceneDesc`], a tree of objects,
+//! each a category, a plugin name and a [`Props`] bag with file:line; nothing here is
+//! typed by plugin. Beside the tree stand what a build reads and declares through it:
+//! the typed property bag ([`props`]), the parameter keys of objects ([`keys`]), the
+//! parameter declarations and values ([`params`]), the files a scene reads, loaded
+//! once ([`cache`]), and where they are found ([`paths`]). The builder (in `scene`)
+//! consumes the tree; plugins read their `Props` from it.
+
+pub mod cache;
+pub mod keys;
+pub mod params;
+pub mod paths;
+pub mod props;
+pub mod xml;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::props::Props;
 use crate::error::Loc;
+pub use params::{ParamValue, SceneParams, TensorData, TensorValue};
+pub use props::{PixelArray, Props, Value};
 
 /// The object categories of a scene, named as Mitsuba's XML tags.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -7,23 +7,27 @@
 //! files changed on disk); entries are keyed by the resolved path and the loader's
 //! options.
 
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::props::PixelArray;
-use crate::error::Result;
-use crate::shapes::TriMesh;
+use crate::error::{Error, Result};
 
 /// What identifies one loaded file: its path and the loader with its options, e.g.
 /// `"obj flip_tc=true"`.
 type FileKey = (PathBuf, String);
 
+/// A decoded mesh, of the type its loader made (the shapes' triangle mesh): the cache
+/// sits below the plugins and does not name their types.
+type AnyMesh = Arc<dyn Any + Send + Sync>;
+
 /// Decoded files of one scene (cheap to clone: shared).
 #[derive(Clone, Debug, Default)]
 pub struct LoadCache {
-    meshes: Arc<Mutex<HashMap<FileKey, Arc<TriMesh>>>>,
+    meshes: Arc<Mutex<HashMap<(FileKey, TypeId), AnyMesh>>>,
     images: Arc<Mutex<HashMap<FileKey, Arc<PixelArray>>>>,
     loads: Arc<AtomicUsize>,
     search_paths: Arc<Vec<PathBuf>>,
@@ -45,17 +49,20 @@ impl LoadCache {
     }
 
     /// The object-space mesh in `path`, loaded by `load` on first use.
-    pub fn mesh(
+    pub fn mesh<M: Any + Send + Sync>(
         &self,
         path: &Path,
         options: String,
-        load: impl FnOnce() -> Result<TriMesh>,
-    ) -> Result<Arc<TriMesh>> {
-        let key = (path.to_path_buf(), options);
-        cached(&self.meshes, key, || {
+        load: impl FnOnce() -> Result<M>,
+    ) -> Result<Arc<M>> {
+        let key = ((path.to_path_buf(), options), TypeId::of::<M>());
+        let mesh = cached(&self.meshes, key, || {
             self.loads.fetch_add(1, Ordering::Relaxed);
-            load().map(Arc::new)
-        })
+            load().map(|m| Arc::new(m) as AnyMesh)
+        })?;
+        // the key holds the type: an entry of another type cannot be found under it
+        mesh.downcast::<M>()
+            .map_err(|_| Error::Render(format!("mesh cache: {} has another type", path.display())))
     }
 
     /// The decoded image in `path`, loaded by `load` on first use.
@@ -78,9 +85,9 @@ impl LoadCache {
     }
 }
 
-fn cached<T>(
-    map: &Mutex<HashMap<FileKey, Arc<T>>>,
-    key: FileKey,
+fn cached<K: Eq + std::hash::Hash, T: ?Sized>(
+    map: &Mutex<HashMap<K, Arc<T>>>,
+    key: K,
     load: impl FnOnce() -> Result<Arc<T>>,
 ) -> Result<Arc<T>> {
     if let Some(v) = map.lock().ok().and_then(|m| m.get(&key).cloned()) {
@@ -120,12 +127,23 @@ mod tests {
         assert!(!Arc::ptr_eq(&a, &c), "other options, another decode");
         assert_eq!(cache.loads(), 2);
         let e = cache
-            .mesh(&dir.join("none.obj"), String::new(), || {
+            .mesh::<Vec<f32>>(&dir.join("none.obj"), String::new(), || {
                 Err(crate::error::Error::io(dir.join("none.obj"), "missing"))
             })
             .unwrap_err()
             .to_string();
         assert!(e.contains("none.obj"), "{e}");
         assert_eq!(cache.loads(), 3, "a failed load is not cached");
+        let mesh = || Ok(vec![1.0f32, 2.0]);
+        let m = cache.mesh(&path, "obj".into(), mesh).unwrap();
+        assert!(Arc::ptr_eq(
+            &m,
+            &cache.mesh(&path, "obj".into(), mesh).unwrap()
+        ));
+        assert_eq!(
+            cache.loads(),
+            4,
+            "the second read of a mesh is the cached copy"
+        );
     }
 }

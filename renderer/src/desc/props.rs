@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use super::desc::ObjectDesc;
+use super::ObjectDesc;
 use crate::error::{Error, Loc, Result};
 use crate::math::spectrum::{Spectrum, SpectrumUse};
 use crate::math::{Color, Transform, Vec3};

@@ -1,8 +1,8 @@
 //! Tests of [`super::SceneParams`]: checks, staging and `keep`.
 
 use super::*;
-use crate::scene::desc::{Category, ObjectDesc, SceneDesc};
-use crate::scene::props::Props;
+use crate::desc::props::Props;
+use crate::desc::{Category, ObjectDesc, SceneDesc};
 use crate::scene::LoadedScene;
 
 fn obj(cat: Category, kind: &str, id: Option<&str>, props: Vec<(&str, Value)>) -> Value {

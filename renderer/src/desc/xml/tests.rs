@@ -9,10 +9,10 @@ use std::sync::Arc;
 use glam::Mat4;
 
 use super::{load_file, load_string};
+use crate::desc::props::{Entry, Value};
+use crate::desc::{Category, ObjectDesc, SceneDesc};
 use crate::math::spectrum::Spectrum;
 use crate::math::{Transform, Vec3};
-use crate::scene::desc::{Category, ObjectDesc, SceneDesc};
-use crate::scene::props::{Entry, Value};
 
 pub(super) fn parse(xml: &str) -> SceneDesc {
     match load_string(xml, &[]) {
@@ -534,8 +534,9 @@ fn search_path_errors_name_the_folder_and_place() {
 
 #[test]
 fn spectra_become_the_rgb_mitsuba_gives_each_parameter() {
+    use crate::desc::ParamValue;
     use crate::math::spectrum::tests::MITSUBA_SPD;
-    use crate::scene::{LoadedScene, ParamValue};
+    use crate::scene::LoadedScene;
     // Values from Mitsuba 3.9.1 (scalar_rgb), read with mi.traverse on the same
     // parameters: a reflectance (D65, clamped), an emitter (equal-energy), an index of
     // refraction from an .spd file (D65, unbounded), a uniform emitter spectrum.
