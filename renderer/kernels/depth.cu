@@ -1,5 +1,5 @@
 // The `depth` integrator (integrators/depth.rs): the closest hit distance along each
-// primary ray, with the CPU backend's sample streams (backend/cpu.rs: the sampler's
+// primary ray, with the CPU backend's sample streams (backend/cpu/mod.rs: the sampler's
 // state per (pixel, sample), jitter first) and a box filter of radius <= 0.5 (each sample lands
 // in its own pixel). One thread per pixel; output: crop_w * crop_h * channels floats.
 #include "geometry.cuh"

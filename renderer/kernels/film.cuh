@@ -99,7 +99,7 @@ __device__ inline float film_gaussian(const FlatFilm& film, float lox, float hix
 
 // The film position (crop-space pixel (x, y) + (*ox, *oy)) and filter weight of one
 // sample of crop pixel (x, y), from the sample's sampler: its first 2D point (u1, u2, as
-// backend/cpu.rs draws its jitter first), and two independent numbers per gaussian redraw.
+// backend/cpu/mod.rs draws its jitter first), and two independent numbers per gaussian redraw.
 __device__ inline float film_sample(const FlatFilm& film, hg_u32 x, hg_u32 y, SampleRng& rng, float* ox, float* oy) {
     V2 u = next_2d(rng);
     float u1 = u.x, u2 = u.y;

@@ -8,7 +8,7 @@
 // another, starting the next as soon as the last ended (so a lane whose path ended early
 // does not idle until the longest path of its warp ends; `path` paths differ in length).
 // Each sample draws from the CPU's stream for that (pixel, sample) (samplers/mod.rs
-// SampleRng; the film position first, as backend/cpu.rs draws its jitter first), is
+// SampleRng; the film position first, as backend/cpu/mod.rs draws its jitter first), is
 // placed by closed-form filter importance sampling (film.cuh), and its weighted value is
 // added to the thread's sum in j order; the pixel's t sums are then reduced inside their
 // warp segment into the accumulator (film.cuh), which hg_develop divides by the weight at
@@ -46,7 +46,7 @@ __device__ inline SampleStart sample_start(const FlatCamera& cam, const FlatFilm
 }
 
 // Adds one finished sample (radiance l, alpha, film weight w) to a thread's sums
-// (r, g, b, alpha, weight), as backend/cpu.rs: a NaN/inf sample is dropped.
+// (r, g, b, alpha, weight), as backend/cpu/mod.rs: a NaN/inf sample is dropped.
 __device__ inline void film_accumulate(float* acc, V3 l, float alpha, float w) {
     if (!finite3(l)) l = v3(0.0f, 0.0f, 0.0f);
     acc[0] += w * l.x;

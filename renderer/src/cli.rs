@@ -313,7 +313,7 @@ fn info(path: &Path, define: &[String]) -> Result<()> {
         f.crop_size[1],
         scene.sensor.sampler.sample_count
     );
-    // the keys Python's traverse(scene) uses (declared by the plugins: scene::params)
+    // the keys Python's traverse(scene) uses (declared by the plugins: desc::params)
     print!(
         "\nparameters (Python traverse keys):\n{}",
         loaded.traverse().table()

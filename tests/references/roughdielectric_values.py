@@ -112,7 +112,7 @@ def main():
     print()
     print("use super::tests::{checker, EvalCase, SampleCase, SampleRow};")
     print("use crate::math::Color;")
-    print("use crate::scene::props::Value;")
+    print("use crate::desc::props::Value;")
     print()
     print("/// eval and pdf at fixed directions: (wi, wo, eval, pdf).")
     print("pub fn eval_cases() -> Vec<EvalCase> {\n    vec![")
