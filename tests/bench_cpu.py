@@ -7,7 +7,8 @@ A program, not a test: it prints a table and asserts nothing. One command runs e
 
 Each renderer runs in its own Python process (heliograph from `--hg-python`, default
 target/pyenv/bin/python, and, with `--hg-pgo-python`, a second heliograph row from an
-environment holding the wheel of python/build_wheel_pgo.sh; Mitsuba from `--mi-python`,
+environment holding the wheel of python/build_wheel_pgo.sh, and with `--hg-base-python`
+one from an environment holding another commit's wheel (before/after); Mitsuba from `--mi-python`,
 default /work/mi-venv/bin/python), one scene at a time. For a scene, every renderer's
 worker loads it and renders once to warm up (Mitsuba's LLVM JIT compiles its kernels
 then), one worker after the other; then the workers take turns: in each of `--reps`
@@ -285,6 +286,9 @@ def main():
     ap.add_argument("--hg-python", default=os.path.join(ROOT, "target", "pyenv", "bin", "python"))
     ap.add_argument("--hg-pgo-python", help="Python of an environment with the PGO wheel "
                     "(python/build_wheel_pgo.sh): adds its row")
+    ap.add_argument("--hg-base-python", help="Python of an environment with another "
+                    "heliograph wheel (an earlier commit's, for a before/after of a change): "
+                    "adds its row, labelled 'heliograph base wheel'")
     ap.add_argument("--mi-python", default="/work/mi-venv/bin/python")
     ap.add_argument("--worker", choices=["hg", "mi"], help=argparse.SUPPRESS)
     ap.add_argument("--variant", help=argparse.SUPPRESS)
@@ -298,6 +302,8 @@ def main():
     renderers = [(label, kind, variant, pythons[kind]) for label, kind, variant in RENDERERS]
     if args.hg_pgo_python:
         renderers.insert(1, ("heliograph PGO wheel", "hg", "cpu_rgb", args.hg_pgo_python))
+    if args.hg_base_python:
+        renderers.insert(1, ("heliograph base wheel", "hg", "cpu_rgb", args.hg_base_python))
     load_before = os.getloadavg()
     tmp = tempfile.mkdtemp(prefix="bench_cpu_")
     files = scene_files(tmp)
