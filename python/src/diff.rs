@@ -47,7 +47,7 @@ pub fn _diff_params(scene: &Bound<'_, PyAny>, keys: Vec<String>) -> PyResult<Vec
 pub fn _film_shape(scene: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
     let s = scene_of(scene, "_film_shape")?;
     Ok(s.get().with_state(scene.py(), |st| {
-        let film = &st.loaded.scene().sensor.film;
+        let film = &st.loaded.setup().sensor.film;
         let [w, h] = film.crop_size;
         vec![h as usize, w as usize, film.channels()]
     }))
@@ -114,7 +114,7 @@ pub fn _render_backward(
     let s = scene_of(scene, "backward")?;
     let then = snapshot.get();
     let (table, version, want) = s.get().with_state(py, |st| {
-        let film = &st.loaded.scene().sensor.film;
+        let film = &st.loaded.setup().sensor.film;
         let [w, h] = film.crop_size;
         let want = vec![h as usize, w as usize, film.channels()];
         (st.loaded.params().clone(), st.loaded.version(), want)
@@ -168,7 +168,7 @@ pub fn _render_backward(
         .get()
         .with_state(py, |st| {
             st.loaded.fetch_device_images()?;
-            Ok(st.loaded.scene().clone())
+            Ok(st.loaded.setup().clone())
         })
         .map_err(to_py)?;
     let grads = py

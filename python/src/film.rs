@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use heliograph::backend::cpu::render_async;
 use heliograph::render::RenderOptions;
-use heliograph::scene::Scene;
+use heliograph::scene::RenderSetup;
 use pyo3::prelude::*;
 
 use crate::errors::to_py;
@@ -17,19 +17,19 @@ use crate::tensor::TensorXf;
 /// The film of one CPU render (see the module docs).
 #[pyclass(module = "heliograph", frozen)]
 pub struct RenderedFilm {
-    scene: Arc<Scene>,
+    scene: Arc<RenderSetup>,
     opts: RenderOptions,
 }
 
 impl RenderedFilm {
     /// The film of rendering `scene` (the snapshot the render used) with `opts`.
-    pub fn new(scene: Arc<Scene>, opts: RenderOptions) -> Self {
+    pub fn new(scene: Arc<RenderSetup>, opts: RenderOptions) -> Self {
         RenderedFilm { scene, opts }
     }
 }
 
 /// The developed film's shape: (height, width, all of its channels).
-pub fn film_shape(scene: &Scene) -> Vec<usize> {
+pub fn film_shape(scene: &RenderSetup) -> Vec<usize> {
     let [w, h] = scene.sensor.film.crop_size;
     vec![h as usize, w as usize, scene.film_channel_names().len()]
 }

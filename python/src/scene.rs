@@ -16,7 +16,7 @@ use heliograph::desc::params::ParamTable;
 use heliograph::desc::{xml, ParamValue, SceneDesc};
 use heliograph::integrators::{AnyIntegrator, Aov};
 use heliograph::render::RenderOptions;
-use heliograph::scene::{LoadedScene, Scene};
+use heliograph::scene::{LoadedScene, RenderSetup};
 use heliograph::sensors::Sensor;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -174,7 +174,7 @@ impl PyScene {
     ) -> heliograph::Result<Arc<ParamTable>> {
         let changes = st.loaded.update(staged)?;
         let version = st.loaded.version();
-        let scene = st.loaded.scene().clone();
+        let scene = st.loaded.setup().clone();
         let table = st.loaded.params().clone();
         if let (Some(dev), Some(be)) = (st.device.as_mut(), backend) {
             if let Err(e) = be.update_scene(dev, &scene, &changes, version) {
@@ -209,8 +209,8 @@ impl PyScene {
         if st.device.as_ref().is_none_or(|d| d.version() != version) {
             st.device = None;
             st.loaded.fetch_device_images()?;
-            check_supported(st.loaded.scene())?;
-            let dev = be.upload_scene(st.loaded.scene(), version)?;
+            check_supported(st.loaded.setup())?;
+            let dev = be.upload_scene(st.loaded.setup(), version)?;
             st.device = Some(dev);
         }
         Ok(st.device.as_mut().expect("uploaded above"))
@@ -229,7 +229,7 @@ impl PyScene {
     ) -> heliograph::Result<Vec<DeviceTensor>> {
         py.detach(|| {
             let mut st = self.lock_now();
-            let spp = st.loaded.scene().sensor.sampler.sample_count;
+            let spp = st.loaded.setup().sensor.sampler.sample_count;
             let dev = Self::current_device(&mut st, be)?;
             be.backward(dev, params, adjoint, opts, spp)
         })
@@ -245,9 +245,9 @@ impl PyScene {
     ) -> heliograph::Result<CudaFilm> {
         let mut st = self.lock_now();
         if swap.is_some() {
-            check_supported(&swap.apply(st.loaded.scene().clone()))?;
+            check_supported(&swap.apply(st.loaded.setup().clone()))?;
         }
-        let spp = st.loaded.scene().sensor.sampler.sample_count;
+        let spp = st.loaded.setup().sensor.sampler.sample_count;
         let dev = Self::current_device(&mut st, be)?;
         if swap.is_some() {
             // an aov integrator was refused above: the swapped one renders radiance
@@ -265,7 +265,7 @@ impl PyScene {
 impl PyScene {
     /// What the package's scene methods report (`sensors()`, `bbox()`, ...): a dict.
     fn _info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = self.with_state(py, |st| st.loaded.scene().clone());
+        let s = self.with_state(py, |st| st.loaded.setup().clone());
         let d = PyDict::new(py);
         let f = &s.sensor.film;
         d.set_item("film_size", (f.width, f.height))?;
@@ -280,15 +280,15 @@ impl PyScene {
         d.set_item("sensor_to_world", rows)?;
         d.set_item("x_fov", s.sensor.camera.x_fov)?;
         d.set_item("sample_count", s.sensor.sampler.sample_count)?;
-        d.set_item("shapes", s.geom.shape_count())?;
-        let emitters: Vec<String> = s.emitters.iter().map(|e| format!("{e:?}")).collect();
+        d.set_item("shapes", s.scene.geom.shape_count())?;
+        let emitters: Vec<String> = s.scene.emitters.iter().map(|e| format!("{e:?}")).collect();
         d.set_item("emitters", emitters)?;
         let integrator = match &s.aov {
             Some(aov) => format!("Aov({:?}, {:?})", aov, s.integrator),
             None => format!("{:?}", s.integrator),
         };
         d.set_item("integrator", integrator)?;
-        let b = s.bvh.bounds();
+        let b = s.scene.bvh.bounds();
         d.set_item("bbox", (b.min.to_array(), b.max.to_array()))?;
         Ok(d)
     }
@@ -319,13 +319,13 @@ impl PyScene {
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
-        let s = self.with_state(py, |st| st.loaded.scene().clone());
+        let s = self.with_state(py, |st| st.loaded.setup().clone());
         let f = &s.sensor.film;
         format!(
             "Scene(shapes={}, emitters={}, bsdfs={}, film={}x{})",
-            s.geom.shape_count(),
-            s.emitters.len(),
-            s.bsdfs.len(),
+            s.scene.geom.shape_count(),
+            s.scene.emitters.len(),
+            s.scene.bsdfs.len(),
             f.width,
             f.height
         )
@@ -472,7 +472,7 @@ fn render_film(
         .get()
         .with_state(py, |st| {
             st.loaded.fetch_device_images()?;
-            Ok(st.loaded.scene().clone())
+            Ok(st.loaded.setup().clone())
         })
         .map_err(to_py)?;
     let scene_arc = swap.apply(scene_arc);
@@ -556,14 +556,14 @@ impl Swap {
             }
             Some(s) => {
                 let host = holder(s, "sensor", "Sensor")?;
-                swap.sensor = Some(host.get().with_state(py, |st| st.loaded.scene().sensor));
+                swap.sensor = Some(host.get().with_state(py, |st| st.loaded.setup().sensor));
             }
             None => {}
         }
         if let Some(i) = integrator.filter(|i| !i.is_none()) {
             let host = holder(i, "integrator", "Integrator")?;
             swap.integrator = Some(host.get().with_state(py, |st| {
-                let s = st.loaded.scene();
+                let s = st.loaded.setup();
                 (s.integrator, s.aov.clone())
             }));
         }
@@ -574,7 +574,7 @@ impl Swap {
         self.sensor.is_some() || self.integrator.is_some()
     }
 
-    fn apply(&self, scene: Arc<Scene>) -> Arc<Scene> {
+    fn apply(&self, scene: Arc<RenderSetup>) -> Arc<RenderSetup> {
         if !self.is_some() {
             return scene;
         }

@@ -811,7 +811,7 @@ impl Call<'_> {
     }
 
     fn film_shape(st: &SceneState) -> Vec<usize> {
-        let film = &st.loaded.scene().sensor.film;
+        let film = &st.loaded.setup().sensor.film;
         let [w, h] = film.crop_size;
         vec![h as usize, w as usize, film.channels()]
     }
@@ -824,13 +824,13 @@ impl Call<'_> {
             self.update(&mut st, args)?;
             if self.renders_on_gpu {
                 let be = self.gpu()?;
-                let spp = st.loaded.scene().sensor.sampler.sample_count;
+                let spp = st.loaded.setup().sensor.sampler.sample_count;
                 let dev = PyScene::current_device(&mut st, be).map_err(internal)?;
                 let film = be.render_scene(dev, &opts, spp).map_err(internal)?;
                 Ok(Values::Device(Arc::new(film.into_tensor())))
             } else {
                 st.loaded.fetch_device_images().map_err(internal)?;
-                Err(st.loaded.scene().clone())
+                Err(st.loaded.setup().clone())
             }
         };
         let image = match image {
@@ -870,7 +870,7 @@ impl Call<'_> {
                     return Err(internal("the image's gradient is not on the GPU"));
                 };
                 let be = self.gpu()?;
-                let spp = st.loaded.scene().sensor.sampler.sample_count;
+                let spp = st.loaded.setup().sensor.sampler.sample_count;
                 let dev = PyScene::current_device(&mut st, be).map_err(internal)?;
                 let g = be
                     .backward(dev, &params, &adjoint, &opts, spp)
@@ -881,7 +881,7 @@ impl Call<'_> {
                     return Err(internal("the image's gradient is not on the host"));
                 };
                 st.loaded.fetch_device_images().map_err(internal)?;
-                (Err((st.loaded.scene().clone(), adjoint)), params)
+                (Err((st.loaded.setup().clone(), adjoint)), params)
             }
         };
         let grads: Vec<Values> = match grads {

@@ -167,18 +167,18 @@ fn render(
     heliograph::io::check_output_path(&out).with_context(|| "checking the output path (-o)")?;
     let defines = parse_defines(define)?;
     let desc = heliograph::desc::xml::load_file(path, &defines)?;
-    let scene = Arc::new(scene::build_scene(&desc)?);
-    check_multichannel_output(&scene, &out)?;
-    let spp = opts.resolve_spp(&scene.sensor.sampler)?;
-    let [w, h] = scene.sensor.film.crop_size;
-    let gpu = choose_gpu(backend, &scene, quiet)?;
+    let setup = Arc::new(scene::build_scene(&desc)?);
+    check_multichannel_output(&setup, &out)?;
+    let spp = opts.resolve_spp(&setup.sensor.sampler)?;
+    let [w, h] = setup.sensor.film.crop_size;
+    let gpu = choose_gpu(backend, &setup, quiet)?;
     let start = Instant::now();
     let image = match &gpu {
-        Some(cuda) => cuda.render(&scene, &opts)?,
-        None => render_cpu(scene.clone(), opts, w as u64 * h as u64 * spp as u64, quiet)?,
+        Some(cuda) => cuda.render(&setup, &opts)?,
+        None => render_cpu(setup.clone(), opts, w as u64 * h as u64 * spp as u64, quiet)?,
     };
     let secs = start.elapsed().as_secs_f64();
-    write_film(&scene, &out, image).with_context(|| "writing the output image")?;
+    write_film(&setup, &out, image).with_context(|| "writing the output image")?;
     let samples = w as f64 * h as f64 * spp as f64;
     let device = match &gpu {
         Some(cuda) => format!("cuda, {}", cuda.info().name),
@@ -193,36 +193,36 @@ fn render(
 }
 
 /// An `aov` film has more channels than PNG and JPEG hold: it is written as an EXR only.
-fn check_multichannel_output(scene: &heliograph::scene::Scene, out: &Path) -> Result<()> {
+fn check_multichannel_output(setup: &heliograph::scene::RenderSetup, out: &Path) -> Result<()> {
     let exr = out
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("exr"));
-    if scene.aov.is_none() || exr {
+    if setup.aov.is_none() || exr {
         return Ok(());
     }
     bail!(
         "{}: the scene's aov integrator renders a film of {} channels ({}); only an .exr \
          output holds them all: use -o NAME.exr",
         out.display(),
-        scene.film_channel_names().len(),
-        scene.film_channel_names().join(", ")
+        setup.film_channel_names().len(),
+        setup.film_channel_names().join(", ")
     )
 }
 
 /// Writes the developed film: a multi-channel EXR with Mitsuba's channel names for an
 /// `aov` film, otherwise an RGB(A) image in the format of the extension.
 fn write_film(
-    scene: &heliograph::scene::Scene,
+    setup: &heliograph::scene::RenderSetup,
     out: &Path,
     image: heliograph::io::Image,
 ) -> heliograph::Result<()> {
-    if scene.aov.is_none() {
+    if setup.aov.is_none() {
         return heliograph::io::write_image(out, &image);
     }
     let named = heliograph::io::exr_channels::NamedChannels {
         width: image.width,
         height: image.height,
-        names: scene.film_channel_names(),
+        names: setup.film_channel_names(),
         data: image.data,
     };
     heliograph::io::exr_channels::write_exr_channels(out, &named)
@@ -232,12 +232,12 @@ fn write_film(
 /// finds a usable GPU that supports the scene; `None` means the CPU.
 fn choose_gpu(
     backend: Backend,
-    scene: &heliograph::scene::Scene,
+    setup: &heliograph::scene::RenderSetup,
     quiet: bool,
 ) -> Result<Option<CudaBackend>> {
     let try_cuda = || -> heliograph::Result<CudaBackend> {
         let cuda = CudaBackend::new(0)?;
-        heliograph::backend::cuda::check_supported(scene)?;
+        heliograph::backend::cuda::check_supported(setup)?;
         Ok(cuda)
     };
     match backend {
@@ -262,12 +262,12 @@ fn choose_gpu(
 
 /// Renders on the CPU in the background while a progress bar follows it.
 fn render_cpu(
-    scene: Arc<heliograph::scene::Scene>,
+    setup: Arc<heliograph::scene::RenderSetup>,
     opts: RenderOptions,
     total: u64,
     quiet: bool,
 ) -> Result<heliograph::io::Image> {
-    let job = cpu::render_async(scene, opts)?;
+    let job = cpu::render_async(setup, opts)?;
     let bar = (!quiet).then(|| progress_bar(total));
     // woken by the render's end, not a fixed sleep: a sleep would add up to its
     // length to every render's wall time
@@ -298,20 +298,20 @@ fn info(path: &Path, define: &[String]) -> Result<()> {
     let desc = heliograph::desc::xml::load_file(path, &defines)?;
     // building validates every plugin and parameter; report the result
     let loaded = scene::LoadedScene::new(desc)?;
-    let scene = loaded.scene();
+    let setup = loaded.setup();
     print_object(&loaded.desc().root, "", 0);
-    let f = &scene.sensor.film;
+    let f = &setup.sensor.film;
     println!(
         "\n{} shapes, {} triangles, {} BSDFs, {} emitters; film {}x{} (crop {}x{}), {} spp by default",
-        scene.geom.shape_count(),
-        scene.geom.mesh.tris.len(),
-        scene.bsdfs.len(),
-        scene.emitters.len(),
+        setup.scene.geom.shape_count(),
+        setup.scene.geom.mesh.tris.len(),
+        setup.scene.bsdfs.len(),
+        setup.scene.emitters.len(),
         f.width,
         f.height,
         f.crop_size[0],
         f.crop_size[1],
-        scene.sensor.sampler.sample_count
+        setup.sensor.sampler.sample_count
     );
     // the keys Python's traverse(scene) uses (declared by the plugins: desc::params)
     print!(

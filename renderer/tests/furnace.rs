@@ -9,9 +9,9 @@ use heliograph::backend::cpu;
 use heliograph::desc::xml;
 use heliograph::io::Image;
 use heliograph::render::RenderOptions;
-use heliograph::scene::{build_scene, Scene};
+use heliograph::scene::{build_scene, RenderSetup};
 
-fn scene(integrator: &str, albedo: f32, extra_shape: &str) -> Scene {
+fn scene(integrator: &str, albedo: f32, extra_shape: &str) -> RenderSetup {
     let xml = format!(
         r#"<scene version="3.0.0">
             <integrator type="{integrator}"/>

@@ -65,7 +65,7 @@ impl Host {
     }
 
     fn write_scene(&self, s: &LoadedScene) -> FlatScene {
-        let flat = FlatScene::from_scene(s.scene()).unwrap();
+        let flat = FlatScene::from_scene(s.setup()).unwrap();
         for (name, bytes) in flat.render_arrays() {
             std::fs::write(self.dir.join(format!("{name}.bin")), bytes).unwrap();
         }
@@ -176,8 +176,8 @@ const CONSTANT_SKY: &str =
 
 /// A fixed adjoint image with values in [-1, 1).
 fn adjoint(s: &LoadedScene) -> Vec<f32> {
-    let [w, h] = s.scene().sensor.film.crop_size;
-    let n = (w * h) as usize * s.scene().sensor.film.channels();
+    let [w, h] = s.setup().sensor.film.crop_size;
+    let n = (w * h) as usize * s.setup().sensor.film.channels();
     let mut x = 0x2545f491u32;
     (0..n)
         .map(|_| {
@@ -412,7 +412,7 @@ fn a_bsdf_float_gradient_agrees_with_the_cpu_backward_pass_in_expectation() {
     let s = LoadedScene::new(xml::load_string(xml, &[]).unwrap()).unwrap();
     let key = "plate.bsdf.alpha";
     let reference = cpu::render(
-        s.scene(),
+        s.setup(),
         &RenderOptions {
             spp: Some(64),
             seed: 1,
@@ -436,7 +436,7 @@ fn a_bsdf_float_gradient_agrees_with_the_cpu_backward_pass_in_expectation() {
             spp: Some(16),
             seed: 200 + seed,
         };
-        let c = backward(s.scene(), &params, &adj, &opts, &Progress::default()).unwrap();
+        let c = backward(s.setup(), &params, &adj, &opts, &Progress::default()).unwrap();
         cpu_g.push(c[0][0] as f64);
     }
     let ((mg, eg), (mc, ec)) = (mean_err(&gpu), mean_err(&cpu_g));

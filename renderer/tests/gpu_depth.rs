@@ -25,7 +25,7 @@ use heliograph::integrators::{AnyIntegrator, Depth};
 use heliograph::io::Image;
 use heliograph::render::RenderOptions;
 use heliograph::rfilters::AnyFilter;
-use heliograph::scene::{build_scene, Scene};
+use heliograph::scene::{build_scene, RenderSetup};
 use heliograph::Error;
 
 /// Every scene file of `scenes/`, sorted, then the regression scenes of the thin-lens
@@ -45,7 +45,7 @@ fn scene_files() -> Vec<PathBuf> {
 }
 
 /// `path` at `res`×`res`, switched to the depth integrator and a one-pixel box filter.
-fn depth_scene(path: &Path, res: u32) -> Scene {
+fn depth_scene(path: &Path, res: u32) -> RenderSetup {
     let defines = [("res".to_string(), res.to_string())];
     let desc = xml::load_file(path, &defines).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut scene = build_scene(&desc).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -28,12 +28,12 @@ use heliograph::flat::FlatScene;
 use heliograph::integrators::{self, AnyIntegrator, Depth};
 use heliograph::render::RenderOptions;
 use heliograph::rfilters::AnyFilter;
-use heliograph::scene::{build_scene, Scene};
+use heliograph::scene::{build_scene, RenderSetup};
 
 use common::harness::{backend_or_skip, repo_root};
 use common::{block_means, worst_p};
 
-fn load(name: &str, res: u32) -> Scene {
+fn load(name: &str, res: u32) -> RenderSetup {
     let path = repo_root().join("scenes").join(name);
     let desc = xml::load_file(&path, &[("res".into(), res.to_string())])
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -42,7 +42,7 @@ fn load(name: &str, res: u32) -> Scene {
 
 /// Worst Bonferroni-corrected p of CPU vs CUDA (K independent seeds each), and of CPU
 /// vs the CUDA images scaled by 1.05 (which must be rejected: the test can fail).
-fn compare(be: &CudaBackend, scene: &Scene, spp: u32, label: &str) -> (f64, f64) {
+fn compare(be: &CudaBackend, scene: &RenderSetup, spp: u32, label: &str) -> (f64, f64) {
     let [w, h] = scene.sensor.film.crop_size;
     let (w, h) = (w as usize, h as usize);
     let ch = if scene.sensor.film.alpha { 4 } else { 3 };
@@ -717,7 +717,7 @@ fn write_bumpy_sphere(path: &Path, rings: u32, segments: u32) -> usize {
 
 /// The bumpy sphere (diffuse, albedo 0.8) under a constant white environment, seen from
 /// outside at 1024×1024 with a one-pixel box filter.
-fn mesh1m_scene(dir: &Path) -> (Scene, usize, f64) {
+fn mesh1m_scene(dir: &Path) -> (RenderSetup, usize, f64) {
     let tris = write_bumpy_sphere(&dir.join("mesh1m.ply"), 500, 1000);
     let xml = r#"<scene version="3.0.0">
         <integrator type="path"><integer name="max_depth" value="4"/></integrator>
@@ -743,7 +743,7 @@ fn mesh1m_scene(dir: &Path) -> (Scene, usize, f64) {
 }
 
 /// Best-of-5 CUDA-event kernel time (ms) of rendering `scene` (after a warm-up render).
-fn best_kernel_ms(be: &CudaBackend, scene: &Scene, opts: &RenderOptions) -> f32 {
+fn best_kernel_ms(be: &CudaBackend, scene: &RenderSetup, opts: &RenderOptions) -> f32 {
     be.set_timing(true);
     let s = be.upload_scene(scene, 0).unwrap_or_else(|e| panic!("{e}"));
     let spp = scene.sensor.sampler.sample_count;

@@ -48,7 +48,7 @@ use heliograph::flat::{FlatScene, SHAPE_INSTANCE};
 use heliograph::integrators::{self, AnyIntegrator, Direct};
 use heliograph::render::RenderOptions;
 use heliograph::rfilters::AnyFilter;
-use heliograph::scene::{build_scene, Scene};
+use heliograph::scene::{build_scene, RenderSetup};
 
 use common::harness::{build_host, build_host_with, read_f32s, repo_root};
 use common::{block_means, worst_p};
@@ -106,7 +106,14 @@ impl Host {
 
     /// Renders `scene` with the host-compiled kernels, `per_wave` samples per pixel per
     /// wave, `per_lane` samples per megakernel thread.
-    fn render(&self, scene: &Scene, seed: u64, spp: u32, per_wave: u32, per_lane: u32) -> Vec<f32> {
+    fn render(
+        &self,
+        scene: &RenderSetup,
+        seed: u64,
+        spp: u32,
+        per_wave: u32,
+        per_lane: u32,
+    ) -> Vec<f32> {
         self.render_mode(scene, seed, spp, per_wave, per_lane, None)
     }
 
@@ -114,7 +121,7 @@ impl Host {
     /// bounce launches.
     fn render_mode(
         &self,
-        scene: &Scene,
+        scene: &RenderSetup,
         seed: u64,
         spp: u32,
         per_wave: u32,
@@ -136,7 +143,7 @@ impl Host {
     }
 }
 
-fn load(name: &str, res: u32) -> Scene {
+fn load(name: &str, res: u32) -> RenderSetup {
     let path = repo_root().join("scenes").join(name);
     let desc = xml::load_file(&path, &[("res".into(), res.to_string())]).unwrap();
     build_scene(&desc).unwrap()
@@ -144,7 +151,7 @@ fn load(name: &str, res: u32) -> Scene {
 
 /// CPU vs host-kernel renders with K independent seeds each; returns the worst corrected p
 /// for the kernel images and for the kernel images scaled by 1.05.
-fn compare(host: &Host, scene: &Scene, spp: u32, label: &str) -> (f64, f64) {
+fn compare(host: &Host, scene: &RenderSetup, spp: u32, label: &str) -> (f64, f64) {
     check_supported(scene).unwrap_or_else(|e| panic!("{label}: {e}"));
     let [w, h] = scene.sensor.film.crop_size;
     let (w, h) = (w as usize, h as usize);
@@ -322,7 +329,7 @@ fn seed_and_cbox_agree_with_the_cpu_backend_for_every_filter_and_are_determinist
     // same seed on both sides with a one-pixel box filter: the kernels repeat the CPU's
     // arithmetic and random numbers, so nearly every pixel agrees to float rounding (libm's
     // sin/cos may differ by an ulp; the in-warp sum adds in a tree, the CPU in a row)
-    let mut same: Vec<(&str, Scene)> = vec![
+    let mut same: Vec<(&str, RenderSetup)> = vec![
         ("seed", seed.clone()),
         ("cbox", cbox.clone()),
         ("showcase", showcase.clone()),

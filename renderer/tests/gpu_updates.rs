@@ -127,7 +127,7 @@ fn render(be: &CudaBackend, d: &DeviceScene) -> Vec<f32> {
 }
 
 fn fresh(be: &CudaBackend, s: &LoadedScene) -> Vec<f32> {
-    let d = be.upload_scene(s.scene(), s.version()).unwrap();
+    let d = be.upload_scene(s.setup(), s.version()).unwrap();
     render(be, &d)
 }
 
@@ -142,7 +142,7 @@ fn set(be: &CudaBackend, s: &mut LoadedScene, d: &mut DeviceScene, key: &str, v:
     let changes = s
         .update(&p.staged())
         .unwrap_or_else(|e| panic!("{key}: {e}"));
-    be.update_scene(d, s.scene(), &changes, s.version())
+    be.update_scene(d, s.setup(), &changes, s.version())
         .unwrap_or_else(|e| panic!("{key}: {e}"));
 }
 
@@ -167,7 +167,7 @@ fn updates_on_the_device_match_a_fresh_upload_bit_for_bit() {
     let f = files();
     let base = defaults(&f);
     let mut s = load(&base);
-    let mut d = be.upload_scene(s.scene(), s.version()).unwrap();
+    let mut d = be.upload_scene(s.setup(), s.version()).unwrap();
     let original = render(&be, &d);
     let mut checked = 0;
     for device_source in [false, true] {
@@ -224,7 +224,7 @@ fn a_texture_update_moves_only_its_texels() {
     let f = files();
     let base = defaults(&f);
     let mut s = load(&base);
-    let mut d = be.upload_scene(s.scene(), 0).unwrap();
+    let mut d = be.upload_scene(s.setup(), 0).unwrap();
     let before = be.uploaded_bytes();
     render(&be, &d);
     render(&be, &d);
@@ -249,14 +249,14 @@ fn a_read_waits_only_for_its_own_render() {
         return;
     };
     let small = load(&defaults(&files()));
-    let d_small = be.upload_scene(small.scene(), 0).unwrap();
+    let d_small = be.upload_scene(small.setup(), 0).unwrap();
     let cbox = xml::load_file(
         &repo_root().join("scenes/cbox.xml"),
         &[("res".into(), "1024".into())],
     )
     .unwrap();
     let big = LoadedScene::new(cbox).unwrap();
-    let d_big = be.upload_scene(big.scene(), 0).unwrap();
+    let d_big = be.upload_scene(big.setup(), 0).unwrap();
     // warm up both modules
     render(&be, &d_small);
     let warm = RenderOptions {
@@ -386,7 +386,7 @@ fn memory_stays_flat_over_update_render_read_cycles() {
     let f = files();
     let base = defaults(&f);
     let mut s = load(&base);
-    let mut d = be.upload_scene(s.scene(), 0).unwrap();
+    let mut d = be.upload_scene(s.setup(), 0).unwrap();
     let texs: Vec<ParamValue> = (0..2)
         .map(|i| {
             load(&with(&base, "tex", &f.tex[i]))
@@ -463,7 +463,7 @@ fn instance_and_group_member_updates_match_a_fresh_upload() {
     };
     let (at, red) = ("-1.6, 0, 0.6", "0.7, 0.1, 0.1");
     let mut s = instanced(at, red);
-    let mut d = be.upload_scene(s.scene(), s.version()).unwrap();
+    let mut d = be.upload_scene(s.setup(), s.version()).unwrap();
     let original = render(&be, &d);
     for (key, target) in [
         ("inst.to_world", instanced("-1.2, 0.3, 0.4", red)),

@@ -13,19 +13,19 @@ use heliograph::backend::cpu;
 use heliograph::desc::xml;
 use heliograph::render::RenderOptions;
 use heliograph::samplers::{Sampler, KNOWN};
-use heliograph::scene::{build_scene, Scene};
+use heliograph::scene::{build_scene, RenderSetup};
 
 use common::harness::repo_root;
 use common::{block_means, worst_p};
 
-fn load(name: &str, res: u32) -> Scene {
+fn load(name: &str, res: u32) -> RenderSetup {
     let path = repo_root().join("scenes").join(name);
     let desc = xml::load_file(&path, &[("res".into(), res.to_string())]).unwrap();
     build_scene(&desc).unwrap()
 }
 
 /// Block means of 8 renders of `scene` under `name` (seeds 1..=8).
-fn blocks(scene: &Scene, name: &str, scale: f32) -> Vec<Vec<Vec<f64>>> {
+fn blocks(scene: &RenderSetup, name: &str, scale: f32) -> Vec<Vec<Vec<f64>>> {
     let mut scene = scene.clone();
     scene.sensor.sampler = Sampler {
         sample_count: 16,

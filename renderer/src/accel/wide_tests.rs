@@ -4,10 +4,10 @@ use super::*;
 use crate::desc::xml;
 use crate::math::warp::square_to_uniform_sphere;
 use crate::math::Pcg32;
-use crate::scene::{build_scene, Scene};
+use crate::scene::{build_scene, RenderSetup};
 
 /// A scene holding the shipped meshes (icosphere, torus) and analytic shapes.
-fn shipped_meshes() -> Scene {
+fn shipped_meshes() -> RenderSetup {
     let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/meshes");
     let path = |f: &str| assets.join(f).to_string_lossy().into_owned();
     let xml = format!(
@@ -79,8 +79,8 @@ fn close(a: f32, b: f32) -> bool {
 
 #[test]
 fn wide_and_binary_trees_find_the_same_hits_on_a_million_rays() {
-    let scene = shipped_meshes();
-    let (g, bvh) = (&*scene.geom, &*scene.bvh);
+    let setup = shipped_meshes();
+    let (g, bvh) = (&*setup.scene.geom, &*setup.scene.bvh);
     assert!(!bvh.wide.nodes.is_empty() && g.mesh.tris.len() > 1000);
     let levels: Vec<SimdLevel> = SimdLevel::ALL
         .into_iter()
@@ -126,8 +126,8 @@ fn wide_and_binary_trees_find_the_same_hits_on_a_million_rays() {
 
 #[test]
 fn collapsed_nodes_cover_every_leaf_once() {
-    let scene = shipped_meshes();
-    let bvh = &*scene.bvh;
+    let setup = shipped_meshes();
+    let bvh = &*setup.scene.bvh;
     let w = &bvh.wide;
     let mut slots = vec![0u32; bvh.leaf_prims.len()];
     let mut reached = vec![0u32; w.nodes.len()];
@@ -207,8 +207,8 @@ fn collapsed_nodes_cover_every_leaf_once() {
 
 #[test]
 fn a_single_primitive_and_an_empty_scene() {
-    let scene = shipped_meshes();
-    let g = &*scene.geom;
+    let setup = shipped_meshes();
+    let g = &*setup.scene.geom;
     let one = Geometry {
         shapes: g.shapes.clone(),
         prims: vec![g.prims[0]],

@@ -524,11 +524,11 @@ mod tests {
         use crate::scene::build_scene;
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
         let desc = xml::load_file(&root.join("cbox.xml"), &[("res".into(), "8".into())]).unwrap();
-        let scene = build_scene(&desc).unwrap();
-        let (refs, blob) = flatten(&scene.bsdfs);
-        assert_eq!(refs.len(), scene.bsdfs.len());
+        let setup = build_scene(&desc).unwrap();
+        let (refs, blob) = flatten(&setup.scene.bsdfs);
+        assert_eq!(refs.len(), setup.scene.bsdfs.len());
         let mut at = 0;
-        for (r, b) in refs.iter().zip(scene.bsdfs.iter()) {
+        for (r, b) in refs.iter().zip(setup.scene.bsdfs.iter()) {
             assert_eq!((r.kind, r.offset as usize), (b.tag(), at));
             let words = b.record_words(&refs);
             assert_eq!(blob.words[at..at + words.len()], words[..]);

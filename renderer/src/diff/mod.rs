@@ -258,7 +258,7 @@ fn bsdf_reads(log: &BuildLog) -> Vec<(u32, HashSet<u32>, HashSet<u32>)> {
 /// for one that is not a parameter of the scene, cannot be differentiated, or is
 /// named twice.
 pub fn resolve(loaded: &LoadedScene, keys: &[String]) -> Result<Vec<DiffParam>> {
-    let (table, log, scene) = (loaded.params(), loaded.log(), loaded.scene());
+    let (table, log, scene) = (loaded.params(), loaded.log(), &loaded.setup().scene);
     let emitter_textures = textures_read_by(log, Category::Emitter);
     let per_bsdf = bsdf_reads(log);
     let bsdfs_reading_texture = |t: u32| -> Vec<u32> {
@@ -390,7 +390,7 @@ pub fn resolve(loaded: &LoadedScene, keys: &[String]) -> Result<Vec<DiffParam>> 
                 let mut p = l.traverse();
                 p.set(key, ParamValue::Float(x))?;
                 l.update(&p.staged())?;
-                let bsdfs = &l.scene().bsdfs;
+                let bsdfs = &l.setup().scene.bsdfs;
                 let (refs, blob) = crate::bsdfs::registry::flatten(bsdfs);
                 let start = refs[h].offset as usize;
                 let end = refs

@@ -63,8 +63,8 @@ fn opts() -> RenderOptions {
 
 /// A fixed adjoint image with values in [-1, 1).
 fn adjoint(s: &LoadedScene) -> Vec<f32> {
-    let [w, h] = s.scene().sensor.film.crop_size;
-    let n = (w * h) as usize * s.scene().sensor.film.channels();
+    let [w, h] = s.setup().sensor.film.crop_size;
+    let n = (w * h) as usize * s.setup().sensor.film.channels();
     let mut x = 0x2545f491u32;
     (0..n)
         .map(|_| {
@@ -78,7 +78,7 @@ fn adjoint(s: &LoadedScene) -> Vec<f32> {
 
 /// `Σ adjoint · image` for the scene as it is.
 fn loss(s: &LoadedScene, adj: &[f32]) -> f64 {
-    let img = cpu::render(s.scene(), &opts()).unwrap();
+    let img = cpu::render(s.setup(), &opts()).unwrap();
     img.data
         .iter()
         .zip(adj)
@@ -89,7 +89,7 @@ fn loss(s: &LoadedScene, adj: &[f32]) -> f64 {
 fn gradients(s: &LoadedScene, keys: &[&str], adj: &[f32]) -> Vec<Vec<f32>> {
     let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
     let params = resolve(s, &keys).unwrap();
-    backward(s.scene(), &params, adj, &opts(), &Progress::default()).unwrap()
+    backward(s.setup(), &params, adj, &opts(), &Progress::default()).unwrap()
 }
 
 /// Sets `key` to `value` through the parameter update path.
@@ -233,7 +233,7 @@ fn expectation_check(bsdf: &str, key: &str, value: f64) {
     );
     let mut s = LoadedScene::new(xml::load_string(&xml, &[]).unwrap()).unwrap();
     let reference = cpu::render(
-        s.scene(),
+        s.setup(),
         &RenderOptions {
             spp: Some(64),
             seed: 1,
@@ -254,10 +254,10 @@ fn expectation_check(bsdf: &str, key: &str, value: f64) {
             spp: Some(16),
             seed: 1000 + seed,
         };
-        let b = backward(s.scene(), &params, &adj, &o, &Progress::default()).unwrap();
+        let b = backward(s.setup(), &params, &adj, &o, &Progress::default()).unwrap();
         g.push(b[0][0] as f64);
         let l = |s: &LoadedScene| {
-            let img = cpu::render(s.scene(), &o).unwrap();
+            let img = cpu::render(s.setup(), &o).unwrap();
             img.data
                 .iter()
                 .zip(&adj)
@@ -370,18 +370,18 @@ fn the_backward_pass_refuses_other_integrators_and_wrong_adjoints() {
     let s = load(r#"<integrator type="depth"/>"#);
     let params = resolve(&s, &["wall.bsdf.reflectance.value".into()]).unwrap();
     let adj = adjoint(&s);
-    let e = backward(s.scene(), &params, &adj, &opts(), &Progress::default())
+    let e = backward(s.setup(), &params, &adj, &opts(), &Progress::default())
         .unwrap_err()
         .to_string();
     assert!(e.contains("`depth`") && e.contains("`path`"), "{e}");
     let s = load(r#"<integrator type="direct"/>"#);
-    let e = backward(s.scene(), &params, &adj[1..], &opts(), &Progress::default())
+    let e = backward(s.setup(), &params, &adj[1..], &opts(), &Progress::default())
         .unwrap_err()
         .to_string();
     assert!(e.contains("11 x 14 x 4"), "{e}");
     let mut bad = adj.clone();
     bad[4 * 14 + 1] = f32::NAN;
-    let e = backward(s.scene(), &params, &bad, &opts(), &Progress::default())
+    let e = backward(s.setup(), &params, &bad, &opts(), &Progress::default())
         .unwrap_err()
         .to_string();
     assert!(e.contains("row 1, column 0, channel 1"), "{e}");
@@ -456,7 +456,7 @@ fn linear_readers_are_the_bsdfs_whose_eval_is_affine_in_the_texture() {
     // read by five BSDFs (the twosided one and the diffuse it wraps); affine for the
     // second plastic and the wrapped diffuse only: twice in the first plastic, nonlinear
     // in the third, and the twosided vertex's BSDF declares nothing (central differences)
-    let name = |b: u32| twice.scene().bsdfs[b as usize].entry().tag_name;
+    let name = |b: u32| twice.setup().scene.bsdfs[b as usize].entry().tag_name;
     let all: Vec<&str> = p[0].bsdfs.iter().map(|&b| name(b)).collect();
     let linear: Vec<&str> = p[0].linear_bsdfs.iter().map(|&b| name(b)).collect();
     assert_eq!(all.len(), 5, "{all:?}");
@@ -478,7 +478,7 @@ fn every_declared_linear_slot_is_affine_channel_by_channel() {
         <shape type="sphere"><bsdf type="roughconductor"><rgb name="specular_reflectance" value="0.9, 0.8, 0.7"/>
             <float name="alpha" value="0.2"/></bsdf></shape>"#,
     );
-    let scene = s.scene();
+    let setup = s.setup();
     let mut rng = 0x9e3779b9u32;
     let mut next = || {
         rng ^= rng << 13;
@@ -487,7 +487,7 @@ fn every_declared_linear_slot_is_affine_channel_by_channel() {
         (rng >> 8) as f32 / (1u32 << 24) as f32
     };
     let mut checked = 0;
-    for (b, bsdf) in scene.bsdfs.iter().enumerate() {
+    for (b, bsdf) in setup.scene.bsdfs.iter().enumerate() {
         for t in bsdf.linear_in() {
             for _ in 0..64 {
                 let dir = |u: f32, v: f32| {
@@ -497,17 +497,17 @@ fn every_declared_linear_slot_is_affine_channel_by_channel() {
                 };
                 let (wi, wo) = (dir(next(), next()), dir(next(), next()));
                 let v = Color::new(next(), next(), next());
-                let mut store = (*scene.textures).clone();
+                let mut store = (*setup.scene.textures).clone();
                 let mut eval = |value: Color| {
                     store.records[t as usize] = crate::textures::AnyTexture::Constant(
                         crate::textures::Constant::new(value),
                     );
                     let ctx = crate::bsdfs::BsdfCtx {
-                        bsdfs: &scene.bsdfs,
+                        bsdfs: &setup.scene.bsdfs,
                         tex: &store,
                         at: crate::textures::SurfacePoint::at_uv(crate::math::Vec2::new(0.3, 0.6)),
                     };
-                    scene.bsdfs[b].eval(&ctx, wi, wo)
+                    setup.scene.bsdfs[b].eval(&ctx, wi, wo)
                 };
                 let slope = eval(Color::ONE) - eval(Color::ZERO);
                 let base = eval(v);
@@ -555,7 +555,7 @@ fn a_path_traced_once_gives_the_gradients_of_two_traces() {
     let params = resolve(&s, &keys).unwrap();
     let run = |once| {
         crate::backend::cpu::backward::backward_traced(
-            s.scene(),
+            s.setup(),
             &params,
             &adj,
             &opts(),

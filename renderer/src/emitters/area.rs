@@ -377,18 +377,18 @@ mod tests {
                <string name="name" value="face_weight"/></texture></emitter></shape></scene>"#,
             ply.display()
         );
-        let scene = build_scene(&xml::load_string(&src, &[]).unwrap()).unwrap();
+        let setup = build_scene(&xml::load_string(&src, &[]).unwrap()).unwrap();
         let face = |x: f32, y: f32| if x > y { 0.25 } else { 0.75 };
         // seen directly, from above (the front side)
         for (x, y) in [(0.7, 0.2), (0.2, 0.7), (0.9, 0.85), (0.1, 0.15)] {
             let ray = Ray::new(Vec3::new(x, y, 1.0), -Vec3::Z);
-            let hit = scene.intersect(&ray).expect("the quad");
-            let (le, pdf) = surface_emission(&scene, &hit, ray.d, ray.o).unwrap();
+            let hit = setup.scene.intersect(&ray).expect("the quad");
+            let (le, pdf) = surface_emission(&setup.scene, &hit, ray.d, ray.o).unwrap();
             assert_eq!(le, Color::splat(face(x, y)), "at ({x}, {y})");
             assert!(pdf > 0.0);
         }
         // sampled: each sample carries its own triangle's value
-        let (e, c) = (scene.emitters[0], scene.emitter_ctx());
+        let (e, c) = (setup.scene.emitters[0], setup.scene.emitter_ctx());
         let mut rng = crate::math::Pcg32::new(5, 7);
         let mut seen = [0; 2];
         for _ in 0..2000 {

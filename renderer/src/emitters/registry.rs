@@ -527,28 +527,28 @@ mod tests {
         use crate::scene::build_scene;
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
         let desc = xml::load_file(&root.join("cbox.xml"), &[("res".into(), "8".into())]).unwrap();
-        let mut scene = build_scene(&desc).unwrap();
+        let mut setup = build_scene(&desc).unwrap();
         // one of each kind that needs no image: the slots of several sizes
         let more = [
             ("point", super::super::tag::POINT),
             ("spot", super::super::tag::SPOT),
             ("constant", super::super::tag::CONSTANT),
         ];
-        let mut emitters = scene.emitters.to_vec();
+        let mut emitters = setup.scene.emitters.to_vec();
         for (name, tag) in more {
             let (e, _) = super::super::test_util::build_one(name, &[]).unwrap();
             assert_eq!(e.tag(), tag);
             emitters.push(e);
         }
-        scene.emitters = std::sync::Arc::new(emitters);
+        setup.scene.emitters = std::sync::Arc::new(emitters);
         let at = RecordCtx {
             image_offsets: &[],
             dist2d: &[],
         };
-        let (refs, blob) = flatten(&scene.emitters, &at);
-        assert_eq!(refs.len(), scene.emitters.len());
+        let (refs, blob) = flatten(&setup.scene.emitters, &at);
+        assert_eq!(refs.len(), setup.scene.emitters.len());
         let mut off = 0;
-        for (r, e) in refs.iter().zip(scene.emitters.iter()) {
+        for (r, e) in refs.iter().zip(setup.scene.emitters.iter()) {
             assert_eq!((r.kind, r.offset as usize), (e.tag(), off));
             let words = e.record_words(&at);
             assert_eq!(blob.words[off..off + words.len()], words[..]);

@@ -142,7 +142,7 @@ mod tests {
 
     /// A textured mesh of the scene's own before one group of every member kind (a
     /// cube without vertex attributes, a disk, a cylinder, a sphere), placed twice.
-    fn scene() -> crate::scene::Scene {
+    fn scene() -> crate::scene::RenderSetup {
         let torus = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/meshes/torus.obj");
         let xml = format!(
             r#"<scene version="3.0.0">
@@ -165,11 +165,11 @@ mod tests {
     fn each_group_is_appended_once_with_its_indices_renumbered() {
         let s = scene();
         let f = FlatScene::from_scene(&s).unwrap();
-        let g = &s.geom.groups[0];
-        let base = s.geom.group_base[0] as usize;
+        let g = &s.scene.geom.groups[0];
+        let base = s.scene.geom.group_base[0] as usize;
         // attributes stay parallel to the positions: the scene's mesh has them, the cube none
         let n = f.positions.len();
-        assert!(n > s.geom.mesh.positions.len());
+        assert!(n > s.scene.geom.mesh.positions.len());
         assert_eq!((f.normals.len(), f.uvs.len()), (n, n));
         // both instances name the group's header, whose box is the group tree's root
         let inst: Vec<_> = f
@@ -184,13 +184,15 @@ mod tests {
             .all(|r| r.first_tri == inst[0].first_tri && r.tri_count == 0));
         assert_eq!((h.a_min, h.a_max), (g.bvh.nodes[0].min, g.bvh.nodes[0].max));
         assert_eq!(h.b_child as usize, g.bvh.leaf_prims.len());
-        assert!(inst[0].first_tri as usize >= super::super::flatten_bvh(&s.bvh).unwrap().len());
+        assert!(
+            inst[0].first_tri as usize >= super::super::flatten_bvh(&s.scene.bvh).unwrap().len()
+        );
         // the members keep their materials; a group slot names a renumbered primitive of
         // a member, and a triangle slot holds that triangle's group-space vertices
         for (k, m) in g.geom.shapes.iter().enumerate() {
             assert_eq!(f.shapes[base + k].bsdf, m.bsdf);
         }
-        let first_slot = s.bvh.leaf_prims.len();
+        let first_slot = s.scene.bvh.leaf_prims.len();
         let slots = &f.leaf_prims[first_slot..];
         assert_eq!(slots.len(), g.bvh.leaf_prims.len());
         let mut tris = 0;

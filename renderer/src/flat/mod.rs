@@ -56,7 +56,7 @@ use crate::accel::LeafPrim;
 use crate::error::Result;
 use crate::integrators::AnyIntegrator;
 use crate::rfilters::AnyFilter;
-use crate::scene::Scene;
+use crate::scene::RenderSetup;
 use crate::shapes::{AnyShape, Prim};
 
 /// `FlatShape::kind` of a triangle mesh.
@@ -427,14 +427,14 @@ impl FlatScene {
     /// Flattens a built scene: geometry, BVH, camera, film, integrator, materials,
     /// textures, emitters and sampling distributions; an error when the BVH does not
     /// fit the GPU's traversal (see [`flatten_bvh`]).
-    pub fn from_scene(scene: &Scene) -> Result<FlatScene> {
-        Self::from_scene_with(scene, true)
+    pub fn from_scene(setup: &RenderSetup) -> Result<FlatScene> {
+        Self::from_scene_with(setup, true)
     }
 
     /// As [`Self::from_scene`]; without `texels` the texel array stays empty (the
     /// image offsets are still computed): for backends that already hold the texels.
-    pub fn from_scene_with(scene: &Scene, texels: bool) -> Result<FlatScene> {
-        let g = &scene.geom;
+    pub fn from_scene_with(setup: &RenderSetup, texels: bool) -> Result<FlatScene> {
+        let g = &setup.scene.geom;
         let (mut dist1d, mut dist_data) = (Vec::new(), Vec::new());
         let mut shapes: Vec<FlatShape> = g.shapes.iter().map(flatten_shape).collect();
         for (s, d) in shapes.iter_mut().zip(&g.area_dists) {
@@ -444,60 +444,63 @@ impl FlatScene {
                 u32::MAX
             };
         }
-        let dist2d: Vec<FlatDist2D> = scene
+        let dist2d: Vec<FlatDist2D> = setup
+            .scene
             .dists2d
             .iter()
             .map(|d| flatten_dist2d(d, &mut dist1d, &mut dist_data))
             .collect();
-        let (bsdfs, bsdf_data) = crate::bsdfs::registry::flatten(&scene.bsdfs);
+        let (bsdfs, bsdf_data) = crate::bsdfs::registry::flatten(&setup.scene.bsdfs);
         let (texels, image_offsets) = if texels {
-            concat_images(&scene.textures.images)?
+            concat_images(&setup.scene.textures.images)?
         } else {
-            (Vec::new(), image_offsets(&scene.textures.images)?)
+            (Vec::new(), image_offsets(&setup.scene.textures.images)?)
         };
         let offsets = &image_offsets;
-        let (textures, tex_data) = crate::textures::registry::flatten(&scene.textures, offsets);
+        let (textures, tex_data) =
+            crate::textures::registry::flatten(&setup.scene.textures, offsets);
         let at = crate::emitters::registry::RecordCtx {
             image_offsets: offsets,
             dist2d: &dist2d,
         };
-        let (emitters, emitter_data) = crate::emitters::registry::flatten(&scene.emitters, &at);
+        let (emitters, emitter_data) =
+            crate::emitters::registry::flatten(&setup.scene.emitters, &at);
         let mut flat = FlatScene {
             bsdfs,
             bsdf_data: bsdf_data.words,
             textures,
             tex_data: tex_data.words,
-            attrs: scene.textures.attributes.words.clone(),
+            attrs: setup.scene.textures.attributes.words.clone(),
             emitters,
             emitter_data: emitter_data.words,
             texels,
             image_offsets,
-            env_emitters: scene.env_emitters.clone(),
+            env_emitters: setup.scene.env_emitters.clone(),
             dist1d,
             dist2d,
             dist_data,
-            nodes: flatten_bvh(&scene.bvh)?,
-            bvh_depth: bvh::bvh_depth(&scene.bvh.nodes)?,
-            bsdf_depth: crate::bsdfs::registry::max_adapter_depth(&scene.bsdfs),
-            leaf_prims: scene.bvh.leaf_prims.clone(),
-            unit_prims: unit_prims::unit_prims(&scene.bvh.leaf_prims, &shapes),
+            nodes: flatten_bvh(&setup.scene.bvh)?,
+            bvh_depth: bvh::bvh_depth(&setup.scene.bvh.nodes)?,
+            bsdf_depth: crate::bsdfs::registry::max_adapter_depth(&setup.scene.bsdfs),
+            leaf_prims: setup.scene.bvh.leaf_prims.clone(),
+            unit_prims: unit_prims::unit_prims(&setup.scene.bvh.leaf_prims, &shapes),
             prims: g.prims.clone(),
             shapes,
             positions: g.mesh.positions.iter().map(|p| p.to_array()).collect(),
             normals: g.mesh.normals.iter().map(|n| n.to_array()).collect(),
             uvs: g.mesh.uvs.iter().map(|t| t.to_array()).collect(),
             tris: g.mesh.tris.clone(),
-            camera: flatten_camera(&scene.sensor.camera),
-            film: flatten_film(&scene.sensor.film, &scene.sensor.sampler),
-            integrator: flatten_integrator(&scene.integrator),
+            camera: flatten_camera(&setup.sensor.camera),
+            film: flatten_film(&setup.sensor.film, &setup.sensor.sampler),
+            integrator: flatten_integrator(&setup.integrator),
             bsphere: [
-                scene.bsphere.0.x,
-                scene.bsphere.0.y,
-                scene.bsphere.0.z,
-                scene.bsphere.1,
+                setup.scene.bsphere.0.x,
+                setup.scene.bsphere.0.y,
+                setup.scene.bsphere.0.z,
+                setup.scene.bsphere.1,
             ],
         };
-        let attr_slots = scene.textures.attributes.names.len();
+        let attr_slots = setup.scene.textures.attributes.names.len();
         instances::append_groups(g, attr_slots, &mut flat)?;
         Ok(flat)
     }

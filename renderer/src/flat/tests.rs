@@ -58,7 +58,7 @@ fn cuda_header_lists_the_same_layout_as_rust() {
     assert!(LAYOUT.iter().filter(|e| e.field == "sizeof").count() == 12);
 }
 
-fn scene_from(xml_text: &str) -> Scene {
+fn scene_from(xml_text: &str) -> RenderSetup {
     let desc = xml::load_string(xml_text, &[]).unwrap();
     build_scene(&desc).unwrap()
 }
@@ -164,9 +164,9 @@ fn flat_camera_rays_equal_the_cpu_camera_bit_for_bit() {
             .iter()
             .zip([CAMERA_PERSPECTIVE, CAMERA_THINLENS, CAMERA_ORTHOGRAPHIC])
     {
-        let scene = scene_from(xml);
-        let flat = FlatScene::from_scene(&scene).unwrap();
-        let (cam, film) = (&scene.sensor.camera, &scene.sensor.film);
+        let setup = scene_from(xml);
+        let flat = FlatScene::from_scene(&setup).unwrap();
+        let (cam, film) = (&setup.sensor.camera, &setup.sensor.film);
         assert_eq!((cam.kind, flat.camera.kind), (kind, kind));
         let mut rng = crate::math::Pcg32::new(3, 1);
         for _ in 0..2000 {
@@ -185,8 +185,8 @@ fn flat_camera_rays_equal_the_cpu_camera_bit_for_bit() {
 
 #[test]
 fn flat_shapes_hold_what_the_cpu_records_hold() {
-    let scene = scene_from(SHAPES);
-    let flat = FlatScene::from_scene(&scene).unwrap();
+    let setup = scene_from(SHAPES);
+    let flat = FlatScene::from_scene(&setup).unwrap();
     let kinds: Vec<u32> = flat.shapes.iter().map(|s| s.kind).collect();
     assert_eq!(
         kinds,
@@ -201,7 +201,7 @@ fn flat_shapes_hold_what_the_cpu_records_hold() {
     let cube = &flat.shapes[3];
     assert_eq!((cube.first_tri, cube.tri_count), (0, 12));
     assert_eq!(flat.tris.len(), 12);
-    assert_eq!(flat.positions.len(), scene.geom.mesh.positions.len());
+    assert_eq!(flat.positions.len(), setup.scene.geom.mesh.positions.len());
     assert!((cube.area - 6.0 * 0.8 * 0.8).abs() < 1e-4, "{}", cube.area);
     assert_eq!(flat.integrator.kind, INTEGRATOR_DEPTH);
     assert_eq!(
@@ -209,7 +209,13 @@ fn flat_shapes_hold_what_the_cpu_records_hold() {
         (40, 30, FILTER_BOX)
     );
     assert_eq!(flat.film.alpha, 1);
-    let interior = scene.bvh.nodes.iter().filter(|n| !n.is_leaf()).count();
+    let interior = setup
+        .scene
+        .bvh
+        .nodes
+        .iter()
+        .filter(|n| !n.is_leaf())
+        .count();
     assert_eq!(flat.nodes.len(), interior + 1);
     assert_eq!(flat.leaf_prims.len(), flat.prims.len());
     // an analytic shape's flattened maps invert each other
@@ -220,18 +226,18 @@ fn flat_shapes_hold_what_the_cpu_records_hold() {
 
 #[test]
 fn flat_planar_intersection_equals_the_cpu_bit_for_bit() {
-    let scene = scene_from(SHAPES);
-    let flat = FlatScene::from_scene(&scene).unwrap();
+    let setup = scene_from(SHAPES);
+    let flat = FlatScene::from_scene(&setup).unwrap();
     let mut rng = crate::math::Pcg32::new(9, 2);
     let mut hits = 0;
     for _ in 0..4000 {
         let pos = Vec2::new(rng.next_f32() * 40.0, rng.next_f32() * 30.0);
-        let ray = scene
+        let ray = setup
             .sensor
             .camera
-            .sample_ray(pos, Vec2::ZERO, &scene.sensor.film);
+            .sample_ray(pos, Vec2::ZERO, &setup.sensor.film);
         for prim in [1u32, 2] {
-            let cpu = scene.geom.intersect_prim(prim, &ray).map(|(t, _)| t);
+            let cpu = setup.scene.geom.intersect_prim(prim, &ray).map(|(t, _)| t);
             let gpu = intersect_planar(&flat.shapes[prim as usize], &ray);
             assert_eq!(cpu, gpu, "prim {prim} at {pos}");
             hits += usize::from(cpu.is_some());
@@ -252,7 +258,7 @@ fn records_view_as_bytes_without_padding() {
 }
 
 /// Every scene of the repository's `scenes/` at a small resolution.
-fn repo_scenes() -> Vec<(String, Scene)> {
+fn repo_scenes() -> Vec<(String, RenderSetup)> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
     let mut v: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -275,11 +281,11 @@ fn materials_textures_and_emitters_round_trip_through_their_twins() {
     use crate::plugin::record::read_record;
     use crate::textures::{bitmap::BitmapRecord, registry::RecordCtx, AnyTexture};
     let mut kinds = std::collections::BTreeSet::new();
-    for (name, scene) in repo_scenes() {
-        let flat = FlatScene::from_scene(&scene).unwrap();
-        assert_eq!(flat.bsdfs.len(), scene.bsdfs.len(), "{name}");
+    for (name, setup) in repo_scenes() {
+        let flat = FlatScene::from_scene(&setup).unwrap();
+        assert_eq!(flat.bsdfs.len(), setup.scene.bsdfs.len(), "{name}");
         // each BSDF's own record, where its RecordRef says
-        for (f, b) in flat.bsdfs.iter().zip(scene.bsdfs.iter()) {
+        for (f, b) in flat.bsdfs.iter().zip(setup.scene.bsdfs.iter()) {
             let words = b.record_words(&flat.bsdfs);
             let at = f.offset as usize;
             assert_eq!(f.kind, b.tag(), "{name}");
@@ -287,9 +293,13 @@ fn materials_textures_and_emitters_round_trip_through_their_twins() {
             kinds.insert(format!("bsdf {}", f.kind));
         }
         // each texture's own record, where its RecordRef says
-        assert_eq!(flat.textures.len(), scene.textures.records.len(), "{name}");
-        let at = RecordCtx::of(&scene.textures, &flat.image_offsets);
-        for (f, t) in flat.textures.iter().zip(&scene.textures.records) {
+        assert_eq!(
+            flat.textures.len(),
+            setup.scene.textures.records.len(),
+            "{name}"
+        );
+        let at = RecordCtx::of(&setup.scene.textures, &flat.image_offsets);
+        for (f, t) in flat.textures.iter().zip(&setup.scene.textures.records) {
             let words = t.record_words(&at);
             let o = f.offset as usize;
             assert_eq!(f.kind, t.tag(), "{name}");
@@ -301,7 +311,7 @@ fn materials_textures_and_emitters_round_trip_through_their_twins() {
                 }
                 AnyTexture::Bitmap(b) => {
                     let r: BitmapRecord = read_record(&flat.tex_data[o..]).unwrap();
-                    let img = &scene.textures.images[b.image as usize].data;
+                    let img = &setup.scene.textures.images[b.image as usize].data;
                     let texels = &flat.texels[r.offset as usize..][..img.len()];
                     assert_eq!(texels, &img[..], "{name}");
                     assert_eq!(
@@ -315,12 +325,12 @@ fn materials_textures_and_emitters_round_trip_through_their_twins() {
         }
         // each emitter's own record, where its RecordRef says; an environment map's
         // refers to its texels and its distribution in the flat arrays
-        assert_eq!(flat.emitters.len(), scene.emitters.len(), "{name}");
+        assert_eq!(flat.emitters.len(), setup.scene.emitters.len(), "{name}");
         let ctx = EmitterRecordCtx {
             image_offsets: &flat.image_offsets,
             dist2d: &flat.dist2d,
         };
-        for (f, e) in flat.emitters.iter().zip(scene.emitters.iter()) {
+        for (f, e) in flat.emitters.iter().zip(setup.scene.emitters.iter()) {
             let words = e.record_words(&ctx);
             let at = f.offset as usize;
             assert_eq!(f.kind, e.tag(), "{name}");
@@ -332,7 +342,7 @@ fn materials_textures_and_emitters_round_trip_through_their_twins() {
                     (r.dist_rows, r.dist_h, r.dist_marginal),
                     (d.rows, d.h, d.marginal)
                 );
-                let img = &scene.textures.images[m.image as usize].data;
+                let img = &setup.scene.textures.images[m.image as usize].data;
                 let o = r.offset as usize;
                 assert_eq!(flat.texels[o..o + img.len()], img[..], "{name}");
                 assert_eq!(
@@ -343,7 +353,7 @@ fn materials_textures_and_emitters_round_trip_through_their_twins() {
             }
             kinds.insert(format!("emitter {}", f.kind));
         }
-        let images = &scene.textures.images;
+        let images = &setup.scene.textures.images;
         assert_eq!(flat.image_offsets.len(), images.len());
         for (o, img) in flat.image_offsets.iter().zip(images) {
             let o = *o as usize;
@@ -351,7 +361,7 @@ fn materials_textures_and_emitters_round_trip_through_their_twins() {
         }
         let total: usize = images.iter().map(|i| i.data.len()).sum();
         assert_eq!(flat.texels.len(), total);
-        assert_eq!(flat.env_emitters, scene.env_emitters);
+        assert_eq!(flat.env_emitters, setup.scene.env_emitters);
     }
     // the scenes exercise most kinds: diffuse, roughconductor, dielectric, plastic,
     // roughplastic; constant, bitmap, checkerboard; area, constant, envmap
@@ -394,12 +404,12 @@ fn spot_and_projector_round_trip_through_their_twins() {
         bitmap("texture"),
         bitmap("irradiance")
     );
-    let scene = build_scene(&xml::load_string(&xml, &[]).unwrap()).unwrap();
-    let flat = FlatScene::from_scene(&scene).unwrap();
+    let setup = build_scene(&xml::load_string(&xml, &[]).unwrap()).unwrap();
+    let flat = FlatScene::from_scene(&setup).unwrap();
     let kinds: Vec<u32> = flat.emitters.iter().map(|f| f.kind).collect();
     assert_eq!(kinds, [SPOT, SPOT, PROJECTOR, PROJECTOR]);
     // their records are the plugins' own, every named field as built
-    for (f, e) in flat.emitters.iter().zip(scene.emitters.iter()) {
+    for (f, e) in flat.emitters.iter().zip(setup.scene.emitters.iter()) {
         let words = &flat.emitter_data[f.offset as usize..];
         match e {
             AnyEmitter::SpotEmitter(s) => assert_eq!(read_record(words), Some(*s)),
@@ -421,10 +431,10 @@ fn distributions_flatten_to_their_func_and_cdf() {
         )
     };
     let mut envmaps = 0;
-    for (name, scene) in repo_scenes() {
-        let flat = FlatScene::from_scene(&scene).unwrap();
-        assert_eq!(flat.dist2d.len(), scene.dists2d.len(), "{name}");
-        for (f, d) in flat.dist2d.iter().zip(scene.dists2d.iter()) {
+    for (name, setup) in repo_scenes() {
+        let flat = FlatScene::from_scene(&setup).unwrap();
+        assert_eq!(flat.dist2d.len(), setup.scene.dists2d.len(), "{name}");
+        for (f, d) in flat.dist2d.iter().zip(setup.scene.dists2d.iter()) {
             assert_eq!(f.h as usize, d.rows.len());
             for (r, row) in d.rows.iter().enumerate() {
                 assert_eq!(
@@ -441,8 +451,13 @@ fn distributions_flatten_to_their_func_and_cdf() {
         }
         // a shapegroup's meshes (the records after the scene's own) emit nothing: no
         // distribution
-        let own = scene.geom.shape_count();
-        for (i, (s, d)) in flat.shapes.iter().zip(&scene.geom.area_dists).enumerate() {
+        let own = setup.scene.geom.shape_count();
+        for (i, (s, d)) in flat
+            .shapes
+            .iter()
+            .zip(&setup.scene.geom.area_dists)
+            .enumerate()
+        {
             if s.kind == SHAPE_MESH && i < own {
                 assert_eq!(
                     dist(&flat, s.area_dist),

@@ -7,14 +7,14 @@ use crate::render::RenderOptions;
 use crate::io::Image;
 use crate::math::Vec2;
 use crate::desc::xml;
-use crate::scene::build_scene;
+use crate::scene::{build_scene, RenderSetup};
 
-fn scene(body: &str) -> Result<Scene> {
+fn scene(body: &str) -> Result<RenderSetup> {
     let d = xml::load_string(&format!("<scene version=\"3.0.0\">{body}</scene>"), &[])?;
     build_scene(&d)
 }
 
-fn aov_of(integrator: &str) -> Result<Scene> {
+fn aov_of(integrator: &str) -> Result<RenderSetup> {
     scene(&format!("<shape type=\"sphere\"/>{integrator}"))
 }
 
@@ -168,10 +168,10 @@ fn missing_or_empty_outputs_duplicates_and_nesting_are_errors() {
 const ALL: &str =
     "a:albedo,d:depth,p:position,u:uv,g:geo_normal,s:sh_normal,pi:prim_index,si:shape_index";
 
-fn eval_at(s: &Scene, o: Vec3, d: Vec3) -> Vec<f32> {
+fn eval_at(s: &RenderSetup, o: Vec3, d: Vec3) -> Vec<f32> {
     let aov = s.aov.as_deref().unwrap();
     let mut out = vec![f32::NAN; aov.channel_count()];
-    aov.eval(s, &Ray::new(o, d.normalize()), &mut out);
+    aov.eval(&s.scene, &Ray::new(o, d.normalize()), &mut out);
     out
 }
 
@@ -239,11 +239,11 @@ fn prim_index_counts_triangles_within_the_mesh_that_was_hit() {
         assert_eq!(shape, 2.0, "the second cube");
         assert!(prim.fract() == 0.0 && (0.0..12.0).contains(&prim), "{prim}");
         // the triangle of that index (in the second mesh) contains the hit point
-        let AnyShape::Mesh(m) = s.geom.shapes[1].geom else {
+        let AnyShape::Mesh(m) = s.scene.geom.shapes[1].geom else {
             panic!("a cube is a mesh")
         };
-        let tri = s.geom.mesh.tris[(m.first_tri + prim as u32) as usize];
-        let [a, b, c] = tri.map(|i| s.geom.mesh.positions[i as usize]);
+        let tri = s.scene.geom.mesh.tris[(m.first_tri + prim as u32) as usize];
+        let [a, b, c] = tri.map(|i| s.scene.geom.mesh.positions[i as usize]);
         let p = Vec3::new(v[4], v[5], v[6]);
         let n = (b - a).cross(c - a);
         let area = n.length();
@@ -299,7 +299,7 @@ fn albedo_is_the_diffuse_reflectance_of_the_side_seen() {
 }
 
 /// A rectangle at z = 0 (shape 1) seen from z = 4 by a `w x h` film, box filter.
-fn plane_scene(integrator: &str, w: u32, h: u32) -> Scene {
+fn plane_scene(integrator: &str, w: u32, h: u32) -> RenderSetup {
     scene(&format!(
         r#"<shape type="rectangle"><transform name="to_world"><scale x="1.5" y="1"/></transform>
              <bsdf type="diffuse"><rgb name="reflectance" value="0.3, 0.5, 0.7"/></bsdf></shape>
@@ -313,7 +313,7 @@ fn plane_scene(integrator: &str, w: u32, h: u32) -> Scene {
     .unwrap()
 }
 
-fn render_img(s: &Scene, spp: u32, seed: u64) -> Image {
+fn render_img(s: &RenderSetup, spp: u32, seed: u64) -> Image {
     render(
         s,
         &RenderOptions {
@@ -326,7 +326,7 @@ fn render_img(s: &Scene, spp: u32, seed: u64) -> Image {
 
 /// The range of `f` over the camera rays through pixel (x, y): its corners and the point
 /// of the pixel nearest the image centre (where the ray is closest to the axis).
-fn range_over_pixel(s: &Scene, x: u32, y: u32, f: impl Fn(&Ray) -> f32) -> (f32, f32) {
+fn range_over_pixel(s: &RenderSetup, x: u32, y: u32, f: impl Fn(&Ray) -> f32) -> (f32, f32) {
     let film = &s.sensor.film;
     let (cx, cy) = (film.width as f32 / 2.0, film.height as f32 / 2.0);
     let (x0, y0) = (x as f32, y as f32);

@@ -61,6 +61,7 @@ use crate::samplers::SampleRng;
 use crate::desc::ObjectDesc;
 use crate::desc::props::Props;
 use crate::scene::Scene;
+use crate::sensors::Sensor;
 
 /// Builds a `ptracer` integrator object.
 pub fn build(obj: &ObjectDesc) -> Result<super::Built> {
@@ -120,23 +121,24 @@ impl Ptracer {
         })
     }
 
-    /// Refuses what the particle tracer does not support in `scene`, naming it (`loc`:
+    /// Refuses what the particle tracer does not support: a `sensor` that cannot be
+    /// connected to, or nesting in an `aov` integrator (`in_aov`), naming it (`loc`:
     /// where the integrator was declared, when known).
-    pub fn check_scene(scene: &Scene, loc: Option<&Loc>) -> Result<()> {
+    pub fn check_setup(sensor: &Sensor, in_aov: bool, loc: Option<&Loc>) -> Result<()> {
         let fail = |msg: String| {
             Err(match loc {
                 Some(l) => Error::parse(l, msg),
                 None => Error::Render(msg),
             })
         };
-        if !scene.sensor.camera.can_connect() {
+        if !sensor.camera.can_connect() {
             return fail(
                 "the \"ptracer\" integrator needs a \"perspective\" sensor (light paths are \
                  connected to a pinhole); use the \"path\" integrator with this sensor"
                     .into(),
             );
         }
-        if scene.aov.is_some() {
+        if in_aov {
             return fail("the \"ptracer\" integrator cannot be nested in \"aov\"".into());
         }
         Ok(())
@@ -147,6 +149,7 @@ impl Ptracer {
     fn sample(
         &self,
         scene: &Scene,
+        sensor: &Sensor,
         rng: &mut SampleRng,
         block: &mut Block,
         table: &FilterTable,
@@ -157,8 +160,8 @@ impl Ptracer {
             return;
         }
         let ctx = scene.emitter_ctx();
-        let cam = &scene.sensor.camera;
-        let film = &scene.sensor.film;
+        let cam = &sensor.camera;
+        let film = &sensor.film;
         let pick = |u: f32| ((u * n as f32) as usize).min(n - 1);
 
         // directly visible surface and environment emitters (delta emitters cannot be seen)
@@ -323,19 +326,20 @@ fn splat(block: &mut Block, table: &FilterTable, pos: Vec2, l: Color, alpha: f32
     }
 }
 
-/// Renders `scene` with its `ptracer` integrator `pt` on the CPU: `spp` × (crop pixels)
+/// Renders `scene` through `sensor` with the `ptracer` integrator `pt` on the CPU: `spp` × (crop pixels)
 /// light paths in chunks of [`CHUNK`]; chunk `k` goes to film buffer `k mod B` (`B`
 /// depends on the film size only), whose chunks run in order on one thread, and the
 /// buffers are summed in order: the image depends on the seed, not on the thread count.
 pub fn render(
     scene: &Scene,
+    sensor: &Sensor,
     pt: &Ptracer,
     opts: &RenderOptions,
     progress: &Progress,
 ) -> Result<Image> {
-    Ptracer::check_scene(scene, None)?;
-    let spp = opts.resolve_spp(&scene.sensor.sampler)?;
-    let film = &scene.sensor.film;
+    Ptracer::check_setup(sensor, false, None)?;
+    let spp = opts.resolve_spp(&sensor.sampler)?;
+    let film = &sensor.film;
     crate::films::check_film_size(film, 0)?;
     let [cw, ch] = film.crop_size;
     let (cw, ch) = (cw as i32, ch as i32);
@@ -354,7 +358,7 @@ pub fn render(
     let scale = 1.0 / spp as f64;
     let seed = opts.seed;
     // light path i is sample i / pixels of stream i % pixels
-    let sampler = scene.sensor.sampler.flat(spp);
+    let sampler = sensor.sampler.flat(spp);
     let run_buffer = |b: u64| -> Result<Block> {
         let mut block = Block::try_new(0, 0, cw, ch, 0)?;
         let mut k = b;
@@ -365,7 +369,7 @@ pub fn render(
             let end = ((k + 1) * CHUNK).min(total);
             for i in k * CHUNK..end {
                 let mut rng = SampleRng::new(&sampler, seed, i % pixels, i / pixels);
-                pt.sample(scene, &mut rng, &mut block, &table, scale as f32);
+                pt.sample(scene, sensor, &mut rng, &mut block, &table, scale as f32);
             }
             progress.add(end - k * CHUNK);
             k += buffers;

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::Scene;
+use super::{RenderSetup, Scene};
 use crate::accel::Bvh;
 use crate::bsdfs::{self, AnyBsdf, Diffuse};
 use crate::desc::cache::LoadCache;
@@ -930,14 +930,14 @@ impl ShapeContext for BuildCtx {
     }
 }
 
-/// Builds the render-ready scene from a description.
-pub fn build_scene(desc: &SceneDesc) -> Result<Scene> {
+/// Builds the render-ready scene, with its sensor and integrator, from a description.
+pub fn build_scene(desc: &SceneDesc) -> Result<RenderSetup> {
     let cache = LoadCache::with_search_paths(desc.search_paths.clone());
     Ok(build_logged(desc, cache)?.0)
 }
 
 /// What a build produced besides the scene: the log and the declared parameters.
-pub(crate) type Built = (Scene, BuildLog, ParamTable);
+pub(crate) type Built = (RenderSetup, BuildLog, ParamTable);
 
 /// Builds the scene, reading files through `cache`, and returns what updates need.
 pub(crate) fn build_logged(desc: &SceneDesc, cache: LoadCache) -> Result<Built> {
@@ -1013,19 +1013,20 @@ pub(crate) fn build_logged(desc: &SceneDesc, cache: LoadCache) -> Result<Built> 
         None => (integrators::AnyIntegrator::default(), None),
     };
     let (log, params) = ctx.take_log();
-    let scene = finish(ctx, sensor, integrator)?;
-    if let integrators::AnyIntegrator::Ptracer(_) = scene.integrator {
+    let setup = finish(ctx, sensor, integrator)?;
+    if let integrators::AnyIntegrator::Ptracer(_) = setup.integrator {
         // what light tracing cannot render is an error at the <integrator>, not at render
-        integrators::Ptracer::check_scene(&scene, integrator_obj.as_ref().map(|o| &o.loc))?;
+        let loc = integrator_obj.as_ref().map(|o| &o.loc);
+        integrators::Ptracer::check_setup(&setup.sensor, setup.aov.is_some(), loc)?;
     }
-    Ok((scene, log, params))
+    Ok((setup, log, params))
 }
 
 fn finish(
     mut ctx: BuildCtx,
     sensor: Sensor,
     (integrator, aov): (integrators::AnyIntegrator, Option<integrators::Aov>),
-) -> Result<Scene> {
+) -> Result<RenderSetup> {
     ctx.geom.seal_groups();
     ctx.textures.attributes.resolve(&ctx.geom)?;
     // texture coordinates are read by textures and the aov integrator's outputs only
@@ -1033,18 +1034,20 @@ fn finish(
     ctx.geom
         .set_uv_unread(!ctx.textures.reads_uv() && aov.is_none());
     let bvh = Bvh::build(&ctx.geom);
-    let mut scene = Scene::assemble(
+    let scene = Scene::assemble(
         ctx.geom,
         bvh,
         ctx.bsdfs,
         ctx.textures,
         ctx.emitters,
         ctx.dists2d,
+    );
+    Ok(RenderSetup {
+        scene,
         sensor,
         integrator,
-    );
-    scene.aov = aov.map(Arc::new);
-    Ok(scene)
+        aov: aov.map(Arc::new),
+    })
 }
 
 /// Whether a BVH built over `a` is valid for `b`: the same primitives, the same
@@ -1072,7 +1075,7 @@ mod tests {
     use super::*;
     use crate::desc::xml::load_string;
 
-    fn scene(reflectance: &str, x: &str) -> Scene {
+    fn setup(reflectance: &str, x: &str) -> RenderSetup {
         let xml = format!(
             r#"<scene version="3.0.0"><emitter type="constant"/>
                <shape type="sphere"><point name="center" x="{x}" y="0" z="0"/>
@@ -1084,13 +1087,13 @@ mod tests {
 
     #[test]
     fn bvh_input_is_the_same_exactly_when_the_geometry_is() {
-        let a = scene("0.5", "3");
+        let a = setup("0.5", "3");
         assert!(
-            same_bvh_input(&a.geom, &scene("0.9", "3").geom),
+            same_bvh_input(&a.scene.geom, &setup("0.9", "3").scene.geom),
             "a material change keeps the BVH"
         );
         assert!(
-            !same_bvh_input(&a.geom, &scene("0.5", "4").geom),
+            !same_bvh_input(&a.scene.geom, &setup("0.5", "4").scene.geom),
             "a moved shape needs a new BVH"
         );
     }
@@ -1108,7 +1111,10 @@ mod tests {
             );
             let s = build_scene(&load_string(&xml, &[]).unwrap()).unwrap();
             let ray = crate::math::Ray::new(Vec3::new(0.0, 0.0, 3.0), Vec3::new(0.0, 0.0, -1.0));
-            (s.geom.uv_unread, s.intersect(&ray).expect("a hit").uv)
+            (
+                s.scene.geom.uv_unread,
+                s.scene.intersect(&ray).expect("a hit").uv,
+            )
         };
         let (unread, uv) = uv_of("");
         assert!(unread && uv == crate::math::Vec2::ZERO, "{unread} {uv}");
@@ -1141,7 +1147,7 @@ mod tests {
             <shape type="sphere"><ref id="red"/></shape>
             <shape type="rectangle"><bsdf type="twosided"><ref id="red"/></bsdf></shape></scene>"#;
         let desc = load_string(xml, &[]).unwrap();
-        let (scene, log, params) = build_logged(&desc, LoadCache::default()).unwrap();
+        let (setup, log, params) = build_logged(&desc, LoadCache::default()).unwrap();
         let by_key = |k: &str| {
             log.objects
                 .iter()
@@ -1163,7 +1169,7 @@ mod tests {
         assert_eq!(log.objects[checks].dependents, [red]);
         assert!(log.objects[red].dependents.contains(&twosided));
         assert!(matches!(
-            scene.bsdfs[log.objects[twosided].handle as usize],
+            setup.scene.bsdfs[log.objects[twosided].handle as usize],
             AnyBsdf::TwoSided(_)
         ));
         let keys: Vec<&str> = params.decls().iter().map(|d| d.key.as_str()).collect();

@@ -27,7 +27,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
 use super::builder::{build_logged, same_bvh_input, Alloc, BuildCtx, BuildLog};
-use super::Scene;
+use super::{RenderSetup, Scene};
 use crate::accel::Bvh;
 use crate::desc::cache::LoadCache;
 use crate::desc::keys;
@@ -91,7 +91,7 @@ impl Changes {
 #[derive(Clone, Debug)]
 pub struct LoadedScene {
     desc: SceneDesc,
-    scene: Arc<Scene>,
+    setup: Arc<RenderSetup>,
     log: Arc<BuildLog>,
     params: Arc<ParamTable>,
     cache: LoadCache,
@@ -105,10 +105,10 @@ impl LoadedScene {
     /// Builds `desc`.
     pub fn new(desc: SceneDesc) -> Result<LoadedScene> {
         let cache = LoadCache::with_search_paths(desc.search_paths.clone());
-        let (scene, log, params) = build_logged(&desc, cache.clone())?;
+        let (setup, log, params) = build_logged(&desc, cache.clone())?;
         Ok(LoadedScene {
             desc,
-            scene: Arc::new(scene),
+            setup: Arc::new(setup),
             log: Arc::new(log),
             params: Arc::new(params),
             cache,
@@ -122,10 +122,10 @@ impl LoadedScene {
         &self.desc
     }
 
-    /// The render-ready scene. Its device-only images (see [`Self::device_images`])
-    /// are stale on the host.
-    pub fn scene(&self) -> &Arc<Scene> {
-        &self.scene
+    /// The render-ready scene with its sensor and integrator. Its device-only images
+    /// (see [`Self::device_images`]) are stale on the host.
+    pub fn setup(&self) -> &Arc<RenderSetup> {
+        &self.setup
     }
 
     /// The declared parameters with their current values.
@@ -169,11 +169,11 @@ impl LoadedScene {
                 continue;
             };
             let host = host_tensor(&t)?;
-            let mut textures = (*self.scene.textures).clone();
+            let mut textures = (*self.setup.scene.textures).clone();
             textures.images[image as usize] = host;
-            let mut scene = Scene::clone(&self.scene);
-            scene.textures = Arc::new(textures);
-            self.scene = Arc::new(scene);
+            let mut setup = RenderSetup::clone(&self.setup);
+            setup.scene.textures = Arc::new(textures);
+            self.setup = Arc::new(setup);
             self.device_images.remove(&image);
         }
         Ok(())
@@ -194,7 +194,7 @@ impl LoadedScene {
             return Ok(Changes::default());
         }
         let plan = self.plan(staged)?;
-        let mut ctx = BuildCtx::for_replay(&plan.desc.root, self.cache.clone(), &self.scene)?;
+        let mut ctx = BuildCtx::for_replay(&plan.desc.root, self.cache.clone(), &self.setup.scene)?;
         for &r in &plan.replay {
             let rec = &self.log.objects[r];
             let obj = keys::find(&plan.desc.root, &rec.path).ok_or_else(|| {
@@ -207,22 +207,22 @@ impl LoadedScene {
                 .map_err(|e| self.refused(staged, r, e))?;
         }
         // device-only images: the host slot keeps its old (stale) values
-        let mut scene = Scene::clone(&self.scene);
+        let mut setup = RenderSetup::clone(&self.setup);
         let mut changes = Changes::default();
-        self.collect_records(&mut ctx, &mut scene, &mut changes);
+        self.collect_records(&mut ctx, &mut setup.scene, &mut changes);
         if plan.geometry {
-            self.rebuild_geometry(&plan.desc.root, &mut scene)
+            self.rebuild_geometry(&plan.desc.root, &mut setup.scene)
                 .map_err(|e| self.refused_kind(staged, Category::Shape, e))?;
             changes.geometry = true;
         } else if !plan.moved.is_empty() {
             let refit = self
-                .move_meshes(&plan.desc.root, &mut scene, &plan.moved)
+                .move_meshes(&plan.desc.root, &mut setup.scene, &plan.moved)
                 .map_err(|e| self.refused_kind(staged, Category::Shape, e))?;
             changes.refit = refit;
             changes.geometry = !refit;
         }
         if plan.sensor {
-            scene.sensor = self
+            setup.sensor = self
                 .rebuild_sensor(&plan.desc.root)
                 .map_err(|e| self.refused_kind(staged, Category::Sensor, e))?;
             changes.sensor = true;
@@ -241,7 +241,7 @@ impl LoadedScene {
             self.commit_linked(&mut params, *i);
         }
         if changes.geometry || changes.refit {
-            self.sync_positions(&mut params, &scene);
+            self.sync_positions(&mut params, &setup.scene);
         }
         for c in &changes.images {
             match c.data {
@@ -250,7 +250,7 @@ impl LoadedScene {
             };
         }
         self.desc = plan.desc;
-        self.scene = Arc::new(scene);
+        self.setup = Arc::new(setup);
         self.params = Arc::new(params);
         self.version += 1;
         Ok(changes)
@@ -260,7 +260,7 @@ impl LoadedScene {
     /// changed.
     fn collect_records(&self, ctx: &mut BuildCtx, scene: &mut Scene, changes: &mut Changes) {
         let written: Vec<Alloc> = ctx.written().to_vec();
-        let old = &self.scene;
+        let old = &self.setup.scene;
         for a in &written {
             match *a {
                 Alloc::Texture(h)
@@ -464,7 +464,7 @@ impl LoadedScene {
     /// emitter, then the BVH unless the primitives' bounds are unchanged.
     fn rebuild_geometry(&self, root: &Arc<ObjectDesc>, scene: &mut Scene) -> Result<()> {
         let ctx = BuildCtx::with_cache(root, self.cache.clone())?;
-        let old = &self.scene.geom;
+        let old = &self.setup.scene.geom;
         // shape groups are not editable: the instances place the groups already built
         let mut geom = Geometry {
             groups: old.groups.clone(),
@@ -506,7 +506,7 @@ impl LoadedScene {
         moved: &[u32],
     ) -> Result<bool> {
         let ctx = BuildCtx::with_cache(root, self.cache.clone())?;
-        let mut geom = Geometry::clone(&self.scene.geom);
+        let mut geom = Geometry::clone(&self.setup.scene.geom);
         for &h in moved {
             let rec = self
                 .log
@@ -524,7 +524,7 @@ impl LoadedScene {
                 return Ok(false);
             }
         }
-        scene.bvh = Arc::new(self.scene.bvh.refit(&geom)?);
+        scene.bvh = Arc::new(self.setup.scene.bvh.refit(&geom)?);
         scene.bsphere = geom.bounds().bounding_sphere();
         scene.geom = Arc::new(geom);
         Ok(true)

@@ -1,18 +1,19 @@
-//! The built, render-ready [`Scene`], the builder that makes it from a
+//! The built [`Scene`] (shapes, BVH, materials, textures and emitters: what an
+//! integrator sees), the [`RenderSetup`] that renders it (the scene with its sensor and
+//! integrator), the builder that makes both from a
 //! [`SceneDesc`](crate::desc::SceneDesc), and the loaded scene that keeps its
 //! description and applies parameter updates.
 
 pub mod builder;
 pub mod loaded;
+pub mod setup;
 
 use std::sync::Arc;
 
 use crate::accel::Bvh;
 use crate::bsdfs::{AnyBsdf, BsdfCtx};
 use crate::emitters::{AnyEmitter, EmitterCtx};
-use crate::integrators::{AnyIntegrator, Aov};
 use crate::math::{Distribution2D, Frame, Ray, Vec3};
-use crate::sensors::Sensor;
 use crate::shapes::{Geometry, Hit};
 use crate::textures::SurfacePoint;
 use crate::textures::TextureStore;
@@ -21,8 +22,11 @@ pub use builder::build_scene;
 #[cfg(test)]
 pub(crate) use builder::with_test_context;
 pub use loaded::LoadedScene;
+pub use setup::RenderSetup;
 
-/// A render-ready scene: plain-data plugin records indexed by `u32` handles.
+/// A built scene: plain-data plugin records indexed by `u32` handles. It holds what
+/// the integrators trace; the sensor and the integrator that render it stand beside it
+/// in a [`RenderSetup`] (as pbrt-v4's integrator holds camera, sampler and aggregate).
 ///
 /// Each part is shared (`Arc`): a render holds a clone of the scene, and a parameter
 /// update makes a new scene that shares every part it did not change, so an update
@@ -43,12 +47,6 @@ pub struct Scene {
     pub env_emitters: Vec<u32>,
     /// Environment-map sampling distributions.
     pub dists2d: Arc<Vec<Distribution2D>>,
-    /// The camera with its film, filter and sampler.
-    pub sensor: Sensor,
-    /// The integrator (for `aov`, the nested one, which renders the base channels).
-    pub integrator: AnyIntegrator,
-    /// The outputs of an `aov` integrator: extra film channels.
-    pub aov: Option<Arc<Aov>>,
     /// Bounding sphere of the geometry (centre, radius).
     pub bsphere: (Vec3, f32),
 }
@@ -63,8 +61,6 @@ impl Scene {
         textures: TextureStore,
         emitters: Vec<AnyEmitter>,
         dists2d: Vec<Distribution2D>,
-        sensor: Sensor,
-        integrator: AnyIntegrator,
     ) -> Scene {
         let bsphere = geom.bounds().bounding_sphere();
         let env_emitters = environment_emitters(&emitters);
@@ -76,33 +72,7 @@ impl Scene {
             emitters: Arc::new(emitters),
             env_emitters,
             dists2d: Arc::new(dists2d),
-            sensor,
-            integrator,
-            aov: None,
             bsphere,
-        }
-    }
-
-    /// Names of the film's channels after a render (Mitsuba's order): `R, G, B` (and `A`
-    /// with an `rgba` film), then those of an `aov` integrator.
-    pub fn film_channel_names(&self) -> Vec<String> {
-        let alpha = self.sensor.film.alpha;
-        match &self.aov {
-            Some(a) => a.film_names(alpha),
-            None => ["R", "G", "B", "A"][..self.sensor.film.channels()]
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
-        }
-    }
-
-    /// The film channels that a render returns, as indices into
-    /// [`Self::film_channel_names`]: all of them, except with an `aov` integrator (see
-    /// [`Aov::output_channels`]).
-    pub fn output_channels(&self) -> Vec<usize> {
-        match &self.aov {
-            Some(a) => a.output_channels(self.sensor.film.alpha),
-            None => (0..self.sensor.film.channels()).collect(),
         }
     }
 

@@ -251,9 +251,9 @@ impl Instance {
 mod tests {
     use crate::desc::xml::load_string;
     use crate::math::{Pcg32, Ray, Vec3};
-    use crate::scene::{build_scene, Scene};
+    use crate::scene::{build_scene, RenderSetup};
 
-    fn scene(body: &str) -> crate::error::Result<Scene> {
+    fn scene(body: &str) -> crate::error::Result<RenderSetup> {
         let xml = format!(r#"<scene version="3.0.0">{body}</scene>"#);
         build_scene(&load_string(&xml, &[])?)
     }
@@ -278,12 +278,12 @@ mod tests {
         r#"<rotate y="1" angle="-45"/><rotate x="1" angle="-25"/><scale value="1.3"/><translate z="-2"/>"#,
     ];
 
-    fn instanced() -> Scene {
+    fn instanced() -> RenderSetup {
         instanced_with("")
     }
 
     /// [`instanced`] with `extra` objects before the shapes.
-    fn instanced_with(extra: &str) -> Scene {
+    fn instanced_with(extra: &str) -> RenderSetup {
         let mut body = format!(
             r#"{extra}<shape type="shapegroup" id="g">{}</shape>"#,
             members("")
@@ -311,12 +311,25 @@ mod tests {
         let a = instanced_with(extra);
         let b = scene(&(extra.to_string() + &PLACEMENTS.map(members).concat())).unwrap();
         let unread = extra.is_empty();
-        assert_eq!((a.geom.uv_unread, b.geom.uv_unread), (unread, unread));
-        assert_eq!(a.geom.groups[0].geom.uv_unread, unread, "the group's flag");
-        assert_eq!(a.geom.groups.len(), 1, "one group, shared");
-        assert_eq!(a.geom.prims.len(), 2, "one scene primitive per instance");
-        assert_eq!(a.geom.group_base, vec![2]);
-        assert_eq!((a.geom.shape_count(), a.geom.shapes.len()), (2, 5));
+        assert_eq!(
+            (a.scene.geom.uv_unread, b.scene.geom.uv_unread),
+            (unread, unread)
+        );
+        assert_eq!(
+            a.scene.geom.groups[0].geom.uv_unread, unread,
+            "the group's flag"
+        );
+        assert_eq!(a.scene.geom.groups.len(), 1, "one group, shared");
+        assert_eq!(
+            a.scene.geom.prims.len(),
+            2,
+            "one scene primitive per instance"
+        );
+        assert_eq!(a.scene.geom.group_base, vec![2]);
+        assert_eq!(
+            (a.scene.geom.shape_count(), a.scene.geom.shapes.len()),
+            (2, 5)
+        );
         let mut rng = Pcg32::new(8, 2);
         let mut hits = 0;
         let mut uv_seen = false;
@@ -332,7 +345,7 @@ mod tests {
                 rng.next_f32() - 0.5,
             ) * 4.0;
             let ray = Ray::new(o, (target - o).normalize());
-            match (a.intersect(&ray), b.intersect(&ray)) {
+            match (a.scene.intersect(&ray), b.scene.intersect(&ray)) {
                 (None, None) => {}
                 (Some(x), Some(y)) => {
                     hits += 1;
@@ -354,21 +367,21 @@ mod tests {
                     // the same member (three per placement directly; the group's
                     // records follow the two instances), with that member's material
                     assert_eq!(x.shape - 2, y.shape % 3);
-                    let member = a.geom.groups[0].geom.shapes[x.shape as usize - 2];
-                    assert_eq!(a.geom.shapes[x.shape as usize].bsdf, member.bsdf);
+                    let member = a.scene.geom.groups[0].geom.shapes[x.shape as usize - 2];
+                    assert_eq!(a.scene.geom.shapes[x.shape as usize].bsdf, member.bsdf);
                     let mut shadow = ray;
                     shadow.tmax = y.t * 1.001;
-                    assert!(a.occluded(&shadow));
+                    assert!(a.scene.occluded(&shadow));
                     shadow.tmax = y.t * 0.999;
-                    assert_eq!(a.occluded(&shadow), b.occluded(&shadow));
+                    assert_eq!(a.scene.occluded(&shadow), b.scene.occluded(&shadow));
                 }
                 (x, y) => panic!("{ray:?}: instanced {x:?} vs direct {y:?}"),
             }
         }
         assert!(hits > 800, "{hits} hits");
         assert_eq!(uv_seen, !unread, "sphere uv {uv_seen}, unread {unread}");
-        let (ca, ra) = a.bsphere;
-        let (cb, rb) = b.bsphere;
+        let (ca, ra) = a.scene.bsphere;
+        let (cb, rb) = b.scene.bsphere;
         assert!(ra >= rb * 0.999 && (ca - cb).length() < ra, "{ra} vs {rb}");
     }
 
@@ -433,12 +446,14 @@ mod tests {
                <transform name="to_world"><translate x="5"/></transform></shape>"#,
         )
         .unwrap();
-        assert_eq!(s.geom.groups.len(), 2);
+        assert_eq!(s.scene.geom.groups.len(), 2);
         let h = s
+            .scene
             .intersect(&Ray::new(Vec3::new(5.0, 0.0, 10.0), -Vec3::Z))
             .unwrap();
         assert!((h.t - 9.0).abs() < 1e-5 && (h.n - Vec3::Z).length() < 1e-5);
         assert!(s
+            .scene
             .intersect(&Ray::new(Vec3::new(0.0, 0.0, 10.0), -Vec3::Z))
             .is_none());
     }

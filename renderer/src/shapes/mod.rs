@@ -664,24 +664,27 @@ mod tests {
             props: root,
             loc: Loc::new("test.xml", 1, 1),
         });
-        let scene = crate::scene::build_scene(&SceneDesc::new(root)).unwrap();
-        let h = scene
+        let setup = crate::scene::build_scene(&SceneDesc::new(root)).unwrap();
+        let h = setup
+            .scene
             .intersect(&Ray::new(Vec3::new(3.0, 0.0, 10.0), -Vec3::Z))
             .unwrap();
         assert!((h.t - 9.0).abs() < 1e-5 && h.shape == 0);
-        let h = scene
+        let h = setup
+            .scene
             .intersect(&Ray::new(Vec3::new(0.2, 0.1, 10.0), -Vec3::Z))
             .unwrap();
         assert!((h.t - 14.0).abs() < 1e-5 && h.shape == 1 && (h.ng - Vec3::Z).length() < 1e-6);
-        assert!(scene
+        assert!(setup
+            .scene
             .intersect(&Ray::new(Vec3::new(1.5, 0.0, 10.0), -Vec3::Z))
             .is_none());
         let mut r = Ray::new(Vec3::new(0.2, 0.1, 10.0), -Vec3::Z);
         r.tmax = 13.9;
-        assert!(!scene.occluded(&r));
+        assert!(!setup.scene.occluded(&r));
         r.tmax = 14.1;
-        assert!(scene.occluded(&r));
-        let (c, radius) = scene.bsphere;
+        assert!(setup.scene.occluded(&r));
+        let (c, radius) = setup.scene.bsphere;
         assert!(radius > 4.0 && c.is_finite());
     }
 }

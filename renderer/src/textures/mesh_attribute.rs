@@ -321,7 +321,7 @@ mod tests {
     use crate::desc::xml;
     use crate::integrators::shading_frame;
     use crate::math::{Ray, Vec2};
-    use crate::scene::{build_scene, Scene};
+    use crate::scene::{build_scene, RenderSetup};
 
     /// A PLY of the unit quad (two triangles) with a vertex colour and weight and a face
     /// weight, in a file of its own (the tests run in parallel).
@@ -346,7 +346,7 @@ mod tests {
 
     /// The quad twice: once as the PLY with the attributes, once as a `rectangle`
     /// without them.
-    fn scene(textures: &str) -> crate::error::Result<Scene> {
+    fn scene(textures: &str) -> crate::error::Result<RenderSetup> {
         let src = format!(
             r#"<scene version="3.0.0">{textures}
             <shape type="rectangle"><transform name="to_world"><translate value="5, 0, 0"/></transform>
@@ -359,17 +359,21 @@ mod tests {
     }
 
     /// The texture's colour and float values where a ray down the z axis hits (x, y).
-    fn at(s: &Scene, x: f32, y: f32) -> (Color, f32) {
+    fn at(s: &RenderSetup, x: f32, y: f32) -> (Color, f32) {
         let hit = s
+            .scene
             .intersect(&Ray::new(Vec3::new(x, y, 1.0), -Vec3::Z))
             .expect("hit");
         let sp = SurfacePoint::at_hit(&hit, &shading_frame(&hit));
-        let records = &s.textures.records;
+        let records = &s.scene.textures.records;
         let t = (records
             .iter()
             .position(|r| matches!(r, super::super::AnyTexture::MeshAttribute(_))))
         .expect("a mesh_attribute texture") as u32;
-        (s.textures.eval(t, &sp), s.textures.eval_1(t, &sp))
+        (
+            s.scene.textures.eval(t, &sp),
+            s.scene.textures.eval_1(t, &sp),
+        )
     }
 
     fn texture(name: &str, scale: f32) -> String {
@@ -455,6 +459,6 @@ mod tests {
         let s = scene(&texture("face_weight", 1.0)).unwrap();
         let t = 0;
         let sp = SurfacePoint::at_uv(Vec2::new(0.5, 0.5));
-        assert_eq!(s.textures.eval(t, &sp), Color::ZERO);
+        assert_eq!(s.scene.textures.eval(t, &sp), Color::ZERO);
     }
 }

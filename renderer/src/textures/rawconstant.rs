@@ -116,9 +116,9 @@ mod tests {
             r#"<scene version="3.0.0"><shape type="rectangle"><bsdf type="diffuse">
             <texture type="rawconstant" name="reflectance">{value}</texture></bsdf></shape></scene>"#
         );
-        let scene = build_scene(&xml::load_string(&src, &[])?)?;
-        let last = scene.textures.records.len() as u32 - 1;
-        Ok(scene.textures.eval(
+        let setup = build_scene(&xml::load_string(&src, &[])?)?;
+        let last = setup.scene.textures.records.len() as u32 - 1;
+        Ok(setup.scene.textures.eval(
             last,
             &crate::textures::SurfacePoint::at_uv(Vec2::new(0.3, 0.7)),
         ))

@@ -455,8 +455,8 @@ mod tests {
         use crate::scene::build_scene;
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
         let desc = xml::load_file(&root.join("seed.xml"), &[("res".into(), "8".into())]).unwrap();
-        let scene = build_scene(&desc).unwrap();
-        let st = &scene.textures;
+        let setup = build_scene(&desc).unwrap();
+        let st = &setup.scene.textures;
         let offsets = crate::flat::image_offsets(&st.images).unwrap();
         let (refs, blob) = flatten(st, &offsets);
         assert_eq!(refs.len(), st.records.len());

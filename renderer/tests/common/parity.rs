@@ -6,7 +6,7 @@
 
 use heliograph::desc::xml;
 use heliograph::math::{Pcg32, Vec2, Vec3};
-use heliograph::scene::{build_scene, Scene};
+use heliograph::scene::{build_scene, RenderSetup};
 use heliograph::textures::SurfacePoint;
 
 use super::harness::repo_root;
@@ -169,7 +169,7 @@ pub fn scene_xml() -> String {
 /// The Cornell box (`scenes/cbox.xml`, `res`²) lit by every delta light besides its
 /// area light: point, directional, a textured spot and a textured projector (written to
 /// `dir` as `cbox_lights.xml`), for whole-image comparisons of the backends.
-pub fn cbox_with_delta_lights(dir: &std::path::Path, res: u32) -> Scene {
+pub fn cbox_with_delta_lights(dir: &std::path::Path, res: u32) -> RenderSetup {
     let text = std::fs::read_to_string(repo_root().join("scenes/cbox.xml")).unwrap();
     let tex = repo_root().join("assets/textures/seed_texture.png");
     let lights = format!(
@@ -211,19 +211,19 @@ fn rand3(rng: &mut Pcg32, lo: f32, hi: f32) -> Vec3 {
     )
 }
 
-pub fn queries(scene: &Scene) -> Vec<Query> {
+pub fn queries(scene: &RenderSetup) -> Vec<Query> {
     let mut rng = Pcg32::new(7, 11);
     let mut out = Vec::new();
-    for b in 0..scene.bsdfs.len() {
+    for b in 0..scene.scene.bsdfs.len() {
         for _ in 0..400 {
             let uv = Vec2::new(rng.next_f32() * 2.0 - 0.5, rng.next_f32() * 2.0 - 0.5);
             let wi = rand3(&mut rng, -1.0, 1.0).normalize();
             let wo = rand3(&mut rng, -1.0, 1.0).normalize();
             let (u1, u2) = (rng.next_f32(), Vec2::new(rng.next_f32(), rng.next_f32()));
-            let bsdf = &scene.bsdfs[b];
+            let bsdf = &scene.scene.bsdfs[b];
             let ctx = heliograph::bsdfs::BsdfCtx {
-                bsdfs: &scene.bsdfs,
-                tex: &scene.textures,
+                bsdfs: &scene.scene.bsdfs,
+                tex: &scene.scene.textures,
                 at: SurfacePoint::at_uv(uv),
             };
             let f = bsdf.eval(&ctx, wi, wo);
@@ -255,27 +255,27 @@ pub fn queries(scene: &Scene) -> Vec<Query> {
             });
         }
     }
-    for t in 0..scene.textures.records.len() {
+    for t in 0..scene.scene.textures.records.len() {
         for _ in 0..400 {
             let uv = Vec2::new(rng.next_f32() * 5.0 - 2.0, rng.next_f32() * 5.0 - 2.0);
             let at = SurfacePoint::at_uv(uv);
-            let c = scene.textures.eval(t as u32, &at);
+            let c = scene.scene.textures.eval(t as u32, &at);
             let mut q = [0.0f32; 16];
             q[..4].copy_from_slice(&[1.0, t as f32, uv.x, uv.y]);
             out.push(Query {
                 q,
-                want: vec![c.x, c.y, c.z, scene.textures.eval_1(t as u32, &at)],
+                want: vec![c.x, c.y, c.z, scene.scene.textures.eval_1(t as u32, &at)],
                 what: format!("texture {t} uv {uv}"),
             });
         }
     }
-    let ctx = scene.emitter_ctx();
-    for e in 0..scene.emitters.len() {
+    let ctx = scene.scene.emitter_ctx();
+    for e in 0..scene.scene.emitters.len() {
         for _ in 0..400 {
             let p = rand3(&mut rng, -5.0, 5.0);
             let u = Vec2::new(rng.next_f32(), rng.next_f32());
             let mut want = vec![0.0; 10];
-            if let Some(s) = scene.emitters[e].sample_direction(&ctx, p, u) {
+            if let Some(s) = scene.scene.emitters[e].sample_direction(&ctx, p, u) {
                 want = vec![
                     1.0,
                     s.d.x,
@@ -302,7 +302,7 @@ pub fn queries(scene: &Scene) -> Vec<Query> {
     }
     for _ in 0..200 {
         let d = rand3(&mut rng, -1.0, 1.0).normalize();
-        let (l, pdf) = heliograph::integrators::environment_emission(scene, d);
+        let (l, pdf) = heliograph::integrators::environment_emission(&scene.scene, d);
         let mut q = [0.0f32; 16];
         q[..7].copy_from_slice(&[3.0, 0.0, 0.0, 0.0, d.x, d.y, d.z]);
         assert!(l != heliograph::math::Color::ZERO);

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use heliograph::desc::xml;
 use heliograph::integrators::{AnyIntegrator, Ptracer};
-use heliograph::scene::{build_scene, Scene};
+use heliograph::scene::{build_scene, RenderSetup};
 
 /// The point and spot lights of the CPU tests' scene.
 pub const POINT_LIGHTS: &str = r#"<emitter type="point"><point name="position" x="1.5" y="1.5" z="1.5"/>
@@ -85,7 +85,7 @@ pub fn envmap_sky(dir: &Path) -> String {
 }
 
 /// Builds scene `xml`.
-pub fn build(xml: &str) -> Scene {
+pub fn build(xml: &str) -> RenderSetup {
     build_scene(&xml::load_string(xml, &[]).unwrap()).unwrap()
 }
 
@@ -95,12 +95,12 @@ pub fn build(xml: &str) -> Scene {
 /// with box, gaussian and tent filters, hidden emitters with early Russian roulette, a
 /// crop with alpha, and the Cornell box under point, directional, spot and projector
 /// lights (its files written to `dir`).
-pub fn cases(dir: &Path) -> Vec<(&'static str, Scene, u32)> {
+pub fn cases(dir: &Path) -> Vec<(&'static str, RenderSetup, u32)> {
     let (w, h) = (64, 48);
     let bx = r#"<rfilter type="box"/>"#;
     let sky = envmap_sky(dir);
     let lights = build(&scene_xml(3, POINT_LIGHTS, w, h, bx));
-    let mut scenes: Vec<(&'static str, Scene, u32)> = vec![
+    let mut scenes: Vec<(&'static str, RenderSetup, u32)> = vec![
         ("area, point and spot lights", lights.clone(), 256),
         (
             "sky and sun",

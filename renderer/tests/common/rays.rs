@@ -1,25 +1,25 @@
 //! Ray queries through the parity kernel (`renderer/kernels/parity.cu`, kind 4): closest
 //! hits (t, shape, world-space position, normals, uv, the hit's BSDF) and shadow rays,
 //! shared by the host run (`gpu_plugins_on_host.rs`) and the GPU run (`gpu_render.rs`),
-//! both compared with the CPU backend's Rust traversal (`Scene::intersect` /
-//! `Scene::occluded`) on the instanced scene `scenes/instances.xml`.
+//! both compared with the CPU backend's Rust traversal (`RenderSetup::intersect` /
+//! `RenderSetup::occluded`) on the instanced scene `scenes/instances.xml`.
 #![allow(dead_code)]
 
 use heliograph::desc::xml;
 use heliograph::math::{Pcg32, Ray, Vec3};
-use heliograph::scene::{build_scene, Scene};
+use heliograph::scene::{build_scene, RenderSetup};
 
 use super::harness::repo_root;
 
 /// The instanced scene (`scenes/instances.xml`: four instances of a group of a torus mesh
 /// and a sphere, rotated, scaled, squashed and mirrored, over a floor that is no
 /// instance), at a small film size.
-pub fn instanced_scene() -> Scene {
+pub fn instanced_scene() -> RenderSetup {
     let path = repo_root().join("scenes/instances.xml");
     let desc = xml::load_file(&path, &[("res".into(), "16".into())]).unwrap();
     let scene = build_scene(&desc).unwrap();
     assert!(
-        scene.geom.groups.len() == 1 && scene.geom.shape_count() > 4,
+        scene.scene.geom.groups.len() == 1 && scene.scene.geom.shape_count() > 4,
         "instances.xml: one group and its instances"
     );
     scene
@@ -33,7 +33,7 @@ fn rand3(rng: &mut Pcg32, lo: Vec3, hi: Vec3) -> Vec3 {
 /// its objects, half from inside the objects' region in uniform directions (rays that
 /// start inside instance boxes); each with a shadow distance before or past the CPU's
 /// hit, well away from it (rounding never decides it).
-pub fn ray_queries(scene: &Scene, n: usize, seed: u64) -> Vec<f32> {
+pub fn ray_queries(scene: &RenderSetup, n: usize, seed: u64) -> Vec<f32> {
     let mut rng = Pcg32::new(seed, 17);
     let (lo, hi) = (Vec3::new(-2.6, -0.2, -2.6), Vec3::new(2.6, 2.0, 3.2));
     let mut out = Vec::with_capacity(n * 16);
@@ -54,7 +54,7 @@ pub fn ray_queries(scene: &Scene, n: usize, seed: u64) -> Vec<f32> {
         };
         let s = rng.next_f32();
         let factor = if s < 0.5 { 0.1 + s } else { 1.05 + s };
-        let tmax = match scene.intersect(&Ray::new(o, d)) {
+        let tmax = match scene.scene.intersect(&Ray::new(o, d)) {
             Some(h) => h.t * factor,
             None => 20.0 * factor,
         };
@@ -89,9 +89,9 @@ pub struct RayReport {
 /// Compares the kernel's answers `got` with the CPU's on `queries` ([`ray_queries`]):
 /// t within `tol` relative, the position within `tol` times the scene's size, the normals
 /// within `tol` (1 - cos), uv within `tol` (modulo 1: a sphere's seam).
-pub fn check_rays(scene: &Scene, queries: &[f32], got: &[f32], tol: f32) -> RayReport {
+pub fn check_rays(scene: &RenderSetup, queries: &[f32], got: &[f32], tol: f32) -> RayReport {
     assert_eq!(queries.len(), got.len());
-    let own = scene.geom.shape_count() as u32;
+    let own = scene.scene.geom.shape_count() as u32;
     let mut r = RayReport::default();
     for (i, (q, g)) in queries.chunks(16).zip(got.chunks(16)).enumerate() {
         r.rays += 1;
@@ -99,7 +99,7 @@ pub fn check_rays(scene: &Scene, queries: &[f32], got: &[f32], tol: f32) -> RayR
         let ray = Ray::new(o, d);
         let mut shadow = ray;
         shadow.tmax = q[10];
-        let blocked = scene.occluded(&shadow);
+        let blocked = scene.scene.occluded(&shadow);
         r.blocked += usize::from(blocked);
         if blocked != (g[14] == 1.0) {
             r.differ.push(format!(
@@ -107,7 +107,7 @@ pub fn check_rays(scene: &Scene, queries: &[f32], got: &[f32], tol: f32) -> RayR
                 q[10]
             ));
         }
-        let h = scene.intersect(&ray);
+        let h = scene.scene.intersect(&ray);
         match (h, g[0] == 1.0) {
             (None, false) => continue,
             (Some(h), true) if h.shape == g[2] as u32 => {
@@ -116,7 +116,7 @@ pub fn check_rays(scene: &Scene, queries: &[f32], got: &[f32], tol: f32) -> RayR
                 let v = |k: usize| Vec3::new(g[k], g[k + 1], g[k + 2]);
                 let d = (h.uv - heliograph::math::Vec2::new(g[12], g[13])).abs();
                 let duv = d.min(heliograph::math::Vec2::ONE - d).max_element();
-                let bsdf = scene.geom.shapes[h.shape as usize].bsdf;
+                let bsdf = scene.scene.geom.shapes[h.shape as usize].bsdf;
                 let ok = (h.t - g[1]).abs() <= tol * h.t.max(1.0)
                     && (h.p - v(3)).length() <= tol * 10.0
                     && h.ng.dot(v(6)) >= 1.0 - tol

@@ -15,7 +15,7 @@ use crate::math::{Color, Ray};
 use crate::parallel::on_process_pool;
 use crate::render::{Progress, RenderOptions};
 use crate::samplers::SampleRng;
-use crate::scene::Scene;
+use crate::scene::RenderSetup;
 
 /// Gradient buffers the groups of tiles may hold together.
 const GROUP_BYTES: usize = 256 << 20;
@@ -30,15 +30,15 @@ enum Replayed<'a> {
 }
 
 impl Replayed<'_> {
-    fn of(scene: &Scene) -> Result<Replayed<'_>> {
-        if scene.aov.is_some() {
+    fn of(setup: &RenderSetup) -> Result<Replayed<'_>> {
+        if setup.aov.is_some() {
             return Err(Error::Render(
                 "differentiable rendering renders the `path` and `direct` integrators; this \
                  scene's is `aov`"
                     .into(),
             ));
         }
-        match &scene.integrator {
+        match &setup.integrator {
             AnyIntegrator::Path(p) => Ok(Replayed::Path(p)),
             AnyIntegrator::Direct(d) => Ok(Replayed::Direct(d)),
             other => Err(Error::Render(format!(
@@ -56,37 +56,37 @@ impl Replayed<'_> {
     #[inline(always)]
     fn trace<O: PathObserver>(
         self,
-        scene: &Scene,
+        setup: &RenderSetup,
         ray: &Ray,
         rng: &mut SampleRng,
         obs: &mut O,
     ) -> Color {
         match self {
-            Replayed::Path(p) => p.trace(scene, ray, rng, obs).0,
-            Replayed::Direct(d) => d.trace(scene, ray, rng, obs).0,
+            Replayed::Path(p) => p.trace(&setup.scene, ray, rng, obs).0,
+            Replayed::Direct(d) => d.trace(&setup.scene, ray, rng, obs).0,
         }
     }
 }
 
 /// The gradients of `Σ adjoint · image` with respect to `params`, where `image` is the
-/// render of `scene` with `opts` (its film's `height × width × channels` values, RGB or
+/// render of `setup` with `opts` (its film's `height × width × channels` values, RGB or
 /// RGBA: alpha does not depend on any parameter), one buffer per parameter in the
 /// layout of its value. The render itself is not needed: the backward pass traces its
 /// own samples with `opts.seed`.
 pub fn backward(
-    scene: &Scene,
+    setup: &RenderSetup,
     params: &[DiffParam],
     adjoint: &[f32],
     opts: &RenderOptions,
     progress: &Progress,
 ) -> Result<Vec<Vec<f32>>> {
-    backward_traced(scene, params, adjoint, opts, progress, true)
+    backward_traced(setup, params, adjoint, opts, progress, true)
 }
 
 /// [`backward`]; `may_trace_once`: whether a short `path` may be traced once (tests
 /// compare it with the two traces).
 pub(crate) fn backward_traced(
-    scene: &Scene,
+    setup: &RenderSetup,
     params: &[DiffParam],
     adjoint: &[f32],
     opts: &RenderOptions,
@@ -94,9 +94,9 @@ pub(crate) fn backward_traced(
     may_trace_once: bool,
 ) -> Result<Vec<Vec<f32>>> {
     crate::accel::simd::level()?;
-    let integrator = Replayed::of(scene)?;
-    let spp = opts.resolve_spp(&scene.sensor.sampler)?;
-    let film = &scene.sensor.film;
+    let integrator = Replayed::of(setup)?;
+    let spp = opts.resolve_spp(&setup.sensor.sampler)?;
+    let film = &setup.sensor.film;
     let [cw, ch] = film.crop_size;
     let channels = film.channels();
     let pixels = cw as usize * ch as usize;
@@ -121,14 +121,14 @@ pub(crate) fn backward_traced(
     let table = FilterTable::new(&film.rfilter);
     let streams = Streams {
         seed: opts.seed,
-        sampler: scene.sensor.sampler.flat(spp),
+        sampler: setup.sensor.sampler.flat(spp),
     };
     let tiles = tiles(cw, ch);
     progress.start(2 * pixels as u64 * spp as u64);
 
     // the filter weights each pixel receives (the image is Σ w L / Σ w): a sample's
     // adjoint is Σ over its footprint of adjoint · w / Σ w
-    let sums = on_process_pool(|| weight_sums(scene, &table, streams, &tiles, spp, progress))??;
+    let sums = on_process_pool(|| weight_sums(setup, &table, streams, &tiles, spp, progress))??;
     let scaled: Vec<Color> = sums
         .iter()
         .enumerate()
@@ -161,14 +161,14 @@ pub(crate) fn backward_traced(
             .par_chunks(per_group)
             .map(|group| {
                 let mut grads: Vec<Vec<f32>> = params.iter().map(|p| vec![0.0; p.len()]).collect();
-                let mut probe = Probe::new(&scene.textures, &scene.bsdfs);
+                let mut probe = Probe::new(&setup.scene.textures, &setup.scene.bsdfs);
                 let mut deferred = Vec::new();
                 for &(tx, ty) in group {
                     if progress.is_cancelled() {
                         return Err(Error::Cancelled);
                     }
                     let tile = [tx, ty, TILE.min(cw - tx), TILE.min(ch - ty)];
-                    let n = tile_samples(scene, streams, tile, 0..spp, |pos, ray, rng| {
+                    let n = tile_samples(setup, streams, tile, 0..spp, |pos, ray, rng| {
                         let mut delta = Color::ZERO;
                         footprint(crop, &table, pos, |i, w| delta += scaled[i] * w);
                         if delta == Color::ZERO {
@@ -179,7 +179,7 @@ pub(crate) fn backward_traced(
                         let l = match integrator {
                             Replayed::Path(_) if !once => {
                                 let mut replay = rng.clone();
-                                integrator.trace(scene, ray, &mut replay, &mut Unobserved)
+                                integrator.trace(setup, ray, &mut replay, &mut Unobserved)
                             }
                             _ => Color::ZERO,
                         };
@@ -187,7 +187,7 @@ pub(crate) fn backward_traced(
                             return; // the render drops such a sample
                         }
                         let mut adj = Adjoint {
-                            scene,
+                            scene: &setup.scene,
                             params,
                             probe: &mut probe,
                             grads: &mut grads,
@@ -196,7 +196,7 @@ pub(crate) fn backward_traced(
                             deferred: once.then_some(&mut deferred),
                             envmap_params,
                         };
-                        let l = integrator.trace(scene, ray, rng, &mut adj);
+                        let l = integrator.trace(setup, ray, rng, &mut adj);
                         // a path traced once whose radiance overflowed (the render drops
                         // it) keeps the terms added on the way: a numerical accident
                         if l.is_finite() {
@@ -234,16 +234,16 @@ pub(crate) fn backward_traced(
 /// Each crop pixel's sum of filter weights over the samples `0..spp`: channel 4 of
 /// the render's accumulator, computed the same way (tile blocks merged in order).
 fn weight_sums(
-    scene: &Scene,
+    setup: &RenderSetup,
     table: &FilterTable,
     streams: Streams,
     tiles: &[(i32, i32)],
     spp: u32,
     progress: &Progress,
 ) -> Result<Vec<f32>> {
-    let [cw, ch] = scene.sensor.film.crop_size;
+    let [cw, ch] = setup.sensor.film.crop_size;
     let (cw, ch) = (cw as i32, ch as i32);
-    let border = filter_border(scene);
+    let border = filter_border(setup);
     let blocks = tiles
         .par_iter()
         .map(|&(tx, ty)| {
@@ -252,7 +252,7 @@ fn weight_sums(
             }
             let (tw, th) = (TILE.min(cw - tx), TILE.min(ch - ty));
             let mut b = Block::new(tx - border, ty - border, tw + 2 * border, th + 2 * border);
-            let n = tile_samples(scene, streams, [tx, ty, tw, th], 0..spp, |pos, _, _| {
+            let n = tile_samples(setup, streams, [tx, ty, tw, th], 0..spp, |pos, _, _| {
                 b.splat(table, pos, Color::ZERO, 0.0)
             });
             progress.add(n);

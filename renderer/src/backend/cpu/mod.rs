@@ -27,7 +27,7 @@ use crate::math::{Color, Ray, Vec2};
 use crate::parallel::on_process_pool;
 use crate::render::{Progress, RenderOptions};
 use crate::samplers::{PixelStreams, SampleRng};
-use crate::scene::Scene;
+use crate::scene::RenderSetup;
 
 /// Tile edge length in pixels.
 pub(crate) const TILE: i32 = 16;
@@ -38,24 +38,30 @@ const WAVE_SAMPLES: u64 = 1 << 21;
 const CHUNK_TILES: usize = 4096;
 
 /// Renders `scene` on all cores and blocks until done.
-pub fn render(scene: &Scene, opts: &RenderOptions) -> Result<Image> {
-    render_with_progress(scene, opts, &Progress::default())
+pub fn render(setup: &RenderSetup, opts: &RenderOptions) -> Result<Image> {
+    render_with_progress(setup, opts, &Progress::default())
 }
 
 /// Renders with a caller-owned progress/cancellation handle.
 pub fn render_with_progress(
-    scene: &Scene,
+    setup: &RenderSetup,
     opts: &RenderOptions,
     progress: &Progress,
 ) -> Result<Image> {
     // an invalid HELIOGRAPH_SIMD stops the render here, with the choices
     crate::accel::simd::level()?;
-    if let crate::integrators::AnyIntegrator::Ptracer(pt) = &scene.integrator {
-        return crate::integrators::ptracer::render(scene, pt, opts, progress);
+    if let crate::integrators::AnyIntegrator::Ptracer(pt) = &setup.integrator {
+        return crate::integrators::ptracer::render(
+            &setup.scene,
+            &setup.sensor,
+            pt,
+            opts,
+            progress,
+        );
     }
-    let spp = opts.resolve_spp(&scene.sensor.sampler)?;
-    let film = &scene.sensor.film;
-    films::check_film_size(film, aov_channels(scene))?;
+    let spp = opts.resolve_spp(&setup.sensor.sampler)?;
+    let film = &setup.sensor.film;
+    films::check_film_size(film, aov_channels(setup))?;
     let [cw, ch] = film.crop_size;
     let (cw, ch) = (cw as i32, ch as i32);
     let pixels = cw as u64 * ch as u64;
@@ -63,24 +69,24 @@ pub fn render_with_progress(
     // wave size in samples per pixel
     let per_wave = ((WAVE_SAMPLES / pixels.max(1)).max(1) as u32).min(spp);
     let tiles = tiles(cw, ch);
-    let mut acc = Block::try_new(0, 0, cw, ch, aov_channels(scene))?;
+    let mut acc = Block::try_new(0, 0, cw, ch, aov_channels(setup))?;
     let table = FilterTable::new(&film.rfilter);
     let streams = Streams {
         seed: opts.seed,
-        sampler: scene.sensor.sampler.flat(spp),
+        sampler: setup.sensor.sampler.flat(spp),
     };
     on_process_pool(|| {
         for range in waves(spp, per_wave) {
             // merged in tile order, chunk after chunk: the same sums as all at once
             for chunk in tiles.chunks(CHUNK_TILES) {
-                for b in &render_tiles(scene, &table, streams, chunk, range.clone(), progress)? {
+                for b in &render_tiles(setup, &table, streams, chunk, range.clone(), progress)? {
                     acc.merge(b);
                 }
             }
         }
         Ok(())
     })??;
-    match &scene.aov {
+    match &setup.aov {
         Some(aov) => acc.develop_aov(film.alpha, aov.nested.is_some()),
         None => acc.develop(film.alpha),
     }
@@ -104,21 +110,21 @@ pub(crate) struct Streams {
 
 /// Renders samples `range` of `tiles` in parallel, one block per tile, in order.
 fn render_tiles(
-    scene: &Scene,
+    setup: &RenderSetup,
     table: &FilterTable,
     streams: Streams,
     tiles: &[(i32, i32)],
     range: std::ops::Range<u32>,
     progress: &Progress,
 ) -> Result<Vec<Block>> {
-    let border = filter_border(scene);
+    let border = filter_border(setup);
     tiles
         .par_iter()
         .map(|&(tx, ty)| {
             if progress.is_cancelled() {
                 return Err(Error::Cancelled);
             }
-            let b = render_tile(scene, table, streams, tx, ty, border, range.clone());
+            let b = render_tile(setup, table, streams, tx, ty, border, range.clone());
             progress.add(b.1);
             Ok(b.0)
         })
@@ -141,20 +147,20 @@ fn waves(spp: u32, per_wave: u32) -> impl Iterator<Item = std::ops::Range<u32>> 
 }
 
 /// The extra film channels of `scene`'s `aov` integrator (0 without one).
-fn aov_channels(scene: &Scene) -> usize {
-    scene.aov.as_ref().map_or(0, |a| a.channel_count())
+fn aov_channels(setup: &RenderSetup) -> usize {
+    setup.aov.as_ref().map_or(0, |a| a.channel_count())
 }
 
 /// How far beyond its tile a tile's samples reach through the reconstruction filter,
 /// in pixels: the border of the block that collects them.
-pub(crate) fn filter_border(scene: &Scene) -> i32 {
-    (scene.sensor.film.rfilter.radius() - 0.5).ceil().max(0.0) as i32
+pub(crate) fn filter_border(setup: &RenderSetup) -> i32 {
+    (setup.sensor.film.rfilter.radius() - 0.5).ceil().max(0.0) as i32
 }
 
 /// Renders samples `range` of the pixels of one tile into a block that covers
 /// the tile plus the filter border.
 fn render_tile(
-    scene: &Scene,
+    setup: &RenderSetup,
     table: &FilterTable,
     streams: Streams,
     tx: i32,
@@ -162,28 +168,28 @@ fn render_tile(
     border: i32,
     range: std::ops::Range<u32>,
 ) -> (Block, u64) {
-    let film = &scene.sensor.film;
+    let film = &setup.sensor.film;
     let [cw, ch] = film.crop_size;
     let (tw, th) = (TILE.min(cw as i32 - tx), TILE.min(ch as i32 - ty));
     let (x0, y0, bw, bh) = (tx - border, ty - border, tw + 2 * border, th + 2 * border);
     let tile = [tx, ty, tw, th];
-    let Some(aov) = scene.aov.as_deref() else {
+    let Some(aov) = setup.aov.as_deref() else {
         let mut block = Block::new(x0, y0, bw, bh);
-        let count = tile_samples(scene, streams, tile, range, |pos, ray, rng| {
-            let (l, alpha) = scene.integrator.sample(scene, ray, rng);
+        let count = tile_samples(setup, streams, tile, range, |pos, ray, rng| {
+            let (l, alpha) = setup.integrator.sample(&setup.scene, ray, rng);
             block.splat(table, pos, finite_or_zero(l), alpha);
         });
         return (block, count);
     };
     let mut block = Block::with_extra(x0, y0, bw, bh, aov.channel_count());
     let mut values = vec![0.0; aov.channel_count()];
-    let count = tile_samples(scene, streams, tile, range, |pos, ray, rng| {
+    let count = tile_samples(setup, streams, tile, range, |pos, ray, rng| {
         // the nested integrator first: it draws the same numbers as in a render of its own
         let (l, alpha) = match aov.nested {
-            Some(_) => scene.integrator.sample(scene, ray, rng),
+            Some(_) => setup.integrator.sample(&setup.scene, ray, rng),
             None => (Color::ZERO, 0.0),
         };
-        aov.eval(scene, ray, &mut values);
+        aov.eval(&setup.scene, ray, &mut values);
         for v in values.iter_mut().filter(|v| !v.is_finite()) {
             *v = 0.0;
         }
@@ -209,15 +215,15 @@ fn finite_or_zero(l: Color) -> Color {
 /// the aperture's two, for a camera that samples one).
 /// Returns the number of samples.
 pub(crate) fn tile_samples(
-    scene: &Scene,
+    setup: &RenderSetup,
     streams: Streams,
     [tx, ty, tw, th]: [i32; 4],
     range: std::ops::Range<u32>,
     mut sample: impl FnMut(Vec2, &Ray, &mut SampleRng),
 ) -> u64 {
-    let film = &scene.sensor.film;
+    let film = &setup.sensor.film;
     let [ox, oy] = film.crop_offset;
-    let cam = &scene.sensor.camera;
+    let cam = &setup.sensor.camera;
     let mut count = 0u64;
     for y in ty..ty + th {
         for x in tx..tx + tw {
@@ -385,10 +391,10 @@ impl Drop for RenderJob {
 
 /// Starts rendering in the background and returns at once. Invalid requests
 /// (e.g. spp = 0) fail here, before anything runs.
-pub fn render_async(scene: Arc<Scene>, opts: RenderOptions) -> Result<RenderJob> {
+pub fn render_async(setup: Arc<RenderSetup>, opts: RenderOptions) -> Result<RenderJob> {
     crate::accel::simd::level()?;
-    opts.resolve_spp(&scene.sensor.sampler)?;
-    films::check_film_size(&scene.sensor.film, aov_channels(&scene))?;
+    opts.resolve_spp(&setup.sensor.sampler)?;
+    films::check_film_size(&setup.sensor.film, aov_channels(&setup))?;
     let progress = Arc::new(Progress::default());
     let completion = Arc::new(Completion::default());
     let (p, c) = (progress.clone(), completion.clone());
@@ -396,7 +402,7 @@ pub fn render_async(scene: Arc<Scene>, opts: RenderOptions) -> Result<RenderJob>
         .name("heliograph-render".into())
         .spawn(move || {
             let _done = SetOnDrop(c);
-            render_with_progress(&scene, &opts, &p)
+            render_with_progress(&setup, &opts, &p)
         })
         .map_err(|e| Error::Render(format!("cannot start render thread: {e}")))?;
     Ok(RenderJob {
@@ -427,7 +433,7 @@ mod tests {
         }
     }
 
-    fn film_scene(w: u32, h: u32) -> Arc<Scene> {
+    fn film_scene(w: u32, h: u32) -> Arc<RenderSetup> {
         let xml = format!(
             r#"<scene version="3.0.0"><sensor type="perspective"><film type="hdrfilm">
                <integer name="width" value="{w}"/><integer name="height" value="{h}"/>

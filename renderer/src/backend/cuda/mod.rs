@@ -64,7 +64,7 @@ pub use stub::{
 use crate::error::{Error, Result};
 use crate::integrators::AnyIntegrator;
 use crate::rfilters::AnyFilter;
-use crate::scene::Scene;
+use crate::scene::RenderSetup;
 
 /// Bounce launches of the wavefront `path` integrator (kernels/wavefront.cuh) after its
 /// start kernel, which takes the first step: each launch advances every live path by one
@@ -207,12 +207,12 @@ pub fn compile_options(arch: &str, module: &str) -> Vec<String> {
 /// plugin (`ptracer` with the `perspective` sensor only, as on the CPU); `depth` with a
 /// box filter of radius <= 0.5 only. Not supported: `aov` (its extra film channels
 /// render on the CPU).
-pub fn check_supported(scene: &Scene) -> Result<()> {
-    if let AnyIntegrator::Ptracer(_) = scene.integrator {
+pub fn check_supported(setup: &RenderSetup) -> Result<()> {
+    if let AnyIntegrator::Ptracer(_) = setup.integrator {
         // what the CPU refuses too: another sensor than `perspective`, nesting in `aov`
-        crate::integrators::Ptracer::check_scene(scene, None)?;
+        crate::integrators::Ptracer::check_setup(&setup.sensor, setup.aov.is_some(), None)?;
     }
-    if scene.aov.is_some() {
+    if setup.aov.is_some() {
         return Err(Error::Render(
             "the CUDA backend does not render the \"aov\" integrator; render this scene on \
              the CPU backend: variant \"cpu_rgb\" (or Mitsuba's \"scalar_rgb\" / \
@@ -220,7 +220,7 @@ pub fn check_supported(scene: &Scene) -> Result<()> {
                 .into(),
         ));
     }
-    match (&scene.integrator, scene.sensor.film.rfilter) {
+    match (&setup.integrator, setup.sensor.film.rfilter) {
         (AnyIntegrator::Depth(_), AnyFilter::Box { radius }) if radius <= 0.5 => return Ok(()),
         (AnyIntegrator::Depth(_), _) => {}
         _ => return Ok(()),
@@ -228,7 +228,7 @@ pub fn check_supported(scene: &Scene) -> Result<()> {
     Err(Error::Render(format!(
         "the CUDA backend does not support the \"depth\" integrator with the filter {:?} \
          yet (only a box of radius <= 0.5); use the CPU backend for this scene",
-        scene.sensor.film.rfilter
+        setup.sensor.film.rfilter
     )))
 }
 

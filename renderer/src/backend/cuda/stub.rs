@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::io::Image;
 use crate::render::RenderOptions;
 use crate::scene::loaded::Changes;
-use crate::scene::Scene;
+use crate::scene::RenderSetup;
 use crate::tensor::dlpack::DLDataType;
 
 fn unavailable() -> Error {
@@ -116,7 +116,7 @@ impl CudaBackend {
     }
 
     /// Uploads a scene.
-    pub fn upload_scene(&self, _scene: &Scene, _version: u64) -> Result<DeviceScene> {
+    pub fn upload_scene(&self, _setup: &RenderSetup, _version: u64) -> Result<DeviceScene> {
         match self.never {}
     }
 
@@ -124,7 +124,7 @@ impl CudaBackend {
     pub fn update_scene(
         &self,
         _s: &mut DeviceScene,
-        _scene: &Scene,
+        _setup: &RenderSetup,
         _changes: &Changes,
         _version: u64,
     ) -> Result<()> {
@@ -166,12 +166,12 @@ impl CudaBackend {
     }
 
     /// Renders `scene`.
-    pub fn render(&self, _scene: &Scene, _opts: &RenderOptions) -> Result<Image> {
+    pub fn render(&self, _setup: &RenderSetup, _opts: &RenderOptions) -> Result<Image> {
         match self.never {}
     }
 
     /// Uploads and enqueues a render.
-    pub fn render_async(&self, _scene: &Scene, _opts: &RenderOptions) -> Result<CudaFilm> {
+    pub fn render_async(&self, _setup: &RenderSetup, _opts: &RenderOptions) -> Result<CudaFilm> {
         match self.never {}
     }
 

@@ -509,10 +509,10 @@ fn search_paths_resolve_includes_and_files_latest_first() {
         "{:?}",
         d.search_paths
     );
-    let scene = crate::scene::build_scene(&d).unwrap();
+    let setup = crate::scene::build_scene(&d).unwrap();
     let tris: Vec<usize> = (0..2)
         .map(|s| {
-            let prims = &scene.geom.prims;
+            let prims = &setup.scene.geom.prims;
             prims.iter().filter(|p| p.shape == s).count()
         })
         .collect();

@@ -3,7 +3,7 @@ use crate::backend::cpu;
 use crate::emitters::test_util::{build_one, ectx};
 use crate::math::warp::{square_to_uniform_sphere, UNIFORM_SPHERE_PDF};
 use crate::math::{Pcg32, Transform, PI};
-use crate::scene::build_scene;
+use crate::scene::{build_scene, RenderSetup};
 use crate::desc::props::Value;
 use crate::desc::xml::load_string;
 use crate::sensors::camera::Camera;
@@ -47,11 +47,11 @@ fn scene_with(integrator: &str, max_depth: i32, lights: &str) -> String {
     )
 }
 
-fn build(xml: &str) -> Result<Scene> {
+fn build(xml: &str) -> Result<RenderSetup> {
     build_scene(&load_string(xml, &[])?)
 }
 
-fn render(scene: &Scene, spp: u32, seed: u64) -> Vec<f32> {
+fn render(scene: &RenderSetup, spp: u32, seed: u64) -> Vec<f32> {
     let opts = RenderOptions {
         spp: Some(spp),
         seed,
@@ -61,7 +61,7 @@ fn render(scene: &Scene, spp: u32, seed: u64) -> Vec<f32> {
 
 /// Per 8×8 block and channel of a 32×24 rgb image: the mean over `renders` renders of
 /// the block mean, and the variance of that mean (from the spread between renders).
-fn block_stats(scene: &Scene, spp: u32, renders: u64) -> Vec<(f64, f64)> {
+fn block_stats(scene: &RenderSetup, spp: u32, renders: u64) -> Vec<(f64, f64)> {
     let images: Vec<Vec<f32>> = (0..renders).map(|s| render(scene, spp, 100 + s)).collect();
     let mut out = vec![];
     for by in 0..3 {

@@ -41,11 +41,11 @@ fn torus_handle(s: &LoadedScene) -> usize {
 
 /// The torus's world-space vertices in `s`'s geometry.
 fn torus_vertices(s: &LoadedScene) -> Vec<Vec3> {
-    let AnyShape::Mesh(m) = s.scene().geom.shapes[torus_handle(s)].geom else {
+    let AnyShape::Mesh(m) = s.setup().scene.geom.shapes[torus_handle(s)].geom else {
         panic!("the torus is a mesh")
     };
     let v0 = m.first_vertex as usize;
-    s.scene().geom.mesh.positions[v0..v0 + m.vertex_count as usize].to_vec()
+    s.setup().scene.geom.mesh.positions[v0..v0 + m.vertex_count as usize].to_vec()
 }
 
 /// Every box of `s`'s BVH holds its primitives (leaves) or children (interior nodes).
@@ -135,20 +135,21 @@ fn moving_a_mesh_refits_the_bvh_and_gives_what_a_fresh_load_gives() {
         "the written positions include the transform"
     );
     let fresh = LoadedScene::new(s.desc().clone()).unwrap();
-    assert_same_debug(&s.scene().geom, &fresh.scene().geom, "geometry");
-    assert_eq!(s.scene().bsphere, fresh.scene().bsphere);
+    assert_same_debug(&s.setup().scene.geom, &fresh.setup().scene.geom, "geometry");
+    assert_eq!(s.setup().scene.bsphere, fresh.setup().scene.bsphere);
     assert_eq!(
-        s.scene().bvh.nodes.len(),
+        s.setup().scene.bvh.nodes.len(),
         LoadedScene::new(load(&defaults(&files())).desc().clone())
             .unwrap()
-            .scene()
+            .setup()
+            .scene
             .bvh
             .nodes
             .len(),
         "a refit keeps the tree"
     );
-    assert_boxes_hold_their_contents(s.scene());
-    assert_same_hits(s.scene(), fresh.scene(), 20_000);
+    assert_boxes_hold_their_contents(&s.setup().scene);
+    assert_same_hits(&s.setup().scene, &fresh.setup().scene, 20_000);
     let after = render(&s);
     assert!(same_bits(&after, &render(&fresh)));
     assert!(!same_bits(&after, &before), "the torus moved");
@@ -158,13 +159,13 @@ fn moving_a_mesh_refits_the_bvh_and_gives_what_a_fresh_load_gives() {
 fn a_triangle_that_degenerates_rebuilds_instead_of_refitting() {
     let mut s = load(&defaults(&files()));
     let p0 = positions(&s, "torus.vertex_positions");
-    let prims = s.scene().geom.prims.len();
+    let prims = s.setup().scene.geom.prims.len();
     let mut moved = points(&p0);
     // collapse the torus's first triangle onto its first vertex
-    let AnyShape::Mesh(m) = s.scene().geom.shapes[torus_handle(&s)].geom else {
+    let AnyShape::Mesh(m) = s.setup().scene.geom.shapes[torus_handle(&s)].geom else {
         panic!("the torus is a mesh")
     };
-    let tri = s.scene().geom.mesh.tris[m.first_tri as usize];
+    let tri = s.setup().scene.geom.mesh.tris[m.first_tri as usize];
     let v = tri.map(|i| (i - m.first_vertex) as usize);
     moved[v[1]] = moved[v[0]];
     moved[v[2]] = moved[v[0]];
@@ -175,10 +176,10 @@ fn a_triangle_that_degenerates_rebuilds_instead_of_refitting() {
     )
     .unwrap();
     assert!(c.geometry && !c.refit, "{c:?}");
-    assert!(s.scene().geom.prims.len() < prims);
+    assert!(s.setup().scene.geom.prims.len() < prims);
     let fresh = LoadedScene::new(s.desc().clone()).unwrap();
-    assert_same_debug(&s.scene().geom, &fresh.scene().geom, "geometry");
-    assert_same_hits(s.scene(), fresh.scene(), 5_000);
+    assert_same_debug(&s.setup().scene.geom, &fresh.setup().scene.geom, "geometry");
+    assert_same_hits(&s.setup().scene, &fresh.setup().scene, 5_000);
 }
 
 #[test]

@@ -172,7 +172,7 @@ pub(super) fn render(s: &LoadedScene) -> Vec<f32> {
         spp: Some(4),
         seed: 3,
     };
-    cpu::render(s.scene(), &opts).unwrap().data
+    cpu::render(s.setup(), &opts).unwrap().data
 }
 
 /// Sets `key` to `value` in a view of `s` and updates `s`.
@@ -234,8 +234,8 @@ fn every_kind_of_parameter_updates_to_the_scene_a_fresh_load_gives() {
         );
         // the same records, arrays and image as a fresh load
         let (a, b) = (
-            FlatScene::from_scene(updated.scene()).unwrap(),
-            FlatScene::from_scene(fresh.scene()).unwrap(),
+            FlatScene::from_scene(updated.setup()).unwrap(),
+            FlatScene::from_scene(fresh.setup()).unwrap(),
         );
         assert_same_debug(&a, &b, key);
         assert!(
@@ -312,7 +312,7 @@ fn refused_updates_change_nothing_and_name_the_key() {
     let files = files();
     let mut s = load(&defaults(&files));
     let before = render(&s);
-    let flat = FlatScene::from_scene(s.scene()).unwrap();
+    let flat = FlatScene::from_scene(s.setup()).unwrap();
     // accepted by the generic checks, refused by the plugin: equal inner and outer IORs
     let e = set(&mut s, "rough.eta", ParamValue::Float(1.0))
         .unwrap_err()
@@ -345,7 +345,7 @@ fn refused_updates_change_nothing_and_name_the_key() {
         .to_string();
     assert!(e.contains("(0, 180)"), "{e}");
     assert_eq!(s.version(), 0);
-    assert_same_debug(&FlatScene::from_scene(s.scene()).unwrap(), &flat, "refused");
+    assert_same_debug(&FlatScene::from_scene(s.setup()).unwrap(), &flat, "refused");
     assert!(same_bits(&render(&s), &before));
     // a refused update among accepted ones: nothing of the batch is applied
     let mut p = s.traverse();
@@ -446,7 +446,7 @@ fn device_data_stays_on_the_device_unless_the_host_needs_it() {
         unreachable!()
     };
     assert_eq!(
-        s.scene().textures.images[0].data,
+        s.setup().scene.textures.images[0].data,
         t.host_data().unwrap().data
     );
 
@@ -510,7 +510,7 @@ fn a_geometry_update_keeps_sphere_texture_coordinates_unread_where_nothing_reads
         <shape type="cube"><transform name="to_world"><translate x="-3"/></transform></shape>
         <emitter type="constant"/></scene>"#;
     let mut s = LoadedScene::new(load_string(xml, &[]).unwrap()).unwrap();
-    assert!(s.scene().geom.uv_unread);
+    assert!(s.setup().scene.geom.uv_unread);
     let mut moved = value(&s, "ball.to_world");
     let ParamValue::Transform(m) = &mut moved else {
         panic!("{moved:?}")
@@ -521,7 +521,7 @@ fn a_geometry_update_keeps_sphere_texture_coordinates_unread_where_nothing_reads
     set(&mut s, "ball.to_world", moved).unwrap();
     assert_eq!(s.version(), 1);
     assert!(
-        s.scene().geom.uv_unread,
+        s.setup().scene.geom.uv_unread,
         "the rebuilt geometry keeps the flag"
     );
 }

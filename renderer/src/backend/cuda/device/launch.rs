@@ -25,7 +25,7 @@ use crate::flat::{
 use crate::io::Image;
 use crate::render::RenderOptions;
 use crate::samplers::Sampler;
-use crate::scene::Scene;
+use crate::scene::RenderSetup;
 
 // SAFETY: #[repr(C)] records of u32/f32 fields without padding (flat::LAYOUT's asserts),
 // passed by value as the kernels' leading parameters, whose CUDA twins they are.
@@ -344,17 +344,17 @@ impl CudaBackend {
 
     /// Renders `scene` (uploaded for this render) and returns the image once it is on
     /// the host.
-    pub fn render(&self, scene: &Scene, opts: &RenderOptions) -> Result<Image> {
-        self.render_async(scene, opts)?.to_image()
+    pub fn render(&self, setup: &RenderSetup, opts: &RenderOptions) -> Result<Image> {
+        self.render_async(setup, opts)?.to_image()
     }
 
     /// Uploads `scene` and enqueues its render; for a scene rendered more than once,
     /// keep a [`DeviceScene`] ([`Self::upload_scene`]) and use [`Self::render_scene`].
-    pub fn render_async(&self, scene: &Scene, opts: &RenderOptions) -> Result<CudaFilm> {
-        check_supported(scene)?;
-        let s = self.upload_scene(scene, 0)?;
+    pub fn render_async(&self, setup: &RenderSetup, opts: &RenderOptions) -> Result<CudaFilm> {
+        check_supported(setup)?;
+        let s = self.upload_scene(setup, 0)?;
         // the scene's buffers are freed in stream order after the render's kernels
-        self.render_scene(&s, opts, scene.sensor.sampler.sample_count)
+        self.render_scene(&s, opts, setup.sensor.sampler.sample_count)
     }
 
     /// Enqueues the render of device scene `s` on the render stream and returns at once:
@@ -642,10 +642,10 @@ impl CudaBackend {
 
     /// What the megakernel compiled for `scene` under the current tuning uses: for the
     /// benchmark tables and the profile notes.
-    pub fn render_kernel_info(&self, scene: &Scene) -> Result<RenderKernelInfo> {
+    pub fn render_kernel_info(&self, setup: &RenderSetup) -> Result<RenderKernelInfo> {
         guarded("CUDA kernel info", || {
             let tuning = self.render_tuning();
-            let features = tuning.features(&FlatScene::from_scene_with(scene, false)?);
+            let features = tuning.features(&FlatScene::from_scene_with(setup, false)?);
             let k = self.render_kernels(&features, &tuning, false)?;
             // the kernel that does the work: the bounce kernel of a wavefront `path`, the
             // light tracing kernel of `ptracer`
@@ -680,10 +680,10 @@ impl CudaBackend {
     /// one atomic per warp and call site), so the count is the kernel's own, not a model
     /// of it. For benchmarks (rays per second); the variant is compiled through the same
     /// program cache and is never used for ordinary renders, whose timing it would skew.
-    pub fn count_rays(&self, scene: &Scene, opts: &RenderOptions) -> Result<(u64, Image)> {
-        let spp = opts.resolve_spp(&scene.sensor.sampler)?;
-        check_supported(scene)?;
-        let s = self.upload_scene(scene, 0)?;
+    pub fn count_rays(&self, setup: &RenderSetup, opts: &RenderOptions) -> Result<(u64, Image)> {
+        let spp = opts.resolve_spp(&setup.sensor.sampler)?;
+        check_supported(setup)?;
+        let s = self.upload_scene(setup, 0)?;
         if s.integrator.kind == INTEGRATOR_DEPTH {
             return Err(Error::Cuda(
                 "count_rays: the depth kernel traces one ray per sample; count those directly"

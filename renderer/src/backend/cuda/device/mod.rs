@@ -42,7 +42,7 @@ use cudarc::nvrtc::sys as nsys;
 use super::{arch_for, check_nvrtc_targets, DeviceInfo};
 use crate::error::{Error, Result};
 use crate::flat::LAYOUT;
-use crate::scene::Scene;
+use crate::scene::RenderSetup;
 
 mod backward;
 mod elementwise;
@@ -498,11 +498,11 @@ impl CudaBackend {
     /// Runs the per-plugin parity kernel (kernels/parity.cu) on `queries` (16 floats
     /// each) against `scene`'s plugins and returns the answers (16 floats each): the GPU
     /// half of the CPU/CUDA parity test of eval, pdf and sample.
-    pub fn plugin_parity(&self, scene: &Scene, queries: &[f32]) -> Result<Vec<f32>> {
+    pub fn plugin_parity(&self, setup: &RenderSetup, queries: &[f32]) -> Result<Vec<f32>> {
         guarded("parity kernel", || {
             let module = self.parity_module()?;
             let f = self.function(&module, "hg_parity")?;
-            let s = self.upload_scene(scene, 0)?;
+            let s = self.upload_scene(setup, 0)?;
             let nq = (queries.len() / 16) as u32;
             let q = self.upload_tensor(&queries[..nq as usize * 16])?;
             let out = self.pool.alloc_zeros(

@@ -28,7 +28,7 @@ use crate::flat::{
     FlatFilm, FlatIntegrator, FlatScene, RecordRef,
 };
 use crate::scene::loaded::Changes;
-use crate::scene::Scene;
+use crate::scene::RenderSetup;
 use crate::sensors::Sensor;
 use crate::textures::registry::RecordCtx;
 use crate::{integrators::AnyIntegrator, render::RenderOptions};
@@ -179,9 +179,9 @@ impl DeviceScene {
 
 impl CudaBackend {
     /// Uploads `scene` (at `version`) into a new device scene, on the render stream.
-    pub fn upload_scene(&self, scene: &Scene, version: u64) -> Result<DeviceScene> {
+    pub fn upload_scene(&self, setup: &RenderSetup, version: u64) -> Result<DeviceScene> {
         guarded("uploading a scene", || {
-            let flat = FlatScene::from_scene(scene)?;
+            let flat = FlatScene::from_scene(setup)?;
             let mut arrays = Vec::with_capacity(SCENE_ARRAYS.len());
             let named = flat.render_arrays();
             for name in SCENE_ARRAYS {
@@ -244,26 +244,26 @@ impl CudaBackend {
     pub fn update_scene(
         &self,
         s: &mut DeviceScene,
-        scene: &Scene,
+        setup: &RenderSetup,
         changes: &Changes,
         version: u64,
     ) -> Result<()> {
         guarded("updating a scene on the device", || {
             if changes.geometry || !changes.dists.is_empty() {
-                self.replace_arrays(s, scene, &SCENE_ARRAYS)?;
+                self.replace_arrays(s, setup, &SCENE_ARRAYS)?;
             } else if changes.refit {
                 // records may have changed in the same update
-                self.patch_records(s, scene, changes)?;
-                self.replace_arrays(s, scene, &REFIT_ARRAYS)?;
+                self.patch_records(s, setup, changes)?;
+                self.replace_arrays(s, setup, &REFIT_ARRAYS)?;
             } else {
-                self.patch_records(s, scene, changes)?;
+                self.patch_records(s, setup, changes)?;
             }
             for c in &changes.images {
-                self.patch_image(s, scene, c.image, &c.data)?;
+                self.patch_image(s, setup, c.image, &c.data)?;
             }
             if changes.sensor {
-                s.camera = flatten_camera(&scene.sensor.camera);
-                s.film = flatten_film(&scene.sensor.film, &scene.sensor.sampler);
+                s.camera = flatten_camera(&setup.sensor.camera);
+                s.film = flatten_film(&setup.sensor.film, &setup.sensor.sampler);
                 self.write_records(s)?;
             }
             s.version = version;
@@ -310,11 +310,19 @@ impl CudaBackend {
     }
 
     /// Texture, BSDF and emitter records, each written where it lives.
-    fn patch_records(&self, s: &mut DeviceScene, scene: &Scene, changes: &Changes) -> Result<()> {
-        let tex_at = RecordCtx::of(&scene.textures, &s.image_offsets);
+    fn patch_records(
+        &self,
+        s: &mut DeviceScene,
+        setup: &RenderSetup,
+        changes: &Changes,
+    ) -> Result<()> {
+        let tex_at = RecordCtx::of(&setup.scene.textures, &s.image_offsets);
         for &t in &changes.textures {
             // an update rebuilds a texture with its plugin: same kind, same slot
-            let (tex, at) = (&scene.textures.records[t as usize], s.tex_refs[t as usize]);
+            let (tex, at) = (
+                &setup.scene.textures.records[t as usize],
+                s.tex_refs[t as usize],
+            );
             if tex.tag() != at.kind {
                 return Err(Error::Cuda(format!(
                     "internal error: texture {t} changed its kind from {} to {} in an update",
@@ -328,7 +336,7 @@ impl CudaBackend {
         }
         for &b in &changes.bsdfs {
             // an update rebuilds a BSDF with its plugin: same kind, same slot
-            let (bsdf, at) = (&scene.bsdfs[b as usize], s.bsdf_refs[b as usize]);
+            let (bsdf, at) = (&setup.scene.bsdfs[b as usize], s.bsdf_refs[b as usize]);
             if bsdf.tag() != at.kind {
                 return Err(Error::Cuda(format!(
                     "internal error: BSDF {b} changed its kind from {} to {} in an update",
@@ -342,7 +350,10 @@ impl CudaBackend {
         }
         for &e in &changes.emitters {
             // an update rebuilds an emitter with its plugin: same kind, same slot
-            let (emitter, at) = (&scene.emitters[e as usize], s.emitter_refs[e as usize]);
+            let (emitter, at) = (
+                &setup.scene.emitters[e as usize],
+                s.emitter_refs[e as usize],
+            );
             if emitter.tag() != at.kind {
                 return Err(Error::Cuda(format!(
                     "internal error: emitter {e} changed its kind from {} to {} in an update",
@@ -364,8 +375,13 @@ impl CudaBackend {
     /// The arrays `names` but the texels, from a new flattening (geometry or sampling
     /// distributions changed): written in place where the size is the same, else
     /// reallocated (the old buffer is freed after the renders that read it).
-    fn replace_arrays(&self, s: &mut DeviceScene, scene: &Scene, names: &[&str]) -> Result<()> {
-        let flat = FlatScene::from_scene_with(scene, false)?;
+    fn replace_arrays(
+        &self,
+        s: &mut DeviceScene,
+        setup: &RenderSetup,
+        names: &[&str],
+    ) -> Result<()> {
+        let flat = FlatScene::from_scene_with(setup, false)?;
         for (name, bytes) in flat.render_arrays() {
             if name == "texels" || !names.contains(&name) {
                 continue;
@@ -411,7 +427,7 @@ impl CudaBackend {
     fn patch_image(
         &self,
         s: &DeviceScene,
-        scene: &Scene,
+        setup: &RenderSetup,
         image: u32,
         data: &TensorData,
     ) -> Result<()> {
@@ -422,7 +438,7 @@ impl CudaBackend {
             .ok_or_else(|| Error::Cuda(format!("internal error: no image {image}")))?
             as usize
             * 4;
-        let len = scene.textures.images[i].data.len();
+        let len = setup.scene.textures.images[i].data.len();
         let texels = &s.arrays[slot("texels")];
         match data {
             TensorData::Host(p) => {
