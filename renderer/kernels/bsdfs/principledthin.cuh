@@ -1,7 +1,8 @@
 // `principledthin` (renderer/src/bsdfs/principledthin.rs): the thin-sheet Disney
-// principled BSDF as Mitsuba 3 implements it; shares its pieces with principled.cuh.
+// principled BSDF as Mitsuba 3 implements it; shares its pieces with principled.cuh
+// (principledhelpers.cuh).
 #pragma once
-#include "principled.cuh"
+#include "principledhelpers.cuh"
 
 struct PrincipledThin {
     hg_u32 base_color;   // texture

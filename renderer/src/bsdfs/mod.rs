@@ -11,8 +11,9 @@
 //! `eval`/`pdf` return 0 for them.
 //!
 //! Shared pieces: [`fresnel`] (dielectric / conductor Fresnel terms), [`microfacet`]
-//! (GGX and Beckmann with Smith shadowing, visible-normal sampling) and [`ior`] (named
-//! dielectric IORs and conductor presets).
+//! (GGX and Beckmann with Smith shadowing, visible-normal sampling), [`ior`] (named
+//! dielectric IORs and conductor presets) and [`principledhelpers`] (what the two Disney
+//! BSDFs, `principled` and `principledthin`, share).
 //!
 //! # Adding a BSDF
 //!
@@ -83,6 +84,7 @@ pub mod normalmap;
 pub mod null;
 pub mod plastic;
 pub mod principled;
+pub mod principledhelpers;
 pub mod principledthin;
 pub mod roughconductor;
 pub mod roughdielectric;

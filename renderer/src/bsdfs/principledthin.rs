@@ -43,7 +43,7 @@
 //! `pdf` agree with Mitsuba 3.9.1 at fixed inputs.
 
 use super::fresnel::fresnel_dielectric;
-use super::principled::{
+use super::principledhelpers::{
     calc_schlick, compatible, diffuse_shape, mulsign, read_base_color, read_rate, read_weight,
     schlick_r0, schlick_weight, sheen_color, spec_distr, tint_color,
 };

@@ -45,6 +45,7 @@ pub const FILES: &[(&str, &str)] = embed![
     "bsdfs/bsdf.cuh",
     "bsdfs/fresnel.cuh",
     "bsdfs/microfacet.cuh",
+    "bsdfs/principledhelpers.cuh",
     "bsdfs/tilted.cuh",
     "emitters/emitter.cuh",
     "integrators/direct.cuh",
