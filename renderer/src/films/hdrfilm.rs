@@ -20,10 +20,10 @@
 //! ```
 
 use super::{Film, MAX_SIZE};
+use crate::desc::{Category, ObjectDesc};
 use crate::error::Result;
 use crate::plugin::BuildContext;
 use crate::rfilters::{self, AnyFilter};
-use crate::desc::{Category, ObjectDesc};
 
 /// Reads an `hdrfilm`'s properties and its nested filter.
 pub fn build(obj: &ObjectDesc, ctx: &mut dyn BuildContext) -> Result<Film> {

@@ -46,9 +46,9 @@
 //! The CPU backend renders it; the CUDA backend refuses it (backend/cuda/mod.rs).
 
 use super::{AnyIntegrator, Built};
+use crate::desc::ObjectDesc;
 use crate::error::{Error, Result};
 use crate::math::{Color, Ray, Vec3};
-use crate::desc::ObjectDesc;
 use crate::scene::Scene;
 use crate::shapes::{AnyShape, Hit};
 

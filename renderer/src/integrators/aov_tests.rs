@@ -3,10 +3,10 @@
 
 use super::*;
 use crate::backend::cpu::render;
-use crate::render::RenderOptions;
+use crate::desc::xml;
 use crate::io::Image;
 use crate::math::Vec2;
-use crate::desc::xml;
+use crate::render::RenderOptions;
 use crate::scene::{build_scene, RenderSetup};
 
 fn scene(body: &str) -> Result<RenderSetup> {

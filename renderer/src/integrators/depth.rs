@@ -10,9 +10,9 @@
 //! ```
 
 use super::{AnyIntegrator, Built};
+use crate::desc::ObjectDesc;
 use crate::error::Result;
 use crate::math::{Color, Ray};
-use crate::desc::ObjectDesc;
 use crate::scene::Scene;
 
 /// Builds a `depth` integrator object.

@@ -18,12 +18,12 @@ use super::{
     environment_emission, environment_radiance, mis_weight, sample_emitter, shading_frame,
     spawn_ray, surface_emission,
 };
+use super::{AnyIntegrator, Built};
+use crate::desc::props::Props;
+use crate::desc::ObjectDesc;
 use crate::error::Result;
 use crate::math::{Color, Ray};
 use crate::samplers::SampleRng;
-use super::{AnyIntegrator, Built};
-use crate::desc::ObjectDesc;
-use crate::desc::props::Props;
 use crate::scene::Scene;
 
 /// Builds a `direct` integrator object.
@@ -87,7 +87,10 @@ impl Direct {
             if let Some((le, _)) = surface_emission(scene, &hit, ray.d, ray.o) {
                 result += le;
                 if le != Color::ZERO {
-                    let seen = Seen::Surface { hit: &hit, d: ray.d };
+                    let seen = Seen::Surface {
+                        hit: &hit,
+                        d: ray.d,
+                    };
                     obs.emission(seen, Color::ONE, 1.0, le);
                 }
             }

@@ -13,8 +13,8 @@
 //! ```
 
 use super::Built;
-use crate::error::{Error, Result};
 use crate::desc::ObjectDesc;
+use crate::error::{Error, Result};
 
 /// Builds a `moment` integrator object: the one nested integrator.
 pub fn build(obj: &ObjectDesc) -> Result<Built> {

@@ -20,12 +20,12 @@ use super::{
     environment_emission, environment_radiance, mis_weight, sample_emitter, shading_frame,
     spawn_ray, surface_emission,
 };
+use super::{AnyIntegrator, Built};
+use crate::desc::props::Props;
+use crate::desc::ObjectDesc;
 use crate::error::{Error, Result};
 use crate::math::{Color, Ray};
 use crate::samplers::SampleRng;
-use super::{AnyIntegrator, Built};
-use crate::desc::ObjectDesc;
-use crate::desc::props::Props;
 use crate::scene::Scene;
 
 /// Builds a `path` integrator object.

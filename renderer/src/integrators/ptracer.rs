@@ -50,22 +50,25 @@
 use rayon::prelude::*;
 
 use super::{shading_frame, spawn_ray};
-use crate::parallel::on_process_pool;
-use crate::render::{Progress, RenderOptions};
 use crate::bsdfs::AnyBsdf;
+use crate::desc::props::Props;
+use crate::desc::ObjectDesc;
 use crate::error::{Error, Loc, Result};
 use crate::films::block::{Block, FilterTable};
 use crate::io::Image;
 use crate::math::{offset_origin, Color, Ray, Vec2, Vec3};
+use crate::parallel::on_process_pool;
+use crate::render::{Progress, RenderOptions};
 use crate::samplers::SampleRng;
-use crate::desc::ObjectDesc;
-use crate::desc::props::Props;
 use crate::scene::Scene;
 use crate::sensors::Sensor;
 
 /// Builds a `ptracer` integrator object.
 pub fn build(obj: &ObjectDesc) -> Result<super::Built> {
-    Ok((super::AnyIntegrator::Ptracer(Ptracer::build(&obj.props)?), None))
+    Ok((
+        super::AnyIntegrator::Ptracer(Ptracer::build(&obj.props)?),
+        None,
+    ))
 }
 
 /// The particle tracer.

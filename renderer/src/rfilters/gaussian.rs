@@ -12,8 +12,8 @@
 //! ```
 
 use super::AnyFilter;
-use crate::error::Result;
 use crate::desc::ObjectDesc;
+use crate::error::Result;
 
 /// Reads a `gaussian` filter's standard deviation.
 pub fn build(obj: &ObjectDesc) -> Result<AnyFilter> {

@@ -11,8 +11,8 @@
 //! ```
 
 use super::AnyFilter;
-use crate::error::Result;
 use crate::desc::ObjectDesc;
+use crate::error::Result;
 
 /// Reads a `tent` filter's radius.
 pub fn build(obj: &ObjectDesc) -> Result<AnyFilter> {

@@ -14,9 +14,9 @@
 
 use super::camera::{Camera, CAMERA_ORTHOGRAPHIC};
 use super::perspective::clip_range;
+use crate::desc::ObjectDesc;
 use crate::error::Result;
 use crate::films::Film;
-use crate::desc::ObjectDesc;
 
 /// Reads an `orthographic` sensor's parameters.
 pub fn build(obj: &ObjectDesc, film: &Film) -> Result<Camera> {

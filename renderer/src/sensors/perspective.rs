@@ -16,10 +16,10 @@
 //! ```
 
 use super::camera::Camera;
+use crate::desc::props::Props;
+use crate::desc::ObjectDesc;
 use crate::error::{Error, Result};
 use crate::films::Film;
-use crate::desc::ObjectDesc;
-use crate::desc::props::Props;
 
 /// The horizontal field of view in degrees from `fov`/`focal_length`/`fov_axis`
 /// (Mitsuba's `parse_fov`).

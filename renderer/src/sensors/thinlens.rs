@@ -21,9 +21,9 @@
 
 use super::camera::{Camera, CAMERA_THINLENS};
 use super::perspective::projective;
+use crate::desc::ObjectDesc;
 use crate::error::{Error, Result};
 use crate::films::Film;
-use crate::desc::ObjectDesc;
 
 /// Reads a `thinlens` sensor's parameters.
 pub fn build(obj: &ObjectDesc, film: &Film) -> Result<Camera> {

@@ -1,11 +1,11 @@
 use super::*;
 use crate::backend::cpu;
+use crate::desc::props::Value;
+use crate::desc::xml::load_string;
 use crate::emitters::test_util::{build_one, ectx};
 use crate::math::warp::{square_to_uniform_sphere, UNIFORM_SPHERE_PDF};
 use crate::math::{Pcg32, Transform, PI};
 use crate::scene::{build_scene, RenderSetup};
-use crate::desc::props::Value;
-use crate::desc::xml::load_string;
 use crate::sensors::camera::Camera;
 
 /// A sphere on a floor under a rectangular area light, a point light and a spot light,
