@@ -123,25 +123,7 @@ fn _write_image(
 /// category up here).
 #[pyfunction]
 fn _plugins() -> Vec<(&'static str, Vec<&'static str>)> {
-    use heliograph::*;
-    vec![
-        ("bsdf", bsdfs::KNOWN.to_vec()),
-        ("emitter", emitters::KNOWN.to_vec()),
-        ("film", films::KNOWN.to_vec()),
-        (
-            "integrator",
-            integrators::KNOWN
-                .iter()
-                .copied()
-                .chain(integrators::ALIASES.iter().map(|(a, _)| *a))
-                .collect(),
-        ),
-        ("rfilter", rfilters::KNOWN.to_vec()),
-        ("sampler", samplers::KNOWN.to_vec()),
-        ("sensor", sensors::KNOWN.to_vec()),
-        ("shape", shapes::KNOWN.to_vec()),
-        ("texture", textures::KNOWN.to_vec()),
-    ]
+    heliograph::catalog::names_by_category()
 }
 
 /// Number of DLPack capsules whose memory has not been released yet (tests).

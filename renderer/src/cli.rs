@@ -81,6 +81,9 @@ enum Command {
     Plugins {
         /// A plugin's scene `type` (e.g. roughplastic): print its manual
         name: Option<String>,
+        /// Print the table of every plugin in Markdown (the README's plugin table)
+        #[arg(long, conflicts_with = "name")]
+        markdown: bool,
     },
 }
 
@@ -143,7 +146,10 @@ where
             define,
         } => info(&scene, &define),
         Command::Info { scene: None, .. } => plugins(None),
-        Command::Plugins { name } => plugins(name.as_deref()),
+        Command::Plugins { markdown: true, .. } => {
+            print_all(&heliograph::catalog::markdown_table())
+        }
+        Command::Plugins { name, .. } => plugins(name.as_deref()),
     };
     if let Err(e) = res {
         eprintln!("error: {e:#}");

@@ -47,15 +47,19 @@ const TAGS: &[&str] = &[
     "include", "lookAt", "alias", "bogus",
 ];
 
-#[rustfmt::skip]
-const TYPES: &[&str] = &[
-    "cube", "disk", "obj", "ply", "rectangle", "sphere", "conductor", "dielectric", "diffuse",
-    "plastic", "roughconductor", "roughdielectric", "thindielectric", "twosided", "bitmap",
-    "checkerboard", "area", "point", "directional", "constant", "envmap", "spot", "projector",
-    "direct", "path",
-    "depth", "perspective", "hdrfilm", "box", "tent", "gaussian", "independent", "blackbody",
-    "principled", "principledthin", "", "nope",
-];
+/// Plugin types: every registered plugin (from the catalog, so a new plugin is fuzzed
+/// without editing this file) except roughplastic (see [`plugin_type`]), and a few that
+/// do not exist.
+fn types() -> &'static [&'static str] {
+    static TYPES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    TYPES.get_or_init(|| {
+        let registered = heliograph::catalog::registered();
+        let known = registered.iter().map(|p| p.name);
+        let mut v: Vec<&'static str> = known.filter(|n| *n != "roughplastic").collect();
+        v.extend(["blackbody", "", "nope"]);
+        v
+    })
+}
 
 #[rustfmt::skip]
 const ATTRS: &[&str] = &[
@@ -211,7 +215,7 @@ fn value_for(attr: &str, rng: &mut Rng, text: &str) -> String {
 fn plugin_type(rng: &mut Rng) -> &'static str {
     match rng.chance(0.01) {
         true => "roughplastic",
-        false => rng.pick::<&str>(TYPES),
+        false => rng.pick::<&str>(types()),
     }
 }
 
