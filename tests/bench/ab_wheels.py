@@ -1,0 +1,71 @@
+"""Before/after of two installed heliograph wheels on one machine: the wall time a Python
+user sees for `render` + `np.array` of shipped scenes, each wheel in its own process,
+taking turns. A program, not a test: it prints a table and asserts nothing.
+
+    python tests/bench/ab_wheels.py SITE_A SITE_B [--variant cuda_rgb] [--rounds 4]
+
+SITE_A and SITE_B are folders a wheel was installed into (`pip install --target`).
+Compare rows of one run only: heliograph against itself, never against Mitsuba (that is
+tests/bench/seed_loop.py and tests/bench_cpu.py).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SCENES = [("seed", "scenes/seed.xml", 512, 32), ("cbox", "scenes/cbox.xml", 512, 32)]
+
+WORKER = r"""
+import json, sys, time
+import numpy as np
+import heliograph as hg
+variant, path, res, spp, reps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+hg.set_variant(variant)
+scene = hg.load_file(path, res=res)
+for _ in range(3):
+    np.array(hg.render(scene, spp=spp, seed=0))
+times = []
+for i in range(reps):
+    t = time.perf_counter()
+    img = np.array(hg.render(scene, spp=spp, seed=i))
+    times.append(time.perf_counter() - t)
+print(json.dumps({"times": times, "mean": float(img.mean())}))
+"""
+
+
+def run(site, variant, scene, res, spp, reps):
+    env = dict(os.environ, PYTHONPATH=site)
+    out = subprocess.run([sys.executable, "-c", WORKER, variant, os.path.join(ROOT, scene),
+                          str(res), str(spp), str(reps)], env=env, capture_output=True,
+                         text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("site_a")
+    ap.add_argument("site_b")
+    ap.add_argument("--variant", default="cuda_rgb")
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--reps", type=int, default=20)
+    args = ap.parse_args()
+    print(f"{'scene':6} {'A median ms':>12} {'B median ms':>12} {'B/A':>6}  image means A, B")
+    for name, scene, res, spp in SCENES:
+        a, b, means = [], [], set()
+        for r in range(args.rounds):
+            order = [(args.site_a, a), (args.site_b, b)]
+            for site, acc in order if r % 2 == 0 else order[::-1]:
+                res_ = run(site, args.variant, scene, res, spp, args.reps)
+                acc.extend(res_["times"])
+                means.add((site, round(res_["mean"], 5)))
+        ma, mb = statistics.median(a) * 1e3, statistics.median(b) * 1e3
+        ms = sorted(means)
+        print(f"{name:6} {ma:12.3f} {mb:12.3f} {mb / ma:6.3f}  {[m for _, m in ms]}")
+
+
+if __name__ == "__main__":
+    main()
