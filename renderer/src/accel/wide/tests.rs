@@ -1,10 +1,12 @@
 //! Wide-BVH tests: every SIMD level finds the binary tree's hits on the shipped meshes.
 
 use super::*;
+use crate::accel::simd::SimdLevel;
 use crate::desc::xml;
 use crate::math::warp::square_to_uniform_sphere;
-use crate::math::Pcg32;
+use crate::math::{Pcg32, Ray, Vec2, Vec3};
 use crate::scene::{build_scene, RenderSetup};
+use crate::shapes::Geometry;
 
 /// A scene holding the shipped meshes (icosphere, torus) and analytic shapes.
 fn shipped_meshes() -> RenderSetup {
