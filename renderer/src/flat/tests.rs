@@ -143,7 +143,7 @@ fn intersect_planar(s: &FlatShape, r: &Ray) -> Option<f32> {
     } else {
         x * x + y * y <= 1.0
     };
-    (t > crate::shapes::RAY_TMIN && t < r.tmax && inside).then_some(t)
+    (t > crate::math::RAY_TMIN && t < r.tmax && inside).then_some(t)
 }
 
 #[test]

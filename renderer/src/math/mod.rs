@@ -48,6 +48,8 @@ pub const INV_TWO_PI: f32 = 0.5 * std::f32::consts::FRAC_1_PI;
 pub const INV_FOUR_PI: f32 = 0.25 * std::f32::consts::FRAC_1_PI;
 /// Relative offset used to push secondary ray origins off surfaces.
 pub const RAY_EPSILON: f32 = 1e-4;
+/// Smallest accepted hit distance: intersections at `t <= RAY_TMIN` are ignored.
+pub const RAY_TMIN: f32 = 1e-6;
 /// The largest `f32` below 1: what a sample rescaled into [0, 1) is clamped to.
 pub const ONE_MINUS_EPSILON: f32 = 1.0 - f32::EPSILON / 2.0;
 

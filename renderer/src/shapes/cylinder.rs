@@ -30,11 +30,11 @@
 
 use glam::{Affine3A, Mat4};
 
-use super::{AnyShape, Built, Hit, PositionSample, RAY_TMIN};
+use super::{AnyShape, Built, Hit, PositionSample};
 use crate::desc::props::Props;
 use crate::error::{Error, Result};
 use crate::math::sincos::sin_cos_pi;
-use crate::math::{Aabb, Frame, Ray, Transform, Vec2, Vec3, INV_TWO_PI, PI};
+use crate::math::{Aabb, Frame, Ray, Transform, Vec2, Vec3, INV_TWO_PI, PI, RAY_TMIN};
 use crate::plugin::BuildContext;
 
 /// An analytic open cylinder in world space.

@@ -18,13 +18,13 @@ use rayon::prelude::*;
 
 use crate::parallel::on_process_pool;
 
+use super::AnyShape;
 use super::{normalize_or, Geometry, Hit, MeshStore, PositionSample, Prim, Shape, NO_EMITTER};
-use super::{AnyShape, RAY_TMIN};
 use crate::desc::params::{ArrayValue, ParamValue, Range, Target};
 use crate::desc::props::{Props, Value};
 use crate::error::{Error, Result};
 use crate::math::warp::square_to_uniform_triangle;
-use crate::math::{Aabb, Distribution1D, Frame, Ray, Transform, Vec2, Vec3};
+use crate::math::{Aabb, Distribution1D, Frame, Ray, Transform, Vec2, Vec3, RAY_TMIN};
 use crate::plugin::BuildContext;
 
 /// The property that holds written vertex positions ([`crate::desc::props::Value::Positions`]).

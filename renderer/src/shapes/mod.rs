@@ -87,9 +87,6 @@ pub trait ShapeContext: BuildContext {
 /// `Shape::emitter` when the shape does not emit.
 pub const NO_EMITTER: u32 = u32::MAX;
 
-/// Smallest accepted hit distance: intersections at `t <= RAY_TMIN` are ignored.
-pub const RAY_TMIN: f32 = 1e-6;
-
 /// A ray–surface intersection, in world space.
 #[derive(Clone, Copy, Debug)]
 pub struct Hit {

@@ -21,10 +21,10 @@
 
 use glam::Affine3A;
 
-use super::{normalize_or, AnyShape, Built, Hit, PositionSample, RAY_TMIN};
+use super::{normalize_or, AnyShape, Built, Hit, PositionSample};
 use crate::desc::props::Props;
 use crate::error::{Error, Result};
-use crate::math::{Aabb, Ray, Transform, Vec2, Vec3};
+use crate::math::{Aabb, Ray, Transform, Vec2, Vec3, RAY_TMIN};
 use crate::plugin::BuildContext;
 
 /// A planar shape's placement: object ↔ world transforms, world normal and area.

@@ -23,12 +23,12 @@
 
 use glam::{Affine3A, Mat4};
 
-use super::{normalize_or, AnyShape, Built, Hit, PositionSample, RAY_TMIN};
+use super::{normalize_or, AnyShape, Built, Hit, PositionSample};
 use crate::desc::props::Props;
 use crate::error::{Error, Result};
 use crate::math::atan;
 use crate::math::warp::square_to_uniform_sphere;
-use crate::math::{Aabb, Ray, Transform, Vec2, Vec3, INV_PI, INV_TWO_PI, PI};
+use crate::math::{Aabb, Ray, Transform, Vec2, Vec3, INV_PI, INV_TWO_PI, PI, RAY_TMIN};
 use crate::plugin::BuildContext;
 
 /// An analytic sphere in world space.
