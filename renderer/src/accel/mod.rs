@@ -8,7 +8,7 @@
 //! `leaf_prims`, which inline the triangles' vertices so that a leaf is tested
 //! from contiguous memory). Traversal is a stack loop that visits the nearer
 //! child first and skips nodes beyond the closest hit; triangles use the
-//! watertight test of [`crate::shapes::mesh`], exactly as
+//! watertight test of [`crate::math::triangle`], exactly as
 //! [`Geometry::intersect_prim`] does, so BVH and brute force agree bit for bit.
 
 mod build;
@@ -18,8 +18,8 @@ pub mod wide;
 
 use glam::Vec3A;
 
+use crate::math::triangle::{intersect_tri_watertight, TriRay};
 use crate::math::{Aabb, Ray, Vec2, Vec3};
-use crate::shapes::mesh::{intersect_tri_watertight, TriRay};
 use crate::shapes::Geometry;
 
 /// One node: 32 bytes, `#[repr(C)]` (the CPU's; the GPU gets `flat::FlatBvhNode`s).

@@ -168,8 +168,8 @@ pub fn flatten_bvh_at(bvh: &Bvh, node_base: u32, slot_base: u32) -> Result<Vec<F
 mod tests {
     use super::*;
     use crate::accel::LeafPrim;
+    use crate::math::triangle::{intersect_tri_watertight, TriRay};
     use crate::math::{Pcg32, Ray, Vec3};
-    use crate::shapes::mesh::{intersect_tri_watertight, TriRay};
     use crate::shapes::{Geometry, TriMesh};
 
     /// A BVH over `n` random small triangles in the unit cube.

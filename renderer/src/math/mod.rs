@@ -9,6 +9,7 @@ pub mod sincos;
 pub mod spectrum;
 pub mod stats;
 pub mod transform;
+pub mod triangle;
 pub mod warp;
 
 pub use distribution::{Distribution1D, Distribution2D};

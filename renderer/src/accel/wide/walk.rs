@@ -8,8 +8,8 @@ use super::{
 };
 use crate::accel::simd::SimdLevel;
 use crate::accel::{Bvh, LeafPrim, STACK_SIZE};
+use crate::math::triangle::{intersect_tri_watertight, TriRay};
 use crate::math::{Ray, Vec2, Vec3};
-use crate::shapes::mesh::{intersect_tri_watertight, TriRay};
 use crate::shapes::Geometry;
 
 /// A node's traversal stack holds at most `WIDTH - 1` entries per level, and a wide

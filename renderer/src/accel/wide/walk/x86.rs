@@ -3,8 +3,8 @@
 use std::arch::x86_64::*;
 
 use super::{Boxes, TriPack, WideNode, WideRay, ROBUST, WIDTH};
+use crate::math::triangle::TriRay;
 use crate::math::RAY_TMIN;
-use crate::shapes::mesh::TriRay;
 
 pub struct SseBoxes;
 pub struct Avx2Boxes;
