@@ -8,7 +8,9 @@ use std::sync::Arc;
 use super::tests::{assert_same_debug, defaults, files, load, render, same_bits, set, value};
 use super::*;
 use crate::accel::BvhNode;
+use crate::desc::params::ArrayValue;
 use crate::math::{Pcg32, Ray, Transform, Vec3};
+use crate::scene::Scene;
 use crate::shapes::test_util::closest;
 use crate::shapes::AnyShape;
 

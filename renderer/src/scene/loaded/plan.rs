@@ -1,0 +1,186 @@
+//! Update planning: what staged values need (the edited description, the objects to
+//! replay with their readers in build order, the images that stay in device memory,
+//! whether the geometry, a mesh's positions or the sensor change) and which device
+//! values can stay on the device.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use super::write::write_desc;
+use super::{host_tensor, push_unique, LoadedScene};
+use crate::desc::params::{ParamValue, TensorData, TensorValue};
+use crate::desc::{Category, SceneDesc};
+use crate::error::{Error, Result};
+
+impl LoadedScene {
+    /// Adds the readers of `objects` to it, transitively.
+    fn add_readers(&self, objects: &mut BTreeSet<usize>) {
+        let mut todo: Vec<usize> = objects.iter().copied().collect();
+        while let Some(r) = todo.pop() {
+            for &dep in &self.log.objects[r].dependents {
+                if objects.insert(dep) {
+                    todo.push(dep);
+                }
+            }
+        }
+    }
+
+    /// Whether object `r` derives values from its textures' means on the host (a
+    /// BSDF whose plugin says so: sampling weights, range checks).
+    fn reads_means(&self, r: usize) -> bool {
+        let o = &self.log.objects[r];
+        o.category == Category::Bsdf
+            && crate::bsdfs::registry::entry(&o.kind).is_some_and(|e| e.reads_texture_means)
+    }
+
+    /// Whether a device value for parameter `key` would stay on the device at update
+    /// (a bitmap's data that no reader needs on the host): a backend with a device
+    /// copy of the scene can then upload a host array for it straight away.
+    pub fn keeps_on_device(&self, key: &str) -> bool {
+        let Some(d) = self.params.decls().iter().find(|d| d.key == key) else {
+            return false;
+        };
+        let rec = &self.log.objects[d.owner];
+        if rec.kind != "bitmap"
+            || self.image_of(d.owner).is_none()
+            || !matches!(d.value, ParamValue::Tensor(_))
+        {
+            return false;
+        }
+        let mut readers = BTreeSet::from([d.owner]);
+        self.add_readers(&mut readers);
+        !readers.iter().any(|&r| self.reads_means(r))
+    }
+
+    /// What `staged` needs: the edited description, the objects to replay (owners and
+    /// their dependents, in build order), device images, geometry and sensor flags.
+    pub(super) fn plan(&self, staged: &[(usize, ParamValue)]) -> Result<Plan> {
+        let mut root = self.desc.root.clone();
+        let mut owners = BTreeSet::new();
+        let mut plan = Plan {
+            desc: self.desc.clone(),
+            replay: Vec::new(),
+            device_images: Vec::new(),
+            geometry: false,
+            moved: Vec::new(),
+            sensor: false,
+        };
+        for (i, v) in staged {
+            let d = &self.params.decls()[*i];
+            let rec = &self.log.objects[d.owner];
+            let device = match v {
+                ParamValue::Tensor(TensorValue {
+                    data: TensorData::Device(data),
+                    ..
+                }) => Some(data.clone()),
+                _ => None,
+            };
+            match (device, self.image_of(d.owner)) {
+                // a bitmap's data in device memory: no description or host change, only
+                // its readers are rebuilt (below)
+                (Some(data), Some(image)) if rec.kind == "bitmap" => {
+                    plan.device_images.retain(|(im, _)| *im != image);
+                    plan.device_images.push((image, data));
+                    owners.extend(rec.dependents.iter().copied());
+                    continue;
+                }
+                // anything else that reads device values (an environment map's data,
+                // which is padded and sampled on the host) gets their host copy
+                (Some(data), _) => {
+                    let t = TensorValue {
+                        shape: v_shape(v),
+                        data: TensorData::Device(data),
+                    };
+                    let host = ParamValue::Tensor(TensorValue::host(host_tensor(&t)?));
+                    write_desc(&mut root, &rec.path, &d.target, &host, &d.key)?;
+                }
+                (None, _) => write_desc(&mut root, &rec.path, &d.target, v, &d.key)?,
+            }
+            match rec.category {
+                // vertex positions (the only array parameters of a shape)
+                Category::Shape if matches!(d.value, ParamValue::Array(_)) => {
+                    push_unique(&mut plan.moved, rec.handle)
+                }
+                Category::Shape => plan.geometry = true,
+                Category::Sensor => plan.sensor = true,
+                _ => {
+                    owners.insert(d.owner);
+                }
+            }
+        }
+        self.add_readers(&mut owners);
+        let mut replay: Vec<usize> = owners
+            .into_iter()
+            .filter(|&r| {
+                let c = self.log.objects[r].category;
+                matches!(c, Category::Texture | Category::Bsdf | Category::Emitter)
+            })
+            .collect();
+        replay.sort_by_key(|&r| self.log.objects[r].order);
+        // device data read by a BSDF that derives values from texture means: those
+        // values need the data on the host
+        let needs_host = replay.iter().any(|&r| self.reads_means(r));
+        if needs_host {
+            for (image, data) in std::mem::take(&mut plan.device_images) {
+                let owner = (0..self.log.objects.len()).find(|&r| {
+                    self.log.objects[r].kind == "bitmap" && self.image_of(r) == Some(image)
+                });
+                let Some(owner) = owner else { continue };
+                let (i, d) = self
+                    .params
+                    .decls()
+                    .iter()
+                    .enumerate()
+                    .find(|(_, d)| d.owner == owner && matches!(d.value, ParamValue::Tensor(_)))
+                    .ok_or_else(|| {
+                        Error::Render("internal error: an image without its parameter".into())
+                    })?;
+                let shape = match &d.value {
+                    ParamValue::Tensor(t) => t.shape,
+                    _ => unreachable!("matched above"),
+                };
+                let t = TensorValue {
+                    shape,
+                    data: TensorData::Device(data),
+                };
+                let host = ParamValue::Tensor(TensorValue::host(host_tensor(&t)?));
+                let rec = &self.log.objects[owner];
+                write_desc(
+                    &mut root,
+                    &rec.path,
+                    &self.params.decls()[i].target,
+                    &host,
+                    &d.key,
+                )?;
+                if let Err(pos) =
+                    replay.binary_search_by_key(&rec.order, |&r| self.log.objects[r].order)
+                {
+                    replay.insert(pos, owner);
+                }
+            }
+        }
+        plan.desc = SceneDesc {
+            root,
+            search_paths: self.desc.search_paths.clone(),
+        };
+        plan.replay = replay;
+        Ok(plan)
+    }
+}
+
+pub(super) struct Plan {
+    pub(super) desc: SceneDesc,
+    pub(super) replay: Vec<usize>,
+    pub(super) device_images: Vec<(u32, Arc<dyn crate::desc::params::DeviceValues>)>,
+    pub(super) geometry: bool,
+    /// Meshes whose vertex positions were written (shape handles).
+    pub(super) moved: Vec<u32>,
+    pub(super) sensor: bool,
+}
+
+fn v_shape(v: &ParamValue) -> [usize; 3] {
+    match v {
+        ParamValue::Tensor(t) => t.shape,
+        _ => [0; 3],
+    }
+}

@@ -1,0 +1,126 @@
+//! The update itself: staged values replayed into their objects, the geometry and
+//! sensor rebuilt, the parameters committed, all or nothing; and its errors, which
+//! name the parameters that caused them.
+
+use std::sync::Arc;
+
+use super::{Changes, ImageChange, LoadedScene};
+use crate::desc::keys;
+use crate::desc::params::{ParamTable, ParamValue, TensorData};
+use crate::desc::Category;
+use crate::error::{Error, Loc, Result};
+use crate::scene::builder::BuildCtx;
+use crate::scene::RenderSetup;
+
+impl LoadedScene {
+    /// Applies `staged` (declaration index, checked value: [`SceneParams::staged`]) and
+    /// rebuilds what they change. On error nothing changes.
+    ///
+    /// [`SceneParams::staged`]: crate::desc::params::SceneParams::staged
+    pub fn update(&mut self, staged: &[(usize, ParamValue)]) -> Result<Changes> {
+        if staged.is_empty() {
+            return Ok(Changes::default());
+        }
+        let plan = self.plan(staged)?;
+        let mut ctx = BuildCtx::for_replay(&plan.desc.root, self.cache.clone(), &self.setup.scene)?;
+        for &r in &plan.replay {
+            let rec = &self.log.objects[r];
+            let obj = keys::find(&plan.desc.root, &rec.path).ok_or_else(|| {
+                Error::Render(format!(
+                    "internal error: object \"{}\" is missing from the edited description",
+                    rec.key
+                ))
+            })?;
+            ctx.replay(&self.log, r, obj)
+                .map_err(|e| self.refused(staged, r, e))?;
+        }
+        // device-only images: the host slot keeps its old (stale) values
+        let mut setup = RenderSetup::clone(&self.setup);
+        let mut changes = Changes::default();
+        self.collect_records(&mut ctx, &mut setup.scene, &mut changes);
+        if plan.geometry {
+            self.rebuild_geometry(&plan.desc.root, &mut setup.scene)
+                .map_err(|e| self.refused_kind(staged, Category::Shape, e))?;
+            changes.geometry = true;
+        } else if !plan.moved.is_empty() {
+            let refit = self
+                .move_meshes(&plan.desc.root, &mut setup.scene, &plan.moved)
+                .map_err(|e| self.refused_kind(staged, Category::Shape, e))?;
+            changes.refit = refit;
+            changes.geometry = !refit;
+        }
+        if plan.sensor {
+            setup.sensor = self
+                .rebuild_sensor(&plan.desc.root)
+                .map_err(|e| self.refused_kind(staged, Category::Sensor, e))?;
+            changes.sensor = true;
+        }
+        for (image, data) in &plan.device_images {
+            changes.images.retain(|c| c.image != *image);
+            changes.images.push(ImageChange {
+                image: *image,
+                data: TensorData::Device(data.clone()),
+            });
+        }
+        // commit
+        let mut params = ParamTable::clone(&self.params);
+        for (i, v) in staged {
+            params.commit(*i, v.clone());
+            self.commit_linked(&mut params, *i);
+        }
+        if changes.geometry || changes.refit {
+            self.sync_positions(&mut params, &setup.scene);
+        }
+        for c in &changes.images {
+            match c.data {
+                TensorData::Device(_) => self.device_images.insert(c.image),
+                TensorData::Host(_) => self.device_images.remove(&c.image),
+            };
+        }
+        self.desc = plan.desc;
+        self.setup = Arc::new(setup);
+        self.params = Arc::new(params);
+        self.version += 1;
+        Ok(changes)
+    }
+
+    /// `e`, from rebuilding object `r`, as an error of the parameters that caused it.
+    fn refused(&self, staged: &[(usize, ParamValue)], r: usize, e: Error) -> Error {
+        let keys: Vec<&str> = staged
+            .iter()
+            .map(|(i, _)| &self.params.decls()[*i])
+            .filter(|d| d.owner == r)
+            .map(|d| d.key.as_str())
+            .collect();
+        self.wrap(staged, keys, e)
+    }
+
+    fn refused_kind(&self, staged: &[(usize, ParamValue)], c: Category, e: Error) -> Error {
+        let keys: Vec<&str> = staged
+            .iter()
+            .map(|(i, _)| &self.params.decls()[*i])
+            .filter(|d| self.log.objects[d.owner].category == c)
+            .map(|d| d.key.as_str())
+            .collect();
+        self.wrap(staged, keys, e)
+    }
+
+    fn wrap<'a>(
+        &'a self,
+        staged: &[(usize, ParamValue)],
+        mut keys: Vec<&'a str>,
+        e: Error,
+    ) -> Error {
+        if keys.is_empty() {
+            keys = staged
+                .iter()
+                .map(|(i, _)| self.params.decls()[*i].key.as_str())
+                .collect();
+        }
+        Error::param(
+            &Loc::unknown("<parameters>"),
+            &keys.join("\", \""),
+            format!("the update was refused and nothing changed: {e}"),
+        )
+    }
+}
