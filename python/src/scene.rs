@@ -180,10 +180,9 @@ impl PyScene {
             if let Err(e) = be.update_scene(dev, &scene, &changes, version) {
                 // the next CUDA render uploads the whole scene again
                 st.device = None;
-                return Err(heliograph::Error::Cuda(format!(
-                    "the update was applied, but patching the scene on the GPU failed \
-                     ({e}); the next render uploads it again"
-                )));
+                return Err(heliograph::Error::Cuda(
+                    heliograph::CudaError::UpdatePatch { error: Box::new(e) },
+                ));
             }
         }
         Ok(table)

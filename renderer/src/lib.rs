@@ -34,7 +34,7 @@ pub mod shapes;
 pub mod tensor;
 pub mod textures;
 
-pub use error::{ArrayProblem, Error, Loc, Result};
+pub use error::{ArrayProblem, CudaError, Error, Loc, Result};
 
 /// The crate version, as reported by the CLI and the Python package.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -264,7 +264,7 @@ fn warn_unwritable(file: &Path, e: &std::io::Error) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Error;
+    use crate::error::{CudaError, Error};
 
     /// A key unique to one test (the memory cache is shared by the whole test process).
     fn key(tag: &str) -> CacheKey {
@@ -428,7 +428,14 @@ mod tests {
         };
         let k = key("err");
         let e = cache
-            .get_or_compile(&k, || Err(Error::Cuda("depth.cu(3): error: boom".into())))
+            .get_or_compile(&k, || {
+                Err(Error::Cuda(CudaError::Compile {
+                    module: "depth.cu".into(),
+                    error: "NVRTC_ERROR_COMPILATION".into(),
+                    options: Vec::new(),
+                    log: "depth.cu(3): error: boom".into(),
+                }))
+            })
             .unwrap_err();
         assert!(e.to_string().contains("depth.cu(3)"), "{e}");
         assert!(!dir.join(k.file_name()).exists());

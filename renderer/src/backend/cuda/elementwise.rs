@@ -4,7 +4,7 @@
 //! view an index names for an assignment) and which element of each operand it reads.
 
 use crate::desc::params::shape_str;
-use crate::error::{ArrayProblem, Error, Result};
+use crate::error::{ArrayProblem, CudaError, Error, Result};
 use crate::tensor::index::{self, View};
 
 /// Most dimensions an elementwise operand may have (kernels/elementwise.cu `HG_EW_DIMS`).
@@ -111,10 +111,11 @@ pub fn op_code(op: &str, arity: usize) -> Result<u32> {
         .position(|o| *o == op)
         .map(|i| (i + range.start) as u32)
         .ok_or_else(|| {
-            Error::Cuda(format!(
-                "TensorXf {op}: not available on CUDA tensors for {arity} operand(s) (available: {})",
-                OPS[range].join(", ")
-            ))
+            Error::Cuda(CudaError::UnsupportedOp {
+                op: op.into(),
+                arity,
+                available: OPS[range].join(", "),
+            })
         })
 }
 

@@ -12,7 +12,7 @@
 //! directives so that NVRTC's error log names the right file and line.
 
 use crate::bsdfs::registry;
-use crate::error::{Error, Result};
+use crate::error::{CudaError, Error, Result};
 
 /// Embeds kernel files by their path under `renderer/kernels/`.
 macro_rules! embed {
@@ -110,7 +110,7 @@ pub fn file(name: &str) -> Result<&'static str> {
         .iter()
         .find(|(n, _)| *n == name)
         .map(|(_, s)| *s)
-        .ok_or_else(|| Error::Cuda(format!("kernel file \"{name}\" is not embedded")))
+        .ok_or_else(|| Error::Cuda(CudaError::NotEmbedded { file: name.into() }))
 }
 
 /// The module `name` with its includes resolved into one source.
@@ -139,9 +139,7 @@ fn resolve(from: &str, inc: &str) -> String {
 
 fn append(name: &str, out: &mut String, seen: &mut Vec<String>, depth: usize) -> Result<()> {
     if depth > 16 {
-        return Err(Error::Cuda(format!(
-            "kernel includes nest too deeply at \"{name}\""
-        )));
+        return Err(Error::Cuda(CudaError::IncludeDepth { file: name.into() }));
     }
     if seen.iter().any(|s| s == name) {
         return Ok(());
@@ -156,7 +154,11 @@ fn append(name: &str, out: &mut String, seen: &mut Vec<String>, depth: usize) ->
         } else if let Some(inc) = t.strip_prefix("#include") {
             let inc = resolve(name, inc.trim().trim_matches('"'));
             append(&inc, out, seen, depth + 1).map_err(|e| match e {
-                Error::Cuda(m) => Error::Cuda(format!("{m} (included from {name}:{})", i + 1)),
+                Error::Cuda(e) => Error::Cuda(CudaError::Included {
+                    error: Box::new(e),
+                    file: name.into(),
+                    line: i + 1,
+                }),
                 e => e,
             })?;
             out.push_str(&format!("#line {} \"{name}\"\n", i + 2));

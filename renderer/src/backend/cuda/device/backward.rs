@@ -9,9 +9,9 @@ use super::event::Event;
 use super::launch::{chunks, threads_cfg, SampleArgs, SceneArgs, MAX_LAUNCH_THREADS};
 use super::scene::DeviceScene;
 use super::tensor::DeviceTensor;
-use super::{drv, guarded, CudaBackend};
+use super::{guarded, launching, CudaBackend};
 use crate::diff::{flat, DiffParam};
-use crate::error::{Error, Result};
+use crate::error::{CudaError, Error, Result};
 use crate::flat::{INTEGRATOR_DIRECT, INTEGRATOR_PATH};
 use crate::render::RenderOptions;
 use crate::samplers::Sampler;
@@ -46,9 +46,11 @@ impl CudaBackend {
         let ch: u32 = if s.film.alpha != 0 { 4 } else { 3 };
         let pixels = u64::from(w) * u64::from(h);
         if pixels > u64::from(u32::MAX) {
-            return Err(Error::Cuda(format!(
-                "a {w}x{h} film has more than 2^32 - 1 pixels, more than the CUDA kernels index"
-            )));
+            return Err(Error::Cuda(CudaError::FilmTooLarge {
+                width: w,
+                height: h,
+                crops_hint: false,
+            }));
         }
         if adjoint.len() as u64 != pixels * u64::from(ch) {
             return Err(Error::Render(format!(
@@ -62,9 +64,10 @@ impl CudaBackend {
             let features = s.features(tuning.brute_force_max_records as usize);
             let k = self.backward_kernels(&features, &tuning)?;
             let Some([weights_fn, backward_fn]) = &k.backward else {
-                return Err(Error::Cuda(
-                    "the backward module has no backward kernels".into(),
-                ));
+                return Err(Error::Cuda(CudaError::MissingKernels {
+                    module: "backward module".into(),
+                    kernels: "backward",
+                }));
             };
             adjoint.order_stream(self.stream_handle())?;
             let grads = params
@@ -114,7 +117,7 @@ impl CudaBackend {
             // SAFETY: matches hg_film_weights in backward.cuh; `weights` holds a float per
             // crop pixel.
             unsafe { l.launch(threads_cfg(pixels32, 256)) }
-                .map_err(drv("launching hg_film_weights"))?;
+                .map_err(launching("hg_film_weights"))?;
             let args = SceneArgs::new(s, &features)?;
             // one sample per thread: a thread's work (a trace and a probed replay) is
             // long and uneven, and more threads hide its latency better
@@ -148,7 +151,7 @@ impl CudaBackend {
                 // buffers hold their values, the BSDFs' masks); the block is a multiple of 32
                 // (RenderTuning::check), as the kernel's warp sums require.
                 unsafe { l.launch(threads_cfg(sample.threads, tuning.block)) }
-                    .map_err(drv("launching hg_backward"))?;
+                    .map_err(launching("hg_backward"))?;
             }
             // the weights and the table are freed in stream order after the kernels
             drop(weights);

@@ -8,9 +8,9 @@ use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
 
 use super::event::Event;
 use super::tensor::DeviceTensor;
-use super::{drv, guarded, CudaBackend};
+use super::{guarded, launching, CudaBackend};
 use crate::backend::cuda::elementwise::{plan, Operand, Plan, EW_DIMS};
-use crate::error::{Error, Result};
+use crate::error::{CudaError, Error, Result};
 
 /// The layout parameter of `hg_elementwise` (kernels/elementwise.cu `EwLayout`).
 #[derive(Clone, Copy)]
@@ -88,11 +88,11 @@ impl CudaBackend {
 
     fn check_device(&self, op: &str, t: &DeviceTensor) -> Result<()> {
         if t.ordinal() != self.info.ordinal {
-            return Err(Error::Cuda(format!(
-                "TensorXf {op}: an operand is on cuda:{}, the renderer on cuda:{}",
-                t.ordinal(),
-                self.info.ordinal
-            )));
+            return Err(Error::Cuda(CudaError::OperandDevice {
+                op: op.into(),
+                operand: t.ordinal(),
+                renderer: self.info.ordinal,
+            }));
         }
         Ok(())
     }
@@ -141,9 +141,9 @@ impl CudaBackend {
                     st[..plan.shape.len()].copy_from_slice(&v.strides);
                 }
                 (_, None) => {
-                    return Err(Error::Cuda(format!(
-                        "internal error: TensorXf {op}: operand {k} has no view"
-                    )))
+                    return Err(Error::Cuda(CudaError::Internal(format!(
+                        "TensorXf {op}: operand {k} has no view"
+                    ))))
                 }
             }
         }
@@ -160,9 +160,7 @@ impl CudaBackend {
         let block = 256u32;
         let blocks = n.div_ceil(block as u64);
         if blocks > i32::MAX as u64 {
-            return Err(Error::Cuda(format!(
-                "{n} elements are too many for one launch"
-            )));
+            return Err(Error::Cuda(CudaError::TooManyElements { elements: n }));
         }
         let mut b = self.stream.launch_builder(&f);
         b.arg(&ptrs[0]).arg(&ptrs[1]).arg(l).arg(&n).arg(&dst);
@@ -175,7 +173,7 @@ impl CudaBackend {
         // destination's reach only elements of their buffers (checked by `enqueue`), a
         // null pointer marks a constant. The destination is a buffer of its own, which
         // no operand aliases: a new result, or the copy an assignment writes.
-        unsafe { b.launch(cfg) }.map_err(drv("launching hg_elementwise"))?;
+        unsafe { b.launch(cfg) }.map_err(launching("hg_elementwise"))?;
         Ok(())
     }
 }

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::{sys as dsys, CudaContext, DriverError};
 
-use super::{release, Owned};
-use crate::error::{Error, Result};
+use super::{code, release, Owned};
+use crate::error::{CudaError, Error, Result};
 
 /// How long a host wait spins before it naps between polls: up to a typical render of
 /// a few milliseconds (CUDA's own default schedule spins without bound).
@@ -43,7 +43,12 @@ impl std::fmt::Debug for Event {
 }
 
 fn err(what: &'static str) -> impl Fn(DriverError) -> Error {
-    move |e| Error::Cuda(format!("{what}: {e:?}"))
+    move |e| {
+        Error::Cuda(CudaError::Driver {
+            what: what.into(),
+            error: code(e),
+        })
+    }
 }
 
 impl Event {
@@ -80,7 +85,12 @@ impl Event {
         // one of the special handles 1, 2).
         unsafe { dsys::cuEventRecord(self.ev, stream) }
             .result()
-            .map_err(|e| Error::Cuda(format!("recording an event on stream {:p}: {e:?}", stream)))
+            .map_err(|e| {
+                Error::Cuda(CudaError::Driver {
+                    what: format!("recording an event on stream {:p}", stream),
+                    error: code(e),
+                })
+            })
     }
 
     /// Makes `stream` wait for the event, without blocking the host.
@@ -92,10 +102,10 @@ impl Event {
         unsafe { dsys::cuStreamWaitEvent(stream, self.ev, 0) }
             .result()
             .map_err(|e| {
-                Error::Cuda(format!(
-                    "making stream {:p} wait for an event: {e:?}",
-                    stream
-                ))
+                Error::Cuda(CudaError::Driver {
+                    what: format!("making stream {:p} wait for an event", stream),
+                    error: code(e),
+                })
             })
     }
 
@@ -108,9 +118,10 @@ impl Event {
         match unsafe { dsys::cuEventQuery(self.ev) } {
             dsys::cudaError_enum::CUDA_SUCCESS => Ok(true),
             dsys::cudaError_enum::CUDA_ERROR_NOT_READY => Ok(false),
-            e => Err(Error::Cuda(format!(
-                "the work this waits for failed: {e:?}"
-            ))),
+            e => Err(Error::Cuda(CudaError::Driver {
+                what: "the work this waits for failed".into(),
+                error: code(e),
+            })),
         }
     }
 

@@ -7,7 +7,7 @@ use cudarc::driver::CudaEvent;
 
 use super::tensor::DeviceTensor;
 use super::{drv, guarded, CudaBackend, Owned};
-use crate::error::{Error, Result};
+use crate::error::{CudaError, Error, Result};
 use crate::io::Image;
 
 /// The timing events of a timed render.
@@ -60,9 +60,7 @@ impl CudaFilm {
     }
 
     fn timing(&self) -> Result<&Timing> {
-        self.timing.as_ref().ok_or_else(|| {
-            Error::Cuda("this render was not timed (CudaBackend::set_timing(true))".into())
-        })
+        self.timing.as_ref().ok_or(Error::Cuda(CudaError::NotTimed))
     }
 
     /// Milliseconds of the render's kernels, from events around them (waits for the

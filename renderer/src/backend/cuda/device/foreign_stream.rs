@@ -13,7 +13,7 @@
 use super::event::Event;
 use super::tensor::DeviceTensor;
 use super::{drv, guarded, CudaBackend};
-use crate::error::{Error, Result};
+use crate::error::{CudaError, Error, Result};
 use cudarc::driver::result as dres;
 use cudarc::driver::sys as dsys;
 
@@ -49,11 +49,11 @@ impl CudaBackend {
     /// until the render stream has run the copy (see the module docs).
     pub unsafe fn copy_to_foreign(&self, t: &DeviceTensor, dst: u64) -> Result<()> {
         if t.ordinal() != self.info.ordinal {
-            return Err(Error::Cuda(format!(
-                "internal error: a tensor of GPU {} copied on GPU {}",
+            return Err(Error::Cuda(CudaError::Internal(format!(
+                "a tensor of GPU {} copied on GPU {}",
                 t.ordinal(),
                 self.info.ordinal
-            )));
+            ))));
         }
         t.order_stream(self.stream_handle())?;
         if t.is_empty() {

@@ -13,8 +13,8 @@ use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
 
 use super::event::Event;
 use super::tensor::DeviceTensor;
-use super::{drv, guarded, CudaBackend};
-use crate::error::{Error, Result};
+use super::{guarded, launching, CudaBackend};
+use crate::error::{CudaError, Error, Result};
 use crate::tensor::check_dtype;
 use crate::tensor::dlpack::DLDataType;
 
@@ -59,28 +59,28 @@ impl ForeignArray {
     pub fn count(&self) -> Result<u64> {
         check_dtype(self.dtype)?;
         if self.shape.len() > MAX_DIMS {
-            return Err(Error::Cuda(format!(
-                "the array has {} dimensions; at most {MAX_DIMS} can be imported",
-                self.shape.len()
-            )));
+            return Err(Error::Cuda(CudaError::ImportDims {
+                dims: self.shape.len(),
+                max: MAX_DIMS,
+            }));
         }
         if self.strides.len() != self.shape.len() {
-            return Err(Error::Cuda(format!(
-                "the array has {} extents but {} strides",
-                self.shape.len(),
-                self.strides.len()
-            )));
+            return Err(Error::Cuda(CudaError::ImportStrides {
+                extents: self.shape.len(),
+                strides: self.strides.len(),
+            }));
         }
         let mut n: u64 = 1;
         for &e in &self.shape {
             let e = u64::try_from(e)
-                .map_err(|_| Error::Cuda(format!("the array has a negative extent ({e})")))?;
+                .map_err(|_| Error::Cuda(CudaError::NegativeExtent { extent: e }))?;
             n = n.saturating_mul(e);
         }
         if n > MAX_ELEMENTS {
-            return Err(Error::Cuda(format!(
-                "the array has {n} elements; at most {MAX_ELEMENTS} can be imported"
-            )));
+            return Err(Error::Cuda(CudaError::ImportElements {
+                elements: n,
+                max: MAX_ELEMENTS,
+            }));
         }
         Ok(n)
     }
@@ -128,9 +128,7 @@ impl CudaBackend {
         let block = 256u32;
         let blocks = n.div_ceil(block as u64);
         if blocks > i32::MAX as u64 {
-            return Err(Error::Cuda(format!(
-                "{n} elements are too many for one launch"
-            )));
+            return Err(Error::Cuda(CudaError::TooManyElements { elements: n }));
         }
         let src = a.ptr;
         let mut l = self.stream.launch_builder(&f);
@@ -142,7 +140,7 @@ impl CudaBackend {
         };
         // SAFETY: matches hg_gather in convert.cu; every element the shape and strides
         // reach lies in the producer's tensor (DLPack's contract), `dst` holds n floats.
-        unsafe { l.launch(cfg) }.map_err(drv("launching hg_gather"))?;
+        unsafe { l.launch(cfg) }.map_err(launching("hg_gather"))?;
         Ok(())
     }
 }

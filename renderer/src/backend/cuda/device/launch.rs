@@ -13,10 +13,10 @@ use super::film::{CudaFilm, Timing};
 use super::memory::DeviceBuffer;
 use super::module::RenderKernels;
 use super::scene::{DeviceScene, FILM_RECORD_AT, SCENE_ARRAYS};
-use super::{drv, guarded, CudaBackend};
+use super::{drv, guarded, launching, CudaBackend};
 use crate::backend::cuda::check_supported;
 use crate::backend::cuda::features::{Features, BRUTE_FORCE_MAX_RECORDS};
-use crate::error::{Error, Result};
+use crate::error::{CudaError, Error, Result};
 use crate::flat::unit_prims::UNIT_RECORDS_MAX;
 use crate::flat::{
     FlatCamera, FlatFilm, FlatIntegrator, FlatScene, INTEGRATOR_DEPTH, INTEGRATOR_PATH,
@@ -106,30 +106,26 @@ impl RenderTuning {
     /// An error unless the block size and register cap are usable.
     pub(crate) fn check(&self) -> Result<()> {
         if self.block == 0 || self.block % 32 != 0 || self.block > 1024 {
-            return Err(Error::Cuda(format!(
-                "render block size {} is not a multiple of 32 in 32..=1024",
-                self.block
-            )));
+            return Err(Error::Cuda(CudaError::BlockSize { block: self.block }));
         }
         if self.samples_per_lane != 0
             && (!self.samples_per_lane.is_power_of_two() || self.samples_per_lane > MAX_WAVE_SPP)
         {
-            return Err(Error::Cuda(format!(
-                "samples per lane {} is not 0 (the default) or a power of two in 1..={MAX_WAVE_SPP}",
-                self.samples_per_lane
-            )));
+            return Err(Error::Cuda(CudaError::SamplesPerLane {
+                samples: self.samples_per_lane,
+                max: MAX_WAVE_SPP,
+            }));
         }
         if self.brute_force_max_records as usize > UNIT_RECORDS_MAX {
-            return Err(Error::Cuda(format!(
-                "brute force up to {} unit records: at most {UNIT_RECORDS_MAX} are supported",
-                self.brute_force_max_records
-            )));
+            return Err(Error::Cuda(CudaError::BruteForceRecords {
+                records: self.brute_force_max_records,
+                max: UNIT_RECORDS_MAX,
+            }));
         }
         if self.max_registers != 0 && !(16..=255).contains(&self.max_registers) {
-            return Err(Error::Cuda(format!(
-                "register cap {} is outside 16..=255 (0: no cap)",
-                self.max_registers
-            )));
+            return Err(Error::Cuda(CudaError::RegisterCap {
+                registers: self.max_registers,
+            }));
         }
         Ok(())
     }
@@ -338,7 +334,7 @@ impl CudaBackend {
         *self
             .tuning
             .lock()
-            .map_err(|_| Error::Cuda("tuning lock poisoned".into()))? = tuning;
+            .map_err(|_| Error::Cuda(CudaError::Lock { what: "tuning" }))? = tuning;
         Ok(())
     }
 
@@ -389,10 +385,11 @@ impl CudaBackend {
         let ch = if s.film.alpha != 0 { 4 } else { 3 };
         let pixels = w as u64 * h as u64;
         if pixels > u32::MAX as u64 {
-            return Err(Error::Cuda(format!(
-                "a {w}x{h} film has more than 2^32 - 1 pixels, more than the CUDA kernels \
-                 index; render it in crops (hdrfilm crop_offset_x/y, crop_width/height)"
-            )));
+            return Err(Error::Cuda(CudaError::FilmTooLarge {
+                width: w,
+                height: h,
+                crops_hint: true,
+            }));
         }
         Ok((w, h, ch, pixels))
     }
@@ -433,7 +430,7 @@ impl CudaBackend {
         };
         // SAFETY: the argument list matches hg_depth's signature in depth.cu, every
         // array holds the records the kernel indexes, and `out` has w*h*ch floats.
-        unsafe { launch.launch(cfg) }.map_err(drv("launching hg_depth"))?;
+        unsafe { launch.launch(cfg) }.map_err(launching("hg_depth"))?;
         self.finish_film(out, n, timing, None, w, h, ch)
     }
 
@@ -499,7 +496,7 @@ impl CudaBackend {
                     // a multiple of 32 (RenderTuning::check), as the kernel's warp
                     // reduction requires.
                     unsafe { l.launch(threads_cfg(sample.threads, tuning.block)) }
-                        .map_err(drv("launching hg_render"))?;
+                        .map_err(launching("hg_render"))?;
                 }
             }
         }
@@ -529,10 +526,10 @@ impl CudaBackend {
         spp: u32,
     ) -> Result<CudaFilm> {
         let Some([trace, develop]) = &k.ptracer else {
-            return Err(Error::Cuda(format!(
-                "the render module {} has no ptracer kernels",
-                features.tag()
-            )));
+            return Err(Error::Cuda(CudaError::MissingKernels {
+                module: format!("render module {}", features.tag()),
+                kernels: "ptracer",
+            }));
         };
         let (w, h, ch, pixels) = Self::film_size(s)?;
         let accum = self.pool.alloc_zeros(
@@ -565,7 +562,7 @@ impl CudaBackend {
             // records by value); every array holds the records the kernel indexes; `accum`
             // has 3 floats per crop pixel, and the kernel splats inside the crop only.
             unsafe { l.launch(threads_cfg(count, tuning.block)) }
-                .map_err(drv("launching hg_ptracer"))?;
+                .map_err(launching("hg_ptracer"))?;
         }
         let film_start = match &timing {
             Some(_) => Some(self.timing_event()?),
@@ -597,7 +594,7 @@ impl CudaBackend {
         // SAFETY: matches hg_develop in film.cuh (and hg_ptracer_develop in ptracer.cuh,
         // which takes the same arguments); `out` has pixels * channels floats and `accum`
         // 5 floats per pixel (3 for hg_ptracer_develop).
-        unsafe { d.launch(cfg) }.map_err(drv("launching hg_develop"))?;
+        unsafe { d.launch(cfg) }.map_err(launching("hg_develop"))?;
         Ok(())
     }
 
@@ -685,10 +682,7 @@ impl CudaBackend {
         check_supported(setup)?;
         let s = self.upload_scene(setup, 0)?;
         if s.integrator.kind == INTEGRATOR_DEPTH {
-            return Err(Error::Cuda(
-                "count_rays: the depth kernel traces one ray per sample; count those directly"
-                    .into(),
-            ));
+            return Err(Error::Cuda(CudaError::CountRaysDepth));
         }
         guarded("CUDA ray count", || {
             let tuning = self.render_tuning();

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use cudarc::driver::{result as dres, sys as dsys, CudaStream};
 
 use super::{drv, release, Owned};
-use crate::error::{Error, Result};
+use crate::error::{CudaError, Error, Result};
 
 /// Freed memory the pool keeps for reuse: 2 GiB, at most an eighth of the device (many
 /// 4K films and their scene; a framework sharing the device gets the rest back).
@@ -168,11 +168,11 @@ impl DeviceBuffer {
             return Ok(());
         }
         if at.checked_add(src.len()).is_none_or(|end| end > self.bytes) {
-            return Err(Error::Cuda(format!(
-                "internal error: a {}-byte write at {at} past a {}-byte buffer",
+            return Err(Error::Cuda(CudaError::Internal(format!(
+                "a {}-byte write at {at} past a {}-byte buffer",
                 src.len(),
                 self.bytes
-            )));
+            ))));
         }
         // SAFETY: the range lies in the buffer (checked above); src per the contract.
         unsafe { dres::memcpy_htod_async(self.ptr + at as u64, src, self.stream.cu_stream()) }
@@ -187,10 +187,10 @@ impl DeviceBuffer {
     /// has run the copy.
     pub(crate) unsafe fn copy_from_device(&self, at: usize, src: u64, bytes: usize) -> Result<()> {
         if at.checked_add(bytes).is_none_or(|end| end > self.bytes) {
-            return Err(Error::Cuda(format!(
-                "internal error: a {bytes}-byte copy at {at} past a {}-byte buffer",
+            return Err(Error::Cuda(CudaError::Internal(format!(
+                "a {bytes}-byte copy at {at} past a {}-byte buffer",
                 self.bytes
-            )));
+            ))));
         }
         if bytes == 0 {
             return Ok(());

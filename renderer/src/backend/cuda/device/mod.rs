@@ -40,7 +40,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::sys as nsys;
 
 use super::{arch_for, check_nvrtc_targets, DeviceInfo};
-use crate::error::{Error, Result};
+use crate::error::{CudaError, Error, Result};
 use crate::flat::LAYOUT;
 use crate::scene::RenderSetup;
 
@@ -159,9 +159,29 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     })
 }
 
+/// The text of a driver or NVRTC error, taken when the call fails (see [`CudaError`]).
+fn code(e: impl std::fmt::Debug) -> String {
+    format!("{e:?}")
+}
+
 /// A driver error from `what`.
 fn drv(what: &'static str) -> impl Fn(DriverError) -> Error {
-    move |e| Error::Cuda(format!("{what}: {e:?}"))
+    move |e| {
+        Error::Cuda(CudaError::Driver {
+            what: what.into(),
+            error: code(e),
+        })
+    }
+}
+
+/// A driver error from launching `kernel`.
+fn launching(kernel: &'static str) -> impl Fn(DriverError) -> Error {
+    move |e| {
+        Error::Cuda(CudaError::Launch {
+            kernel: kernel.into(),
+            error: code(e),
+        })
+    }
 }
 
 /// An allocation or upload error of `bytes` bytes for `what`: running out of device
@@ -178,7 +198,11 @@ fn mem_error(what: &str, bytes: usize, total: usize, e: DriverError) -> Error {
             gib(total)
         ))
     } else {
-        Error::Cuda(format!("{what} ({bytes} bytes): {e:?}"))
+        Error::Cuda(CudaError::Alloc {
+            what: what.into(),
+            bytes,
+            error: code(e),
+        })
     }
 }
 
@@ -402,7 +426,7 @@ impl CudaBackend {
         let what = format!("a tensor of {len} floats");
         let bytes = len
             .checked_mul(4)
-            .ok_or_else(|| Error::Cuda(format!("{what} has more bytes than an address holds")))?;
+            .ok_or_else(|| Error::Cuda(CudaError::AddressOverflow { what: what.clone() }))?;
         let mut lease = self.readers.staging.lease(bytes)?;
         let buf = guarded("allocating an upload", || {
             self.pool.alloc(bytes, &self.stream, &what)
@@ -421,9 +445,9 @@ impl CudaBackend {
     pub fn zeros(&self, len: usize) -> Result<DeviceTensor> {
         guarded("allocating a tensor", || {
             let what = format!("a tensor of {len} floats");
-            let bytes = len.checked_mul(4).ok_or_else(|| {
-                Error::Cuda(format!("{what} has more bytes than an address holds"))
-            })?;
+            let bytes = len
+                .checked_mul(4)
+                .ok_or_else(|| Error::Cuda(CudaError::AddressOverflow { what: what.clone() }))?;
             let buf = self.pool.alloc_zeros(bytes, &self.stream, &what)?;
             let ready = Event::recorded(&self.ctx, self.stream.cu_stream())?;
             Ok(self.tensor(buf, len, ready))
@@ -454,7 +478,7 @@ impl CudaBackend {
                 launch.arg(&p);
                 // SAFETY: hg_layout_table writes exactly LAYOUT.len() u32 (HG_LAYOUT entries).
                 unsafe { launch.launch(LaunchConfig::for_num_elems(1)) }
-                    .map_err(drv("launching hg_layout_table"))
+                    .map_err(launching("hg_layout_table"))
                     .map(drop)
             })?;
             let floats = self.tensor(out, LAYOUT.len(), ready).to_host()?;
@@ -481,7 +505,7 @@ impl CudaBackend {
                 // HG_TEXTURE_LAYOUT and HG_EMITTER_LAYOUT, generated from the layouts
                 // plugin_layout() joins).
                 unsafe { launch.launch(LaunchConfig::for_num_elems(1)) }
-                    .map_err(drv("launching hg_plugin_layout_table"))
+                    .map_err(launching("hg_plugin_layout_table"))
                     .map(drop)
             })?;
             let floats = self.tensor(out, n, ready).to_host()?;
@@ -528,7 +552,7 @@ impl CudaBackend {
                 // SAFETY: the arguments match hg_parity in parity.cu one for one; `q`
                 // holds nq * 16 floats and `out` has room for as many.
                 unsafe { l.launch(cfg) }
-                    .map_err(drv("launching hg_parity"))
+                    .map_err(launching("hg_parity"))
                     .map(drop)
             })?;
             self.tensor(out, nq as usize * 16, ready).to_host()

@@ -11,11 +11,11 @@ use cudarc::driver::{CudaFunction, CudaModule};
 use cudarc::nvrtc::{result as nres, sys as nsys, Ptx};
 
 use super::launch::RenderTuning;
-use super::{guarded, CudaBackend};
+use super::{code, guarded, CudaBackend};
 use crate::backend::cuda::cache::{CacheKey, ModuleStats, ProgramCache};
 use crate::backend::cuda::features::{depth_prelude, Features};
 use crate::backend::cuda::{compile_options, kernels, BACKWARD_MAX_REGISTERS};
-use crate::error::{Error, Result};
+use crate::error::{CudaError, Error, Result};
 
 /// What a loaded render module is compiled for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -122,7 +122,7 @@ impl CudaBackend {
     ) -> Result<Arc<CudaModule>> {
         let mut slot = slot
             .lock()
-            .map_err(|_| Error::Cuda("module lock poisoned".into()))?;
+            .map_err(|_| Error::Cuda(CudaError::Lock { what: "module" }))?;
         if let Some(m) = slot.as_ref() {
             return Ok(m.clone());
         }
@@ -158,7 +158,12 @@ impl CudaBackend {
         guarded("loading a CUBIN", || {
             self.ctx
                 .load_module(Ptx::from_binary(cubin.to_vec()))
-                .map_err(|e| Error::Cuda(format!("loading the CUBIN of {name}: {e:?}")))
+                .map_err(|e| {
+                    Error::Cuda(CudaError::Load {
+                        module: name.into(),
+                        error: code(e),
+                    })
+                })
         })
     }
 
@@ -176,9 +181,12 @@ impl CudaBackend {
 
     /// Kernel `name` of `module`.
     pub(crate) fn function(&self, module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction> {
-        module
-            .load_function(name)
-            .map_err(|e| Error::Cuda(format!("kernel {name} not found in its module: {e:?}")))
+        module.load_function(name).map_err(|e| {
+            Error::Cuda(CudaError::MissingKernel {
+                kernel: name.into(),
+                error: code(e),
+            })
+        })
     }
 
     /// The render module for `features` under `tuning` (with the ray counter when
@@ -229,7 +237,7 @@ impl CudaBackend {
             .modules
             .render
             .lock()
-            .map_err(|_| Error::Cuda("module lock poisoned".into()))?;
+            .map_err(|_| Error::Cuda(CudaError::Lock { what: "module" }))?;
         if let Some(m) = modules.get(&key) {
             return Ok(m.clone());
         }
@@ -310,11 +318,21 @@ pub fn nvrtc_compile_offline(
 /// Compiles `source` with NVRTC to a CUBIN; a failure carries NVRTC's log, which
 /// names the kernel file and line (the assembled source has `#line` directives).
 pub(crate) fn compile_cubin(module: &str, source: &str, options: &[String]) -> Result<Vec<u8>> {
-    let nul = |what: &str| Error::Cuda(format!("{what} of {module} contains a NUL byte"));
+    let nul = |what: &'static str| {
+        Error::Cuda(CudaError::NulByte {
+            what,
+            module: module.into(),
+        })
+    };
     let src = CString::new(source).map_err(|_| nul("the source"))?;
     let name = CString::new(module).map_err(|_| nul("the name"))?;
-    let prog = nres::create_program(&src, Some(&name))
-        .map_err(|e| Error::Cuda(format!("nvrtcCreateProgram for {module}: {e:?}")))?;
+    let prog = nres::create_program(&src, Some(&name)).map_err(|e| {
+        Error::Cuda(CudaError::Nvrtc {
+            call: "nvrtcCreateProgram",
+            module: module.into(),
+            error: code(e),
+        })
+    })?;
     // SAFETY: `prog` is live until destroy_program below; the buffers are sized by NVRTC.
     let result = unsafe {
         let compiled = nres::compile_program(prog, options);
@@ -329,9 +347,12 @@ pub(crate) fn compile_cubin(module: &str, source: &str, options: &[String]) -> R
             })
             .unwrap_or_default();
         match compiled {
-            Err(e) => Err(Error::Cuda(format!(
-                "NVRTC could not compile {module} ({e:?}; options {options:?}):\n{log}"
-            ))),
+            Err(e) => Err(Error::Cuda(CudaError::Compile {
+                module: module.into(),
+                error: code(e),
+                options: options.to_vec(),
+                log,
+            })),
             Ok(()) => {
                 let mut size = 0usize;
                 nsys::nvrtcGetCUBINSize(prog, &mut size)
@@ -343,7 +364,11 @@ pub(crate) fn compile_cubin(module: &str, source: &str, options: &[String]) -> R
                             .map(|()| cubin)
                     })
                     .map_err(|e| {
-                        Error::Cuda(format!("no CUBIN for {module} ({e:?}); NVRTC log:\n{log}"))
+                        Error::Cuda(CudaError::Cubin {
+                            module: module.into(),
+                            error: code(e),
+                            log,
+                        })
                     })
             }
         }

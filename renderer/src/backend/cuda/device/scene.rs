@@ -21,7 +21,7 @@ use super::{guarded, CudaBackend, CudaFilm};
 use crate::backend::cuda::features::{FeatureBasis, Features};
 use crate::desc::params::TensorData;
 use crate::emitters::registry::RecordCtx as EmitterRecordCtx;
-use crate::error::{Error, Result};
+use crate::error::{CudaError, Error, Result};
 use crate::flat::unit_prims::{self, FlatUnitPrim};
 use crate::flat::{
     as_bytes, flatten_camera, flatten_film, flatten_integrator, FlatBsdf, FlatCamera, FlatDist2D,
@@ -167,13 +167,12 @@ impl DeviceScene {
         if !features.brute_force {
             return Ok(Vec::new());
         }
-        unit_prims::kernel_param(&self.unit_prims, features.unit_cap as usize).ok_or_else(|| {
-            Error::Cuda(format!(
-                "the scene has {} unit records but its brute-force module holds {}",
-                self.unit_prims.len(),
-                features.unit_cap
-            ))
-        })
+        unit_prims::kernel_param(&self.unit_prims, features.unit_cap as usize).ok_or(Error::Cuda(
+            CudaError::UnitRecords {
+                records: self.unit_prims.len(),
+                cap: features.unit_cap,
+            },
+        ))
     }
 }
 
@@ -189,7 +188,7 @@ impl CudaBackend {
                     .iter()
                     .find(|(n, _)| *n == name)
                     .map(|(_, b)| *b)
-                    .ok_or_else(|| Error::Cuda(format!("no flat array {name}")))?;
+                    .ok_or_else(|| Error::Cuda(CudaError::MissingArray { name: name.into() }))?;
                 arrays.push(self.upload_array(name, bytes)?);
             }
             let records = self
@@ -324,11 +323,11 @@ impl CudaBackend {
                 s.tex_refs[t as usize],
             );
             if tex.tag() != at.kind {
-                return Err(Error::Cuda(format!(
-                    "internal error: texture {t} changed its kind from {} to {} in an update",
+                return Err(Error::Cuda(CudaError::Internal(format!(
+                    "texture {t} changed its kind from {} to {} in an update",
                     at.kind,
                     tex.tag()
-                )));
+                ))));
             }
             let words = tex.record_words(&tex_at);
             let at = at.offset as usize * 4;
@@ -338,11 +337,11 @@ impl CudaBackend {
             // an update rebuilds a BSDF with its plugin: same kind, same slot
             let (bsdf, at) = (&setup.scene.bsdfs[b as usize], s.bsdf_refs[b as usize]);
             if bsdf.tag() != at.kind {
-                return Err(Error::Cuda(format!(
-                    "internal error: BSDF {b} changed its kind from {} to {} in an update",
+                return Err(Error::Cuda(CudaError::Internal(format!(
+                    "BSDF {b} changed its kind from {} to {} in an update",
                     at.kind,
                     bsdf.tag()
-                )));
+                ))));
             }
             let words = bsdf.record_words(&s.bsdf_refs);
             let at = at.offset as usize * 4;
@@ -355,11 +354,11 @@ impl CudaBackend {
                 s.emitter_refs[e as usize],
             );
             if emitter.tag() != at.kind {
-                return Err(Error::Cuda(format!(
-                    "internal error: emitter {e} changed its kind from {} to {} in an update",
+                return Err(Error::Cuda(CudaError::Internal(format!(
+                    "emitter {e} changed its kind from {} to {} in an update",
                     at.kind,
                     emitter.tag()
-                )));
+                ))));
             }
             let ctx = EmitterRecordCtx {
                 image_offsets: &s.image_offsets,
@@ -435,7 +434,7 @@ impl CudaBackend {
         let at = *s
             .image_offsets
             .get(i)
-            .ok_or_else(|| Error::Cuda(format!("internal error: no image {image}")))?
+            .ok_or_else(|| Error::Cuda(CudaError::Internal(format!("no image {image}"))))?
             as usize
             * 4;
         let len = setup.scene.textures.images[i].data.len();
@@ -448,18 +447,18 @@ impl CudaBackend {
                 self.write_array(texels, at, as_bytes(&p.data))
             }
             TensorData::Device(d) => {
-                let t = d.as_any().downcast_ref::<DeviceTensor>().ok_or_else(|| {
-                    Error::Cuda("device values of another backend cannot be used here".into())
-                })?;
+                let t = d
+                    .as_any()
+                    .downcast_ref::<DeviceTensor>()
+                    .ok_or(Error::Cuda(CudaError::ForeignValues))?;
                 if t.len() != len {
                     return Err(size_error(image, len, t.len()));
                 }
                 if t.ordinal() != s.ordinal {
-                    return Err(Error::Cuda(format!(
-                        "the texture lives on cuda:{}, the scene on cuda:{}",
-                        t.ordinal(),
-                        s.ordinal
-                    )));
+                    return Err(Error::Cuda(CudaError::TextureDevice {
+                        texture: t.ordinal(),
+                        scene: s.ordinal,
+                    }));
                 }
                 // the tensor's writes (its import) come first; its memory is freed on
                 // this stream after the copy, whenever the tensor is dropped
@@ -473,9 +472,9 @@ impl CudaBackend {
 }
 
 fn size_error(image: u32, want: usize, got: usize) -> Error {
-    Error::Cuda(format!(
-        "internal error: image {image} holds {want} values, the update {got}"
-    ))
+    Error::Cuda(CudaError::Internal(format!(
+        "image {image} holds {want} values, the update {got}"
+    )))
 }
 
 // The Python binding keeps a scene's device copy next to it, shared across threads.

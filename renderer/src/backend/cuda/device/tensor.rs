@@ -31,7 +31,7 @@ use super::memory::DeviceBuffer;
 use super::transfer::Staging;
 use super::{drv, guarded, release, Owned};
 use crate::desc::params::DeviceValues;
-use crate::error::{Error, Result};
+use crate::error::{CudaError, Error, Result};
 use crate::tensor::{copy_parallel, Buffer};
 
 static LIVE_COUNT: AtomicUsize = AtomicUsize::new(0);
@@ -137,7 +137,7 @@ impl DeviceTensor {
         guarded("querying a tensor", || {
             self.ready
                 .query()
-                .map_err(|e| Error::Cuda(format!("the render that writes this tensor failed: {e}")))
+                .map_err(|e| Error::Cuda(CudaError::TensorWrite { error: Box::new(e) }))
         })
     }
 
@@ -148,7 +148,7 @@ impl DeviceTensor {
         guarded("waiting for a tensor", || {
             self.ready
                 .wait(SPIN)
-                .map_err(|e| Error::Cuda(format!("the render that writes this tensor failed: {e}")))
+                .map_err(|e| Error::Cuda(CudaError::TensorWrite { error: Box::new(e) }))
         })
     }
 
@@ -159,7 +159,7 @@ impl DeviceTensor {
         guarded("waiting for a tensor", || {
             self.ready
                 .wait_until(SPIN, keep_waiting)
-                .map_err(|e| Error::Cuda(format!("the render that writes this tensor failed: {e}")))
+                .map_err(|e| Error::Cuda(CudaError::TensorWrite { error: Box::new(e) }))
         })
     }
 
@@ -177,9 +177,10 @@ impl DeviceTensor {
         }
         guarded("cuStreamWaitEvent", || {
             self.ready.order(stream as dsys::CUstream).map_err(|e| {
-                Error::Cuda(format!(
-                    "making stream {stream:#x} wait for the tensor: {e}"
-                ))
+                Error::Cuda(CudaError::TensorOrder {
+                    stream,
+                    error: Box::new(e),
+                })
             })
         })
     }
@@ -193,7 +194,7 @@ impl DeviceTensor {
             let mut fences = self
                 .fences
                 .lock()
-                .map_err(|_| Error::Cuda("fence lock poisoned".into()))?;
+                .map_err(|_| Error::Cuda(CudaError::Lock { what: "fence" }))?;
             if let Some(e) = fences.get(&stream) {
                 return e.record(stream as dsys::CUstream);
             }
@@ -230,11 +231,11 @@ impl DeviceTensor {
     /// As [`Self::to_host`], into `out` (`len` values).
     pub fn read_into(&self, out: &mut [f32]) -> Result<()> {
         if out.len() != self.len {
-            return Err(Error::Cuda(format!(
-                "internal error: reading {} values into room for {}",
+            return Err(Error::Cuda(CudaError::Internal(format!(
+                "reading {} values into room for {}",
                 self.len,
                 out.len()
-            )));
+            ))));
         }
         // SAFETY: out has room for len values.
         unsafe { self.read_raw(out.as_mut_ptr()) }

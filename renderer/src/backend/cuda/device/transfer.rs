@@ -17,8 +17,8 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{result as dres, CudaContext};
 
 use super::event::{Event, SPIN};
-use super::{drv, release, Owned};
-use crate::error::{Error, Result};
+use super::{code, drv, release, Owned};
+use crate::error::{CudaError, Error, Result};
 
 /// Most page-locked buffers kept; past this a copy waits for the oldest busy one.
 const MAX_SLOTS: usize = 4;
@@ -87,7 +87,7 @@ impl Staging {
             let mut slots = self
                 .slots
                 .lock()
-                .map_err(|_| Error::Cuda("staging lock poisoned".into()))?;
+                .map_err(|_| Error::Cuda(CudaError::Lock { what: "staging" }))?;
             // a free buffer that fits (the smallest), else grow, else wait
             let mut best: Option<(usize, usize)> = None;
             for (i, s) in slots.iter_mut().enumerate() {
@@ -156,10 +156,10 @@ impl Staging {
         // SAFETY: allocates `cap` bytes of page-locked host memory (flags 0: cached, so
         // host reads of downloaded data are fast).
         let ptr = unsafe { dres::malloc_host(cap, 0) }.map_err(|e| {
-            Error::Cuda(format!(
-                "allocating {} MiB of page-locked staging memory: {e:?}",
-                cap >> 20
-            ))
+            Error::Cuda(CudaError::StagingAlloc {
+                bytes: cap,
+                error: code(e),
+            })
         })? as *mut u8;
         Ok(Slot {
             ptr,

@@ -9,7 +9,7 @@ use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
 use super::launch::{chunks, threads_cfg, wave_spp, Chunk, SampleArgs, SceneArgs};
 use super::memory::DeviceBuffer;
 use super::scene::DeviceScene;
-use super::{drv, CudaBackend};
+use super::{drv, launching, CudaBackend};
 use crate::backend::cuda::wavefront_bounce_launches;
 use crate::error::Result;
 
@@ -142,7 +142,7 @@ impl CudaBackend {
         // chunk's threads; counts has bounces + 1 zeroed entries; the chunk's pixels lie
         // in the crop and the block is a multiple of 32 (warp-wide queue pushes).
         unsafe { l.launch(threads_cfg(sample.threads, block)) }
-            .map_err(drv("launching hg_path_start"))?;
+            .map_err(launching("hg_path_start"))?;
         let cfg = LaunchConfig {
             grid_dim: (p.bounce_blocks, 1, 1),
             block_dim: (block, 1, 1),
@@ -162,7 +162,7 @@ impl CudaBackend {
             // SAFETY: matches hg_path_bounce; launch k reads queue k - 1 and counts[k - 1]
             // (written by the launch before it on this stream) and writes queue k and
             // counts[k], k <= bounces.
-            unsafe { l.launch(cfg) }.map_err(drv("launching hg_path_bounce"))?;
+            unsafe { l.launch(cfg) }.map_err(launching("hg_path_bounce"))?;
         }
         let mut l = self.stream.launch_builder(&k[2]);
         let lanes = c.lanes();
@@ -177,7 +177,7 @@ impl CudaBackend {
         // SAFETY: matches hg_path_reduce; every slot of the chunk's samples has its
         // result, flags and weight written by the kernels above; `accum` has 5 floats per
         // pixel; k <= n, both powers of two.
-        unsafe { l.launch(threads_cfg(lanes, block)) }.map_err(drv("launching hg_path_reduce"))?;
+        unsafe { l.launch(threads_cfg(lanes, block)) }.map_err(launching("hg_path_reduce"))?;
         Ok(())
     }
 }
