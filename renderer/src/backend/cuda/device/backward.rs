@@ -6,7 +6,7 @@
 use cudarc::driver::PushKernelArg;
 
 use super::event::Event;
-use super::launch::{chunks, threads_cfg, SampleArgs, SceneArgs, MAX_LAUNCH_THREADS};
+use super::plan::{chunks, threads_cfg, SampleArgs, SceneArgs, MAX_LAUNCH_THREADS};
 use super::scene::DeviceScene;
 use super::tensor::DeviceTensor;
 use super::{guarded, launching, CudaBackend};

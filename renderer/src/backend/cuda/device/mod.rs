@@ -9,7 +9,10 @@
 //! | `transfer.rs` | page-locked staging for uploads and host reads |
 //! | `module.rs` | NVRTC, the program cache, loaded modules and kernels |
 //! | `scene.rs` | [`DeviceScene`]: the uploaded scene and its patches |
-//! | `launch.rs` | render launches (megakernel, depth), tuning |
+//! | `tuning.rs` | [`RenderTuning`]: the render kernels' launch and compile settings |
+//! | `plan.rs` | a render's waves and launch chunks, the kernels' scene and sample arguments |
+//! | `launch.rs` | render launches (megakernel, depth, `ptracer`) and their film |
+//! | `diagnostics.rs` | [`RenderKernelInfo`] and ray counts, for benchmarks |
 //! | `wavefront.rs` | the wavefront `path` kernels |
 //! | `film.rs` | [`CudaFilm`] |
 //! | `tensor.rs` | [`DeviceTensor`]: films and imports, fences, host reads |
@@ -45,6 +48,7 @@ use crate::flat::LAYOUT;
 use crate::scene::RenderSetup;
 
 mod backward;
+mod diagnostics;
 mod elementwise;
 mod event;
 mod film;
@@ -53,17 +57,20 @@ mod import;
 mod launch;
 mod memory;
 mod module;
+mod plan;
 mod scene;
 mod tensor;
 mod transfer;
+mod tuning;
 mod wavefront;
 
+pub use diagnostics::RenderKernelInfo;
 pub use film::CudaFilm;
 pub use import::{ForeignArray, MAX_DIMS};
-pub use launch::{RenderKernelInfo, RenderTuning};
 pub use module::nvrtc_compile_offline;
 pub use scene::DeviceScene;
 pub use tensor::{live_device_tensors, DeviceTensor};
+pub use tuning::RenderTuning;
 
 use event::Event;
 use memory::{DeviceBuffer, Pool};
@@ -538,7 +545,7 @@ impl CudaBackend {
             let mut generic = s.features(0);
             generic.brute_force = false;
             generic.unit_cap = 0;
-            let args = launch::SceneArgs::new(&s, &generic)?;
+            let args = plan::SceneArgs::new(&s, &generic)?;
             let ready = self.run_and_fence(|| {
                 let (qp, op) = (q.device_ptr(), out.ptr());
                 let mut l = self.stream.launch_builder(&f);

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{CudaFunction, CudaModule};
 use cudarc::nvrtc::{result as nres, sys as nsys, Ptx};
 
-use super::launch::RenderTuning;
+use super::tuning::RenderTuning;
 use super::{code, guarded, CudaBackend};
 use crate::backend::cuda::cache::{CacheKey, ModuleStats, ProgramCache};
 use crate::backend::cuda::features::{depth_prelude, Features};

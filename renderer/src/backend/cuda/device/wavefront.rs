@@ -2,12 +2,12 @@
 //! samples, a start kernel takes every path's first step, bounce launches advance the
 //! live paths one step each over a compacted queue, and a reduction adds the chunk's
 //! samples to the film accumulator in the megakernel's order (same bits). A tuning
-//! option ([`super::launch::RenderTuning::wavefront`]); the megakernel is the default.
+//! option ([`super::tuning::RenderTuning::wavefront`]); the megakernel is the default.
 
 use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
 
-use super::launch::{chunks, threads_cfg, wave_spp, Chunk, SampleArgs, SceneArgs};
 use super::memory::DeviceBuffer;
+use super::plan::{chunks, threads_cfg, wave_spp, Chunk, SampleArgs, SceneArgs};
 use super::scene::DeviceScene;
 use super::{drv, launching, CudaBackend};
 use crate::backend::cuda::wavefront_bounce_launches;
