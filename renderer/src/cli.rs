@@ -15,11 +15,12 @@ use anyhow::{bail, Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 use heliograph::backend::cuda::CudaBackend;
-use heliograph::backend::{cpu, Backend};
+use heliograph::backend::{Backend, Renderer};
 use heliograph::desc::{ObjectDesc, Value};
 use heliograph::math::spectrum::Spectrum;
 use heliograph::render::RenderOptions;
 use heliograph::scene;
+use heliograph::session::Film;
 
 #[derive(Parser)]
 #[command(
@@ -177,19 +178,14 @@ fn render(
     check_multichannel_output(&setup, &out)?;
     let spp = opts.resolve_spp(&setup.sensor.sampler)?;
     let [w, h] = setup.sensor.film.crop_size;
-    let gpu = choose_gpu(backend, &setup, quiet)?;
+    let renderer = choose(backend, &setup, quiet)?;
     let start = Instant::now();
-    let image = match &gpu {
-        Some(cuda) => cuda.render(&setup, &opts)?,
-        None => render_cpu(setup.clone(), opts, w as u64 * h as u64 * spp as u64, quiet)?,
-    };
+    let film = renderer.render(setup.clone(), opts)?;
+    let image = follow(film, w as u64 * h as u64 * spp as u64, quiet)?;
     let secs = start.elapsed().as_secs_f64();
     write_film(&setup, &out, image).with_context(|| "writing the output image")?;
     let samples = w as f64 * h as f64 * spp as f64;
-    let device = match &gpu {
-        Some(cuda) => format!("cuda, {}", cuda.info().name),
-        None => format!("cpu, {} threads", rayon::current_num_threads()),
-    };
+    let device = format!("{}, {}", renderer.name(), renderer.device_name());
     println!(
         "rendered {w}x{h} at {spp} spp in {secs:.3} s ({:.2} Msamples/s, {device}) -> {}",
         samples / secs / 1e6,
@@ -234,59 +230,53 @@ fn write_film(
     heliograph::io::exr_channels::write_exr_channels(out, &named)
 }
 
-/// The CUDA backend when asked for (an error if it cannot serve), or when `auto`
-/// finds a usable GPU that supports the scene; `None` means the CPU.
-fn choose_gpu(
+/// The renderer `backend` names (an error if it cannot serve); under `auto`, the GPU's
+/// when a usable GPU supports the scene, otherwise the CPU's.
+fn choose(
     backend: Backend,
     setup: &heliograph::scene::RenderSetup,
     quiet: bool,
-) -> Result<Option<CudaBackend>> {
-    let try_cuda = || -> heliograph::Result<CudaBackend> {
-        let cuda = CudaBackend::new(0)?;
-        heliograph::backend::cuda::check_supported(setup)?;
-        Ok(cuda)
+) -> Result<Box<dyn Renderer>> {
+    let open = |b: Backend| -> heliograph::Result<Box<dyn Renderer>> {
+        let r = b.renderer(|| CudaBackend::new(0).map(Arc::new))?;
+        r.check(setup)?;
+        Ok(r)
     };
-    match backend {
-        Backend::Cpu => Ok(None),
-        Backend::Cuda => Ok(Some(try_cuda()?)),
-        Backend::Auto => match try_cuda() {
-            Ok(cuda) => {
-                if !quiet {
-                    eprintln!("backend: cuda ({}) (auto)", cuda.info().name);
-                }
-                Ok(Some(cuda))
+    match (backend, open(backend)) {
+        (Backend::Auto, Ok(r)) => {
+            if !quiet {
+                eprintln!("backend: {} ({}) (auto)", r.name(), r.device_name());
             }
-            Err(e) => {
-                if !quiet {
-                    eprintln!("backend: cpu (auto: {e})");
-                }
-                Ok(None)
+            Ok(r)
+        }
+        (Backend::Auto, Err(e)) => {
+            if !quiet {
+                eprintln!("backend: cpu (auto: {e})");
             }
-        },
+            Ok(open(Backend::Cpu)?)
+        }
+        (_, r) => Ok(r?),
     }
 }
 
-/// Renders on the CPU in the background while a progress bar follows it.
-fn render_cpu(
-    setup: Arc<heliograph::scene::RenderSetup>,
-    opts: RenderOptions,
-    total: u64,
-    quiet: bool,
-) -> Result<heliograph::io::Image> {
-    let job = cpu::render_async(setup, opts)?;
-    let bar = (!quiet).then(|| progress_bar(total));
-    // woken by the render's end, not a fixed sleep: a sleep would add up to its
-    // length to every render's wall time
-    while !job.is_finished() {
-        if let Some(b) = &bar {
-            b.set_position(job.progress().samples().0);
+/// Waits for `film`'s image; a render still running in the background is followed by a
+/// progress bar.
+fn follow(film: Film, total: u64, quiet: bool) -> Result<heliograph::io::Image> {
+    if let Some(job) = film.job() {
+        let bar = (!quiet).then(|| progress_bar(total));
+        // woken by the render's end, not a fixed sleep: a sleep would add up to its
+        // length to every render's wall time
+        while !job.is_finished() {
+            if let Some(b) = &bar {
+                b.set_position(job.progress().samples().0);
+            }
+            job.completion().wait_timeout(Duration::from_millis(50));
         }
-        job.completion().wait_timeout(Duration::from_millis(50));
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
     }
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    Ok(job.wait()?)
+    Ok(film.into_image()?)
 }
 
 fn progress_bar(total: u64) -> indicatif::ProgressBar {

@@ -30,6 +30,7 @@ pub mod rfilters;
 pub mod samplers;
 pub mod scene;
 pub mod sensors;
+pub mod session;
 pub mod shapes;
 pub mod tensor;
 pub mod textures;

@@ -7,6 +7,57 @@
 pub mod cpu;
 pub mod cuda;
 
+use std::sync::Arc;
+
+use crate::diff::DiffParam;
+use crate::error::Result;
+use crate::render::RenderOptions;
+use crate::scene::RenderSetup;
+use crate::session::{Adjoint, Film, Gradients, Session, Swap};
+
+use cpu::renderer::CpuRenderer;
+use cuda::renderer::CudaRenderer;
+use cuda::CudaBackend;
+
+/// One backend's side of a render: both backends implement it, and
+/// [`Session`]'s verbs and the CLI run through it.
+pub trait Renderer: Send + Sync {
+    /// The backend's name as the CLI reports it: `cpu` or `cuda`.
+    fn name(&self) -> &'static str;
+
+    /// What it renders on: `16 threads`, or the GPU's name.
+    fn device_name(&self) -> String;
+
+    /// The GPU that the renderer reads its inputs from (`None`: the host).
+    fn device_backend(&self) -> Option<&Arc<CudaBackend>>;
+
+    /// Refuses a scene this backend cannot render.
+    fn check(&self, setup: &RenderSetup) -> Result<()>;
+
+    /// Starts rendering the scene snapshot `setup` and returns its film at once.
+    fn render(&self, setup: Arc<RenderSetup>, opts: RenderOptions) -> Result<Film>;
+
+    /// Makes `session`'s scene current where this backend reads it.
+    fn prepare(&self, session: &mut Session) -> Result<()>;
+
+    /// Starts rendering `session`'s scene through `swap` ([`Session::render`]).
+    fn render_session(
+        &self,
+        session: &mut Session,
+        opts: RenderOptions,
+        swap: &Swap,
+    ) -> Result<Film>;
+
+    /// The backward pass of a render of `session`'s scene ([`Session::backward`]).
+    fn backward(
+        &self,
+        session: &mut Session,
+        params: &[DiffParam],
+        adjoint: Adjoint<'_>,
+        opts: RenderOptions,
+    ) -> Result<Gradients>;
+}
+
 /// Where a render runs. The CLI's `--backend` and the Python package's variants both
 /// name one of these ([`Backend::from_cli`], [`Backend::from_variant`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -44,6 +95,27 @@ impl Backend {
             }
             "cuda_rgb" | "cuda_ad_rgb" => Some(Backend::Cuda),
             _ => None,
+        }
+    }
+
+    /// The renderer of this backend; `cuda` opens the GPU when it is needed. `Auto`
+    /// gives the GPU's (a caller that falls back on the CPU does so on its error).
+    pub fn renderer<E>(
+        self,
+        cuda: impl FnOnce() -> std::result::Result<Arc<CudaBackend>, E>,
+    ) -> std::result::Result<Box<dyn Renderer>, E> {
+        Ok(match self {
+            Backend::Cpu => Box::new(CpuRenderer),
+            Backend::Cuda | Backend::Auto => Box::new(CudaRenderer::new(cuda()?)),
+        })
+    }
+
+    /// Refuses, before anything renders, parameters that this backend's backward pass
+    /// cannot differentiate at once (the GPU's: too many constants).
+    pub fn check_differentiable(self, params: &[DiffParam]) -> Result<()> {
+        match self {
+            Backend::Cpu => Ok(()),
+            Backend::Cuda | Backend::Auto => crate::diff::flat::flatten(params).map(drop),
         }
     }
 

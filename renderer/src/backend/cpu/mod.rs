@@ -13,6 +13,7 @@
 //! ([`RenderJob::wait`]), never a wait that cannot end.
 
 pub mod backward;
+pub mod renderer;
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;

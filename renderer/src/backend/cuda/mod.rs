@@ -35,6 +35,7 @@ pub mod elementwise;
 pub mod features;
 pub mod kernels;
 pub mod nvrtc_lib;
+pub mod renderer;
 
 /// The register cap of a backward module (`kernels/backward.cuh`, differentiable
 /// rendering): its two traces and probes spill under the render modules' cap
