@@ -1,10 +1,9 @@
 //! The native side of `heliograph.torch` and `heliograph.jax`: which parameters can be
 //! differentiated, and the backward pass of a render (see `heliograph::diff`).
 
-use heliograph::backend::cpu::backward::backward;
-use heliograph::backend::Backend;
 use heliograph::diff::resolve;
-use heliograph::render::{Progress, RenderOptions};
+use heliograph::render::RenderOptions;
+use heliograph::session::{Adjoint, Gradients};
 use std::sync::Arc;
 
 use heliograph::desc::params::{shape_str, ParamTable};
@@ -13,7 +12,7 @@ use pyo3::prelude::*;
 
 use crate::dlpack::{HostTo, Imported};
 use crate::errors::{to_py, RenderError};
-use crate::scene::{backend, PyScene};
+use crate::scene::{current_backend, renderer, PyScene};
 use crate::tensor::{import_any, to_host_array, TensorXf};
 
 fn scene_of<'a, 'py>(
@@ -32,13 +31,11 @@ pub fn _diff_params(scene: &Bound<'_, PyAny>, keys: Vec<String>) -> PyResult<Vec
     let s = scene_of(scene, "differentiable render")?;
     let params = s
         .get()
-        .with_state(scene.py(), |st| resolve(&st.loaded, &keys))
+        .with_state(scene.py(), |st| resolve(st.loaded(), &keys))
         .map_err(to_py)?;
-    if backend() == Some(Backend::Cuda) {
-        // what only the GPU's backward pass refuses (too many constants at once),
-        // refused before anything renders
-        heliograph::diff::flat::flatten(&params).map_err(to_py)?;
-    }
+    current_backend()
+        .check_differentiable(&params)
+        .map_err(to_py)?;
     Ok(params.iter().map(|p| p.shape()).collect())
 }
 
@@ -46,11 +43,7 @@ pub fn _diff_params(scene: &Bound<'_, PyAny>, keys: Vec<String>) -> PyResult<Vec
 #[pyfunction]
 pub fn _film_shape(scene: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
     let s = scene_of(scene, "_film_shape")?;
-    Ok(s.get().with_state(scene.py(), |st| {
-        let film = &st.loaded.setup().sensor.film;
-        let [w, h] = film.crop_size;
-        vec![h as usize, w as usize, film.channels()]
-    }))
+    Ok(s.get().with_state(scene.py(), |st| st.film_shape()))
 }
 
 /// The parameter values a render was made with, for its backward pass.
@@ -65,7 +58,7 @@ impl DiffSnapshot {
     /// Whether `scene` has not been updated since the snapshot.
     fn is_current(&self, scene: &Bound<'_, PyAny>) -> PyResult<bool> {
         let s = scene_of(scene, "is_current")?;
-        Ok(s.get().with_state(scene.py(), |st| st.loaded.version()) == self.version)
+        Ok(s.get().with_state(scene.py(), |st| st.loaded().version()) == self.version)
     }
 }
 
@@ -74,7 +67,7 @@ impl DiffSnapshot {
 pub fn _diff_snapshot(scene: &Bound<'_, PyAny>) -> PyResult<DiffSnapshot> {
     let s = scene_of(scene, "_diff_snapshot")?;
     let (table, version) = s.get().with_state(scene.py(), |st| {
-        (st.loaded.params().clone(), st.loaded.version())
+        (st.loaded().params().clone(), st.loaded().version())
     });
     Ok(DiffSnapshot { table, version })
 }
@@ -114,10 +107,8 @@ pub fn _render_backward(
     let s = scene_of(scene, "backward")?;
     let then = snapshot.get();
     let (table, version, want) = s.get().with_state(py, |st| {
-        let film = &st.loaded.setup().sensor.film;
-        let [w, h] = film.crop_size;
-        let want = vec![h as usize, w as usize, film.channels()];
-        (st.loaded.params().clone(), st.loaded.version(), want)
+        let l = st.loaded();
+        (l.params().clone(), l.version(), st.film_shape())
     });
     if version != then.version {
         if let Some(key) = first_change(&then.table, &table) {
@@ -136,55 +127,52 @@ pub fn _render_backward(
     };
     let params = s
         .get()
-        .with_state(py, |st| resolve(&st.loaded, &keys))
+        .with_state(py, |st| resolve(st.loaded(), &keys))
         .map_err(to_py)?;
     let opts = RenderOptions { spp, seed };
-    if backend() == Some(Backend::Cuda) {
-        let be = crate::cuda::backend(py)?;
-        let imported = import_any(py, grad, HostTo::Device(&be), stream)?;
-        let Imported::Device { tensor, shape, .. } = imported else {
-            return Err(RenderError::new_err(
-                "the image's gradient could not be placed on the GPU",
-            ));
-        };
-        if shape != want {
-            return Err(shape_error(&shape));
+    let renderer = renderer(py)?;
+    // the image's gradient where the renderer reads it
+    let device;
+    let adjoint = match renderer.device_backend() {
+        Some(be) => {
+            let imported = import_any(py, grad, HostTo::Device(be), stream)?;
+            let Imported::Device { tensor, shape, .. } = imported else {
+                return Err(RenderError::new_err(
+                    "the image's gradient could not be placed on the GPU",
+                ));
+            };
+            if shape != want {
+                return Err(shape_error(&shape));
+            }
+            device = tensor;
+            Adjoint::Device(&device)
         }
-        let grads = s
-            .get()
-            .backward_cuda(py, &be, &params, &tensor, &opts)
-            .map_err(to_py)?;
-        return Ok(params
+        None => {
+            let host = to_host_array(py, grad)?;
+            if host.shape != want {
+                return Err(shape_error(&host.shape));
+            }
+            Adjoint::Host(host.data)
+        }
+    };
+    let grads = s
+        .get()
+        .with_state(py, |st| st.backward(&*renderer, &params, adjoint, opts))
+        .map_err(to_py)?;
+    match grads {
+        Gradients::Device(grads) => Ok(params
             .iter()
             .zip(grads)
             .map(|(p, g)| TensorXf::device(p.shape(), g))
-            .collect());
+            .collect()),
+        Gradients::Host(pass) => {
+            // the CPU's pass reads a snapshot: it runs without the scene's lock
+            let grads = py.detach(|| pass.run()).map_err(to_py)?;
+            params
+                .iter()
+                .zip(grads)
+                .map(|(p, g)| TensorXf::from_data(p.shape(), &g))
+                .collect()
+        }
     }
-    let adjoint = to_host_array(py, grad)?;
-    if adjoint.shape != want {
-        return Err(shape_error(&adjoint.shape));
-    }
-    let scene_now = s
-        .get()
-        .with_state(py, |st| {
-            st.loaded.fetch_device_images()?;
-            Ok(st.loaded.setup().clone())
-        })
-        .map_err(to_py)?;
-    let grads = py
-        .detach(|| {
-            backward(
-                &scene_now,
-                &params,
-                &adjoint.data,
-                &opts,
-                &Progress::default(),
-            )
-        })
-        .map_err(to_py)?;
-    params
-        .iter()
-        .zip(grads)
-        .map(|(p, g)| TensorXf::from_data(p.shape(), &g))
-        .collect()
 }

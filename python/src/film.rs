@@ -1,3 +1,6 @@
+//! A render's [`Film`] as the Python package sees it: a `TensorXf` ([`tensor_of`]),
+//! and for a CPU render a `RenderedFilm`.
+//!
 //! `RenderedFilm`: what a CPU render left on its sensor's film, for `Film.bitmap()`:
 //! the film's channel names (Mitsuba's, with an `aov` integrator's) and the render's
 //! inputs. A render whose tensor is dropped before it finishes is cancelled; the film
@@ -9,6 +12,7 @@ use std::sync::Arc;
 use heliograph::backend::cpu::render_async;
 use heliograph::render::RenderOptions;
 use heliograph::scene::RenderSetup;
+use heliograph::session::Film;
 use pyo3::prelude::*;
 
 use crate::errors::to_py;
@@ -25,6 +29,32 @@ impl RenderedFilm {
     /// The film of rendering `scene` (the snapshot the render used) with `opts`.
     pub fn new(scene: Arc<RenderSetup>, opts: RenderOptions) -> Self {
         RenderedFilm { scene, opts }
+    }
+}
+
+/// The tensor of a render's film (a CPU render's still running: reading it waits),
+/// and a CPU render's film for `Film.bitmap()`.
+pub fn tensor_of(film: Film) -> PyResult<(TensorXf, Option<RenderedFilm>)> {
+    match film {
+        Film::Pending { job, setup, opts } => {
+            let shape = film_shape(&setup);
+            let channels = setup.output_channels();
+            let tensor = if channels.len() == shape[2] {
+                TensorXf::pending(shape, job)
+            } else {
+                // an aov film: the tensor holds the channels that Mitsuba's render returns
+                TensorXf::pending_part(shape, channels, job)
+            };
+            Ok((tensor, Some(RenderedFilm::new(setup, opts))))
+        }
+        Film::Host(image) => {
+            let shape = vec![image.height, image.width, image.channels];
+            Ok((TensorXf::from_data(shape, &image.data)?, None))
+        }
+        Film::Device(film) => {
+            let (w, h, c) = film.shape();
+            Ok((TensorXf::device(vec![h, w, c], film.into_tensor()), None))
+        }
     }
 }
 

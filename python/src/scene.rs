@@ -1,29 +1,23 @@
 //! `Scene`, variants, the loaders and `render`.
 //!
-//! A `Scene` holds the loaded scene (description, render-ready scene, parameters) and,
-//! once it has been rendered under `cuda_rgb`, its copy on the device: uploaded at the
-//! first CUDA render, patched in place by every update, read by every render — so a
-//! render only enqueues kernels.
+//! A `Scene` holds a [`Session`]: the loaded scene (description, render-ready scene,
+//! parameters) and, once it has been rendered under `cuda_rgb`, its copy on the
+//! device. The variant selects the [`Renderer`] that the session's verbs run on.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use heliograph::backend::cpu::render_async;
-use heliograph::backend::cuda::{
-    check_supported, CudaBackend, CudaFilm, DeviceScene, DeviceTensor,
-};
-use heliograph::backend::Backend;
+use heliograph::backend::cuda::CudaBackend;
+use heliograph::backend::{Backend, Renderer};
 use heliograph::desc::params::ParamTable;
 use heliograph::desc::{xml, ParamValue, SceneDesc};
-use heliograph::integrators::{AnyIntegrator, Aov};
 use heliograph::render::RenderOptions;
-use heliograph::scene::{LoadedScene, RenderSetup};
-use heliograph::sensors::Sensor;
+use heliograph::session::{Session, Swap};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString};
 
 use crate::errors::{to_py, VariantError};
-use crate::film::{film_shape, RenderedFilm};
+use crate::film::{tensor_of, RenderedFilm};
 use crate::params::SceneParameters;
 use crate::tensor::TensorXf;
 
@@ -42,8 +36,9 @@ const MITSUBA_VARIANTS: [&str; 5] = [
 
 fn set_one(py: Python<'_>, name: &str) -> PyResult<Backend> {
     match Backend::from_variant(name) {
-        Some(Backend::Cuda) => crate::cuda::backend(py)
-            .map(|_| Backend::Cuda)
+        Some(b) => b
+            .renderer(|| crate::cuda::backend(py))
+            .map(|_| b)
             .map_err(|e| {
                 let why = e.value(py).to_string();
                 let why = why.strip_prefix("CUDA unavailable: ").unwrap_or(&why);
@@ -51,7 +46,6 @@ fn set_one(py: Python<'_>, name: &str) -> PyResult<Backend> {
                     "CUDA unavailable: variant \"{name}\" needs the CUDA backend: {why}; use \"cpu_rgb\""
                 ))
             }),
-        Some(b) => Ok(b),
         None => Err(VariantError::new_err(format!(
             "unknown variant \"{name}\" (available: {}; Mitsuba aliases scalar_rgb and llvm_ad_rgb mean cpu_rgb, cuda_ad_rgb means cuda_rgb)",
             variants().join(", ")
@@ -96,6 +90,23 @@ pub fn backend() -> Option<Backend> {
         .map(|v| v.0)
 }
 
+/// The renderer of the current variant (the CPU's before `set_variant`), the GPU
+/// opened on first use.
+pub fn renderer(py: Python<'_>) -> PyResult<Box<dyn Renderer>> {
+    current_backend().renderer(|| crate::cuda::backend(py))
+}
+
+/// As [`renderer`], from a thread that does not hold the GIL (an XLA custom call); the
+/// error as text.
+pub fn renderer_now() -> Result<Box<dyn Renderer>, String> {
+    current_backend().renderer(crate::cuda::backend_now)
+}
+
+/// The backend of the current variant, the CPU before `set_variant`.
+pub fn current_backend() -> Backend {
+    backend().unwrap_or(Backend::Cpu)
+}
+
 /// The variants this build accepts: heliograph's (`cuda_rgb` needs a usable GPU when
 /// selected), then the Mitsuba names that select them.
 #[pyfunction]
@@ -107,156 +118,53 @@ pub fn variants() -> Vec<&'static str> {
 /// A loaded scene (see the module docs).
 #[pyclass(module = "heliograph", name = "Scene", frozen, weakref)]
 pub struct PyScene {
-    state: Mutex<SceneState>,
-}
-
-/// The loaded scene and its device copy, changed together by updates.
-pub struct SceneState {
-    /// The description, the render-ready scene and the parameters.
-    pub loaded: LoadedScene,
-    /// The copy on the CUDA device, once rendered there.
-    pub device: Option<DeviceScene>,
+    state: Mutex<Session>,
 }
 
 impl PyScene {
     fn build(py: Python<'_>, desc: SceneDesc) -> PyResult<PyScene> {
-        let loaded = py.detach(|| LoadedScene::new(desc)).map_err(to_py)?;
+        let session = py.detach(|| Session::new(desc)).map_err(to_py)?;
         Ok(PyScene {
-            state: Mutex::new(SceneState {
-                loaded,
-                device: None,
-            }),
+            state: Mutex::new(session),
         })
     }
 
-    /// Runs `f` on the state, locked without the GIL (another thread may hold the lock
-    /// while it rebuilds geometry).
+    /// Runs `f` on the session, locked without the GIL (another thread may hold the
+    /// lock while it rebuilds geometry).
     pub fn with_state<T: Send>(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&mut SceneState) -> T + Send,
+        f: impl FnOnce(&mut Session) -> T + Send,
     ) -> T {
         py.detach(|| f(&mut self.lock_now()))
     }
 
-    /// The state, locked by this thread (without the GIL: the caller has released it
+    /// The session, locked by this thread (without the GIL: the caller has released it
     /// or never held it).
-    pub(crate) fn lock_now(&self) -> MutexGuard<'_, SceneState> {
+    pub(crate) fn lock_now(&self) -> MutexGuard<'_, Session> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The current parameter table.
     pub fn params_table(&self, py: Python<'_>) -> Arc<ParamTable> {
-        self.with_state(py, |st| st.loaded.params().clone())
+        self.with_state(py, |st| st.loaded().params().clone())
     }
 
-    /// Applies staged parameter values (see `SceneParameters.update`): the host scene is
-    /// rebuilt where they change it, then the device copy patched; returns the new table.
+    /// Applies staged parameter values (see `SceneParameters.update` and
+    /// [`Session::update`]); returns the new table.
     pub fn update(
         &self,
         py: Python<'_>,
         staged: &[(usize, ParamValue)],
     ) -> PyResult<Arc<ParamTable>> {
         crate::dlpack::sweep_parked(py);
-        // a forked child of the process that used CUDA updates the host scene only: the
-        // device copy is the parent's (and CUDA renders refuse to run there)
-        let backend = crate::cuda::opened().unwrap_or(None);
-        py.detach(|| Self::apply_update(&mut self.lock_now(), staged, backend.as_deref()))
-            .map_err(to_py)
+        self.with_state(py, |st| st.update(staged)).map_err(to_py)
     }
 
-    /// Applies `staged` to the locked state: the host scene first, then the device copy
-    /// patched on `backend` (the open CUDA backend, if any); returns the new table.
-    pub(crate) fn apply_update(
-        st: &mut SceneState,
-        staged: &[(usize, ParamValue)],
-        backend: Option<&CudaBackend>,
-    ) -> heliograph::Result<Arc<ParamTable>> {
-        let changes = st.loaded.update(staged)?;
-        let version = st.loaded.version();
-        let scene = st.loaded.setup().clone();
-        let table = st.loaded.params().clone();
-        if let (Some(dev), Some(be)) = (st.device.as_mut(), backend) {
-            if let Err(e) = be.update_scene(dev, &scene, &changes, version) {
-                // the next CUDA render uploads the whole scene again
-                st.device = None;
-                return Err(heliograph::Error::Cuda(
-                    heliograph::CudaError::UpdatePatch { error: Box::new(e) },
-                ));
-            }
-        }
-        Ok(table)
-    }
-
-    /// The backend a new host value for `key` should be uploaded to: the scene has a
-    /// device copy and the value would stay on the device at update.
+    /// The backend a new host value for `key` should be uploaded to
+    /// ([`Session::upload_target`]).
     pub fn upload_target(&self, py: Python<'_>, key: &str) -> Option<Arc<CudaBackend>> {
-        let be = crate::cuda::opened().ok().flatten()?;
-        let keep = self.with_state(py, |st| {
-            st.device.is_some() && st.loaded.keeps_on_device(key)
-        });
-        keep.then_some(be)
-    }
-
-    /// The scene's current device copy, uploaded first if it has none (the host copy of
-    /// device-only textures is fetched first).
-    pub(crate) fn current_device<'s>(
-        st: &'s mut SceneState,
-        be: &CudaBackend,
-    ) -> heliograph::Result<&'s mut DeviceScene> {
-        let version = st.loaded.version();
-        if st.device.as_ref().is_none_or(|d| d.version() != version) {
-            st.device = None;
-            st.loaded.fetch_device_images()?;
-            check_supported(st.loaded.setup())?;
-            let dev = be.upload_scene(st.loaded.setup(), version)?;
-            st.device = Some(dev);
-        }
-        Ok(st.device.as_mut().expect("uploaded above"))
-    }
-
-    /// Enqueues the backward pass of a render with `opts` on the GPU
-    /// ([`CudaBackend::backward`]), uploading the scene first if the device has no
-    /// current copy.
-    pub fn backward_cuda(
-        &self,
-        py: Python<'_>,
-        be: &CudaBackend,
-        params: &[heliograph::diff::DiffParam],
-        adjoint: &DeviceTensor,
-        opts: &RenderOptions,
-    ) -> heliograph::Result<Vec<DeviceTensor>> {
-        py.detach(|| {
-            let mut st = self.lock_now();
-            let spp = st.loaded.setup().sensor.sampler.sample_count;
-            let dev = Self::current_device(&mut st, be)?;
-            be.backward(dev, params, adjoint, opts, spp)
-        })
-    }
-
-    /// Enqueues the render on the GPU (through `swap`'s sensor or integrator where it
-    /// has one), uploading the scene first if the device has no current copy.
-    fn render_cuda(
-        &self,
-        be: &CudaBackend,
-        opts: &RenderOptions,
-        swap: &Swap,
-    ) -> heliograph::Result<CudaFilm> {
-        let mut st = self.lock_now();
-        if swap.is_some() {
-            check_supported(&swap.apply(st.loaded.setup().clone()))?;
-        }
-        let spp = st.loaded.setup().sensor.sampler.sample_count;
-        let dev = Self::current_device(&mut st, be)?;
-        if swap.is_some() {
-            // an aov integrator was refused above: the swapped one renders radiance
-            let (sensor, integrator) = (
-                swap.sensor.as_ref(),
-                swap.integrator.as_ref().map(|(i, _)| i),
-            );
-            return be.render_scene_as(dev, sensor, integrator, opts, spp);
-        }
-        be.render_scene(dev, opts, spp)
+        self.with_state(py, |st| st.upload_target(key))
     }
 }
 
@@ -264,7 +172,7 @@ impl PyScene {
 impl PyScene {
     /// What the package's scene methods report (`sensors()`, `bbox()`, ...): a dict.
     fn _info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = self.with_state(py, |st| st.loaded.setup().clone());
+        let s = self.with_state(py, |st| st.loaded().setup().clone());
         let d = PyDict::new(py);
         let f = &s.sensor.film;
         d.set_item("film_size", (f.width, f.height))?;
@@ -318,7 +226,7 @@ impl PyScene {
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
-        let s = self.with_state(py, |st| st.loaded.setup().clone());
+        let s = self.with_state(py, |st| st.loaded().setup().clone());
         let f = &s.sensor.film;
         format!(
             "Scene(shapes={}, emitters={}, bsdfs={}, film={}x{})",
@@ -455,36 +363,15 @@ fn render_film(
         None => 0,
     };
     let py = scene.py();
-    let swap = Swap::parse(py, sensor, integrator)?;
+    let swap = parse_swap(py, sensor, integrator)?;
     let opts = RenderOptions { spp, seed };
     crate::dlpack::sweep_parked(py);
-    if backend() == Some(Backend::Cuda) {
-        let be = crate::cuda::backend(py)?;
-        let s: &PyScene = scene.get();
-        let film = py
-            .detach(|| s.render_cuda(&be, &opts, &swap))
-            .map_err(to_py)?;
-        let (w, h, c) = film.shape();
-        return Ok((TensorXf::device(vec![h, w, c], film.into_tensor()), None));
-    }
-    let scene_arc = scene
-        .get()
-        .with_state(py, |st| {
-            st.loaded.fetch_device_images()?;
-            Ok(st.loaded.setup().clone())
-        })
+    let renderer = renderer(py)?;
+    let s: &PyScene = scene.get();
+    let film = py
+        .detach(|| s.lock_now().render(&*renderer, opts, &swap))
         .map_err(to_py)?;
-    let scene_arc = swap.apply(scene_arc);
-    let shape = film_shape(&scene_arc);
-    let channels = scene_arc.output_channels();
-    let job = render_async(scene_arc.clone(), opts).map_err(to_py)?;
-    let tensor = if channels.len() == shape[2] {
-        TensorXf::pending(shape, job)
-    } else {
-        // an aov film: the tensor holds the channels that Mitsuba's render returns
-        TensorXf::pending_part(shape, channels, job)
-    };
-    Ok((tensor, Some(RenderedFilm::new(scene_arc, opts))))
+    tensor_of(film)
 }
 
 fn int_arg(v: &Bound<'_, PyAny>, name: &str) -> PyResult<i128> {
@@ -526,67 +413,39 @@ fn non_negative_int(v: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
     Ok(x as u64)
 }
 
-/// A sensor or integrator (with the outputs of an `aov` one) given to `render` in
-/// place of the scene's own.
-#[derive(Default)]
-struct Swap {
-    sensor: Option<Sensor>,
-    integrator: Option<(AnyIntegrator, Option<Arc<Aov>>)>,
-}
-
-impl Swap {
-    /// `sensor`: None, 0 or a sensor object of `load_dict`; `integrator`: None or an
-    /// integrator object of `load_dict`. Such an object holds the scene it was
-    /// checked in (`_scene`), whose sensor or integrator is taken.
-    fn parse(
-        py: Python<'_>,
-        sensor: Option<&Bound<'_, PyAny>>,
-        integrator: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Swap> {
-        let mut swap = Swap::default();
-        match sensor.filter(|s| !s.is_none()) {
-            Some(s) if s.is_instance_of::<pyo3::types::PyInt>() || s.is_instance_of::<PyBool>() => {
-                let i = non_negative_int(s, "sensor")?;
-                if i != 0 {
-                    return Err(PyValueError::new_err(format!(
-                        "render(): 'sensor' index must be 0 (the scene has one sensor), got {i}"
-                    )));
-                }
+/// The sensor and integrator given to `render` in place of the scene's own: `sensor`
+/// None, 0 or a sensor object of `load_dict`; `integrator` None or an integrator object
+/// of `load_dict`. Such an object holds the scene it was checked in (`_scene`), whose
+/// sensor or integrator is taken.
+fn parse_swap(
+    py: Python<'_>,
+    sensor: Option<&Bound<'_, PyAny>>,
+    integrator: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Swap> {
+    let mut swap = Swap::default();
+    match sensor.filter(|s| !s.is_none()) {
+        Some(s) if s.is_instance_of::<pyo3::types::PyInt>() || s.is_instance_of::<PyBool>() => {
+            let i = non_negative_int(s, "sensor")?;
+            if i != 0 {
+                return Err(PyValueError::new_err(format!(
+                    "render(): 'sensor' index must be 0 (the scene has one sensor), got {i}"
+                )));
             }
-            Some(s) => {
-                let host = holder(s, "sensor", "Sensor")?;
-                swap.sensor = Some(host.get().with_state(py, |st| st.loaded.setup().sensor));
-            }
-            None => {}
         }
-        if let Some(i) = integrator.filter(|i| !i.is_none()) {
-            let host = holder(i, "integrator", "Integrator")?;
-            swap.integrator = Some(host.get().with_state(py, |st| {
-                let s = st.loaded.setup();
-                (s.integrator, s.aov.clone())
-            }));
+        Some(s) => {
+            let host = holder(s, "sensor", "Sensor")?;
+            swap.sensor = Some(host.get().with_state(py, |st| st.loaded().setup().sensor));
         }
-        Ok(swap)
+        None => {}
     }
-
-    fn is_some(&self) -> bool {
-        self.sensor.is_some() || self.integrator.is_some()
+    if let Some(i) = integrator.filter(|i| !i.is_none()) {
+        let host = holder(i, "integrator", "Integrator")?;
+        swap.integrator = Some(host.get().with_state(py, |st| {
+            let s = st.loaded().setup();
+            (s.integrator, s.aov.clone())
+        }));
     }
-
-    fn apply(&self, scene: Arc<RenderSetup>) -> Arc<RenderSetup> {
-        if !self.is_some() {
-            return scene;
-        }
-        let mut s = (*scene).clone();
-        if let Some(x) = self.sensor {
-            s.sensor = x;
-        }
-        if let Some((integrator, aov)) = &self.integrator {
-            s.integrator = *integrator;
-            s.aov = aov.clone();
-        }
-        Arc::new(s)
-    }
+    Ok(swap)
 }
 
 /// The scene that a `load_dict` object of class `class` was checked in.

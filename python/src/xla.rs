@@ -26,19 +26,19 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use heliograph::backend::cpu::backward::backward;
 use heliograph::backend::cuda::{CudaBackend, DeviceTensor, ForeignArray};
-use heliograph::backend::Backend;
+use heliograph::backend::Renderer;
 use heliograph::desc::params::shape_str;
 use heliograph::desc::{ParamValue, SceneParams};
 use heliograph::diff::resolve;
-use heliograph::render::{Progress, RenderOptions};
+use heliograph::render::RenderOptions;
+use heliograph::session::{Adjoint, Film, Gradients, Session, Swap};
 use heliograph::tensor::dlpack::DLDataType;
 use heliograph::tensor::strided::HostArray;
 use pyo3::prelude::*;
 
 use crate::params::{from_device, from_host};
-use crate::scene::{backend, PyScene, SceneState};
+use crate::scene::{renderer_now, PyScene};
 
 // ---- XLA's C API (the parts these handlers read) --------------------------------
 
@@ -637,9 +637,13 @@ unsafe fn execute(frame: &CallFrame, pass: Pass, platform: Platform) -> Result<(
     let args = unsafe { buffers(&frame.args, "argument") }?;
     // SAFETY: XLA's frame.
     let rets = unsafe { buffers(&frame.rets, "result") }?;
-    let renders_on_gpu = backend() == Some(Backend::Cuda);
-    let gpu = if renders_on_gpu || platform == Platform::Cuda {
-        let be = crate::cuda::backend_now().map_err(invalid)?;
+    let renderer = renderer_now().map_err(invalid)?;
+    let on_gpu = renderer.device_backend().cloned();
+    let gpu = if on_gpu.is_some() || platform == Platform::Cuda {
+        let be = match on_gpu {
+            Some(be) => be,
+            None => crate::cuda::backend_now().map_err(invalid)?,
+        };
         let stream = match platform {
             // SAFETY: XLA's frame.
             Platform::Cuda => Some(unsafe { cuda_stream(frame, &be) }?),
@@ -660,7 +664,7 @@ unsafe fn execute(frame: &CallFrame, pass: Pass, platform: Platform) -> Result<(
         target: &target,
         platform,
         gpu: gpu.as_ref(),
-        renders_on_gpu,
+        renderer: &*renderer,
     };
     let result = call.run(pass, &args, &rets);
     if let Some(Gpu {
@@ -679,7 +683,8 @@ struct Call<'a> {
     target: &'a Target,
     platform: Platform,
     gpu: Option<&'a Gpu>,
-    renders_on_gpu: bool,
+    /// The variant's renderer.
+    renderer: &'a dyn Renderer,
 }
 
 impl Call<'_> {
@@ -687,6 +692,11 @@ impl Call<'_> {
         self.gpu
             .map(|g| &*g.be)
             .ok_or_else(|| internal("the CUDA backend is not open"))
+    }
+
+    /// Whether the renderer reads its inputs from the GPU.
+    fn renders_on_gpu(&self) -> bool {
+        self.renderer.device_backend().is_some()
     }
 
     fn run(&self, pass: Pass, args: &[Buf], rets: &[Buf]) -> Result<(), Failure> {
@@ -776,14 +786,14 @@ impl Call<'_> {
     }
 
     /// Stages the values of the keys from `args` into `st`'s parameters.
-    fn stage(&self, st: &SceneState, args: &[Buf]) -> Result<Vec<(usize, ParamValue)>, Failure> {
-        let mut p = SceneParams::new(st.loaded.params());
+    fn stage(&self, st: &Session, args: &[Buf]) -> Result<Vec<(usize, ParamValue)>, Failure> {
+        let mut p = SceneParams::new(st.loaded().params());
         for (key, b) in self.target.keys.iter().zip(args) {
             let current = p.get(key).map_err(internal)?.clone();
             b.check(&format!("parameter \"{key}\""), &current.shape())?;
             let texture = matches!(current, ParamValue::Tensor(_));
             // SAFETY: a checked input buffer.
-            let values = unsafe { self.read(b, texture && self.renders_on_gpu) }?;
+            let values = unsafe { self.read(b, texture && self.renders_on_gpu()) }?;
             let value = match values {
                 Values::Host(data) => {
                     let a = HostArray {
@@ -802,45 +812,25 @@ impl Call<'_> {
     }
 
     /// Writes the values into the scene (the device copy patched).
-    fn update(&self, st: &mut SceneState, args: &[Buf]) -> Result<(), Failure> {
+    fn update(&self, st: &mut Session, args: &[Buf]) -> Result<(), Failure> {
         let staged = self.stage(st, args)?;
-        let be = crate::cuda::opened().ok().flatten();
-        PyScene::apply_update(st, &staged, be.as_deref())
+        st.update(&staged)
             .map(drop)
             .map_err(|e| invalid(e.to_string()))
     }
 
-    fn film_shape(st: &SceneState) -> Vec<usize> {
-        let film = &st.loaded.setup().sensor.film;
-        let [w, h] = film.crop_size;
-        vec![h as usize, w as usize, film.channels()]
-    }
-
     fn render(&self, scene: &PyScene, args: &[Buf], ret: &Buf) -> Result<(), Failure> {
-        let opts = self.target.render;
-        let image = {
+        let film = {
             let mut st = scene.lock_now();
-            ret.check("the image", &Self::film_shape(&st))?;
+            ret.check("the image", &st.film_shape())?;
             self.update(&mut st, args)?;
-            if self.renders_on_gpu {
-                let be = self.gpu()?;
-                let spp = st.loaded.setup().sensor.sampler.sample_count;
-                let dev = PyScene::current_device(&mut st, be).map_err(internal)?;
-                let film = be.render_scene(dev, &opts, spp).map_err(internal)?;
-                Ok(Values::Device(Arc::new(film.into_tensor())))
-            } else {
-                st.loaded.fetch_device_images().map_err(internal)?;
-                Err(st.loaded.setup().clone())
-            }
+            st.render(self.renderer, self.target.render, &Swap::default())
+                .map_err(internal)?
         };
-        let image = match image {
-            Ok(v) => v,
-            // the CPU renders without the lock (the scene is a snapshot)
-            Err(scene) => Values::Host(
-                heliograph::backend::cpu::render(&scene, &opts)
-                    .map_err(internal)?
-                    .data,
-            ),
+        let image = match film {
+            Film::Device(film) => Values::Device(Arc::new(film.into_tensor())),
+            // a CPU render waits without the lock (it renders a snapshot)
+            film => Values::Host(film.into_image().map_err(internal)?.data),
         };
         check_len("the image", ret, &image)?;
         self.write(ret, image)
@@ -853,47 +843,38 @@ impl Call<'_> {
         args: &[Buf],
         rets: &[Buf],
     ) -> Result<(), Failure> {
-        let opts = self.target.grad;
-        let (grads, params) = {
+        let grads = {
             let mut st = scene.lock_now();
-            grad.check("the image's gradient", &Self::film_shape(&st))?;
+            grad.check("the image's gradient", &st.film_shape())?;
             self.update(&mut st, args)?;
             let params =
-                resolve(&st.loaded, &self.target.keys).map_err(|e| invalid(e.to_string()))?;
+                resolve(st.loaded(), &self.target.keys).map_err(|e| invalid(e.to_string()))?;
             for (p, (r, key)) in params.iter().zip(rets.iter().zip(&self.target.keys)) {
                 r.check(&format!("the gradient of \"{key}\""), &p.shape())?;
             }
             // SAFETY: a checked input buffer.
-            let adjoint = unsafe { self.read(grad, self.renders_on_gpu) }?;
-            if self.renders_on_gpu {
-                let Values::Device(adjoint) = adjoint else {
-                    return Err(internal("the image's gradient is not on the GPU"));
-                };
-                let be = self.gpu()?;
-                let spp = st.loaded.setup().sensor.sampler.sample_count;
-                let dev = PyScene::current_device(&mut st, be).map_err(internal)?;
-                let g = be
-                    .backward(dev, &params, &adjoint, &opts, spp)
-                    .map_err(|e| invalid(e.to_string()))?;
-                (Ok(g), params)
-            } else {
-                let Values::Host(adjoint) = adjoint else {
-                    return Err(internal("the image's gradient is not on the host"));
-                };
-                st.loaded.fetch_device_images().map_err(internal)?;
-                (Err((st.loaded.setup().clone(), adjoint)), params)
-            }
+            let adjoint = unsafe { self.read(grad, self.renders_on_gpu()) }?;
+            st.prepare(self.renderer).map_err(internal)?;
+            let on_device;
+            let adjoint = match adjoint {
+                Values::Host(data) => Adjoint::Host(data),
+                Values::Device(t) => {
+                    on_device = t;
+                    Adjoint::Device(&on_device)
+                }
+            };
+            st.backward(self.renderer, &params, adjoint, self.target.grad)
+                .map_err(|e| invalid(e.to_string()))?
         };
         let grads: Vec<Values> = match grads {
-            Ok(g) => g.into_iter().map(|t| Values::Device(Arc::new(t))).collect(),
+            Gradients::Device(g) => g.into_iter().map(|t| Values::Device(Arc::new(t))).collect(),
             // the CPU's backward pass runs without the lock (the scene is a snapshot)
-            Err((scene, adjoint)) => {
-                backward(&scene, &params, &adjoint, &opts, &Progress::default())
-                    .map_err(|e| invalid(e.to_string()))?
-                    .into_iter()
-                    .map(Values::Host)
-                    .collect()
-            }
+            Gradients::Host(pass) => pass
+                .run()
+                .map_err(|e| invalid(e.to_string()))?
+                .into_iter()
+                .map(Values::Host)
+                .collect(),
         };
         for ((r, g), key) in rets.iter().zip(grads).zip(&self.target.keys) {
             check_len(&format!("the gradient of \"{key}\""), r, &g)?;
