@@ -3,7 +3,7 @@
 
 use heliograph::diff::resolve;
 use heliograph::render::RenderOptions;
-use heliograph::session::{Adjoint, Gradients};
+use heliograph::session::gradients::{Adjoint, Gradients};
 use std::sync::Arc;
 
 use heliograph::desc::params::{shape_str, ParamTable};

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use heliograph::backend::cpu::render_async;
 use heliograph::render::RenderOptions;
 use heliograph::scene::RenderSetup;
-use heliograph::session::Film;
+use heliograph::session::film::Film;
 use pyo3::prelude::*;
 
 use crate::errors::to_py;

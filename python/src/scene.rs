@@ -7,11 +7,13 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use heliograph::backend::cuda::CudaBackend;
-use heliograph::backend::{Backend, Renderer};
+use heliograph::backend::renderer::Renderer;
+use heliograph::backend::Backend;
 use heliograph::desc::params::ParamTable;
 use heliograph::desc::{xml, ParamValue, SceneDesc};
 use heliograph::render::RenderOptions;
-use heliograph::session::{Session, Swap};
+use heliograph::session::swap::Swap;
+use heliograph::session::Session;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString};

@@ -15,12 +15,13 @@ use anyhow::{bail, Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 use heliograph::backend::cuda::CudaBackend;
-use heliograph::backend::{Backend, Renderer};
+use heliograph::backend::renderer::Renderer;
+use heliograph::backend::Backend;
 use heliograph::desc::{ObjectDesc, Value};
 use heliograph::math::spectrum::Spectrum;
 use heliograph::render::RenderOptions;
 use heliograph::scene;
-use heliograph::session::Film;
+use heliograph::session::film::Film;
 
 #[derive(Parser)]
 #[command(

@@ -5,11 +5,14 @@
 use std::sync::Arc;
 
 use heliograph::backend::cuda::{CudaBackend, DeviceTensor, ForeignArray};
-use heliograph::backend::Renderer;
+use heliograph::backend::renderer::Renderer;
 use heliograph::desc::params::shape_str;
 use heliograph::desc::{ParamValue, SceneParams};
 use heliograph::diff::resolve;
-use heliograph::session::{Adjoint, Film, Gradients, Session, Swap};
+use heliograph::session::film::Film;
+use heliograph::session::gradients::{Adjoint, Gradients};
+use heliograph::session::swap::Swap;
+use heliograph::session::Session;
 use heliograph::tensor::dlpack::DLDataType;
 use heliograph::tensor::strided::HostArray;
 

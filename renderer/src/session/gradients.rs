@@ -11,7 +11,7 @@ use crate::render::{Progress, RenderOptions};
 use crate::scene::RenderSetup;
 
 /// The gradient of the image, where the renderer reads it
-/// ([`Renderer::device_backend`](crate::backend::Renderer::device_backend)).
+/// ([`Renderer::device_backend`](crate::backend::renderer::Renderer::device_backend)).
 pub enum Adjoint<'a> {
     /// On the host (C order, the image's shape).
     Host(Vec<f32>),

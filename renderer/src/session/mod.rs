@@ -2,28 +2,24 @@
 //! verbs that the Python package and the XLA calls use: [`Session::update`],
 //! [`Session::render`], [`Session::backward`].
 //!
-//! The backend is not chosen here: each verb takes the [`Renderer`] to run on, and the
-//! renderer decides where the scene, the image and the gradients live.
+//! The backend is not chosen here: each verb takes the
+//! [`Renderer`](crate::backend::renderer::Renderer) to run on, and the renderer decides
+//! where the scene, the image and the gradients live.
 
+pub mod device;
 pub mod film;
 pub mod gradients;
 pub mod swap;
+mod verbs;
 
 use std::sync::Arc;
 
-use crate::backend::cuda::renderer::DeviceCopy;
 use crate::backend::cuda::{check_process, CudaBackend};
-use crate::backend::Renderer;
 use crate::desc::params::ParamTable;
 use crate::desc::{ParamValue, SceneDesc};
-use crate::diff::DiffParam;
 use crate::error::{CudaError, Error, Result};
-use crate::render::RenderOptions;
 use crate::scene::LoadedScene;
-
-pub use film::Film;
-pub use gradients::{Adjoint, Gradients, HostBackward};
-pub use swap::Swap;
+use device::DeviceCopy;
 
 /// A loaded scene and its device copy, changed together by updates.
 pub struct Session {
@@ -84,34 +80,5 @@ impl Session {
     pub fn upload_target(&self, key: &str) -> Option<Arc<CudaBackend>> {
         let be = self.device_backend()?;
         self.loaded.keeps_on_device(key).then(|| be.clone())
-    }
-
-    /// Makes the scene current where `renderer` reads it (device-only images fetched
-    /// for the CPU, the device copy uploaded or refreshed for the GPU).
-    pub fn prepare(&mut self, renderer: &dyn Renderer) -> Result<()> {
-        renderer.prepare(self)
-    }
-
-    /// Starts rendering the scene (through `swap`'s sensor or integrator where it has
-    /// one) and returns its film at once.
-    pub fn render(
-        &mut self,
-        renderer: &dyn Renderer,
-        opts: RenderOptions,
-        swap: &Swap,
-    ) -> Result<Film> {
-        renderer.render_session(self, opts, swap)
-    }
-
-    /// The backward pass of a render with `opts`: the gradients of `Σ adjoint · image`
-    /// with respect to `params`.
-    pub fn backward(
-        &mut self,
-        renderer: &dyn Renderer,
-        params: &[DiffParam],
-        adjoint: Adjoint<'_>,
-        opts: RenderOptions,
-    ) -> Result<Gradients> {
-        renderer.backward(self, params, adjoint, opts)
     }
 }

@@ -5,12 +5,15 @@ use std::sync::Arc;
 
 use super::render_async;
 use crate::backend::cuda::CudaBackend;
-use crate::backend::Renderer;
+use crate::backend::renderer::Renderer;
 use crate::diff::DiffParam;
 use crate::error::{Error, Result};
 use crate::render::RenderOptions;
 use crate::scene::RenderSetup;
-use crate::session::{Adjoint, Film, Gradients, HostBackward, Session, Swap};
+use crate::session::film::Film;
+use crate::session::gradients::{Adjoint, Gradients, HostBackward};
+use crate::session::swap::Swap;
+use crate::session::Session;
 
 /// The CPU backend as a [`Renderer`].
 pub struct CpuRenderer;

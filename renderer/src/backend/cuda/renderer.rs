@@ -1,36 +1,20 @@
-//! The GPU's [`Renderer`]: the scene's device copy ([`DeviceCopy`]) is uploaded at the
+//! The GPU's [`Renderer`]: the session's device copy ([`DeviceCopy`]) is uploaded at the
 //! first render, patched in place by every update and read by every render, so a
 //! render only enqueues kernels; images and gradients stay on the device.
 
 use std::sync::Arc;
 
 use super::{check_supported, CudaBackend, DeviceScene};
-use crate::backend::Renderer;
+use crate::backend::renderer::Renderer;
 use crate::diff::DiffParam;
 use crate::error::{Error, Result};
 use crate::render::RenderOptions;
-use crate::scene::loaded::Changes;
 use crate::scene::RenderSetup;
-use crate::session::{Adjoint, Film, Gradients, Session, Swap};
-
-/// A session's scene on the GPU, and the backend that holds it.
-pub struct DeviceCopy {
-    backend: Arc<CudaBackend>,
-    scene: DeviceScene,
-}
-
-impl DeviceCopy {
-    /// The backend that holds the copy.
-    pub fn backend(&self) -> &Arc<CudaBackend> {
-        &self.backend
-    }
-
-    /// Applies an update's `changes` (the scene now `setup`, at `version`) in place.
-    pub fn patch(&mut self, setup: &RenderSetup, changes: &Changes, version: u64) -> Result<()> {
-        self.backend
-            .update_scene(&mut self.scene, setup, changes, version)
-    }
-}
+use crate::session::device::DeviceCopy;
+use crate::session::film::Film;
+use crate::session::gradients::{Adjoint, Gradients};
+use crate::session::swap::Swap;
+use crate::session::Session;
 
 /// The CUDA backend as a [`Renderer`].
 pub struct CudaRenderer {
