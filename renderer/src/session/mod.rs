@@ -82,3 +82,54 @@ impl Session {
         self.loaded.keeps_on_device(key).then(|| be.clone())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::cpu::renderer::CpuRenderer;
+    use crate::desc::xml;
+    use crate::render::RenderOptions;
+    use crate::session::swap::Swap;
+
+    fn session() -> Session {
+        let xml = r#"<scene version="3.0.0">
+            <sensor type="perspective"><film type="hdrfilm">
+                <integer name="width" value="24"/><integer name="height" value="16"/>
+            </film></sensor>
+            <emitter type="constant"/>
+            <shape type="sphere"/>
+        </scene>"#;
+        Session::new(xml::load_string(xml, &[]).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_session_renders_what_the_cpu_backend_renders() {
+        let mut s = session();
+        let opts = RenderOptions {
+            spp: Some(2),
+            seed: 5,
+        };
+        let film = s.render(&CpuRenderer, opts, &Swap::default()).unwrap();
+        assert!(film.job().is_some(), "a CPU render runs in the background");
+        let a = film.into_image().unwrap();
+        let b = crate::backend::cpu::render(s.loaded().setup(), &opts).unwrap();
+        assert_eq!(a.data, b.data);
+        assert_eq!(s.film_shape(), vec![b.height, b.width, b.channels]);
+    }
+
+    #[test]
+    fn a_session_without_a_device_copy_updates_the_host_scene_only() {
+        let mut s = session();
+        let version = s.loaded().version();
+        let table = s.update(&[]).unwrap();
+        assert_eq!(table.decls().len(), s.loaded().params().decls().len());
+        assert!(s.device.is_none());
+        let key = table
+            .decls()
+            .first()
+            .map(|d| d.key.clone())
+            .unwrap_or_default();
+        assert!(s.upload_target(&key).is_none());
+        assert!(s.loaded().version() >= version);
+    }
+}
