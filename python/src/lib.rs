@@ -14,6 +14,7 @@ pub mod errors;
 pub mod film;
 pub mod params;
 pub mod progress;
+pub mod render;
 pub mod scene;
 pub mod tensor;
 pub mod tensor_index;
@@ -168,8 +169,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scene::load_dict, m)?)?;
     m.add_function(wrap_pyfunction!(scene::load_file, m)?)?;
     m.add_function(wrap_pyfunction!(scene::load_string, m)?)?;
-    m.add_function(wrap_pyfunction!(scene::render, m)?)?;
-    m.add_function(wrap_pyfunction!(scene::_render, m)?)?;
+    m.add_function(wrap_pyfunction!(render::render, m)?)?;
+    m.add_function(wrap_pyfunction!(render::_render, m)?)?;
     m.add_class::<film::RenderedFilm>()?;
     m.add_function(wrap_pyfunction!(params::traverse, m)?)?;
     m.add_function(wrap_pyfunction!(diff::_diff_params, m)?)?;

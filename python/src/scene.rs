@@ -1,4 +1,4 @@
-//! `Scene`, variants, the loaders and `render`.
+//! `Scene`, variants and the loaders.
 //!
 //! A `Scene` holds a [`Session`]: the loaded scene (description, render-ready scene,
 //! parameters) and, once it has been rendered under `cuda_rgb`, its copy on the
@@ -11,17 +11,12 @@ use heliograph::backend::renderer::Renderer;
 use heliograph::backend::Backend;
 use heliograph::desc::params::ParamTable;
 use heliograph::desc::{xml, ParamValue, SceneDesc};
-use heliograph::render::RenderOptions;
-use heliograph::session::swap::Swap;
 use heliograph::session::Session;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString};
 
 use crate::errors::{to_py, VariantError};
-use crate::film::{tensor_of, RenderedFilm};
-use crate::params::SceneParameters;
-use crate::tensor::TensorXf;
 
 /// The variant set by `set_variant`, as named there, and its backend (none until
 /// then: the CPU).
@@ -304,179 +299,4 @@ pub fn load_dict(py: Python<'_>, dict: &Bound<'_, PyAny>) -> PyResult<PyScene> {
     })?;
     let desc = crate::dict::load_dict(py, d)?;
     PyScene::build(py, desc)
-}
-
-/// `render(scene, params=None, spp=None, seed=0, sensor=0, integrator=None)`: starts the render
-/// (on the CPU, or on the CUDA render stream under `cuda_rgb`) and returns its
-/// `TensorXf` at once; reading the tensor waits for it.
-#[pyfunction]
-#[pyo3(signature = (scene, params=None, spp=None, seed=None, sensor=None, integrator=None))]
-pub fn render(
-    scene: &Bound<'_, PyAny>,
-    params: Option<&Bound<'_, PyAny>>,
-    spp: Option<&Bound<'_, PyAny>>,
-    seed: Option<&Bound<'_, PyAny>>,
-    sensor: Option<&Bound<'_, PyAny>>,
-    integrator: Option<&Bound<'_, PyAny>>,
-) -> PyResult<TensorXf> {
-    Ok(render_film(scene, params, spp, seed, sensor, integrator)?.0)
-}
-
-/// `render`, and the film of a CPU render (None on CUDA) for `Film.bitmap()`.
-#[pyfunction]
-#[pyo3(signature = (scene, params=None, spp=None, seed=None, sensor=None, integrator=None))]
-pub fn _render(
-    scene: &Bound<'_, PyAny>,
-    params: Option<&Bound<'_, PyAny>>,
-    spp: Option<&Bound<'_, PyAny>>,
-    seed: Option<&Bound<'_, PyAny>>,
-    sensor: Option<&Bound<'_, PyAny>>,
-    integrator: Option<&Bound<'_, PyAny>>,
-) -> PyResult<(TensorXf, Option<RenderedFilm>)> {
-    render_film(scene, params, spp, seed, sensor, integrator)
-}
-
-fn render_film(
-    scene: &Bound<'_, PyAny>,
-    params: Option<&Bound<'_, PyAny>>,
-    spp: Option<&Bound<'_, PyAny>>,
-    seed: Option<&Bound<'_, PyAny>>,
-    sensor: Option<&Bound<'_, PyAny>>,
-    integrator: Option<&Bound<'_, PyAny>>,
-) -> PyResult<(TensorXf, Option<RenderedFilm>)> {
-    let scene = scene.cast::<PyScene>().map_err(|_| {
-        PyTypeError::new_err(
-            "render(): 'scene' must be a heliograph Scene (from load_dict/load_file/load_string)",
-        )
-    })?;
-    if let Some(p) = params.filter(|p| !p.is_none()) {
-        if p.cast::<SceneParameters>().is_err() {
-            return Err(PyTypeError::new_err(
-                "render(): 'params' must be None or the SceneParameters of traverse()",
-            ));
-        }
-    }
-    let spp = match spp.filter(|s| !s.is_none()) {
-        None => None,
-        Some(s) => spp_arg(s)?,
-    };
-    let seed = match seed {
-        Some(s) => non_negative_int(s, "seed")?,
-        None => 0,
-    };
-    let py = scene.py();
-    let swap = parse_swap(py, sensor, integrator)?;
-    let opts = RenderOptions { spp, seed };
-    crate::dlpack::sweep_parked(py);
-    let renderer = renderer(py)?;
-    let s: &PyScene = scene.get();
-    let film = py
-        .detach(|| s.lock_now().render(&*renderer, opts, &swap))
-        .map_err(to_py)?;
-    tensor_of(film)
-}
-
-fn int_arg(v: &Bound<'_, PyAny>, name: &str) -> PyResult<i128> {
-    if v.is_instance_of::<PyBool>() {
-        return Err(PyTypeError::new_err(format!(
-            "render(): '{name}' must be an int, got bool"
-        )));
-    }
-    v.extract::<i128>().map_err(|_| {
-        let ty = v
-            .get_type()
-            .name()
-            .map(|n| n.to_string())
-            .unwrap_or_default();
-        PyTypeError::new_err(format!("render(): '{name}' must be an int, got {ty}"))
-    })
-}
-
-/// `spp`: 0 means the scene's own sample count, as in Mitsuba.
-fn spp_arg(v: &Bound<'_, PyAny>) -> PyResult<Option<u32>> {
-    let x = int_arg(v, "spp")?;
-    if !(0..=u32::MAX as i128).contains(&x) {
-        return Err(PyValueError::new_err(format!(
-            "render(): 'spp' must be in [0, {}] (0: the scene's sample count), got {x}",
-            u32::MAX
-        )));
-    }
-    Ok((x > 0).then_some(x as u32))
-}
-
-fn non_negative_int(v: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
-    let x = int_arg(v, name)?;
-    if !(0..=u64::MAX as i128).contains(&x) {
-        return Err(PyValueError::new_err(format!(
-            "render(): '{name}' must be in [0, {}], got {x}",
-            u64::MAX
-        )));
-    }
-    Ok(x as u64)
-}
-
-/// The sensor and integrator given to `render` in place of the scene's own: `sensor`
-/// None, 0 or a sensor object of `load_dict`; `integrator` None or an integrator object
-/// of `load_dict`. Such an object holds the scene it was checked in (`_scene`), whose
-/// sensor or integrator is taken.
-fn parse_swap(
-    py: Python<'_>,
-    sensor: Option<&Bound<'_, PyAny>>,
-    integrator: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Swap> {
-    let mut swap = Swap::default();
-    match sensor.filter(|s| !s.is_none()) {
-        Some(s) if s.is_instance_of::<pyo3::types::PyInt>() || s.is_instance_of::<PyBool>() => {
-            let i = non_negative_int(s, "sensor")?;
-            if i != 0 {
-                return Err(PyValueError::new_err(format!(
-                    "render(): 'sensor' index must be 0 (the scene has one sensor), got {i}"
-                )));
-            }
-        }
-        Some(s) => {
-            let host = holder(s, "sensor", "Sensor")?;
-            swap.sensor = Some(host.get().with_state(py, |st| st.loaded().setup().sensor));
-        }
-        None => {}
-    }
-    if let Some(i) = integrator.filter(|i| !i.is_none()) {
-        let host = holder(i, "integrator", "Integrator")?;
-        swap.integrator = Some(host.get().with_state(py, |st| {
-            let s = st.loaded().setup();
-            (s.integrator, s.aov.clone())
-        }));
-    }
-    Ok(swap)
-}
-
-/// The scene that a `load_dict` object of class `class` was checked in.
-fn holder<'py>(obj: &Bound<'py, PyAny>, arg: &str, class: &str) -> PyResult<Bound<'py, PyScene>> {
-    let given = obj
-        .get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_default();
-    let wrong = || {
-        PyTypeError::new_err(format!(
-            "render(): '{arg}' must be {} {class} from load_dict(){}, got {given}",
-            if class.starts_with(['A', 'E', 'I', 'O', 'U']) {
-                "an"
-            } else {
-                "a"
-            },
-            if arg == "sensor" {
-                " or the index 0"
-            } else {
-                ""
-            }
-        ))
-    };
-    if given != class {
-        return Err(wrong());
-    }
-    obj.getattr("_scene")
-        .ok()
-        .and_then(|s| s.cast_into::<PyScene>().ok())
-        .ok_or_else(wrong)
 }
