@@ -24,9 +24,11 @@ use heliograph::tensor::{
     host_layout, layout, read_host, read_host_buffer, read_host_into, Buffer,
 };
 
+use heliograph::tensor::export::{NAME_LEGACY, NAME_VERSIONED, USED_LEGACY, USED_VERSIONED};
+
 use super::{
     DLDataType, DLManagedTensor, DLManagedTensorVersioned, DLTensor, HostArray, DEVICE_CPU,
-    DEVICE_CUDA, DEVICE_CUDA_HOST, NAME_LEGACY, NAME_VERSIONED, USED_LEGACY, USED_VERSIONED,
+    DEVICE_CUDA, DEVICE_CUDA_HOST,
 };
 use crate::errors::to_py;
 
