@@ -86,6 +86,26 @@ impl TensorXf {
         self.storage.shape()
     }
 
+    /// A tensor of host `values` where `TensorXf(values)` puts them: on the variant's
+    /// device when its tensors live there, on the host otherwise.
+    pub fn from_host_values(
+        py: Python<'_>,
+        shape: Vec<usize>,
+        values: &[f32],
+    ) -> PyResult<TensorXf> {
+        match host_device()? {
+            Some(be) => match upload(py, &be, values, shape, false)? {
+                Imported::Device { tensor, shape, .. } => {
+                    Ok(TensorXf::device_shared(shape, tensor))
+                }
+                _ => Err(PyRuntimeError::new_err(
+                    "internal error: an upload stayed on the host",
+                )),
+            },
+            None => TensorXf::from_data(shape, values),
+        }
+    }
+
     /// The finished host data, or `None` while the render runs.
     fn try_finish(&self) -> Option<PyResult<Arc<Buffer>>> {
         self.storage.try_finish(errors::to_py, RenderError::new_err)
@@ -431,15 +451,15 @@ impl TensorXf {
     }
 
     fn __neg__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        tensor_ops::call(slf.py(), "unary", ("negative", slf))
+        tensor_ops::unary("negative", slf)
     }
 
     fn __abs__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        tensor_ops::call(slf.py(), "unary", ("absolute", slf))
+        tensor_ops::unary("absolute", slf)
     }
 
     fn __pos__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        tensor_ops::call(slf.py(), "unary", ("positive", slf))
+        tensor_ops::unary("positive", slf)
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {

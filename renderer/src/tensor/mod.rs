@@ -2,7 +2,7 @@
 //! buffers ([`buffer`]), the DLPack C structs ([`dlpack`]) and the rules and records
 //! of an export ([`export`]), reading any producer's
 //! host tensor into float32 ([`strided`]), the views that basic indexing names
-//! ([`index`]) and the state of a tensor's values, rendering, on the host or on a
+//! ([`index`]), host arithmetic with NumPy's results ([`ops`]) and the state of a tensor's values, rendering, on the host or on a
 //! device ([`storage`]). The Python binding keeps only the capsule glue and the
 //! Python protocol methods.
 
@@ -10,6 +10,7 @@ pub mod buffer;
 pub mod dlpack;
 pub mod export;
 pub mod index;
+pub mod ops;
 pub mod storage;
 pub mod strided;
 
