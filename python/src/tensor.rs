@@ -223,7 +223,7 @@ impl TensorXf {
 
     /// `"cuda:N"` for a CUDA tensor, `"cpu"` otherwise.
     #[getter(device)]
-    fn device_name(&self) -> String {
+    pub fn device_name(&self) -> String {
         match self.device_tensor() {
             Some(d) => format!("cuda:{}", d.ordinal()),
             None => "cpu".into(),

@@ -1,8 +1,10 @@
-//! `TensorXf` arithmetic and indexing. Arithmetic and comparisons of host tensors and
-//! Python numbers are the core's ([`heliograph::tensor::ops`], NumPy's results bit for
-//! bit); every other operation (CUDA tensors, other operands, other NumPy functions,
-//! indexing) goes to the package's `heliograph._ops`, which computes host tensors
-//! with NumPy and refuses to mix devices (see that module).
+//! `TensorXf` arithmetic and indexing. Operations of CUDA tensors and Python numbers
+//! run on the device (the core's elementwise kernel, on the render stream); arithmetic
+//! and comparisons of host tensors and Python numbers are the core's
+//! ([`heliograph::tensor::ops`], NumPy's results bit for bit). Every other operation
+//! (other operands, other NumPy functions, indexing) goes to the package's
+//! `heliograph._ops`, which computes host tensors with NumPy and refuses to mix
+//! devices (see that module).
 
 use std::sync::Arc;
 
@@ -12,7 +14,7 @@ use heliograph::tensor::Buffer;
 use pyo3::call::PyCallArgs;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat, PyInt, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyTuple};
 
 use crate::errors::to_py;
 use crate::tensor::TensorXf;
@@ -37,23 +39,31 @@ pub fn package<'py>(
     m.getattr(func)?.call1(args)
 }
 
-/// `a <op> b` (op: a NumPy ufunc name): in the core for host tensors and Python
-/// numbers, otherwise `heliograph._ops.binary(op, a, b)`.
+/// `a <op> b` (op: a NumPy ufunc name): on the device for CUDA tensors and Python
+/// numbers, in the core for host tensors and Python numbers, otherwise
+/// `heliograph._ops.binary(op, a, b)`.
 pub fn binary<'py>(
     op: &str,
     a: &Bound<'py, PyAny>,
     b: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let args = [a.clone(), b.clone()];
+    if all_cuda_operands(&args) {
+        return cuda(a.py(), op, &args);
+    }
     if let Some(r) = host_binary(op, a, b)? {
         return Ok(r);
     }
     call(a.py(), "binary", (op, a, b))
 }
 
-/// `<op>(t)` (op: a NumPy ufunc name): in the core for a host tensor, otherwise
-/// `heliograph._ops.unary(op, t)`.
+/// `<op>(t)` (op: a NumPy ufunc name): on the device for a CUDA tensor, in the core
+/// for a host tensor, otherwise `heliograph._ops.unary(op, t)`.
 pub fn unary<'py>(op: &str, t: &Bound<'py, TensorXf>) -> PyResult<Bound<'py, PyAny>> {
     let py = t.py();
+    if t.get().device_tensor().is_some() {
+        return cuda(py, op, &[t.clone().into_any()]);
+    }
     match Unary::from_name(op) {
         Some(u) if t.get().device_tensor().is_none() => {
             let buf = t.get().wait(py)?;
@@ -62,6 +72,46 @@ pub fn unary<'py>(op: &str, t: &Bound<'py, TensorXf>) -> PyResult<Bound<'py, PyA
         }
         _ => call(py, "unary", (op, t)),
     }
+}
+
+/// Whether every one of `args` is a tensor or a Python number and one is a CUDA
+/// tensor: then the operation runs on the device ([`cuda`]).
+fn all_cuda_operands(args: &[Bound<'_, PyAny>]) -> bool {
+    let number = |a: &Bound<'_, PyAny>| {
+        a.is_exact_instance_of::<PyFloat>()
+            || a.is_exact_instance_of::<PyInt>()
+            || a.is_exact_instance_of::<PyBool>()
+    };
+    let cuda = |a: &Bound<'_, PyAny>| {
+        a.cast::<TensorXf>()
+            .is_ok_and(|t| t.get().device_tensor().is_some())
+    };
+    args.iter()
+        .all(|a| a.cast::<TensorXf>().is_ok() || number(a))
+        && args.iter().any(cuda)
+}
+
+/// `op` of `args` (tensors and numbers, one a CUDA tensor) on the device: an error
+/// unless every tensor lives on the same device.
+fn cuda<'py>(py: Python<'py>, op: &str, args: &[Bound<'py, PyAny>]) -> PyResult<Bound<'py, PyAny>> {
+    let mut devices: Vec<String> = args
+        .iter()
+        .filter_map(|a| a.cast::<TensorXf>().ok())
+        .map(|t| t.get().device_name())
+        .collect();
+    devices.sort();
+    devices.dedup();
+    if devices.len() > 1 {
+        return Err(PyValueError::new_err(format!(
+            "TensorXf {op}: the operands live on different devices ({}); move one first \
+             (TensorXf(x) under the same variant), heliograph does not copy silently",
+            devices.join(", ")
+        )));
+    }
+    // NumPy's alias (the CUDA kernel names each operation once)
+    let op = if op == "divide" { "true_divide" } else { op };
+    let t = _elementwise(py, op, args.to_vec())?;
+    Ok(Bound::new(py, t)?.into_any())
 }
 
 /// An operand the core computes with: a host tensor (not read yet) or a Python number
@@ -158,23 +208,8 @@ pub fn array_ufunc<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = ufunc.py();
     if method == "__call__" && kwargs.is_none_or(|k| k.is_empty()) {
-        let name: String = ufunc.getattr("__name__")?.extract()?;
-        match inputs.len() {
-            2 => {
-                let (a, b) = (inputs.get_item(0)?, inputs.get_item(1)?);
-                if let Some(r) = host_binary(&name, &a, &b)? {
-                    return Ok(r);
-                }
-            }
-            1 => {
-                let a = inputs.get_item(0)?;
-                if let (Some(_), Ok(t)) = (Unary::from_name(&name), a.cast::<TensorXf>()) {
-                    if t.get().device_tensor().is_none() {
-                        return unary(&name, t);
-                    }
-                }
-            }
-            _ => {}
+        if let Some(r) = native_ufunc(ufunc, inputs)? {
+            return Ok(r);
         }
     }
     let kw = match kwargs {
@@ -182,6 +217,32 @@ pub fn array_ufunc<'py>(
         None => PyDict::new(py),
     };
     call(py, "array_ufunc", (ufunc, method, inputs, kw))
+}
+
+/// A NumPy function of tensors and numbers computed without going back to Python: on
+/// the device, or as one of the core's host operations; `None` otherwise.
+fn native_ufunc<'py>(
+    ufunc: &Bound<'py, PyAny>,
+    inputs: &Bound<'py, PyTuple>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let Ok(name) = ufunc
+        .getattr("__name__")
+        .and_then(|n| n.extract::<String>())
+    else {
+        return Ok(None);
+    };
+    let args: Vec<Bound<'py, PyAny>> = inputs.iter().collect();
+    if all_cuda_operands(&args) {
+        return cuda(ufunc.py(), &name, &args).map(Some);
+    }
+    match &args[..] {
+        [a, b] => host_binary(&name, a, b),
+        [a] => match (Unary::from_name(&name), a.cast::<TensorXf>()) {
+            (Some(_), Ok(t)) if t.get().device_tensor().is_none() => unary(&name, t).map(Some),
+            _ => Ok(None),
+        },
+        _ => Ok(None),
+    }
 }
 
 /// `_elementwise(op, args)`: `op` (a NumPy ufunc name) of CUDA tensors and numbers,
