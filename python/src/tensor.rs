@@ -1,6 +1,8 @@
 //! `TensorXf`: a float32 tensor on the host or on a CUDA device that may still be
 //! rendering.
 //!
+//! A tensor's values are the core's [`Storage`] (a running render, a host buffer, a
+//! device tensor or a failed render); this file is the Python face and the waits.
 //! A CPU render's tensor holds the background [`RenderJob`]; every read (`numpy()`,
 //! `__array__`, `__repr__`, `__dlpack__`, `_repr_png_`, file writes) waits for exactly
 //! that render with the GIL released, polling for Ctrl-C (which cancels the render) and
@@ -19,6 +21,7 @@ use std::time::{Duration, Instant};
 use heliograph::backend::cpu::RenderJob;
 use heliograph::backend::cuda::DeviceTensor;
 use heliograph::io::linear_to_srgb;
+use heliograph::tensor::export::{Fence, Owner};
 use heliograph::tensor::Storage;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
@@ -29,7 +32,6 @@ use crate::tensor_ops;
 use crate::dlpack::{self, parse_export_args, Buffer, HostArray, HostTo, Imported};
 use crate::errors::{self, RenderError};
 use crate::progress::{ProgressLine, PROGRESS, PROGRESS_DELAY_US};
-use heliograph::tensor::export::{Fence, Owner};
 
 /// A float32 tensor (`shape`, C order) on the host or a CUDA device.
 #[pyclass(module = "heliograph", frozen, weakref)]
