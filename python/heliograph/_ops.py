@@ -4,7 +4,10 @@ Tensors follow NumPy's rules (broadcasting, Python scalars, arrays, lists), and 
 result is a new float32 ``TensorXf``. Comparisons give a ``TensorXf`` of 1.0 (true) and
 0.0 (false), which works as a mask in indexing (``t[t > 1] = 1``).
 
-Host tensors compute with NumPy. CUDA tensors compute on the GPU, on heliograph's render
+Arithmetic and comparisons of host tensors and Python numbers never reach this module:
+the native module computes them (python/src/tensor_ops.rs), with NumPy's float32 results
+bit for bit. Other host operands (arrays, lists, NumPy scalars) and other NumPy functions
+compute here with NumPy. CUDA tensors compute on the GPU, on heliograph's render
 stream after the kernels that produce them, and never go through the host; indexing
 too (``_native._cuda_getitem`` / ``_cuda_setitem``: basic indices and mask assignment,
 see python/src/tensor_index.rs). An operation on a CUDA tensor and host data (another

@@ -51,7 +51,9 @@ pub fn to_py(e: heliograph::Error) -> PyErr {
         E::Cuda(_) => RenderError::new_err(msg),
         E::Array { problem, .. } => match problem {
             heliograph::ArrayProblem::Dtype => PyTypeError::new_err(msg),
-            heliograph::ArrayProblem::Layout => PyValueError::new_err(msg),
+            heliograph::ArrayProblem::Layout | heliograph::ArrayProblem::Argument => {
+                PyValueError::new_err(msg)
+            }
             heliograph::ArrayProblem::Device => PyBufferError::new_err(msg),
             heliograph::ArrayProblem::Index => PyIndexError::new_err(msg),
         },

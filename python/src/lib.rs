@@ -21,8 +21,6 @@ pub mod tensor_index;
 pub mod tensor_ops;
 pub mod xla;
 
-use std::sync::atomic::Ordering;
-
 use heliograph::backend::cuda::nvrtc_lib;
 use heliograph::io::exr_channels::{read_exr_channels, write_exr_channels, NamedChannels};
 use heliograph::io::{write_image, Image};
@@ -130,7 +128,7 @@ fn _plugins() -> Vec<(&'static str, Vec<&'static str>)> {
 /// Number of DLPack capsules whose memory has not been released yet (tests).
 #[pyfunction]
 fn _live_exports() -> isize {
-    dlpack::LIVE_EXPORTS.load(Ordering::Relaxed)
+    heliograph::tensor::export::live_exports()
 }
 
 /// Runs the `heliograph` command line on `argv` (the program name first) in this process

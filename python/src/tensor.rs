@@ -1,6 +1,8 @@
 //! `TensorXf`: a float32 tensor on the host or on a CUDA device that may still be
 //! rendering.
 //!
+//! A tensor's values are the core's [`Storage`] (a running render, a host buffer, a
+//! device tensor or a failed render); this file is the Python face and the waits.
 //! A CPU render's tensor holds the background [`RenderJob`]; every read (`numpy()`,
 //! `__array__`, `__repr__`, `__dlpack__`, `_repr_png_`, file writes) waits for exactly
 //! that render with the GIL released, polling for Ctrl-C (which cancels the render) and
@@ -13,49 +15,34 @@
 
 use std::io::Cursor;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use heliograph::backend::cpu::RenderJob;
 use heliograph::backend::cuda::DeviceTensor;
-use heliograph::backend::Backend;
-use heliograph::io::{linear_to_srgb, Image};
-use pyo3::exceptions::{PyBufferError, PyRuntimeError, PyTypeError};
+use heliograph::io::linear_to_srgb;
+use heliograph::tensor::export::{Fence, Owner};
+use heliograph::tensor::Storage;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyDict, PyTuple};
 
 use crate::tensor_ops;
 
-use crate::dlpack::{
-    self, Buffer, ExportArgs, Fence, HostArray, HostTo, Imported, Owner, StreamArg,
-};
+use crate::dlpack::{self, parse_export_args, Buffer, HostArray, HostTo, Imported};
 use crate::errors::{self, RenderError};
 use crate::progress::{ProgressLine, PROGRESS, PROGRESS_DELAY_US};
-
-enum State {
-    Pending(RenderJob),
-    Ready(Arc<Buffer>),
-    Device(Arc<DeviceTensor>),
-    Failed(String),
-}
 
 /// A float32 tensor (`shape`, C order) on the host or a CUDA device.
 #[pyclass(module = "heliograph", frozen, weakref)]
 pub struct TensorXf {
-    shape: Vec<usize>,
-    state: Mutex<State>,
-    /// For a render that returns some of its film's channels (an `aov` film), the film.
-    film: Option<FilmPart>,
+    storage: Storage,
 }
 
-/// The film of a render whose tensor holds some of its channels.
-struct FilmPart {
-    /// The developed film's shape (H, W, all channels).
-    shape: Vec<usize>,
-    /// The film channels the tensor holds, in order.
-    channels: Vec<usize>,
-    /// The whole developed film, once the render has finished.
-    developed: OnceLock<Arc<Buffer>>,
+impl From<Storage> for TensorXf {
+    fn from(storage: Storage) -> TensorXf {
+        TensorXf { storage }
+    }
 }
 
 impl TensorXf {
@@ -67,35 +54,18 @@ impl TensorXf {
 
     /// A finished tensor sharing `buf`.
     pub fn from_buffer(shape: Vec<usize>, buf: Arc<Buffer>) -> TensorXf {
-        TensorXf {
-            shape,
-            state: Mutex::new(State::Ready(buf)),
-            film: None,
-        }
+        Storage::from_buffer(shape, buf).into()
     }
 
     /// A tensor that a background render will fill.
     pub fn pending(shape: Vec<usize>, job: RenderJob) -> TensorXf {
-        TensorXf {
-            shape,
-            state: Mutex::new(State::Pending(job)),
-            film: None,
-        }
+        Storage::pending(shape, job).into()
     }
 
     /// A tensor that holds `channels` of the film (of shape `film_shape`) that a
     /// background render will develop; [`Self::film`] gives the whole film.
     pub fn pending_part(film_shape: Vec<usize>, channels: Vec<usize>, job: RenderJob) -> TensorXf {
-        let shape = vec![film_shape[0], film_shape[1], channels.len()];
-        TensorXf {
-            shape,
-            state: Mutex::new(State::Pending(job)),
-            film: Some(FilmPart {
-                shape: film_shape,
-                channels,
-                developed: OnceLock::new(),
-            }),
-        }
+        Storage::pending_part(film_shape, channels, job).into()
     }
 
     /// A CUDA tensor (a render's film or an imported array).
@@ -105,96 +75,55 @@ impl TensorXf {
 
     /// A CUDA tensor sharing `tensor`.
     pub fn device_shared(shape: Vec<usize>, tensor: Arc<DeviceTensor>) -> TensorXf {
-        TensorXf {
-            shape,
-            state: Mutex::new(State::Device(tensor)),
-            film: None,
-        }
+        Storage::device(shape, tensor).into()
     }
 
     /// The device tensor, for CUDA tensors.
     pub fn device_tensor(&self) -> Option<Arc<DeviceTensor>> {
-        match &*self.lock() {
-            State::Device(d) => Some(d.clone()),
-            _ => None,
-        }
+        self.storage.device_tensor()
     }
 
     /// The shape.
     pub fn dims(&self) -> &[usize] {
-        &self.shape
+        self.storage.shape()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Takes a finished job's image; `None` while it still runs.
-    /// The pending render's completion, if it is still pending.
-    fn completion(&self) -> Option<Arc<heliograph::backend::cpu::Completion>> {
-        match &*self.lock() {
-            State::Pending(j) => Some(j.completion().clone()),
-            _ => None,
-        }
-    }
-
-    fn try_finish(&self) -> Option<PyResult<Arc<Buffer>>> {
-        let mut st = self.lock();
-        let job = match &*st {
-            State::Ready(b) => return Some(Ok(b.clone())),
-            State::Device(_) => unreachable!("wait() reads device tensors itself"),
-            State::Failed(m) => return Some(Err(RenderError::new_err(m.clone()))),
-            State::Pending(j) if !j.is_finished() => return None,
-            State::Pending(_) => match std::mem::replace(&mut *st, State::Failed(String::new())) {
-                State::Pending(j) => j,
-                _ => unreachable!("checked above"),
+    /// A tensor of host `values` where `TensorXf(values)` puts them: on the variant's
+    /// device when its tensors live there, on the host otherwise.
+    pub fn from_host_values(
+        py: Python<'_>,
+        shape: Vec<usize>,
+        values: &[f32],
+    ) -> PyResult<TensorXf> {
+        match host_device()? {
+            Some(be) => match upload(py, &be, values, shape, false)? {
+                Imported::Device { tensor, shape, .. } => {
+                    Ok(TensorXf::device_shared(shape, tensor))
+                }
+                _ => Err(PyRuntimeError::new_err(
+                    "internal error: an upload stayed on the host",
+                )),
             },
-        };
-        let res = job.wait().and_then(|img| self.check_image(img));
-        Some(match res {
-            Ok(buf) => {
-                *st = State::Ready(buf.clone());
-                Ok(buf)
-            }
-            Err(e) => {
-                let err = errors::to_py(e);
-                *st = State::Failed(err.to_string());
-                Err(err)
-            }
-        })
+            None => TensorXf::from_data(shape, values),
+        }
     }
 
-    fn check_image(&self, img: Image) -> heliograph::Result<Arc<Buffer>> {
-        let expected = self.film.as_ref().map_or(&self.shape, |f| &f.shape);
-        if [img.height, img.width, img.channels] != expected[..] {
-            return Err(heliograph::Error::Render(format!(
-                "the film developed a {}x{}x{} image, expected {:?}",
-                img.height, img.width, img.channels, expected
-            )));
-        }
-        let Some(film) = &self.film else {
-            return Buffer::from_slice(&img.data);
-        };
-        let part: Vec<f32> = img
-            .data
-            .chunks_exact(img.channels)
-            .flat_map(|px| film.channels.iter().map(|&c| px[c]))
-            .collect();
-        let _ = film.developed.set(Buffer::from_slice(&img.data)?);
-        Buffer::from_slice(&part)
+    /// The finished host data, or `None` while the render runs.
+    fn try_finish(&self) -> Option<PyResult<Arc<Buffer>>> {
+        self.storage.try_finish(errors::to_py, RenderError::new_err)
     }
 
     /// The whole developed film of a render that returns some of its channels (waits
     /// for the render); `None` for other tensors.
     pub fn film(&self, py: Python<'_>) -> PyResult<Option<TensorXf>> {
-        let Some(film) = &self.film else {
+        if !self.storage.is_film_part() {
             return Ok(None);
-        };
+        }
         self.wait(py)?;
-        let buf = film.developed.get().cloned().ok_or_else(|| {
-            RenderError::new_err("the render finished without developing its film")
-        })?;
-        Ok(Some(TensorXf::from_buffer(film.shape.clone(), buf)))
+        match self.storage.developed_film() {
+            Some(film) => Ok(Some(film.map_err(errors::to_py)?.into())),
+            None => Ok(None),
+        }
     }
 
     /// The data on the host: waits (GIL released) for the render — Ctrl-C cancels a CPU
@@ -222,7 +151,7 @@ impl TensorXf {
                 return r;
             }
             // wake as soon as the render ends (the poll only bounds the Ctrl-C latency)
-            match self.completion() {
+            match self.storage.completion() {
                 Some(c) => py.detach(|| c.wait_timeout(poll)),
                 None => py.detach(|| {
                     std::thread::sleep(poll);
@@ -236,34 +165,17 @@ impl TensorXf {
                 return Err(e);
             }
             if PROGRESS.load(Ordering::Relaxed) && start.elapsed() >= delay {
-                let (done, total) = match &*self.lock() {
-                    State::Pending(j) => j.progress().samples(),
-                    _ => continue,
+                let Some((done, total)) = self.storage.samples() else {
+                    continue;
                 };
                 bar.draw(py, done, total, start.elapsed());
             }
         }
     }
 
-    /// Cancels a running render and waits for its threads to stop.
+    /// Cancels a running render and waits (GIL released) for its threads to stop.
     fn cancel(&self, py: Python<'_>) {
-        let job = {
-            let mut st = self.lock();
-            match std::mem::replace(
-                &mut *st,
-                State::Failed("render cancelled by KeyboardInterrupt".into()),
-            ) {
-                State::Pending(j) => Some(j),
-                other => {
-                    *st = other;
-                    None
-                }
-            }
-        };
-        if let Some(j) = job {
-            j.progress().cancel();
-            py.detach(move || drop(j.wait()));
-        }
+        py.detach(|| self.storage.cancel("render cancelled by KeyboardInterrupt"));
     }
 
     /// A NumPy array of the (finished) data: a view of the host buffer, or of a host
@@ -273,7 +185,7 @@ impl TensorXf {
         let t = slf.get();
         let view = HostView {
             buf: t.wait(py)?,
-            shape: t.shape.clone(),
+            shape: t.dims().to_vec(),
         };
         py.import("numpy")?
             .call_method1("from_dlpack", (Bound::new(py, view)?,))
@@ -290,14 +202,10 @@ impl TensorXf {
         if let Ok(t) = array.cast::<TensorXf>() {
             if let Some(d) = t.get().device_tensor() {
                 let copy = py.detach(|| d.duplicate()).map_err(errors::to_py)?;
-                return Ok(TensorXf::device(t.get().shape.clone(), copy));
+                return Ok(TensorXf::device(t.get().dims().to_vec(), copy));
             }
         }
-        // under cuda_rgb a host array is uploaded, as Mitsuba's TensorXf is on the GPU
-        let cuda = match crate::scene::backend() {
-            Some(Backend::Cuda) => crate::cuda::opened()?,
-            _ => None,
-        };
+        let cuda = host_device()?;
         let host_to = cuda.as_ref().map_or(HostTo::Buffer, HostTo::Device);
         match import_any(py, array, host_to, None)? {
             Imported::Host(a) => {
@@ -317,7 +225,7 @@ impl TensorXf {
 
     /// `"cuda:N"` for a CUDA tensor, `"cpu"` otherwise.
     #[getter(device)]
-    fn device_name(&self) -> String {
+    pub fn device_name(&self) -> String {
         match self.device_tensor() {
             Some(d) => format!("cuda:{}", d.ordinal()),
             None => "cpu".into(),
@@ -327,7 +235,7 @@ impl TensorXf {
     /// The shape, as a tuple.
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, &self.shape)
+        PyTuple::new(py, self.dims())
     }
 
     /// Always `numpy.float32`.
@@ -339,21 +247,17 @@ impl TensorXf {
     /// Number of dimensions.
     #[getter]
     fn ndim(&self) -> usize {
-        self.shape.len()
+        self.dims().len()
     }
 
     /// Whether the data is available without waiting.
     #[getter]
     fn ready(&self) -> bool {
-        match &*self.lock() {
-            State::Pending(j) => j.is_finished(),
-            State::Device(d) => d.is_ready(),
-            _ => true,
-        }
+        self.storage.is_ready()
     }
 
     fn __len__(&self) -> PyResult<usize> {
-        self.shape
+        self.dims()
             .first()
             .copied()
             .ok_or_else(|| PyTypeError::new_err("len() of a 0-d tensor"))
@@ -413,12 +317,12 @@ impl TensorXf {
             let d = new.get().device_tensor().ok_or_else(|| {
                 PyRuntimeError::new_err("internal error: a CUDA assignment gave a host tensor")
             })?;
-            *t.lock() = State::Device(d);
+            t.storage.set_device(d);
             return Ok(());
         }
         let a = to_host_array(py, &data)?;
         let buf = Buffer::from_slice(&a.data).map_err(errors::to_py)?;
-        *t.lock() = State::Ready(buf);
+        t.storage.set_buffer(buf);
         Ok(())
     }
 
@@ -549,15 +453,15 @@ impl TensorXf {
     }
 
     fn __neg__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        tensor_ops::call(slf.py(), "unary", ("negative", slf))
+        tensor_ops::unary("negative", slf)
     }
 
     fn __abs__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        tensor_ops::call(slf.py(), "unary", ("absolute", slf))
+        tensor_ops::unary("absolute", slf)
     }
 
     fn __pos__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        tensor_ops::call(slf.py(), "unary", ("positive", slf))
+        tensor_ops::unary("positive", slf)
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
@@ -568,14 +472,14 @@ impl TensorXf {
         let body = body.strip_suffix(')').unwrap_or(body);
         Ok(format!(
             "TensorXf({body}, shape={})",
-            heliograph::desc::params::shape_str(&slf.get().shape)
+            heliograph::desc::params::shape_str(slf.get().dims())
         ))
     }
 
     /// PNG of the tonemapped (clamped, sRGB-encoded) image, for notebooks.
     fn _repr_png_<'py>(slf: &Bound<'py, Self>) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let t = slf.get();
-        let (h, w, c) = match t.shape[..] {
+        let (h, w, c) = match *t.dims() {
             [h, w, c] if (1..=4).contains(&c) => (h, w, c),
             [h, w] => (h, w, 1),
             _ => return Ok(None),
@@ -594,22 +498,22 @@ impl TensorXf {
         dl_device: Option<&Bound<'py, PyAny>>,
         copy: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
-        let args = ExportArgs::parse(stream, max_version, dl_device, copy)?;
+        let args = parse_export_args(stream, max_version, dl_device, copy)?;
         let py = slf.py();
         let t = slf.get();
         let Some(d) = t.device_tensor() else {
-            args.check_host()?;
+            args.check_host().map_err(errors::to_py)?;
             let mut buf = t.wait(py)?;
             let copied = args.copy == Some(true);
             if copied {
                 buf = Buffer::from_slice(buf.as_slice()).map_err(errors::to_py)?;
             }
-            return dlpack::export(py, Owner::Host(buf), &t.shape, args.versioned, copied);
+            return dlpack::export(py, Owner::Host(buf), t.dims(), args.versioned, copied);
         };
-        if args.check_cuda(d.ordinal())? {
+        if args.check_cuda(d.ordinal()).map_err(errors::to_py)? {
             // dl_device=(1, 0): a host copy, finished before the consumer gets it.
             let owner = Owner::Host(t.wait(py)?);
-            return dlpack::export(py, owner, &t.shape, args.versioned, true);
+            return dlpack::export(py, owner, t.dims(), args.versioned, true);
         }
         let copied = args.copy == Some(true);
         let d = if copied {
@@ -617,26 +521,15 @@ impl TensorXf {
         } else {
             d
         };
-        let fence = match args.stream {
-            StreamArg::Unspecified => {
+        let fence = match args.order_consumer(&d).map_err(errors::to_py)? {
+            Some(fence) => fence,
+            None => {
                 wait_device(py, &d)?;
                 Fence::Unknown
             }
-            StreamArg::NoSync => Fence::Unknown,
-            StreamArg::Handle(h) => {
-                d.order_stream(h)
-                    .map_err(|e| PyBufferError::new_err(format!("__dlpack__(stream={h}): {e}")))?;
-                // the per-thread default stream (2) is the exporting thread's: the
-                // deleter can fence it only from this thread
-                if h == 2 {
-                    Fence::PerThread(std::thread::current().id())
-                } else {
-                    Fence::Stream(h)
-                }
-            }
         };
         let owner = Owner::Device { tensor: d, fence };
-        dlpack::export(py, owner, &t.shape, args.versioned, copied)
+        dlpack::export(py, owner, t.dims(), args.versioned, copied)
     }
 
     /// `(2, ordinal)` for a CUDA tensor, `(1, 0)` for a CPU tensor.
@@ -701,6 +594,15 @@ fn wait_device(py: Python<'_>, d: &Arc<DeviceTensor>) -> PyResult<()> {
     }
 }
 
+/// The device that a tensor made from host data lives on: under `cuda_rgb` a host array
+/// is uploaded, as Mitsuba's TensorXf is on the GPU.
+fn host_device() -> PyResult<Option<Arc<heliograph::backend::cuda::CudaBackend>>> {
+    match crate::scene::backend() {
+        Some(b) if b.holds_tensors_on_device() => crate::cuda::opened(),
+        _ => Ok(None),
+    }
+}
+
 /// Whether `obj` says it lives on a CUDA device (`__dlpack_device__()[0] == 2`).
 pub fn on_cuda(obj: &Bound<'_, PyAny>) -> bool {
     if obj.is_instance_of::<pyo3::types::PyType>() {
@@ -732,7 +634,7 @@ pub fn import_any(
 ) -> PyResult<Imported> {
     if let Ok(t) = obj.cast::<TensorXf>() {
         let t = t.get();
-        let shape = t.shape.clone();
+        let shape = t.dims().to_vec();
         let dtype = dlpack::DLDataType::F32;
         if let Some(d) = t.device_tensor() {
             return Ok(Imported::Device {
@@ -864,8 +766,8 @@ impl HostView {
         dl_device: Option<&Bound<'py, PyAny>>,
         copy: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
-        let args = ExportArgs::parse(stream, max_version, dl_device, copy)?;
-        args.check_host()?;
+        let args = parse_export_args(stream, max_version, dl_device, copy)?;
+        args.check_host().map_err(errors::to_py)?;
         let owner = Owner::Host(self.buf.clone());
         dlpack::export(py, owner, &self.shape, args.versioned, false)
     }

@@ -480,8 +480,8 @@ pub enum CudaError {
     Internal(String),
 }
 
-/// What is wrong with an array (Python maps these to `TypeError`, `ValueError`,
-/// `BufferError` and `IndexError`).
+/// What is wrong with an array or a request for one (Python maps these to `TypeError`,
+/// `ValueError`, `BufferError`, `IndexError` and `ValueError`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArrayProblem {
     /// An element type that cannot be converted.
@@ -494,6 +494,8 @@ pub enum ArrayProblem {
     Device,
     /// An index that names no element: out of range, or more indices than axes.
     Index,
+    /// An argument value that a standard disallows (DLPack's `stream=0`).
+    Argument,
 }
 
 /// The core's result type.

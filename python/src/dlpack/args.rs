@@ -1,100 +1,28 @@
-//! The arguments of `__dlpack__(*, stream, max_version, dl_device, copy)`, checked
-//! once for both kinds of tensor (the README's DLPack rules; the Python array API standard
-//! names the exception types: `TypeError` for a wrong type, `ValueError` for a
-//! disallowed value, `BufferError` for a request this tensor cannot serve).
+//! The arguments of `__dlpack__(*, stream, max_version, dl_device, copy)` converted
+//! from Python, once for both kinds of tensor: `TypeError` for a wrong type,
+//! `ValueError` for a value that is no stream or version (the Python array API
+//! standard's exception types). What a tensor can serve is the core's rule
+//! ([`heliograph::tensor::export::ExportArgs`]).
 
-use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
+use heliograph::tensor::export::{ExportArgs, StreamArg};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt};
 
-use super::{DEVICE_CPU, DEVICE_CUDA};
-
-/// What `stream` asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StreamArg {
-    /// `None`: the consumer did not say; the producer must make the data safe to use
-    /// from anywhere (the host waits).
-    Unspecified,
-    /// `-1`: the consumer orders itself; no synchronisation.
-    NoSync,
-    /// A `CUstream` handle (1 = legacy default stream, 2 = per-thread default stream).
-    Handle(usize),
-}
-
-/// The checked arguments.
-#[derive(Clone, Copy, Debug)]
-pub struct ExportArgs {
-    /// The consumer's stream.
-    pub stream: StreamArg,
-    /// Versioned (`dltensor_versioned`) rather than legacy (`dltensor`) capsule.
-    pub versioned: bool,
-    /// The device the consumer wants the data on, when it named one.
-    pub dl_device: Option<(i32, i32)>,
-    /// `copy`: `Some(true)` always copy, `Some(false)` never, `None` as needed.
-    pub copy: Option<bool>,
-}
-
-impl ExportArgs {
-    /// Checks types and values (not yet whether this tensor can serve them).
-    pub fn parse(
-        stream: Option<&Bound<'_, PyAny>>,
-        max_version: Option<&Bound<'_, PyAny>>,
-        dl_device: Option<&Bound<'_, PyAny>>,
-        copy: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<ExportArgs> {
-        Ok(ExportArgs {
-            stream: parse_stream(stream)?,
-            versioned: parse_max_version(max_version)?,
-            dl_device: parse_dl_device(dl_device)?,
-            copy: parse_copy(copy)?,
-        })
-    }
-
-    /// The checks of a CPU tensor: `stream` must be None, `dl_device` the host.
-    pub fn check_host(&self) -> PyResult<()> {
-        if let StreamArg::Handle(h) = self.stream {
-            return Err(PyBufferError::new_err(format!(
-                "__dlpack__: a CPU tensor takes only stream=None, got stream={h}"
-            )));
-        }
-        if self.stream == StreamArg::NoSync {
-            return Err(PyBufferError::new_err(
-                "__dlpack__: a CPU tensor takes only stream=None, got stream=-1",
-            ));
-        }
-        match self.dl_device {
-            None | Some((DEVICE_CPU, 0)) => Ok(()),
-            Some((kind, id)) => Err(PyBufferError::new_err(format!(
-                "__dlpack__: a CPU tensor cannot be exported to device ({kind}, {id}); \
-                 it can be exported to (1, 0), the host"
-            ))),
-        }
-    }
-
-    /// The checks of a CUDA tensor on device `ordinal`; returns whether the consumer
-    /// wants a host copy (`dl_device=(1, 0)`).
-    pub fn check_cuda(&self, ordinal: usize) -> PyResult<bool> {
-        if self.stream == StreamArg::Handle(0) {
-            return Err(PyValueError::new_err(
-                "__dlpack__: stream=0 is ambiguous and disallowed by the DLPack standard; \
-                 pass 1 for the legacy default stream, 2 for the per-thread default stream, \
-                 or the stream's handle",
-            ));
-        }
-        match self.dl_device {
-            None => Ok(false),
-            Some((DEVICE_CUDA, id)) if id as usize == ordinal && id >= 0 => Ok(false),
-            Some((DEVICE_CPU, 0)) if self.copy == Some(false) => Err(PyBufferError::new_err(
-                "__dlpack__: dl_device=(1, 0) needs a copy of this CUDA tensor to the host, \
-                 but copy=False",
-            )),
-            Some((DEVICE_CPU, 0)) => Ok(true),
-            Some((kind, id)) => Err(PyBufferError::new_err(format!(
-                "__dlpack__: this tensor lives on CUDA device {ordinal}; it can be exported to \
-                 ({DEVICE_CUDA}, {ordinal}) or copied to the host (1, 0), not to ({kind}, {id})"
-            ))),
-        }
-    }
+/// Checks the types and values of `__dlpack__`'s arguments (not yet whether this
+/// tensor can serve them: [`ExportArgs::check_host`], [`ExportArgs::check_cuda`]).
+pub fn parse_export_args(
+    stream: Option<&Bound<'_, PyAny>>,
+    max_version: Option<&Bound<'_, PyAny>>,
+    dl_device: Option<&Bound<'_, PyAny>>,
+    copy: Option<&Bound<'_, PyAny>>,
+) -> PyResult<ExportArgs> {
+    Ok(ExportArgs {
+        stream: parse_stream(stream)?,
+        versioned: parse_max_version(max_version)?,
+        dl_device: parse_dl_device(dl_device)?,
+        copy: parse_copy(copy)?,
+    })
 }
 
 fn parse_stream(stream: Option<&Bound<'_, PyAny>>) -> PyResult<StreamArg> {

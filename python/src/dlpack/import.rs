@@ -18,15 +18,16 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyTuple};
 
-use heliograph::backend::cuda::{CudaBackend, DeviceTensor, ForeignArray, MAX_DIMS};
+use heliograph::backend::cuda::{CudaBackend, DeviceTensor};
 use heliograph::math::all_finite;
-use heliograph::tensor::{
-    host_layout, layout, read_host, read_host_buffer, read_host_into, Buffer,
-};
+use heliograph::tensor::import::{check_device, cuda_array};
+use heliograph::tensor::{host_layout, read_host, read_host_buffer, read_host_into, Buffer};
+
+use heliograph::tensor::export::{NAME_LEGACY, NAME_VERSIONED, USED_LEGACY, USED_VERSIONED};
 
 use super::{
     DLDataType, DLManagedTensor, DLManagedTensorVersioned, DLTensor, HostArray, DEVICE_CPU,
-    DEVICE_CUDA, DEVICE_CUDA_HOST, NAME_LEGACY, NAME_VERSIONED, USED_LEGACY, USED_VERSIONED,
+    DEVICE_CUDA, DEVICE_CUDA_HOST,
 };
 use crate::errors::to_py;
 
@@ -159,21 +160,23 @@ pub fn import_device(
     let taken = take(&cap)?;
     // SAFETY: the producer keeps the tensor alive until its deleter runs.
     let t = unsafe { taken.tensor() };
-    let res = check_device(t, claimed).and_then(|()| match &cuda {
-        // SAFETY: as above; the capsule (held here) keeps the memory alive without the GIL.
-        None => {
-            let t = SendPtr(t);
-            py.detach(move || unsafe { read_host_to(t.get(), host_to) })
-                .map_err(to_py)
-        }
-        Some(be) => {
-            if let Some(stream) = after {
-                be.join_stream(stream).map_err(to_py)?;
+    let res = check_device(t, claimed)
+        .map_err(to_py)
+        .and_then(|()| match &cuda {
+            // SAFETY: as above; the capsule (held here) keeps the memory alive without the GIL.
+            None => {
+                let t = SendPtr(t);
+                py.detach(move || unsafe { read_host_to(t.get(), host_to) })
+                    .map_err(to_py)
             }
-            // SAFETY: as above; the deleter runs once the copy has (taken is parked).
-            unsafe { copy_cuda(py, be, t) }
-        }
-    });
+            Some(be) => {
+                if let Some(stream) = after {
+                    be.join_stream(stream).map_err(to_py)?;
+                }
+                // SAFETY: as above; the deleter runs once the copy has (taken is parked).
+                unsafe { copy_cuda(py, be, t) }
+            }
+        });
     match (&res, &cuda) {
         (Ok(Imported::Device { tensor, .. }), Some(_)) => park_release(taken, tensor.clone()),
         _ => drop(taken),
@@ -241,57 +244,18 @@ impl<'a> SendPtr<'a> {
     }
 }
 
-/// An error unless the capsule's tensor lives where `__dlpack_device__` said.
-fn check_device(t: &DLTensor, claimed: Option<(i32, i32)>) -> PyResult<()> {
-    let (kind, id) = (t.device.device_type, t.device.device_id);
-    let host = |k| k == DEVICE_CPU || k == DEVICE_CUDA_HOST;
-    let same = match claimed {
-        None => host(kind),
-        Some((k, i)) => (host(k) && host(kind)) || (k == kind && i == id),
-    };
-    if same {
-        return Ok(());
-    }
-    Err(PyBufferError::new_err(format!(
-        "the producer's capsule holds memory of DLPack device ({kind}, {id}), but its \
-         __dlpack_device__() said {}",
-        claimed.map_or("nothing (a host array)".to_string(), |(k, i)| format!(
-            "({k}, {i})"
-        ))
-    )))
-}
-
 /// Enqueues the device-to-device copy of a CUDA tensor.
 ///
 /// # Safety
 /// `t` must describe live device memory of `be`'s device until the returned tensor is
 /// ready.
 unsafe fn copy_cuda(py: Python<'_>, be: &CudaBackend, t: &DLTensor) -> PyResult<Imported> {
-    heliograph::tensor::check_dtype(t.dtype).map_err(to_py)?;
-    if t.ndim as usize > MAX_DIMS {
-        return Err(PyValueError::new_err(format!(
-            "a CUDA array with {} dimensions cannot be imported (at most {MAX_DIMS})",
-            t.ndim
-        )));
-    }
-    let elem = (t.dtype.bits / 8) as usize;
-    // SAFETY: shape and strides have ndim entries (DLPack).
-    let l = unsafe { layout(t, elem) }.map_err(to_py)?;
-    let a = ForeignArray {
-        ptr: (t.data as u64).wrapping_add(t.byte_offset),
-        shape: l.shape.clone(),
-        strides: l.strides.clone(),
-        dtype: t.dtype,
-    };
-    if l.count > 0 && t.data.is_null() {
-        return Err(PyValueError::new_err(
-            "the CUDA array's data pointer is null",
-        ));
-    }
+    // SAFETY: the caller's contract.
+    let (a, shape) = unsafe { cuda_array(t) }.map_err(to_py)?;
     let tensor = py.detach(|| be.import_device(&a)).map_err(to_py)?;
     Ok(Imported::Device {
         tensor: Arc::new(tensor),
-        shape: l.extents(),
+        shape,
         dtype: t.dtype,
         non_finite: None,
     })

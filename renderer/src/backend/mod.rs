@@ -79,6 +79,12 @@ impl Backend {
         }
     }
 
+    /// Whether a tensor made from host data lives on this backend's device, as
+    /// Mitsuba's `TensorXf` is a GPU array under its CUDA variants.
+    pub fn holds_tensors_on_device(self) -> bool {
+        self == Backend::Cuda
+    }
+
     /// The Python variant that selects this backend (`None` for `Auto`).
     pub fn variant(self) -> Option<&'static str> {
         Self::VARIANTS

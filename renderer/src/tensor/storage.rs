@@ -1,0 +1,225 @@
+//! `Storage`: where a float32 tensor's values are, and the state they are in: a CPU
+//! render still running ([`RenderJob`]), a host [`Buffer`], a CUDA [`DeviceTensor`]
+//! (valid once its ready event has fired), or a render that failed. A render whose
+//! tensor holds some of its film's channels (an `aov` film) also keeps the whole
+//! developed film.
+//!
+//! Reads never block here: [`Storage::try_finish`] takes a finished render's image
+//! and [`Storage::completion`] is what a reader sleeps on, so a caller can wait its
+//! own way (the Python binding releases the GIL and polls for Ctrl-C between sleeps).
+
+use std::fmt::Display;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use crate::backend::cpu::{Completion, RenderJob};
+use crate::backend::cuda::DeviceTensor;
+use crate::error::{Error, Result};
+use crate::io::Image;
+use crate::tensor::buffer::Buffer;
+
+/// The state of a tensor's values.
+enum State {
+    Pending(RenderJob),
+    Ready(Arc<Buffer>),
+    Device(Arc<DeviceTensor>),
+    Failed(String),
+}
+
+/// A float32 tensor's shape (C order) and values (see the module docs).
+pub struct Storage {
+    shape: Vec<usize>,
+    state: Mutex<State>,
+    /// For a render that returns some of its film's channels (an `aov` film), the film.
+    film: Option<FilmPart>,
+}
+
+/// The film of a render whose tensor holds some of its channels.
+struct FilmPart {
+    /// The developed film's shape (H, W, all channels).
+    shape: Vec<usize>,
+    /// The film channels the tensor holds, in order.
+    channels: Vec<usize>,
+    /// The whole developed film, once the render has finished.
+    developed: OnceLock<Arc<Buffer>>,
+}
+
+impl Storage {
+    fn new(shape: Vec<usize>, state: State) -> Storage {
+        Storage {
+            shape,
+            state: Mutex::new(state),
+            film: None,
+        }
+    }
+
+    /// Finished values sharing `buf`.
+    pub fn from_buffer(shape: Vec<usize>, buf: Arc<Buffer>) -> Storage {
+        Self::new(shape, State::Ready(buf))
+    }
+
+    /// Values that a background render will fill.
+    pub fn pending(shape: Vec<usize>, job: RenderJob) -> Storage {
+        Self::new(shape, State::Pending(job))
+    }
+
+    /// `channels` of the film (of shape `film_shape`) that a background render will
+    /// develop; [`Self::developed_film`] gives the whole film.
+    pub fn pending_part(film_shape: Vec<usize>, channels: Vec<usize>, job: RenderJob) -> Storage {
+        let shape = vec![film_shape[0], film_shape[1], channels.len()];
+        Storage {
+            film: Some(FilmPart {
+                shape: film_shape,
+                channels,
+                developed: OnceLock::new(),
+            }),
+            ..Self::new(shape, State::Pending(job))
+        }
+    }
+
+    /// Values in CUDA memory sharing `tensor`.
+    pub fn device(shape: Vec<usize>, tensor: Arc<DeviceTensor>) -> Storage {
+        Self::new(shape, State::Device(tensor))
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The device tensor, for values in CUDA memory.
+    pub fn device_tensor(&self) -> Option<Arc<DeviceTensor>> {
+        match &*self.lock() {
+            State::Device(d) => Some(d.clone()),
+            _ => None,
+        }
+    }
+
+    /// Whether the values are available without waiting.
+    pub fn is_ready(&self) -> bool {
+        match &*self.lock() {
+            State::Pending(j) => j.is_finished(),
+            State::Device(d) => d.is_ready(),
+            _ => true,
+        }
+    }
+
+    /// The pending render's completion, if it is still pending.
+    pub fn completion(&self) -> Option<Arc<Completion>> {
+        match &*self.lock() {
+            State::Pending(j) => Some(j.completion().clone()),
+            _ => None,
+        }
+    }
+
+    /// The pending render's samples (done, total), if it is still pending.
+    pub fn samples(&self) -> Option<(u64, u64)> {
+        match &*self.lock() {
+            State::Pending(j) => Some(j.progress().samples()),
+            _ => None,
+        }
+    }
+
+    /// The host values once the render has finished, `None` while it runs. A failure
+    /// becomes `convert`'s error, whose text the storage keeps: later reads get
+    /// `failed(text)`. Not for values in CUDA memory (their reader copies them).
+    pub fn try_finish<E: Display>(
+        &self,
+        convert: impl FnOnce(Error) -> E,
+        failed: impl FnOnce(String) -> E,
+    ) -> Option<Result<Arc<Buffer>, E>> {
+        let mut st = self.lock();
+        let job = match &*st {
+            State::Ready(b) => return Some(Ok(b.clone())),
+            State::Device(_) => unreachable!("device values are read by their reader"),
+            State::Failed(m) => return Some(Err(failed(m.clone()))),
+            State::Pending(j) if !j.is_finished() => return None,
+            State::Pending(_) => match std::mem::replace(&mut *st, State::Failed(String::new())) {
+                State::Pending(j) => j,
+                _ => unreachable!("checked above"),
+            },
+        };
+        let res = job.wait().and_then(|img| self.check_image(img));
+        Some(match res {
+            Ok(buf) => {
+                *st = State::Ready(buf.clone());
+                Ok(buf)
+            }
+            Err(e) => {
+                let err = convert(e);
+                *st = State::Failed(err.to_string());
+                Err(err)
+            }
+        })
+    }
+
+    fn check_image(&self, img: Image) -> Result<Arc<Buffer>> {
+        let expected = self.film.as_ref().map_or(&self.shape, |f| &f.shape);
+        if [img.height, img.width, img.channels] != expected[..] {
+            return Err(Error::Render(format!(
+                "the film developed a {}x{}x{} image, expected {:?}",
+                img.height, img.width, img.channels, expected
+            )));
+        }
+        let Some(film) = &self.film else {
+            return Buffer::from_slice(&img.data);
+        };
+        let part: Vec<f32> = img
+            .data
+            .chunks_exact(img.channels)
+            .flat_map(|px| film.channels.iter().map(|&c| px[c]))
+            .collect();
+        let _ = film.developed.set(Buffer::from_slice(&img.data)?);
+        Buffer::from_slice(&part)
+    }
+
+    /// Cancels a running render with `reason` (the error later reads get) and waits
+    /// for its threads to stop; nothing for other values.
+    pub fn cancel(&self, reason: &str) {
+        let job = {
+            let mut st = self.lock();
+            match std::mem::replace(&mut *st, State::Failed(reason.into())) {
+                State::Pending(j) => Some(j),
+                other => {
+                    *st = other;
+                    None
+                }
+            }
+        };
+        if let Some(j) = job {
+            j.progress().cancel();
+            drop(j.wait());
+        }
+    }
+
+    /// Whether these values are some of a film's channels ([`Self::pending_part`]).
+    pub fn is_film_part(&self) -> bool {
+        self.film.is_some()
+    }
+
+    /// For a film part whose render has finished ([`Self::try_finish`]), the whole
+    /// developed film; `None` for other values.
+    pub fn developed_film(&self) -> Option<Result<Storage>> {
+        let film = self.film.as_ref()?;
+        Some(match film.developed.get() {
+            Some(buf) => Ok(Storage::from_buffer(film.shape.clone(), buf.clone())),
+            None => Err(Error::Render(
+                "the render finished without developing its film".into(),
+            )),
+        })
+    }
+
+    /// Replaces the values with `buf` (an assignment's result; exports of the old
+    /// values keep them).
+    pub fn set_buffer(&self, buf: Arc<Buffer>) {
+        *self.lock() = State::Ready(buf);
+    }
+
+    /// Replaces the values with `tensor` (a CUDA assignment's result).
+    pub fn set_device(&self, tensor: Arc<DeviceTensor>) {
+        *self.lock() = State::Device(tensor);
+    }
+}
