@@ -72,7 +72,9 @@ register_plugins! {
 pub fn build(obj: &ObjectDesc, ctx: &mut dyn BuildContext) -> Result<Sensor> {
     if !KNOWN.contains(&obj.kind.as_str()) {
         // before the nested objects, whose errors would hide this one
-        return Err(unknown_plugin(obj));
+        return Err(crate::plugin::registry::unknown_plugin(
+            obj, "sensor", KNOWN,
+        ));
     }
     let p = &obj.props;
     let film = match ctx.child(p, Category::Film)? {
