@@ -36,7 +36,7 @@
 //!    compile and on the GPU), and `<name>_sample`, `<name>_eval`, `<name>_pdf` with the
 //!    signatures of [`registry`]'s dispatch (`eval`/`pdf` only when not `DELTA`),
 //!    repeating the Rust float operations in the same order.
-//! 3. **One line** in [`register_bsdfs!`](registry) below, `TAG = module::Plugin`,
+//! 3. **One line** in [`register_plugins!`](crate::plugin::registry::register_plugins) below, `TAG = module::Plugin`,
 //!    appended at the end (a line's position is its tag), next to the module's
 //!    `pub mod` line.
 //!

@@ -23,15 +23,16 @@ use crate::error::Error;
 /// ```ignore
 /// register_plugins! {
 ///     category "rfilter" in "rfilters";
-///     fn build_kind(obj) -> AnyFilter;
+///     fn build_kind(&ObjectDesc) -> AnyFilter;
 ///     "box" => r#box,
 ///     "tent" => tent,
 /// }
 /// ```
 ///
-/// `fn NAME(obj, arg: Type, ...) -> Output;` names the generated build match and the
-/// arguments it passes on after the object: every plugin module of the list has
-/// `pub fn build(obj: &ObjectDesc, arg: Type, ...) -> Result<Output>`.
+/// `fn NAME(&Input, arg: Type, ...) -> Output;` names the generated build match
+/// `NAME(obj: &ObjectDesc, arg: Type, ...)` and what it passes on: every plugin module
+/// of the list has `pub fn build(input: &Input, arg: Type, ...) -> Result<Output>`,
+/// where the input is the object or its properties ([`PluginInput`]).
 ///
 /// A category of device records:
 ///
@@ -53,10 +54,22 @@ use crate::error::Error;
 /// `kernels/<folder>/<name>.cuh`; `ENTRY::of::<Plugin>(name, tag, tag name, source,
 /// cuda)` makes its registry entry. `any_bsdf!(self, b => b.eval(..))`, inside an
 /// `impl AnyBsdf`, is the `match` over every variant.
+///
+/// A closed set of records that are not plugins of their own (the shape records,
+/// which several shape plugins build), without tags or entries:
+///
+/// ```ignore
+/// register_plugins! {
+///     #[derive(Clone, Copy, Debug)]
+///     pub enum AnyShape, dispatch any_shape;
+///     Mesh = mesh::Mesh,
+///     Sphere = sphere::Sphere,
+/// }
+/// ```
 macro_rules! register_plugins {
     (
         category $category:literal in $dir:literal;
-        fn $build:ident(obj $(, $arg:ident : $ty:ty)* $(,)?) -> $out:ty;
+        fn $build:ident(&$input:ident $(, $arg:ident : $ty:ty)* $(,)?) -> $out:ty;
         $($name:literal => $module:ident),+ $(,)?
     ) => {
         $(pub mod $module;)+
@@ -81,12 +94,13 @@ macro_rules! register_plugins {
             obj: &$crate::desc::ObjectDesc
             $(, $arg: $ty)*
         ) -> $crate::error::Result<$out> {
-            let build: fn(&$crate::desc::ObjectDesc $(, $ty)*) -> $crate::error::Result<$out> =
+            use $crate::plugin::registry::PluginInput;
+            let build: fn(&$input $(, $ty)*) -> $crate::error::Result<$out> =
                 match obj.kind.as_str() {
                     $($name => $module::build,)+
                     _ => return Err($crate::plugin::registry::unknown_plugin(obj, $category, KNOWN)),
                 };
-            build(obj $(, $arg)*)
+            build($input::of(obj) $(, $arg)*)
         }
     };
     (
@@ -103,6 +117,38 @@ macro_rules! register_plugins {
             fn $build(props $(, $arg: $ty)*);
             $($tag = $module::$plugin),+
         }
+    };
+    (
+        $(#[$attr:meta])*
+        pub enum $any:ident, dispatch $dispatch:ident;
+        $($variant:ident = $module:ident :: $record:ident),+ $(,)?
+    ) => {
+        $crate::plugin::registry::register_plugins! {
+            @union ($) $(#[$attr])* pub enum $any, dispatch $dispatch;
+            $($variant = $module::$record),+
+        }
+    };
+    (
+        @union ($d:tt) $(#[$attr:meta])* pub enum $any:ident, dispatch $dispatch:ident;
+        $($variant:ident = $module:ident :: $record:ident),+
+    ) => {
+        $(#[$attr])*
+        pub enum $any {
+            $(
+                #[doc = concat!("[`", stringify!($module), "::", stringify!($record), "`].")]
+                $variant($module::$record),
+            )+
+        }
+
+        #[doc = concat!("`", stringify!($dispatch), "!(self, p => expr)` inside an `impl ")]
+        #[doc = concat!(stringify!($any), "`: `expr` for the value `p` that `self` holds.")]
+        macro_rules! $dispatch {
+            ($d value:expr, $d p:ident => $d body:expr) => {
+                match $d value { $(Self::$variant($d p) => $d body,)+ }
+            };
+        }
+        #[allow(unused_imports)]
+        pub(crate) use $dispatch;
     };
     (
         @records ($d:tt) category $category:literal in $dir:literal;
@@ -127,23 +173,10 @@ macro_rules! register_plugins {
             )+
         }
 
-        $(#[$attr])*
-        pub enum $any {
-            $(
-                #[doc = concat!("`", stringify!($module), "`.")]
-                $plugin($plugin),
-            )+
+        $crate::plugin::registry::register_plugins! {
+            @union ($d) $(#[$attr])* pub enum $any, dispatch $dispatch;
+            $($plugin = $module::$plugin),+
         }
-
-        #[doc = concat!("`", stringify!($dispatch), "!(self, p => expr)` inside an `impl ")]
-        #[doc = concat!(stringify!($any), "`: `expr` for the plugin `p` that `self` holds.")]
-        macro_rules! $dispatch {
-            ($d value:expr, $d p:ident => $d body:expr) => {
-                match $d value { $(Self::$plugin($d p) => $d body,)+ }
-            };
-        }
-        #[allow(unused_imports)]
-        pub(crate) use $dispatch;
 
         impl $any {
             /// The plugin's tag ([`tag`]).
@@ -219,6 +252,25 @@ macro_rules! register_plugins {
     };
 }
 pub(crate) use register_plugins;
+
+/// What a build-function plugin reads of its object: the object itself, or only its
+/// properties.
+pub trait PluginInput {
+    /// The input of `obj`.
+    fn of(obj: &ObjectDesc) -> &Self;
+}
+
+impl PluginInput for ObjectDesc {
+    fn of(obj: &ObjectDesc) -> &Self {
+        obj
+    }
+}
+
+impl PluginInput for crate::desc::props::Props {
+    fn of(obj: &ObjectDesc) -> &Self {
+        &obj.props
+    }
+}
 
 /// The error for object `obj` of `category` whose `type` is none of `known` (with the
 /// nearest known name as a suggestion).

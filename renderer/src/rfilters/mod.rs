@@ -90,7 +90,7 @@ impl AnyFilter {
 // The registry: one line per plugin, `"<type>" => module` (the file `<type>.rs`).
 register_plugins! {
     category "rfilter" in "rfilters";
-    fn build_kind(obj) -> AnyFilter;
+    fn build_kind(&ObjectDesc) -> AnyFilter;
     "box" => r#box,
     "tent" => tent,
     "gaussian" => gaussian,

@@ -62,7 +62,7 @@ impl Sensor {
 // The registry: one line per plugin, `"<type>" => module` (the file `<type>.rs`).
 register_plugins! {
     category "sensor" in "sensors";
-    fn build_camera(obj, film: &Film) -> Camera;
+    fn build_camera(&ObjectDesc, film: &Film) -> Camera;
     "orthographic" => orthographic,
     "perspective" => perspective,
     "thinlens" => thinlens,

@@ -22,7 +22,7 @@
 //! # Adding a shape plugin
 //!
 //! One file per plugin (the file stem is the scene `type`), listed once in the
-//! `register_shapes!` list at the bottom of this file:
+//! plugin list of [`register_plugins!`] at the bottom of this file:
 //!
 //! 1. **`src/shapes/<name>.rs`**: the module doc is the plugin's manual (a first
 //!    sentence `` `<name>`: ... ``, a `| parameter | type | default | meaning |` table,
@@ -33,10 +33,10 @@
 //!    world-space [`TriMesh`]; files are found and loaded through `ctx`
 //!    ([`BuildContext::resolve_path`], [`BuildContext::cache`]), never through the scene
 //!    builder.
-//! 2. **One line** with the module's name in the `plugins` list of `register_shapes!`.
+//! 2. **One line** `"<name>" => <module>` in the plugin list.
 //!
 //! A plugin that makes triangles needs nothing else. A new analytic record kind is a
-//! line `Variant = module::Record` in the `records` list, whose type implements
+//! line `Variant = module::Record` in the `AnyShape` records list, whose type implements
 //! [`ShapeRecord`] (bounds, intersection, interaction, sampling, area), plus its
 //! flattening for the GPU (`crate::flat`) and its CUDA twin (`kernels/geometry.cuh`,
 //! `kernels/shapes/`), which the registry does not generate.
@@ -48,18 +48,8 @@
 //! shapegroup is built at the top level by [`build_group`], an instance is placed by
 //! [`build`]).
 
-pub mod cube;
-pub mod cylinder;
-pub mod disk;
-pub mod instance;
 pub mod mesh;
-pub mod obj;
-pub mod ply;
-pub mod rectangle;
 pub mod registry;
-pub mod serialized;
-pub mod shapegroup;
-pub mod sphere;
 
 pub use cylinder::Cylinder;
 pub use disk::Disk;
@@ -69,11 +59,12 @@ pub use sphere::Sphere;
 
 use std::sync::Arc;
 
+use crate::desc::props::Props;
 use crate::desc::{Category, ObjectDesc};
 use crate::error::{Error, Result};
 use crate::math::{Aabb, Distribution1D, Ray, Transform, Vec2, Vec3};
-use crate::plugin::{BuildContext, PluginInfo};
-use registry::register_shapes;
+use crate::plugin::registry::register_plugins;
+use crate::plugin::BuildContext;
 pub use registry::ShapeRecord;
 
 /// What a shape's build asks of the scene being built beyond what any plugin may ask
@@ -389,29 +380,63 @@ pub(crate) fn add_geometry(geom: &mut Geometry, built: Built, flip: bool, bsdf: 
 }
 
 // The registry: the record kinds (`Variant = module::Record`, each a `ShapeRecord`:
-// the `AnyShape` enum and its dispatch) and the plugins (a module each: the scene
-// `type`, its manual and its `build`). The device side (crate::flat, the kernels)
+// the `AnyShape` enum and its dispatch) and the plugins (`"<type>" => module`: the
+// scene `type`, its manual and its `build`). The device side (crate::flat, the kernels)
 // flattens the records by hand: a new record kind needs its flattening and CUDA twin.
-register_shapes! {
-    records {
-        Mesh = mesh::Mesh,
-        Sphere = sphere::Sphere,
-        Rectangle = rectangle::Rectangle,
-        Disk = disk::Disk,
-        Cylinder = cylinder::Cylinder,
-        Instance = instance::Instance,
+register_plugins! {
+    /// Every kind of shape record, one variant per line of the registry's records.
+    #[derive(Clone, Copy, Debug)]
+    pub enum AnyShape, dispatch any_shape;
+    Mesh = mesh::Mesh,
+    Sphere = sphere::Sphere,
+    Rectangle = rectangle::Rectangle,
+    Disk = disk::Disk,
+    Cylinder = cylinder::Cylinder,
+    Instance = instance::Instance,
+}
+
+register_plugins! {
+    category "shape" in "shapes";
+    fn build_geometry(&Props, ctx: &dyn BuildContext, to_world: &Transform, flip: bool) -> Built;
+    "cube" => cube,
+    "cylinder" => cylinder,
+    "disk" => disk,
+    "instance" => instance,
+    "obj" => obj,
+    "ply" => ply,
+    "rectangle" => rectangle,
+    "serialized" => serialized,
+    "shapegroup" => shapegroup,
+    "sphere" => sphere,
+}
+
+impl AnyShape {
+    /// Bounds of primitive `pr` ([`ShapeRecord::bounds`]).
+    #[inline]
+    pub fn bounds(&self, g: &Geometry, pr: Prim) -> Aabb {
+        any_shape!(self, r => ShapeRecord::bounds(r, g, pr))
     }
-    plugins {
-        cube,
-        cylinder,
-        disk,
-        instance,
-        obj,
-        ply,
-        rectangle,
-        serialized,
-        shapegroup,
-        sphere,
+
+    /// Intersects primitive `pr` ([`ShapeRecord::intersect`]).
+    #[inline]
+    pub fn intersect(&self, g: &Geometry, pr: Prim, ray: &Ray) -> Option<(f32, Vec2)> {
+        any_shape!(self, r => ShapeRecord::intersect(r, g, pr, ray))
+    }
+
+    /// Completes a hit ([`ShapeRecord::interaction`]).
+    #[inline]
+    pub fn interaction(&self, g: &Geometry, pr: Prim, ray: &Ray, t: f32, coords: Vec2) -> Hit {
+        any_shape!(self, r => ShapeRecord::interaction(r, g, pr, ray, t, coords))
+    }
+
+    /// A point uniformly by area ([`ShapeRecord::sample_position`]).
+    pub fn sample_position(&self, g: &Geometry, shape: u32, u: Vec2) -> PositionSample {
+        any_shape!(self, r => ShapeRecord::sample_position(r, g, shape, u))
+    }
+
+    /// Total surface area ([`ShapeRecord::surface_area`]).
+    pub fn surface_area(&self) -> f32 {
+        any_shape!(self, r => ShapeRecord::surface_area(r))
     }
 }
 
