@@ -49,9 +49,9 @@ use heliograph::backend::cuda::{
 use heliograph::emitters::tag as e;
 use heliograph::flat::materials::bsdf_kind as b;
 use heliograph::flat::unit_prims::UNIT_RECORDS_MAX;
-use heliograph::flat::{
-    INTEGRATOR_DIRECT, INTEGRATOR_PATH, INTEGRATOR_PTRACER, SHAPE_CYLINDER, SHAPE_DISK,
-    SHAPE_INSTANCE, SHAPE_MESH, SHAPE_RECTANGLE, SHAPE_SPHERE,
+use heliograph::integrators::record::{INTEGRATOR_DIRECT, INTEGRATOR_PATH, INTEGRATOR_PTRACER};
+use heliograph::shapes::record::{
+    SHAPE_CYLINDER, SHAPE_DISK, SHAPE_INSTANCE, SHAPE_MESH, SHAPE_RECTANGLE, SHAPE_SPHERE,
 };
 use heliograph::textures::tag::{
     BITMAP as TEX_BITMAP, CHECKERBOARD as TEX_CHECKERBOARD, CONSTANT as TEX_CONSTANT,

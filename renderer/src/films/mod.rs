@@ -21,6 +21,8 @@
 
 pub mod block;
 
+pub mod record;
+
 use crate::desc::ObjectDesc;
 use crate::error::{Error, Result};
 use crate::io::gib;

@@ -35,11 +35,11 @@
 
 use glam::DVec3;
 
-use super::{
+use crate::accel::LeafPrim;
+use crate::shapes::record::{
     FlatShape, SHAPE_CYLINDER, SHAPE_DISK, SHAPE_INSTANCE, SHAPE_MESH, SHAPE_RECTANGLE,
     SHAPE_SPHERE,
 };
-use crate::accel::LeafPrim;
 
 /// Scenes with at most this many primitives get [`FlatUnitPrim`]s (the brute-force
 /// threshold of `backend/cuda/features.rs` counts records, at most [`UNIT_RECORDS_MAX`]).

@@ -22,7 +22,7 @@
 //!    own way also needs a record: a line `Variant = module::Record` in the
 //!    `AnyIntegrator` records list (the [`AnyIntegrator`] enum and its dispatch),
 //!    the record implementing [`IntegratorRecord`], its flattening
-//!    (`crate::flat::flatten_integrator`) and its CUDA kernel (`kernels/integrators/`).
+//!    ([`record::flatten_integrator`]) and its CUDA kernel (`kernels/integrators/`).
 //! 2. **One line** `"<name>" => <module>` in the `register_plugins!` list below.
 //!
 //! From the list, the registry derives the modules, [`KNOWN`] (an unknown `type` gets
@@ -44,6 +44,7 @@ use crate::scene::Scene;
 use crate::shapes::{Hit, NO_EMITTER};
 
 pub mod observe;
+pub mod record;
 
 pub use aov::Aov;
 pub use depth::Depth;
@@ -88,7 +89,7 @@ impl IntegratorRecord for Ptracer {
 }
 
 // The records the integrator plugins build (`aov` and `moment` hold one of the others):
-// `AnyIntegrator` and its dispatch. The device side (crate::flat, the kernels) flattens
+// `AnyIntegrator` and its dispatch. The device side (`record`, the kernels) flattens
 // them by hand.
 register_plugins! {
     /// Every integrator record, one variant per line of the records list.

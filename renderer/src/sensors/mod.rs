@@ -25,6 +25,8 @@
 
 pub mod camera;
 
+pub mod record;
+
 use crate::desc::params::{ParamValue, Range, Target};
 use crate::desc::{Category, ObjectDesc};
 use crate::error::{Loc, Result};

@@ -38,7 +38,7 @@
 //! A plugin that makes triangles needs nothing else. A new analytic record kind is a
 //! line `Variant = module::Record` in the `AnyShape` records list, whose type implements
 //! [`ShapeRecord`] (bounds, intersection, interaction, sampling, area), plus its
-//! flattening for the GPU (`crate::flat`) and its CUDA twin (`kernels/geometry.cuh`,
+//! flattening for the GPU ([`record`]) and its CUDA twin (`kernels/geometry.cuh`,
 //! `kernels/shapes/`), which the registry does not generate.
 //!
 //! From the lists, [`registry`] derives the [`AnyShape`] enum and its dispatch (the
@@ -49,6 +49,7 @@
 //! [`build`]).
 
 pub mod mesh;
+pub mod record;
 pub mod registry;
 
 pub use cylinder::Cylinder;
@@ -381,7 +382,7 @@ pub(crate) fn add_geometry(geom: &mut Geometry, built: Built, flip: bool, bsdf: 
 
 // The registry: the record kinds (`Variant = module::Record`, each a `ShapeRecord`:
 // the `AnyShape` enum and its dispatch) and the plugins (`"<type>" => module`: the
-// scene `type`, its manual and its `build`). The device side (crate::flat, the kernels)
+// scene `type`, its manual and its `build`). The device side ([`record`], the kernels)
 // flattens the records by hand: a new record kind needs its flattening and CUDA twin.
 register_plugins! {
     /// Every kind of shape record, one variant per line of the registry's records.

@@ -17,10 +17,11 @@
 //! module.
 
 use crate::bsdfs::registry;
+use crate::films::record::{FlatFilm, FILTER_BOX, FILTER_TENT};
 use crate::flat::unit_prims::UNIT_RECORDS_MAX;
-use crate::flat::{
-    FlatFilm, FlatIntegrator, FlatScene, FILTER_BOX, FILTER_TENT, INTEGRATOR_DEPTH,
-    INTEGRATOR_PATH, INTEGRATOR_PTRACER,
+use crate::flat::FlatScene;
+use crate::integrators::record::{
+    FlatIntegrator, INTEGRATOR_DEPTH, INTEGRATOR_PATH, INTEGRATOR_PTRACER,
 };
 
 /// The `#define` that compiles the fixed `depth` module for scenes without instances:
@@ -294,10 +295,10 @@ mod tests {
     use crate::bsdfs::tag as bsdf_kind;
     use crate::desc::xml;
     use crate::emitters::tag as emitter_tag;
-    use crate::flat::{
-        FILTER_GAUSSIAN, INTEGRATOR_DIRECT, INTEGRATOR_PATH, SHAPE_MESH, SHAPE_RECTANGLE,
-    };
+    use crate::films::record::FILTER_GAUSSIAN;
+    use crate::integrators::record::{INTEGRATOR_DIRECT, INTEGRATOR_PATH};
     use crate::scene::build_scene;
+    use crate::shapes::record::{SHAPE_MESH, SHAPE_RECTANGLE};
     use crate::textures::tag as tex_kind;
 
     fn flat(name: &str) -> FlatScene {
@@ -390,7 +391,7 @@ mod tests {
 
     #[test]
     fn instanced_scenes_add_the_instance_kind_and_walk_the_bvh() {
-        use crate::flat::{SHAPE_INSTANCE, SHAPE_SPHERE};
+        use crate::shapes::record::{SHAPE_INSTANCE, SHAPE_SPHERE};
         let fl = flat("instances.xml");
         let f = Features::of(&fl);
         let members = (1 << SHAPE_MESH) | (1 << SHAPE_SPHERE);
