@@ -49,7 +49,7 @@ use heliograph::integrators::{self, AnyIntegrator, Direct};
 use heliograph::render::RenderOptions;
 use heliograph::rfilters::AnyFilter;
 use heliograph::scene::{build_scene, RenderSetup};
-use heliograph::shapes::record::SHAPE_INSTANCE;
+use heliograph::shapes::tag::INSTANCE as SHAPE_INSTANCE;
 
 use common::harness::{build_host, build_host_with, read_f32s, repo_root};
 use common::{block_means, worst_p};

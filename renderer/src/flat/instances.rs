@@ -139,7 +139,7 @@ mod tests {
     use super::super::FlatScene;
     use crate::desc::xml;
     use crate::scene::build_scene;
-    use crate::shapes::record::{SHAPE_INSTANCE, SHAPE_MESH};
+    use crate::shapes::tag::{INSTANCE as SHAPE_INSTANCE, MESH as SHAPE_MESH};
 
     /// A textured mesh of the scene's own before one group of every member kind (a
     /// cube without vertex attributes, a disk, a cylinder, a sphere), placed twice.

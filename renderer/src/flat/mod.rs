@@ -54,7 +54,8 @@ use crate::films::record::{flatten_film, FlatFilm};
 use crate::integrators::record::{flatten_integrator, FlatIntegrator};
 use crate::scene::RenderSetup;
 use crate::sensors::record::{flatten_camera, FlatCamera};
-use crate::shapes::record::{flatten_shape, FlatShape, SHAPE_MESH};
+use crate::shapes::record::{flatten_shape, FlatShape};
+use crate::shapes::tag::MESH as SHAPE_MESH;
 use crate::shapes::Prim;
 
 pub use crate::samplers::FlatSampler;

@@ -19,7 +19,7 @@
 //!    a `| parameter | type | default | meaning |` table, an XML example) and
 //!    `pub fn build(obj: &ObjectDesc) -> Result<Built>`, which reads the properties
 //!    (the registry checks that every one was read). One that renders camera rays its
-//!    own way also needs a record: a line `Variant = module::Record` in the
+//!    own way also needs a record: a line `TAG = module::Record` in the
 //!    `AnyIntegrator` records list (the [`AnyIntegrator`] enum and its dispatch),
 //!    the record implementing [`IntegratorRecord`], its flattening
 //!    ([`record::flatten_integrator`]) and its CUDA kernel (`kernels/integrators/`).
@@ -96,10 +96,10 @@ register_plugins! {
     #[derive(Clone, Copy, Debug, PartialEq)]
     #[repr(C, u32)]
     pub enum AnyIntegrator, dispatch any_integrator;
-    Direct = direct::Direct,
-    Path = path::Path,
-    Depth = depth::Depth,
-    Ptracer = ptracer::Ptracer,
+    DIRECT = direct::Direct,
+    PATH = path::Path,
+    DEPTH = depth::Depth,
+    PTRACER = ptracer::Ptracer,
 }
 
 impl AnyIntegrator {

@@ -6,20 +6,11 @@ use std::mem::size_of;
 use super::AnyIntegrator;
 use crate::plugin::record::Pod;
 
-/// `FlatIntegrator::kind` of `direct`.
-pub const INTEGRATOR_DIRECT: u32 = 0;
-/// `FlatIntegrator::kind` of `path`.
-pub const INTEGRATOR_PATH: u32 = 1;
-/// `FlatIntegrator::kind` of `depth`.
-pub const INTEGRATOR_DEPTH: u32 = 2;
-/// `FlatIntegrator::kind` of `ptracer`.
-pub const INTEGRATOR_PTRACER: u32 = 3;
-
 /// Integrator settings (32 bytes).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C)]
 pub struct FlatIntegrator {
-    /// `INTEGRATOR_*`.
+    /// The tag of its record kind ([`super::tag`]).
     pub kind: u32,
     /// `path`: longest path (`u32::MAX` = unbounded).
     pub max_depth: u32,
@@ -44,23 +35,23 @@ const _: () = assert!(size_of::<FlatIntegrator>() == 32);
 
 /// Flattens the integrator settings.
 pub fn flatten_integrator(i: &AnyIntegrator) -> FlatIntegrator {
-    let mut f = FlatIntegrator::default();
+    let mut f = FlatIntegrator {
+        kind: i.tag(),
+        ..FlatIntegrator::default()
+    };
     match i {
         AnyIntegrator::Direct(d) => {
-            f.kind = INTEGRATOR_DIRECT;
             f.hide_emitters = u32::from(d.hide_emitters);
             f.emitter_samples = d.emitter_samples;
             f.bsdf_samples = d.bsdf_samples;
         }
         AnyIntegrator::Path(p) => {
-            f.kind = INTEGRATOR_PATH;
             f.max_depth = p.max_depth;
             f.rr_depth = p.rr_depth;
             f.hide_emitters = u32::from(p.hide_emitters);
         }
-        AnyIntegrator::Depth(_) => f.kind = INTEGRATOR_DEPTH,
+        AnyIntegrator::Depth(_) => {}
         AnyIntegrator::Ptracer(p) => {
-            f.kind = INTEGRATOR_PTRACER;
             f.max_depth = p.max_depth;
             f.rr_depth = p.rr_depth;
             f.hide_emitters = u32::from(p.hide_emitters);

@@ -56,14 +56,14 @@ use crate::error::Error;
 /// `impl AnyBsdf`, is the `match` over every variant.
 ///
 /// A closed set of records that are not plugins of their own (the shape records,
-/// which several shape plugins build), without tags or entries:
+/// which several shape plugins build), with their tags but no entries:
 ///
 /// ```ignore
 /// register_plugins! {
 ///     #[derive(Clone, Copy, Debug)]
 ///     pub enum AnyShape, dispatch any_shape;
-///     Mesh = mesh::Mesh,
-///     Sphere = sphere::Sphere,
+///     MESH = mesh::Mesh,
+///     SPHERE = sphere::Sphere,
 /// }
 /// ```
 macro_rules! register_plugins {
@@ -121,30 +121,51 @@ macro_rules! register_plugins {
     (
         $(#[$attr:meta])*
         pub enum $any:ident, dispatch $dispatch:ident;
-        $($variant:ident = $module:ident :: $record:ident),+ $(,)?
+        $($tag:ident = $module:ident :: $record:ident),+ $(,)?
     ) => {
         $crate::plugin::registry::register_plugins! {
             @union ($) $(#[$attr])* pub enum $any, dispatch $dispatch;
-            $($variant = $module::$record),+
+            $($tag = $module::$record),+
         }
     };
     (
         @union ($d:tt) $(#[$attr:meta])* pub enum $any:ident, dispatch $dispatch:ident;
-        $($variant:ident = $module:ident :: $record:ident),+
+        $($tag:ident = $module:ident :: $record:ident),+
     ) => {
+        #[doc = concat!("The tag of each variant of [`", stringify!($any), "`]: its position in")]
+        /// the list (the `kind` the kernels read, a bit of their sets).
+        pub mod tag {
+            #[allow(non_camel_case_types, clippy::upper_case_acronyms, dead_code)]
+            #[repr(u32)]
+            enum Order { $($tag),+ }
+            $(
+                #[doc = concat!("[`", stringify!($record), "`](super::", stringify!($module), "::", stringify!($record), ").")]
+                pub const $tag: u32 = Order::$tag as u32;
+            )+
+            /// How many there are.
+            pub const COUNT: u32 = [$(stringify!($tag)),+].len() as u32;
+        }
+
         $(#[$attr])*
         pub enum $any {
             $(
                 #[doc = concat!("[`", stringify!($module), "::", stringify!($record), "`].")]
-                $variant($module::$record),
+                $record($module::$record),
             )+
+        }
+
+        impl $any {
+            /// The variant's tag ([`tag`]).
+            pub fn tag(&self) -> u32 {
+                match self { $(Self::$record(_) => tag::$tag,)+ }
+            }
         }
 
         #[doc = concat!("`", stringify!($dispatch), "!(self, p => expr)` inside an `impl ")]
         #[doc = concat!(stringify!($any), "`: `expr` for the value `p` that `self` holds.")]
         macro_rules! $dispatch {
             ($d value:expr, $d p:ident => $d body:expr) => {
-                match $d value { $(Self::$variant($d p) => $d body,)+ }
+                match $d value { $(Self::$record($d p) => $d body,)+ }
             };
         }
         #[allow(unused_imports)]
@@ -160,29 +181,9 @@ macro_rules! register_plugins {
         $(pub mod $module;)+
         $(pub use $module::$plugin;)+
 
-        #[doc = concat!("The tag of each ", $category, " plugin: its position in the registry")]
-        /// (the `kind` of its [`RecordRef`](crate::plugin::record::RecordRef) and the bit
-        /// of the kernels' plugin sets).
-        pub mod tag {
-            #[allow(non_camel_case_types, clippy::upper_case_acronyms, dead_code)]
-            #[repr(u32)]
-            enum Order { $($tag),+ }
-            $(
-                #[doc = concat!("`", stringify!($module), "`.")]
-                pub const $tag: u32 = Order::$tag as u32;
-            )+
-        }
-
         $crate::plugin::registry::register_plugins! {
             @union ($d) $(#[$attr])* pub enum $any, dispatch $dispatch;
-            $($plugin = $module::$plugin),+
-        }
-
-        impl $any {
-            /// The plugin's tag ([`tag`]).
-            pub fn tag(&self) -> u32 {
-                match self { $(Self::$plugin(_) => tag::$tag,)+ }
-            }
+            $($tag = $module::$plugin),+
         }
 
         #[doc = concat!("Names of the ", $category, " plugins (the scene `type` strings), in tag order.")]

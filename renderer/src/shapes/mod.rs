@@ -36,7 +36,7 @@
 //! 2. **One line** `"<name>" => <module>` in the plugin list.
 //!
 //! A plugin that makes triangles needs nothing else. A new analytic record kind is a
-//! line `Variant = module::Record` in the `AnyShape` records list, whose type implements
+//! line `TAG = module::Record` in the `AnyShape` records list, whose type implements
 //! [`ShapeRecord`] (bounds, intersection, interaction, sampling, area), plus its
 //! flattening for the GPU ([`record`]) and its CUDA twin (`kernels/geometry.cuh`,
 //! `kernels/shapes/`), which the registry does not generate.
@@ -380,7 +380,7 @@ pub(crate) fn add_geometry(geom: &mut Geometry, built: Built, flip: bool, bsdf: 
     }
 }
 
-// The registry: the record kinds (`Variant = module::Record`, each a `ShapeRecord`:
+// The registry: the record kinds (`TAG = module::Record`, each a `ShapeRecord`:
 // the `AnyShape` enum and its dispatch) and the plugins (`"<type>" => module`: the
 // scene `type`, its manual and its `build`). The device side ([`record`], the kernels)
 // flattens the records by hand: a new record kind needs its flattening and CUDA twin.
@@ -388,12 +388,12 @@ register_plugins! {
     /// Every kind of shape record, one variant per line of the registry's records.
     #[derive(Clone, Copy, Debug)]
     pub enum AnyShape, dispatch any_shape;
-    Mesh = mesh::Mesh,
-    Sphere = sphere::Sphere,
-    Rectangle = rectangle::Rectangle,
-    Disk = disk::Disk,
-    Cylinder = cylinder::Cylinder,
-    Instance = instance::Instance,
+    MESH = mesh::Mesh,
+    SPHERE = sphere::Sphere,
+    RECTANGLE = rectangle::Rectangle,
+    DISK = disk::Disk,
+    CYLINDER = cylinder::Cylinder,
+    INSTANCE = instance::Instance,
 }
 
 register_plugins! {

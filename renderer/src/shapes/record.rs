@@ -11,19 +11,6 @@ use glam::Affine3A;
 use super::AnyShape;
 use crate::plugin::record::Pod;
 
-/// `FlatShape::kind` of a triangle mesh.
-pub const SHAPE_MESH: u32 = 0;
-/// `FlatShape::kind` of a sphere.
-pub const SHAPE_SPHERE: u32 = 1;
-/// `FlatShape::kind` of a rectangle.
-pub const SHAPE_RECTANGLE: u32 = 2;
-/// `FlatShape::kind` of a disk.
-pub const SHAPE_DISK: u32 = 3;
-/// `FlatShape::kind` of a cylinder.
-pub const SHAPE_CYLINDER: u32 = 4;
-/// `FlatShape::kind` of an instance of a shapegroup ([`instances`]).
-pub const SHAPE_INSTANCE: u32 = 5;
-
 /// `FlatShape::flags` bit: `flip_normals`.
 pub const FLAG_FLIP: u32 = 1;
 /// `FlatShape::flags` bit: the mesh has vertex normals.
@@ -36,7 +23,7 @@ pub const FLAG_UVS: u32 = 4;
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C)]
 pub struct FlatShape {
-    /// `SHAPE_*`.
+    /// The tag of its record kind ([`super::tag`]).
     pub kind: u32,
     /// `FLAG_*` bits.
     pub flags: u32,
@@ -91,13 +78,13 @@ fn affine_cols(a: &Affine3A) -> [f32; 12] {
 /// Flattens one shape record.
 pub(crate) fn flatten_shape(s: &crate::shapes::Shape) -> FlatShape {
     let mut f = FlatShape {
+        kind: s.geom.tag(),
         bsdf: s.bsdf,
         emitter: s.emitter,
         ..FlatShape::default()
     };
     match &s.geom {
         AnyShape::Mesh(m) => {
-            f.kind = SHAPE_MESH;
             f.flags = (u32::from(m.flip) * FLAG_FLIP)
                 | (u32::from(m.has_normals) * FLAG_NORMALS)
                 | (u32::from(m.has_uvs) * FLAG_UVS);
@@ -106,7 +93,6 @@ pub(crate) fn flatten_shape(s: &crate::shapes::Shape) -> FlatShape {
             f.area = m.area;
         }
         AnyShape::Sphere(sp) => {
-            f.kind = SHAPE_SPHERE;
             f.flags = u32::from(sp.flip) * FLAG_FLIP;
             f.area = sp.surface_area();
             f.radius = sp.radius;
@@ -115,14 +101,12 @@ pub(crate) fn flatten_shape(s: &crate::shapes::Shape) -> FlatShape {
             f.to_local = affine_cols(&sp.to_local);
         }
         AnyShape::Rectangle(r) => {
-            f.kind = SHAPE_RECTANGLE;
             f.area = r.area;
             f.normal = r.plane.n.to_array();
             f.to_world = affine_cols(&r.plane.to_world);
             f.to_local = affine_cols(&r.plane.to_local);
         }
         AnyShape::Cylinder(c) => {
-            f.kind = SHAPE_CYLINDER;
             f.flags = u32::from(c.flip) * FLAG_FLIP;
             f.area = c.surface_area();
             f.radius = c.radius;
@@ -131,13 +115,11 @@ pub(crate) fn flatten_shape(s: &crate::shapes::Shape) -> FlatShape {
         }
         // `first_tri` (the group's BVH header) is set by `instances::append_groups`
         AnyShape::Instance(i) => {
-            f.kind = SHAPE_INSTANCE;
             f.tri_count = i.group;
             f.to_world = affine_cols(&i.to_world);
             f.to_local = affine_cols(&i.to_local);
         }
         AnyShape::Disk(d) => {
-            f.kind = SHAPE_DISK;
             f.area = d.area;
             f.normal = d.plane.n.to_array();
             f.to_world = affine_cols(&d.plane.to_world);

@@ -9,7 +9,7 @@ use crate::backend::cuda::check_supported;
 use crate::backend::cuda::features::Features;
 use crate::error::{CudaError, Error, Result};
 use crate::flat::FlatScene;
-use crate::integrators::record::INTEGRATOR_DEPTH;
+use crate::integrators::tag::DEPTH as INTEGRATOR_DEPTH;
 use crate::io::Image;
 use crate::render::RenderOptions;
 use crate::scene::RenderSetup;
