@@ -60,12 +60,14 @@ pub use sphere::Sphere;
 
 use std::sync::Arc;
 
+use crate::accel::{LeafPrim, Primitives};
 use crate::desc::props::Props;
 use crate::desc::{Category, ObjectDesc};
 use crate::error::{Error, Result};
 use crate::math::{Aabb, Distribution1D, Ray, Transform, Vec2, Vec3};
 use crate::plugin::registry::register_plugins;
 use crate::plugin::BuildContext;
+use mesh::tri_vertices;
 pub use registry::ShapeRecord;
 
 /// What a shape's build asks of the scene being built beyond what any plugin may ask
@@ -186,6 +188,52 @@ pub struct Geometry {
     /// `aov` integrator): sphere hits leave `uv` at zero rather than compute an `atan2`
     /// and an `acos`. Off by default; the scene builder turns it on.
     pub uv_unread: bool,
+}
+
+/// The tree is built over the scene's primitives (triangles and analytic shapes).
+impl Primitives for Geometry {
+    #[inline]
+    fn prim_count(&self) -> usize {
+        self.prims.len()
+    }
+
+    #[inline]
+    fn prim_bounds(&self, prim: u32) -> Aabb {
+        Geometry::prim_bounds(self, prim)
+    }
+
+    #[inline]
+    fn prim_is_triangle(&self, prim: u32) -> bool {
+        Geometry::prim_is_triangle(self, prim)
+    }
+
+    /// The leaf record of primitive `prim` (triangles inlined).
+    fn leaf_prim(&self, prim: u32) -> LeafPrim {
+        let pr = self.prims[prim as usize];
+        match self.shapes[pr.shape as usize].geom {
+            AnyShape::Mesh(_) => {
+                let (_, p) = tri_vertices(&self.mesh, pr.index);
+                LeafPrim {
+                    p0: p[0].into(),
+                    prim,
+                    p1: p[1].into(),
+                    is_tri: 1,
+                    p2: p[2].into(),
+                    shape: pr.shape,
+                }
+            }
+            _ => LeafPrim {
+                prim,
+                shape: pr.shape,
+                ..Default::default()
+            },
+        }
+    }
+
+    #[inline]
+    fn intersect_prim(&self, prim: u32, ray: &Ray) -> Option<(f32, Vec2)> {
+        Geometry::intersect_prim(self, prim, ray)
+    }
 }
 
 impl Geometry {
