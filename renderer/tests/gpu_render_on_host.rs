@@ -44,11 +44,12 @@ use heliograph::backend::cpu;
 use heliograph::backend::cuda::features::{Features, BRUTE_FORCE_MAX_RECORDS};
 use heliograph::backend::cuda::{check_supported, kernels, wavefront_bounce_launches};
 use heliograph::desc::xml;
-use heliograph::flat::{FlatScene, SHAPE_INSTANCE};
+use heliograph::flat::FlatScene;
 use heliograph::integrators::{self, AnyIntegrator, Direct};
 use heliograph::render::RenderOptions;
 use heliograph::rfilters::AnyFilter;
 use heliograph::scene::{build_scene, RenderSetup};
+use heliograph::shapes::tag::INSTANCE as SHAPE_INSTANCE;
 
 use common::harness::{build_host, build_host_with, read_f32s, repo_root};
 use common::{block_means, worst_p};

@@ -49,9 +49,12 @@ use heliograph::backend::cuda::{
 use heliograph::emitters::tag as e;
 use heliograph::flat::materials::bsdf_kind as b;
 use heliograph::flat::unit_prims::UNIT_RECORDS_MAX;
-use heliograph::flat::{
-    INTEGRATOR_DIRECT, INTEGRATOR_PATH, INTEGRATOR_PTRACER, SHAPE_CYLINDER, SHAPE_DISK,
-    SHAPE_INSTANCE, SHAPE_MESH, SHAPE_RECTANGLE, SHAPE_SPHERE,
+use heliograph::integrators::tag::{
+    DIRECT as INTEGRATOR_DIRECT, PATH as INTEGRATOR_PATH, PTRACER as INTEGRATOR_PTRACER,
+};
+use heliograph::shapes::tag::{
+    CYLINDER as SHAPE_CYLINDER, DISK as SHAPE_DISK, INSTANCE as SHAPE_INSTANCE, MESH as SHAPE_MESH,
+    RECTANGLE as SHAPE_RECTANGLE, SPHERE as SHAPE_SPHERE,
 };
 use heliograph::textures::tag::{
     BITMAP as TEX_BITMAP, CHECKERBOARD as TEX_CHECKERBOARD, CONSTANT as TEX_CONSTANT,

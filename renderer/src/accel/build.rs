@@ -4,9 +4,7 @@
 
 use glam::Vec3A;
 
-use super::{Bvh, BvhNode, LeafPrim};
-use crate::shapes::mesh::tri_vertices;
-use crate::shapes::{AnyShape, Geometry};
+use super::{Bvh, BvhNode, Primitives};
 
 /// SAH bins per axis.
 const BINS: usize = 16;
@@ -55,8 +53,8 @@ impl Bounds {
 }
 
 /// Builds the BVH over every primitive of `geom`.
-pub fn build(geom: &Geometry) -> Bvh {
-    let mut refs: Vec<Ref> = (0..geom.prims.len() as u32)
+pub fn build(geom: &impl Primitives) -> Bvh {
+    let mut refs: Vec<Ref> = (0..geom.prim_count() as u32)
         .map(|i| {
             let b = geom.prim_bounds(i);
             let (min, max) = (Vec3A::from(b.min), Vec3A::from(b.max));
@@ -77,7 +75,7 @@ pub fn build(geom: &Geometry) -> Bvh {
     let len = refs.len();
     build_node(&mut nodes, &mut refs, 0, 0, len, 0);
     let prim_indices: Vec<u32> = refs.iter().map(|r| r.prim).collect();
-    let leaf_prims = prim_indices.iter().map(|&p| leaf_prim(geom, p)).collect();
+    let leaf_prims = prim_indices.iter().map(|&p| geom.leaf_prim(p)).collect();
     let mut bvh = Bvh {
         nodes,
         prim_indices,
@@ -86,29 +84,6 @@ pub fn build(geom: &Geometry) -> Bvh {
     };
     bvh.wide = super::wide::collapse(&bvh);
     bvh
-}
-
-/// The leaf record of primitive `prim` (triangles inlined).
-pub(super) fn leaf_prim(geom: &Geometry, prim: u32) -> LeafPrim {
-    let pr = geom.prims[prim as usize];
-    match geom.shapes[pr.shape as usize].geom {
-        AnyShape::Mesh(_) => {
-            let (_, p) = tri_vertices(&geom.mesh, pr.index);
-            LeafPrim {
-                p0: p[0].into(),
-                prim,
-                p1: p[1].into(),
-                is_tri: 1,
-                p2: p[2].into(),
-                shape: pr.shape,
-            }
-        }
-        _ => LeafPrim {
-            prim,
-            shape: pr.shape,
-            ..Default::default()
-        },
-    }
 }
 
 /// Fills `nodes[idx]` for `refs[start..end]`, splitting recursively.

@@ -9,7 +9,8 @@
 //! from contiguous memory). Traversal is a stack loop that visits the nearer
 //! child first and skips nodes beyond the closest hit; triangles use the
 //! watertight test of [`crate::math::triangle`], exactly as
-//! [`Geometry::intersect_prim`] does, so BVH and brute force agree bit for bit.
+//! the scene's geometry does, so BVH and brute force agree bit for bit. The tree is
+//! built over and tests any [`Primitives`] (the scene's geometry is one).
 
 mod build;
 mod refit;
@@ -20,7 +21,23 @@ use glam::Vec3A;
 
 use crate::math::triangle::{intersect_tri_watertight, TriRay};
 use crate::math::{Aabb, Ray, Vec2, Vec3};
-use crate::shapes::Geometry;
+
+/// What the tree is built over and tests: primitives `0 .. prim_count()`. Triangles
+/// are inlined in the leaves and tested by the tree; any other primitive gets a leaf
+/// slot of its own and is tested through [`Self::intersect_prim`].
+pub trait Primitives: Sync {
+    /// How many primitives there are.
+    fn prim_count(&self) -> usize;
+    /// Bounds of primitive `prim`.
+    fn prim_bounds(&self, prim: u32) -> Aabb;
+    /// Whether primitive `prim` is a triangle.
+    fn prim_is_triangle(&self, prim: u32) -> bool;
+    /// The leaf record of primitive `prim` (a triangle's vertices inlined).
+    fn leaf_prim(&self, prim: u32) -> LeafPrim;
+    /// `(t, prim-specific coordinates)` of primitive `prim` for
+    /// `RAY_TMIN < t < ray.tmax`.
+    fn intersect_prim(&self, prim: u32, ray: &Ray) -> Option<(f32, Vec2)>;
+}
 
 /// One node: 32 bytes, `#[repr(C)]` (the CPU's; the GPU gets `flat::FlatBvhNode`s).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -148,8 +165,8 @@ impl RayBox {
 }
 
 impl Bvh {
-    /// Builds the hierarchy over `geom.prims`.
-    pub fn build(geom: &Geometry) -> Bvh {
+    /// Builds the hierarchy over the primitives of `geom`.
+    pub fn build(geom: &impl Primitives) -> Bvh {
         build::build(geom)
     }
 
@@ -163,7 +180,7 @@ impl Bvh {
     #[inline(always)]
     fn test_slot(
         &self,
-        geom: &Geometry,
+        geom: &impl Primitives,
         slot: usize,
         ray: &Ray,
         tr: &mut Option<TriRay>,
@@ -182,7 +199,7 @@ impl Bvh {
     /// Closest hit: `(prim, t, prim coordinates)`, through the wide tree with the
     /// process's SIMD level ([`simd::level`]).
     #[inline]
-    pub fn intersect(&self, geom: &Geometry, ray: &Ray) -> Option<(u32, f32, Vec2)> {
+    pub fn intersect(&self, geom: &impl Primitives, ray: &Ray) -> Option<(u32, f32, Vec2)> {
         if self.wide.nodes.is_empty() {
             return self.intersect_binary(geom, ray);
         }
@@ -191,7 +208,7 @@ impl Bvh {
 
     /// Whether anything blocks `ray` before `ray.tmax` (wide tree, as [`Self::intersect`]).
     #[inline]
-    pub fn occluded(&self, geom: &Geometry, ray: &Ray) -> bool {
+    pub fn occluded(&self, geom: &impl Primitives, ray: &Ray) -> bool {
         if self.wide.nodes.is_empty() {
             return self.occluded_binary(geom, ray);
         }
@@ -199,7 +216,7 @@ impl Bvh {
     }
 
     /// Closest hit through the binary tree (the reference the wide tree is tested against).
-    pub fn intersect_binary(&self, geom: &Geometry, ray: &Ray) -> Option<(u32, f32, Vec2)> {
+    pub fn intersect_binary(&self, geom: &impl Primitives, ray: &Ray) -> Option<(u32, f32, Vec2)> {
         let mut best = None;
         let mut r = *ray;
         let mut tr = None;
@@ -215,7 +232,7 @@ impl Bvh {
     }
 
     /// Whether anything blocks `ray` before `ray.tmax`, through the binary tree.
-    pub fn occluded_binary(&self, geom: &Geometry, ray: &Ray) -> bool {
+    pub fn occluded_binary(&self, geom: &impl Primitives, ray: &Ray) -> bool {
         let mut hit = false;
         let mut tr = None;
         self.traverse(ray, |slot, _| {

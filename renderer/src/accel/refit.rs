@@ -7,11 +7,10 @@
 
 use rayon::prelude::*;
 
-use super::{build::leaf_prim, Bvh, BvhNode};
+use super::{Bvh, BvhNode, Primitives};
 use crate::error::Result;
 use crate::math::{Aabb, Vec3};
 use crate::parallel::on_process_pool;
-use crate::shapes::Geometry;
 
 impl Bvh {
     /// This tree over `geom`, which has the same primitives as the geometry it was
@@ -20,15 +19,15 @@ impl Bvh {
     /// # Panics
     /// If `geom` has a different number of primitives (a caller's bug: a changed
     /// primitive set needs a build).
-    pub fn refit(&self, geom: &Geometry) -> Result<Bvh> {
+    pub fn refit(&self, geom: &impl Primitives) -> Result<Bvh> {
         assert_eq!(
-            geom.prims.len(),
+            geom.prim_count(),
             self.prim_indices.len(),
             "refit over a different primitive set"
         );
         let leaf_prims: Vec<_> = on_process_pool(|| {
             (self.prim_indices.par_iter())
-                .map(|&p| leaf_prim(geom, p))
+                .map(|&p| geom.leaf_prim(p))
                 .collect()
         })?;
         let mut nodes = self.nodes.clone();

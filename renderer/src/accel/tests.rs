@@ -4,7 +4,7 @@ use super::*;
 use crate::math::warp::square_to_uniform_sphere;
 use crate::math::{Pcg32, Transform};
 use crate::shapes::rectangle::Planar;
-use crate::shapes::{AnyShape, Disk, Rectangle, Sphere, TriMesh};
+use crate::shapes::{AnyShape, Disk, Geometry, Rectangle, Sphere, TriMesh};
 use glam::Affine3A;
 
 fn v3(rng: &mut Pcg32) -> Vec3 {

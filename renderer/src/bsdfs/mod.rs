@@ -36,7 +36,7 @@
 //!    compile and on the GPU), and `<name>_sample`, `<name>_eval`, `<name>_pdf` with the
 //!    signatures of [`registry`]'s dispatch (`eval`/`pdf` only when not `DELTA`),
 //!    repeating the Rust float operations in the same order.
-//! 3. **One line** in [`register_bsdfs!`](registry) below, `TAG = module::Plugin`,
+//! 3. **One line** in [`register_plugins!`](crate::plugin::registry::register_plugins) below, `TAG = module::Plugin`,
 //!    appended at the end (a line's position is its tag), next to the module's
 //!    `pub mod` line.
 //!
@@ -71,27 +71,11 @@
 //!
 //! The README's "Adding a plugin" section walks through a complete example.
 
-pub mod blendbsdf;
-pub mod bumpmap;
-pub mod conductor;
-pub mod dielectric;
-pub mod diffuse;
 pub mod fresnel;
 pub mod ior;
-pub mod mask;
 pub mod microfacet;
-pub mod normalmap;
-pub mod null;
-pub mod plastic;
-pub mod principled;
 pub mod principledhelpers;
-pub mod principledthin;
-pub mod roughconductor;
-pub mod roughdielectric;
-pub mod roughplastic;
-pub mod thindielectric;
 pub mod tilted;
-pub mod twosided;
 
 pub mod registry;
 
@@ -102,12 +86,13 @@ pub(crate) mod testutil;
 
 use crate::desc::props::Props;
 use crate::desc::ObjectDesc;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::math::{Color, Vec2, Vec3};
-use crate::plugin::record::{DeviceRecord, LayoutEntry, RecordRef};
+use crate::plugin::record::{DeviceRecord, RecordRef};
+use crate::plugin::registry::register_plugins;
 use crate::plugin::BuildContext;
 use crate::textures::{SurfacePoint, TextureStore};
-use registry::{register_bsdfs, BsdfEntry};
+use registry::BsdfEntry;
 
 /// What a BSDF needs besides its own record: the texture store, the other
 /// BSDFs (for adapters) and the surface point of the hit.
@@ -224,7 +209,15 @@ impl AnyBsdf {
 
 // The registry: one line per plugin, `TAG = module::Plugin`. Append new plugins at the
 // end: a line's position is its tag, which the kernel caches and tests rely on.
-register_bsdfs! {
+register_plugins! {
+    category "bsdf" in "bsdfs";
+    /// Every BSDF plugin, one variant per registry line.
+    // Records are plain data that the kernels read as they are (`roughplastic` holds
+    // its 64-entry table inline): some variants are large.
+    #[allow(clippy::large_enum_variant)]
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub enum AnyBsdf: BsdfPlugin, entry BsdfEntry, dispatch any_bsdf;
+    fn build_kind(props, ctx: &mut dyn BuildContext);
     DIFFUSE = diffuse::Diffuse,
     CONDUCTOR = conductor::Conductor,
     ROUGH_CONDUCTOR = roughconductor::RoughConductor,
@@ -241,4 +234,57 @@ register_bsdfs! {
     PRINCIPLED = principled::Principled,
     PRINCIPLED_THIN = principledthin::PrincipledThin,
     BUMPMAP = bumpmap::BumpMap,
+}
+
+impl AnyBsdf {
+    /// Samples `wo` given `wi`; `u1` picks a lobe, `u2` the direction.
+    pub fn sample(&self, ctx: &BsdfCtx, wi: Vec3, u1: f32, u2: Vec2) -> Option<BsdfSample> {
+        any_bsdf!(self, b => b.sample(ctx, wi, u1, u2))
+    }
+
+    /// `f(wi, wo) · |cos θo|` (zero for delta lobes).
+    pub fn eval(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> Color {
+        any_bsdf!(self, b => b.eval(ctx, wi, wo))
+    }
+
+    /// Density of [`Self::sample`] producing `wo` (solid angle; zero for delta lobes).
+    pub fn pdf(&self, ctx: &BsdfCtx, wi: Vec3, wo: Vec3) -> f32 {
+        any_bsdf!(self, b => b.pdf(ctx, wi, wo))
+    }
+
+    /// Whether every lobe is a delta, so emitter sampling is pointless.
+    pub fn is_delta(&self, ctx: &BsdfCtx) -> bool {
+        any_bsdf!(self, b => b.is_delta(ctx))
+    }
+
+    /// The diffuse reflectance seen from `wi` (Mitsuba's `eval_diffuse_reflectance`,
+    /// the `albedo` AOV; [`BsdfPlugin::diffuse_reflectance`]).
+    pub fn diffuse_reflectance(&self, ctx: &BsdfCtx, wi: Vec3) -> Color {
+        any_bsdf!(self, b => b.diffuse_reflectance(ctx, wi))
+    }
+
+    /// Handles of the BSDFs it wraps ([`BsdfPlugin::nested`]).
+    pub fn nested(&self) -> Vec<u32> {
+        any_bsdf!(self, b => b.nested())
+    }
+
+    /// The textures `eval` is affine in, channel by channel ([`BsdfPlugin::linear_in`]).
+    pub fn linear_in(&self) -> Vec<crate::plugin::TexRef> {
+        any_bsdf!(self, b => b.linear_in())
+    }
+
+    /// The words of the record the kernels read (its slot in the blob); `refs` locates
+    /// the records of the BSDFs it may wrap (lower handles).
+    pub fn record_words(&self, refs: &[RecordRef]) -> Vec<u32> {
+        use crate::plugin::record::record_words;
+        any_bsdf!(self, b => record_words(&b.record(refs)))
+    }
+}
+
+/// Builds a `<bsdf>` object into an [`AnyBsdf`] (nested BSDFs are built through `ctx`
+/// and referred to by handle); every property must be read.
+pub fn build(obj: &ObjectDesc, ctx: &mut dyn BuildContext) -> Result<AnyBsdf> {
+    let b = build_kind(obj, ctx)?;
+    obj.props.check_unused(&obj.kind)?;
+    Ok(b)
 }

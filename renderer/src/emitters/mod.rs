@@ -37,7 +37,7 @@
 //!    `<name>_sample_position`, `<name>_pdf_hit`, `<name>_eval_hit` when `SURFACE`,
 //!    `<name>_eval_env` when `ENVIRONMENT` — with the signatures of [`registry`]'s
 //!    dispatch, repeating the Rust float operations in the same order.
-//! 3. **One line** in [`register_emitters!`](registry) below, `TAG = module::Plugin`,
+//! 3. **One line** in [`register_plugins!`](crate::plugin::registry::register_plugins) below, `TAG = module::Plugin`,
 //!    appended at the end (a line's position is its tag), next to the module's
 //!    `pub mod` line.
 //!
@@ -75,14 +75,6 @@
 // `!(x > 0.0)` is deliberate throughout: it also rejects NaN.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
-pub mod area;
-pub mod constant;
-pub mod directional;
-pub mod envmap;
-pub mod point;
-pub mod projector;
-pub mod spot;
-
 pub mod registry;
 
 use crate::desc::params::Range;
@@ -91,11 +83,12 @@ use crate::desc::ObjectDesc;
 use crate::error::{Error, Result};
 use crate::math::spectrum::SpectrumUse;
 use crate::math::{Color, Distribution2D, Vec2, Vec3};
-use crate::plugin::record::{DeviceRecord, LayoutEntry};
+use crate::plugin::record::DeviceRecord;
+use crate::plugin::registry::register_plugins;
 use crate::plugin::{BuildContext, TexRef};
 use crate::shapes::{Geometry, Hit, PositionSample};
 use crate::textures::TextureStore;
-use registry::{register_emitters, surface_names, EmitterEntry, RecordCtx};
+use registry::{surface_names, EmitterEntry, RecordCtx};
 
 /// The shape handle a non-surface emitter's `build` gets (it is nested in none).
 pub const NO_SHAPE: u32 = u32::MAX;
@@ -334,7 +327,12 @@ pub(crate) fn exclusive(p: &Props, a: &str, b: &str) -> Result<()> {
 
 // The registry: one line per plugin, `TAG = module::Plugin`. Append new plugins at the
 // end: a line's position is its tag, which the kernel caches and tests rely on.
-register_emitters! {
+register_plugins! {
+    category "emitter" in "emitters";
+    /// Every emitter plugin, one variant per registry line.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub enum AnyEmitter: EmitterPlugin, entry EmitterEntry, dispatch any_emitter;
+    fn build_kind(props, shape: u32, ctx: &mut dyn BuildContext);
     AREA = area::AreaEmitter,
     POINT = point::PointEmitter,
     DIRECTIONAL = directional::DirectionalEmitter,
@@ -342,6 +340,101 @@ register_emitters! {
     ENVMAP = envmap::EnvmapEmitter,
     SPOT = spot::SpotEmitter,
     PROJECTOR = projector::ProjectorEmitter,
+}
+
+impl AnyEmitter {
+    /// Samples a direction from `p` towards this emitter.
+    #[inline]
+    pub fn sample_direction(&self, ctx: &EmitterCtx, p: Vec3, u: Vec2) -> Option<EmitterSample> {
+        any_emitter!(self, e => e.sample_direction(ctx, p, u))
+    }
+
+    /// Samples a ray leaving this emitter (light tracing): `u_pos` picks the origin (on
+    /// a surface emitter, or on the disk facing an infinitely distant one), `u_dir` the
+    /// direction. `None` when the sample carries no power.
+    #[inline]
+    pub fn sample_ray(&self, ctx: &EmitterCtx, u_pos: Vec2, u_dir: Vec2) -> Option<EmitterRay> {
+        any_emitter!(self, e => if is_infinite(e) {
+            self.sample_infinite_ray(ctx, u_pos, u_dir)
+        } else {
+            e.sample_ray(ctx, u_pos, u_dir)
+        })
+    }
+
+    /// A point on a surface emitter (light tracing of directly visible emitters), with
+    /// its radiance over the area density; `None` for the others.
+    #[inline]
+    pub fn sample_position(&self, ctx: &EmitterCtx, u: Vec2) -> Option<(PositionSample, Color)> {
+        any_emitter!(self, e => e.sample_position(ctx, u))
+    }
+
+    /// Density of [`Self::sample_direction`] from `p` producing `hit` (surface emitters).
+    #[inline]
+    pub fn pdf_hit(&self, ctx: &EmitterCtx, p: Vec3, hit: &Hit) -> f32 {
+        any_emitter!(self, e => e.pdf_hit(ctx, p, hit))
+    }
+
+    /// Radiance leaving surface emitter at `hit` towards `-d` (`d` = ray direction).
+    #[inline]
+    pub fn eval_hit(&self, ctx: &EmitterCtx, hit: &Hit, d: Vec3) -> Color {
+        any_emitter!(self, e => e.eval_hit(ctx, hit, d))
+    }
+
+    /// Radiance arriving along ray direction `d` from an environment emitter.
+    #[inline]
+    pub fn eval_env(&self, ctx: &EmitterCtx, d: Vec3) -> Color {
+        any_emitter!(self, e => e.eval_env(ctx, d))
+    }
+
+    /// Density of [`Self::sample_direction`] producing direction `d` (environment
+    /// emitters).
+    #[inline]
+    pub fn pdf_env(&self, ctx: &EmitterCtx, d: Vec3) -> f32 {
+        any_emitter!(self, e => e.pdf_env(ctx, d))
+    }
+
+    /// [`Self::eval_env`] and [`Self::pdf_env`] of direction `d` at once.
+    #[inline]
+    pub fn eval_pdf_env(&self, ctx: &EmitterCtx, d: Vec3) -> (Color, f32) {
+        any_emitter!(self, e => e.eval_pdf_env(ctx, d))
+    }
+
+    /// The words of the record the kernels read (its slot in the blob).
+    pub fn record_words(&self, at: &RecordCtx) -> Vec<u32> {
+        use crate::plugin::record::record_words;
+        any_emitter!(self, e => record_words(&e.record(at)))
+    }
+}
+
+/// [`EmitterPlugin::INFINITE`] of `T`.
+#[inline(always)]
+fn is_infinite<T: EmitterPlugin>(_: &T) -> bool {
+    T::INFINITE
+}
+
+/// Builds an `<emitter>` object into an [`AnyEmitter`]; `shape` is the shape it is
+/// nested in (surface emitters must be, the others must not); every property must be
+/// read.
+pub fn build(
+    obj: &ObjectDesc,
+    shape: Option<u32>,
+    ctx: &mut dyn BuildContext,
+) -> Result<AnyEmitter> {
+    let nested_err =
+        |what: &str| Error::parse(&obj.loc, format!("emitter \"{}\" {what}", obj.kind));
+    match (registry::entry(&obj.kind).map(|e| e.surface), shape) {
+        (Some(true), None) => return Err(nested_err("must be nested in a <shape>")),
+        (Some(false), Some(_)) => {
+            return Err(nested_err(&format!(
+                "cannot be nested in a <shape> (only {} can)",
+                surface_names()
+            )))
+        }
+        _ => {}
+    }
+    let e = build_kind(obj, shape.unwrap_or(NO_SHAPE), ctx)?;
+    obj.props.check_unused(&obj.kind)?;
+    Ok(e)
 }
 
 #[cfg(test)]

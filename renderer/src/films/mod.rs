@@ -21,6 +21,8 @@
 
 pub mod block;
 
+pub mod record;
+
 use crate::desc::ObjectDesc;
 use crate::error::{Error, Result};
 use crate::io::gib;
@@ -98,7 +100,7 @@ pub const MAX_SIZE: i64 = 1 << 15;
 // The registry: one line per plugin, `"<type>" => module` (the file `<type>.rs`).
 register_plugins! {
     category "film" in "films";
-    fn build_kind(obj, ctx: &mut dyn BuildContext) -> Film;
+    fn build_kind(&ObjectDesc, ctx: &mut dyn BuildContext) -> Film;
     "hdrfilm" => hdrfilm,
 }
 

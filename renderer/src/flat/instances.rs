@@ -136,9 +136,10 @@ fn extend_parallel<T: Copy + Default, U: Copy + Into<T>>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{FlatScene, SHAPE_INSTANCE, SHAPE_MESH};
+    use super::super::FlatScene;
     use crate::desc::xml;
     use crate::scene::build_scene;
+    use crate::shapes::tag::{INSTANCE as SHAPE_INSTANCE, MESH as SHAPE_MESH};
 
     /// A textured mesh of the scene's own before one group of every member kind (a
     /// cube without vertex attributes, a disk, a cylinder, a sphere), placed twice.

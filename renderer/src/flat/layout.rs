@@ -9,11 +9,15 @@
 
 use std::mem::{offset_of, size_of};
 
+use super::FlatSampler;
 use super::{FlatBvhNode, FlatUnitPrim};
-use super::{FlatCamera, FlatFilm, FlatIntegrator, FlatSampler, FlatShape};
 use super::{FlatDist1D, FlatDist2D};
 use crate::accel::LeafPrim;
+use crate::films::record::FlatFilm;
+use crate::integrators::record::FlatIntegrator;
 use crate::plugin::record::{field_size, LayoutEntry, RecordRef};
+use crate::sensors::record::FlatCamera;
+use crate::shapes::record::FlatShape;
 use crate::shapes::Prim;
 
 macro_rules! layout {

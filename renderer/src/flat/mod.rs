@@ -24,15 +24,13 @@
 //! * Primitives ([`Prim`]: shape, triangle) are POD: uploaded as-is.
 //! * Shape groups ([`instances`]): each group's tree, primitives and mesh data are
 //!   appended once after the scene's own, in the same arrays; an instance is a shape
-//!   record of kind [`SHAPE_INSTANCE`] naming its group's tree (two-level traversal).
-//! * Shapes: `AnyShape` is a Rust enum (no fixed layout) whose analytic variants hold
-//!   `glam::Affine3A` (16-byte SIMD columns with padding): flattened to [`FlatShape`],
-//!   explicit float arrays in glam's column order so that the GPU repeats the CPU's
-//!   arithmetic operation by operation.
+//!   record of kind [`SHAPE_INSTANCE`](crate::shapes::record::SHAPE_INSTANCE) naming its group's tree (two-level traversal).
+//! * Shapes: each shape's [`FlatShape`] ([`crate::shapes::record`]).
 //! * Mesh attributes: `glam::Vec3` is `#[repr(C)]` 12 bytes, but flattened to
 //!   `[f32; 3]` / `[f32; 2]` / `[u32; 3]` so the layout does not depend on glam.
-//! * Camera, film + filter, integrator: [`FlatCamera`], [`FlatFilm`], [`FlatIntegrator`]
-//!   (the camera's origin is precomputed on the CPU, bit-identical to `Transform::point`).
+//! * Camera, film + filter, integrator: their categories' records, [`FlatCamera`]
+//!   ([`crate::sensors::record`]), [`FlatFilm`] ([`crate::films::record`]) and
+//!   [`FlatIntegrator`] ([`crate::integrators::record`]).
 //! * BSDFs: each plugin's own `#[repr(C)]` record (`bsdfs/<name>.rs`, checked against
 //!   its CUDA twin by the registry), one after another in the word array `bsdf_data`
 //!   (16-byte slots, handle order), and a [`RecordRef`] `{kind, offset}` per BSDF in
@@ -50,169 +48,17 @@
 
 use std::mem::{offset_of, size_of};
 
-use glam::Affine3A;
-
 use crate::accel::LeafPrim;
 use crate::error::Result;
-use crate::integrators::AnyIntegrator;
-use crate::rfilters::AnyFilter;
+use crate::films::record::{flatten_film, FlatFilm};
+use crate::integrators::record::{flatten_integrator, FlatIntegrator};
 use crate::scene::RenderSetup;
-use crate::shapes::{AnyShape, Prim};
-
-/// `FlatShape::kind` of a triangle mesh.
-pub const SHAPE_MESH: u32 = 0;
-/// `FlatShape::kind` of a sphere.
-pub const SHAPE_SPHERE: u32 = 1;
-/// `FlatShape::kind` of a rectangle.
-pub const SHAPE_RECTANGLE: u32 = 2;
-/// `FlatShape::kind` of a disk.
-pub const SHAPE_DISK: u32 = 3;
-/// `FlatShape::kind` of a cylinder.
-pub const SHAPE_CYLINDER: u32 = 4;
-/// `FlatShape::kind` of an instance of a shapegroup ([`instances`]).
-pub const SHAPE_INSTANCE: u32 = 5;
-
-/// `FlatShape::flags` bit: `flip_normals`.
-pub const FLAG_FLIP: u32 = 1;
-/// `FlatShape::flags` bit: the mesh has vertex normals.
-pub const FLAG_NORMALS: u32 = 2;
-/// `FlatShape::flags` bit: the mesh has texture coordinates.
-pub const FLAG_UVS: u32 = 4;
-
-/// `FlatFilm::filter` of a box filter.
-pub const FILTER_BOX: u32 = 0;
-/// `FlatFilm::filter` of a tent filter.
-pub const FILTER_TENT: u32 = 1;
-/// `FlatFilm::filter` of a gaussian filter.
-pub const FILTER_GAUSSIAN: u32 = 2;
-
-/// `FlatIntegrator::kind` of `direct`.
-pub const INTEGRATOR_DIRECT: u32 = 0;
-/// `FlatIntegrator::kind` of `path`.
-pub const INTEGRATOR_PATH: u32 = 1;
-/// `FlatIntegrator::kind` of `depth`.
-pub const INTEGRATOR_DEPTH: u32 = 2;
-/// `FlatIntegrator::kind` of `ptracer`.
-pub const INTEGRATOR_PTRACER: u32 = 3;
-
-/// One shape, any kind (160 bytes). Affine maps are column-major 3×4:
-/// x axis, y axis, z axis, translation (glam's `Affine3A` order).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[repr(C)]
-pub struct FlatShape {
-    /// `SHAPE_*`.
-    pub kind: u32,
-    /// `FLAG_*` bits.
-    pub flags: u32,
-    /// BSDF handle.
-    pub bsdf: u32,
-    /// Emitter handle or `NO_EMITTER`.
-    pub emitter: u32,
-    /// Meshes: first triangle in `FlatScene::tris`. Instances: the header node of
-    /// their group's BVH in `FlatScene::nodes` ([`instances`]).
-    pub first_tri: u32,
-    /// Meshes: triangle count. Instances: their group's index.
-    pub tri_count: u32,
-    /// Surface area (world space).
-    pub area: f32,
-    /// Spheres and cylinders: world radius.
-    pub radius: f32,
-    /// Spheres: centre.
-    pub center: [f32; 3],
-    /// Meshes: index of the area distribution over triangles in `FlatScene::dist1d`
-    /// (`u32::MAX` for analytic shapes).
-    pub area_dist: u32,
-    /// Rectangles and disks: the (possibly flipped) unit normal.
-    pub normal: [f32; 3],
-    /// Padding.
-    pub pad1: u32,
-    /// Object-to-world map (analytic shapes; cylinders: of the unit cylinder;
-    /// instances: group to world).
-    pub to_world: [f32; 12],
-    /// World-to-object map (analytic shapes; instances: world to group).
-    pub to_local: [f32; 12],
-}
-
-/// The camera (80 bytes; [`crate::sensors::camera`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[repr(C)]
-pub struct FlatCamera {
-    /// Camera origin in world space (`to_world.point(0)`).
-    pub origin: [f32; 3],
-    /// tan(x_fov / 2).
-    pub tan_half_x: f32,
-    /// The linear part of camera-to-world, column-major 3×3.
-    pub lin: [f32; 9],
-    /// Full film aspect ratio (width / height).
-    pub aspect: f32,
-    /// Near clip distance.
-    pub near_clip: f32,
-    /// Far clip distance.
-    pub far_clip: f32,
-    /// `sensors::camera::CAMERA_*`.
-    pub kind: u32,
-    /// Thin lens: aperture radius.
-    pub aperture_radius: f32,
-    /// Thin lens: distance of the plane in focus.
-    pub focus_distance: f32,
-    /// Padding to 80 bytes.
-    pub pad: u32,
-}
-
-/// Film geometry, reconstruction filter and the sensor's sampler (64 bytes): every
-/// kernel that starts samples already takes the film record, so the sampler travels
-/// with it.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[repr(C)]
-pub struct FlatFilm {
-    /// Full film width.
-    pub width: u32,
-    /// Full film height.
-    pub height: u32,
-    /// Crop window origin (x, y).
-    pub crop_offset: [u32; 2],
-    /// Crop window size (x, y): the rendered image size.
-    pub crop_size: [u32; 2],
-    /// 1 when an alpha channel is written.
-    pub alpha: u32,
-    /// `FILTER_*`.
-    pub filter: u32,
-    /// Filter support radius in pixels.
-    pub filter_radius: f32,
-    /// Gaussian standard deviation (0 for other filters).
-    pub filter_stddev: f32,
-    /// The constant of the GPU's closed-form sample placement (kernels/film.cuh): `1 /
-    /// radius` for a tent, `a radius²` with `a = -1 / (2 stddev²)` for a gaussian (the
-    /// exponent of its truncation offset, about -8), 0 for a box.
-    pub filter_k: f32,
-    /// Padding to 48 bytes (the sampler record starts 16-byte aligned).
-    pub pad: u32,
-    /// The sensor's sampler; its `sample_count` is rewritten per render with the
-    /// render's effective sample count.
-    pub sampler: FlatSampler,
-}
+use crate::sensors::record::{flatten_camera, FlatCamera};
+use crate::shapes::record::{flatten_shape, FlatShape};
+use crate::shapes::tag::MESH as SHAPE_MESH;
+use crate::shapes::Prim;
 
 pub use crate::samplers::FlatSampler;
-
-/// Integrator settings (32 bytes).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[repr(C)]
-pub struct FlatIntegrator {
-    /// `INTEGRATOR_*`.
-    pub kind: u32,
-    /// `path`: longest path (`u32::MAX` = unbounded).
-    pub max_depth: u32,
-    /// `path`: depth at which Russian roulette starts.
-    pub rr_depth: u32,
-    /// 1 when directly visible emitters are hidden.
-    pub hide_emitters: u32,
-    /// `direct`: emitter samples per hit.
-    pub emitter_samples: u32,
-    /// `direct`: BSDF samples per hit.
-    pub bsdf_samples: u32,
-    /// Padding to 32 bytes.
-    pub pad: [u32; 2],
-}
 
 /// Everything a kernel needs, as flat arrays and records.
 #[derive(Clone, Debug, Default)]
@@ -277,150 +123,6 @@ pub struct FlatScene {
     /// The deepest stack of adapter BSDFs (`mask` around `twosided` is 2): the levels
     /// the kernels' BSDF dispatch must reach.
     pub bsdf_depth: u32,
-}
-
-/// Column-major 3×4 floats of an affine map (x, y, z axes, translation).
-fn affine_cols(a: &Affine3A) -> [f32; 12] {
-    let (x, y, z, t) = (
-        a.matrix3.x_axis,
-        a.matrix3.y_axis,
-        a.matrix3.z_axis,
-        a.translation,
-    );
-    [x.x, x.y, x.z, y.x, y.y, y.z, z.x, z.y, z.z, t.x, t.y, t.z]
-}
-
-/// Flattens one shape record.
-pub(crate) fn flatten_shape(s: &crate::shapes::Shape) -> FlatShape {
-    let mut f = FlatShape {
-        bsdf: s.bsdf,
-        emitter: s.emitter,
-        ..FlatShape::default()
-    };
-    match &s.geom {
-        AnyShape::Mesh(m) => {
-            f.kind = SHAPE_MESH;
-            f.flags = (u32::from(m.flip) * FLAG_FLIP)
-                | (u32::from(m.has_normals) * FLAG_NORMALS)
-                | (u32::from(m.has_uvs) * FLAG_UVS);
-            f.first_tri = m.first_tri;
-            f.tri_count = m.tri_count;
-            f.area = m.area;
-        }
-        AnyShape::Sphere(sp) => {
-            f.kind = SHAPE_SPHERE;
-            f.flags = u32::from(sp.flip) * FLAG_FLIP;
-            f.area = sp.surface_area();
-            f.radius = sp.radius;
-            f.center = sp.center.to_array();
-            f.to_world = affine_cols(&sp.to_world);
-            f.to_local = affine_cols(&sp.to_local);
-        }
-        AnyShape::Rectangle(r) => {
-            f.kind = SHAPE_RECTANGLE;
-            f.area = r.area;
-            f.normal = r.plane.n.to_array();
-            f.to_world = affine_cols(&r.plane.to_world);
-            f.to_local = affine_cols(&r.plane.to_local);
-        }
-        AnyShape::Cylinder(c) => {
-            f.kind = SHAPE_CYLINDER;
-            f.flags = u32::from(c.flip) * FLAG_FLIP;
-            f.area = c.surface_area();
-            f.radius = c.radius;
-            f.to_world = affine_cols(&c.to_world);
-            f.to_local = affine_cols(&c.to_local);
-        }
-        // `first_tri` (the group's BVH header) is set by `instances::append_groups`
-        AnyShape::Instance(i) => {
-            f.kind = SHAPE_INSTANCE;
-            f.tri_count = i.group;
-            f.to_world = affine_cols(&i.to_world);
-            f.to_local = affine_cols(&i.to_local);
-        }
-        AnyShape::Disk(d) => {
-            f.kind = SHAPE_DISK;
-            f.area = d.area;
-            f.normal = d.plane.n.to_array();
-            f.to_world = affine_cols(&d.plane.to_world);
-            f.to_local = affine_cols(&d.plane.to_local);
-        }
-    }
-    f
-}
-
-/// Flattens the camera.
-pub fn flatten_camera(cam: &crate::sensors::Camera) -> FlatCamera {
-    let m = glam::Mat3::from_mat4(cam.to_world.m);
-    FlatCamera {
-        origin: cam.to_world.point(glam::Vec3::ZERO).to_array(),
-        tan_half_x: cam.tan_half_x,
-        lin: m.to_cols_array(),
-        aspect: cam.aspect,
-        near_clip: cam.near_clip,
-        far_clip: cam.far_clip,
-        kind: cam.kind,
-        aperture_radius: cam.aperture_radius,
-        focus_distance: cam.focus_distance,
-        pad: 0,
-    }
-}
-
-/// Flattens the film, its filter and the sensor's `sampler`.
-pub fn flatten_film(film: &crate::films::Film, sampler: &crate::samplers::Sampler) -> FlatFilm {
-    let (filter, filter_radius, filter_stddev, filter_k) = match film.rfilter {
-        AnyFilter::Box { radius } => (FILTER_BOX, radius, 0.0, 0.0),
-        AnyFilter::Tent { radius } => (FILTER_TENT, radius, 0.0, (1.0 / f64::from(radius)) as f32),
-        AnyFilter::Gaussian { stddev, radius } => {
-            let ratio = f64::from(radius) / f64::from(stddev);
-            (
-                FILTER_GAUSSIAN,
-                radius,
-                stddev,
-                (-0.5 * ratio * ratio) as f32,
-            )
-        }
-    };
-    FlatFilm {
-        width: film.width,
-        height: film.height,
-        crop_offset: film.crop_offset,
-        crop_size: film.crop_size,
-        alpha: u32::from(film.alpha),
-        filter,
-        filter_radius,
-        filter_stddev,
-        filter_k,
-        pad: 0,
-        sampler: sampler.flat(sampler.sample_count),
-    }
-}
-
-/// Flattens the integrator settings.
-pub fn flatten_integrator(i: &AnyIntegrator) -> FlatIntegrator {
-    let mut f = FlatIntegrator::default();
-    match i {
-        AnyIntegrator::Direct(d) => {
-            f.kind = INTEGRATOR_DIRECT;
-            f.hide_emitters = u32::from(d.hide_emitters);
-            f.emitter_samples = d.emitter_samples;
-            f.bsdf_samples = d.bsdf_samples;
-        }
-        AnyIntegrator::Path(p) => {
-            f.kind = INTEGRATOR_PATH;
-            f.max_depth = p.max_depth;
-            f.rr_depth = p.rr_depth;
-            f.hide_emitters = u32::from(p.hide_emitters);
-        }
-        AnyIntegrator::Depth(_) => f.kind = INTEGRATOR_DEPTH,
-        AnyIntegrator::Ptracer(p) => {
-            f.kind = INTEGRATOR_PTRACER;
-            f.max_depth = p.max_depth;
-            f.rr_depth = p.rr_depth;
-            f.hide_emitters = u32::from(p.hide_emitters);
-        }
-    }
-    f
 }
 
 impl FlatScene {
@@ -605,11 +307,7 @@ pub use crate::plugin::record::{as_bytes, Pod, RecordRef};
 
 // SAFETY: each type below is #[repr(C)], made of u32/f32 (arrays) only, and its
 // size equals the sum of its fields (asserted by the layout table's macro).
-unsafe impl Pod for FlatShape {}
-unsafe impl Pod for FlatCamera {}
-unsafe impl Pod for FlatFilm {}
 unsafe impl Pod for FlatSampler {}
-unsafe impl Pod for FlatIntegrator {}
 unsafe impl Pod for FlatBvhNode {}
 unsafe impl Pod for LeafPrim {}
 unsafe impl Pod for FlatUnitPrim {}
@@ -630,16 +328,11 @@ use materials::{flatten_dist2d, push_dist1d};
 pub use materials::{FlatBsdf, FlatDist1D, FlatDist2D};
 
 // Sizes fixed by the CUDA twins (no implicit padding is asserted by `LAYOUT`'s macro).
-const _: () = assert!(size_of::<FlatShape>() == 160);
-const _: () = assert!(size_of::<FlatCamera>() == 80);
-const _: () = assert!(size_of::<FlatFilm>() == 64 && size_of::<FlatSampler>() == 16);
-const _: () = assert!(size_of::<FlatIntegrator>() == 32);
+const _: () = assert!(size_of::<FlatSampler>() == 16);
 const _: () = assert!(size_of::<FlatBsdf>() == 8 && size_of::<FlatDist1D>() == 16);
 const _: () = assert!(size_of::<Prim>() == 8 && size_of::<LeafPrim>() == 48);
 const _: () = assert!(size_of::<FlatUnitPrim>() == 64);
 const _: () = assert!(size_of::<FlatBvhNode>() == 64 && offset_of!(FlatBvhNode, b_min) == 32);
-const _: () = assert!(offset_of!(FlatShape, to_local) == 112);
-const _: () = assert!(offset_of!(FlatCamera, lin) == 16);
 
 #[cfg(test)]
 mod tests;

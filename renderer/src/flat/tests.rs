@@ -4,10 +4,17 @@
 
 use super::*;
 use crate::desc::xml;
+use crate::films::record::{flatten_film, FILTER_BOX, FILTER_GAUSSIAN, FILTER_TENT};
+use crate::integrators::tag::DEPTH as INTEGRATOR_DEPTH;
 use crate::math::warp::square_to_uniform_disk_concentric;
 use crate::math::{Ray, Vec2, Vec3};
+use crate::rfilters::AnyFilter;
 use crate::scene::build_scene;
 use crate::sensors::camera::{CAMERA_ORTHOGRAPHIC, CAMERA_PERSPECTIVE, CAMERA_THINLENS};
+use crate::shapes::record::FLAG_FLIP;
+use crate::shapes::tag::{
+    DISK as SHAPE_DISK, RECTANGLE as SHAPE_RECTANGLE, SPHERE as SHAPE_SPHERE,
+};
 
 /// `(record, field, offset)` entries of `HG_LAYOUT` in `flat.cuh`, in order.
 fn header_layout() -> Vec<(String, String, usize)> {

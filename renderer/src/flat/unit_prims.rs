@@ -35,11 +35,12 @@
 
 use glam::DVec3;
 
-use super::{
-    FlatShape, SHAPE_CYLINDER, SHAPE_DISK, SHAPE_INSTANCE, SHAPE_MESH, SHAPE_RECTANGLE,
-    SHAPE_SPHERE,
-};
 use crate::accel::LeafPrim;
+use crate::shapes::record::FlatShape;
+use crate::shapes::tag::{
+    CYLINDER as SHAPE_CYLINDER, DISK as SHAPE_DISK, INSTANCE as SHAPE_INSTANCE, MESH as SHAPE_MESH,
+    RECTANGLE as SHAPE_RECTANGLE, SPHERE as SHAPE_SPHERE,
+};
 
 /// Scenes with at most this many primitives get [`FlatUnitPrim`]s (the brute-force
 /// threshold of `backend/cuda/features.rs` counts records, at most [`UNIT_RECORDS_MAX`]).

@@ -213,7 +213,7 @@ impl Aov {
     pub fn eval(&self, scene: &Scene, ray: &Ray, out: &mut [f32]) {
         let hit = scene
             .bvh
-            .intersect(&scene.geom, ray)
+            .intersect(&*scene.geom, ray)
             .map(|(prim, t, coords)| {
                 let h = scene.geom.surface_interaction(prim, ray, t, coords);
                 (h, prim_index(scene, prim))

@@ -19,10 +19,10 @@
 //!    a `| parameter | type | default | meaning |` table, an XML example) and
 //!    `pub fn build(obj: &ObjectDesc) -> Result<Built>`, which reads the properties
 //!    (the registry checks that every one was read). One that renders camera rays its
-//!    own way also needs a record: a line `Variant = module::Record` in the
-//!    `register_integrator_records!` list (the [`AnyIntegrator`] enum and its dispatch),
+//!    own way also needs a record: a line `TAG = module::Record` in the
+//!    `AnyIntegrator` records list (the [`AnyIntegrator`] enum and its dispatch),
 //!    the record implementing [`IntegratorRecord`], its flattening
-//!    (`crate::flat::flatten_integrator`) and its CUDA kernel (`kernels/integrators/`).
+//!    ([`record::flatten_integrator`]) and its CUDA kernel (`kernels/integrators/`).
 //! 2. **One line** `"<name>" => <module>` in the `register_plugins!` list below.
 //!
 //! From the list, the registry derives the modules, [`KNOWN`] (an unknown `type` gets
@@ -44,6 +44,7 @@ use crate::scene::Scene;
 use crate::shapes::{Hit, NO_EMITTER};
 
 pub mod observe;
+pub mod record;
 
 pub use aov::Aov;
 pub use depth::Depth;
@@ -87,40 +88,26 @@ impl IntegratorRecord for Ptracer {
     }
 }
 
-/// Generates [`AnyIntegrator`] and its dispatch from one `Variant = module::Record` line
-/// per integrator record (each an [`IntegratorRecord`]).
-macro_rules! register_integrator_records {
-    ($($variant:ident = $module:ident :: $record:ident),+ $(,)?) => {
-        /// Every integrator record, one variant per line of the records list.
-        #[derive(Clone, Copy, Debug, PartialEq)]
-        #[repr(C, u32)]
-        pub enum AnyIntegrator {
-            $(
-                #[doc = concat!("`", stringify!($module), "`.")]
-                $variant($module::$record),
-            )+
-        }
-
-        impl AnyIntegrator {
-            /// Radiance and alpha along camera ray `ray` ([`IntegratorRecord::sample`]).
-            #[inline]
-            pub fn sample(&self, scene: &Scene, ray: &Ray, rng: &mut SampleRng) -> (Color, f32) {
-                match self {
-                    $(AnyIntegrator::$variant(i) => IntegratorRecord::sample(i, scene, ray, rng),)+
-                }
-            }
-        }
-    };
+// The records the integrator plugins build (`aov` and `moment` hold one of the others):
+// `AnyIntegrator` and its dispatch. The device side (`record`, the kernels) flattens
+// them by hand.
+register_plugins! {
+    /// Every integrator record, one variant per line of the records list.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    #[repr(C, u32)]
+    pub enum AnyIntegrator, dispatch any_integrator;
+    DIRECT = direct::Direct,
+    PATH = path::Path,
+    DEPTH = depth::Depth,
+    PTRACER = ptracer::Ptracer,
 }
 
-// The records the integrator plugins build (`aov` and `moment` hold one of the others):
-// `AnyIntegrator` and its dispatch. The device side (crate::flat, the kernels) flattens
-// them by hand.
-register_integrator_records! {
-    Direct = direct::Direct,
-    Path = path::Path,
-    Depth = depth::Depth,
-    Ptracer = ptracer::Ptracer,
+impl AnyIntegrator {
+    /// Radiance and alpha along camera ray `ray` ([`IntegratorRecord::sample`]).
+    #[inline]
+    pub fn sample(&self, scene: &Scene, ray: &Ray, rng: &mut SampleRng) -> (Color, f32) {
+        any_integrator!(self, i => IntegratorRecord::sample(i, scene, ray, rng))
+    }
 }
 
 impl Default for AnyIntegrator {
@@ -137,7 +124,7 @@ pub type Built = (AnyIntegrator, Option<Aov>);
 // The registry: one line per plugin, `"<type>" => module` (the file `<type>.rs`).
 register_plugins! {
     category "integrator" in "integrators";
-    fn build_kind(obj) -> Built;
+    fn build_kind(&ObjectDesc) -> Built;
     "aov" => aov,
     "direct" => direct,
     "path" => path,

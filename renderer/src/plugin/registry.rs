@@ -1,33 +1,75 @@
-//! The registry macro of the categories whose plugins are a module with a `build`
-//! function (`sensor`, `film`, `rfilter`, `integrator`):
+//! The registry macro of every plugin category:
 //! [`register_plugins!`](crate::plugin::registry::register_plugins).
 //!
-//! A category's registry is one list of `"name" => module` lines; the macro derives
-//! the `pub mod` of each plugin (the file `<name>.rs` of the category's folder, whose
-//! module doc is the plugin's manual), `KNOWN` (the scene `type` strings, in list
-//! order), `REGISTRY` (a [`PluginInfo`](super::PluginInfo) per plugin) and the build
-//! match, a function that calls `<module>::build(obj, args...)` for the object's `type`
-//! and answers an unknown one with [`Error::UnknownPlugin`](crate::error::Error::UnknownPlugin)
-//! (which suggests the nearest known name).
+//! A category's registry is one list of plugin lines; the macro derives the `pub mod`
+//! of each plugin (the file `<name>.rs` of the category's folder, whose module doc is
+//! the plugin's manual), `KNOWN` (the scene `type` strings, in list order), `REGISTRY`
+//! (what listings and the device side read of each plugin) and the build match, a
+//! function that builds the object's `type` with its plugin and answers an unknown one
+//! with [`unknown_plugin`] (which suggests the nearest known name).
+//!
+//! Categories whose plugins are device records (BSDFs, textures, emitters) list
+//! `TAG = module::Plugin` lines: the macro also derives the tags, the enum over the
+//! plugins and a dispatch macro over it (pbrt's tagged pointer); what a plugin does is
+//! its category's trait, and what the category does with the enum (its methods, its
+//! registry entry) is plain code in the category, written with the dispatch macro.
 
-/// Generates a category's registry (see the module docs):
+use crate::desc::ObjectDesc;
+use crate::error::Error;
+
+/// Generates a category's registry (see the module docs). A category of build
+/// functions:
 ///
 /// ```ignore
 /// register_plugins! {
 ///     category "rfilter" in "rfilters";
-///     fn build_kind(obj) -> AnyFilter;
+///     fn build_kind(&ObjectDesc) -> AnyFilter;
 ///     "box" => r#box,
 ///     "tent" => tent,
 /// }
 /// ```
 ///
-/// `fn NAME(obj, arg: Type, ...) -> Output;` names the generated build match and the
-/// arguments it passes on after the object: every plugin module of the list has
-/// `pub fn build(obj: &ObjectDesc, arg: Type, ...) -> Result<Output>`.
+/// `fn NAME(&Input, arg: Type, ...) -> Output;` names the generated build match
+/// `NAME(obj: &ObjectDesc, arg: Type, ...)` and what it passes on: every plugin module
+/// of the list has `pub fn build(input: &Input, arg: Type, ...) -> Result<Output>`,
+/// where the input is the object or its properties ([`PluginInput`]).
+///
+/// A category of device records:
+///
+/// ```ignore
+/// register_plugins! {
+///     category "bsdf" in "bsdfs";
+///     /// Every BSDF plugin, one variant per registry line.
+///     #[derive(Clone, Copy, Debug, PartialEq)]
+///     pub enum AnyBsdf: BsdfPlugin, entry BsdfEntry, dispatch any_bsdf;
+///     fn build_kind(props, ctx: &mut dyn BuildContext);
+///     DIFFUSE = diffuse::Diffuse,
+///     CONDUCTOR = conductor::Conductor,
+/// }
+/// ```
+///
+/// A line's position is its tag (`tag::DIFFUSE`, CUDA `HG_<CATEGORY>_DIFFUSE`): append
+/// new plugins at the end. Every plugin implements the category's trait (`BsdfPlugin`:
+/// `build(props, args...)` and a `Record`) and has a CUDA twin
+/// `kernels/<folder>/<name>.cuh`; `ENTRY::of::<Plugin>(name, tag, tag name, source,
+/// cuda)` makes its registry entry. `any_bsdf!(self, b => b.eval(..))`, inside an
+/// `impl AnyBsdf`, is the `match` over every variant.
+///
+/// A closed set of records that are not plugins of their own (the shape records,
+/// which several shape plugins build), with their tags but no entries:
+///
+/// ```ignore
+/// register_plugins! {
+///     #[derive(Clone, Copy, Debug)]
+///     pub enum AnyShape, dispatch any_shape;
+///     MESH = mesh::Mesh,
+///     SPHERE = sphere::Sphere,
+/// }
+/// ```
 macro_rules! register_plugins {
     (
         category $category:literal in $dir:literal;
-        fn $build:ident(obj $(, $arg:ident : $ty:ty)* $(,)?) -> $out:ty;
+        fn $build:ident(&$input:ident $(, $arg:ident : $ty:ty)* $(,)?) -> $out:ty;
         $($name:literal => $module:ident),+ $(,)?
     ) => {
         $(pub mod $module;)+
@@ -52,28 +94,195 @@ macro_rules! register_plugins {
             obj: &$crate::desc::ObjectDesc
             $(, $arg: $ty)*
         ) -> $crate::error::Result<$out> {
-            let build: fn(&$crate::desc::ObjectDesc $(, $ty)*) -> $crate::error::Result<$out> =
+            use $crate::plugin::registry::PluginInput;
+            let build: fn(&$input $(, $ty)*) -> $crate::error::Result<$out> =
                 match obj.kind.as_str() {
                     $($name => $module::build,)+
-                    _ => return Err(unknown_plugin(obj)),
+                    _ => return Err($crate::plugin::registry::unknown_plugin(obj, $category, KNOWN)),
                 };
-            build(obj $(, $arg)*)
+            build($input::of(obj) $(, $arg)*)
+        }
+    };
+    (
+        category $category:literal in $dir:literal;
+        $(#[$attr:meta])*
+        pub enum $any:ident: $trait:ident, entry $entry:ident, dispatch $dispatch:ident;
+        fn $build:ident(props $(, $arg:ident : $ty:ty)* $(,)?);
+        $($tag:ident = $module:ident :: $plugin:ident),+ $(,)?
+    ) => {
+        // The dispatch macro's own metavariables need a `$` of their own.
+        $crate::plugin::registry::register_plugins! {
+            @records ($) category $category in $dir;
+            $(#[$attr])* pub enum $any: $trait, entry $entry, dispatch $dispatch;
+            fn $build(props $(, $arg: $ty)*);
+            $($tag = $module::$plugin),+
+        }
+    };
+    (
+        $(#[$attr:meta])*
+        pub enum $any:ident, dispatch $dispatch:ident;
+        $($tag:ident = $module:ident :: $record:ident),+ $(,)?
+    ) => {
+        $crate::plugin::registry::register_plugins! {
+            @union ($) $(#[$attr])* pub enum $any, dispatch $dispatch;
+            $($tag = $module::$record),+
+        }
+    };
+    (
+        @union ($d:tt) $(#[$attr:meta])* pub enum $any:ident, dispatch $dispatch:ident;
+        $($tag:ident = $module:ident :: $record:ident),+
+    ) => {
+        #[doc = concat!("The tag of each variant of [`", stringify!($any), "`]: its position in")]
+        /// the list (the `kind` the kernels read, a bit of their sets).
+        pub mod tag {
+            #[allow(non_camel_case_types, clippy::upper_case_acronyms, dead_code)]
+            #[repr(u32)]
+            enum Order { $($tag),+ }
+            $(
+                #[doc = concat!("[`", stringify!($record), "`](super::", stringify!($module), "::", stringify!($record), ").")]
+                pub const $tag: u32 = Order::$tag as u32;
+            )+
+            /// How many there are.
+            pub const COUNT: u32 = [$(stringify!($tag)),+].len() as u32;
         }
 
-        /// The error for an object whose `type` is not in [`KNOWN`] (with the nearest
-        /// known name as a suggestion).
-        #[allow(dead_code)]
-        fn unknown_plugin(obj: &$crate::desc::ObjectDesc) -> $crate::error::Error {
-            $crate::error::Error::UnknownPlugin {
-                loc: obj.loc.clone(),
-                category: $category,
-                name: obj.kind.clone(),
-                known: KNOWN.join(", "),
+        $(#[$attr])*
+        pub enum $any {
+            $(
+                #[doc = concat!("[`", stringify!($module), "::", stringify!($record), "`].")]
+                $record($module::$record),
+            )+
+        }
+
+        impl $any {
+            /// The variant's tag ([`tag`]).
+            pub fn tag(&self) -> u32 {
+                match self { $(Self::$record(_) => tag::$tag,)+ }
             }
         }
+
+        #[doc = concat!("`", stringify!($dispatch), "!(self, p => expr)` inside an `impl ")]
+        #[doc = concat!(stringify!($any), "`: `expr` for the value `p` that `self` holds.")]
+        macro_rules! $dispatch {
+            ($d value:expr, $d p:ident => $d body:expr) => {
+                match $d value { $(Self::$record($d p) => $d body,)+ }
+            };
+        }
+        #[allow(unused_imports)]
+        pub(crate) use $dispatch;
+    };
+    (
+        @records ($d:tt) category $category:literal in $dir:literal;
+        $(#[$attr:meta])*
+        pub enum $any:ident: $trait:ident, entry $entry:ident, dispatch $dispatch:ident;
+        fn $build:ident(props $(, $arg:ident : $ty:ty)*);
+        $($tag:ident = $module:ident :: $plugin:ident),+
+    ) => {
+        $(pub mod $module;)+
+        $(pub use $module::$plugin;)+
+
+        $crate::plugin::registry::register_plugins! {
+            @union ($d) $(#[$attr])* pub enum $any, dispatch $dispatch;
+            $($tag = $module::$plugin),+
+        }
+
+        #[doc = concat!("Names of the ", $category, " plugins (the scene `type` strings), in tag order.")]
+        pub const KNOWN: &[&str] = &[$(stringify!($module)),+];
+
+        #[doc = concat!("Every registered ", $category, " plugin, in tag order.")]
+        pub static REGISTRY: &[$entry] = &[$(
+            $entry::of::<$plugin>(
+                stringify!($module),
+                tag::$tag,
+                stringify!($tag),
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"), "/src/", $dir, "/", stringify!($module), ".rs"
+                )),
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"), "/kernels/", $dir, "/", stringify!($module), ".cuh"
+                )),
+            ),
+        )+];
+
+        #[doc = concat!("Builds `", $category, "` object `obj` with its plugin's `build`; an ")]
+        /// unknown `type` is an error that names the known ones.
+        fn $build(
+            obj: &$crate::desc::ObjectDesc
+            $(, $arg: $ty)*
+        ) -> $crate::error::Result<$any> {
+            type Build = fn(
+                &$crate::desc::props::Props $(, $ty)*
+            ) -> $crate::error::Result<$any>;
+            let build: Build = match obj.kind.as_str() {
+                $(stringify!($module) => build_one::<$plugin>,)+
+                _ => return Err($crate::plugin::registry::unknown_plugin(obj, $category, KNOWN)),
+            };
+            build(&obj.props $(, $arg)*)
+        }
+
+        /// Builds plugin `T` into its variant.
+        fn build_one<T: $trait>(
+            p: &$crate::desc::props::Props
+            $(, $arg: $ty)*
+        ) -> $crate::error::Result<$any>
+        where
+            $any: From<T>,
+        {
+            Ok(T::build(p $(, $arg)*)?.into())
+        }
+
+        $(
+            impl From<$plugin> for $any {
+                fn from(p: $plugin) -> Self {
+                    Self::$plugin(p)
+                }
+            }
+        )+
+
+        /// Appends the layout entries of every plugin's device record.
+        fn record_layouts(out: &mut Vec<$crate::plugin::record::LayoutEntry>) {
+            use $crate::plugin::record::DeviceRecord;
+            $(<<$plugin as $trait>::Record as DeviceRecord>::layout(out);)+
+        }
+
+        // Tags are bits of the kernels' 32-bit plugin sets.
+        const _: () = assert!(
+            KNOWN.len() <= 32,
+            concat!("at most 32 ", $category, " plugins (features.cuh sets)")
+        );
     };
 }
 pub(crate) use register_plugins;
+
+/// What a build-function plugin reads of its object: the object itself, or only its
+/// properties.
+pub trait PluginInput {
+    /// The input of `obj`.
+    fn of(obj: &ObjectDesc) -> &Self;
+}
+
+impl PluginInput for ObjectDesc {
+    fn of(obj: &ObjectDesc) -> &Self {
+        obj
+    }
+}
+
+impl PluginInput for crate::desc::props::Props {
+    fn of(obj: &ObjectDesc) -> &Self {
+        &obj.props
+    }
+}
+
+/// The error for object `obj` of `category` whose `type` is none of `known` (with the
+/// nearest known name as a suggestion).
+pub fn unknown_plugin(obj: &ObjectDesc, category: &'static str, known: &[&str]) -> Error {
+    Error::UnknownPlugin {
+        loc: obj.loc.clone(),
+        category,
+        name: obj.kind.clone(),
+        known: known.join(", "),
+    }
+}
 
 /// What the registry tests of every category check.
 #[cfg(test)]

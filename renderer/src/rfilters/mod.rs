@@ -14,7 +14,7 @@
 //!    `pub fn build(obj: &ObjectDesc) -> Result<AnyFilter>`, which reads the
 //!    properties (the registry checks that every one was read and the radius limit).
 //! 2. **A variant of [`AnyFilter`]** with its [`AnyFilter::radius`] and
-//!    [`AnyFilter::eval`] arms, and its flattening (`crate::flat::flatten_film`) and
+//!    [`AnyFilter::eval`] arms, and its flattening (`crate::films::record::flatten_film`) and
 //!    CUDA twin (`kernels/film.cuh`), which the GPU film reads.
 //! 3. **One line** `"<name>" => <module>` in the `register_plugins!` list below.
 //!
@@ -90,7 +90,7 @@ impl AnyFilter {
 // The registry: one line per plugin, `"<type>" => module` (the file `<type>.rs`).
 register_plugins! {
     category "rfilter" in "rfilters";
-    fn build_kind(obj) -> AnyFilter;
+    fn build_kind(&ObjectDesc) -> AnyFilter;
     "box" => r#box,
     "tent" => tent,
     "gaussian" => gaussian,

@@ -79,14 +79,14 @@ impl Scene {
     /// The closest surface hit along `ray`.
     #[inline]
     pub fn intersect(&self, ray: &Ray) -> Option<Hit> {
-        let (prim, t, coords) = self.bvh.intersect(&self.geom, ray)?;
+        let (prim, t, coords) = self.bvh.intersect(&*self.geom, ray)?;
         Some(self.geom.surface_interaction(prim, ray, t, coords))
     }
 
     /// Whether anything blocks `ray` before `ray.tmax`.
     #[inline]
     pub fn occluded(&self, ray: &Ray) -> bool {
-        self.bvh.occluded(&self.geom, ray)
+        self.bvh.occluded(&*self.geom, ray)
     }
 
     /// What BSDFs need to evaluate at `hit`, whose shading frame is `frame`.

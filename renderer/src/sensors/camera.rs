@@ -1,7 +1,7 @@
 //! The camera record every sensor plugin builds: Mitsuba's projective cameras — the
 //! pinhole `perspective`, the `thinlens` camera with a circular aperture and a focal
 //! plane, and the parallel `orthographic` — turned into rays the same way on the CPU
-//! and on the GPU (`flat::FlatCamera`, kernels/common.cuh `camera_ray`).
+//! and on the GPU (`sensors::record::FlatCamera`, kernels/common.cuh `camera_ray`).
 //!
 //! Camera space looks down +z with +y up; image x grows towards local −x (Mitsuba's
 //! convention). A film position `(px, py)` in pixels of the full film maps to

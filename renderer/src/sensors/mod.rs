@@ -25,6 +25,8 @@
 
 pub mod camera;
 
+pub mod record;
+
 use crate::desc::params::{ParamValue, Range, Target};
 use crate::desc::{Category, ObjectDesc};
 use crate::error::{Loc, Result};
@@ -62,7 +64,7 @@ impl Sensor {
 // The registry: one line per plugin, `"<type>" => module` (the file `<type>.rs`).
 register_plugins! {
     category "sensor" in "sensors";
-    fn build_camera(obj, film: &Film) -> Camera;
+    fn build_camera(&ObjectDesc, film: &Film) -> Camera;
     "orthographic" => orthographic,
     "perspective" => perspective,
     "thinlens" => thinlens,
@@ -72,7 +74,9 @@ register_plugins! {
 pub fn build(obj: &ObjectDesc, ctx: &mut dyn BuildContext) -> Result<Sensor> {
     if !KNOWN.contains(&obj.kind.as_str()) {
         // before the nested objects, whose errors would hide this one
-        return Err(unknown_plugin(obj));
+        return Err(crate::plugin::registry::unknown_plugin(
+            obj, "sensor", KNOWN,
+        ));
     }
     let p = &obj.props;
     let film = match ctx.child(p, Category::Film)? {

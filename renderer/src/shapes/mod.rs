@@ -22,7 +22,7 @@
 //! # Adding a shape plugin
 //!
 //! One file per plugin (the file stem is the scene `type`), listed once in the
-//! `register_shapes!` list at the bottom of this file:
+//! plugin list of [`register_plugins!`] at the bottom of this file:
 //!
 //! 1. **`src/shapes/<name>.rs`**: the module doc is the plugin's manual (a first
 //!    sentence `` `<name>`: ... ``, a `| parameter | type | default | meaning |` table,
@@ -33,12 +33,12 @@
 //!    world-space [`TriMesh`]; files are found and loaded through `ctx`
 //!    ([`BuildContext::resolve_path`], [`BuildContext::cache`]), never through the scene
 //!    builder.
-//! 2. **One line** with the module's name in the `plugins` list of `register_shapes!`.
+//! 2. **One line** `"<name>" => <module>` in the plugin list.
 //!
 //! A plugin that makes triangles needs nothing else. A new analytic record kind is a
-//! line `Variant = module::Record` in the `records` list, whose type implements
+//! line `TAG = module::Record` in the `AnyShape` records list, whose type implements
 //! [`ShapeRecord`] (bounds, intersection, interaction, sampling, area), plus its
-//! flattening for the GPU (`crate::flat`) and its CUDA twin (`kernels/geometry.cuh`,
+//! flattening for the GPU ([`record`]) and its CUDA twin (`kernels/geometry.cuh`,
 //! `kernels/shapes/`), which the registry does not generate.
 //!
 //! From the lists, [`registry`] derives the [`AnyShape`] enum and its dispatch (the
@@ -48,18 +48,9 @@
 //! shapegroup is built at the top level by [`build_group`], an instance is placed by
 //! [`build`]).
 
-pub mod cube;
-pub mod cylinder;
-pub mod disk;
-pub mod instance;
 pub mod mesh;
-pub mod obj;
-pub mod ply;
-pub mod rectangle;
+pub mod record;
 pub mod registry;
-pub mod serialized;
-pub mod shapegroup;
-pub mod sphere;
 
 pub use cylinder::Cylinder;
 pub use disk::Disk;
@@ -69,11 +60,14 @@ pub use sphere::Sphere;
 
 use std::sync::Arc;
 
+use crate::accel::{LeafPrim, Primitives};
+use crate::desc::props::Props;
 use crate::desc::{Category, ObjectDesc};
 use crate::error::{Error, Result};
 use crate::math::{Aabb, Distribution1D, Ray, Transform, Vec2, Vec3};
-use crate::plugin::{BuildContext, PluginInfo};
-use registry::register_shapes;
+use crate::plugin::registry::register_plugins;
+use crate::plugin::BuildContext;
+use mesh::tri_vertices;
 pub use registry::ShapeRecord;
 
 /// What a shape's build asks of the scene being built beyond what any plugin may ask
@@ -194,6 +188,52 @@ pub struct Geometry {
     /// `aov` integrator): sphere hits leave `uv` at zero rather than compute an `atan2`
     /// and an `acos`. Off by default; the scene builder turns it on.
     pub uv_unread: bool,
+}
+
+/// The tree is built over the scene's primitives (triangles and analytic shapes).
+impl Primitives for Geometry {
+    #[inline]
+    fn prim_count(&self) -> usize {
+        self.prims.len()
+    }
+
+    #[inline]
+    fn prim_bounds(&self, prim: u32) -> Aabb {
+        Geometry::prim_bounds(self, prim)
+    }
+
+    #[inline]
+    fn prim_is_triangle(&self, prim: u32) -> bool {
+        Geometry::prim_is_triangle(self, prim)
+    }
+
+    /// The leaf record of primitive `prim` (triangles inlined).
+    fn leaf_prim(&self, prim: u32) -> LeafPrim {
+        let pr = self.prims[prim as usize];
+        match self.shapes[pr.shape as usize].geom {
+            AnyShape::Mesh(_) => {
+                let (_, p) = tri_vertices(&self.mesh, pr.index);
+                LeafPrim {
+                    p0: p[0].into(),
+                    prim,
+                    p1: p[1].into(),
+                    is_tri: 1,
+                    p2: p[2].into(),
+                    shape: pr.shape,
+                }
+            }
+            _ => LeafPrim {
+                prim,
+                shape: pr.shape,
+                ..Default::default()
+            },
+        }
+    }
+
+    #[inline]
+    fn intersect_prim(&self, prim: u32, ray: &Ray) -> Option<(f32, Vec2)> {
+        Geometry::intersect_prim(self, prim, ray)
+    }
 }
 
 impl Geometry {
@@ -388,30 +428,64 @@ pub(crate) fn add_geometry(geom: &mut Geometry, built: Built, flip: bool, bsdf: 
     }
 }
 
-// The registry: the record kinds (`Variant = module::Record`, each a `ShapeRecord`:
-// the `AnyShape` enum and its dispatch) and the plugins (a module each: the scene
-// `type`, its manual and its `build`). The device side (crate::flat, the kernels)
+// The registry: the record kinds (`TAG = module::Record`, each a `ShapeRecord`:
+// the `AnyShape` enum and its dispatch) and the plugins (`"<type>" => module`: the
+// scene `type`, its manual and its `build`). The device side ([`record`], the kernels)
 // flattens the records by hand: a new record kind needs its flattening and CUDA twin.
-register_shapes! {
-    records {
-        Mesh = mesh::Mesh,
-        Sphere = sphere::Sphere,
-        Rectangle = rectangle::Rectangle,
-        Disk = disk::Disk,
-        Cylinder = cylinder::Cylinder,
-        Instance = instance::Instance,
+register_plugins! {
+    /// Every kind of shape record, one variant per line of the registry's records.
+    #[derive(Clone, Copy, Debug)]
+    pub enum AnyShape, dispatch any_shape;
+    MESH = mesh::Mesh,
+    SPHERE = sphere::Sphere,
+    RECTANGLE = rectangle::Rectangle,
+    DISK = disk::Disk,
+    CYLINDER = cylinder::Cylinder,
+    INSTANCE = instance::Instance,
+}
+
+register_plugins! {
+    category "shape" in "shapes";
+    fn build_geometry(&Props, ctx: &dyn BuildContext, to_world: &Transform, flip: bool) -> Built;
+    "cube" => cube,
+    "cylinder" => cylinder,
+    "disk" => disk,
+    "instance" => instance,
+    "obj" => obj,
+    "ply" => ply,
+    "rectangle" => rectangle,
+    "serialized" => serialized,
+    "shapegroup" => shapegroup,
+    "sphere" => sphere,
+}
+
+impl AnyShape {
+    /// Bounds of primitive `pr` ([`ShapeRecord::bounds`]).
+    #[inline]
+    pub fn bounds(&self, g: &Geometry, pr: Prim) -> Aabb {
+        any_shape!(self, r => ShapeRecord::bounds(r, g, pr))
     }
-    plugins {
-        cube,
-        cylinder,
-        disk,
-        instance,
-        obj,
-        ply,
-        rectangle,
-        serialized,
-        shapegroup,
-        sphere,
+
+    /// Intersects primitive `pr` ([`ShapeRecord::intersect`]).
+    #[inline]
+    pub fn intersect(&self, g: &Geometry, pr: Prim, ray: &Ray) -> Option<(f32, Vec2)> {
+        any_shape!(self, r => ShapeRecord::intersect(r, g, pr, ray))
+    }
+
+    /// Completes a hit ([`ShapeRecord::interaction`]).
+    #[inline]
+    pub fn interaction(&self, g: &Geometry, pr: Prim, ray: &Ray, t: f32, coords: Vec2) -> Hit {
+        any_shape!(self, r => ShapeRecord::interaction(r, g, pr, ray, t, coords))
+    }
+
+    /// A point uniformly by area ([`ShapeRecord::sample_position`]).
+    pub fn sample_position(&self, g: &Geometry, shape: u32, u: Vec2) -> PositionSample {
+        any_shape!(self, r => ShapeRecord::sample_position(r, g, shape, u))
+    }
+
+    /// Total surface area ([`ShapeRecord::surface_area`]).
+    pub fn surface_area(&self) -> f32 {
+        any_shape!(self, r => ShapeRecord::surface_area(r))
     }
 }
 
@@ -547,141 +621,4 @@ pub(crate) mod test_util {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-
-    #[test]
-    fn the_registry_has_every_shape_with_its_manual_and_suggests_the_nearest() {
-        use crate::plugin::registry::testing::{check_registry, scene_error};
-        check_registry("shape", REGISTRY, KNOWN);
-        let e = scene_error(r#"<shape type="sphre"/>"#);
-        assert!(
-            e.contains("did you mean \"sphere\"") && e.contains("<string>:2:"),
-            "{e}"
-        );
-    }
-
-    use super::test_util::{shape_desc, try_build};
-    use super::*;
-    use crate::desc::props::{Props, Value};
-    use crate::error::Loc;
-
-    fn nested(category: Category, kind: &str) -> Value {
-        Value::Object(Arc::new(ObjectDesc {
-            category,
-            kind: kind.into(),
-            id: None,
-            props: Props::new(Loc::new("test.xml", 20, 9)),
-            loc: Loc::new("test.xml", 20, 9),
-        }))
-    }
-
-    #[test]
-    fn bsdfs_default_is_shared_and_nested_one_is_used() {
-        let geom = try_build(&[
-            shape_desc("sphere", vec![]),
-            shape_desc(
-                "rectangle",
-                vec![("mat", nested(Category::Bsdf, "diffuse"))],
-            ),
-            shape_desc("cube", vec![]),
-        ])
-        .unwrap();
-        let s = &geom.shapes;
-        assert_eq!(s.len(), 3);
-        assert_eq!(s[0].bsdf, s[2].bsdf, "one shared default BSDF");
-        assert_ne!(s[0].bsdf, s[1].bsdf);
-        assert!(s.iter().all(|s| s.emitter == NO_EMITTER));
-        assert_eq!(geom.area_dists.len(), 3);
-        // prims: sphere, rectangle, then the cube's 12 triangles
-        assert_eq!(geom.prims.len(), 14);
-        assert_eq!(geom.prims[2], Prim { shape: 2, index: 0 });
-    }
-
-    #[test]
-    fn unknown_plugins_wrong_emitters_and_leftover_keys_are_errors() {
-        let e = try_build(&[shape_desc("teapot", vec![])])
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(
-            e.contains("teapot") && e.contains("sphere") && e.contains("test.xml:3"),
-            "{e}"
-        );
-        let point = nested(Category::Emitter, "point");
-        let e = try_build(&[shape_desc("disk", vec![("light", point)])])
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(
-            e.contains("area") && e.contains("point") && e.contains("test.xml:20"),
-            "{e}"
-        );
-        let tex = nested(Category::Texture, "bitmap");
-        let e = try_build(&[shape_desc("disk", vec![("t", tex)])])
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(e.contains("nested texture") && e.contains("disk"), "{e}");
-        // a group is built at the top level only, and placed by instances
-        let e = try_build(&[shape_desc("shapegroup", vec![])])
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(
-            e.contains("only allowed at the scene's top level") && e.contains("test.xml:3"),
-            "{e}"
-        );
-        let e = try_build(&[shape_desc("cube", vec![("flip_normals", Value::Int(1))])])
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(e.contains("flip_normals") && e.contains("boolean"), "{e}");
-    }
-
-    #[test]
-    fn built_scene_intersects_through_the_bvh() {
-        use crate::desc::SceneDesc;
-        let tw = Transform::translate(Vec3::new(0.0, 0.0, -5.0));
-        let shapes = [
-            shape_desc(
-                "sphere",
-                vec![("center", Value::Point(Vec3::new(3.0, 0.0, 0.0)))],
-            ),
-            shape_desc("cube", vec![("to_world", Value::Transform(tw))]),
-        ];
-        let mut root = Props::new(Loc::new("test.xml", 1, 1));
-        for s in &shapes {
-            root.push_object(s.clone(), s.loc.clone());
-        }
-        let root = Arc::new(ObjectDesc {
-            category: Category::Scene,
-            kind: "scene".into(),
-            id: None,
-            props: root,
-            loc: Loc::new("test.xml", 1, 1),
-        });
-        let setup = crate::scene::build_scene(&SceneDesc::new(root)).unwrap();
-        let h = setup
-            .scene
-            .intersect(&Ray::new(Vec3::new(3.0, 0.0, 10.0), -Vec3::Z))
-            .unwrap();
-        assert!((h.t - 9.0).abs() < 1e-5 && h.shape == 0);
-        let h = setup
-            .scene
-            .intersect(&Ray::new(Vec3::new(0.2, 0.1, 10.0), -Vec3::Z))
-            .unwrap();
-        assert!((h.t - 14.0).abs() < 1e-5 && h.shape == 1 && (h.ng - Vec3::Z).length() < 1e-6);
-        assert!(setup
-            .scene
-            .intersect(&Ray::new(Vec3::new(1.5, 0.0, 10.0), -Vec3::Z))
-            .is_none());
-        let mut r = Ray::new(Vec3::new(0.2, 0.1, 10.0), -Vec3::Z);
-        r.tmax = 13.9;
-        assert!(!setup.scene.occluded(&r));
-        r.tmax = 14.1;
-        assert!(setup.scene.occluded(&r));
-        let (c, radius) = setup.scene.bsphere;
-        assert!(radius > 4.0 && c.is_finite());
-    }
-}
+mod tests;

@@ -32,7 +32,7 @@
 //!    `<name>_eval`, `<name>_eval_1` (or, for a plugin that `PICKS`, `<name>_pick`,
 //!    `<name>_pick_1`) and with `GRADIENT` `<name>_eval_1_grad`, with the signatures
 //!    of [`registry`]'s dispatch, repeating the Rust float operations in the same order.
-//! 3. **One line** in [`register_textures!`](registry) below, `TAG = module::Plugin`,
+//! 3. **One line** in [`register_plugins!`](crate::plugin::registry::register_plugins) below, `TAG = module::Plugin`,
 //!    appended at the end (a line's position is its tag), next to the module's
 //!    `pub mod` line.
 //!
@@ -65,11 +65,7 @@
 //! }
 //! ```
 
-pub mod bitmap;
-pub mod checkerboard;
 pub mod image_file;
-pub mod mesh_attribute;
-pub mod rawconstant;
 
 pub mod registry;
 
@@ -82,10 +78,11 @@ use crate::desc::props::{PixelArray, Props};
 use crate::desc::ObjectDesc;
 use crate::error::{Error, Result};
 use crate::math::{luminance, Color, Frame, Vec2, Vec3};
-use crate::plugin::record::{DeviceRecord, LayoutEntry};
+use crate::plugin::record::DeviceRecord;
+use crate::plugin::registry::register_plugins;
 use crate::plugin::BuildContext;
 use crate::shapes::Hit;
-use registry::{register_textures, RecordCtx, TextureEntry};
+use registry::{RecordCtx, TextureEntry};
 
 /// A handle into [`TextureStore::records`].
 pub use crate::plugin::TexRef;
@@ -334,11 +331,76 @@ impl TextureStore {
 
 // The registry: one line per plugin, `TAG = module::Plugin`. Append new plugins at the
 // end: a line's position is its tag, which the kernel caches and tests rely on.
-register_textures! {
+register_plugins! {
+    category "texture" in "textures";
+    /// Every texture plugin, one variant per registry line.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub enum AnyTexture: TexturePlugin, entry TextureEntry, dispatch any_texture;
+    fn build_kind(props, ctx: &mut dyn BuildContext);
     CONSTANT = rawconstant::Constant,
     BITMAP = bitmap::Bitmap,
     CHECKERBOARD = checkerboard::Checkerboard,
     MESH_ATTRIBUTE = mesh_attribute::MeshAttribute,
+}
+
+impl AnyTexture {
+    /// [`TexturePlugin::READS_UV`] of its plugin.
+    pub fn reads_uv(&self) -> bool {
+        any_texture!(self, t => reads_uv(t))
+    }
+
+    /// The colour at `at`.
+    #[inline]
+    pub fn eval(&self, st: &TextureStore, at: &SurfacePoint) -> Color {
+        any_texture!(self, t => t.eval(st, at))
+    }
+
+    /// The value used as a scalar.
+    #[inline]
+    pub fn eval_1(&self, st: &TextureStore, at: &SurfacePoint) -> f32 {
+        any_texture!(self, t => t.eval_1(st, at))
+    }
+
+    /// The uv gradient of [`Self::eval_1`].
+    #[inline]
+    pub fn eval_1_grad(&self, st: &TextureStore, at: &SurfacePoint) -> Vec2 {
+        any_texture!(self, t => t.eval_1_grad(st, at))
+    }
+
+    /// The average value over the texture's domain.
+    pub fn mean(&self, st: &TextureStore) -> Color {
+        any_texture!(self, t => t.mean(st))
+    }
+
+    /// The colour of a constant texture; `None` for spatially varying ones.
+    #[inline]
+    pub fn constant(&self) -> Option<Color> {
+        any_texture!(self, t => t.constant())
+    }
+
+    /// The plugin's registry entry.
+    pub fn entry(&self) -> &'static TextureEntry {
+        &REGISTRY[self.tag() as usize]
+    }
+
+    /// The words of the record the kernels read (its slot in the blob).
+    pub fn record_words(&self, at: &RecordCtx) -> Vec<u32> {
+        use crate::plugin::record::record_words;
+        any_texture!(self, t => record_words(&t.record(at)))
+    }
+}
+
+/// [`TexturePlugin::READS_UV`] of `T`.
+fn reads_uv<T: TexturePlugin>(_: &T) -> bool {
+    T::READS_UV
+}
+
+/// Builds a `<texture>` object into an [`AnyTexture`] (nested textures are built
+/// through `ctx` and referred to by handle); every property must be read.
+pub fn build(obj: &ObjectDesc, ctx: &mut dyn BuildContext) -> Result<AnyTexture> {
+    let t = build_kind(obj, ctx)?;
+    obj.props.check_unused(&obj.kind)?;
+    Ok(t)
 }
 
 #[cfg(test)]

@@ -7,10 +7,9 @@ use super::{
     TriPack, WideBvh, WideLeaf, WideNode, INDEX_BITS, LEAF_BIT, PACK_BIT, SHAPE_BIT, WIDTH,
 };
 use crate::accel::simd::SimdLevel;
-use crate::accel::{Bvh, LeafPrim, STACK_SIZE};
+use crate::accel::{Bvh, LeafPrim, Primitives, STACK_SIZE};
 use crate::math::triangle::{intersect_tri_watertight, TriRay};
 use crate::math::{Ray, Vec2, Vec3};
-use crate::shapes::Geometry;
 
 /// A node's traversal stack holds at most `WIDTH - 1` entries per level, and a wide
 /// tree is never deeper than the binary tree it comes from.
@@ -98,16 +97,16 @@ impl Boxes for ScalarBoxes {
 mod x86;
 
 /// What a walk looks for.
-struct Query<'a> {
+struct Query<'a, G> {
     bvh: &'a Bvh,
-    geom: &'a Geometry,
+    geom: &'a G,
     ray: &'a Ray,
     /// The ray's set-up for the watertight triangle test, made at the first triangle
     /// the walk meets (most rays of a scene of rectangles and a few meshes meet none).
     tri: OnceCell<TriRay>,
 }
 
-impl Query<'_> {
+impl<G: Primitives> Query<'_, G> {
     /// The ray's triangle set-up.
     #[inline(always)]
     fn tri(&self) -> &TriRay {
@@ -320,7 +319,7 @@ macro_rules! entry {
     ($name:ident, $boxes:ty, $simd_tri:expr, $feat:literal) => {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = $feat)]
-        unsafe fn $name<const ANY: bool>(q: &Query) -> Option<(u32, f32, Vec2)> {
+        unsafe fn $name<G: Primitives, const ANY: bool>(q: &Query<G>) -> Option<(u32, f32, Vec2)> {
             q.walk::<$boxes, $simd_tri, ANY>()
         }
     };
@@ -333,12 +332,15 @@ entry!(walk_avx512, x86::Avx512Boxes, true, "avx2,avx512f,avx512vl");
 /// The walk without SIMD, out of line like the others: inlined into [`walk_at`] it gave
 /// the dispatch its large stack frame, paid on every walk at every level.
 #[inline(never)]
-fn walk_scalar<const ANY: bool>(q: &Query) -> Option<(u32, f32, Vec2)> {
+fn walk_scalar<G: Primitives, const ANY: bool>(q: &Query<G>) -> Option<(u32, f32, Vec2)> {
     q.walk::<ScalarBoxes, false, ANY>()
 }
 
 /// The wide walk at `level` (which the CPU must support; `Scalar` is always safe).
-fn walk_at<const ANY: bool>(level: SimdLevel, q: &Query) -> Option<(u32, f32, Vec2)> {
+fn walk_at<G: Primitives, const ANY: bool>(
+    level: SimdLevel,
+    q: &Query<G>,
+) -> Option<(u32, f32, Vec2)> {
     #[cfg(target_arch = "x86_64")]
     {
         debug_assert!(level.supported());
@@ -346,17 +348,17 @@ fn walk_at<const ANY: bool>(level: SimdLevel, q: &Query) -> Option<(u32, f32, Ve
         // pass a level explicitly check `supported` first
         unsafe {
             match level {
-                SimdLevel::Scalar => walk_scalar::<ANY>(q),
-                SimdLevel::Sse => walk_sse::<ANY>(q),
-                SimdLevel::Avx2 => walk_avx2::<ANY>(q),
-                SimdLevel::Avx512 => walk_avx512::<ANY>(q),
+                SimdLevel::Scalar => walk_scalar::<G, ANY>(q),
+                SimdLevel::Sse => walk_sse::<G, ANY>(q),
+                SimdLevel::Avx2 => walk_avx2::<G, ANY>(q),
+                SimdLevel::Avx512 => walk_avx512::<G, ANY>(q),
             }
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = level;
-        walk_scalar::<ANY>(q)
+        walk_scalar::<G, ANY>(q)
     }
 }
 
@@ -365,7 +367,7 @@ impl Bvh {
     /// wide tree: a scene of one leaf); `None` for a level this CPU lacks.
     pub fn intersect_wide(
         &self,
-        geom: &Geometry,
+        geom: &impl Primitives,
         ray: &Ray,
         level: SimdLevel,
     ) -> Option<(u32, f32, Vec2)> {
@@ -375,23 +377,23 @@ impl Bvh {
         if self.wide.nodes.is_empty() {
             return self.intersect_binary(geom, ray);
         }
-        walk_at::<false>(level, &self.query(geom, ray))
+        walk_at::<_, false>(level, &self.query(geom, ray))
     }
 
     /// Whether anything blocks `ray`, through the wide tree at `level` (as
     /// [`Self::intersect_wide`]; `false` for a level this CPU lacks).
-    pub fn occluded_wide(&self, geom: &Geometry, ray: &Ray, level: SimdLevel) -> bool {
+    pub fn occluded_wide(&self, geom: &impl Primitives, ray: &Ray, level: SimdLevel) -> bool {
         if !level.supported() {
             return false;
         }
         if self.wide.nodes.is_empty() {
             return self.occluded_binary(geom, ray);
         }
-        walk_at::<true>(level, &self.query(geom, ray)).is_some()
+        walk_at::<_, true>(level, &self.query(geom, ray)).is_some()
     }
 
     #[inline(always)]
-    fn query<'a>(&'a self, geom: &'a Geometry, ray: &'a Ray) -> Query<'a> {
+    fn query<'a, G: Primitives>(&'a self, geom: &'a G, ray: &'a Ray) -> Query<'a, G> {
         Query {
             bvh: self,
             geom,
@@ -404,15 +406,15 @@ impl Bvh {
     #[inline]
     pub(crate) fn intersect_wide_active(
         &self,
-        geom: &Geometry,
+        geom: &impl Primitives,
         ray: &Ray,
     ) -> Option<(u32, f32, Vec2)> {
-        walk_at::<false>(crate::accel::simd::active(), &self.query(geom, ray))
+        walk_at::<_, false>(crate::accel::simd::active(), &self.query(geom, ray))
     }
 
     /// [`Bvh::occluded`] through the wide tree at the process's level.
     #[inline]
-    pub(crate) fn occluded_wide_active(&self, geom: &Geometry, ray: &Ray) -> bool {
-        walk_at::<true>(crate::accel::simd::active(), &self.query(geom, ray)).is_some()
+    pub(crate) fn occluded_wide_active(&self, geom: &impl Primitives, ray: &Ray) -> bool {
+        walk_at::<_, true>(crate::accel::simd::active(), &self.query(geom, ray)).is_some()
     }
 }

@@ -16,23 +16,34 @@
 //! the integrator, filter kind or sampler, or a BVH growing past a stack size compiles another
 //! module.
 
+use std::sync::OnceLock;
+
 use crate::bsdfs::registry;
+use crate::films::record::{FlatFilm, FILTER_BOX, FILTER_TENT};
 use crate::flat::unit_prims::UNIT_RECORDS_MAX;
-use crate::flat::{
-    FlatFilm, FlatIntegrator, FlatScene, FILTER_BOX, FILTER_TENT, INTEGRATOR_DEPTH,
-    INTEGRATOR_PATH, INTEGRATOR_PTRACER,
+use crate::flat::FlatScene;
+use crate::integrators::record::FlatIntegrator;
+use crate::integrators::tag::{
+    DEPTH as INTEGRATOR_DEPTH, PATH as INTEGRATOR_PATH, PTRACER as INTEGRATOR_PTRACER,
 };
+use crate::shapes::tag::INSTANCE as SHAPE_INSTANCE;
 
 /// The `#define` that compiles the fixed `depth` module for scenes without instances:
-/// every shape kind but [`SHAPE_INSTANCE`], so that no two-level traversal is compiled
-/// (kernels/geometry.cuh `HG_INSTANCES`); empty for scenes with instances (the
-/// default set of kernels/features.cuh: every kind).
+/// every shape kind of the registry but [`SHAPE_INSTANCE`], so that no two-level
+/// traversal is compiled (kernels/geometry.cuh `HG_INSTANCES`); empty for scenes with
+/// instances (the default set of kernels/features.cuh: every kind).
 pub fn depth_prelude(instances: bool) -> &'static str {
+    static WITHOUT_INSTANCES: OnceLock<String> = OnceLock::new();
     if instances {
-        ""
-    } else {
-        "#define HG_SHAPE_SET 0x1fu\n"
+        return "";
     }
+    WITHOUT_INSTANCES.get_or_init(|| {
+        let every = (1u32 << crate::shapes::tag::COUNT) - 1;
+        format!(
+            "#define HG_SHAPE_SET 0x{:x}u\n",
+            every & !(1 << SHAPE_INSTANCE)
+        )
+    })
 }
 
 /// `HG_FILM_SET` bit of a film that jitters within the pixel (box of radius <= 0.5).
@@ -294,10 +305,10 @@ mod tests {
     use crate::bsdfs::tag as bsdf_kind;
     use crate::desc::xml;
     use crate::emitters::tag as emitter_tag;
-    use crate::flat::{
-        FILTER_GAUSSIAN, INTEGRATOR_DIRECT, INTEGRATOR_PATH, SHAPE_MESH, SHAPE_RECTANGLE,
-    };
+    use crate::films::record::FILTER_GAUSSIAN;
+    use crate::integrators::tag::{DIRECT as INTEGRATOR_DIRECT, PATH as INTEGRATOR_PATH};
     use crate::scene::build_scene;
+    use crate::shapes::tag::{MESH as SHAPE_MESH, RECTANGLE as SHAPE_RECTANGLE};
     use crate::textures::tag as tex_kind;
 
     fn flat(name: &str) -> FlatScene {
@@ -390,7 +401,7 @@ mod tests {
 
     #[test]
     fn instanced_scenes_add_the_instance_kind_and_walk_the_bvh() {
-        use crate::flat::{SHAPE_INSTANCE, SHAPE_SPHERE};
+        use crate::shapes::tag::{INSTANCE as SHAPE_INSTANCE, SPHERE as SHAPE_SPHERE};
         let fl = flat("instances.xml");
         let f = Features::of(&fl);
         let members = (1 << SHAPE_MESH) | (1 << SHAPE_SPHERE);
@@ -413,6 +424,8 @@ mod tests {
         let every_but_instances = (1u32 << (SHAPE_INSTANCE + 1)) - 1 - (1 << SHAPE_INSTANCE);
         let want = format!("#define HG_SHAPE_SET 0x{every_but_instances:x}u\n");
         assert_eq!(depth_prelude(false), want);
+        // the kinds of the registry as the kernels know them (flat.cuh HG_SHAPE_*)
+        assert_eq!(depth_prelude(false), "#define HG_SHAPE_SET 0x1fu\n");
         assert_eq!(depth_prelude(true), "");
     }
 

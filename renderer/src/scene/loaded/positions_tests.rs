@@ -87,8 +87,8 @@ fn assert_same_hits(a: &Scene, b: &Scene, n: usize) {
         let (to, k) = unit();
         let o = c + from * (2.0 * r);
         let mut ray = Ray::new(o, (c + to * (k * r) - o).normalize());
-        let ha = a.bvh.intersect(&a.geom, &ray);
-        let hb = b.bvh.intersect(&b.geom, &ray);
+        let ha = a.bvh.intersect(&*a.geom, &ray);
+        let hb = b.bvh.intersect(&*b.geom, &ray);
         let brute = closest(&a.geom, &ray);
         let key = |h: Option<(u32, f32, crate::math::Vec2)>| h.map(|(p, t, _)| (p, t.to_bits()));
         assert_eq!(key(ha), key(hb), "ray {i}: refit vs fresh tree");
@@ -100,8 +100,8 @@ fn assert_same_hits(a: &Scene, b: &Scene, n: usize) {
         hits += ha.is_some() as usize;
         ray.tmax = 3.0 * r * k;
         assert_eq!(
-            a.bvh.occluded(&a.geom, &ray),
-            b.bvh.occluded(&b.geom, &ray),
+            a.bvh.occluded(&*a.geom, &ray),
+            b.bvh.occluded(&*b.geom, &ray),
             "shadow ray {i}"
         );
     }

@@ -12,7 +12,7 @@ use super::tensor::DeviceTensor;
 use super::{guarded, launching, CudaBackend};
 use crate::diff::{flat, DiffParam};
 use crate::error::{CudaError, Error, Result};
-use crate::flat::{INTEGRATOR_DIRECT, INTEGRATOR_PATH};
+use crate::integrators::tag::{DIRECT as INTEGRATOR_DIRECT, PATH as INTEGRATOR_PATH};
 use crate::render::RenderOptions;
 use crate::samplers::Sampler;
 

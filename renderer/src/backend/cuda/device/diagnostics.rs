@@ -8,7 +8,8 @@ use crate::backend::cuda::check_supported;
 #[cfg(doc)]
 use crate::backend::cuda::features::Features;
 use crate::error::{CudaError, Error, Result};
-use crate::flat::{FlatScene, INTEGRATOR_DEPTH};
+use crate::flat::FlatScene;
+use crate::integrators::tag::DEPTH as INTEGRATOR_DEPTH;
 use crate::io::Image;
 use crate::render::RenderOptions;
 use crate::scene::RenderSetup;

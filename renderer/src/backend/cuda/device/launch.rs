@@ -17,11 +17,14 @@ use super::{drv, guarded, launching, CudaBackend};
 use crate::backend::cuda::check_supported;
 use crate::backend::cuda::features::Features;
 use crate::error::{CudaError, Error, Result};
-use crate::flat::{INTEGRATOR_DEPTH, INTEGRATOR_PATH, INTEGRATOR_PTRACER, SHAPE_INSTANCE};
+use crate::integrators::tag::{
+    DEPTH as INTEGRATOR_DEPTH, PATH as INTEGRATOR_PATH, PTRACER as INTEGRATOR_PTRACER,
+};
 use crate::io::Image;
 use crate::render::RenderOptions;
 use crate::samplers::Sampler;
 use crate::scene::RenderSetup;
+use crate::shapes::tag::INSTANCE as SHAPE_INSTANCE;
 
 /// Floats of the film accumulator per pixel (kernels/film.cuh `HG_FILM_ACC`).
 const FILM_ACC: u64 = 5;

@@ -6,7 +6,9 @@ use cudarc::driver::{DeviceRepr, LaunchArgs, LaunchConfig, PushKernelArg};
 use super::scene::{DeviceScene, SCENE_ARRAYS};
 use crate::backend::cuda::features::Features;
 use crate::error::Result;
-use crate::flat::{FlatCamera, FlatFilm, FlatIntegrator};
+use crate::films::record::FlatFilm;
+use crate::integrators::record::FlatIntegrator;
+use crate::sensors::record::FlatCamera;
 
 // SAFETY: #[repr(C)] records of u32/f32 fields without padding (flat::LAYOUT's asserts),
 // passed by value as the kernels' leading parameters, whose CUDA twins they are.

@@ -22,13 +22,13 @@ use crate::backend::cuda::features::{FeatureBasis, Features};
 use crate::desc::params::TensorData;
 use crate::emitters::registry::RecordCtx as EmitterRecordCtx;
 use crate::error::{CudaError, Error, Result};
+use crate::films::record::{flatten_film, FlatFilm};
 use crate::flat::unit_prims::{self, FlatUnitPrim};
-use crate::flat::{
-    as_bytes, flatten_camera, flatten_film, flatten_integrator, FlatBsdf, FlatCamera, FlatDist2D,
-    FlatFilm, FlatIntegrator, FlatScene, RecordRef,
-};
+use crate::flat::{as_bytes, FlatBsdf, FlatDist2D, FlatScene, RecordRef};
+use crate::integrators::record::{flatten_integrator, FlatIntegrator};
 use crate::scene::loaded::Changes;
 use crate::scene::RenderSetup;
+use crate::sensors::record::{flatten_camera, FlatCamera};
 use crate::sensors::Sensor;
 use crate::textures::registry::RecordCtx;
 use crate::{integrators::AnyIntegrator, render::RenderOptions};
