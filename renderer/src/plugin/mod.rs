@@ -19,6 +19,7 @@
 //! plugins are a `build` function (sensors, films, reconstruction filters,
 //! integrators).
 
+pub mod gradient;
 pub mod record;
 pub mod registry;
 
