@@ -20,6 +20,7 @@
 //! integrators).
 
 pub mod gradient;
+pub mod patch;
 pub mod record;
 pub mod registry;
 

@@ -27,6 +27,7 @@ use crate::desc::props::Props;
 use crate::error::{Error, Result};
 use crate::math::{floor_i32, luminance, Color, Vec2};
 use crate::plugin::gradient::TexelGradient;
+use crate::plugin::patch::{Editable, EditableKey, Place};
 use crate::plugin::BuildContext;
 
 /// How texels are reconstructed between their centres.
@@ -317,6 +318,13 @@ impl Bitmap {
     pub fn mean_luminance(&self, texels: &[f32]) -> f32 {
         luminance(self.mean_texels(texels))
     }
+}
+
+impl Editable for Bitmap {
+    const EDITABLE: &'static [EditableKey] = &[EditableKey {
+        key: "data",
+        place: Place::Image,
+    }];
 }
 
 impl TexelGradient for Bitmap {
