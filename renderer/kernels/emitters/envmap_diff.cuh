@@ -3,9 +3,9 @@
 #pragma once
 
 #if HG_HAS(HG_EMITTER_SET, HG_EMITTER_ENVMAP)
-// EnvmapEmitter::derivatives: the radiance along world direction d without the scale, and
-// the texels (index y width + x of the source image) the lookup interpolates with their
-// weights times the scale.
+// EnvmapEmitter::scale_derivative and texel_weights: the radiance along world direction d
+// without the scale, and the texels (index y width + x of the source image) the lookup
+// interpolates with their weights times the scale.
 __device__ inline V3 envmap_derivatives(const SceneData& s, const EnvmapRecord& e, V3 d, hg_u32* texel, float* w) {
     V2 uv = direction_to_uv(normalize_or_zero(mat3_mul(e.to_local, d)));
     hg_u32 width = e.width, h = e.height;
