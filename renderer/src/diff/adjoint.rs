@@ -27,6 +27,7 @@ use crate::emitters::AnyEmitter;
 use crate::integrators::observe::{PathObserver, Seen, Vertex};
 use crate::integrators::{environment_radiance, sample_emitter_in, EmitterSampleResult};
 use crate::math::{Color, Vec2, Vec3};
+use crate::plugin::gradient::TexelGradient;
 use crate::scene::Scene;
 use crate::shapes::NO_EMITTER;
 use crate::textures::{AnyTexture, SurfacePoint};
@@ -170,13 +171,7 @@ impl Adjoint<'_> {
                 let AnyTexture::Bitmap(b) = &self.probe.store().records[p.texture as usize] else {
                     return;
                 };
-                for (texel, w) in b.texel_weights(at.uv) {
-                    if w != 0.0 {
-                        for c in 0..channels {
-                            grad[texel * channels + c] += w * s[c];
-                        }
-                    }
-                }
+                b.add_texel_gradient(at.uv, s, channels, grad);
             }
         }
     }
@@ -213,14 +208,10 @@ impl Adjoint<'_> {
         for (p, grad) in self.params.iter().zip(self.grads.iter_mut()) {
             match p.kind {
                 DiffKind::EnvmapData { emitter: pe, .. } if pe == emitter => {
-                    for (texel, w) in e.derivatives(texels, d).1 {
-                        for c in 0..3 {
-                            grad[3 * texel + c] += w * weight[c];
-                        }
-                    }
+                    e.add_texel_gradient(d, [weight[0], weight[1], weight[2]], 3, grad);
                 }
                 DiffKind::EnvmapScale { emitter: pe } if pe == emitter => {
-                    grad[0] += weight.dot(e.derivatives(texels, d).0);
+                    grad[0] += weight.dot(e.scale_derivative(texels, d));
                 }
                 _ => {}
             }

@@ -23,7 +23,7 @@ pub const SMALL_SLOTS: u32 = 24;
 /// [`FlatDiffParam::small`] of a parameter without accumulators.
 pub const NO_SLOT: u32 = u32::MAX;
 
-/// One parameter (`FlatDiffParam` in `backward.cuh`, 48 bytes).
+/// One parameter (`FlatDiffParam` in `backward/params.cuh`, 48 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FlatDiffParam {

@@ -32,6 +32,7 @@ use crate::math::sincos::sin_cos_pi;
 use crate::math::{
     floor_f32, luminance, Color, Distribution2D, Mat3, Vec2, Vec3, INV_PI, INV_TWO_PI, PI,
 };
+use crate::plugin::gradient::TexelGradient;
 use crate::plugin::BuildContext;
 use std::sync::Arc;
 
@@ -277,23 +278,44 @@ impl EnvmapEmitter {
     }
 
     /// For differentiable rendering: the radiance along world direction `d` without
-    /// the scale (its derivative with respect to the scale), and the source image's
-    /// texels (index `y · width + x`) the lookup interpolates with their weights times
-    /// the scale (its derivative with respect to each texel's value, per channel).
-    pub fn derivatives(&self, texels: &[f32], d: Vec3) -> (Color, [(usize, f32); 4]) {
+    /// the scale, its derivative with respect to the scale.
+    pub fn scale_derivative(&self, texels: &[f32], d: Vec3) -> Color {
+        self.unscaled(
+            texels,
+            direction_to_uv((self.to_local * d).normalize_or_zero()),
+        )
+    }
+
+    /// For differentiable rendering: the source image's texels (index `y · width + x`)
+    /// a lookup along world direction `d` interpolates, with their weights times the
+    /// scale (the lookup's derivative with respect to each texel's value, per channel).
+    pub fn texel_weights(&self, d: Vec3) -> [(usize, f32); 4] {
         let uv = direction_to_uv((self.to_local * d).normalize_or_zero());
         let (ix, iy, fx, fy) = self.cell(uv);
         let w = self.width as usize;
         // the padded column `w` repeats column 0
         let at = |i: usize, j: usize| j * w + i % w;
         let s = self.scale;
-        let weights = [
+        [
             (at(ix, iy), (1.0 - fx) * (1.0 - fy) * s),
             (at(ix + 1, iy), fx * (1.0 - fy) * s),
             (at(ix, iy + 1), (1.0 - fx) * fy * s),
             (at(ix + 1, iy + 1), fx * fy * s),
-        ];
-        (self.unscaled(texels, uv), weights)
+        ]
+    }
+}
+
+impl TexelGradient for EnvmapEmitter {
+    type At = Vec3;
+
+    /// Scatters the derivative of the radiance along world direction `d` with
+    /// [`EnvmapEmitter::texel_weights`].
+    fn add_texel_gradient(&self, d: Vec3, s: [f32; 3], channels: usize, grad: &mut [f32]) {
+        for (texel, w) in self.texel_weights(d) {
+            for c in 0..channels {
+                grad[channels * texel + c] += w * s[c];
+            }
+        }
     }
 }
 

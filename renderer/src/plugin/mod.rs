@@ -19,6 +19,8 @@
 //! plugins are a `build` function (sensors, films, reconstruction filters,
 //! integrators).
 
+pub mod gradient;
+pub mod patch;
 pub mod record;
 pub mod registry;
 

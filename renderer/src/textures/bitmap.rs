@@ -26,6 +26,8 @@ use super::{RecordCtx, SurfacePoint, TexturePlugin, TextureStore, UvTransform};
 use crate::desc::props::Props;
 use crate::error::{Error, Result};
 use crate::math::{floor_i32, luminance, Color, Vec2};
+use crate::plugin::gradient::TexelGradient;
+use crate::plugin::patch::{Editable, EditableKey, Place};
 use crate::plugin::BuildContext;
 
 /// How texels are reconstructed between their centres.
@@ -315,6 +317,29 @@ impl Bitmap {
     /// The mean luminance (Mitsuba's scalar `mean()` of a bitmap).
     pub fn mean_luminance(&self, texels: &[f32]) -> f32 {
         luminance(self.mean_texels(texels))
+    }
+}
+
+impl Editable for Bitmap {
+    const EDITABLE: &'static [EditableKey] = &[EditableKey {
+        key: "data",
+        place: Place::Image,
+    }];
+}
+
+impl TexelGradient for Bitmap {
+    type At = Vec2;
+
+    /// Scatters a lookup's derivative with [`Bitmap::texel_weights`]; texels of weight
+    /// zero (a nearest lookup's three) are left alone.
+    fn add_texel_gradient(&self, uv: Vec2, s: [f32; 3], channels: usize, grad: &mut [f32]) {
+        for (texel, w) in self.texel_weights(uv) {
+            if w != 0.0 {
+                for c in 0..channels {
+                    grad[texel * channels + c] += w * s[c];
+                }
+            }
+        }
     }
 }
 

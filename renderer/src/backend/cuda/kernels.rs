@@ -56,6 +56,11 @@ pub const FILES: &[(&str, &str)] = embed![
     "shapes/sample.cuh",
     "shapes/sphere.cuh",
     "textures/texture.cuh",
+    "backward/params.cuh",
+    "backward/texels.cuh",
+    "backward/adjoint.cuh",
+    "textures/bitmap_diff.cuh",
+    "emitters/envmap_diff.cuh",
 ];
 
 /// The module holding the `depth` integrator and the layout-table kernel.

@@ -9,8 +9,11 @@ use std::sync::Arc;
 use super::write::write_desc;
 use super::{host_tensor, push_unique, LoadedScene};
 use crate::desc::params::{ParamValue, TensorData, TensorValue};
+use crate::desc::props::PixelArray;
 use crate::desc::{Category, SceneDesc};
 use crate::error::{Error, Result};
+use crate::plugin::patch::{Editable, Place};
+use crate::textures::bitmap::Bitmap;
 
 impl LoadedScene {
     /// Adds the readers of `objects` to it, transitively.
@@ -33,6 +36,21 @@ impl LoadedScene {
             && crate::bsdfs::registry::entry(&o.kind).is_some_and(|e| e.reads_texture_means)
     }
 
+    /// The image that parameter `key` of object `r` is written into in place, if its
+    /// plugin says it lives there ([`Editable`]): a bitmap's data.
+    fn image_in_place(&self, r: usize, key: &str) -> Option<u32> {
+        let rec = &self.log.objects[r];
+        let name = key.rsplit('.').next().unwrap_or(key);
+        let place = match (rec.category, rec.kind.as_str()) {
+            (Category::Texture, "bitmap") => Bitmap::place_of(name),
+            _ => None,
+        };
+        match place {
+            Some(Place::Image) => self.image_of(r),
+            None => None,
+        }
+    }
+
     /// Whether a device value for parameter `key` would stay on the device at update
     /// (a bitmap's data that no reader needs on the host): a backend with a device
     /// copy of the scene can then upload a host array for it straight away.
@@ -40,10 +58,7 @@ impl LoadedScene {
         let Some(d) = self.params.decls().iter().find(|d| d.key == key) else {
             return false;
         };
-        let rec = &self.log.objects[d.owner];
-        if rec.kind != "bitmap"
-            || self.image_of(d.owner).is_none()
-            || !matches!(d.value, ParamValue::Tensor(_))
+        if self.image_in_place(d.owner, key).is_none() || !matches!(d.value, ParamValue::Tensor(_))
         {
             return false;
         }
@@ -57,10 +72,13 @@ impl LoadedScene {
     pub(super) fn plan(&self, staged: &[(usize, ParamValue)]) -> Result<Plan> {
         let mut root = self.desc.root.clone();
         let mut owners = BTreeSet::new();
+        // objects whose parameters are written in place, not rebuilt
+        let mut patched = BTreeSet::new();
         let mut plan = Plan {
             desc: self.desc.clone(),
             replay: Vec::new(),
             device_images: Vec::new(),
+            images: Vec::new(),
             geometry: false,
             moved: Vec::new(),
             sensor: false,
@@ -75,13 +93,14 @@ impl LoadedScene {
                 }) => Some(data.clone()),
                 _ => None,
             };
-            match (device, self.image_of(d.owner)) {
+            let in_place = self.image_in_place(d.owner, &d.key);
+            match (device, in_place) {
                 // a bitmap's data in device memory: no description or host change, only
-                // its readers are rebuilt (below)
-                (Some(data), Some(image)) if rec.kind == "bitmap" => {
+                // its readers that derive values from it are rebuilt (below)
+                (Some(data), Some(image)) => {
                     plan.device_images.retain(|(im, _)| *im != image);
                     plan.device_images.push((image, data));
-                    owners.extend(rec.dependents.iter().copied());
+                    patched.insert(d.owner);
                     continue;
                 }
                 // anything else that reads device values (an environment map's data,
@@ -96,6 +115,12 @@ impl LoadedScene {
                 }
                 (None, _) => write_desc(&mut root, &rec.path, &d.target, v, &d.key)?,
             }
+            // a bitmap's data on the host: written into the texture store in place
+            if let (Some(image), ParamValue::Tensor(t)) = (in_place, v) {
+                plan.patch_image(rec.order, image, host_tensor(t)?);
+                patched.insert(d.owner);
+                continue;
+            }
             match rec.category {
                 // vertex positions (the only array parameters of a shape)
                 Category::Shape if matches!(d.value, ParamValue::Array(_)) => {
@@ -108,6 +133,10 @@ impl LoadedScene {
                 }
             }
         }
+        // the readers of what was written in place that derive values from it
+        let mut readers = patched;
+        self.add_readers(&mut readers);
+        owners.extend(readers.into_iter().filter(|&r| self.reads_means(r)));
         self.add_readers(&mut owners);
         let mut replay: Vec<usize> = owners
             .into_iter()
@@ -143,7 +172,8 @@ impl LoadedScene {
                     shape,
                     data: TensorData::Device(data),
                 };
-                let host = ParamValue::Tensor(TensorValue::host(host_tensor(&t)?));
+                let px = host_tensor(&t)?;
+                let host = ParamValue::Tensor(TensorValue::host(px.clone()));
                 let rec = &self.log.objects[owner];
                 write_desc(
                     &mut root,
@@ -152,11 +182,7 @@ impl LoadedScene {
                     &host,
                     &d.key,
                 )?;
-                if let Err(pos) =
-                    replay.binary_search_by_key(&rec.order, |&r| self.log.objects[r].order)
-                {
-                    replay.insert(pos, owner);
-                }
+                plan.patch_image(rec.order, image, px);
             }
         }
         plan.desc = SceneDesc {
@@ -172,10 +198,32 @@ pub(super) struct Plan {
     pub(super) desc: SceneDesc,
     pub(super) replay: Vec<usize>,
     pub(super) device_images: Vec<(u32, Arc<dyn crate::desc::params::DeviceValues>)>,
+    /// Images written in place with their host values, in their owners' build order.
+    pub(super) images: Vec<ImagePatch>,
     pub(super) geometry: bool,
     /// Meshes whose vertex positions were written (shape handles).
     pub(super) moved: Vec<u32>,
     pub(super) sensor: bool,
+}
+
+impl Plan {
+    /// Writes `px` in place as image `image`, whose owner finished its build at
+    /// `order` (the images keep their owners' build order, as rebuilds wrote them).
+    fn patch_image(&mut self, order: usize, image: u32, px: Arc<PixelArray>) {
+        self.images.retain(|p| p.image != image);
+        let pos = self.images.partition_point(|p| p.order < order);
+        self.images.insert(pos, ImagePatch { order, image, px });
+    }
+}
+
+/// An image written in place.
+pub(super) struct ImagePatch {
+    /// When its owner finished its build.
+    order: usize,
+    /// Its index in the texture store.
+    pub(super) image: u32,
+    /// Its new values.
+    pub(super) px: Arc<PixelArray>,
 }
 
 fn v_shape(v: &ParamValue) -> [usize; 3] {

@@ -1,5 +1,6 @@
-//! Record collection: the records replays rewrote move into the new scene, and the
-//! slots whose contents changed are listed in the update's [`Changes`].
+//! Record collection: the records replays rewrote and the images written in place move
+//! into the new scene, and the slots whose contents changed are listed in the update's
+//! [`Changes`].
 
 use std::sync::Arc;
 
@@ -9,15 +10,18 @@ use crate::scene::builder::{Alloc, BuildCtx};
 use crate::scene::Scene;
 
 impl LoadedScene {
-    /// Moves the replayed records into `scene` and lists the slots whose contents
-    /// changed.
+    /// Moves the replayed records and the images written in place (`patched`) into
+    /// `scene` and lists the slots whose contents changed.
     pub(super) fn collect_records(
         &self,
         ctx: &mut BuildCtx,
+        patched: &[u32],
         scene: &mut Scene,
         changes: &mut Changes,
     ) {
-        let written: Vec<Alloc> = ctx.written().to_vec();
+        let written: Vec<Alloc> = (patched.iter().map(|&i| Alloc::Image(i)))
+            .chain(ctx.written().iter().copied())
+            .collect();
         let old = &self.setup.scene;
         for a in &written {
             match *a {

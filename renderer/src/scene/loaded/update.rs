@@ -23,6 +23,10 @@ impl LoadedScene {
         }
         let plan = self.plan(staged)?;
         let mut ctx = BuildCtx::for_replay(&plan.desc.root, self.cache.clone(), &self.setup.scene)?;
+        // values written in place, before the objects that read them are rebuilt
+        for p in &plan.images {
+            ctx.textures.images[p.image as usize] = p.px.clone();
+        }
         for &r in &plan.replay {
             let rec = &self.log.objects[r];
             let obj = keys::find(&plan.desc.root, &rec.path).ok_or_else(|| {
@@ -37,7 +41,8 @@ impl LoadedScene {
         // device-only images: the host slot keeps its old (stale) values
         let mut setup = RenderSetup::clone(&self.setup);
         let mut changes = Changes::default();
-        self.collect_records(&mut ctx, &mut setup.scene, &mut changes);
+        let patched: Vec<u32> = plan.images.iter().map(|p| p.image).collect();
+        self.collect_records(&mut ctx, &patched, &mut setup.scene, &mut changes);
         if plan.geometry {
             self.rebuild_geometry(&plan.desc.root, &mut setup.scene)
                 .map_err(|e| self.refused_kind(staged, Category::Shape, e))?;
