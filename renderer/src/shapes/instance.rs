@@ -427,7 +427,9 @@ mod tests {
         crate::backend::cuda::check_supported(&s).unwrap();
         let f = crate::flat::FlatScene::from_scene(&s).unwrap();
         let kinds: Vec<u32> = f.shapes.iter().map(|r| r.kind).collect();
-        use crate::shapes::tag::{INSTANCE as I, MESH as SHAPE_MESH, RECTANGLE as SHAPE_RECTANGLE, SPHERE as SHAPE_SPHERE};
+        use crate::shapes::tag::{
+            INSTANCE as I, MESH as SHAPE_MESH, RECTANGLE as SHAPE_RECTANGLE, SPHERE as SHAPE_SPHERE,
+        };
         assert_eq!(kinds, [I, I, SHAPE_SPHERE, SHAPE_MESH, SHAPE_RECTANGLE]);
         // one group: its 14 primitives (sphere, 12 cube triangles, rectangle) once
         assert_eq!(f.prims.len(), 2 + 14);
