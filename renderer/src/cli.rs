@@ -347,22 +347,16 @@ fn plugins(name: Option<&str>) -> Result<()> {
         }
     } else {
         out += "(`heliograph plugins NAME` prints a plugin's manual)\n";
-        let mut i = 0;
-        while i < registered.len() {
-            let cat = registered[i].category;
-            let n = registered[i..]
-                .iter()
-                .take_while(|p| p.category == cat)
-                .count();
+        for group in registered.chunk_by(|a, b| a.category == b.category) {
+            let n = group.len();
             let plural = if n == 1 { "" } else { "s" };
-            out += &format!("{cat} ({n} plugin{plural}):\n");
-            for p in &registered[i..i + n] {
+            out += &format!("{} ({n} plugin{plural}):\n", group[0].category);
+            for p in group {
                 out += &format!("  {:<16} {}\n", p.name, p.summary());
                 for r in p.parameters() {
                     out += &format!("      {:<24} {}, default {}\n", r.name, r.kind, r.default);
                 }
             }
-            i += n;
         }
     }
     print_all(&out)
