@@ -115,14 +115,15 @@ pub fn variants() -> Vec<&'static str> {
 /// A loaded scene (see the module docs).
 #[pyclass(module = "heliograph", name = "Scene", frozen, weakref)]
 pub struct PyScene {
-    state: Mutex<Session>,
+    /// Shared with the XLA render functions registered for the scene.
+    state: Arc<Mutex<Session>>,
 }
 
 impl PyScene {
     fn build(py: Python<'_>, desc: SceneDesc) -> PyResult<PyScene> {
         let session = py.detach(|| Session::new(desc)).map_err(to_py)?;
         Ok(PyScene {
-            state: Mutex::new(session),
+            state: Arc::new(Mutex::new(session)),
         })
     }
 
@@ -140,6 +141,11 @@ impl PyScene {
     /// or never held it).
     pub(crate) fn lock_now(&self) -> MutexGuard<'_, Session> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The session, shared (an XLA render function holds it).
+    pub fn session(&self) -> Arc<Mutex<Session>> {
+        self.state.clone()
     }
 
     /// The current parameter table.

@@ -34,6 +34,7 @@ pub mod session;
 pub mod shapes;
 pub mod tensor;
 pub mod textures;
+pub mod xla;
 
 pub use error::{ArrayProblem, CudaError, Error, Loc, Result};
 
