@@ -19,6 +19,7 @@ pub mod scene;
 pub mod tensor;
 pub mod tensor_index;
 pub mod tensor_ops;
+pub mod variant;
 pub mod xla;
 
 use heliograph::backend::cuda::nvrtc_lib;
@@ -161,9 +162,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<TensorXf>()?;
     m.add_class::<scene::PyScene>()?;
     m.add_class::<params::SceneParameters>()?;
-    m.add_function(wrap_pyfunction!(scene::set_variant, m)?)?;
-    m.add_function(wrap_pyfunction!(scene::variant, m)?)?;
-    m.add_function(wrap_pyfunction!(scene::variants, m)?)?;
+    m.add_function(wrap_pyfunction!(variant::set_variant, m)?)?;
+    m.add_function(wrap_pyfunction!(variant::variant, m)?)?;
+    m.add_function(wrap_pyfunction!(variant::variants, m)?)?;
     m.add_function(wrap_pyfunction!(scene::load_dict, m)?)?;
     m.add_function(wrap_pyfunction!(scene::load_file, m)?)?;
     m.add_function(wrap_pyfunction!(scene::load_string, m)?)?;

@@ -597,7 +597,7 @@ fn wait_device(py: Python<'_>, d: &Arc<DeviceTensor>) -> PyResult<()> {
 /// The device that a tensor made from host data lives on: under `cuda_rgb` a host array
 /// is uploaded, as Mitsuba's TensorXf is on the GPU.
 fn host_device() -> PyResult<Option<Arc<heliograph::backend::cuda::CudaBackend>>> {
-    match crate::scene::backend() {
+    match crate::variant::backend() {
         Some(b) if b.holds_tensors_on_device() => crate::cuda::opened(),
         _ => Ok(None),
     }

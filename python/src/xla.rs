@@ -59,7 +59,7 @@ pub fn _xla_target(
             seed: seed_grad,
         },
         variant: Variant {
-            renderer: crate::scene::renderer_now,
+            renderer: crate::variant::renderer_now,
             cuda: crate::cuda::backend_now,
         },
     };
