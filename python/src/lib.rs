@@ -18,6 +18,7 @@ pub mod render;
 pub mod scene;
 pub mod tensor;
 pub mod tensor_index;
+pub mod tensor_methods;
 pub mod tensor_ops;
 pub mod variant;
 pub mod xla;
@@ -193,7 +194,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cuda::cuda_stream, m)?)?;
     m.add_function(wrap_pyfunction!(cuda::_cuda_live_buffers, m)?)?;
     m.add_function(wrap_pyfunction!(cuda::_cuda_held_bytes, m)?)?;
-    m.add_function(wrap_pyfunction!(cuda::_cuda_fence_count, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor::_cuda_fence_count, m)?)?;
     m.add_function(wrap_pyfunction!(cuda::_parked_imports, m)?)?;
     xla::register(m)?;
     m.add_function(wrap_pyfunction!(_cli_main, m)?)?;
