@@ -130,7 +130,7 @@ fn _plugins() -> Vec<(&'static str, Vec<&'static str>)> {
 /// Number of DLPack capsules whose memory has not been released yet (tests).
 #[pyfunction]
 fn _live_exports() -> isize {
-    heliograph::tensor::export::live_exports()
+    heliograph::interop::export::live_exports()
 }
 
 /// Runs the `heliograph` command line on `argv` (the program name first) in this process

@@ -20,9 +20,9 @@ use std::time::{Duration, Instant};
 
 use heliograph::backend::cpu::RenderJob;
 use heliograph::backend::cuda::DeviceTensor;
+use heliograph::interop::export::Owner;
+use heliograph::interop::Storage;
 use heliograph::io::linear_to_srgb;
-use heliograph::tensor::export::Owner;
-use heliograph::tensor::Storage;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};

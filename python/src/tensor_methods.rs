@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use heliograph::tensor::export::{Fence, Owner};
+use heliograph::interop::export::{Fence, Owner};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyDict, PyTuple};

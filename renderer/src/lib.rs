@@ -21,6 +21,7 @@ pub mod error;
 pub mod films;
 pub mod flat;
 pub mod integrators;
+pub mod interop;
 pub mod io;
 pub mod math;
 pub mod parallel;

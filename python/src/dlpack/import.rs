@@ -19,11 +19,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyTuple};
 
 use heliograph::backend::cuda::{CudaBackend, DeviceTensor};
+use heliograph::interop::import::{check_device, cuda_array};
 use heliograph::math::all_finite;
-use heliograph::tensor::import::{check_device, cuda_array};
 use heliograph::tensor::{host_layout, read_host, read_host_buffer, read_host_into, Buffer};
 
-use heliograph::tensor::export::{NAME_LEGACY, NAME_VERSIONED, USED_LEGACY, USED_VERSIONED};
+use heliograph::interop::export::{NAME_LEGACY, NAME_VERSIONED, USED_LEGACY, USED_VERSIONED};
 
 use super::{
     DLDataType, DLManagedTensor, DLManagedTensorVersioned, DLTensor, HostArray, DEVICE_CPU,
