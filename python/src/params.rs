@@ -19,10 +19,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyList};
 
 use crate::dict::transform_of;
-use crate::dlpack::{HostArray, HostTo, Imported};
+use crate::dlpack::HostArray;
 use crate::errors::to_py;
 use crate::scene::PyScene;
 use crate::tensor::{import_any, TensorXf};
+use heliograph::interop::import::{HostTo, Imported};
 
 /// The editable parameters of a scene, under Mitsuba's key names.
 #[pyclass(module = "heliograph", frozen)]

@@ -27,9 +27,10 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};
 
-use crate::dlpack::{self, parse_export_args, Buffer, HostArray, HostTo, Imported};
+use crate::dlpack::{self, parse_export_args, Buffer, HostArray};
 use crate::errors::{self, RenderError};
 use crate::progress::{ProgressLine, PROGRESS, PROGRESS_DELAY_US};
+use heliograph::interop::import::{HostTo, Imported};
 
 /// A float32 tensor (`shape`, C order) on the host or a CUDA device.
 #[pyclass(module = "heliograph", frozen, weakref)]
@@ -247,7 +248,8 @@ pub fn on_cuda(obj: &Bound<'_, PyAny>) -> bool {
 /// producer (CUDA arrays are copied on the device, then read), or (through
 /// `numpy.asarray`) nested sequences.
 pub fn to_host_array(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArray> {
-    import_any(py, obj, HostTo::Vec, None)?.into_host(py)
+    let imported = import_any(py, obj, HostTo::Vec, None)?;
+    py.detach(|| imported.into_host()).map_err(errors::to_py)
 }
 
 /// Imports anything array-like, keeping CUDA arrays on the device: a TensorXf (a host

@@ -9,10 +9,11 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyDict, PyTuple};
 
-use crate::dlpack::{self, parse_export_args, Buffer, HostTo, Imported};
+use crate::dlpack::{self, parse_export_args, Buffer};
 use crate::errors;
 use crate::tensor::{encode_png, host_device, import_any, to_host_array, wait_device, TensorXf};
 use crate::tensor_ops;
+use heliograph::interop::import::{HostTo, Imported};
 
 #[pymethods]
 impl TensorXf {
