@@ -83,13 +83,6 @@ pub fn _cuda_held_bytes() -> (usize, usize) {
     }
 }
 
-/// Release fences a CUDA tensor holds (tests: one per consumer stream, however often
-/// it is exported); 0 for a host tensor.
-#[pyfunction]
-pub fn _cuda_fence_count(t: &Bound<'_, crate::tensor::TensorXf>) -> usize {
-    t.get().device_tensor().map_or(0, |d| d.fence_count())
-}
-
 /// DLPack capsules of other frameworks whose device copy is still queued, after
 /// releasing those whose copy has finished (tests).
 #[pyfunction]

@@ -10,10 +10,11 @@ use heliograph::desc::params::{shape_str, ParamTable};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
-use crate::dlpack::{HostTo, Imported};
 use crate::errors::{to_py, RenderError};
-use crate::scene::{current_backend, renderer, PyScene};
+use crate::scene::PyScene;
 use crate::tensor::{import_any, to_host_array, TensorXf};
+use crate::variant::{current_backend, renderer};
+use heliograph::interop::import::{HostTo, Imported};
 
 fn scene_of<'a, 'py>(
     scene: &'a Bound<'py, PyAny>,

@@ -18,7 +18,9 @@ pub mod render;
 pub mod scene;
 pub mod tensor;
 pub mod tensor_index;
+pub mod tensor_methods;
 pub mod tensor_ops;
+pub mod variant;
 pub mod xla;
 
 use heliograph::backend::cuda::nvrtc_lib;
@@ -128,7 +130,7 @@ fn _plugins() -> Vec<(&'static str, Vec<&'static str>)> {
 /// Number of DLPack capsules whose memory has not been released yet (tests).
 #[pyfunction]
 fn _live_exports() -> isize {
-    heliograph::tensor::export::live_exports()
+    heliograph::interop::export::live_exports()
 }
 
 /// Runs the `heliograph` command line on `argv` (the program name first) in this process
@@ -161,9 +163,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<TensorXf>()?;
     m.add_class::<scene::PyScene>()?;
     m.add_class::<params::SceneParameters>()?;
-    m.add_function(wrap_pyfunction!(scene::set_variant, m)?)?;
-    m.add_function(wrap_pyfunction!(scene::variant, m)?)?;
-    m.add_function(wrap_pyfunction!(scene::variants, m)?)?;
+    m.add_function(wrap_pyfunction!(variant::set_variant, m)?)?;
+    m.add_function(wrap_pyfunction!(variant::variant, m)?)?;
+    m.add_function(wrap_pyfunction!(variant::variants, m)?)?;
     m.add_function(wrap_pyfunction!(scene::load_dict, m)?)?;
     m.add_function(wrap_pyfunction!(scene::load_file, m)?)?;
     m.add_function(wrap_pyfunction!(scene::load_string, m)?)?;
@@ -192,7 +194,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cuda::cuda_stream, m)?)?;
     m.add_function(wrap_pyfunction!(cuda::_cuda_live_buffers, m)?)?;
     m.add_function(wrap_pyfunction!(cuda::_cuda_held_bytes, m)?)?;
-    m.add_function(wrap_pyfunction!(cuda::_cuda_fence_count, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor::_cuda_fence_count, m)?)?;
     m.add_function(wrap_pyfunction!(cuda::_parked_imports, m)?)?;
     xla::register(m)?;
     m.add_function(wrap_pyfunction!(_cli_main, m)?)?;

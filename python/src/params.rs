@@ -11,20 +11,19 @@
 
 use std::sync::{Arc, Mutex};
 
-use heliograph::backend::cuda::DeviceTensor;
-use heliograph::desc::params::{non_finite_msg, shape_str, ArrayValue, DeviceValues};
-use heliograph::desc::{ParamValue, PixelArray, SceneParams, TensorData, TensorValue};
-use heliograph::math::{Transform, Vec3};
-use heliograph::tensor::dlpack::DLDataType;
+use heliograph::desc::params::{shape_str, DeviceValues};
+use heliograph::desc::{ParamValue, SceneParams, TensorData};
+use heliograph::session::values::{from_device, from_host};
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyList};
 
 use crate::dict::transform_of;
-use crate::dlpack::{HostArray, HostTo, Imported};
-use crate::errors::{to_py, SceneError};
+use crate::dlpack::HostArray;
+use crate::errors::to_py;
 use crate::scene::PyScene;
 use crate::tensor::{import_any, TensorXf};
+use heliograph::interop::import::{HostTo, Imported};
 
 /// The editable parameters of a scene, under Mitsuba's key names.
 #[pyclass(module = "heliograph", frozen)]
@@ -115,16 +114,6 @@ fn device_tensor(d: &dyn DeviceValues) -> PyResult<&heliograph::backend::cuda::D
         .ok_or_else(|| PyTypeError::new_err("device values of an unknown backend"))
 }
 
-/// The error of a value of the wrong kind or shape for `key`.
-fn mismatch(key: &str, current: &ParamValue, given: &[usize]) -> PyErr {
-    SceneError::new_err(format!(
-        "<parameters>: parameter \"{key}\": expected {} of shape {}, got an array of shape {}",
-        current.kind_a(),
-        shape_str(&current.shape()),
-        shape_str(given)
-    ))
-}
-
 /// Converts a Python value to the kind `current` has; a shape the core cannot even
 /// represent gets the core's message format.
 fn from_python(
@@ -154,10 +143,10 @@ fn from_python(
         PyErr::from_type(e.get_type(py), msg)
     })?;
     match imported {
-        Imported::Host(a) => from_host(key, current, a),
+        Imported::Host(a) => from_host(key, current, a).map_err(to_py),
         Imported::Buffer { buf, shape, dtype } => {
             let data = buf.as_slice().to_vec();
-            from_host(key, current, HostArray { shape, data, dtype })
+            from_host(key, current, HostArray { shape, data, dtype }).map_err(to_py)
         }
         Imported::Device {
             tensor,
@@ -168,7 +157,7 @@ fn from_python(
             if !matches!(current, ParamValue::Tensor(_)) {
                 // a small value on the device: read it (a few floats)
                 let data = py.detach(|| tensor.to_host()).map_err(to_py)?;
-                return from_host(key, current, HostArray { shape, data, dtype });
+                return from_host(key, current, HostArray { shape, data, dtype }).map_err(to_py);
             }
             // a TensorXf stays the caller's: the scene keeps its own copy (on the device)
             let tensor = if v.cast::<TensorXf>().is_ok() {
@@ -176,107 +165,9 @@ fn from_python(
             } else {
                 tensor
             };
-            from_device(key, current, tensor, &shape, dtype, non_finite)
+            from_device(key, current, tensor, &shape, dtype, non_finite).map_err(to_py)
         }
     }
-}
-
-/// A texture's new values in device memory (`tensor`, of the producer's `shape` and
-/// element type), for the texture parameter `current`; `non_finite` is the index of
-/// the first non-finite value where the values were scanned.
-pub(crate) fn from_device(
-    key: &str,
-    current: &ParamValue,
-    tensor: Arc<DeviceTensor>,
-    shape: &[usize],
-    dtype: DLDataType,
-    non_finite: Option<usize>,
-) -> PyResult<ParamValue> {
-    let ParamValue::Tensor(cur) = current else {
-        return Err(mismatch(key, current, shape));
-    };
-    if dtype.code != heliograph::tensor::dlpack::CODE_FLOAT {
-        return Err(SceneError::new_err(format!(
-            "<parameters>: parameter \"{key}\": expected float data, got {}",
-            dtype.name()
-        )));
-    }
-    let given = match shape[..] {
-        [h, w] => [h, w, 1],
-        [h, w, c] => [h, w, c],
-        _ => return Err(mismatch(key, current, shape)),
-    };
-    if given != cur.shape {
-        return Err(mismatch(key, current, &given));
-    }
-    if let Some(i) = non_finite {
-        return Err(SceneError::new_err(format!(
-            "<parameters>: parameter \"{key}\": {}",
-            non_finite_msg(&given, i)
-        )));
-    }
-    Ok(ParamValue::Tensor(TensorValue {
-        shape: given,
-        data: TensorData::Device(tensor as Arc<dyn DeviceValues>),
-    }))
-}
-
-/// A host array as the kind `current` has.
-pub(crate) fn from_host(key: &str, current: &ParamValue, a: HostArray) -> PyResult<ParamValue> {
-    Ok(match (&a.shape[..], current) {
-        (s, ParamValue::Array(cur)) => {
-            if s != cur.shape.as_slice() {
-                return Err(mismatch(key, current, s));
-            }
-            if !a.is_float() {
-                return Err(SceneError::new_err(format!(
-                    "<parameters>: parameter \"{key}\": expected float data, got {}",
-                    a.dtype_name()
-                )));
-            }
-            ParamValue::Array(ArrayValue {
-                shape: a.shape,
-                data: Arc::new(a.data),
-            })
-        }
-        ([], _) => ParamValue::Float(a.data[0] as f64),
-        ([3], ParamValue::Color(_)) => ParamValue::Color(Vec3::from_slice(&a.data)),
-        ([3], _) => ParamValue::Vector(Vec3::from_slice(&a.data)),
-        ([4, 4], ParamValue::Transform(_)) => {
-            let mut rows = [[0f32; 4]; 4];
-            for (i, r) in rows.iter_mut().enumerate() {
-                r.copy_from_slice(&a.data[4 * i..4 * i + 4]);
-            }
-            let t = Transform::from_rows(rows).ok_or_else(|| {
-                SceneError::new_err(format!(
-                    "<parameters>: parameter \"{key}\": the matrix is singular or not finite"
-                ))
-            })?;
-            ParamValue::Transform(t)
-        }
-        ([_, _, _], ParamValue::Tensor(_)) | ([_, _], ParamValue::Tensor(_)) => {
-            if !a.is_float() {
-                return Err(SceneError::new_err(format!(
-                    "<parameters>: parameter \"{key}\": expected float data, got {}",
-                    a.dtype_name()
-                )));
-            }
-            let (h, w, c) = match a.shape[..] {
-                [h, w] => (h, w, 1),
-                [h, w, c] if matches!(c, 1 | 3 | 4) => (h, w, c),
-                _ => return Err(mismatch(key, current, &a.shape)),
-            };
-            // float data of a checked shape; SceneParams::set checks the values
-            let px = PixelArray {
-                width: w,
-                height: h,
-                channels: c,
-                data: a.data,
-            };
-            ParamValue::Tensor(TensorValue::host(Arc::new(px)))
-        }
-        (s, _) => return Err(mismatch(key, current, s)),
-    })
 }
 
 #[pymethods]

@@ -11,8 +11,9 @@ use heliograph::session::swap::Swap;
 use crate::errors::to_py;
 use crate::film::{tensor_of, RenderedFilm};
 use crate::params::SceneParameters;
-use crate::scene::{renderer, PyScene};
+use crate::scene::PyScene;
 use crate::tensor::TensorXf;
+use crate::variant::renderer;
 
 /// `render(scene, params=None, spp=None, seed=0, sensor=0, integrator=None)`: starts the render
 /// (on the CPU, or on the CUDA render stream under `cuda_rgb`) and returns its

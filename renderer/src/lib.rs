@@ -21,6 +21,7 @@ pub mod error;
 pub mod films;
 pub mod flat;
 pub mod integrators;
+pub mod interop;
 pub mod io;
 pub mod math;
 pub mod parallel;
@@ -34,6 +35,7 @@ pub mod session;
 pub mod shapes;
 pub mod tensor;
 pub mod textures;
+pub mod xla;
 
 pub use error::{ArrayProblem, CudaError, Error, Loc, Result};
 

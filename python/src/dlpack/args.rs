@@ -2,9 +2,9 @@
 //! from Python, once for both kinds of tensor: `TypeError` for a wrong type,
 //! `ValueError` for a value that is no stream or version (the Python array API
 //! standard's exception types). What a tensor can serve is the core's rule
-//! ([`heliograph::tensor::export::ExportArgs`]).
+//! ([`heliograph::interop::export::ExportArgs`]).
 
-use heliograph::tensor::export::{ExportArgs, StreamArg};
+use heliograph::interop::export::{ExportArgs, StreamArg};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt};

@@ -19,91 +19,22 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyTuple};
 
 use heliograph::backend::cuda::{CudaBackend, DeviceTensor};
-use heliograph::math::all_finite;
-use heliograph::tensor::import::{check_device, cuda_array};
-use heliograph::tensor::{host_layout, read_host, read_host_buffer, read_host_into, Buffer};
+use heliograph::interop::import::{check_device, cuda_array, read_host_to, HostTo, Imported};
 
-use heliograph::tensor::export::{NAME_LEGACY, NAME_VERSIONED, USED_LEGACY, USED_VERSIONED};
+use heliograph::interop::export::{NAME_LEGACY, NAME_VERSIONED, USED_LEGACY, USED_VERSIONED};
 
 use super::{
-    DLDataType, DLManagedTensor, DLManagedTensorVersioned, DLTensor, HostArray, DEVICE_CPU,
-    DEVICE_CUDA, DEVICE_CUDA_HOST,
+    DLManagedTensor, DLManagedTensorVersioned, DLTensor, HostArray, DEVICE_CPU, DEVICE_CUDA,
+    DEVICE_CUDA_HOST,
 };
 use crate::errors::to_py;
-
-/// Where an import puts a host array.
-#[derive(Clone, Copy)]
-pub enum HostTo<'a> {
-    /// Into a `Vec` ([`Imported::Host`]).
-    Vec,
-    /// Into a 64-byte aligned [`Buffer`] ([`Imported::Buffer`]), a host tensor's storage.
-    Buffer,
-    /// Into page-locked staging and on to a new tensor on this backend's device
-    /// ([`Imported::Device`]).
-    Device(&'a Arc<CudaBackend>),
-    /// As `Device`, for a parameter of `len` values: scanned for non-finite values on
-    /// the way; an array of another size is read into a `Vec` (for the caller's shape
-    /// error) rather than uploaded.
-    Param(&'a Arc<CudaBackend>, usize),
-}
-
-/// What an import produced.
-pub enum Imported {
-    /// A host array, converted to float32.
-    Host(HostArray),
-    /// A host array converted to float32 into a buffer.
-    Buffer {
-        /// The values.
-        buf: Arc<Buffer>,
-        /// Their shape.
-        shape: Vec<usize>,
-        /// The producer's element type.
-        dtype: DLDataType,
-    },
-    /// A CUDA array copied (or a host array uploaded) into a new float32 device tensor
-    /// (C order).
-    Device {
-        /// The copy (ready once its import has run).
-        tensor: Arc<DeviceTensor>,
-        /// Its shape.
-        shape: Vec<usize>,
-        /// The producer's element type.
-        dtype: DLDataType,
-        /// For a host array uploaded as a parameter, the index of its first non-finite
-        /// value, if any (CUDA arrays are not scanned: that would wait for the copy).
-        non_finite: Option<usize>,
-    },
-}
 
 /// Imports `obj` into host memory: a host array is read, a CUDA array is copied on the
 /// device and then read (this waits for the copy: for callers that need the values on
 /// the host, such as image files and bitmaps).
 pub fn import(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArray> {
-    import_device(py, obj, HostTo::Vec, None)?.into_host(py)
-}
-
-impl Imported {
-    /// The values in host memory: a device copy is read (waiting for it, without the
-    /// GIL).
-    pub fn into_host(self, py: Python<'_>) -> PyResult<HostArray> {
-        match self {
-            Imported::Host(a) => Ok(a),
-            Imported::Buffer { buf, shape, dtype } => Ok(HostArray {
-                shape,
-                data: buf.as_slice().to_vec(),
-                dtype,
-            }),
-            Imported::Device {
-                tensor,
-                shape,
-                dtype,
-                ..
-            } => {
-                let data = py.detach(|| tensor.to_host()).map_err(to_py)?;
-                Ok(HostArray { shape, data, dtype })
-            }
-        }
-    }
+    let imported = import_device(py, obj, HostTo::Vec, None)?;
+    py.detach(|| imported.into_host()).map_err(to_py)
 }
 
 /// Imports `obj`, keeping a CUDA array on the device (see the module docs); a host
@@ -182,53 +113,6 @@ pub fn import_device(
         _ => drop(taken),
     }
     res
-}
-
-/// Reads a host tensor where `host_to` says (an upload reads it once, into staging).
-///
-/// # Safety
-/// `t` must describe live host memory (DLPack).
-unsafe fn read_host_to(t: &DLTensor, host_to: HostTo<'_>) -> heliograph::Result<Imported> {
-    match host_to {
-        // SAFETY: caller's contract.
-        HostTo::Vec => unsafe { read_host(t) }.map(Imported::Host),
-        HostTo::Buffer => {
-            // SAFETY: caller's contract.
-            let (buf, shape) = unsafe { read_host_buffer(t) }?;
-            Ok(Imported::Buffer {
-                buf: Arc::new(buf),
-                shape,
-                dtype: t.dtype,
-            })
-        }
-        HostTo::Device(be) | HostTo::Param(be, _) => {
-            // SAFETY: caller's contract.
-            let l = unsafe { host_layout(t) }?;
-            let scan = match host_to {
-                HostTo::Param(_, len) if len != l.count => {
-                    // SAFETY: caller's contract.
-                    return unsafe { read_host(t) }.map(Imported::Host);
-                }
-                HostTo::Param(..) => true,
-                _ => false,
-            };
-            let mut non_finite = None;
-            let tensor = be.upload_with(l.count, |dst| {
-                // SAFETY: caller's contract; dst has room for count values.
-                unsafe { read_host_into(t, &l, dst) }?;
-                if scan && !all_finite(dst) {
-                    non_finite = dst.iter().position(|v| !v.is_finite());
-                }
-                Ok(())
-            })?;
-            Ok(Imported::Device {
-                tensor: Arc::new(tensor),
-                shape: l.extents(),
-                dtype: t.dtype,
-                non_finite,
-            })
-        }
-    }
 }
 
 /// A tensor reference that crosses a GIL release (the capsule keeps it alive).

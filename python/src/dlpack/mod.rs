@@ -1,7 +1,7 @@
 //! DLPack capsules: export of host and CUDA tensors as legacy (`dltensor`) or
 //! versioned (`dltensor_versioned`) capsules, and import from any producer
 //! ([`import`]). The structs, buffers, strided reads, export rules and managed
-//! records are the core's ([`heliograph::tensor`], [`heliograph::tensor::export`]);
+//! records are the core's ([`heliograph::tensor`], [`heliograph::interop::export`]);
 //! this module is the PyCapsule glue.
 //!
 //! The capsule destructor calls the record's deleter only while the capsule still
@@ -14,11 +14,11 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
+use heliograph::interop::export::{delete, new_record, Managed, Owner};
 pub use heliograph::tensor::dlpack::{
     DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor,
     CODE_FLOAT, DEVICE_CPU, DEVICE_CUDA, DEVICE_CUDA_HOST, FLAG_IS_COPIED,
 };
-use heliograph::tensor::export::{delete, new_record, Managed, Owner};
 pub use heliograph::tensor::{Buffer, HostArray};
 
 /// The capsule destructor: calls the deleter only while the capsule still has its
@@ -80,4 +80,4 @@ pub use args::parse_export_args;
 
 mod import;
 
-pub use import::{import, import_device, park_release, parked, sweep_parked, HostTo, Imported};
+pub use import::{import, import_device, park_release, parked, sweep_parked};

@@ -222,6 +222,15 @@ impl CudaBackend {
         match self.never {}
     }
 
+    /// Uploads `len` values that `fill` writes into staging memory.
+    pub fn upload_with(
+        &self,
+        _len: usize,
+        _fill: impl FnOnce(&mut [f32]) -> Result<()>,
+    ) -> Result<DeviceTensor> {
+        match self.never {}
+    }
+
     /// Compiles and loads a standalone CUDA C module.
     pub fn compile_module(&self, _name: &str, _source: &str) -> Result<ModuleStats> {
         match self.never {}

@@ -4,8 +4,8 @@
 
 use std::ffi::{c_char, c_int, c_void, CString};
 
-use heliograph::backend::cuda::CudaBackend;
-use heliograph::desc::params::shape_str;
+use crate::backend::cuda::CudaBackend;
+use crate::desc::params::shape_str;
 
 #[repr(C)]
 pub(super) struct ExtensionBase {

@@ -1,12 +1,13 @@
-//! The native side of `heliograph.jax` under XLA: two foreign-function targets (XLA's
-//! typed FFI), `heliograph_render` and `heliograph_backward`, that JAX calls with its own
-//! buffers, and on the GPU its own stream, through `jax.ffi.ffi_call`.
+//! Rendering under XLA: two foreign-function targets (XLA's typed FFI),
+//! `heliograph_render` and `heliograph_backward`, that JAX calls with its own buffers,
+//! and on the GPU its own stream, through `jax.ffi.ffi_call`.
 //!
-//! A call carries one attribute, `target`: the id of an [`XlaTarget`] (the scene, the
-//! keys and the sample counts and seeds of `render_fn`). `heliograph_render(values...)`
-//! writes the values into the scene (as `traverse` + `update`) and renders into the
-//! image buffer; `heliograph_backward(grad, values...)` writes the values back and
-//! writes the gradient of `Σ grad · image` into one buffer per key.
+//! A call carries one attribute, `target`: the id of a registered [`Target`] (the
+//! scene's session, the keys and the sample counts and seeds of `render_fn`).
+//! `heliograph_render(values...)` writes the values into the scene (as `traverse` +
+//! `update`) and renders into the image buffer; `heliograph_backward(grad, values...)`
+//! writes the values back and writes the gradient of `Σ grad · image` into one buffer
+//! per key.
 //!
 //! On the GPU nothing waits on the host: the render stream waits for XLA's stream, the
 //! values and the image's gradient are copied device to device, the render or backward
@@ -28,21 +29,19 @@ use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use pyo3::prelude::*;
-
 use call::{execute, Pass, Platform};
 use ffi::{
     error, field_size, internal, metadata, struct_size, CallFrame, ERROR_INTERNAL,
     EXTENSION_METADATA, STAGE_EXECUTE,
 };
-use targets::_xla_target;
+
+pub use targets::{register, unregister, Target, Variant};
 
 static CALLS: AtomicU64 = AtomicU64::new(0);
 
-/// `_xla_handlers()`: `(target name, platform, handler address)` for
+/// `(target name, platform, handler address)` of each handler, for
 /// `jax.ffi.register_ffi_target`.
-#[pyfunction]
-pub fn _xla_handlers() -> Vec<(&'static str, &'static str, usize)> {
+pub fn handlers() -> Vec<(&'static str, &'static str, usize)> {
     vec![
         ("heliograph_render", "cpu", render_cpu as *const () as usize),
         (
@@ -63,10 +62,8 @@ pub fn _xla_handlers() -> Vec<(&'static str, &'static str, usize)> {
     ]
 }
 
-/// `_xla_calls()`: how many XLA calls the handlers have executed (tests: proof that a
-/// jitted function went through them).
-#[pyfunction]
-pub fn _xla_calls() -> u64 {
+/// How many XLA calls the handlers have executed.
+pub fn calls() -> u64 {
     CALLS.load(Ordering::Relaxed)
 }
 
@@ -134,12 +131,4 @@ unsafe fn handle(frame: *mut CallFrame, pass: Pass, platform: Platform) -> *mut 
     };
     // SAFETY: the frame's api is XLA's, valid for the call.
     unsafe { error(frame.api, code, &format!("heliograph: {msg}")) }
-}
-
-/// Registers the module's functions.
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(_xla_target, m)?)?;
-    m.add_function(wrap_pyfunction!(_xla_handlers, m)?)?;
-    m.add_function(wrap_pyfunction!(_xla_calls, m)?)?;
-    Ok(())
 }

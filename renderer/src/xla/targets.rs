@@ -5,71 +5,59 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use heliograph::render::RenderOptions;
-use pyo3::prelude::*;
-
 use super::ffi::{internal, invalid, Attrs, Failure, Scalar, ATTR_SCALAR, DTYPE_S64, DTYPE_U64};
-use crate::scene::PyScene;
+use crate::backend::cuda::CudaBackend;
+use crate::backend::renderer::Renderer;
+use crate::render::RenderOptions;
+use crate::session::Session;
 
-/// What a `render_fn` renders: the scene, the keys, and both passes' samples.
-pub(super) struct Target {
-    pub(super) scene: Py<PyScene>,
-    pub(super) keys: Vec<String>,
-    pub(super) render: RenderOptions,
-    pub(super) grad: RenderOptions,
+/// What a `render_fn` renders: the scene's session, the keys, both passes' samples,
+/// and where the variant's renderer is found.
+pub struct Target {
+    /// The scene's session, shared with its owner.
+    pub session: Arc<Mutex<Session>>,
+    /// The parameter keys, in the order of the call's values.
+    pub keys: Vec<String>,
+    /// The render pass's samples.
+    pub render: RenderOptions,
+    /// The backward pass's samples.
+    pub grad: RenderOptions,
+    /// The variant's renderer and CUDA backend.
+    pub variant: Variant,
 }
 
-pub(super) static TARGETS: Mutex<Option<HashMap<u64, Arc<Target>>>> = Mutex::new(None);
-pub(super) static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+/// Where a call finds the variant selected when it runs (from a thread that holds no
+/// lock of its owner): its renderer, and the CUDA backend when XLA runs on the GPU but
+/// the variant renders on the CPU. Errors as text.
+#[derive(Clone, Copy)]
+pub struct Variant {
+    /// The current variant's renderer.
+    pub renderer: fn() -> Result<Box<dyn Renderer>, String>,
+    /// The process's CUDA backend, opened on first use.
+    pub cuda: fn() -> Result<Arc<CudaBackend>, String>,
+}
 
-pub(super) fn targets() -> std::sync::MutexGuard<'static, Option<HashMap<u64, Arc<Target>>>> {
+static TARGETS: Mutex<Option<HashMap<u64, Arc<Target>>>> = Mutex::new(None);
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+fn targets() -> std::sync::MutexGuard<'static, Option<HashMap<u64, Arc<Target>>>> {
     TARGETS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// A registered render function; the XLA calls name it by [`XlaTarget::id`]. Dropping
-/// it unregisters it (a call that names it afterwards is an error).
-#[pyclass(module = "heliograph", frozen)]
-pub struct XlaTarget {
-    #[pyo3(get)]
-    id: u64,
-}
-
-impl Drop for XlaTarget {
-    fn drop(&mut self) {
-        if let Some(map) = targets().as_mut() {
-            map.remove(&self.id);
-        }
-    }
-}
-
-/// `_xla_target(scene, keys, spp, seed, spp_grad, seed_grad)`: registers what the XLA
-/// calls of one `render_fn` render (`spp`/`spp_grad` 0: the scene's sample count).
-#[pyfunction]
-pub fn _xla_target(
-    scene: &Bound<'_, PyScene>,
-    keys: Vec<String>,
-    spp: u32,
-    seed: u64,
-    spp_grad: u32,
-    seed_grad: u64,
-) -> XlaTarget {
+/// Registers `target`; returns the id that a call's `target` attribute names it by.
+pub fn register(target: Target) -> u64 {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    let target = Target {
-        scene: scene.clone().unbind(),
-        keys,
-        render: RenderOptions {
-            spp: (spp > 0).then_some(spp),
-            seed,
-        },
-        grad: RenderOptions {
-            spp: (spp_grad > 0).then_some(spp_grad),
-            seed: seed_grad,
-        },
-    };
     targets()
         .get_or_insert_with(HashMap::new)
         .insert(id, Arc::new(target));
-    XlaTarget { id }
+    id
+}
+
+/// Unregisters the target `id` (a call that names it afterwards is an error).
+pub fn unregister(id: u64) {
+    if let Some(map) = targets().as_mut() {
+        map.remove(&id);
+    }
 }
 
 /// The registered target the call's `target` attribute names.

@@ -4,22 +4,22 @@
 
 use std::sync::Arc;
 
-use heliograph::backend::cuda::{CudaBackend, DeviceTensor, ForeignArray};
-use heliograph::backend::renderer::Renderer;
-use heliograph::desc::params::shape_str;
-use heliograph::desc::{ParamValue, SceneParams};
-use heliograph::diff::resolve;
-use heliograph::session::film::Film;
-use heliograph::session::gradients::{Adjoint, Gradients};
-use heliograph::session::swap::Swap;
-use heliograph::session::Session;
-use heliograph::tensor::dlpack::DLDataType;
-use heliograph::tensor::strided::HostArray;
+use std::sync::{Mutex, MutexGuard};
 
 use super::ffi::{buffers, cuda_stream, internal, invalid, Buf, CallFrame, Failure};
 use super::targets::{target_of, Target};
-use crate::params::{from_device, from_host};
-use crate::scene::{renderer_now, PyScene};
+use crate::backend::cuda::{CudaBackend, DeviceTensor, ForeignArray};
+use crate::backend::renderer::Renderer;
+use crate::desc::params::shape_str;
+use crate::desc::{ParamValue, SceneParams};
+use crate::diff::resolve;
+use crate::session::film::Film;
+use crate::session::gradients::{Adjoint, Gradients};
+use crate::session::swap::Swap;
+use crate::session::values::{from_device, from_host};
+use crate::session::Session;
+use crate::tensor::dlpack::DLDataType;
+use crate::tensor::strided::HostArray;
 
 #[derive(Clone, Copy, PartialEq)]
 pub(super) enum Pass {
@@ -61,12 +61,12 @@ pub(super) unsafe fn execute(
     let args = unsafe { buffers(&frame.args, "argument") }?;
     // SAFETY: XLA's frame.
     let rets = unsafe { buffers(&frame.rets, "result") }?;
-    let renderer = renderer_now().map_err(invalid)?;
+    let renderer = (target.variant.renderer)().map_err(invalid)?;
     let on_gpu = renderer.device_backend().cloned();
     let gpu = if on_gpu.is_some() || platform == Platform::Cuda {
         let be = match on_gpu {
             Some(be) => be,
-            None => crate::cuda::backend_now().map_err(invalid)?,
+            None => (target.variant.cuda)().map_err(invalid)?,
         };
         let stream = match platform {
             // SAFETY: XLA's frame.
@@ -103,7 +103,7 @@ pub(super) unsafe fn execute(
 }
 
 /// One execution's context.
-pub(super) struct Call<'a> {
+struct Call<'a> {
     target: &'a Target,
     platform: Platform,
     gpu: Option<&'a Gpu>,
@@ -146,10 +146,10 @@ impl Call<'_> {
                 rets.len()
             )));
         }
-        let scene = self.target.scene.get();
+        let session = &*self.target.session;
         match pass {
-            Pass::Render => self.render(scene, args, &rets[0]),
-            Pass::Backward => self.backward(scene, &args[0], &args[1..], rets),
+            Pass::Render => self.render(session, args, &rets[0]),
+            Pass::Backward => self.backward(session, &args[0], &args[1..], rets),
         }
     }
 
@@ -229,7 +229,8 @@ impl Call<'_> {
                 }
                 Values::Device(t) => from_device(key, &current, t, &b.dims, DLDataType::F32, None),
             }
-            .map_err(|e| invalid(e.to_string()))?;
+            // the text that the binding's exception gave this error
+            .map_err(|e| invalid(format!("SceneError: {e}")))?;
             p.set(key, value).map_err(|e| invalid(e.to_string()))?;
         }
         Ok(p.staged())
@@ -243,9 +244,9 @@ impl Call<'_> {
             .map_err(|e| invalid(e.to_string()))
     }
 
-    fn render(&self, scene: &PyScene, args: &[Buf], ret: &Buf) -> Result<(), Failure> {
+    fn render(&self, session: &Mutex<Session>, args: &[Buf], ret: &Buf) -> Result<(), Failure> {
         let film = {
-            let mut st = scene.lock_now();
+            let mut st = lock(session);
             ret.check("the image", &st.film_shape())?;
             self.update(&mut st, args)?;
             st.render(self.renderer, self.target.render, &Swap::default())
@@ -262,13 +263,13 @@ impl Call<'_> {
 
     fn backward(
         &self,
-        scene: &PyScene,
+        session: &Mutex<Session>,
         grad: &Buf,
         args: &[Buf],
         rets: &[Buf],
     ) -> Result<(), Failure> {
         let grads = {
-            let mut st = scene.lock_now();
+            let mut st = lock(session);
             grad.check("the image's gradient", &st.film_shape())?;
             self.update(&mut st, args)?;
             let params =
@@ -308,8 +309,13 @@ impl Call<'_> {
     }
 }
 
+/// The session, locked by this thread (as its owner locks it).
+fn lock(session: &Mutex<Session>) -> MutexGuard<'_, Session> {
+    session.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// C-order strides (in elements) of `dims`.
-pub(super) fn c_strides(dims: &[usize]) -> Vec<i64> {
+fn c_strides(dims: &[usize]) -> Vec<i64> {
     let mut s = vec![1i64; dims.len()];
     for i in (0..dims.len().saturating_sub(1)).rev() {
         s[i] = s[i + 1] * dims[i + 1] as i64;
@@ -318,7 +324,7 @@ pub(super) fn c_strides(dims: &[usize]) -> Vec<i64> {
 }
 
 /// Checks that `v` fills the result buffer `b`.
-pub(super) fn check_len(what: &str, b: &Buf, v: &Values) -> Result<(), Failure> {
+fn check_len(what: &str, b: &Buf, v: &Values) -> Result<(), Failure> {
     let n = match v {
         Values::Host(d) => d.len(),
         Values::Device(t) => t.len(),
@@ -334,7 +340,7 @@ pub(super) fn check_len(what: &str, b: &Buf, v: &Values) -> Result<(), Failure> 
 }
 
 /// Copies `data` into the host result buffer `b` (of `data.len()` floats, checked).
-pub(super) fn write_host(b: &Buf, data: &[f32]) {
+fn write_host(b: &Buf, data: &[f32]) {
     if data.is_empty() {
         return;
     }

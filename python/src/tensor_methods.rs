@@ -1,0 +1,391 @@
+//! `TensorXf`'s Python methods: construction, reads (each waits for the tensor's
+//! render or kernel, see [`crate::tensor`]), exports, indexing and the arithmetic
+//! operators (see [`crate::tensor_ops`]).
+
+use std::sync::Arc;
+
+use heliograph::interop::export::{Fence, Owner};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyCapsule, PyDict, PyTuple};
+
+use crate::dlpack::{self, parse_export_args, Buffer};
+use crate::errors;
+use crate::tensor::{encode_png, host_device, import_any, to_host_array, wait_device, TensorXf};
+use crate::tensor_ops;
+use heliograph::interop::import::{HostTo, Imported};
+
+#[pymethods]
+impl TensorXf {
+    /// `TensorXf(array)`: copies a NumPy array, any DLPack producer, a nested list or a TensorXf.
+    /// A CUDA array (a CUDA TensorXf, or any framework's) gives a CUDA tensor, copied
+    /// on the device (the host never waits).
+    #[new]
+    fn py_new(py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<TensorXf> {
+        if let Ok(t) = array.cast::<TensorXf>() {
+            if let Some(d) = t.get().device_tensor() {
+                let copy = py.detach(|| d.duplicate()).map_err(errors::to_py)?;
+                return Ok(TensorXf::device(t.get().dims().to_vec(), copy));
+            }
+        }
+        let cuda = host_device()?;
+        let host_to = cuda.as_ref().map_or(HostTo::Buffer, HostTo::Device);
+        match import_any(py, array, host_to, None)? {
+            Imported::Host(a) => {
+                let buf = Buffer::from_slice(&a.data).map_err(errors::to_py)?;
+                Ok(TensorXf::from_buffer(a.shape, buf))
+            }
+            Imported::Buffer { buf, shape, .. } => Ok(TensorXf::from_buffer(shape, buf)),
+            Imported::Device { tensor, shape, .. } => Ok(TensorXf::device_shared(shape, tensor)),
+        }
+    }
+
+    /// The whole film of an `aov` render (all its channels; the tensor holds those that
+    /// Mitsuba's `render` returns), or None when the tensor is the whole film.
+    fn _film(&self, py: Python<'_>) -> PyResult<Option<TensorXf>> {
+        self.film(py)
+    }
+
+    /// `"cuda:N"` for a CUDA tensor, `"cpu"` otherwise.
+    #[getter(device)]
+    pub fn device_name(&self) -> String {
+        match self.device_tensor() {
+            Some(d) => format!("cuda:{}", d.ordinal()),
+            None => "cpu".into(),
+        }
+    }
+
+    /// The shape, as a tuple.
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.dims())
+    }
+
+    /// Always `numpy.float32`.
+    #[getter]
+    fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("numpy")?.getattr("dtype")?.call1(("float32",))
+    }
+
+    /// Number of dimensions.
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.dims().len()
+    }
+
+    /// Whether the data is available without waiting.
+    #[getter]
+    fn ready(&self) -> bool {
+        self.storage.is_ready()
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        self.dims()
+            .first()
+            .copied()
+            .ok_or_else(|| PyTypeError::new_err("len() of a 0-d tensor"))
+    }
+
+    /// A NumPy view of the data (waits for the render).
+    fn numpy<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        Self::numpy_view(slf)
+    }
+
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__<'py>(
+        slf: &Bound<'py, Self>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        // a CUDA tensor's host data is a fresh copy already: copy=True needs no other
+        let fresh = slf.get().device_tensor().is_some();
+        let mut a = Self::numpy_view(slf)?;
+        if let Some(dt) = dtype.filter(|d| !d.is_none()) {
+            let same: bool = a.getattr("dtype")?.eq(dt)?;
+            if !same && copy == Some(false) {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "TensorXf.__array__: a dtype conversion needs a copy, but copy=False",
+                ));
+            }
+            a = a.call_method1("astype", (dt,))?;
+            return Ok(a);
+        }
+        if copy == Some(true) && !fresh {
+            a = a.call_method0("copy")?;
+        }
+        Ok(a)
+    }
+
+    /// `t[index]`: NumPy indexing; an array result is a new `TensorXf` (on the tensor's
+    /// device), one element a float.
+    fn __getitem__<'py>(
+        slf: &Bound<'py, Self>,
+        index: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::call(slf.py(), "getitem", (slf, index))
+    }
+
+    /// `t[index] = value`: NumPy assignment. The tensor takes new storage with the
+    /// change (a CUDA tensor's computed on the device): arrays exported earlier keep
+    /// the old values.
+    fn __setitem__(
+        slf: &Bound<'_, Self>,
+        index: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        let t = slf.get();
+        let data = tensor_ops::call(py, "setitem", (slf, index, value))?;
+        if let Ok(new) = data.cast::<TensorXf>() {
+            let d = new.get().device_tensor().ok_or_else(|| {
+                PyRuntimeError::new_err("internal error: a CUDA assignment gave a host tensor")
+            })?;
+            t.storage.set_device(d);
+            return Ok(());
+        }
+        let a = to_host_array(py, &data)?;
+        let buf = Buffer::from_slice(&a.data).map_err(errors::to_py)?;
+        t.storage.set_buffer(buf);
+        Ok(())
+    }
+
+    /// NumPy functions (`np.exp(t)`, `np.maximum(t, 0)`, ...) on tensors.
+    #[pyo3(signature = (ufunc, method, *inputs, **kwargs))]
+    fn __array_ufunc__<'py>(
+        _slf: &Bound<'py, Self>,
+        ufunc: &Bound<'py, PyAny>,
+        method: &str,
+        inputs: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::array_ufunc(ufunc, method, inputs, kwargs)
+    }
+
+    fn __add__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("add", slf.as_any(), other)
+    }
+
+    fn __radd__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("add", other, slf.as_any())
+    }
+
+    fn __sub__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("subtract", slf.as_any(), other)
+    }
+
+    fn __rsub__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("subtract", other, slf.as_any())
+    }
+
+    fn __mul__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("multiply", slf.as_any(), other)
+    }
+
+    fn __rmul__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("multiply", other, slf.as_any())
+    }
+
+    fn __truediv__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("true_divide", slf.as_any(), other)
+    }
+
+    fn __rtruediv__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("true_divide", other, slf.as_any())
+    }
+
+    fn __pow__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+        _modulo: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("power", slf.as_any(), other)
+    }
+
+    fn __rpow__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+        _modulo: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("power", other, slf.as_any())
+    }
+
+    fn __lt__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("less", slf.as_any(), other)
+    }
+
+    fn __le__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("less_equal", slf.as_any(), other)
+    }
+
+    fn __gt__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("greater", slf.as_any(), other)
+    }
+
+    fn __ge__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("greater_equal", slf.as_any(), other)
+    }
+
+    fn __eq__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("equal", slf.as_any(), other)
+    }
+
+    fn __ne__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::binary("not_equal", slf.as_any(), other)
+    }
+
+    fn __neg__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::unary("negative", slf)
+    }
+
+    fn __abs__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::unary("absolute", slf)
+    }
+
+    fn __pos__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        tensor_ops::unary("positive", slf)
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let view = Self::numpy_view(slf)?;
+        let body = view.repr()?.to_string();
+        let body = body.strip_prefix("array(").unwrap_or(&body);
+        let body = body.rsplit_once(", dtype=").map(|b| b.0).unwrap_or(body);
+        let body = body.strip_suffix(')').unwrap_or(body);
+        Ok(format!(
+            "TensorXf({body}, shape={})",
+            heliograph::desc::params::shape_str(slf.get().dims())
+        ))
+    }
+
+    /// PNG of the tonemapped (clamped, sRGB-encoded) image, for notebooks.
+    fn _repr_png_<'py>(slf: &Bound<'py, Self>) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let t = slf.get();
+        let (h, w, c) = match *t.dims() {
+            [h, w, c] if (1..=4).contains(&c) => (h, w, c),
+            [h, w] => (h, w, 1),
+            _ => return Ok(None),
+        };
+        let buf = t.wait(slf.py())?;
+        let png = encode_png(buf.as_slice(), w, h, c).map_err(PyRuntimeError::new_err)?;
+        Ok(Some(PyBytes::new(slf.py(), &png)))
+    }
+
+    /// DLPack export, by the README's rules for CPU and CUDA tensors.
+    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
+    fn __dlpack__<'py>(
+        slf: &Bound<'py, Self>,
+        stream: Option<&Bound<'py, PyAny>>,
+        max_version: Option<&Bound<'py, PyAny>>,
+        dl_device: Option<&Bound<'py, PyAny>>,
+        copy: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let args = parse_export_args(stream, max_version, dl_device, copy)?;
+        let py = slf.py();
+        let t = slf.get();
+        let Some(d) = t.device_tensor() else {
+            args.check_host().map_err(errors::to_py)?;
+            let mut buf = t.wait(py)?;
+            let copied = args.copy == Some(true);
+            if copied {
+                buf = Buffer::from_slice(buf.as_slice()).map_err(errors::to_py)?;
+            }
+            return dlpack::export(py, Owner::Host(buf), t.dims(), args.versioned, copied);
+        };
+        if args.check_cuda(d.ordinal()).map_err(errors::to_py)? {
+            // dl_device=(1, 0): a host copy, finished before the consumer gets it.
+            let owner = Owner::Host(t.wait(py)?);
+            return dlpack::export(py, owner, t.dims(), args.versioned, true);
+        }
+        let copied = args.copy == Some(true);
+        let d = if copied {
+            Arc::new(d.duplicate().map_err(errors::to_py)?)
+        } else {
+            d
+        };
+        let fence = match args.order_consumer(&d).map_err(errors::to_py)? {
+            Some(fence) => fence,
+            None => {
+                wait_device(py, &d)?;
+                Fence::Unknown
+            }
+        };
+        let owner = Owner::Device { tensor: d, fence };
+        dlpack::export(py, owner, t.dims(), args.versioned, copied)
+    }
+
+    /// `(2, ordinal)` for a CUDA tensor, `(1, 0)` for a CPU tensor.
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        match self.device_tensor() {
+            Some(d) => (dlpack::DEVICE_CUDA, d.ordinal() as i32),
+            None => (dlpack::DEVICE_CPU, 0),
+        }
+    }
+
+    /// A PyTorch tensor sharing this memory (`torch.from_dlpack`).
+    fn torch<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        slf.py()
+            .import("torch")?
+            .call_method1("from_dlpack", (slf,))
+    }
+
+    /// A JAX array (`jax.dlpack.from_dlpack`, which passes JAX's stream; JAX copies
+    /// host data it cannot alias).
+    fn jax<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let dl = slf.py().import("jax.dlpack")?;
+        dl.call_method1("from_dlpack", (slf,))
+    }
+
+    /// A CuPy array sharing this memory (`cupy.from_dlpack`, which passes CuPy's stream).
+    fn cupy<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        slf.py().import("cupy")?.call_method1("from_dlpack", (slf,))
+    }
+
+    /// A TensorFlow tensor, from a legacy capsule made with `stream=None`.
+    fn tf<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let dl = slf.py().import("tensorflow.experimental.dlpack")?;
+        let cap = Self::__dlpack__(slf, None, None, None, None)?;
+        dl.call_method1("from_dlpack", (cap,))
+    }
+}
