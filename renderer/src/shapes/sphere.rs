@@ -23,7 +23,7 @@
 
 use glam::{Affine3A, Mat4};
 
-use super::{normalize_or, AnyShape, Built, Hit, PositionSample};
+use super::{normalize_or, AnyShape, Built, Geometry, Hit, PositionSample, Prim, ShapeRecord};
 use crate::desc::props::Props;
 use crate::error::{Error, Result};
 use crate::math::atan;
@@ -191,6 +191,24 @@ impl Sphere {
             prim: 0,
             bary: Vec2::ZERO,
         }
+    }
+}
+
+impl ShapeRecord for Sphere {
+    fn bounds(&self, _g: &Geometry, _pr: Prim) -> Aabb {
+        Sphere::bounds(self)
+    }
+    fn intersect(&self, _g: &Geometry, _pr: Prim, ray: &Ray) -> Option<(f32, Vec2)> {
+        Sphere::intersect(self, ray)
+    }
+    fn interaction(&self, g: &Geometry, pr: Prim, ray: &Ray, t: f32, _coords: Vec2) -> Hit {
+        Sphere::interaction(self, pr.shape, ray, t, !g.uv_unread)
+    }
+    fn sample_position(&self, _g: &Geometry, _shape: u32, u: Vec2) -> PositionSample {
+        Sphere::sample_position(self, u)
+    }
+    fn surface_area(&self) -> f32 {
+        Sphere::surface_area(self)
     }
 }
 
