@@ -30,6 +30,7 @@
 
 use glam::{Affine3A, Mat4};
 
+use super::record::{affine_cols, FlatShape, FLAG_FLIP};
 use super::{AnyShape, Built, Geometry, Hit, PositionSample, Prim, ShapeRecord};
 use crate::desc::props::Props;
 use crate::error::{Error, Result};
@@ -253,6 +254,17 @@ impl ShapeRecord for Cylinder {
     }
     fn surface_area(&self) -> f32 {
         Cylinder::surface_area(self)
+    }
+    fn flatten(&self, f: &mut FlatShape) {
+        f.flags = u32::from(self.flip) * FLAG_FLIP;
+        f.area = self.surface_area();
+        f.radius = self.radius;
+        f.to_world = affine_cols(&self.to_world);
+        f.to_local = affine_cols(&self.to_local);
+    }
+    // no affine image of a unit planar shape
+    fn walks_bvh(&self) -> bool {
+        true
     }
 }
 

@@ -15,6 +15,7 @@
 //! </shape>
 //! ```
 
+use super::record::{affine_cols, FlatShape};
 use super::rectangle::Planar;
 use super::{AnyShape, Built, Geometry, Hit, PositionSample, Prim, ShapeRecord};
 use crate::desc::props::Props;
@@ -122,6 +123,12 @@ impl ShapeRecord for Disk {
     }
     fn surface_area(&self) -> f32 {
         self.area
+    }
+    fn flatten(&self, f: &mut FlatShape) {
+        f.area = self.area;
+        f.normal = self.plane.n.to_array();
+        f.to_world = affine_cols(&self.plane.to_world);
+        f.to_local = affine_cols(&self.plane.to_local);
     }
 }
 

@@ -29,6 +29,7 @@ use glam::{Affine3A, Mat3A, Vec3A};
 
 use super::shapegroup::{self, ShapeGroup};
 use super::ShapeContext;
+use super::record::{affine_cols, FlatShape};
 use super::{normalize_or, AnyShape, Built, Geometry, Hit, PositionSample, Prim, ShapeRecord};
 use crate::desc::props::Props;
 use crate::desc::{Category, ObjectDesc};
@@ -271,6 +272,16 @@ impl ShapeRecord for Instance {
     }
     fn surface_area(&self) -> f32 {
         0.0
+    }
+    // `first_tri` (the group's BVH header) is set by `flat::instances::append_groups`
+    fn flatten(&self, f: &mut FlatShape) {
+        f.tri_count = self.group;
+        f.to_world = affine_cols(&self.to_world);
+        f.to_local = affine_cols(&self.to_local);
+    }
+    // it holds a whole tree of its group's
+    fn walks_bvh(&self) -> bool {
+        true
     }
 }
 

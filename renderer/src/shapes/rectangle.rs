@@ -21,6 +21,7 @@
 
 use glam::Affine3A;
 
+use super::record::{affine_cols, FlatShape};
 use super::{normalize_or, AnyShape, Built, Geometry, Hit, PositionSample, Prim, ShapeRecord};
 use crate::desc::props::Props;
 use crate::error::{Error, Result};
@@ -181,6 +182,12 @@ impl ShapeRecord for Rectangle {
     }
     fn surface_area(&self) -> f32 {
         self.area
+    }
+    fn flatten(&self, f: &mut FlatShape) {
+        f.area = self.area;
+        f.normal = self.plane.n.to_array();
+        f.to_world = affine_cols(&self.plane.to_world);
+        f.to_local = affine_cols(&self.plane.to_local);
     }
 }
 

@@ -1,6 +1,7 @@
 //! What each shape record kind implements for the dispatch of
 //! [`AnyShape`](super::AnyShape): [`ShapeRecord`].
 
+use super::record::FlatShape;
 use super::{Geometry, Hit, PositionSample, Prim};
 use crate::math::{Aabb, Ray, Vec2};
 
@@ -23,4 +24,15 @@ pub trait ShapeRecord {
 
     /// Total surface area.
     fn surface_area(&self) -> f32;
+
+    /// Writes the record's own fields of the kernels' record `f` (the caller sets
+    /// `kind`, `bsdf` and `emitter`).
+    fn flatten(&self, f: &mut FlatShape);
+
+    /// Whether a scene holding this record walks its BVH on the GPU even when it has few
+    /// primitives: the record is no affine image of a unit planar shape or sphere
+    /// ([`crate::flat::unit_prims`]).
+    fn walks_bvh(&self) -> bool {
+        false
+    }
 }

@@ -23,6 +23,7 @@
 
 use glam::{Affine3A, Mat4};
 
+use super::record::{affine_cols, FlatShape, FLAG_FLIP};
 use super::{normalize_or, AnyShape, Built, Geometry, Hit, PositionSample, Prim, ShapeRecord};
 use crate::desc::props::Props;
 use crate::error::{Error, Result};
@@ -209,6 +210,14 @@ impl ShapeRecord for Sphere {
     }
     fn surface_area(&self) -> f32 {
         Sphere::surface_area(self)
+    }
+    fn flatten(&self, f: &mut FlatShape) {
+        f.flags = u32::from(self.flip) * FLAG_FLIP;
+        f.area = self.surface_area();
+        f.radius = self.radius;
+        f.center = self.center.to_array();
+        f.to_world = affine_cols(&self.to_world);
+        f.to_local = affine_cols(&self.to_local);
     }
 }
 

@@ -19,6 +19,7 @@
 mod positions;
 mod trimesh;
 
+use super::record::{FlatShape, FLAG_FLIP, FLAG_NORMALS, FLAG_UVS};
 use super::{normalize_or, Geometry, Hit, MeshStore, PositionSample, Prim, ShapeRecord};
 use crate::math::triangle::{intersect_tri_watertight, TriRay};
 use crate::math::warp::square_to_uniform_triangle;
@@ -230,6 +231,14 @@ impl ShapeRecord for Mesh {
     }
     fn surface_area(&self) -> f32 {
         self.area
+    }
+    fn flatten(&self, f: &mut FlatShape) {
+        f.flags = (u32::from(self.flip) * FLAG_FLIP)
+            | (u32::from(self.has_normals) * FLAG_NORMALS)
+            | (u32::from(self.has_uvs) * FLAG_UVS);
+        f.first_tri = self.first_tri;
+        f.tri_count = self.tri_count;
+        f.area = self.area;
     }
 }
 
