@@ -449,7 +449,7 @@ register_plugins! {
     category "shape" in "shapes";
     fn build_geometry(&Props, ctx: &dyn BuildContext, to_world: &Transform, flip: bool) -> Built;
     "cube" => cube,
-    "cylinder" => cylinder,
+    "cylinder" => cylinder (cuda),
     "disk" => disk,
     "instance" => instance,
     "obj" => obj,
@@ -457,7 +457,7 @@ register_plugins! {
     "rectangle" => rectangle,
     "serialized" => serialized,
     "shapegroup" => shapegroup,
-    "sphere" => sphere,
+    "sphere" => sphere (cuda),
 }
 
 impl AnyShape {

@@ -5,7 +5,9 @@
 //! files and generates one more, its dispatch (`bsdfs/registry.cuh`, from
 //! [`crate::bsdfs::registry`]; `textures/registry.cuh`, from
 //! [`crate::textures::registry`]; `emitters/registry.cuh`, from
-//! [`crate::emitters::registry`]); [`file()`] finds them.
+//! [`crate::emitters::registry`]); [`file()`] finds them, and the twins of the shape and
+//! integrator plugins that have one ([`crate::shapes::CUDA_TWINS`],
+//! [`crate::integrators::CUDA_TWINS`]).
 //!
 //! NVRTC gets no file system access from us: each `#include "x.cuh"` is replaced by
 //! the embedded file (once per module, as `#pragma once`), wrapped in `#line`
@@ -21,7 +23,8 @@ macro_rules! embed {
     };
 }
 
-/// Every kernel file, by name (its path under `renderer/kernels/`).
+/// Every kernel file that is no plugin's twin, by name (its path under
+/// `renderer/kernels/`).
 pub const FILES: &[(&str, &str)] = embed![
     "backward.cuh",
     "bsdfs.cuh",
@@ -48,13 +51,8 @@ pub const FILES: &[(&str, &str)] = embed![
     "bsdfs/principledhelpers.cuh",
     "bsdfs/tilted.cuh",
     "emitters/emitter.cuh",
-    "integrators/direct.cuh",
     "integrators/observe.cuh",
-    "integrators/path.cuh",
-    "integrators/ptracer.cuh",
-    "shapes/cylinder.cuh",
     "shapes/sample.cuh",
-    "shapes/sphere.cuh",
     "textures/texture.cuh",
 ];
 
@@ -106,8 +104,10 @@ pub fn file(name: &str) -> Result<&'static str> {
     if let Some(e) = (crate::emitters::REGISTRY.iter()).find(|e| e.cuda_file() == name) {
         return Ok(e.cuda);
     }
+    let twins = crate::shapes::CUDA_TWINS.iter();
     FILES
         .iter()
+        .chain(twins.chain(crate::integrators::CUDA_TWINS))
         .find(|(n, _)| *n == name)
         .map(|(_, s)| *s)
         .ok_or_else(|| Error::Cuda(CudaError::NotEmbedded { file: name.into() }))
