@@ -157,8 +157,10 @@ macro_rules! register_plugins {
                 #[doc = concat!("[`", stringify!($record), "`](super::", stringify!($module), "::", stringify!($record), ").")]
                 pub const $tag: u32 = Order::$tag as u32;
             )+
+            /// The tag names, in tag order.
+            pub const NAMES: &[&str] = &[$(stringify!($tag)),+];
             /// How many there are.
-            pub const COUNT: u32 = [$(stringify!($tag)),+].len() as u32;
+            pub const COUNT: u32 = NAMES.len() as u32;
         }
 
         $(#[$attr])*

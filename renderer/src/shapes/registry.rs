@@ -1,5 +1,9 @@
 //! What each shape record kind implements for the dispatch of
-//! [`AnyShape`](super::AnyShape): [`ShapeRecord`].
+//! [`AnyShape`](super::AnyShape): [`ShapeRecord`]; and the kernels' tags of the record
+//! kinds ([`cuda_source`]).
+
+use std::fmt::Write;
+use std::sync::OnceLock;
 
 use super::record::FlatShape;
 use super::{Geometry, Hit, PositionSample, Prim};
@@ -34,5 +38,56 @@ pub trait ShapeRecord {
     /// ([`crate::flat::unit_prims`]).
     fn walks_bvh(&self) -> bool {
         false
+    }
+}
+
+/// The CUDA source of the record kinds (`shapes/registry.cuh`), generated once: the
+/// `HG_SHAPE_*` tags and the default `HG_SHAPE_SET` (every kind).
+pub fn cuda_source() -> &'static str {
+    static SOURCE: OnceLock<String> = OnceLock::new();
+    SOURCE.get_or_init(|| generate_cuda(super::tag::NAMES))
+}
+
+/// The text of `shapes/registry.cuh` for the record kinds `names` (in tag order).
+fn generate_cuda(names: &[&str]) -> String {
+    let mut s = String::from(
+        "// Generated from the shape records list (renderer/src/shapes/mod.rs) by\n\
+         // shapes/registry.rs: the tags of the record kinds (FlatShape::kind) and the default\n\
+         // shape set (bit HG_SHAPE_*: every kind). HG_SHAPE_INSTANCE is a shapegroup placed\n\
+         // by an instance (geometry.cuh intersect_instance).\n\
+         #pragma once\n\n",
+    );
+    for (tag, name) in names.iter().enumerate() {
+        let _ = writeln!(s, "#define HG_SHAPE_{name} {tag}u");
+    }
+    let every = (1u64 << names.len()) - 1;
+    let _ = write!(
+        s,
+        "#ifndef HG_SHAPE_SET\n#define HG_SHAPE_SET 0x{every:x}u\n#endif\n"
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tag;
+
+    #[test]
+    fn the_kernels_shape_tags_are_the_records_list() {
+        let src = super::cuda_source();
+        for (name, t) in [
+            ("MESH", tag::MESH),
+            ("SPHERE", tag::SPHERE),
+            ("RECTANGLE", tag::RECTANGLE),
+            ("DISK", tag::DISK),
+            ("CYLINDER", tag::CYLINDER),
+            ("INSTANCE", tag::INSTANCE),
+        ] {
+            assert!(
+                src.contains(&format!("#define HG_SHAPE_{name} {t}u\n")),
+                "{src}"
+            );
+        }
+        assert!(src.contains("#define HG_SHAPE_SET 0x3fu\n"), "{src}");
     }
 }

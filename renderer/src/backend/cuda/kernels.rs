@@ -5,7 +5,8 @@
 //! files and generates one more, its dispatch (`bsdfs/registry.cuh`, from
 //! [`crate::bsdfs::registry`]; `textures/registry.cuh`, from
 //! [`crate::textures::registry`]; `emitters/registry.cuh`, from
-//! [`crate::emitters::registry`]); [`file()`] finds them, and the twins of the shape and
+//! [`crate::emitters::registry`]; `shapes/registry.cuh`, the shape records' tags, from
+//! [`crate::shapes::registry`]); [`file()`] finds them, and the twins of the shape and
 //! integrator plugins that have one ([`crate::shapes::CUDA_TWINS`],
 //! [`crate::integrators::CUDA_TWINS`]).
 //!
@@ -80,6 +81,9 @@ pub const TEXTURE_REGISTRY_FILE: &str = "textures/registry.cuh";
 /// The generated kernel file of the emitter registry.
 pub const EMITTER_REGISTRY_FILE: &str = "emitters/registry.cuh";
 
+/// The generated kernel file of the shape records' tags.
+pub const SHAPE_REGISTRY_FILE: &str = "shapes/registry.cuh";
+
 /// The text of kernel file `name`: embedded here, a registered plugin's twin, or a
 /// registry's generated dispatch.
 pub fn file(name: &str) -> Result<&'static str> {
@@ -88,6 +92,9 @@ pub fn file(name: &str) -> Result<&'static str> {
     }
     if name == TEXTURE_REGISTRY_FILE {
         return Ok(crate::textures::registry::cuda_source());
+    }
+    if name == SHAPE_REGISTRY_FILE {
+        return Ok(crate::shapes::registry::cuda_source());
     }
     if let Some(e) = crate::bsdfs::REGISTRY
         .iter()
