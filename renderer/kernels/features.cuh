@@ -10,12 +10,10 @@
 // build) every case is compiled and the large plugin functions stay out of line.
 #pragma once
 
-// HG_BSDF_SET, HG_TEX_SET and HG_EMITTER_SET (bit HG_BSDF_*, HG_TEX_*, HG_EMITTER_*; default:
-// every registered kind) are in bsdfs/registry.cuh, textures/registry.cuh and
-// emitters/registry.cuh, generated from the registries.
-#ifndef HG_SHAPE_SET
-#define HG_SHAPE_SET 0x3fu       // bit HG_SHAPE_*: mesh, sphere, rectangle, disk, cylinder, instance
-#endif
+// HG_BSDF_SET, HG_TEX_SET, HG_EMITTER_SET and HG_SHAPE_SET (bit HG_BSDF_*, HG_TEX_*,
+// HG_EMITTER_*, HG_SHAPE_*; default: every registered kind) are in bsdfs/registry.cuh,
+// textures/registry.cuh, emitters/registry.cuh and shapes/registry.cuh, generated from
+// the registries.
 #ifndef HG_INTEGRATOR_SET
 #define HG_INTEGRATOR_SET 0x3u   // bit HG_INTEGRATOR_*: direct, path (ptracer, bit 3: only when named)
 #endif

@@ -68,12 +68,7 @@ struct Prim {
     hg_u32 index;
 };
 
-#define HG_SHAPE_MESH 0u
-#define HG_SHAPE_SPHERE 1u
-#define HG_SHAPE_RECTANGLE 2u
-#define HG_SHAPE_DISK 3u
-#define HG_SHAPE_CYLINDER 4u
-#define HG_SHAPE_INSTANCE 5u  // a shapegroup placed by an instance (geometry.cuh intersect_instance)
+#include "shapes/registry.cuh"
 #define HG_FLAG_FLIP 1u
 #define HG_FLAG_NORMALS 2u
 #define HG_FLAG_UVS 4u

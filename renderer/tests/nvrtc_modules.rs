@@ -111,8 +111,8 @@ fn set(kinds: &[u32]) -> u32 {
     kinds.iter().fold(0, |s, k| s | 1 << k)
 }
 
-/// The generic build's set `name` (every kind of the category): the BSDF and emitter
-/// registries' kinds, the other categories' from features.cuh.
+/// The generic build's set `name` (every kind of the category): the BSDF, texture,
+/// emitter and shape registries' kinds, the other categories' from features.cuh.
 fn all_kinds(name: &str) -> u32 {
     if name == "HG_BSDF_SET" {
         return (1u32 << heliograph::bsdfs::KNOWN.len()) - 1;
@@ -122,6 +122,9 @@ fn all_kinds(name: &str) -> u32 {
     }
     if name == "HG_EMITTER_SET" {
         return (1u32 << heliograph::emitters::KNOWN.len()) - 1;
+    }
+    if name == "HG_SHAPE_SET" {
+        return (1u32 << heliograph::shapes::tag::COUNT) - 1;
     }
     let src = kernels::file("features.cuh").unwrap();
     let def = format!("#define {name} 0x");

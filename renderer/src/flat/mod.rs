@@ -185,7 +185,11 @@ impl FlatScene {
             bvh_depth: bvh::bvh_depth(&setup.scene.bvh.nodes)?,
             bsdf_depth: crate::bsdfs::registry::max_adapter_depth(&setup.scene.bsdfs),
             leaf_prims: setup.scene.bvh.leaf_prims.clone(),
-            unit_prims: unit_prims::unit_prims(&setup.scene.bvh.leaf_prims, &shapes),
+            unit_prims: unit_prims::unit_prims(
+                &setup.scene.bvh.leaf_prims,
+                &shapes,
+                g.shapes.iter().any(|s| s.geom.walks_bvh()),
+            ),
             prims: g.prims.clone(),
             shapes,
             positions: g.mesh.positions.iter().map(|p| p.to_array()).collect(),

@@ -38,8 +38,7 @@ use glam::DVec3;
 use crate::accel::LeafPrim;
 use crate::shapes::record::FlatShape;
 use crate::shapes::tag::{
-    CYLINDER as SHAPE_CYLINDER, DISK as SHAPE_DISK, INSTANCE as SHAPE_INSTANCE, MESH as SHAPE_MESH,
-    RECTANGLE as SHAPE_RECTANGLE, SPHERE as SHAPE_SPHERE,
+    DISK as SHAPE_DISK, MESH as SHAPE_MESH, RECTANGLE as SHAPE_RECTANGLE, SPHERE as SHAPE_SPHERE,
 };
 
 /// Scenes with at most this many primitives get [`FlatUnitPrim`]s (the brute-force
@@ -247,12 +246,10 @@ fn pair(a: &LeafPrim, b: &LeafPrim) -> Option<FlatUnitPrim> {
 
 /// The unit records of `leaf` (leaf order; a triangle paired into a parallelogram takes
 /// its partner along) for a scene whose shapes are `shapes`; empty when there are more
-/// than [`UNIT_PRIMS_MAX`] primitives.
-pub fn unit_prims(leaf: &[LeafPrim], shapes: &[FlatShape]) -> Vec<FlatUnitPrim> {
-    // a cylinder is no affine image of a unit planar shape, and an instance holds a whole
-    // tree of its group's: their scenes walk the BVH
-    let walk = |s: &FlatShape| s.kind == SHAPE_CYLINDER || s.kind == SHAPE_INSTANCE;
-    if leaf.len() > UNIT_PRIMS_MAX || shapes.iter().any(walk) {
+/// than [`UNIT_PRIMS_MAX`] primitives or when `walks_bvh` (a shape of the scene has no
+/// unit record: [`crate::shapes::ShapeRecord::walks_bvh`]).
+pub fn unit_prims(leaf: &[LeafPrim], shapes: &[FlatShape], walks_bvh: bool) -> Vec<FlatUnitPrim> {
+    if leaf.len() > UNIT_PRIMS_MAX || walks_bvh {
         return Vec::new();
     }
     let mut used = vec![false; leaf.len()];
@@ -395,7 +392,7 @@ mod tests {
             (tri(p, q, r, 1), tri(p, r, s, 2)),
         ];
         for (a, b) in cases {
-            let recs = unit_prims(&[a, b], &mesh());
+            let recs = unit_prims(&[a, b], &mesh(), false);
             assert_eq!(recs.len(), 1, "{a:?} {b:?}");
             let rec = recs[0];
             assert_eq!(rec.kind, UNIT_PAIR);
@@ -418,11 +415,11 @@ mod tests {
         // not a parallelogram (r moved), or not sharing an edge: two triangles
         let r2 = [2.5, 2.2, 1.0];
         assert_eq!(
-            unit_prims(&[tri(p, q, s, 1), tri(q, r2, s, 2)], &mesh()).len(),
+            unit_prims(&[tri(p, q, s, 1), tri(q, r2, s, 2)], &mesh(), false).len(),
             2
         );
         let far = tri([5.0, 5.0, 5.0], [6.0, 5.0, 5.0], [5.0, 6.0, 5.0], 2);
-        let recs = unit_prims(&[tri(p, q, s, 1), far], &mesh());
+        let recs = unit_prims(&[tri(p, q, s, 1), far], &mesh(), false);
         assert_eq!(
             recs.iter().map(|r| r.kind).collect::<Vec<_>>(),
             [UNIT_TRIANGLE; 2]

@@ -126,11 +126,11 @@ register_plugins! {
     category "integrator" in "integrators";
     fn build_kind(&ObjectDesc) -> Built;
     "aov" => aov,
-    "direct" => direct,
-    "path" => path,
+    "direct" => direct (cuda),
+    "path" => path (cuda),
     "depth" => depth,
     "moment" => moment,
-    "ptracer" => ptracer,
+    "ptracer" => ptracer (cuda),
 }
 
 /// Other names of plugins: Mitsuba's scripts name its differentiable path tracers

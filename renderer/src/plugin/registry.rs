@@ -32,7 +32,10 @@ use crate::error::Error;
 /// `fn NAME(&Input, arg: Type, ...) -> Output;` names the generated build match
 /// `NAME(obj: &ObjectDesc, arg: Type, ...)` and what it passes on: every plugin module
 /// of the list has `pub fn build(input: &Input, arg: Type, ...) -> Result<Output>`,
-/// where the input is the object or its properties ([`PluginInput`]).
+/// where the input is the object or its properties ([`PluginInput`]). A plugin with a
+/// CUDA twin `kernels/<folder>/<name>.cuh` is listed `"<name>" => module (cuda)`: the
+/// macro embeds the twin in `CUDA_TWINS` (its path under `kernels/`, its text), which
+/// the kernel sources read.
 ///
 /// A category of device records:
 ///
@@ -70,9 +73,15 @@ macro_rules! register_plugins {
     (
         category $category:literal in $dir:literal;
         fn $build:ident(&$input:ident $(, $arg:ident : $ty:ty)* $(,)?) -> $out:ty;
-        $($name:literal => $module:ident),+ $(,)?
+        $($name:literal => $module:ident $(($cuda:ident))?),+ $(,)?
     ) => {
         $(pub mod $module;)+
+
+        #[doc = concat!("The CUDA twins of the ", $category, " plugins that have one: the path")]
+        /// under `kernels/` and the text.
+        pub static CUDA_TWINS: &[(&str, &str)] = &[$($(
+            $crate::plugin::registry::register_plugins!(@twin $cuda $dir, $name),
+        )?)+];
 
         #[doc = concat!("Names of the ", $category, " plugins (the scene `type` strings).")]
         pub const KNOWN: &[&str] = &[$($name),+];
@@ -118,6 +127,12 @@ macro_rules! register_plugins {
             $($tag = $module::$plugin),+
         }
     };
+    (@twin cuda $dir:literal, $name:literal) => {
+        (
+            concat!($dir, "/", $name, ".cuh"),
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/", $dir, "/", $name, ".cuh")),
+        )
+    };
     (
         $(#[$attr:meta])*
         pub enum $any:ident, dispatch $dispatch:ident;
@@ -142,8 +157,10 @@ macro_rules! register_plugins {
                 #[doc = concat!("[`", stringify!($record), "`](super::", stringify!($module), "::", stringify!($record), ").")]
                 pub const $tag: u32 = Order::$tag as u32;
             )+
+            /// The tag names, in tag order.
+            pub const NAMES: &[&str] = &[$(stringify!($tag)),+];
             /// How many there are.
-            pub const COUNT: u32 = [$(stringify!($tag)),+].len() as u32;
+            pub const COUNT: u32 = NAMES.len() as u32;
         }
 
         $(#[$attr])*

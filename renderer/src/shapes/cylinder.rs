@@ -30,7 +30,8 @@
 
 use glam::{Affine3A, Mat4};
 
-use super::{AnyShape, Built, Hit, PositionSample};
+use super::record::{affine_cols, FlatShape, FLAG_FLIP};
+use super::{AnyShape, Built, Geometry, Hit, PositionSample, Prim, ShapeRecord};
 use crate::desc::props::Props;
 use crate::error::{Error, Result};
 use crate::math::sincos::sin_cos_pi;
@@ -236,6 +237,35 @@ pub(crate) fn solve_quadratic(a: f64, b: f64, c: f64) -> Option<(f64, f64)> {
     let q = -0.5 * (b + disc.sqrt().copysign(b));
     let (x0, x1) = (q / a, c / q);
     Some(if x0 <= x1 { (x0, x1) } else { (x1, x0) })
+}
+
+impl ShapeRecord for Cylinder {
+    fn bounds(&self, _g: &Geometry, _pr: Prim) -> Aabb {
+        Cylinder::bounds(self)
+    }
+    fn intersect(&self, _g: &Geometry, _pr: Prim, ray: &Ray) -> Option<(f32, Vec2)> {
+        Cylinder::intersect(self, ray)
+    }
+    fn interaction(&self, _g: &Geometry, pr: Prim, ray: &Ray, t: f32, _coords: Vec2) -> Hit {
+        Cylinder::interaction(self, pr.shape, ray, t)
+    }
+    fn sample_position(&self, _g: &Geometry, _shape: u32, u: Vec2) -> PositionSample {
+        Cylinder::sample_position(self, u)
+    }
+    fn surface_area(&self) -> f32 {
+        Cylinder::surface_area(self)
+    }
+    fn flatten(&self, f: &mut FlatShape) {
+        f.flags = u32::from(self.flip) * FLAG_FLIP;
+        f.area = self.surface_area();
+        f.radius = self.radius;
+        f.to_world = affine_cols(&self.to_world);
+        f.to_local = affine_cols(&self.to_local);
+    }
+    // no affine image of a unit planar shape
+    fn walks_bvh(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

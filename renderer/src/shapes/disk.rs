@@ -15,8 +15,9 @@
 //! </shape>
 //! ```
 
+use super::record::{affine_cols, FlatShape};
 use super::rectangle::Planar;
-use super::{AnyShape, Built, Hit, PositionSample};
+use super::{AnyShape, Built, Geometry, Hit, PositionSample, Prim, ShapeRecord};
 use crate::desc::props::Props;
 use crate::error::{Error, Result};
 use crate::math::warp::square_to_uniform_disk_concentric;
@@ -104,6 +105,30 @@ impl Disk {
             prim: 0,
             bary: Vec2::ZERO,
         }
+    }
+}
+
+impl ShapeRecord for Disk {
+    fn bounds(&self, _g: &Geometry, _pr: Prim) -> Aabb {
+        Disk::bounds(self)
+    }
+    fn intersect(&self, _g: &Geometry, _pr: Prim, ray: &Ray) -> Option<(f32, Vec2)> {
+        Disk::intersect(self, ray)
+    }
+    fn interaction(&self, _g: &Geometry, pr: Prim, ray: &Ray, t: f32, coords: Vec2) -> Hit {
+        Disk::interaction(self, pr.shape, ray, t, coords)
+    }
+    fn sample_position(&self, _g: &Geometry, _shape: u32, u: Vec2) -> PositionSample {
+        Disk::sample_position(self, u)
+    }
+    fn surface_area(&self) -> f32 {
+        self.area
+    }
+    fn flatten(&self, f: &mut FlatShape) {
+        f.area = self.area;
+        f.normal = self.plane.n.to_array();
+        f.to_world = affine_cols(&self.plane.to_world);
+        f.to_local = affine_cols(&self.plane.to_local);
     }
 }
 

@@ -29,7 +29,8 @@ use glam::{Affine3A, Mat3A, Vec3A};
 
 use super::shapegroup::{self, ShapeGroup};
 use super::ShapeContext;
-use super::{normalize_or, AnyShape, Built, Geometry, Hit};
+use super::record::{affine_cols, FlatShape};
+use super::{normalize_or, AnyShape, Built, Geometry, Hit, PositionSample, Prim, ShapeRecord};
 use crate::desc::props::Props;
 use crate::desc::{Category, ObjectDesc};
 use crate::error::{Error, Result};
@@ -244,6 +245,43 @@ impl Instance {
             prim: h.prim,
             bary: h.bary,
         }
+    }
+}
+
+impl ShapeRecord for Instance {
+    fn bounds(&self, _g: &Geometry, _pr: Prim) -> Aabb {
+        self.bounds
+    }
+    fn intersect(&self, g: &Geometry, _pr: Prim, ray: &Ray) -> Option<(f32, Vec2)> {
+        Instance::intersect(self, &g.groups, ray)
+    }
+    fn interaction(&self, g: &Geometry, pr: Prim, ray: &Ray, t: f32, _coords: Vec2) -> Hit {
+        let base = g.group_base.get(self.group as usize).copied();
+        Instance::interaction(self, &g.groups, base.unwrap_or(pr.shape), ray, t)
+    }
+    // instances never emit (emitters are refused in shape groups)
+    fn sample_position(&self, _g: &Geometry, _shape: u32, _u: Vec2) -> PositionSample {
+        PositionSample {
+            p: Vec3::ZERO,
+            n: Vec3::Z,
+            uv: Vec2::ZERO,
+            pdf: 0.0,
+            prim: 0,
+            bary: Vec2::ZERO,
+        }
+    }
+    fn surface_area(&self) -> f32 {
+        0.0
+    }
+    // `first_tri` (the group's BVH header) is set by `flat::instances::append_groups`
+    fn flatten(&self, f: &mut FlatShape) {
+        f.tri_count = self.group;
+        f.to_world = affine_cols(&self.to_world);
+        f.to_local = affine_cols(&self.to_local);
+    }
+    // it holds a whole tree of its group's
+    fn walks_bvh(&self) -> bool {
+        true
     }
 }
 

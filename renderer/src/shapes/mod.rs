@@ -37,9 +37,10 @@
 //!
 //! A plugin that makes triangles needs nothing else. A new analytic record kind is a
 //! line `TAG = module::Record` in the `AnyShape` records list, whose type implements
-//! [`ShapeRecord`] (bounds, intersection, interaction, sampling, area), plus its
-//! flattening for the GPU ([`record`]) and its CUDA twin (`kernels/geometry.cuh`,
-//! `kernels/shapes/`), which the registry does not generate.
+//! [`ShapeRecord`] in its own file (bounds, intersection, interaction, sampling, area,
+//! its fields of the GPU's [`record::FlatShape`], whether its scenes walk the BVH),
+//! plus its CUDA twin (`kernels/geometry.cuh`, `kernels/shapes/`), which the registry
+//! does not generate.
 //!
 //! From the lists, [`registry`] derives the [`AnyShape`] enum and its dispatch (the
 //! [`Geometry`] queries), [`KNOWN`] (an unknown `type` gets a "did you mean"),
@@ -430,8 +431,8 @@ pub(crate) fn add_geometry(geom: &mut Geometry, built: Built, flip: bool, bsdf: 
 
 // The registry: the record kinds (`TAG = module::Record`, each a `ShapeRecord`:
 // the `AnyShape` enum and its dispatch) and the plugins (`"<type>" => module`: the
-// scene `type`, its manual and its `build`). The device side ([`record`], the kernels)
-// flattens the records by hand: a new record kind needs its flattening and CUDA twin.
+// scene `type`, its manual and its `build`). The kernels' side of a record is written
+// by hand: a new record kind needs its CUDA twin.
 register_plugins! {
     /// Every kind of shape record, one variant per line of the registry's records.
     #[derive(Clone, Copy, Debug)]
@@ -448,7 +449,7 @@ register_plugins! {
     category "shape" in "shapes";
     fn build_geometry(&Props, ctx: &dyn BuildContext, to_world: &Transform, flip: bool) -> Built;
     "cube" => cube,
-    "cylinder" => cylinder,
+    "cylinder" => cylinder (cuda),
     "disk" => disk,
     "instance" => instance,
     "obj" => obj,
@@ -456,7 +457,7 @@ register_plugins! {
     "rectangle" => rectangle,
     "serialized" => serialized,
     "shapegroup" => shapegroup,
-    "sphere" => sphere,
+    "sphere" => sphere (cuda),
 }
 
 impl AnyShape {
@@ -486,6 +487,16 @@ impl AnyShape {
     /// Total surface area ([`ShapeRecord::surface_area`]).
     pub fn surface_area(&self) -> f32 {
         any_shape!(self, r => ShapeRecord::surface_area(r))
+    }
+
+    /// Writes the record's own fields of the kernels' record ([`ShapeRecord::flatten`]).
+    pub fn flatten(&self, f: &mut record::FlatShape) {
+        any_shape!(self, r => ShapeRecord::flatten(r, f))
+    }
+
+    /// Whether its scene walks the BVH on the GPU ([`ShapeRecord::walks_bvh`]).
+    pub fn walks_bvh(&self) -> bool {
+        any_shape!(self, r => ShapeRecord::walks_bvh(r))
     }
 }
 

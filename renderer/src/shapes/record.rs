@@ -8,7 +8,6 @@ use std::mem::{offset_of, size_of};
 
 use glam::Affine3A;
 
-use super::AnyShape;
 use crate::plugin::record::Pod;
 
 /// `FlatShape::flags` bit: `flip_normals`.
@@ -65,7 +64,7 @@ const _: () = assert!(size_of::<FlatShape>() == 160);
 const _: () = assert!(offset_of!(FlatShape, to_local) == 112);
 
 /// Column-major 3×4 floats of an affine map (x, y, z axes, translation).
-fn affine_cols(a: &Affine3A) -> [f32; 12] {
+pub(crate) fn affine_cols(a: &Affine3A) -> [f32; 12] {
     let (x, y, z, t) = (
         a.matrix3.x_axis,
         a.matrix3.y_axis,
@@ -83,48 +82,6 @@ pub(crate) fn flatten_shape(s: &crate::shapes::Shape) -> FlatShape {
         emitter: s.emitter,
         ..FlatShape::default()
     };
-    match &s.geom {
-        AnyShape::Mesh(m) => {
-            f.flags = (u32::from(m.flip) * FLAG_FLIP)
-                | (u32::from(m.has_normals) * FLAG_NORMALS)
-                | (u32::from(m.has_uvs) * FLAG_UVS);
-            f.first_tri = m.first_tri;
-            f.tri_count = m.tri_count;
-            f.area = m.area;
-        }
-        AnyShape::Sphere(sp) => {
-            f.flags = u32::from(sp.flip) * FLAG_FLIP;
-            f.area = sp.surface_area();
-            f.radius = sp.radius;
-            f.center = sp.center.to_array();
-            f.to_world = affine_cols(&sp.to_world);
-            f.to_local = affine_cols(&sp.to_local);
-        }
-        AnyShape::Rectangle(r) => {
-            f.area = r.area;
-            f.normal = r.plane.n.to_array();
-            f.to_world = affine_cols(&r.plane.to_world);
-            f.to_local = affine_cols(&r.plane.to_local);
-        }
-        AnyShape::Cylinder(c) => {
-            f.flags = u32::from(c.flip) * FLAG_FLIP;
-            f.area = c.surface_area();
-            f.radius = c.radius;
-            f.to_world = affine_cols(&c.to_world);
-            f.to_local = affine_cols(&c.to_local);
-        }
-        // `first_tri` (the group's BVH header) is set by `instances::append_groups`
-        AnyShape::Instance(i) => {
-            f.tri_count = i.group;
-            f.to_world = affine_cols(&i.to_world);
-            f.to_local = affine_cols(&i.to_local);
-        }
-        AnyShape::Disk(d) => {
-            f.area = d.area;
-            f.normal = d.plane.n.to_array();
-            f.to_world = affine_cols(&d.plane.to_world);
-            f.to_local = affine_cols(&d.plane.to_local);
-        }
-    }
+    s.geom.flatten(&mut f);
     f
 }

@@ -21,7 +21,8 @@
 
 use glam::Affine3A;
 
-use super::{normalize_or, AnyShape, Built, Hit, PositionSample};
+use super::record::{affine_cols, FlatShape};
+use super::{normalize_or, AnyShape, Built, Geometry, Hit, PositionSample, Prim, ShapeRecord};
 use crate::desc::props::Props;
 use crate::error::{Error, Result};
 use crate::math::{Aabb, Ray, Transform, Vec2, Vec3, RAY_TMIN};
@@ -163,6 +164,30 @@ impl Rectangle {
             prim: 0,
             bary: Vec2::ZERO,
         }
+    }
+}
+
+impl ShapeRecord for Rectangle {
+    fn bounds(&self, _g: &Geometry, _pr: Prim) -> Aabb {
+        Rectangle::bounds(self)
+    }
+    fn intersect(&self, _g: &Geometry, _pr: Prim, ray: &Ray) -> Option<(f32, Vec2)> {
+        Rectangle::intersect(self, ray)
+    }
+    fn interaction(&self, _g: &Geometry, pr: Prim, ray: &Ray, t: f32, coords: Vec2) -> Hit {
+        Rectangle::interaction(self, pr.shape, ray, t, coords)
+    }
+    fn sample_position(&self, _g: &Geometry, _shape: u32, u: Vec2) -> PositionSample {
+        Rectangle::sample_position(self, u)
+    }
+    fn surface_area(&self) -> f32 {
+        self.area
+    }
+    fn flatten(&self, f: &mut FlatShape) {
+        f.area = self.area;
+        f.normal = self.plane.n.to_array();
+        f.to_world = affine_cols(&self.plane.to_world);
+        f.to_local = affine_cols(&self.plane.to_local);
     }
 }
 

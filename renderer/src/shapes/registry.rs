@@ -1,8 +1,13 @@
 //! What each shape record kind implements for the dispatch of
-//! [`AnyShape`](super::AnyShape): [`ShapeRecord`].
+//! [`AnyShape`](super::AnyShape): [`ShapeRecord`]; and the kernels' tags of the record
+//! kinds ([`cuda_source`]).
 
-use super::{mesh, Geometry, Hit, PositionSample, Prim};
-use crate::math::{Aabb, Ray, Vec2, Vec3};
+use std::fmt::Write;
+use std::sync::OnceLock;
+
+use super::record::FlatShape;
+use super::{Geometry, Hit, PositionSample, Prim};
+use crate::math::{Aabb, Ray, Vec2};
 
 /// What a shape record does for the scene's BVH and the integrators. `g` is the
 /// geometry the record belongs to, `pr` the primitive (a mesh triangle, or the whole
@@ -23,121 +28,66 @@ pub trait ShapeRecord {
 
     /// Total surface area.
     fn surface_area(&self) -> f32;
-}
 
-impl ShapeRecord for super::Mesh {
-    fn bounds(&self, g: &Geometry, pr: Prim) -> Aabb {
-        mesh::tri_bounds(&g.mesh, pr.index)
-    }
-    fn intersect(&self, g: &Geometry, pr: Prim, ray: &Ray) -> Option<(f32, Vec2)> {
-        mesh::intersect_tri(&g.mesh, pr.index, ray)
-    }
-    fn interaction(&self, g: &Geometry, pr: Prim, _ray: &Ray, t: f32, coords: Vec2) -> Hit {
-        super::Mesh::interaction(self, &g.mesh, pr, t, coords)
-    }
-    fn sample_position(&self, g: &Geometry, shape: u32, u: Vec2) -> PositionSample {
-        super::Mesh::sample_position(self, &g.mesh, &g.area_dists[shape as usize], u)
-    }
-    fn surface_area(&self) -> f32 {
-        self.area
+    /// Writes the record's own fields of the kernels' record `f` (the caller sets
+    /// `kind`, `bsdf` and `emitter`).
+    fn flatten(&self, f: &mut FlatShape);
+
+    /// Whether a scene holding this record walks its BVH on the GPU even when it has few
+    /// primitives: the record is no affine image of a unit planar shape or sphere
+    /// ([`crate::flat::unit_prims`]).
+    fn walks_bvh(&self) -> bool {
+        false
     }
 }
 
-impl ShapeRecord for super::Sphere {
-    fn bounds(&self, _g: &Geometry, _pr: Prim) -> Aabb {
-        super::Sphere::bounds(self)
-    }
-    fn intersect(&self, _g: &Geometry, _pr: Prim, ray: &Ray) -> Option<(f32, Vec2)> {
-        super::Sphere::intersect(self, ray)
-    }
-    fn interaction(&self, g: &Geometry, pr: Prim, ray: &Ray, t: f32, _coords: Vec2) -> Hit {
-        super::Sphere::interaction(self, pr.shape, ray, t, !g.uv_unread)
-    }
-    fn sample_position(&self, _g: &Geometry, _shape: u32, u: Vec2) -> PositionSample {
-        super::Sphere::sample_position(self, u)
-    }
-    fn surface_area(&self) -> f32 {
-        super::Sphere::surface_area(self)
-    }
+/// The CUDA source of the record kinds (`shapes/registry.cuh`), generated once: the
+/// `HG_SHAPE_*` tags and the default `HG_SHAPE_SET` (every kind).
+pub fn cuda_source() -> &'static str {
+    static SOURCE: OnceLock<String> = OnceLock::new();
+    SOURCE.get_or_init(|| generate_cuda(super::tag::NAMES))
 }
 
-impl ShapeRecord for super::Rectangle {
-    fn bounds(&self, _g: &Geometry, _pr: Prim) -> Aabb {
-        super::Rectangle::bounds(self)
+/// The text of `shapes/registry.cuh` for the record kinds `names` (in tag order).
+fn generate_cuda(names: &[&str]) -> String {
+    let mut s = String::from(
+        "// Generated from the shape records list (renderer/src/shapes/mod.rs) by\n\
+         // shapes/registry.rs: the tags of the record kinds (FlatShape::kind) and the default\n\
+         // shape set (bit HG_SHAPE_*: every kind). HG_SHAPE_INSTANCE is a shapegroup placed\n\
+         // by an instance (geometry.cuh intersect_instance).\n\
+         #pragma once\n\n",
+    );
+    for (tag, name) in names.iter().enumerate() {
+        let _ = writeln!(s, "#define HG_SHAPE_{name} {tag}u");
     }
-    fn intersect(&self, _g: &Geometry, _pr: Prim, ray: &Ray) -> Option<(f32, Vec2)> {
-        super::Rectangle::intersect(self, ray)
-    }
-    fn interaction(&self, _g: &Geometry, pr: Prim, ray: &Ray, t: f32, coords: Vec2) -> Hit {
-        super::Rectangle::interaction(self, pr.shape, ray, t, coords)
-    }
-    fn sample_position(&self, _g: &Geometry, _shape: u32, u: Vec2) -> PositionSample {
-        super::Rectangle::sample_position(self, u)
-    }
-    fn surface_area(&self) -> f32 {
-        self.area
-    }
+    let every = (1u64 << names.len()) - 1;
+    let _ = write!(
+        s,
+        "#ifndef HG_SHAPE_SET\n#define HG_SHAPE_SET 0x{every:x}u\n#endif\n"
+    );
+    s
 }
 
-impl ShapeRecord for super::Disk {
-    fn bounds(&self, _g: &Geometry, _pr: Prim) -> Aabb {
-        super::Disk::bounds(self)
-    }
-    fn intersect(&self, _g: &Geometry, _pr: Prim, ray: &Ray) -> Option<(f32, Vec2)> {
-        super::Disk::intersect(self, ray)
-    }
-    fn interaction(&self, _g: &Geometry, pr: Prim, ray: &Ray, t: f32, coords: Vec2) -> Hit {
-        super::Disk::interaction(self, pr.shape, ray, t, coords)
-    }
-    fn sample_position(&self, _g: &Geometry, _shape: u32, u: Vec2) -> PositionSample {
-        super::Disk::sample_position(self, u)
-    }
-    fn surface_area(&self) -> f32 {
-        self.area
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::super::tag;
 
-impl ShapeRecord for super::Cylinder {
-    fn bounds(&self, _g: &Geometry, _pr: Prim) -> Aabb {
-        super::Cylinder::bounds(self)
-    }
-    fn intersect(&self, _g: &Geometry, _pr: Prim, ray: &Ray) -> Option<(f32, Vec2)> {
-        super::Cylinder::intersect(self, ray)
-    }
-    fn interaction(&self, _g: &Geometry, pr: Prim, ray: &Ray, t: f32, _coords: Vec2) -> Hit {
-        super::Cylinder::interaction(self, pr.shape, ray, t)
-    }
-    fn sample_position(&self, _g: &Geometry, _shape: u32, u: Vec2) -> PositionSample {
-        super::Cylinder::sample_position(self, u)
-    }
-    fn surface_area(&self) -> f32 {
-        super::Cylinder::surface_area(self)
-    }
-}
-
-impl ShapeRecord for super::instance::Instance {
-    fn bounds(&self, _g: &Geometry, _pr: Prim) -> Aabb {
-        self.bounds
-    }
-    fn intersect(&self, g: &Geometry, _pr: Prim, ray: &Ray) -> Option<(f32, Vec2)> {
-        super::instance::Instance::intersect(self, &g.groups, ray)
-    }
-    fn interaction(&self, g: &Geometry, pr: Prim, ray: &Ray, t: f32, _coords: Vec2) -> Hit {
-        let base = g.group_base.get(self.group as usize).copied();
-        super::instance::Instance::interaction(self, &g.groups, base.unwrap_or(pr.shape), ray, t)
-    }
-    // instances never emit (emitters are refused in shape groups)
-    fn sample_position(&self, _g: &Geometry, _shape: u32, _u: Vec2) -> PositionSample {
-        PositionSample {
-            p: Vec3::ZERO,
-            n: Vec3::Z,
-            uv: Vec2::ZERO,
-            pdf: 0.0,
-            prim: 0,
-            bary: Vec2::ZERO,
+    #[test]
+    fn the_kernels_shape_tags_are_the_records_list() {
+        let src = super::cuda_source();
+        for (name, t) in [
+            ("MESH", tag::MESH),
+            ("SPHERE", tag::SPHERE),
+            ("RECTANGLE", tag::RECTANGLE),
+            ("DISK", tag::DISK),
+            ("CYLINDER", tag::CYLINDER),
+            ("INSTANCE", tag::INSTANCE),
+        ] {
+            assert!(
+                src.contains(&format!("#define HG_SHAPE_{name} {t}u\n")),
+                "{src}"
+            );
         }
-    }
-    fn surface_area(&self) -> f32 {
-        0.0
+        assert!(src.contains("#define HG_SHAPE_SET 0x3fu\n"), "{src}");
     }
 }

@@ -23,7 +23,8 @@
 
 use glam::{Affine3A, Mat4};
 
-use super::{normalize_or, AnyShape, Built, Hit, PositionSample};
+use super::record::{affine_cols, FlatShape, FLAG_FLIP};
+use super::{normalize_or, AnyShape, Built, Geometry, Hit, PositionSample, Prim, ShapeRecord};
 use crate::desc::props::Props;
 use crate::error::{Error, Result};
 use crate::math::atan;
@@ -191,6 +192,32 @@ impl Sphere {
             prim: 0,
             bary: Vec2::ZERO,
         }
+    }
+}
+
+impl ShapeRecord for Sphere {
+    fn bounds(&self, _g: &Geometry, _pr: Prim) -> Aabb {
+        Sphere::bounds(self)
+    }
+    fn intersect(&self, _g: &Geometry, _pr: Prim, ray: &Ray) -> Option<(f32, Vec2)> {
+        Sphere::intersect(self, ray)
+    }
+    fn interaction(&self, g: &Geometry, pr: Prim, ray: &Ray, t: f32, _coords: Vec2) -> Hit {
+        Sphere::interaction(self, pr.shape, ray, t, !g.uv_unread)
+    }
+    fn sample_position(&self, _g: &Geometry, _shape: u32, u: Vec2) -> PositionSample {
+        Sphere::sample_position(self, u)
+    }
+    fn surface_area(&self) -> f32 {
+        Sphere::surface_area(self)
+    }
+    fn flatten(&self, f: &mut FlatShape) {
+        f.flags = u32::from(self.flip) * FLAG_FLIP;
+        f.area = self.surface_area();
+        f.radius = self.radius;
+        f.center = self.center.to_array();
+        f.to_world = affine_cols(&self.to_world);
+        f.to_local = affine_cols(&self.to_local);
     }
 }
 

@@ -5,7 +5,10 @@
 //! files and generates one more, its dispatch (`bsdfs/registry.cuh`, from
 //! [`crate::bsdfs::registry`]; `textures/registry.cuh`, from
 //! [`crate::textures::registry`]; `emitters/registry.cuh`, from
-//! [`crate::emitters::registry`]); [`file()`] finds them.
+//! [`crate::emitters::registry`]; `shapes/registry.cuh`, the shape records' tags, from
+//! [`crate::shapes::registry`]); [`file()`] finds them, and the twins of the shape and
+//! integrator plugins that have one ([`crate::shapes::CUDA_TWINS`],
+//! [`crate::integrators::CUDA_TWINS`]).
 //!
 //! NVRTC gets no file system access from us: each `#include "x.cuh"` is replaced by
 //! the embedded file (once per module, as `#pragma once`), wrapped in `#line`
@@ -21,7 +24,8 @@ macro_rules! embed {
     };
 }
 
-/// Every kernel file, by name (its path under `renderer/kernels/`).
+/// Every kernel file that is no plugin's twin, by name (its path under
+/// `renderer/kernels/`).
 pub const FILES: &[(&str, &str)] = embed![
     "backward.cuh",
     "bsdfs.cuh",
@@ -48,13 +52,8 @@ pub const FILES: &[(&str, &str)] = embed![
     "bsdfs/principledhelpers.cuh",
     "bsdfs/tilted.cuh",
     "emitters/emitter.cuh",
-    "integrators/direct.cuh",
     "integrators/observe.cuh",
-    "integrators/path.cuh",
-    "integrators/ptracer.cuh",
-    "shapes/cylinder.cuh",
     "shapes/sample.cuh",
-    "shapes/sphere.cuh",
     "textures/texture.cuh",
     "backward/params.cuh",
     "backward/texels.cuh",
@@ -87,6 +86,9 @@ pub const TEXTURE_REGISTRY_FILE: &str = "textures/registry.cuh";
 /// The generated kernel file of the emitter registry.
 pub const EMITTER_REGISTRY_FILE: &str = "emitters/registry.cuh";
 
+/// The generated kernel file of the shape records' tags.
+pub const SHAPE_REGISTRY_FILE: &str = "shapes/registry.cuh";
+
 /// The text of kernel file `name`: embedded here, a registered plugin's twin, or a
 /// registry's generated dispatch.
 pub fn file(name: &str) -> Result<&'static str> {
@@ -95,6 +97,9 @@ pub fn file(name: &str) -> Result<&'static str> {
     }
     if name == TEXTURE_REGISTRY_FILE {
         return Ok(crate::textures::registry::cuda_source());
+    }
+    if name == SHAPE_REGISTRY_FILE {
+        return Ok(crate::shapes::registry::cuda_source());
     }
     if let Some(e) = crate::bsdfs::REGISTRY
         .iter()
@@ -111,8 +116,10 @@ pub fn file(name: &str) -> Result<&'static str> {
     if let Some(e) = (crate::emitters::REGISTRY.iter()).find(|e| e.cuda_file() == name) {
         return Ok(e.cuda);
     }
+    let twins = crate::shapes::CUDA_TWINS.iter();
     FILES
         .iter()
+        .chain(twins.chain(crate::integrators::CUDA_TWINS))
         .find(|(n, _)| *n == name)
         .map(|(_, s)| *s)
         .ok_or_else(|| Error::Cuda(CudaError::NotEmbedded { file: name.into() }))

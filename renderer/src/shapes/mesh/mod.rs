@@ -19,7 +19,8 @@
 mod positions;
 mod trimesh;
 
-use super::{normalize_or, Hit, MeshStore, PositionSample, Prim};
+use super::record::{FlatShape, FLAG_FLIP, FLAG_NORMALS, FLAG_UVS};
+use super::{normalize_or, Geometry, Hit, MeshStore, PositionSample, Prim, ShapeRecord};
 use crate::math::triangle::{intersect_tri_watertight, TriRay};
 use crate::math::warp::square_to_uniform_triangle;
 use crate::math::{Aabb, Distribution1D, Frame, Ray, Vec2, Vec3};
@@ -212,6 +213,32 @@ impl Mesh {
             prim,
             bary: b,
         }
+    }
+}
+
+impl ShapeRecord for Mesh {
+    fn bounds(&self, g: &Geometry, pr: Prim) -> Aabb {
+        tri_bounds(&g.mesh, pr.index)
+    }
+    fn intersect(&self, g: &Geometry, pr: Prim, ray: &Ray) -> Option<(f32, Vec2)> {
+        intersect_tri(&g.mesh, pr.index, ray)
+    }
+    fn interaction(&self, g: &Geometry, pr: Prim, _ray: &Ray, t: f32, coords: Vec2) -> Hit {
+        Mesh::interaction(self, &g.mesh, pr, t, coords)
+    }
+    fn sample_position(&self, g: &Geometry, shape: u32, u: Vec2) -> PositionSample {
+        Mesh::sample_position(self, &g.mesh, &g.area_dists[shape as usize], u)
+    }
+    fn surface_area(&self) -> f32 {
+        self.area
+    }
+    fn flatten(&self, f: &mut FlatShape) {
+        f.flags = (u32::from(self.flip) * FLAG_FLIP)
+            | (u32::from(self.has_normals) * FLAG_NORMALS)
+            | (u32::from(self.has_uvs) * FLAG_UVS);
+        f.first_tri = self.first_tri;
+        f.tri_count = self.tri_count;
+        f.area = self.area;
     }
 }
 
