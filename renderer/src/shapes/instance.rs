@@ -27,9 +27,9 @@
 
 use glam::{Affine3A, Mat3A, Vec3A};
 
+use super::record::{affine_cols, FlatShape};
 use super::shapegroup::{self, ShapeGroup};
 use super::ShapeContext;
-use super::record::{affine_cols, FlatShape};
 use super::{normalize_or, AnyShape, Built, Geometry, Hit, PositionSample, Prim, ShapeRecord};
 use crate::desc::props::Props;
 use crate::desc::{Category, ObjectDesc};
