@@ -5,7 +5,7 @@
 #pragma once
 #include "math.cuh"
 
-// FlatSampler::kind (samplers/mod.rs register_samplers!; a CPU test compares the lists)
+// FlatSampler::kind (samplers/mod.rs register_plugins!; a CPU test compares the lists)
 #define HG_SAMPLER_INDEPENDENT 0u
 #define HG_SAMPLER_STRATIFIED 1u
 #define HG_SAMPLER_MULTIJITTER 2u
