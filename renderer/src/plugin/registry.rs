@@ -384,6 +384,20 @@ pub fn unknown_plugin(obj: &ObjectDesc, category: &'static str, known: &[&str]) 
     }
 }
 
+/// The kernels' `#define`s of a category's tags, as generated `registry.cuh` files hold
+/// them: `HG_<prefix>_<name> <tag>u` for each of `names` (in tag order), then the
+/// default of the set `HG_<prefix>_SET`, `set`, for a module whose prelude names none.
+pub fn cuda_tags(prefix: &str, names: &[&str], set: u32) -> String {
+    let mut s = String::new();
+    for (tag, name) in names.iter().enumerate() {
+        s.push_str(&format!("#define HG_{prefix}_{name} {tag}u\n"));
+    }
+    s.push_str(&format!(
+        "#ifndef HG_{prefix}_SET\n#define HG_{prefix}_SET 0x{set:x}u\n#endif\n"
+    ));
+    s
+}
+
 /// What the registry tests of every category check.
 #[cfg(test)]
 pub(crate) mod testing {
