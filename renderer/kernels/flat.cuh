@@ -137,11 +137,7 @@ struct FlatFilm {
     FlatSampler sampler;  // the sensor's sampler (samplers.cuh); sample_count set per render
 };
 
-#define HG_INTEGRATOR_DIRECT 0u
-#define HG_INTEGRATOR_PATH 1u
-#define HG_INTEGRATOR_DEPTH 2u
-#define HG_INTEGRATOR_PTRACER 3u
-
+// FlatIntegrator::kind: HG_INTEGRATOR_* (integrators/registry.cuh, through features.cuh)
 struct FlatIntegrator {
     hg_u32 kind;
     hg_u32 max_depth;

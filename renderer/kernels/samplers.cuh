@@ -5,11 +5,8 @@
 #pragma once
 #include "math.cuh"
 
-// FlatSampler::kind (samplers/mod.rs register_samplers!; a CPU test compares the lists)
-#define HG_SAMPLER_INDEPENDENT 0u
-#define HG_SAMPLER_STRATIFIED 1u
-#define HG_SAMPLER_MULTIJITTER 2u
-#define HG_SAMPLER_LDSAMPLER 3u
+// FlatSampler::kind: HG_SAMPLER_* (samplers/registry.cuh, through features.cuh,
+// generated from the registry in samplers/mod.rs)
 
 // SampleRng: the sample's own PCG32 stream (independent numbers, jitter) and the
 // sampler's state.

@@ -112,7 +112,8 @@ fn set(kinds: &[u32]) -> u32 {
 }
 
 /// The generic build's set `name` (every kind of the category): the BSDF, texture,
-/// emitter and shape registries' kinds, the other categories' from features.cuh.
+/// emitter and shape registries' kinds, the other categories' from the files that
+/// features.rs generates.
 fn all_kinds(name: &str) -> u32 {
     if name == "HG_BSDF_SET" {
         return (1u32 << heliograph::bsdfs::KNOWN.len()) - 1;
@@ -126,12 +127,11 @@ fn all_kinds(name: &str) -> u32 {
     if name == "HG_SHAPE_SET" {
         return (1u32 << heliograph::shapes::tag::COUNT) - 1;
     }
-    let src = kernels::file("features.cuh").unwrap();
     let def = format!("#define {name} 0x");
-    let line = src
-        .lines()
+    let line = (heliograph::backend::cuda::features::cuda_sources().iter())
+        .flat_map(|(_, src)| src.lines())
         .find_map(|l| l.trim().strip_prefix(def.as_str()))
-        .unwrap_or_else(|| panic!("features.cuh has no {def}"));
+        .unwrap_or_else(|| panic!("no generated registry file has {def}"));
     let hex: String = line.chars().take_while(|c| c.is_ascii_hexdigit()).collect();
     u32::from_str_radix(&hex, 16).unwrap()
 }

@@ -13,6 +13,8 @@
 //! plugins and a dispatch macro over it (pbrt's tagged pointer); what a plugin does is
 //! its category's trait, and what the category does with the enum (its methods, its
 //! registry entry) is plain code in the category, written with the dispatch macro.
+//! Categories of plugin modules without a device record (samplers) list `TAG = module`
+//! lines: the tags, and a dispatch macro over the modules.
 
 use crate::desc::ObjectDesc;
 use crate::error::Error;
@@ -57,6 +59,22 @@ use crate::error::Error;
 /// `kernels/<folder>/<name>.cuh`; `ENTRY::of::<Plugin>(name, tag, tag name, source,
 /// cuda)` makes its registry entry. `any_bsdf!(self, b => b.eval(..))`, inside an
 /// `impl AnyBsdf`, is the `match` over every variant.
+///
+/// A category of plugin modules without a device record (samplers: each module
+/// provides the functions its category calls), with their tags:
+///
+/// ```ignore
+/// register_plugins! {
+///     category "sampler" in "samplers";
+///     tags, dispatch sampler_module;
+///     INDEPENDENT = independent,
+///     STRATIFIED = stratified,
+/// }
+/// ```
+///
+/// A line's position is its tag (`tag::INDEPENDENT`): append new plugins at the end.
+/// `sampler_module!(kind, m => m::next_1d(r), _ => default)` is the `match` over the
+/// tags, with `m` the module of `kind`.
 ///
 /// A closed set of records that are not plugins of their own (the shape records,
 /// which several shape plugins build), with their tags but no entries:
@@ -127,6 +145,79 @@ macro_rules! register_plugins {
             $($tag = $module::$plugin),+
         }
     };
+    (@tags $($tag:ident: $doc:expr,)+) => {
+        #[allow(non_camel_case_types, clippy::upper_case_acronyms, dead_code)]
+        #[repr(u32)]
+        enum Order { $($tag),+ }
+        $(
+            #[doc = $doc]
+            pub const $tag: u32 = Order::$tag as u32;
+        )+
+        /// The tag names, in tag order.
+        pub const NAMES: &[&str] = &[$(stringify!($tag)),+];
+        /// How many there are.
+        pub const COUNT: u32 = NAMES.len() as u32;
+    };
+    (
+        category $category:literal in $dir:literal;
+        tags, dispatch $dispatch:ident;
+        $($tag:ident = $module:ident),+ $(,)?
+    ) => {
+        $crate::plugin::registry::register_plugins! {
+            @modules ($) category $category in $dir; dispatch $dispatch;
+            $($tag = $module),+
+        }
+    };
+    (
+        @modules ($d:tt) category $category:literal in $dir:literal; dispatch $dispatch:ident;
+        $($tag:ident = $module:ident),+
+    ) => {
+        $(pub mod $module;)+
+
+        #[doc = concat!("The tag of each ", $category, " plugin: its position in the list (the")]
+        /// `kind` of its record, a bit of the kernels' sets).
+        pub mod tag {
+            $crate::plugin::registry::register_plugins!(
+                @tags $($tag: concat!("`", stringify!($module), "`."),)+
+            );
+        }
+
+        #[doc = concat!("Names of the ", $category, " plugins (the scene `type` strings), in tag order.")]
+        pub const KNOWN: &[&str] = &[$(stringify!($module)),+];
+
+        #[doc = concat!("Every registered ", $category, " plugin, in tag order.")]
+        pub static REGISTRY: &[$crate::plugin::PluginInfo] = &[$(
+            $crate::plugin::PluginInfo {
+                category: $category,
+                name: stringify!($module),
+                source: include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"), "/src/", $dir, "/", stringify!($module), ".rs"
+                )),
+            },
+        )+];
+
+        #[doc = concat!("`", stringify!($dispatch), "!(kind, m => expr, _ => other)`: `expr` with `m` the")]
+        #[doc = concat!("module of ", $category, " plugin `kind` (a [`tag`]), `other` for an unknown kind.")]
+        macro_rules! $dispatch {
+            ($d kind:expr, $d m:ident => $d body:expr, _ => $d other:expr) => {
+                match $d kind {
+                    $(tag::$tag => {
+                        use self::$module as $d m;
+                        $d body
+                    })+
+                    _ => $d other,
+                }
+            };
+        }
+        #[allow(unused_imports)]
+        pub(crate) use $dispatch;
+
+        // Tags are bits of the kernels' 32-bit plugin sets.
+        const _: () = assert!(
+            KNOWN.len() <= 32,
+            concat!("at most 32 ", $category, " plugins (features.cuh sets)")
+        );
+    };
     (@twin cuda $dir:literal, $name:literal) => {
         (
             concat!($dir, "/", $name, ".cuh"),
@@ -150,17 +241,9 @@ macro_rules! register_plugins {
         #[doc = concat!("The tag of each variant of [`", stringify!($any), "`]: its position in")]
         /// the list (the `kind` the kernels read, a bit of their sets).
         pub mod tag {
-            #[allow(non_camel_case_types, clippy::upper_case_acronyms, dead_code)]
-            #[repr(u32)]
-            enum Order { $($tag),+ }
-            $(
-                #[doc = concat!("[`", stringify!($record), "`](super::", stringify!($module), "::", stringify!($record), ").")]
-                pub const $tag: u32 = Order::$tag as u32;
-            )+
-            /// The tag names, in tag order.
-            pub const NAMES: &[&str] = &[$(stringify!($tag)),+];
-            /// How many there are.
-            pub const COUNT: u32 = NAMES.len() as u32;
+            $crate::plugin::registry::register_plugins!(
+                @tags $($tag: concat!("[`", stringify!($record), "`](super::", stringify!($module), "::", stringify!($record), ")."),)+
+            );
         }
 
         $(#[$attr])*
@@ -299,6 +382,20 @@ pub fn unknown_plugin(obj: &ObjectDesc, category: &'static str, known: &[&str]) 
         name: obj.kind.clone(),
         known: known.join(", "),
     }
+}
+
+/// The kernels' `#define`s of a category's tags, as generated `registry.cuh` files hold
+/// them: `HG_<prefix>_<name> <tag>u` for each of `names` (in tag order), then the
+/// default of the set `HG_<prefix>_SET`, `set`, for a module whose prelude names none.
+pub fn cuda_tags(prefix: &str, names: &[&str], set: u32) -> String {
+    let mut s = String::new();
+    for (tag, name) in names.iter().enumerate() {
+        s.push_str(&format!("#define HG_{prefix}_{name} {tag}u\n"));
+    }
+    s.push_str(&format!(
+        "#ifndef HG_{prefix}_SET\n#define HG_{prefix}_SET 0x{set:x}u\n#endif\n"
+    ));
+    s
 }
 
 /// What the registry tests of every category check.

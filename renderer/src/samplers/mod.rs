@@ -1,6 +1,6 @@
 //! Samplers: where each sample path's random numbers come from. Mitsuba 3's
 //! `independent`, `stratified`, `multijitter` and `ldsampler`, one file each (the file's
-//! doc is the plugin's manual), registered by one line in [`register_samplers!`].
+//! doc is the plugin's manual), registered by one line each in the registry below.
 //!
 //! Every sampler takes these parameters (`jitter` only `stratified` and `multijitter`):
 //!
@@ -33,109 +33,64 @@ use crate::desc::ObjectDesc;
 use crate::error::{Error, Result};
 use crate::math::rng::mix64;
 use crate::math::{Pcg32, Vec2, ONE_MINUS_EPSILON};
-use crate::plugin::PluginInfo;
+use crate::plugin::registry::register_plugins;
 
-/// Generates, from one `tag name CONST` line per sampler module: the modules, the
-/// `FlatSampler::kind` tags ([`tag`]), the known names, the registry of manuals
-/// ([`REGISTRY`]), and the dispatch of the
-/// effective sample count and of `next_1d`/`next_2d`.
-///
-/// Each module provides `HAS_JITTER`, `effective_count(spp) -> u64`,
-/// `next_1d(&mut SampleRng) -> f32` and `next_2d(&mut SampleRng) -> Vec2`.
-macro_rules! register_samplers {
-    ($($tag:literal $module:ident $konst:ident),* $(,)?) => {
-        $(pub mod $module;)*
-
-        /// `FlatSampler::kind` of each sampler (`HG_SAMPLER_*` in kernels/samplers.cuh).
-        pub mod tag {
-            $(#[doc = concat!("`", stringify!($module), "`.")] pub const $konst: u32 = $tag;)*
-        }
-
-        /// Names of the sampler plugins.
-        pub const KNOWN: &[&str] = &[$(stringify!($module)),*];
-
-        /// Every registered sampler, in tag order.
-        pub static REGISTRY: &[PluginInfo] = &[$(
-            PluginInfo {
-                category: "sampler",
-                name: stringify!($module),
-                source: include_str!(concat!(
-                    env!("CARGO_MANIFEST_DIR"), "/src/samplers/", stringify!($module), ".rs"
-                )),
-            },
-        )*];
-
-        /// (tag, CUDA define suffix) of every sampler, for the CUDA twin's check.
-        pub const TAGS: &[(u32, &str)] = &[$(($tag, stringify!($konst))),*];
-
-        /// The kind tag of sampler `name`.
-        fn kind_of(name: &str) -> Option<u32> {
-            match name {
-                $(stringify!($module) => Some($tag),)*
-                _ => None,
-            }
-        }
-
-        /// Whether sampler `kind` reads `jitter`.
-        fn has_jitter(kind: u32) -> bool {
-            match kind {
-                $($tag => $module::HAS_JITTER,)*
-                _ => false,
-            }
-        }
-
-        /// The sample count sampler `kind` works with for `spp` requested.
-        fn rounded_count(kind: u32, spp: u32) -> u64 {
-            match kind {
-                $($tag => $module::effective_count(spp),)*
-                _ => u64::from(spp),
-            }
-        }
-
-        impl SampleRng {
-            /// The sampler's value in `[0,1)` for the current dimension; advances it.
-            #[inline(always)]
-            pub fn next_1d(&mut self) -> f32 {
-                // the default sampler inline (two PCG steps at most), the others by a call
-                if self.kind == tag::INDEPENDENT {
-                    return independent::next_1d(self);
-                }
-                self.next_1d_other()
-            }
-
-            /// The sampler's point in `[0,1)²` for the current dimension; advances it.
-            #[inline(always)]
-            pub fn next_2d(&mut self) -> Vec2 {
-                if self.kind == tag::INDEPENDENT {
-                    return independent::next_2d(self);
-                }
-                self.next_2d_other()
-            }
-
-            #[inline(never)]
-            fn next_1d_other(&mut self) -> f32 {
-                match self.kind {
-                    $($tag => $module::next_1d(self),)*
-                    _ => self.pcg.next_f32(),
-                }
-            }
-
-            #[inline(never)]
-            fn next_2d_other(&mut self) -> Vec2 {
-                match self.kind {
-                    $($tag => $module::next_2d(self),)*
-                    _ => independent::next_2d(self),
-                }
-            }
-        }
-    };
+// The registry: one line per plugin, `TAG = module` (the file `<module>.rs`, whose
+// position is its tag). Each module provides `HAS_JITTER`, `effective_count(spp) -> u64`,
+// `next_1d(&mut SampleRng) -> f32` and `next_2d(&mut SampleRng) -> Vec2`.
+register_plugins! {
+    category "sampler" in "samplers";
+    tags, dispatch sampler_module;
+    INDEPENDENT = independent,
+    STRATIFIED = stratified,
+    MULTIJITTER = multijitter,
+    LDSAMPLER = ldsampler,
 }
 
-register_samplers! {
-    0 independent INDEPENDENT,
-    1 stratified STRATIFIED,
-    2 multijitter MULTIJITTER,
-    3 ldsampler LDSAMPLER,
+/// The kind tag of sampler `name`.
+fn kind_of(name: &str) -> Option<u32> {
+    KNOWN.iter().position(|k| *k == name).map(|i| i as u32)
+}
+
+/// Whether sampler `kind` reads `jitter`.
+fn has_jitter(kind: u32) -> bool {
+    sampler_module!(kind, s => s::HAS_JITTER, _ => false)
+}
+
+/// The sample count sampler `kind` works with for `spp` requested.
+fn rounded_count(kind: u32, spp: u32) -> u64 {
+    sampler_module!(kind, s => s::effective_count(spp), _ => u64::from(spp))
+}
+
+impl SampleRng {
+    /// The sampler's value in `[0,1)` for the current dimension; advances it.
+    #[inline(always)]
+    pub fn next_1d(&mut self) -> f32 {
+        // the default sampler inline (two PCG steps at most), the others by a call
+        if self.kind == tag::INDEPENDENT {
+            return independent::next_1d(self);
+        }
+        self.next_1d_other()
+    }
+
+    /// The sampler's point in `[0,1)²` for the current dimension; advances it.
+    #[inline(always)]
+    pub fn next_2d(&mut self) -> Vec2 {
+        if self.kind == tag::INDEPENDENT {
+            return independent::next_2d(self);
+        }
+        self.next_2d_other()
+    }
+
+    #[inline(never)]
+    fn next_1d_other(&mut self) -> f32 {
+        sampler_module!(self.kind, s => s::next_1d(self), _ => self.pcg.next_f32())
+    }
+
+    #[inline(never)]
+    fn next_2d_other(&mut self) -> Vec2 {
+        sampler_module!(self.kind, s => s::next_2d(self), _ => independent::next_2d(self))
+    }
 }
 
 /// A sensor's sampler settings.
@@ -173,7 +128,7 @@ impl Sampler {
 
     /// The plugin name.
     pub fn name(&self) -> &'static str {
-        KNOWN[TAGS.iter().position(|t| t.0 == self.kind).unwrap_or(0)]
+        KNOWN.get(self.kind as usize).copied().unwrap_or(KNOWN[0])
     }
 
     /// The sample count this sampler renders for `spp` requested (`spp` rounded up as

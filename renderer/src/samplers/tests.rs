@@ -355,19 +355,6 @@ fn bad_sampler_input_names_the_key_and_suggests_the_name() {
 }
 
 #[test]
-fn the_cuda_twin_has_the_same_tags() {
-    let src = include_str!("../../kernels/samplers.cuh");
-    for (tag, name) in TAGS {
-        let line = format!("#define HG_SAMPLER_{name} {tag}u");
-        assert!(src.contains(&line), "kernels/samplers.cuh lacks `{line}`");
-    }
-    assert_eq!(src.matches("#define HG_SAMPLER_").count(), TAGS.len());
-    let features = include_str!("../../kernels/features.cuh");
-    let all = (1u32 << TAGS.len()) - 1;
-    assert!(features.contains(&format!("#define HG_SAMPLER_SET 0x{all:x}u")));
-}
-
-#[test]
 fn the_registry_has_every_sampler_with_its_manual() {
     crate::plugin::registry::testing::check_registry("sampler", REGISTRY, KNOWN);
 }

@@ -2,12 +2,12 @@
 //! [`AnyShape`](super::AnyShape): [`ShapeRecord`]; and the kernels' tags of the record
 //! kinds ([`cuda_source`]).
 
-use std::fmt::Write;
 use std::sync::OnceLock;
 
 use super::record::FlatShape;
 use super::{Geometry, Hit, PositionSample, Prim};
 use crate::math::{Aabb, Ray, Vec2};
+use crate::plugin::registry::cuda_tags;
 
 /// What a shape record does for the scene's BVH and the integrators. `g` is the
 /// geometry the record belongs to, `pr` the primitive (a mesh triangle, or the whole
@@ -57,14 +57,8 @@ fn generate_cuda(names: &[&str]) -> String {
          // by an instance (geometry.cuh intersect_instance).\n\
          #pragma once\n\n",
     );
-    for (tag, name) in names.iter().enumerate() {
-        let _ = writeln!(s, "#define HG_SHAPE_{name} {tag}u");
-    }
     let every = (1u64 << names.len()) - 1;
-    let _ = write!(
-        s,
-        "#ifndef HG_SHAPE_SET\n#define HG_SHAPE_SET 0x{every:x}u\n#endif\n"
-    );
+    s.push_str(&cuda_tags("SHAPE", names, every as u32));
     s
 }
 

@@ -19,13 +19,15 @@
 use std::sync::OnceLock;
 
 use crate::bsdfs::registry;
-use crate::films::record::{FlatFilm, FILTER_BOX, FILTER_TENT};
+use crate::films::record::{FlatFilm, FILTER_BOX, FILTER_GAUSSIAN, FILTER_TENT};
 use crate::flat::unit_prims::UNIT_RECORDS_MAX;
 use crate::flat::FlatScene;
 use crate::integrators::record::FlatIntegrator;
 use crate::integrators::tag::{
-    DEPTH as INTEGRATOR_DEPTH, PATH as INTEGRATOR_PATH, PTRACER as INTEGRATOR_PTRACER,
+    DEPTH as INTEGRATOR_DEPTH, DIRECT as INTEGRATOR_DIRECT, PATH as INTEGRATOR_PATH,
+    PTRACER as INTEGRATOR_PTRACER,
 };
+use crate::plugin::registry::cuda_tags;
 use crate::shapes::tag::INSTANCE as SHAPE_INSTANCE;
 
 /// The `#define` that compiles the fixed `depth` module for scenes without instances:
@@ -49,11 +51,86 @@ pub fn depth_prelude(instances: bool) -> &'static str {
 /// `HG_FILM_SET` bit of a film that jitters within the pixel (box of radius <= 0.5).
 pub const FILM_JITTER: u32 = 0;
 /// `HG_FILM_SET` bit of a wider box: uniform over the sample's window.
-pub const FILM_BOX: u32 = 1;
+pub const FILM_BOX: u32 = filter_placement(FILTER_BOX);
 /// `HG_FILM_SET` bit of a tent: its CDF inverted over the window.
-pub const FILM_TENT: u32 = 2;
+pub const FILM_TENT: u32 = filter_placement(FILTER_TENT);
 /// `HG_FILM_SET` bit of a gaussian: Box-Muller with rejection outside the window.
-pub const FILM_GAUSSIAN: u32 = 3;
+pub const FILM_GAUSSIAN: u32 = filter_placement(FILTER_GAUSSIAN);
+
+/// The placement of a film whose filter is `filter` (its tag: its position in the
+/// rfilter registry), a narrow box aside: one placement per filter, after
+/// [`FILM_JITTER`].
+const fn filter_placement(filter: u32) -> u32 {
+    1 + filter
+}
+
+/// The integrators a module whose prelude names none compiles (the generic build):
+/// `direct` and `path`. `ptracer`'s light tracing kernels are compiled only when a
+/// module names it, and `depth` has its own module.
+pub const GENERIC_INTEGRATORS: u32 = (1 << INTEGRATOR_DIRECT) | (1 << INTEGRATOR_PATH);
+
+/// The generated kernel file of the integrator tags.
+pub const INTEGRATOR_REGISTRY_FILE: &str = "integrators/registry.cuh";
+/// The generated kernel file of the film placements.
+pub const FILM_REGISTRY_FILE: &str = "films/registry.cuh";
+/// The generated kernel file of the sampler tags.
+pub const SAMPLER_REGISTRY_FILE: &str = "samplers/registry.cuh";
+
+/// The generated kernel files of the integrator, film-placement and sampler tags (the
+/// path under `kernels/`, the text), each with its set's default for a module whose
+/// prelude names none; features.cuh includes them.
+pub fn cuda_sources() -> &'static [(&'static str, String); 3] {
+    static SOURCES: OnceLock<[(&str, String); 3]> = OnceLock::new();
+    SOURCES.get_or_init(|| {
+        let placements: Vec<String> = std::iter::once("JITTER".to_string())
+            .chain(crate::rfilters::KNOWN.iter().map(|f| f.to_uppercase()))
+            .collect();
+        let placements: Vec<&str> = placements.iter().map(String::as_str).collect();
+        let samplers = crate::samplers::tag::NAMES;
+        [
+            (
+                INTEGRATOR_REGISTRY_FILE,
+                generated(
+                    "the integrator records list (renderer/src/integrators/mod.rs)",
+                    "the tags of the integrator kinds (FlatIntegrator::kind) and the default\n\
+                     // set (bit HG_INTEGRATOR_*): direct and path; ptracer only when a module names\n\
+                     // it, depth has a module of its own",
+                    cuda_tags("INTEGRATOR", crate::integrators::tag::NAMES, GENERIC_INTEGRATORS),
+                ),
+            ),
+            (
+                FILM_REGISTRY_FILE,
+                generated(
+                    "the rfilter registry (renderer/src/rfilters/mod.rs)",
+                    "how the film places a sample (film.cuh film_sample; features.rs\n\
+                     // film_placement): HG_FILM_JITTER, a box of radius <= 0.5, jitters uniformly in\n\
+                     // the pixel (weight 1); then one placement per filter: a wider box uniformly over\n\
+                     // the window (weight 1), a tent by its CDF inverted over the window (weight 1),\n\
+                     // a gaussian by Box-Muller with rejection outside the window (weight f / pdf).\n\
+                     // The default set (bit HG_FILM_*) has every placement",
+                    cuda_tags("FILM", &placements, (1 << placements.len()) - 1),
+                ),
+            ),
+            (
+                SAMPLER_REGISTRY_FILE,
+                generated(
+                    "the sampler registry (renderer/src/samplers/mod.rs)",
+                    "the tags of the samplers (FlatSampler::kind) and the default set (bit\n\
+                     // HG_SAMPLER_*: every sampler)",
+                    cuda_tags("SAMPLER", samplers, (1 << samplers.len()) - 1),
+                ),
+            ),
+        ]
+    })
+}
+
+/// A generated kernel file: a header naming its `source` and saying `what` it holds,
+/// then `defines`.
+fn generated(source: &str, what: &str, defines: String) -> String {
+    format!(
+        "// Generated from {source} by\n// backend/cuda/features.rs: {what}.\n#pragma once\n\n{defines}"
+    )
+}
 
 /// How kernels/film.cuh places `film`'s samples (`FILM_*`; `film_placement` there).
 pub fn film_placement(film: &FlatFilm) -> u32 {
@@ -305,8 +382,6 @@ mod tests {
     use crate::bsdfs::tag as bsdf_kind;
     use crate::desc::xml;
     use crate::emitters::tag as emitter_tag;
-    use crate::films::record::FILTER_GAUSSIAN;
-    use crate::integrators::tag::{DIRECT as INTEGRATOR_DIRECT, PATH as INTEGRATOR_PATH};
     use crate::scene::build_scene;
     use crate::shapes::tag::{MESH as SHAPE_MESH, RECTANGLE as SHAPE_RECTANGLE};
     use crate::textures::tag as tex_kind;
@@ -378,6 +453,17 @@ mod tests {
         ] {
             assert!(p.contains(d), "{d} missing from\n{p}");
         }
+        // the same sets from the registries' tags
+        for d in [
+            format!("HG_INTEGRATOR_SET 0x{:x}u", 1 << INTEGRATOR_DIRECT),
+            format!("HG_FILM_SET 0x{:x}u", 1 << FILM_GAUSSIAN),
+            format!(
+                "HG_SAMPLER_SET 0x{:x}u",
+                1 << crate::samplers::tag::INDEPENDENT
+            ),
+        ] {
+            assert!(p.contains(&d), "{d} missing from\n{p}");
+        }
         // the seed scene renders with `direct`: no wavefront kernels
         assert!(!p.contains("HG_PATH_WAVEFRONT"));
         let c = Features::of(&flat("cbox.xml"));
@@ -427,6 +513,44 @@ mod tests {
         // the kinds of the registry as the kernels know them (flat.cuh HG_SHAPE_*)
         assert_eq!(depth_prelude(false), "#define HG_SHAPE_SET 0x1fu\n");
         assert_eq!(depth_prelude(true), "");
+    }
+
+    #[test]
+    fn the_integrator_film_and_sampler_tags_are_the_registries() {
+        let [(_, integrators), (_, films), (_, samplers)] = cuda_sources();
+        let has = |src: &str, prefix: &str, names: &[&str], set: u32| {
+            for (tag, name) in names.iter().enumerate() {
+                let line = format!("#define HG_{prefix}_{name} {tag}u\n");
+                assert!(src.contains(&line), "{line} missing from\n{src}");
+            }
+            let line = format!("#define HG_{prefix}_SET 0x{set:x}u\n");
+            assert!(src.contains(&line), "{line} missing from\n{src}");
+        };
+        // the values the kernels are written against
+        let integrator_names = ["DIRECT", "PATH", "DEPTH", "PTRACER"];
+        has(integrators, "INTEGRATOR", &integrator_names, 0x3);
+        has(films, "FILM", &["JITTER", "BOX", "TENT", "GAUSSIAN"], 0xf);
+        let sampler_names = ["INDEPENDENT", "STRATIFIED", "MULTIJITTER", "LDSAMPLER"];
+        has(samplers, "SAMPLER", &sampler_names, 0xf);
+        // ... are the registries'
+        assert_eq!(crate::integrators::tag::NAMES, integrator_names);
+        assert_eq!(crate::samplers::tag::NAMES, sampler_names);
+        assert_eq!(GENERIC_INTEGRATORS, 0x3);
+        for (filter, name, placement) in [
+            (FILTER_BOX, "box", FILM_BOX),
+            (FILTER_TENT, "tent", FILM_TENT),
+            (FILTER_GAUSSIAN, "gaussian", FILM_GAUSSIAN),
+        ] {
+            assert_eq!(crate::rfilters::KNOWN[filter as usize], name);
+            assert_eq!(placement, filter + 1, "{name}");
+        }
+        assert_eq!(crate::rfilters::KNOWN.len(), 3, "one placement per filter");
+        // features.cuh includes them, and every file is served to the kernels
+        let features = super::super::kernels::file("features.cuh").unwrap();
+        for (name, src) in cuda_sources() {
+            assert!(features.contains(&format!("#include \"{name}\"")), "{name}");
+            assert_eq!(super::super::kernels::file(name).unwrap(), src);
+        }
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! [`crate::bsdfs::registry`]; `textures/registry.cuh`, from
 //! [`crate::textures::registry`]; `emitters/registry.cuh`, from
 //! [`crate::emitters::registry`]; `shapes/registry.cuh`, the shape records' tags, from
-//! [`crate::shapes::registry`]); [`file()`] finds them, and the twins of the shape and
+//! [`crate::shapes::registry`]; the integrator, film-placement and sampler tags, from
+//! [`super::features::cuda_sources`]); [`file()`] finds them, and the twins of the shape and
 //! integrator plugins that have one ([`crate::shapes::CUDA_TWINS`],
 //! [`crate::integrators::CUDA_TWINS`]).
 //!
@@ -100,6 +101,12 @@ pub fn file(name: &str) -> Result<&'static str> {
     }
     if name == SHAPE_REGISTRY_FILE {
         return Ok(crate::shapes::registry::cuda_source());
+    }
+    if let Some((_, s)) = super::features::cuda_sources()
+        .iter()
+        .find(|(n, _)| *n == name)
+    {
+        return Ok(s);
     }
     if let Some(e) = crate::bsdfs::REGISTRY
         .iter()
