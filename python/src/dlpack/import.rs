@@ -11,21 +11,21 @@
 //! released by the next heliograph call that finds the copy done ([`sweep_parked`]),
 //! holding the GIL (some producers' deleters need it). The host never waits.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyTuple};
 
-use heliograph::backend::cuda::{CudaBackend, DeviceTensor};
+use heliograph::backend::cuda::CudaBackend;
+use heliograph::interop::consumed::{self, park_release, Taken};
 use heliograph::interop::import::{check_device, cuda_array, read_host_to, HostTo, Imported};
 
 use heliograph::interop::export::{NAME_LEGACY, NAME_VERSIONED, USED_LEGACY, USED_VERSIONED};
 
 use super::{
-    DLManagedTensor, DLManagedTensorVersioned, DLTensor, HostArray, DEVICE_CPU, DEVICE_CUDA,
-    DEVICE_CUDA_HOST,
+    DLManagedTensorVersioned, DLTensor, HostArray, DEVICE_CPU, DEVICE_CUDA, DEVICE_CUDA_HOST,
 };
 use crate::errors::to_py;
 
@@ -164,52 +164,6 @@ fn cuda_backend_for(py: Python<'_>, id: i32) -> PyResult<Arc<CudaBackend>> {
     Ok(be)
 }
 
-/// A consumed producer capsule: its managed tensor, whose deleter runs on drop.
-pub struct Taken {
-    managed: *mut std::ffi::c_void,
-    versioned: bool,
-}
-
-// SAFETY: the managed tensor is the producer's; DLPack lets its deleter run on any
-// thread (heliograph runs it while holding the GIL, see sweep_parked).
-unsafe impl Send for Taken {}
-
-impl Taken {
-    /// The tensor.
-    ///
-    /// # Safety
-    /// Valid until the drop runs the deleter.
-    unsafe fn tensor(&self) -> &DLTensor {
-        // SAFETY: `managed` points at the record kind `versioned` says.
-        unsafe {
-            if self.versioned {
-                &(*(self.managed as *mut DLManagedTensorVersioned)).dl_tensor
-            } else {
-                &(*(self.managed as *mut DLManagedTensor)).dl_tensor
-            }
-        }
-    }
-}
-
-impl Drop for Taken {
-    fn drop(&mut self) {
-        // SAFETY: the record is the producer's, consumed by us; its deleter frees it.
-        unsafe {
-            if self.versioned {
-                let m = self.managed as *mut DLManagedTensorVersioned;
-                if let Some(d) = (*m).deleter {
-                    d(m);
-                }
-            } else {
-                let m = self.managed as *mut DLManagedTensor;
-                if let Some(d) = (*m).deleter {
-                    d(m);
-                }
-            }
-        }
-    }
-}
-
 /// Consumes the capsule as the protocol says (renamed to `used_*`); the deleter runs
 /// when the returned value is dropped.
 fn take(cap: &Bound<'_, PyCapsule>) -> PyResult<Taken> {
@@ -239,7 +193,8 @@ fn take(cap: &Bound<'_, PyCapsule>) -> PyResult<Taken> {
         let major = unsafe { (*(managed as *mut DLManagedTensorVersioned)).version.major };
         if major != 1 {
             // consume it anyway, so its memory is released
-            let t = Taken { managed, versioned };
+            // SAFETY: as above; renamed next.
+            let t = unsafe { Taken::new(managed, versioned) };
             // SAFETY: renaming consumes the capsule; `t`'s drop calls the deleter.
             unsafe { ffi::PyCapsule_SetName(ptr, used.as_ptr()) };
             drop(t);
@@ -250,38 +205,13 @@ fn take(cap: &Bound<'_, PyCapsule>) -> PyResult<Taken> {
     }
     // SAFETY: renaming marks the capsule consumed: its destructor no longer deletes.
     unsafe { ffi::PyCapsule_SetName(ptr, used.as_ptr()) };
-    Ok(Taken { managed, versioned })
+    // SAFETY: the capsule is consumed: only `Taken` calls the deleter.
+    Ok(unsafe { Taken::new(managed, versioned) })
 }
 
-/// Capsules whose device copy is still queued, with the tensor that copy fills.
-static PARKED: Mutex<Vec<(Taken, Arc<DeviceTensor>)>> = Mutex::new(Vec::new());
-
-/// Keeps `taken` (the producer's memory) until `copy` is ready.
-pub fn park_release(taken: Taken, copy: Arc<DeviceTensor>) {
-    if let Ok(mut p) = PARKED.lock() {
-        p.push((taken, copy));
-    }
-}
-
-/// Releases the parked capsules whose copies have finished (or failed: the memory is
-/// then no longer read either). Needs the GIL, which some producers' deleters take. In
-/// a forked child of the process that initialised CUDA, nothing: they are the parent's.
+/// Releases the parked capsules whose copies have finished
+/// ([`heliograph::interop::consumed::sweep_parked`]), holding the GIL, which some
+/// producers' deleters take.
 pub fn sweep_parked(_py: Python<'_>) {
-    if heliograph::backend::cuda::forked().is_some() {
-        return;
-    }
-    let done: Vec<(Taken, Arc<DeviceTensor>)> = match PARKED.lock() {
-        Ok(mut p) => {
-            let (ready, busy): (Vec<_>, Vec<_>) = p.drain(..).partition(|(_, t)| t.is_ready());
-            *p = busy;
-            ready
-        }
-        Err(_) => return,
-    };
-    drop(done); // deleters run here, outside the lock
-}
-
-/// Number of parked capsules (tests).
-pub fn parked() -> usize {
-    PARKED.lock().map(|p| p.len()).unwrap_or(0)
+    consumed::sweep_parked();
 }
