@@ -20,13 +20,13 @@ use pyo3::types::{PyCapsule, PyDict, PyTuple};
 
 use heliograph::backend::cuda::CudaBackend;
 use heliograph::interop::consumed::{self, park_release, Taken};
-use heliograph::interop::import::{check_device, cuda_array, read_host_to, HostTo, Imported};
+use heliograph::interop::import::{
+    check_device, check_ordinal, claimed_cuda, import_cuda, read_host_to, HostTo, Imported,
+};
 
 use heliograph::interop::export::{NAME_LEGACY, NAME_VERSIONED, USED_LEGACY, USED_VERSIONED};
 
-use super::{
-    DLManagedTensorVersioned, DLTensor, HostArray, DEVICE_CPU, DEVICE_CUDA, DEVICE_CUDA_HOST,
-};
+use super::{DLTensor, HostArray};
 use crate::errors::to_py;
 
 /// Imports `obj` into host memory: a host array is read, a CUDA array is copied on the
@@ -58,15 +58,9 @@ pub fn import_device(
         })?),
         Err(_) => None,
     };
-    let cuda = match claimed {
-        None | Some((DEVICE_CPU, _)) | Some((DEVICE_CUDA_HOST, _)) => None,
-        Some((DEVICE_CUDA, id)) => Some(cuda_backend_for(py, id)?),
-        Some((kind, id)) => {
-            return Err(PyBufferError::new_err(format!(
-                "cannot import an array on DLPack device ({kind}, {id}): heliograph reads host \
-                 memory (1) and CUDA memory (2) of the device it renders on"
-            )))
-        }
+    let cuda = match claimed_cuda(claimed).map_err(to_py)? {
+        Some(id) => Some(cuda_backend_for(py, id)?),
+        None => None,
     };
     let kwargs = PyDict::new(py);
     if let Some(be) = &cuda {
@@ -104,8 +98,10 @@ pub fn import_device(
                 if let Some(stream) = after {
                     be.join_stream(stream).map_err(to_py)?;
                 }
+                let t = SendPtr(t);
                 // SAFETY: as above; the deleter runs once the copy has (taken is parked).
-                unsafe { copy_cuda(py, be, t) }
+                py.detach(move || unsafe { import_cuda(be, t.get()) })
+                    .map_err(to_py)
             }
         });
     match (&res, &cuda) {
@@ -128,23 +124,6 @@ impl<'a> SendPtr<'a> {
     }
 }
 
-/// Enqueues the device-to-device copy of a CUDA tensor.
-///
-/// # Safety
-/// `t` must describe live device memory of `be`'s device until the returned tensor is
-/// ready.
-unsafe fn copy_cuda(py: Python<'_>, be: &CudaBackend, t: &DLTensor) -> PyResult<Imported> {
-    // SAFETY: the caller's contract.
-    let (a, shape) = unsafe { cuda_array(t) }.map_err(to_py)?;
-    let tensor = py.detach(|| be.import_device(&a)).map_err(to_py)?;
-    Ok(Imported::Device {
-        tensor: Arc::new(tensor),
-        shape,
-        dtype: t.dtype,
-        non_finite: None,
-    })
-}
-
 /// The CUDA backend, for an array on CUDA device `id`.
 fn cuda_backend_for(py: Python<'_>, id: i32) -> PyResult<Arc<CudaBackend>> {
     let be = crate::cuda::backend(py).map_err(|e| {
@@ -153,14 +132,7 @@ fn cuda_backend_for(py: Python<'_>, id: i32) -> PyResult<Arc<CudaBackend>> {
             e.value(py)
         ))
     })?;
-    if id < 0 || id as usize != be.info().ordinal {
-        return Err(PyBufferError::new_err(format!(
-            "the array is on CUDA device {id}, but heliograph renders on device {}: move it \
-             there first (e.g. x.to('cuda:{}'))",
-            be.info().ordinal,
-            be.info().ordinal
-        )));
-    }
+    check_ordinal(id, be.info().ordinal).map_err(to_py)?;
     Ok(be)
 }
 
@@ -188,25 +160,11 @@ fn take(cap: &Bound<'_, PyCapsule>) -> PyResult<Taken> {
             "the DLPack capsule holds a null pointer",
         ));
     }
-    if versioned {
-        // SAFETY: as above.
-        let major = unsafe { (*(managed as *mut DLManagedTensorVersioned)).version.major };
-        if major != 1 {
-            // consume it anyway, so its memory is released
-            // SAFETY: as above; renamed next.
-            let t = unsafe { Taken::new(managed, versioned) };
-            // SAFETY: renaming consumes the capsule; `t`'s drop calls the deleter.
-            unsafe { ffi::PyCapsule_SetName(ptr, used.as_ptr()) };
-            drop(t);
-            return Err(PyBufferError::new_err(format!(
-                "the producer returned a DLPack {major}.x capsule; heliograph reads 1.x"
-            )));
-        }
-    }
     // SAFETY: renaming marks the capsule consumed: its destructor no longer deletes.
     unsafe { ffi::PyCapsule_SetName(ptr, used.as_ptr()) };
-    // SAFETY: the capsule is consumed: only `Taken` calls the deleter.
-    Ok(unsafe { Taken::new(managed, versioned) })
+    // SAFETY: the capsule is consumed: only `Taken` calls the deleter (at once, for a
+    // version heliograph does not read, so that its memory is released).
+    unsafe { Taken::new(managed, versioned) }.map_err(to_py)
 }
 
 /// Releases the parked capsules whose copies have finished

@@ -7,6 +7,7 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
 use crate::backend::cuda::DeviceTensor;
+use crate::error::{ArrayProblem, Error, Result};
 use crate::tensor::dlpack::{DLManagedTensor, DLManagedTensorVersioned, DLTensor};
 
 /// A consumed producer capsule: its managed tensor, whose deleter runs on drop.
@@ -21,13 +22,28 @@ unsafe impl Send for Taken {}
 
 impl Taken {
     /// Takes over a consumed capsule's record: a `DLManagedTensorVersioned` when
-    /// `versioned`, a `DLManagedTensor` otherwise.
+    /// `versioned`, a `DLManagedTensor` otherwise. A versioned record of a major
+    /// version other than 1 is released at once, and an error.
     ///
     /// # Safety
     /// `managed` points at a live record of that kind, whose capsule has been renamed
     /// (consumed): nobody else calls its deleter.
-    pub unsafe fn new(managed: *mut c_void, versioned: bool) -> Taken {
-        Taken { managed, versioned }
+    pub unsafe fn new(managed: *mut c_void, versioned: bool) -> Result<Taken> {
+        let taken = Taken { managed, versioned };
+        if versioned {
+            // SAFETY: the caller's contract.
+            let major = unsafe { (*(managed as *mut DLManagedTensorVersioned)).version.major };
+            if major != 1 {
+                drop(taken);
+                return Err(Error::array(
+                    ArrayProblem::Device,
+                    format!(
+                        "the producer returned a DLPack {major}.x capsule; heliograph reads 1.x"
+                    ),
+                ));
+            }
+        }
+        Ok(taken)
     }
 
     /// The tensor.
