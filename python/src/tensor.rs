@@ -23,14 +23,14 @@ use heliograph::backend::cuda::DeviceTensor;
 use heliograph::interop::export::Owner;
 use heliograph::interop::Storage;
 use heliograph::io::linear_to_srgb;
-use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};
 
 use crate::dlpack::{self, parse_export_args, Buffer, HostArray};
 use crate::errors::{self, RenderError};
 use crate::progress::{ProgressLine, PROGRESS, PROGRESS_DELAY_US};
-use heliograph::interop::import::{HostTo, Imported};
+use heliograph::interop::import::{import_values, upload, HostTo, Imported};
 
 /// A float32 tensor (`shape`, C order) on the host or a CUDA device.
 #[pyclass(module = "heliograph", frozen, weakref)]
@@ -95,14 +95,10 @@ impl TensorXf {
         values: &[f32],
     ) -> PyResult<TensorXf> {
         match host_device()? {
-            Some(be) => match upload(py, &be, values, shape, false)? {
-                Imported::Device { tensor, shape, .. } => {
-                    Ok(TensorXf::device_shared(shape, tensor))
-                }
-                _ => Err(PyRuntimeError::new_err(
-                    "internal error: an upload stayed on the host",
-                )),
-            },
+            Some(be) => {
+                let tensor = py.detach(|| upload(&be, values)).map_err(errors::to_py)?;
+                Ok(TensorXf::device(shape, tensor))
+            }
             None => TensorXf::from_data(shape, values),
         }
     }
@@ -277,23 +273,9 @@ pub fn import_any(
             });
         }
         let buf = t.wait(py)?;
-        return match host_to {
-            HostTo::Device(be) => upload(py, be, buf.as_slice(), shape, false),
-            HostTo::Param(be, len) if len == buf.len() => {
-                upload(py, be, buf.as_slice(), shape, true)
-            }
-            HostTo::Vec | HostTo::Param(..) => Ok(Imported::Host(HostArray {
-                shape,
-                data: buf.as_slice().to_vec(),
-                dtype,
-            })),
-            // a copy: consumers of the original's exports may write to it
-            HostTo::Buffer => Ok(Imported::Buffer {
-                buf: Buffer::from_slice(buf.as_slice()).map_err(errors::to_py)?,
-                shape,
-                dtype,
-            }),
-        };
+        return py
+            .detach(|| import_values(buf.as_slice(), shape, host_to))
+            .map_err(errors::to_py);
     }
     let is_type = obj.is_instance_of::<pyo3::types::PyType>();
     if let Ok(kind) = obj.getattr("dtype").and_then(|d| d.getattr("kind")) {
@@ -348,35 +330,6 @@ fn numpy_native_copy<'py>(
     let kwargs = PyDict::new(py);
     kwargs.set_item("order", "C")?;
     obj.call_method("astype", (want,), Some(&kwargs)).map(Some)
-}
-
-/// Uploads a host tensor's values to a new device tensor (scanning them for non-finite
-/// values when `scan`).
-fn upload(
-    py: Python<'_>,
-    be: &Arc<heliograph::backend::cuda::CudaBackend>,
-    values: &[f32],
-    shape: Vec<usize>,
-    scan: bool,
-) -> PyResult<Imported> {
-    let tensor = py
-        .detach(|| {
-            be.upload_with(values.len(), |dst| {
-                dst.copy_from_slice(values);
-                Ok(())
-            })
-        })
-        .map_err(errors::to_py)?;
-    let non_finite = match scan && !heliograph::math::all_finite(values) {
-        true => values.iter().position(|v| !v.is_finite()),
-        false => None,
-    };
-    Ok(Imported::Device {
-        tensor: Arc::new(tensor),
-        shape,
-        dtype: dlpack::DLDataType::F32,
-        non_finite,
-    })
 }
 
 /// A host buffer as NumPy sees it (`numpy.from_dlpack` of a CPU capsule): the view

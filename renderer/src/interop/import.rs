@@ -80,6 +80,43 @@ impl Imported {
     }
 }
 
+/// A host tensor's values (of `shape`) where `host_to` says; into a new buffer they
+/// are a copy, since consumers of the original's exports may write to it.
+pub fn import_values(values: &[f32], shape: Vec<usize>, host_to: HostTo<'_>) -> Result<Imported> {
+    let dtype = DLDataType::F32;
+    let (be, scan) = match host_to {
+        HostTo::Device(be) => (be, false),
+        HostTo::Param(be, len) if len == values.len() => (be, true),
+        HostTo::Vec | HostTo::Param(..) => {
+            let data = values.to_vec();
+            return Ok(Imported::Host(HostArray { shape, data, dtype }));
+        }
+        HostTo::Buffer => {
+            let buf = Buffer::from_slice(values)?;
+            return Ok(Imported::Buffer { buf, shape, dtype });
+        }
+    };
+    let tensor = Arc::new(upload(be, values)?);
+    let non_finite = match scan && !all_finite(values) {
+        true => values.iter().position(|v| !v.is_finite()),
+        false => None,
+    };
+    Ok(Imported::Device {
+        tensor,
+        shape,
+        dtype,
+        non_finite,
+    })
+}
+
+/// A new device tensor holding a copy of host `values`.
+pub fn upload(be: &CudaBackend, values: &[f32]) -> Result<DeviceTensor> {
+    be.upload_with(values.len(), |dst| {
+        dst.copy_from_slice(values);
+        Ok(())
+    })
+}
+
 /// An error unless `t` lives where `__dlpack_device__` said (`claimed`; `None` for a
 /// producer without it, which must hold host memory).
 pub fn check_device(t: &DLTensor, claimed: Option<(i32, i32)>) -> Result<()> {
