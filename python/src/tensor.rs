@@ -18,7 +18,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use heliograph::backend::cpu::RenderJob;
 use heliograph::backend::cuda::DeviceTensor;
 use heliograph::interop::export::Owner;
 use heliograph::interop::Storage;
@@ -54,17 +53,6 @@ impl TensorXf {
     /// A finished tensor sharing `buf`.
     pub fn from_buffer(shape: Vec<usize>, buf: Arc<Buffer>) -> TensorXf {
         Storage::from_buffer(shape, buf).into()
-    }
-
-    /// A tensor that a background render will fill.
-    pub fn pending(shape: Vec<usize>, job: RenderJob) -> TensorXf {
-        Storage::pending(shape, job).into()
-    }
-
-    /// A tensor that holds `channels` of the film (of shape `film_shape`) that a
-    /// background render will develop; [`Self::film`] gives the whole film.
-    pub fn pending_part(film_shape: Vec<usize>, channels: Vec<usize>, job: RenderJob) -> TensorXf {
-        Storage::pending_part(film_shape, channels, job).into()
     }
 
     /// A CUDA tensor (a render's film or an imported array).
