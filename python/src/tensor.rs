@@ -13,7 +13,6 @@
 //! A tensor lives where its data came from: a render on the variant's device, a
 //! `TensorXf(x)` where `x` lives (a CUDA array of any framework gives a CUDA tensor).
 
-use std::io::Cursor;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,7 +20,6 @@ use std::time::{Duration, Instant};
 use heliograph::backend::cuda::DeviceTensor;
 use heliograph::interop::export::Owner;
 use heliograph::interop::Storage;
-use heliograph::io::linear_to_srgb;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};
@@ -348,31 +346,4 @@ impl HostView {
     fn __dlpack_device__(&self) -> (i32, i32) {
         (dlpack::DEVICE_CPU, 0)
     }
-}
-
-/// Encodes linear float pixels as an 8-bit sRGB PNG.
-pub(crate) fn encode_png(data: &[f32], w: usize, h: usize, c: usize) -> Result<Vec<u8>, String> {
-    let bytes: Vec<u8> = data
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| {
-            let v = if c == 4 && i % 4 == 3 {
-                v.clamp(0.0, 1.0)
-            } else {
-                linear_to_srgb(v)
-            };
-            (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8
-        })
-        .collect();
-    let color = match c {
-        1 => image::ExtendedColorType::L8,
-        2 => image::ExtendedColorType::La8,
-        3 => image::ExtendedColorType::Rgb8,
-        _ => image::ExtendedColorType::Rgba8,
-    };
-    let mut out = Vec::new();
-    let enc = image::codecs::png::PngEncoder::new(Cursor::new(&mut out));
-    image::ImageEncoder::write_image(enc, &bytes, w as u32, h as u32, color)
-        .map_err(|e| format!("PNG encoding failed: {e}"))?;
-    Ok(out)
 }
