@@ -88,5 +88,5 @@ pub fn _cuda_held_bytes() -> (usize, usize) {
 #[pyfunction]
 pub fn _parked_imports(py: Python<'_>) -> usize {
     crate::dlpack::sweep_parked(py);
-    crate::dlpack::parked()
+    heliograph::interop::consumed::parked()
 }

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use heliograph::backend::cpu::render_async;
+use heliograph::interop::Storage;
 use heliograph::render::RenderOptions;
 use heliograph::scene::RenderSetup;
 use heliograph::session::film::Film;
@@ -35,33 +35,9 @@ impl RenderedFilm {
 /// The tensor of a render's film (a CPU render's still running: reading it waits),
 /// and a CPU render's film for `Film.bitmap()`.
 pub fn tensor_of(film: Film) -> PyResult<(TensorXf, Option<RenderedFilm>)> {
-    match film {
-        Film::Pending { job, setup, opts } => {
-            let shape = film_shape(&setup);
-            let channels = setup.output_channels();
-            let tensor = if channels.len() == shape[2] {
-                TensorXf::pending(shape, job)
-            } else {
-                // an aov film: the tensor holds the channels that Mitsuba's render returns
-                TensorXf::pending_part(shape, channels, job)
-            };
-            Ok((tensor, Some(RenderedFilm::new(setup, opts))))
-        }
-        Film::Host(image) => {
-            let shape = vec![image.height, image.width, image.channels];
-            Ok((TensorXf::from_data(shape, &image.data)?, None))
-        }
-        Film::Device(film) => {
-            let (w, h, c) = film.shape();
-            Ok((TensorXf::device(vec![h, w, c], film.into_tensor()), None))
-        }
-    }
-}
-
-/// The developed film's shape: (height, width, all of its channels).
-pub fn film_shape(scene: &RenderSetup) -> Vec<usize> {
-    let [w, h] = scene.sensor.film.crop_size;
-    vec![h as usize, w as usize, scene.film_channel_names().len()]
+    let (storage, replay) = Storage::of_film(film).map_err(to_py)?;
+    let film = replay.map(|(scene, opts)| RenderedFilm::new(scene, opts));
+    Ok((storage.into(), film))
 }
 
 #[pymethods]
@@ -74,7 +50,7 @@ impl RenderedFilm {
     /// Renders the same image again, in the background as `render` does, and returns
     /// the whole film (every channel).
     fn render(&self) -> PyResult<TensorXf> {
-        let job = render_async(self.scene.clone(), self.opts).map_err(to_py)?;
-        Ok(TensorXf::pending(film_shape(&self.scene), job))
+        let storage = Storage::replay(&self.scene, self.opts).map_err(to_py)?;
+        Ok(storage.into())
     }
 }

@@ -13,24 +13,21 @@
 //! A tensor lives where its data came from: a render on the variant's device, a
 //! `TensorXf(x)` where `x` lives (a CUDA array of any framework gives a CUDA tensor).
 
-use std::io::Cursor;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use heliograph::backend::cpu::RenderJob;
 use heliograph::backend::cuda::DeviceTensor;
 use heliograph::interop::export::Owner;
 use heliograph::interop::Storage;
-use heliograph::io::linear_to_srgb;
-use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};
 
 use crate::dlpack::{self, parse_export_args, Buffer, HostArray};
 use crate::errors::{self, RenderError};
 use crate::progress::{ProgressLine, PROGRESS, PROGRESS_DELAY_US};
-use heliograph::interop::import::{HostTo, Imported};
+use heliograph::interop::import::{import_values, upload, HostTo, Imported};
 
 /// A float32 tensor (`shape`, C order) on the host or a CUDA device.
 #[pyclass(module = "heliograph", frozen, weakref)]
@@ -54,17 +51,6 @@ impl TensorXf {
     /// A finished tensor sharing `buf`.
     pub fn from_buffer(shape: Vec<usize>, buf: Arc<Buffer>) -> TensorXf {
         Storage::from_buffer(shape, buf).into()
-    }
-
-    /// A tensor that a background render will fill.
-    pub fn pending(shape: Vec<usize>, job: RenderJob) -> TensorXf {
-        Storage::pending(shape, job).into()
-    }
-
-    /// A tensor that holds `channels` of the film (of shape `film_shape`) that a
-    /// background render will develop; [`Self::film`] gives the whole film.
-    pub fn pending_part(film_shape: Vec<usize>, channels: Vec<usize>, job: RenderJob) -> TensorXf {
-        Storage::pending_part(film_shape, channels, job).into()
     }
 
     /// A CUDA tensor (a render's film or an imported array).
@@ -95,14 +81,10 @@ impl TensorXf {
         values: &[f32],
     ) -> PyResult<TensorXf> {
         match host_device()? {
-            Some(be) => match upload(py, &be, values, shape, false)? {
-                Imported::Device { tensor, shape, .. } => {
-                    Ok(TensorXf::device_shared(shape, tensor))
-                }
-                _ => Err(PyRuntimeError::new_err(
-                    "internal error: an upload stayed on the host",
-                )),
-            },
+            Some(be) => {
+                let tensor = py.detach(|| upload(&be, values)).map_err(errors::to_py)?;
+                Ok(TensorXf::device(shape, tensor))
+            }
             None => TensorXf::from_data(shape, values),
         }
     }
@@ -277,23 +259,9 @@ pub fn import_any(
             });
         }
         let buf = t.wait(py)?;
-        return match host_to {
-            HostTo::Device(be) => upload(py, be, buf.as_slice(), shape, false),
-            HostTo::Param(be, len) if len == buf.len() => {
-                upload(py, be, buf.as_slice(), shape, true)
-            }
-            HostTo::Vec | HostTo::Param(..) => Ok(Imported::Host(HostArray {
-                shape,
-                data: buf.as_slice().to_vec(),
-                dtype,
-            })),
-            // a copy: consumers of the original's exports may write to it
-            HostTo::Buffer => Ok(Imported::Buffer {
-                buf: Buffer::from_slice(buf.as_slice()).map_err(errors::to_py)?,
-                shape,
-                dtype,
-            }),
-        };
+        return py
+            .detach(|| import_values(buf.as_slice(), shape, host_to))
+            .map_err(errors::to_py);
     }
     let is_type = obj.is_instance_of::<pyo3::types::PyType>();
     if let Ok(kind) = obj.getattr("dtype").and_then(|d| d.getattr("kind")) {
@@ -350,35 +318,6 @@ fn numpy_native_copy<'py>(
     obj.call_method("astype", (want,), Some(&kwargs)).map(Some)
 }
 
-/// Uploads a host tensor's values to a new device tensor (scanning them for non-finite
-/// values when `scan`).
-fn upload(
-    py: Python<'_>,
-    be: &Arc<heliograph::backend::cuda::CudaBackend>,
-    values: &[f32],
-    shape: Vec<usize>,
-    scan: bool,
-) -> PyResult<Imported> {
-    let tensor = py
-        .detach(|| {
-            be.upload_with(values.len(), |dst| {
-                dst.copy_from_slice(values);
-                Ok(())
-            })
-        })
-        .map_err(errors::to_py)?;
-    let non_finite = match scan && !heliograph::math::all_finite(values) {
-        true => values.iter().position(|v| !v.is_finite()),
-        false => None,
-    };
-    Ok(Imported::Device {
-        tensor: Arc::new(tensor),
-        shape,
-        dtype: dlpack::DLDataType::F32,
-        non_finite,
-    })
-}
-
 /// A host buffer as NumPy sees it (`numpy.from_dlpack` of a CPU capsule): the view
 /// keeps the buffer alive.
 #[pyclass(module = "heliograph", frozen)]
@@ -407,31 +346,4 @@ impl HostView {
     fn __dlpack_device__(&self) -> (i32, i32) {
         (dlpack::DEVICE_CPU, 0)
     }
-}
-
-/// Encodes linear float pixels as an 8-bit sRGB PNG.
-pub(crate) fn encode_png(data: &[f32], w: usize, h: usize, c: usize) -> Result<Vec<u8>, String> {
-    let bytes: Vec<u8> = data
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| {
-            let v = if c == 4 && i % 4 == 3 {
-                v.clamp(0.0, 1.0)
-            } else {
-                linear_to_srgb(v)
-            };
-            (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8
-        })
-        .collect();
-    let color = match c {
-        1 => image::ExtendedColorType::L8,
-        2 => image::ExtendedColorType::La8,
-        3 => image::ExtendedColorType::Rgb8,
-        _ => image::ExtendedColorType::Rgba8,
-    };
-    let mut out = Vec::new();
-    let enc = image::codecs::png::PngEncoder::new(Cursor::new(&mut out));
-    image::ImageEncoder::write_image(enc, &bytes, w as u32, h as u32, color)
-        .map_err(|e| format!("PNG encoding failed: {e}"))?;
-    Ok(out)
 }

@@ -10,9 +10,10 @@
 
 use std::sync::Arc;
 
-use heliograph::backend::cuda::elementwise::{plan_mask_write, plan_write, Operand};
+use heliograph::backend::cuda::elementwise::Operand;
 use heliograph::backend::cuda::DeviceTensor;
-use heliograph::tensor::index::{self, Item, View};
+use heliograph::interop::index::{assign, gather};
+use heliograph::tensor::index::{self, Index, Item, View};
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyList, PySlice, PyTuple};
@@ -20,20 +21,8 @@ use pyo3::types::{PyBool, PyList, PySlice, PyTuple};
 use crate::errors::to_py;
 use crate::tensor::TensorXf;
 
-/// What is supported, for the errors.
-const SUPPORTED: &str = "ints, slices, '...', None (newaxis) and tuples of these, \
-     and t[mask] = value with a CUDA mask";
-
-/// A parsed index of a CUDA tensor.
-enum Index {
-    /// Basic indexing.
-    Basic(Vec<Item>),
-    /// A mask (non-zero: selected) and its shape.
-    Mask(Arc<DeviceTensor>, Vec<usize>),
-}
-
 /// Parses `index` (the object between the brackets).
-fn parse(index: &Bound<'_, PyAny>) -> PyResult<Index> {
+fn parse(index: &Bound<'_, PyAny>) -> PyResult<Index<Arc<DeviceTensor>>> {
     let items: Vec<Bound<'_, PyAny>> = match index.cast::<PyTuple>() {
         Ok(t) => t.iter().collect(),
         Err(_) => vec![index.clone()],
@@ -41,12 +30,10 @@ fn parse(index: &Bound<'_, PyAny>) -> PyResult<Index> {
     if let Some(pos) = items.iter().position(|i| i.is_instance_of::<TensorXf>()) {
         let mask = items[pos].cast::<TensorXf>()?.get();
         let Some(d) = mask.device_tensor() else {
-            return Err(host_mask("a CPU TensorXf"));
+            return Err(to_py(index::host_mask("a CPU TensorXf")));
         };
         if items.len() > 1 {
-            return Err(PyIndexError::new_err(format!(
-                "TensorXf index on CUDA: a mask must be the whole index (t[mask]), not part of a tuple; supported: {SUPPORTED}"
-            )));
+            return Err(to_py(index::mask_in_tuple()));
         }
         return Ok(Index::Mask(d, mask.dims().to_vec()));
     }
@@ -55,13 +42,6 @@ fn parse(index: &Bound<'_, PyAny>) -> PyResult<Index> {
         .map(item)
         .collect::<PyResult<_>>()
         .map(Index::Basic)
-}
-
-fn host_mask(kind: &str) -> PyErr {
-    PyValueError::new_err(format!(
-        "TensorXf index on CUDA: a host mask ({kind}) cannot index a CUDA tensor without a copy; \
-         make the mask on the device (a comparison of CUDA tensors such as t > 1, or TensorXf(mask) under cuda_rgb)"
-    ))
 }
 
 /// One item of a basic index.
@@ -93,9 +73,7 @@ fn item(obj: &Bound<'_, PyAny>) -> PyResult<Item> {
     }
     let np_bool = py.import("numpy")?.getattr("bool_")?;
     if obj.is_instance_of::<PyBool>() || obj.is_instance(&np_bool)? {
-        return Err(PyIndexError::new_err(format!(
-            "TensorXf index on CUDA: a boolean scalar index is not supported; supported: {SUPPORTED}"
-        )));
+        return Err(to_py(index::bool_scalar()));
     }
     if let Some(i) = integer(obj) {
         return Ok(Item::Int(i));
@@ -131,21 +109,16 @@ fn refused(obj: &Bound<'_, PyAny>) -> PyErr {
         .and_then(|k| k.extract())
         .ok();
     if dtype_kind.as_deref() == Some("b") {
-        return host_mask(&kind);
+        return to_py(index::host_mask(&kind));
     }
     let arrayish = obj.is_instance_of::<PyList>()
         || obj.is_instance_of::<PyTuple>()
         || obj.hasattr("__array__").unwrap_or(false)
         || obj.hasattr("__dlpack__").unwrap_or(false);
-    if arrayish {
-        return PyIndexError::new_err(format!(
-            "TensorXf index on CUDA: integer-array (advanced) indexing by a {kind} is not supported; \
-             supported: {SUPPORTED}; read the tensor on the host for others: t.numpy()[index]"
-        ));
-    }
-    PyIndexError::new_err(format!(
-        "TensorXf index: only ints, slices (':'), ellipsis ('...'), None and masks are valid indices, got {kind}"
-    ))
+    to_py(match arrayish {
+        true => index::advanced(&kind),
+        false => index::not_an_index(&kind),
+    })
 }
 
 fn cuda_target(t: &TensorXf) -> PyResult<Arc<DeviceTensor>> {
@@ -163,21 +136,12 @@ pub fn _cuda_getitem<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = t.py();
     let d = cuda_target(t.get())?;
-    let items =
-        match parse(index)? {
-            Index::Basic(items) => items,
-            Index::Mask(..) => return Err(PyIndexError::new_err(
-                "TensorXf index on CUDA: t[mask] has as many elements as the mask has non-zero \
-                 values, a count only the host can wait for; read it on the host explicitly: \
-                 t.numpy()[mask.numpy() != 0] (t[mask] = value runs on the device)",
-            )),
-        };
+    let Index::Basic(items) = parse(index)? else {
+        return Err(to_py(index::mask_read()));
+    };
     let view = index::view(t.get().dims(), &items).map_err(to_py)?;
-    let shape = view.shape.clone();
     let be = crate::cuda::backend(py)?;
-    let (r, _) = py
-        .detach(|| be.elementwise("positive", &[Operand::View(d.as_ref(), view)]))
-        .map_err(to_py)?;
+    let (r, shape) = py.detach(|| gather(&be, &d, view)).map_err(to_py)?;
     let r = TensorXf::device(shape, r);
     if r.dims().is_empty() {
         let v = r.wait(py)?.as_slice()[0];
@@ -219,18 +183,7 @@ pub fn _cuda_setitem(
         })? as f32),
     };
     let be = crate::cuda::backend(py)?;
-    let r = match &index {
-        Index::Basic(items) => {
-            let view = index::view(&shape, items).map_err(to_py)?;
-            let plan = plan_write(view, &value).map_err(to_py)?;
-            py.detach(|| be.assign(&target, &plan, &[value]))
-        }
-        Index::Mask(m, mshape) => {
-            let plan = plan_mask_write(&shape, mshape, &value).map_err(to_py)?;
-            let mask = Operand::Tensor(m.as_ref(), mshape.clone());
-            py.detach(|| be.assign(&target, &plan, &[mask, value]))
-        }
-    };
+    let r = py.detach(|| assign(&be, &target, &shape, &index, value));
     Ok(TensorXf::device(shape, r.map_err(to_py)?))
 }
 

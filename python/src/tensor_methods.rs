@@ -5,13 +5,14 @@
 use std::sync::Arc;
 
 use heliograph::interop::export::{Fence, Owner};
+use heliograph::io::{encode_png, image_dims};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyDict, PyTuple};
 
 use crate::dlpack::{self, parse_export_args, Buffer};
 use crate::errors;
-use crate::tensor::{encode_png, host_device, import_any, to_host_array, wait_device, TensorXf};
+use crate::tensor::{host_device, import_any, to_host_array, wait_device, TensorXf};
 use crate::tensor_ops;
 use heliograph::interop::import::{HostTo, Imported};
 
@@ -302,10 +303,8 @@ impl TensorXf {
     /// PNG of the tonemapped (clamped, sRGB-encoded) image, for notebooks.
     fn _repr_png_<'py>(slf: &Bound<'py, Self>) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let t = slf.get();
-        let (h, w, c) = match *t.dims() {
-            [h, w, c] if (1..=4).contains(&c) => (h, w, c),
-            [h, w] => (h, w, 1),
-            _ => return Ok(None),
+        let Some((w, h, c)) = image_dims(t.dims()) else {
+            return Ok(None);
         };
         let buf = t.wait(slf.py())?;
         let png = encode_png(buf.as_slice(), w, h, c).map_err(PyRuntimeError::new_err)?;

@@ -1,13 +1,15 @@
 //! The arguments of `__dlpack__(*, stream, max_version, dl_device, copy)` converted
 //! from Python, once for both kinds of tensor: `TypeError` for a wrong type,
 //! `ValueError` for a value that is no stream or version (the Python array API
-//! standard's exception types). What a tensor can serve is the core's rule
-//! ([`heliograph::interop::export::ExportArgs`]).
+//! standard's exception types). Which values are streams and versions, and what a
+//! tensor can serve, are the core's rules ([`heliograph::interop::export`]).
 
-use heliograph::interop::export::{ExportArgs, StreamArg};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use heliograph::interop::export::{versioned_for, ExportArgs, StreamArg};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt};
+
+use crate::errors::to_py;
 
 /// Checks the types and values of `__dlpack__`'s arguments (not yet whether this
 /// tensor can serve them: [`ExportArgs::check_host`], [`ExportArgs::check_cuda`]).
@@ -35,17 +37,7 @@ fn parse_stream(stream: Option<&Bound<'_, PyAny>>) -> PyResult<StreamArg> {
             s.get_type().name()?
         )));
     }
-    let v: i128 = s.extract()?;
-    match v {
-        -1 => Ok(StreamArg::NoSync),
-        v if v < -1 => Err(PyValueError::new_err(format!(
-            "__dlpack__: stream {v} is not a valid stream: it must be >= -1 (None, -1, 1, 2 \
-             or a stream handle)"
-        ))),
-        v => usize::try_from(v)
-            .map(StreamArg::Handle)
-            .map_err(|_| PyValueError::new_err(format!("__dlpack__: stream {v} is too large"))),
-    }
+    StreamArg::from_int(s.extract()?).map_err(to_py)
 }
 
 fn parse_max_version(max_version: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
@@ -55,14 +47,7 @@ fn parse_max_version(max_version: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
     let (major, minor): (i64, i64) = m.extract().map_err(|_| {
         PyTypeError::new_err("__dlpack__: max_version must be a (major, minor) tuple of ints")
     })?;
-    if major < 0 || minor < 0 {
-        return Err(PyValueError::new_err(format!(
-            "__dlpack__: max_version ({major}, {minor}) is not a version"
-        )));
-    }
-    // A consumer of DLPack >= 1 gets a 1.1 capsule: the standard lets the producer
-    // return an older version than max_version, and the consumer checks the version.
-    Ok(major >= 1)
+    versioned_for(major, minor).map_err(to_py)
 }
 
 fn parse_dl_device(dl_device: Option<&Bound<'_, PyAny>>) -> PyResult<Option<(i32, i32)>> {

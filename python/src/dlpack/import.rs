@@ -11,22 +11,22 @@
 //! released by the next heliograph call that finds the copy done ([`sweep_parked`]),
 //! holding the GIL (some producers' deleters need it). The host never waits.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyTuple};
 
-use heliograph::backend::cuda::{CudaBackend, DeviceTensor};
-use heliograph::interop::import::{check_device, cuda_array, read_host_to, HostTo, Imported};
+use heliograph::backend::cuda::CudaBackend;
+use heliograph::interop::consumed::{self, park_release, Taken};
+use heliograph::interop::import::{
+    check_device, check_ordinal, claimed_cuda, import_cuda, read_host_to, HostTo, Imported,
+};
 
 use heliograph::interop::export::{NAME_LEGACY, NAME_VERSIONED, USED_LEGACY, USED_VERSIONED};
 
-use super::{
-    DLManagedTensor, DLManagedTensorVersioned, DLTensor, HostArray, DEVICE_CPU, DEVICE_CUDA,
-    DEVICE_CUDA_HOST,
-};
+use super::{DLTensor, HostArray};
 use crate::errors::to_py;
 
 /// Imports `obj` into host memory: a host array is read, a CUDA array is copied on the
@@ -58,15 +58,9 @@ pub fn import_device(
         })?),
         Err(_) => None,
     };
-    let cuda = match claimed {
-        None | Some((DEVICE_CPU, _)) | Some((DEVICE_CUDA_HOST, _)) => None,
-        Some((DEVICE_CUDA, id)) => Some(cuda_backend_for(py, id)?),
-        Some((kind, id)) => {
-            return Err(PyBufferError::new_err(format!(
-                "cannot import an array on DLPack device ({kind}, {id}): heliograph reads host \
-                 memory (1) and CUDA memory (2) of the device it renders on"
-            )))
-        }
+    let cuda = match claimed_cuda(claimed).map_err(to_py)? {
+        Some(id) => Some(cuda_backend_for(py, id)?),
+        None => None,
     };
     let kwargs = PyDict::new(py);
     if let Some(be) = &cuda {
@@ -104,8 +98,10 @@ pub fn import_device(
                 if let Some(stream) = after {
                     be.join_stream(stream).map_err(to_py)?;
                 }
+                let t = SendPtr(t);
                 // SAFETY: as above; the deleter runs once the copy has (taken is parked).
-                unsafe { copy_cuda(py, be, t) }
+                py.detach(move || unsafe { import_cuda(be, t.get()) })
+                    .map_err(to_py)
             }
         });
     match (&res, &cuda) {
@@ -128,23 +124,6 @@ impl<'a> SendPtr<'a> {
     }
 }
 
-/// Enqueues the device-to-device copy of a CUDA tensor.
-///
-/// # Safety
-/// `t` must describe live device memory of `be`'s device until the returned tensor is
-/// ready.
-unsafe fn copy_cuda(py: Python<'_>, be: &CudaBackend, t: &DLTensor) -> PyResult<Imported> {
-    // SAFETY: the caller's contract.
-    let (a, shape) = unsafe { cuda_array(t) }.map_err(to_py)?;
-    let tensor = py.detach(|| be.import_device(&a)).map_err(to_py)?;
-    Ok(Imported::Device {
-        tensor: Arc::new(tensor),
-        shape,
-        dtype: t.dtype,
-        non_finite: None,
-    })
-}
-
 /// The CUDA backend, for an array on CUDA device `id`.
 fn cuda_backend_for(py: Python<'_>, id: i32) -> PyResult<Arc<CudaBackend>> {
     let be = crate::cuda::backend(py).map_err(|e| {
@@ -153,61 +132,8 @@ fn cuda_backend_for(py: Python<'_>, id: i32) -> PyResult<Arc<CudaBackend>> {
             e.value(py)
         ))
     })?;
-    if id < 0 || id as usize != be.info().ordinal {
-        return Err(PyBufferError::new_err(format!(
-            "the array is on CUDA device {id}, but heliograph renders on device {}: move it \
-             there first (e.g. x.to('cuda:{}'))",
-            be.info().ordinal,
-            be.info().ordinal
-        )));
-    }
+    check_ordinal(id, be.info().ordinal).map_err(to_py)?;
     Ok(be)
-}
-
-/// A consumed producer capsule: its managed tensor, whose deleter runs on drop.
-pub struct Taken {
-    managed: *mut std::ffi::c_void,
-    versioned: bool,
-}
-
-// SAFETY: the managed tensor is the producer's; DLPack lets its deleter run on any
-// thread (heliograph runs it while holding the GIL, see sweep_parked).
-unsafe impl Send for Taken {}
-
-impl Taken {
-    /// The tensor.
-    ///
-    /// # Safety
-    /// Valid until the drop runs the deleter.
-    unsafe fn tensor(&self) -> &DLTensor {
-        // SAFETY: `managed` points at the record kind `versioned` says.
-        unsafe {
-            if self.versioned {
-                &(*(self.managed as *mut DLManagedTensorVersioned)).dl_tensor
-            } else {
-                &(*(self.managed as *mut DLManagedTensor)).dl_tensor
-            }
-        }
-    }
-}
-
-impl Drop for Taken {
-    fn drop(&mut self) {
-        // SAFETY: the record is the producer's, consumed by us; its deleter frees it.
-        unsafe {
-            if self.versioned {
-                let m = self.managed as *mut DLManagedTensorVersioned;
-                if let Some(d) = (*m).deleter {
-                    d(m);
-                }
-            } else {
-                let m = self.managed as *mut DLManagedTensor;
-                if let Some(d) = (*m).deleter {
-                    d(m);
-                }
-            }
-        }
-    }
 }
 
 /// Consumes the capsule as the protocol says (renamed to `used_*`); the deleter runs
@@ -234,54 +160,16 @@ fn take(cap: &Bound<'_, PyCapsule>) -> PyResult<Taken> {
             "the DLPack capsule holds a null pointer",
         ));
     }
-    if versioned {
-        // SAFETY: as above.
-        let major = unsafe { (*(managed as *mut DLManagedTensorVersioned)).version.major };
-        if major != 1 {
-            // consume it anyway, so its memory is released
-            let t = Taken { managed, versioned };
-            // SAFETY: renaming consumes the capsule; `t`'s drop calls the deleter.
-            unsafe { ffi::PyCapsule_SetName(ptr, used.as_ptr()) };
-            drop(t);
-            return Err(PyBufferError::new_err(format!(
-                "the producer returned a DLPack {major}.x capsule; heliograph reads 1.x"
-            )));
-        }
-    }
     // SAFETY: renaming marks the capsule consumed: its destructor no longer deletes.
     unsafe { ffi::PyCapsule_SetName(ptr, used.as_ptr()) };
-    Ok(Taken { managed, versioned })
+    // SAFETY: the capsule is consumed: only `Taken` calls the deleter (at once, for a
+    // version heliograph does not read, so that its memory is released).
+    unsafe { Taken::new(managed, versioned) }.map_err(to_py)
 }
 
-/// Capsules whose device copy is still queued, with the tensor that copy fills.
-static PARKED: Mutex<Vec<(Taken, Arc<DeviceTensor>)>> = Mutex::new(Vec::new());
-
-/// Keeps `taken` (the producer's memory) until `copy` is ready.
-pub fn park_release(taken: Taken, copy: Arc<DeviceTensor>) {
-    if let Ok(mut p) = PARKED.lock() {
-        p.push((taken, copy));
-    }
-}
-
-/// Releases the parked capsules whose copies have finished (or failed: the memory is
-/// then no longer read either). Needs the GIL, which some producers' deleters take. In
-/// a forked child of the process that initialised CUDA, nothing: they are the parent's.
+/// Releases the parked capsules whose copies have finished
+/// ([`heliograph::interop::consumed::sweep_parked`]), holding the GIL, which some
+/// producers' deleters take.
 pub fn sweep_parked(_py: Python<'_>) {
-    if heliograph::backend::cuda::forked().is_some() {
-        return;
-    }
-    let done: Vec<(Taken, Arc<DeviceTensor>)> = match PARKED.lock() {
-        Ok(mut p) => {
-            let (ready, busy): (Vec<_>, Vec<_>) = p.drain(..).partition(|(_, t)| t.is_ready());
-            *p = busy;
-            ready
-        }
-        Err(_) => return,
-    };
-    drop(done); // deleters run here, outside the lock
-}
-
-/// Number of parked capsules (tests).
-pub fn parked() -> usize {
-    PARKED.lock().map(|p| p.len()).unwrap_or(0)
+    consumed::sweep_parked();
 }

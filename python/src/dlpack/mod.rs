@@ -80,4 +80,4 @@ pub use args::parse_export_args;
 
 mod import;
 
-pub use import::{import, import_device, park_release, parked, sweep_parked};
+pub use import::{import, import_device, sweep_parked};

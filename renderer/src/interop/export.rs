@@ -50,6 +50,43 @@ pub enum StreamArg {
     Handle(usize),
 }
 
+impl StreamArg {
+    /// The stream that `stream=v` names: `-1` none, `v >= 0` a handle; an error for
+    /// other values.
+    pub fn from_int(v: i128) -> Result<StreamArg> {
+        match v {
+            -1 => Ok(StreamArg::NoSync),
+            v if v < -1 => Err(Error::array(
+                ArrayProblem::Argument,
+                format!(
+                    "__dlpack__: stream {v} is not a valid stream: it must be >= -1 (None, -1, 1, \
+                     2 or a stream handle)"
+                ),
+            )),
+            v => usize::try_from(v).map(StreamArg::Handle).map_err(|_| {
+                Error::array(
+                    ArrayProblem::Argument,
+                    format!("__dlpack__: stream {v} is too large"),
+                )
+            }),
+        }
+    }
+}
+
+/// Whether a consumer that reads DLPack up to `max_version=(major, minor)` gets a
+/// versioned record; an error for a negative version.
+pub fn versioned_for(major: i64, minor: i64) -> Result<bool> {
+    if major < 0 || minor < 0 {
+        return Err(Error::array(
+            ArrayProblem::Argument,
+            format!("__dlpack__: max_version ({major}, {minor}) is not a version"),
+        ));
+    }
+    // A consumer of DLPack >= 1 gets a 1.1 capsule: the standard lets the producer
+    // return an older version than max_version, and the consumer checks the version.
+    Ok(major >= 1)
+}
+
 /// The arguments of an export, of the right types (the README's DLPack rules; the
 /// Python array API standard names the error kinds: a disallowed value, or a request
 /// this tensor cannot serve).

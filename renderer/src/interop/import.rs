@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::backend::cuda::{CudaBackend, DeviceTensor, ForeignArray, MAX_DIMS};
 use crate::error::{ArrayProblem, Error, Result};
 use crate::math::all_finite;
-use crate::tensor::dlpack::{DLDataType, DLTensor, DEVICE_CPU, DEVICE_CUDA_HOST};
+use crate::tensor::dlpack::{DLDataType, DLTensor, DEVICE_CPU, DEVICE_CUDA, DEVICE_CUDA_HOST};
 use crate::tensor::strided::{check_dtype, layout};
 use crate::tensor::{host_layout, read_host, read_host_buffer, read_host_into, Buffer, HostArray};
 
@@ -80,6 +80,43 @@ impl Imported {
     }
 }
 
+/// A host tensor's values (of `shape`) where `host_to` says; into a new buffer they
+/// are a copy, since consumers of the original's exports may write to it.
+pub fn import_values(values: &[f32], shape: Vec<usize>, host_to: HostTo<'_>) -> Result<Imported> {
+    let dtype = DLDataType::F32;
+    let (be, scan) = match host_to {
+        HostTo::Device(be) => (be, false),
+        HostTo::Param(be, len) if len == values.len() => (be, true),
+        HostTo::Vec | HostTo::Param(..) => {
+            let data = values.to_vec();
+            return Ok(Imported::Host(HostArray { shape, data, dtype }));
+        }
+        HostTo::Buffer => {
+            let buf = Buffer::from_slice(values)?;
+            return Ok(Imported::Buffer { buf, shape, dtype });
+        }
+    };
+    let tensor = Arc::new(upload(be, values)?);
+    let non_finite = match scan && !all_finite(values) {
+        true => values.iter().position(|v| !v.is_finite()),
+        false => None,
+    };
+    Ok(Imported::Device {
+        tensor,
+        shape,
+        dtype,
+        non_finite,
+    })
+}
+
+/// A new device tensor holding a copy of host `values`.
+pub fn upload(be: &CudaBackend, values: &[f32]) -> Result<DeviceTensor> {
+    be.upload_with(values.len(), |dst| {
+        dst.copy_from_slice(values);
+        Ok(())
+    })
+}
+
 /// An error unless `t` lives where `__dlpack_device__` said (`claimed`; `None` for a
 /// producer without it, which must hold host memory).
 pub fn check_device(t: &DLTensor, claimed: Option<(i32, i32)>) -> Result<()> {
@@ -104,11 +141,60 @@ pub fn check_device(t: &DLTensor, claimed: Option<(i32, i32)>) -> Result<()> {
     ))
 }
 
+/// The CUDA device that an array lives on by what its `__dlpack_device__()` said
+/// (`claimed`); `None` for host memory (or a producer that said nothing), an error for
+/// memory of another kind.
+pub fn claimed_cuda(claimed: Option<(i32, i32)>) -> Result<Option<i32>> {
+    match claimed {
+        None | Some((DEVICE_CPU, _)) | Some((DEVICE_CUDA_HOST, _)) => Ok(None),
+        Some((DEVICE_CUDA, id)) => Ok(Some(id)),
+        Some((kind, id)) => Err(Error::array(
+            ArrayProblem::Device,
+            format!(
+                "cannot import an array on DLPack device ({kind}, {id}): heliograph reads host \
+                 memory (1) and CUDA memory (2) of the device it renders on"
+            ),
+        )),
+    }
+}
+
+/// An error unless a CUDA array on device `id` is on the device heliograph renders on
+/// (`ordinal`).
+pub fn check_ordinal(id: i32, ordinal: usize) -> Result<()> {
+    if id < 0 || id as usize != ordinal {
+        return Err(Error::array(
+            ArrayProblem::Device,
+            format!(
+                "the array is on CUDA device {id}, but heliograph renders on device {ordinal}: \
+                 move it there first (e.g. x.to('cuda:{ordinal}'))"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Enqueues the device-to-device copy of a CUDA tensor on `be`'s render stream.
+///
+/// # Safety
+/// `t` must describe live device memory of `be`'s device until the returned tensor is
+/// ready.
+pub unsafe fn import_cuda(be: &CudaBackend, t: &DLTensor) -> Result<Imported> {
+    // SAFETY: the caller's contract.
+    let (a, shape) = unsafe { cuda_array(t) }?;
+    let tensor = be.import_device(&a)?;
+    Ok(Imported::Device {
+        tensor: Arc::new(tensor),
+        shape,
+        dtype: t.dtype,
+        non_finite: None,
+    })
+}
+
 /// The array the device copy of a CUDA tensor `t` reads, and its extents.
 ///
 /// # Safety
 /// `t`'s shape and strides have `ndim` entries (DLPack).
-pub unsafe fn cuda_array(t: &DLTensor) -> Result<(ForeignArray, Vec<usize>)> {
+unsafe fn cuda_array(t: &DLTensor) -> Result<(ForeignArray, Vec<usize>)> {
     check_dtype(t.dtype)?;
     if t.ndim as usize > MAX_DIMS {
         return Err(Error::array(

@@ -1,11 +1,14 @@
 //! Tensors as the Python package holds and shares them, on either backend: the state
 //! of a tensor's values, rendering, on the host or on a device ([`storage`]), the
-//! rules and records of a DLPack export ([`export`]) and what an import accepts
-//! ([`import`]). The host buffers, DLPack structs and strided reads they build on are
-//! [`crate::tensor`]'s.
+//! rules and records of a DLPack export ([`export`]), what an import accepts
+//! ([`import`]), the consumed tensors it keeps until their copy has run
+//! ([`consumed`]), and indexing on the device ([`index`]). The host buffers, DLPack
+//! structs, strided reads and index rules they build on are [`crate::tensor`]'s.
 
+pub mod consumed;
 pub mod export;
 pub mod import;
+pub mod index;
 pub mod storage;
 
 pub use storage::Storage;

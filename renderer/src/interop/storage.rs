@@ -11,11 +11,24 @@
 use std::fmt::Display;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use crate::backend::cpu::{Completion, RenderJob};
+use crate::backend::cpu::{render_async, Completion, RenderJob};
 use crate::backend::cuda::DeviceTensor;
 use crate::error::{Error, Result};
 use crate::io::Image;
+use crate::render::RenderOptions;
+use crate::scene::RenderSetup;
+use crate::session::film::Film;
 use crate::tensor::buffer::Buffer;
+
+/// A CPU render's scene snapshot and options: rendering them again develops the same
+/// film, bit for bit.
+pub type Replay = (Arc<RenderSetup>, RenderOptions);
+
+/// The developed film's shape: (height, width, all of its channels).
+fn developed_shape(setup: &RenderSetup) -> Vec<usize> {
+    let [w, h] = setup.sensor.film.crop_size;
+    vec![h as usize, w as usize, setup.film_channel_names().len()]
+}
 
 /// The state of a tensor's values.
 enum State {
@@ -58,13 +71,13 @@ impl Storage {
     }
 
     /// Values that a background render will fill.
-    pub fn pending(shape: Vec<usize>, job: RenderJob) -> Storage {
+    fn pending(shape: Vec<usize>, job: RenderJob) -> Storage {
         Self::new(shape, State::Pending(job))
     }
 
     /// `channels` of the film (of shape `film_shape`) that a background render will
     /// develop; [`Self::developed_film`] gives the whole film.
-    pub fn pending_part(film_shape: Vec<usize>, channels: Vec<usize>, job: RenderJob) -> Storage {
+    fn pending_part(film_shape: Vec<usize>, channels: Vec<usize>, job: RenderJob) -> Storage {
         let shape = vec![film_shape[0], film_shape[1], channels.len()];
         Storage {
             film: Some(FilmPart {
@@ -74,6 +87,46 @@ impl Storage {
             }),
             ..Self::new(shape, State::Pending(job))
         }
+    }
+
+    /// The values of a render's film (a CPU render's still running), and for a CPU
+    /// render the scene snapshot and options that develop the same film again
+    /// ([`Self::replay`]).
+    pub fn of_film(film: Film) -> Result<(Storage, Option<Replay>)> {
+        match film {
+            Film::Pending { job, setup, opts } => {
+                let shape = developed_shape(&setup);
+                let channels = setup.output_channels();
+                let storage = if channels.len() == shape[2] {
+                    Storage::pending(shape, job)
+                } else {
+                    // an aov film: the tensor holds the channels that Mitsuba's render returns
+                    Storage::pending_part(shape, channels, job)
+                };
+                Ok((storage, Some((setup, opts))))
+            }
+            Film::Host(image) => {
+                let shape = vec![image.height, image.width, image.channels];
+                Ok((
+                    Self::from_buffer(shape, Buffer::from_slice(&image.data)?),
+                    None,
+                ))
+            }
+            Film::Device(film) => {
+                let (w, h, c) = film.shape();
+                Ok((
+                    Self::device(vec![h, w, c], Arc::new(film.into_tensor())),
+                    None,
+                ))
+            }
+        }
+    }
+
+    /// The whole film (every channel) of rendering `setup` with `opts` again, in the
+    /// background as the first render ran.
+    pub fn replay(setup: &Arc<RenderSetup>, opts: RenderOptions) -> Result<Storage> {
+        let job = render_async(setup.clone(), opts)?;
+        Ok(Storage::pending(developed_shape(setup), job))
     }
 
     /// Values in CUDA memory sharing `tensor`.

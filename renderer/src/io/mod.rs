@@ -203,6 +203,49 @@ fn to_dynamic(img: &Image, format: ImageFormat) -> Result<DynamicImage> {
     })
 }
 
+/// The (width, height, channels) of a tensor of `dims` that is an image: (H, W) or
+/// (H, W, C) with 1 to 4 channels; `None` otherwise.
+pub fn image_dims(dims: &[usize]) -> Option<(usize, usize, usize)> {
+    match *dims {
+        [h, w, c] if (1..=4).contains(&c) => Some((w, h, c)),
+        [h, w] => Some((w, h, 1)),
+        _ => None,
+    }
+}
+
+/// Encodes linear float pixels as an 8-bit sRGB PNG (alpha, the fourth channel of
+/// four, stays linear).
+pub fn encode_png(
+    data: &[f32],
+    w: usize,
+    h: usize,
+    c: usize,
+) -> std::result::Result<Vec<u8>, String> {
+    let bytes: Vec<u8> = data
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let v = if c == 4 && i % 4 == 3 {
+                v.clamp(0.0, 1.0)
+            } else {
+                linear_to_srgb(v)
+            };
+            (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8
+        })
+        .collect();
+    let color = match c {
+        1 => image::ExtendedColorType::L8,
+        2 => image::ExtendedColorType::La8,
+        3 => image::ExtendedColorType::Rgb8,
+        _ => image::ExtendedColorType::Rgba8,
+    };
+    let mut out = Vec::new();
+    let enc = image::codecs::png::PngEncoder::new(std::io::Cursor::new(&mut out));
+    image::ImageEncoder::write_image(enc, &bytes, w as u32, h as u32, color)
+        .map_err(|e| format!("PNG encoding failed: {e}"))?;
+    Ok(out)
+}
+
 /// Writes `img` to `path` (.exr or .png), atomically: the image goes to a temporary
 /// file beside `path`, is flushed and synced to the disk, and only then renamed over
 /// `path`. On any failure (a full disk, a read-only directory) the temporary file is

@@ -99,6 +99,69 @@ impl View {
     }
 }
 
+/// A parsed index: basic items, or a mask `M` (non-zero: selected) of the tensor's
+/// leading axes, with the mask's shape.
+pub enum Index<M> {
+    /// Basic indexing.
+    Basic(Vec<Item>),
+    /// A mask and its shape.
+    Mask(M, Vec<usize>),
+}
+
+/// What an index of a CUDA tensor may be, for the errors.
+const SUPPORTED: &str = "ints, slices, '...', None (newaxis) and tuples of these, \
+     and t[mask] = value with a CUDA mask";
+
+/// The error for a mask that is one item of several.
+pub fn mask_in_tuple() -> Error {
+    index_err(format!(
+        "TensorXf index on CUDA: a mask must be the whole index (t[mask]), not part of a tuple; supported: {SUPPORTED}"
+    ))
+}
+
+/// The error for a host mask (`kind`: what it is) of a CUDA tensor.
+pub fn host_mask(kind: &str) -> Error {
+    Error::array(
+        ArrayProblem::Layout,
+        format!(
+            "TensorXf index on CUDA: a host mask ({kind}) cannot index a CUDA tensor without a copy; \
+             make the mask on the device (a comparison of CUDA tensors such as t > 1, or TensorXf(mask) under cuda_rgb)"
+        ),
+    )
+}
+
+/// The error for a boolean scalar index of a CUDA tensor.
+pub fn bool_scalar() -> Error {
+    index_err(format!(
+        "TensorXf index on CUDA: a boolean scalar index is not supported; supported: {SUPPORTED}"
+    ))
+}
+
+/// The error for an index by an array of positions (`kind`: what it is) of a CUDA tensor.
+pub fn advanced(kind: &str) -> Error {
+    index_err(format!(
+        "TensorXf index on CUDA: integer-array (advanced) indexing by a {kind} is not supported; \
+         supported: {SUPPORTED}; read the tensor on the host for others: t.numpy()[index]"
+    ))
+}
+
+/// The error for an index item (`kind`: what it is) that is no index.
+pub fn not_an_index(kind: &str) -> Error {
+    index_err(format!(
+        "TensorXf index: only ints, slices (':'), ellipsis ('...'), None and masks are valid indices, got {kind}"
+    ))
+}
+
+/// The error for `t[mask]` of a CUDA tensor, whose shape only the host can know.
+pub fn mask_read() -> Error {
+    index_err(
+        "TensorXf index on CUDA: t[mask] has as many elements as the mask has non-zero \
+         values, a count only the host can wait for; read it on the host explicitly: \
+         t.numpy()[mask.numpy() != 0] (t[mask] = value runs on the device)"
+            .into(),
+    )
+}
+
 fn index_err(msg: String) -> Error {
     Error::array(ArrayProblem::Index, msg)
 }
