@@ -1,102 +1,45 @@
 //! Mitsuba's dict scene format → [`SceneDesc`], built directly from the Python
-//! objects (no XML round trip).
+//! objects (no XML round trip): this walks the objects; the format's rules and checks
+//! are [`heliograph::desc::dict`]'s.
 //!
-//! - `{'type': 'scene', key: {...}, ...}` is the root; each nested dict with a
-//!   `'type'` is an object whose category comes from the plugin registries.
-//! - Top-level objects get their key as `id` (so `{'type': 'ref', 'id': key}`
-//!   finds them); an explicit `'id'` wins. Keys may not contain `.` (reserved as
-//!   the separator of parameter paths, as in Mitsuba).
-//! - Values: `bool`, `int`, `float`, `str`; `{'type': 'rgb', 'value': v}`;
-//!   `{'type': 'spectrum', 'value': v}` (a number or (wavelength, value) pairs, or
-//!   `'filename'` of an `.spd` file); lists/arrays of 3 numbers are
-//!   vectors; `ScalarColor3f` is a colour; `ScalarTransform4f` is a transform; `Bitmap`s, NumPy arrays and
-//!   tensors of rank 2 or 3 are in-memory pixels under the key the dict used.
-//! - Errors name the key path, e.g. `<dict>[shape.bsdf]: parameter "reflectance": ...`.
-//! - Hostile input is an error, never a crash: a dict that contains itself is a
-//!   reference cycle, dicts nest at most 128 levels (the XML element limit), and
-//!   numbers must be finite in single precision (NaN, inf and |x| > 3.4e38 are
-//!   refused here, once, rather than by each plugin).
+//! Values: `bool`, `int`, `float`, `str`; `{'type': 'rgb', 'value': v}`;
+//! `{'type': 'spectrum', 'value': v}` (a number or (wavelength, value) pairs, or
+//! `'filename'` of an `.spd` file); lists/arrays of 3 numbers are vectors;
+//! `ScalarColor3f` is a colour; `ScalarTransform4f` is a transform; `Bitmap`s, NumPy
+//! arrays and tensors of rank 2 or 3 are in-memory pixels under the key the dict used.
 
 use std::sync::Arc;
 
+use heliograph::catalog::category_of;
+use heliograph::desc::dict::{self, loc_of, Nesting, SpectrumSource, Texels, ValueDict};
 use heliograph::desc::{Category, ObjectDesc, PixelArray, Props, SceneDesc, Value};
 use heliograph::math::spectrum::Spectrum;
-use heliograph::math::{Color, Transform, Vec3};
-use heliograph::Loc;
+use heliograph::math::Transform;
+use heliograph::tensor::HostArray;
+use heliograph::{Error, Loc};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-use crate::errors::SceneError;
+use crate::errors::to_py;
 use crate::tensor::to_host_array;
-use heliograph::desc::xml::MAX_DEPTH;
 
-/// Every plugin category with the names it knows, for `type` → category.
-fn registries() -> [(Category, &'static [&'static str]); 9] {
-    use heliograph::*;
-    [
-        (Category::Shape, shapes::KNOWN),
-        (Category::Bsdf, bsdfs::KNOWN),
-        (Category::Texture, textures::KNOWN),
-        (Category::Emitter, emitters::KNOWN),
-        (Category::Integrator, integrators::KNOWN),
-        (Category::Sensor, sensors::KNOWN),
-        (Category::Film, films::KNOWN),
-        (Category::Rfilter, rfilters::KNOWN),
-        (Category::Sampler, samplers::KNOWN),
-    ]
-}
-
-fn category_of(kind: &str, loc: &Loc) -> PyResult<Category> {
-    for (cat, names) in registries() {
-        if names.contains(&kind) {
-            return Ok(cat);
-        }
-    }
-    if heliograph::integrators::ALIASES
-        .iter()
-        .any(|(a, _)| *a == kind)
-    {
-        return Ok(Category::Integrator);
-    }
-    let mut known: Vec<&str> = registries()
-        .iter()
-        .flat_map(|r| r.1.iter().copied())
-        .collect();
-    known.sort();
-    let suggestion = heliograph::error::did_you_mean(kind, known.iter().copied());
-    Err(SceneError::new_err(format!(
-        "{loc}: unknown plugin type \"{kind}\" (known: {}){suggestion}",
-        known.join(", ")
-    )))
-}
-
-fn loc_of(path: &str) -> Loc {
-    if path.is_empty() {
-        Loc::unknown("<dict>")
-    } else {
-        Loc::unknown(&format!("<dict>[{path}]"))
-    }
-}
-
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
-    }
+/// A scene error at `loc`.
+fn err(loc: &Loc, msg: impl Into<String>) -> PyErr {
+    to_py(Error::parse(loc, msg))
 }
 
 /// Converts a scene dict.
 pub fn load_dict(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<SceneDesc> {
     let kind = type_of(d, "")?;
     if kind != "scene" {
-        return Err(SceneError::new_err(format!(
-            "<dict>: load_dict() takes a scene dict ('type': 'scene'), got type \"{kind}\""
-        )));
+        return Err(err(
+            &loc_of(""),
+            format!("load_dict() takes a scene dict ('type': 'scene'), got type \"{kind}\""),
+        ));
     }
     let mut walk = Walk {
         py,
-        open: Vec::new(),
+        open: Nesting::default(),
     };
     let root = walk.enter(d, "", |w| w.object(d, Category::Scene, "scene", "", true))?;
     Ok(SceneDesc::new(Arc::new(root)))
@@ -104,51 +47,30 @@ pub fn load_dict(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<SceneDesc> {
 
 fn type_of(d: &Bound<'_, PyDict>, path: &str) -> PyResult<String> {
     let Some(t) = d.get_item("type")? else {
-        return Err(SceneError::new_err(format!(
-            "{}: the dict has no 'type' entry",
-            loc_of(path)
-        )));
+        return Err(err(&loc_of(path), "the dict has no 'type' entry"));
     };
     t.extract::<String>()
-        .map_err(|_| SceneError::new_err(format!("{}: 'type' must be a string", loc_of(path))))
+        .map_err(|_| err(&loc_of(path), "'type' must be a string"))
 }
 
-/// One conversion: the dicts being converted, outermost first, so that a dict
-/// containing itself is reported instead of recursing until the stack overflows.
+/// One conversion.
 struct Walk<'py> {
     py: Python<'py>,
-    /// Address and key path of each dict on the current path.
-    open: Vec<(usize, String)>,
+    /// The dicts on the current path, by address.
+    open: Nesting,
 }
 
 impl<'py> Walk<'py> {
-    /// Runs `f` with `d` on the open path: an error if `d` is already on it (a cycle)
-    /// or the path is deeper than the XML parser allows.
+    /// Runs `f` with `d` on the open path (see [`Nesting::enter`]).
     fn enter<T>(
         &mut self,
         d: &Bound<'_, PyDict>,
         path: &str,
         f: impl FnOnce(&mut Self) -> PyResult<T>,
     ) -> PyResult<T> {
-        let addr = d.as_ptr() as usize;
-        if let Some((_, outer)) = self.open.iter().find(|(a, _)| *a == addr) {
-            return Err(SceneError::new_err(format!(
-                "{}: reference cycle: this is the same dict as {} which contains it \
-                 (share an object with {{'type': 'ref', 'id': ...}} instead)",
-                loc_of(path),
-                loc_of(outer)
-            )));
-        }
-        if self.open.len() >= MAX_DEPTH {
-            return Err(SceneError::new_err(format!(
-                "{}: dicts are nested more than {MAX_DEPTH} levels deep (the limit of \
-                 scene descriptions, as for XML elements)",
-                loc_of(path)
-            )));
-        }
-        self.open.push((addr, path.to_string()));
+        self.open.enter(d.as_ptr() as usize, path).map_err(to_py)?;
         let r = f(self);
-        self.open.pop();
+        self.open.leave();
         r
     }
 
@@ -168,27 +90,26 @@ impl<'py> Walk<'py> {
         for item in d.items().iter() {
             let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
             let key: String = k.extract().map_err(|_| {
-                SceneError::new_err(format!(
-                    "{loc}: dict keys must be strings, got {}",
-                    k.repr().map(|r| r.to_string()).unwrap_or_default()
-                ))
+                let repr = k.repr().map(|r| r.to_string()).unwrap_or_default();
+                err(&loc, format!("dict keys must be strings, got {repr}"))
             })?;
             match key.as_str() {
                 "type" => continue,
                 "id" if category != Category::Scene => {
-                    id = Some(v.extract::<String>().map_err(|_| {
-                        SceneError::new_err(format!("{loc}: 'id' must be a string"))
-                    })?);
+                    id = Some(
+                        v.extract::<String>()
+                            .map_err(|_| err(&loc, "'id' must be a string"))?,
+                    );
                     continue;
                 }
                 _ => {}
             }
-            check_key(&key, &loc)?;
-            let child_path = join(path, &key);
+            dict::check_key(&key, &loc).map_err(to_py)?;
+            let child_path = dict::join(path, &key);
             let value = self.value(&v, &child_path, top && category == Category::Scene)?;
             props
                 .insert(&key, value, loc_of(&child_path))
-                .map_err(crate::errors::to_py)?;
+                .map_err(to_py)?;
         }
         Ok(ObjectDesc {
             category,
@@ -209,12 +130,14 @@ impl<'py> Walk<'py> {
             return Ok(Value::Bool(v.extract()?));
         }
         if v.is_instance_of::<PyInt>() {
-            return Ok(Value::Int(v.extract().map_err(|_| {
-                SceneError::new_err(format!("{loc}: integer out of range"))
-            })?));
+            return Ok(Value::Int(
+                v.extract().map_err(|_| err(&loc, "integer out of range"))?,
+            ));
         }
         if v.is_instance_of::<PyFloat>() {
-            return Ok(Value::Float(finite(v.extract()?, &loc)?));
+            return Ok(Value::Float(
+                dict::finite(v.extract()?, &loc).map_err(to_py)?,
+            ));
         }
         if v.is_instance_of::<PyString>() {
             return Ok(Value::String(v.extract()?));
@@ -224,7 +147,7 @@ impl<'py> Walk<'py> {
         }
         if let Ok(c) = v.getattr("__heliograph_color__") {
             let c: [f64; 3] = c.extract()?;
-            return Ok(Value::Rgb(finite3(&c, &loc)?));
+            return Ok(Value::Rgb(dict::finite3(&c, &loc).map_err(to_py)?));
         }
         if let Ok(px) = v.getattr("__heliograph_pixels__") {
             // a Bitmap: validated when it was made
@@ -242,66 +165,45 @@ impl<'py> Walk<'py> {
             || v.hasattr("__array__")?;
         if !array_like {
             let ty = v.get_type().name()?;
-            return Err(SceneError::new_err(format!(
-                "{loc}: unsupported value of type {ty} (expected a dict, number, bool, string, list of 3 numbers, ScalarTransform4f, Bitmap or array)"
+            return Err(err(loc, format!(
+                "unsupported value of type {ty} (expected a dict, number, bool, string, list of 3 numbers, ScalarTransform4f, Bitmap or array)"
             )));
         }
-        let a =
-            to_host_array(self.py, v).map_err(|e| SceneError::new_err(format!("{loc}: {e}")))?;
-        if a.shape == [3] {
-            let c = [a.data[0] as f64, a.data[1] as f64, a.data[2] as f64];
-            return Ok(Value::Vector(finite3(&c, loc)?));
-        }
-        if !matches!(a.shape.len(), 2 | 3) {
-            return Err(SceneError::new_err(format!(
-                "{loc}: an array value must be 3 numbers (a vector) or an image of shape (H, W) or (H, W, C), got {}",
-                heliograph::desc::params::shape_str(&a.shape)
-            )));
-        }
-        Ok(Value::Pixels(Arc::new(pixels(a, loc)?)))
+        let a = to_host_array(self.py, v).map_err(|e| err(loc, e.to_string()))?;
+        let texels = texels(&a);
+        dict::array_value(&a.shape, a.data, texels, loc).map_err(to_py)
     }
 
     /// A nested dict: an object, a reference or a colour.
     fn dict_value(&mut self, d: &Bound<'_, PyDict>, path: &str, top: bool) -> PyResult<Value> {
         let loc = loc_of(path);
         let kind = type_of(d, path)?;
-        let only = |allowed: &[&str]| -> PyResult<()> {
-            for k in d.keys() {
-                let k: String = k.extract().unwrap_or_default();
-                if !allowed.contains(&k.as_str()) {
-                    return Err(SceneError::new_err(format!(
-                        "{loc}: unexpected key \"{k}\" in a '{kind}' dict (allowed: {})",
-                        allowed.join(", ")
-                    )));
-                }
-            }
-            Ok(())
-        };
-        match kind.as_str() {
-            "ref" => {
-                only(&["type", "id"])?;
+        let keys: Vec<String> = d
+            .keys()
+            .iter()
+            .map(|k| k.extract().unwrap_or_default())
+            .collect();
+        match dict::value_dict(&kind, &keys, &loc).map_err(to_py)? {
+            Some(ValueDict::Ref) => {
                 let id = d.get_item("id")?.and_then(|i| i.extract::<String>().ok());
-                let id = id.ok_or_else(|| {
-                    SceneError::new_err(format!("{loc}: a 'ref' needs a string 'id'"))
-                })?;
+                let id = id.ok_or_else(|| err(&loc, "a 'ref' needs a string 'id'"))?;
                 Ok(Value::Ref(id))
             }
-            "spectrum" => {
-                only(&["type", "value", "filename"])?;
-                spectrum(d, &loc).map(Value::Spectrum)
+            Some(ValueDict::Spectrum) => spectrum(d, &loc).map(Value::Spectrum),
+            Some(ValueDict::Rgb) => {
+                let v = d
+                    .get_item("value")?
+                    .ok_or_else(|| err(&loc, format!("a '{kind}' needs a 'value'")))?;
+                if let Ok(x) = v.extract::<f64>() {
+                    return Ok(Value::Rgb(dict::finite3(&[x; 3], &loc).map_err(to_py)?));
+                }
+                let a = to_host_array(self.py, &v).map_err(|e| err(&loc, e.to_string()))?;
+                Ok(Value::Rgb(
+                    dict::rgb(&a.shape, &a.data, &loc).map_err(to_py)?,
+                ))
             }
-            "rgb" => {
-                only(&["type", "value"])?;
-                let v = d.get_item("value")?.ok_or_else(|| {
-                    SceneError::new_err(format!("{loc}: a '{kind}' needs a 'value'"))
-                })?;
-                Ok(Value::Rgb(color(self.py, &v, &loc, &kind)?))
-            }
-            "scene" => Err(SceneError::new_err(format!(
-                "{loc}: a scene cannot be nested"
-            ))),
-            _ => {
-                let cat = category_of(&kind, &loc)?;
+            None => {
+                let cat = category_of(&kind, &loc).map_err(to_py)?;
                 let mut obj = self.object(d, cat, &kind, path, false)?;
                 if top && obj.id.is_none() {
                     obj.id = path.rsplit('.').next().map(str::to_string);
@@ -312,95 +214,24 @@ impl<'py> Walk<'py> {
     }
 }
 
-/// Keys may not contain the parameter-path separator nor look generated.
-fn check_key(key: &str, loc: &Loc) -> PyResult<()> {
-    if key.contains('.') {
-        return Err(SceneError::new_err(format!(
-            "{loc}: the key \"{key}\" contains a '.', which separates parameter paths; use '_' instead"
-        )));
-    }
-    if key.starts_with("_arg_") {
-        return Err(SceneError::new_err(format!(
-            "{loc}: the key \"{key}\" is reserved (names starting with \"_arg_\" are generated)"
-        )));
-    }
-    Ok(())
-}
-
-/// Scene numbers are rendered in single precision: NaN, infinities and magnitudes
-/// beyond `f32::MAX` are refused where a dict value is converted (as the XML parser
-/// does), so every plugin sees finite numbers and every error names the key.
-fn finite(v: f64, loc: &Loc) -> PyResult<f64> {
-    if v.is_finite() && (v as f32).is_finite() {
-        return Ok(v);
-    }
-    Err(SceneError::new_err(format!(
-        "{loc}: {v:?} is not a finite number (NaN, infinities and magnitudes above \
-         3.4e38, the single-precision limit, are not allowed)"
-    )))
-}
-
-/// Three finite numbers (a colour or a vector).
-fn finite3(c: &[f64; 3], loc: &Loc) -> PyResult<Vec3> {
-    if c.iter().all(|&x| x.is_finite() && (x as f32).is_finite()) {
-        return Ok(Vec3::new(c[0] as f32, c[1] as f32, c[2] as f32));
-    }
-    Err(SceneError::new_err(format!(
-        "{loc}: [{:?}, {:?}, {:?}] has a component that is not a finite number (NaN, \
-         infinities and magnitudes above 3.4e38, the single-precision limit, are not allowed)",
-        c[0], c[1], c[2]
-    )))
-}
-
-fn color(py: Python<'_>, v: &Bound<'_, PyAny>, loc: &Loc, kind: &str) -> PyResult<Color> {
-    if let Ok(x) = v.extract::<f64>() {
-        return finite3(&[x; 3], loc);
-    }
-    let a = to_host_array(py, v).map_err(|e| SceneError::new_err(format!("{loc}: {e}")))?;
-    if a.shape != [3] {
-        return Err(SceneError::new_err(format!(
-            "{loc}: a '{kind}' value must be a number or 3 numbers, got shape {}",
-            heliograph::desc::params::shape_str(&a.shape)
-        )));
-    }
-    let c = [a.data[0] as f64, a.data[1] as f64, a.data[2] as f64];
-    finite3(&c, loc)
-}
-
 /// `{'type': 'spectrum', 'value': 0.5}`, `'value': [(400, 0.5), (700, 0.8)]` or
-/// `'filename': 'x.spd'`; converted to RGB where a plugin reads it, as from XML.
+/// `'filename': 'x.spd'`.
 fn spectrum(d: &Bound<'_, PyDict>, loc: &Loc) -> PyResult<Spectrum> {
-    let err = |m: String| SceneError::new_err(format!("{loc}: 'spectrum': {m}"));
-    let finite = |x: f64| x.is_finite() && (x as f32).is_finite();
-    match (d.get_item("value")?, d.get_item("filename")?) {
-        (Some(v), None) => {
-            if let Ok(x) = v.extract::<f64>() {
-                return match finite(x) {
-                    true => Ok(Spectrum::Uniform(x)),
-                    false => Err(err(format!("{x} is not a finite number"))),
-                };
-            }
-            let pairs: Vec<(f64, f64)> = v.extract().map_err(|_| {
-                err("'value' must be a number or a list of (wavelength, value) pairs".into())
-            })?;
-            if let Some(p) = pairs.iter().find(|(w, x)| !finite(*w) || !finite(*x)) {
-                return Err(err(format!("{p:?} is not a pair of finite numbers")));
-            }
-            let (w, x) = pairs.into_iter().unzip();
-            Spectrum::sampled(w, x).map_err(err)
-        }
-        (None, Some(f)) => {
-            let f: String = f
-                .extract()
-                .map_err(|_| err("'filename' must be a string".into()))?;
-            let text =
-                std::fs::read_to_string(&f).map_err(|e| err(format!("cannot read {f}: {e}")))?;
-            Spectrum::parse_spd(&text).map_err(|m| err(format!("{f}: {m}")))
-        }
-        _ => Err(err(
-            "needs either a 'value' or a 'filename' (not both)".into()
-        )),
-    }
+    let bad = |m: &str| to_py(dict::spectrum_error(loc, m));
+    let source = match (d.get_item("value")?, d.get_item("filename")?) {
+        (Some(v), None) => match v.extract::<f64>() {
+            Ok(x) => SpectrumSource::Uniform(x),
+            Err(_) => SpectrumSource::Pairs(v.extract().map_err(|_| {
+                bad("'value' must be a number or a list of (wavelength, value) pairs")
+            })?),
+        },
+        (None, Some(f)) => SpectrumSource::File(
+            f.extract()
+                .map_err(|_| bad("'filename' must be a string"))?,
+        ),
+        _ => return Err(bad("needs either a 'value' or a 'filename' (not both)")),
+    };
+    dict::spectrum(source, loc).map_err(to_py)
 }
 
 /// A `ScalarTransform4f` (anything with a `__heliograph_matrix__` of 4×4 rows);
@@ -414,69 +245,22 @@ pub fn transform_of(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<Transfo
             "{what}: __heliograph_matrix__ must be 4 rows of 4 floats"
         ))
     })?;
-    let flat = rows.as_flattened();
-    if let Some(x) = flat
-        .iter()
-        .find(|x| !(x.is_finite() && (**x as f32).is_finite()))
-    {
-        return Err(SceneError::new_err(format!(
-            "{what}: the transform matrix has an entry {x:?} that is not a finite number \
-             (NaN, infinities and magnitudes above 3.4e38 are not allowed)"
-        )));
-    }
-    let rows = rows.map(|r| r.map(|x| x as f32));
-    Transform::from_rows(rows).map(Some).ok_or_else(|| {
-        SceneError::new_err(format!(
-            "{what}: the transform matrix is singular (not invertible) or its inverse overflows"
-        ))
-    })
+    dict::transform(rows, what).map(Some).map_err(to_py)
 }
 
-/// Validates an image array: rank 2 or 3, 1/3/4 channels, float or uint8, finite.
-/// uint8 data is 8-bit sRGB (decoded to linear, as Mitsuba does for 8-bit bitmaps).
-pub fn pixels(a: crate::dlpack::HostArray, loc: &Loc) -> PyResult<PixelArray> {
-    let (h, w, c) = match a.shape[..] {
-        [h, w] => (h, w, 1),
-        [h, w, c] => (h, w, c),
-        _ => {
-            return Err(SceneError::new_err(format!(
-                "{loc}: a bitmap array must have shape (H, W) or (H, W, C), got {}",
-                heliograph::desc::params::shape_str(&a.shape)
-            )))
-        }
-    };
-    if !matches!(c, 1 | 3 | 4) || h == 0 || w == 0 {
-        return Err(SceneError::new_err(format!(
-            "{loc}: a bitmap needs a non-empty image with 1, 3 or 4 channels, got shape {}",
-            heliograph::desc::params::shape_str(&a.shape)
-        )));
+/// How an array's elements are read as texels.
+fn texels(a: &HostArray) -> Texels {
+    if a.is_u8() {
+        Texels::Srgb8
+    } else if a.is_float() {
+        Texels::Linear
+    } else {
+        Texels::Other(a.dtype_name())
     }
-    let (is_u8, is_float, dtype) = (a.is_u8(), a.is_float(), a.dtype_name());
-    let mut data = a.data;
-    if is_u8 {
-        for (i, v) in data.iter_mut().enumerate() {
-            let alpha = c == 4 && i % 4 == 3;
-            let x = *v / 255.0;
-            *v = if alpha {
-                x
-            } else {
-                heliograph::io::srgb_to_linear(x)
-            };
-        }
-    } else if !is_float {
-        return Err(SceneError::new_err(format!(
-            "{loc}: bitmap arrays must be float16/32/64 or uint8, got {dtype}"
-        )));
-    }
-    if let Some(i) = data.iter().position(|v| !v.is_finite()) {
-        return Err(SceneError::new_err(format!(
-            "{loc}: the bitmap array contains NaN or infinite values (first at flat index {i})"
-        )));
-    }
-    Ok(PixelArray {
-        width: w,
-        height: h,
-        channels: c,
-        data,
-    })
+}
+
+/// An image array, validated (see [`dict::pixels`]).
+pub fn pixels(a: HostArray, loc: &Loc) -> PyResult<PixelArray> {
+    let texels = texels(&a);
+    dict::pixels(&a.shape, a.data, texels, loc).map_err(to_py)
 }

@@ -3,10 +3,7 @@
 
 use heliograph::diff::resolve;
 use heliograph::render::RenderOptions;
-use heliograph::session::gradients::{Adjoint, Gradients};
-use std::sync::Arc;
-
-use heliograph::desc::params::{shape_str, ParamTable};
+use heliograph::session::gradients::{Adjoint, Gradients, Snapshot};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
@@ -49,17 +46,14 @@ pub fn _film_shape(scene: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
 
 /// The parameter values a render was made with, for its backward pass.
 #[pyclass(module = "heliograph", frozen)]
-pub struct DiffSnapshot {
-    table: Arc<ParamTable>,
-    version: u64,
-}
+pub struct DiffSnapshot(Snapshot);
 
 #[pymethods]
 impl DiffSnapshot {
     /// Whether `scene` has not been updated since the snapshot.
     fn is_current(&self, scene: &Bound<'_, PyAny>) -> PyResult<bool> {
         let s = scene_of(scene, "is_current")?;
-        Ok(s.get().with_state(scene.py(), |st| st.loaded().version()) == self.version)
+        Ok(s.get().with_state(scene.py(), |st| st.is_current(&self.0)))
     }
 }
 
@@ -67,19 +61,9 @@ impl DiffSnapshot {
 #[pyfunction]
 pub fn _diff_snapshot(scene: &Bound<'_, PyAny>) -> PyResult<DiffSnapshot> {
     let s = scene_of(scene, "_diff_snapshot")?;
-    let (table, version) = s.get().with_state(scene.py(), |st| {
-        (st.loaded().params().clone(), st.loaded().version())
-    });
-    Ok(DiffSnapshot { table, version })
-}
-
-/// The first parameter whose value in `now` differs from `then`'s.
-fn first_change(then: &ParamTable, now: &ParamTable) -> Option<String> {
-    then.decls()
-        .iter()
-        .zip(now.decls())
-        .find(|(a, b)| a.key != b.key || a.value != b.value)
-        .map(|(a, _)| a.key.clone())
+    Ok(DiffSnapshot(
+        s.get().with_state(scene.py(), |st| st.snapshot()),
+    ))
 }
 
 /// `_render_backward(scene, keys, grad, spp, seed, snapshot)`: the gradients of
@@ -106,25 +90,14 @@ pub fn _render_backward(
 ) -> PyResult<Vec<TensorXf>> {
     let py = scene.py();
     let s = scene_of(scene, "backward")?;
-    let then = snapshot.get();
-    let (table, version, want) = s.get().with_state(py, |st| {
-        let l = st.loaded();
-        (l.params().clone(), l.version(), st.film_shape())
-    });
-    if version != then.version {
-        if let Some(key) = first_change(&then.table, &table) {
-            return Err(RenderError::new_err(format!(
-                "parameter \"{key}\" changed after the render this gradient belongs to: \
-                 render again, then call backward"
-            )));
-        }
-    }
-    let shape_error = |got: &[usize]| {
-        RenderError::new_err(format!(
-            "the image's gradient must have the image's shape {}, got {}",
-            shape_str(&want),
-            shape_str(got)
-        ))
+    let then = &snapshot.get().0;
+    s.get()
+        .with_state(py, |st| st.check_snapshot(then))
+        .map_err(to_py)?;
+    let check_shape = |got: &[usize]| {
+        s.get()
+            .with_state(py, |st| st.check_adjoint_shape(got))
+            .map_err(to_py)
     };
     let params = s
         .get()
@@ -142,17 +115,13 @@ pub fn _render_backward(
                     "the image's gradient could not be placed on the GPU",
                 ));
             };
-            if shape != want {
-                return Err(shape_error(&shape));
-            }
+            check_shape(&shape)?;
             device = tensor;
             Adjoint::Device(&device)
         }
         None => {
             let host = to_host_array(py, grad)?;
-            if host.shape != want {
-                return Err(shape_error(&host.shape));
-            }
+            check_shape(&host.shape)?;
             Adjoint::Host(host.data)
         }
     };

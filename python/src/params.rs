@@ -11,7 +11,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use heliograph::desc::params::{shape_str, DeviceValues};
+use heliograph::desc::params::DeviceValues;
 use heliograph::desc::{ParamValue, SceneParams, TensorData};
 use heliograph::session::values::{from_device, from_host};
 use pyo3::exceptions::{PyKeyError, PyTypeError};
@@ -57,11 +57,7 @@ pub fn traverse(scene: &Bound<'_, PyAny>) -> PyResult<SceneParameters> {
 }
 
 fn key_error(p: &SceneParams, key: &str) -> PyErr {
-    let keys: Vec<&str> = p.keys().collect();
-    PyKeyError::new_err(format!(
-        "'{key}' is not a parameter of this scene; it has: {}",
-        keys.join(", ")
-    ))
+    PyKeyError::new_err(p.missing(key))
 }
 
 /// The Python value of parameter `key`, of the type Mitsuba returns: a float,
@@ -125,9 +121,8 @@ fn from_python(
 ) -> PyResult<ParamValue> {
     if v.is_instance_of::<PyBool>() || v.is_none() || v.is_instance_of::<pyo3::types::PyString>() {
         return Err(PyTypeError::new_err(format!(
-            "parameter \"{key}\": expected {} of shape {}, got {}",
-            current.kind_a(),
-            shape_str(&current.shape()),
+            "parameter \"{key}\": {}, got {}",
+            current.expected(),
             v.get_type().name()?
         )));
     }

@@ -12,8 +12,9 @@
 //! IPython is never imported here: a kernel is recognised from `sys.modules`.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use heliograph::session::progress::{ProgressFrame, ProgressText};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -66,56 +67,42 @@ enum Sink {
     Notebook(Option<Py<PyAny>>),
 }
 
-/// Width of the bar in characters.
-const BAR: usize = 30;
-/// Redraws at most this often.
-const REDRAW: Duration = Duration::from_millis(100);
-
-/// A one-line progress bar for one wait.
+/// A one-line progress bar for one wait; its text is [`ProgressText`]'s.
 #[derive(Default)]
 pub struct ProgressLine {
     sink: Option<Sink>,
     /// Characters of the last line written to a terminal (to erase it).
     width: usize,
-    last: Option<Instant>,
-    /// 100 % has been shown: later draws would only repeat it.
-    full: bool,
+    text: ProgressText,
 }
 
 impl ProgressLine {
     /// Draws `done / total` (at most every 100 ms; 100 % only once).
     pub fn draw(&mut self, py: Python<'_>, done: u64, total: u64, elapsed: Duration) {
-        if self.full || self.last.is_some_and(|t| t.elapsed() < REDRAW) {
-            return;
-        }
-        self.last = Some(Instant::now());
-        let frac = if total > 0 {
-            (done as f64 / total as f64).min(1.0)
-        } else {
-            0.0
-        };
-        let pct = format!("{:5.1}", frac * 100.0);
-        self.full = pct == "100.0";
-        let n = ((frac * BAR as f64) as usize).min(BAR);
-        let bar = format!("{}{}", "#".repeat(n), " ".repeat(BAR - n));
-        let line = format!("Rendering [{bar}] {pct}% ({:.1} s)", elapsed.as_secs_f64());
-        let sink = self.sink.get_or_insert_with(|| choose_sink(py));
-        match sink {
-            Sink::Silent => {}
-            Sink::Terminal | Sink::Plain => {
-                write_stderr(py, &format!("\r{line}"));
-                self.width = line.chars().count();
-            }
-            // a progress line must never fail the read it decorates
-            Sink::Notebook(handle) => drop(show(py, handle, &line, frac)),
+        if let Some(frame) = self.text.next(done, total, elapsed) {
+            self.show(py, &frame);
         }
     }
 
     /// Shows 100 % once, if the line is shown at all.
     pub fn complete(&mut self, py: Python<'_>, elapsed: Duration) {
         if self.sink.is_some() {
-            self.last = None;
-            self.draw(py, 1, 1, elapsed);
+            if let Some(frame) = self.text.complete(elapsed) {
+                self.show(py, &frame);
+            }
+        }
+    }
+
+    fn show(&mut self, py: Python<'_>, frame: &ProgressFrame) {
+        let sink = self.sink.get_or_insert_with(|| choose_sink(py));
+        match sink {
+            Sink::Silent => {}
+            Sink::Terminal | Sink::Plain => {
+                write_stderr(py, &format!("\r{}", frame.line));
+                self.width = frame.line.chars().count();
+            }
+            // a progress line must never fail the read it decorates
+            Sink::Notebook(handle) => drop(show(py, handle, frame)),
         }
     }
 
@@ -167,15 +154,16 @@ fn in_kernel(py: Python<'_>) -> bool {
 }
 
 /// Shows `line` in the notebook: a new display the first time, then updates of it.
-fn show(py: Python<'_>, handle: &mut Option<Py<PyAny>>, line: &str, frac: f64) -> PyResult<()> {
+fn show(py: Python<'_>, handle: &mut Option<Py<PyAny>>, frame: &ProgressFrame) -> PyResult<()> {
     let bundle = PyDict::new(py);
-    bundle.set_item("text/plain", line)?;
-    let numbers = line.split("] ").nth(1).unwrap_or(line);
+    bundle.set_item("text/plain", &frame.line)?;
     bundle.set_item(
         "text/html",
         format!(
-            "<progress value=\"{frac:.4}\" max=\"1\" style=\"width: 20em\"></progress> \
-             <code>{numbers}</code>"
+            "<progress value=\"{:.4}\" max=\"1\" style=\"width: 20em\"></progress> \
+             <code>{}</code>",
+            frame.frac,
+            frame.numbers()
         ),
     )?;
     let kwargs = PyDict::new(py);

@@ -5,7 +5,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBool;
 
-use heliograph::render::RenderOptions;
+use heliograph::render::{RenderArg, RenderOptions};
 use heliograph::session::swap::Swap;
 
 use crate::errors::to_py;
@@ -65,17 +65,12 @@ fn render_film(
             ));
         }
     }
-    let spp = match spp.filter(|s| !s.is_none()) {
-        None => None,
-        Some(s) => spp_arg(s)?,
-    };
-    let seed = match seed {
-        Some(s) => non_negative_int(s, "seed")?,
-        None => 0,
-    };
+    let spp = spp.filter(|s| !s.is_none());
+    let spp = spp.map(|s| int_arg(s, RenderArg::Spp)).transpose()?;
+    let seed = seed.map(|s| int_arg(s, RenderArg::Seed)).transpose()?;
     let py = scene.py();
     let swap = parse_swap(py, sensor, integrator)?;
-    let opts = RenderOptions { spp, seed };
+    let opts = RenderOptions::new(spp.unwrap_or(0) as u32, seed.unwrap_or(0));
     crate::dlpack::sweep_parked(py);
     let renderer = renderer(py)?;
     let s: &PyScene = scene.get();
@@ -85,43 +80,24 @@ fn render_film(
     tensor_of(film)
 }
 
-fn int_arg(v: &Bound<'_, PyAny>, name: &str) -> PyResult<i128> {
+/// An int argument of `render`, in its range (see [`RenderArg::check`]).
+fn int_arg(v: &Bound<'_, PyAny>, arg: RenderArg) -> PyResult<u64> {
+    let name = arg.name();
     if v.is_instance_of::<PyBool>() {
         return Err(PyTypeError::new_err(format!(
             "render(): '{name}' must be an int, got bool"
         )));
     }
-    v.extract::<i128>().map_err(|_| {
+    let x = v.extract::<i128>().map_err(|_| {
         let ty = v
             .get_type()
             .name()
             .map(|n| n.to_string())
             .unwrap_or_default();
         PyTypeError::new_err(format!("render(): '{name}' must be an int, got {ty}"))
-    })
-}
-
-/// `spp`: 0 means the scene's own sample count, as in Mitsuba.
-fn spp_arg(v: &Bound<'_, PyAny>) -> PyResult<Option<u32>> {
-    let x = int_arg(v, "spp")?;
-    if !(0..=u32::MAX as i128).contains(&x) {
-        return Err(PyValueError::new_err(format!(
-            "render(): 'spp' must be in [0, {}] (0: the scene's sample count), got {x}",
-            u32::MAX
-        )));
-    }
-    Ok((x > 0).then_some(x as u32))
-}
-
-fn non_negative_int(v: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
-    let x = int_arg(v, name)?;
-    if !(0..=u64::MAX as i128).contains(&x) {
-        return Err(PyValueError::new_err(format!(
-            "render(): '{name}' must be in [0, {}], got {x}",
-            u64::MAX
-        )));
-    }
-    Ok(x as u64)
+    })?;
+    arg.check(x)
+        .map_err(|m| PyValueError::new_err(format!("render(): {m}")))
 }
 
 /// The sensor and integrator given to `render` in place of the scene's own: `sensor`
@@ -136,12 +112,7 @@ fn parse_swap(
     let mut swap = Swap::default();
     match sensor.filter(|s| !s.is_none()) {
         Some(s) if s.is_instance_of::<pyo3::types::PyInt>() || s.is_instance_of::<PyBool>() => {
-            let i = non_negative_int(s, "sensor")?;
-            if i != 0 {
-                return Err(PyValueError::new_err(format!(
-                    "render(): 'sensor' index must be 0 (the scene has one sensor), got {i}"
-                )));
-            }
+            int_arg(s, RenderArg::Sensor)?;
         }
         Some(s) => {
             let host = holder(s, "sensor", "Sensor")?;
@@ -169,11 +140,7 @@ fn holder<'py>(obj: &Bound<'py, PyAny>, arg: &str, class: &str) -> PyResult<Boun
     let wrong = || {
         PyTypeError::new_err(format!(
             "render(): '{arg}' must be {} {class} from load_dict(){}, got {given}",
-            if class.starts_with(['A', 'E', 'I', 'O', 'U']) {
-                "an"
-            } else {
-                "a"
-            },
+            heliograph::error::a_or_an(class),
             if arg == "sensor" {
                 " or the index 0"
             } else {

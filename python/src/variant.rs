@@ -13,15 +13,6 @@ use crate::errors::VariantError;
 /// then: the CPU).
 static VARIANT: Mutex<Option<(Backend, String)>> = Mutex::new(None);
 
-/// Mitsuba's variant names that heliograph accepts, after its own.
-const MITSUBA_VARIANTS: [&str; 5] = [
-    "scalar_rgb",
-    "scalar_ad_rgb",
-    "llvm_rgb",
-    "llvm_ad_rgb",
-    "cuda_ad_rgb",
-];
-
 fn set_one(py: Python<'_>, name: &str) -> PyResult<Backend> {
     match Backend::from_variant(name) {
         Some(b) => b
@@ -99,6 +90,5 @@ pub fn current_backend() -> Backend {
 /// selected), then the Mitsuba names that select them.
 #[pyfunction]
 pub fn variants() -> Vec<&'static str> {
-    let own = Backend::VARIANTS.iter().map(|(name, _)| *name);
-    own.chain(MITSUBA_VARIANTS).collect()
+    Backend::variant_names()
 }

@@ -50,14 +50,8 @@ pub fn _xla_target(
     let target = Target {
         session: scene.get().session(),
         keys,
-        render: RenderOptions {
-            spp: (spp > 0).then_some(spp),
-            seed,
-        },
-        grad: RenderOptions {
-            spp: (spp_grad > 0).then_some(spp_grad),
-            seed: seed_grad,
-        },
+        render: RenderOptions::new(spp, seed),
+        grad: RenderOptions::new(spp_grad, seed_grad),
         variant: Variant {
             renderer: crate::variant::renderer_now,
             cuda: crate::cuda::backend_now,

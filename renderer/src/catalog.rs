@@ -4,6 +4,8 @@
 //! It sits at the top of the core, above every category, so that the categories'
 //! registries and the small `plugin` module below them need not know one another.
 
+use crate::desc::Category;
+use crate::error::{did_you_mean, Error, Loc, Result};
 use crate::plugin::PluginInfo;
 
 /// Every registered plugin of every category, in a fixed category order (shapes,
@@ -43,6 +45,30 @@ pub fn names_by_category() -> Vec<(&'static str, Vec<&'static str>)> {
         }
     }
     out
+}
+
+/// The category of the plugin named `kind` (Mitsuba's other names of integrators
+/// included), as a dict scene's `'type'` is read; an unknown name is an error at `loc`
+/// listing every plugin, with a "did you mean".
+pub fn category_of(kind: &str, loc: &Loc) -> Result<Category> {
+    let all = registered();
+    let found = all.iter().find(|p| p.name == kind).map(|p| p.category);
+    let alias = crate::integrators::ALIASES.iter().any(|(a, _)| *a == kind);
+    if let Some(category) = found.or(alias.then_some("integrator")) {
+        if let Some(c) = Category::from_tag(category) {
+            return Ok(c);
+        }
+    }
+    let mut known: Vec<&str> = all.iter().map(|p| p.name).collect();
+    known.sort();
+    Err(Error::parse(
+        loc,
+        format!(
+            "unknown plugin type \"{kind}\" (known: {}){}",
+            known.join(", "),
+            did_you_mean(kind, known.iter().copied())
+        ),
+    ))
 }
 
 /// The README's plugin table (Markdown): a row per plugin with its category, its name

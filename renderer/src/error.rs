@@ -46,6 +46,19 @@ impl fmt::Display for Loc {
     }
 }
 
+/// The indefinite article of `word` in a message: "an" before a vowel, else "a".
+pub fn a_or_an(word: &str) -> &'static str {
+    let vowel = word
+        .chars()
+        .next()
+        .is_some_and(|c| "aeiouAEIOU".contains(c));
+    if vowel {
+        "an"
+    } else {
+        "a"
+    }
+}
+
 /// `"; did you mean \"x\"?"` for the known name closest to `name` (case ignored), when
 /// it is close enough to be a likely typo: at most one edit per four characters
 /// (three at most); otherwise empty.

@@ -17,11 +17,63 @@ pub struct RenderOptions {
 }
 
 impl RenderOptions {
+    /// The options of a render call whose `spp` 0 means the scene's own sample count,
+    /// as in Mitsuba.
+    pub fn new(spp: u32, seed: u64) -> RenderOptions {
+        RenderOptions {
+            spp: (spp > 0).then_some(spp),
+            seed,
+        }
+    }
+
     /// The effective sample count under the scene's `sampler`: the `spp` override
     /// rounded as the sampler needs (`stratified`: a square, ...), else the sampler's
     /// own; rejects 0.
     pub fn resolve_spp(&self, sampler: &Sampler) -> Result<u32> {
         resolve_spp(self.spp, sampler)
+    }
+}
+
+/// The integer arguments of a render call, checked before anything renders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RenderArg {
+    /// Samples per pixel, in [0, 2³² - 1]; 0: the scene's sample count.
+    Spp,
+    /// The seed, any 64-bit unsigned integer.
+    Seed,
+    /// The sensor index: 0, a scene has one sensor.
+    Sensor,
+}
+
+impl RenderArg {
+    /// The argument's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            RenderArg::Spp => "spp",
+            RenderArg::Seed => "seed",
+            RenderArg::Sensor => "sensor",
+        }
+    }
+
+    /// `x` if it is in the argument's range; else what is wrong, naming the argument.
+    pub fn check(self, x: i128) -> std::result::Result<u64, String> {
+        let (name, max) = match self {
+            RenderArg::Spp => ("spp", u64::from(u32::MAX)),
+            RenderArg::Seed | RenderArg::Sensor => (self.name(), u64::MAX),
+        };
+        let note = match self {
+            RenderArg::Spp => " (0: the scene's sample count)",
+            RenderArg::Seed | RenderArg::Sensor => "",
+        };
+        if !(0..=i128::from(max)).contains(&x) {
+            return Err(format!("'{name}' must be in [0, {max}]{note}, got {x}"));
+        }
+        if self == RenderArg::Sensor && x != 0 {
+            return Err(format!(
+                "'sensor' index must be 0 (the scene has one sensor), got {x}"
+            ));
+        }
+        Ok(x as u64)
     }
 }
 

@@ -35,6 +35,15 @@ impl Backend {
     pub const VARIANTS: [(&'static str, Backend); 2] =
         [("cpu_rgb", Backend::Cpu), ("cuda_rgb", Backend::Cuda)];
 
+    /// Mitsuba 3's variant names that heliograph accepts, and the backend each selects.
+    pub const MITSUBA_VARIANTS: [(&'static str, Backend); 5] = [
+        ("scalar_rgb", Backend::Cpu),
+        ("scalar_ad_rgb", Backend::Cpu),
+        ("llvm_rgb", Backend::Cpu),
+        ("llvm_ad_rgb", Backend::Cpu),
+        ("cuda_ad_rgb", Backend::Cuda),
+    ];
+
     /// The backend a CLI `--backend` name selects: `auto`, `cpu` or `cuda`.
     pub fn from_cli(name: &str) -> Option<Backend> {
         match name {
@@ -49,13 +58,18 @@ impl Backend {
     /// Mitsuba 3's names, whose CPU ones (`scalar_rgb`, `llvm_ad_rgb`, ...) mean the CPU
     /// and `cuda_ad_rgb` CUDA.
     pub fn from_variant(name: &str) -> Option<Backend> {
-        match name {
-            "cpu_rgb" | "scalar_rgb" | "scalar_ad_rgb" | "llvm_rgb" | "llvm_ad_rgb" => {
-                Some(Backend::Cpu)
-            }
-            "cuda_rgb" | "cuda_ad_rgb" => Some(Backend::Cuda),
-            _ => None,
-        }
+        Self::VARIANTS
+            .iter()
+            .chain(&Self::MITSUBA_VARIANTS)
+            .find(|(n, _)| *n == name)
+            .map(|(_, b)| *b)
+    }
+
+    /// Every variant name [`Backend::from_variant`] accepts: heliograph's, then
+    /// Mitsuba's.
+    pub fn variant_names() -> Vec<&'static str> {
+        let all = Self::VARIANTS.iter().chain(&Self::MITSUBA_VARIANTS);
+        all.map(|(name, _)| *name).collect()
     }
 
     /// The renderer of this backend; `cuda` opens the GPU when it is needed. `Auto`

@@ -1,6 +1,6 @@
 //! The scene description: the layer below every plugin.
 //!
-//! A scene file ([`xml`]) or a Python dict becomes a [`SceneDesc`], a tree of objects,
+//! A scene file ([`xml`]) or a Python dict ([`dict`]'s rules) becomes a [`SceneDesc`], a tree of objects,
 //! each a category, a plugin name and a [`Props`] bag with file:line; nothing here is
 //! typed by plugin. Beside the tree stand what a build reads and declares through it:
 //! the typed property bag ([`props`]), the parameter keys of objects ([`keys`]), the
@@ -9,6 +9,7 @@
 //! consumes the tree; plugins read their `Props` from it.
 
 pub mod cache;
+pub mod dict;
 pub mod keys;
 pub mod params;
 pub mod paths;

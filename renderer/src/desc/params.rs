@@ -138,8 +138,16 @@ impl ParamValue {
     /// The kind's name with its article, for error messages: "a float", "an array".
     pub fn kind_a(&self) -> String {
         let k = self.kind();
-        let an = k.starts_with(['a', 'e', 'i', 'o', 'u']);
-        format!("{} {k}", if an { "an" } else { "a" })
+        format!("{} {k}", crate::error::a_or_an(k))
+    }
+
+    /// What a new value for this one must be: "expected a color of shape (3,)".
+    pub fn expected(&self) -> String {
+        format!(
+            "expected {} of shape {}",
+            self.kind_a(),
+            shape_str(&self.shape())
+        )
     }
 
     /// Whether every value is finite (device values are checked where they are made).
@@ -404,6 +412,16 @@ impl SceneParams {
         }
     }
 
+    /// What a lookup of a key that is not listed says (Python raises it as a
+    /// `KeyError`): the key and every key listed.
+    pub fn missing(&self, key: &str) -> String {
+        let keys: Vec<&str> = self.keys().collect();
+        format!(
+            "'{key}' is not a parameter of this scene; it has: {}",
+            keys.join(", ")
+        )
+    }
+
     /// The value of `key`: the staged one if there is one, else the scene's.
     pub fn get(&self, key: &str) -> Result<&ParamValue> {
         let i = self.index(key)?;
@@ -454,9 +472,8 @@ impl SceneParams {
             );
         if !same_kind || want != got {
             let msg = format!(
-                "expected {} of shape {}, got {} of shape {}",
-                d.value.kind_a(),
-                shape_str(&want),
+                "{}, got {} of shape {}",
+                d.value.expected(),
                 value.kind_a(),
                 shape_str(&got)
             );

@@ -17,6 +17,12 @@ pub use glam::{Mat3, Mat4, Vec2, Vec3, Vec4};
 pub use rng::Pcg32;
 pub use transform::Transform;
 
+/// Whether a scene number survives rendering in single precision: finite, and finite
+/// once rounded to `f32` (NaN, infinities and magnitudes above 3.4e38 are not).
+pub fn fits_f32(x: f64) -> bool {
+    x.is_finite() && (x as f32).is_finite()
+}
+
 /// Whether every value is finite (no NaN or infinity). Tests 64 values per step on
 /// their exponent bits, which the compiler vectorises; a texture update checks
 /// millions of values per call.

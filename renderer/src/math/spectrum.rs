@@ -218,7 +218,7 @@ impl Spectrum {
 /// A finite number.
 fn number(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && (v as f32).is_finite() => Ok(v),
+        Ok(v) if super::fits_f32(v) => Ok(v),
         Ok(_) => Err(format!("\"{}\" is not a finite number", s.trim())),
         Err(_) => Err(format!("could not parse \"{}\" as a number", s.trim())),
     }

@@ -9,6 +9,7 @@
 pub mod device;
 pub mod film;
 pub mod gradients;
+pub mod progress;
 pub mod swap;
 pub mod values;
 mod verbs;

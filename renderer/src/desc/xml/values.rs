@@ -26,7 +26,7 @@ pub(super) fn parse_f64(s: &str) -> std::result::Result<f64, String> {
     let v: f64 = t.parse().map_err(|_| {
         format!("could not parse \"{t}\" as a number (expected e.g. 0.5, -2, 1e-3)")
     })?;
-    if !v.is_finite() || !(v as f32).is_finite() {
+    if !crate::math::fits_f32(v) {
         return Err(format!(
             "\"{t}\" is not a finite number (NaN and infinities are not allowed)"
         ));
