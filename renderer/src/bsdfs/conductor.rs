@@ -15,12 +15,13 @@ use super::fresnel::fresnel_conductor_rgb;
 use super::{ior, BsdfCtx, BsdfPlugin, BsdfSample};
 use crate::desc::params::Range;
 use crate::desc::props::Props;
-use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::spectrum::SpectrumUse;
 use crate::math::{reflect_local, Color, Vec2, Vec3};
+use crate::plugin::patch::EditableKey;
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
+use crate::{device_record, editable_constant};
 
 /// The smooth conductor record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -98,6 +99,15 @@ impl BsdfPlugin for Conductor {
     type Record = Self;
     const DELTA: bool = true;
     const READS_TEXTURE_MEANS: bool = true;
+    const EDITABLE: &'static [EditableKey] = &[
+        editable_constant!(Conductor, "eta.value", eta),
+        editable_constant!(Conductor, "k.value", k),
+        editable_constant!(
+            Conductor,
+            "specular_reflectance.value",
+            specular_reflectance
+        ),
+    ];
 
     /// Reads the plugin's parameters.
     fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {

@@ -21,11 +21,12 @@ use super::fresnel::{fresnel_dielectric, refract_local};
 use super::ior::lookup_ior;
 use super::{BsdfCtx, BsdfPlugin, BsdfSample};
 use crate::desc::props::Props;
-use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::{reflect_local, Color, Vec2, Vec3};
+use crate::plugin::patch::EditableKey;
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
+use crate::{device_record, editable_constant};
 
 /// The smooth dielectric record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -74,6 +75,18 @@ impl BsdfPlugin for Dielectric {
     type Record = Self;
     const DELTA: bool = true;
     const TRANSMISSION: bool = true;
+    const EDITABLE: &'static [EditableKey] = &[
+        editable_constant!(
+            Dielectric,
+            "specular_reflectance.value",
+            specular_reflectance
+        ),
+        editable_constant!(
+            Dielectric,
+            "specular_transmittance.value",
+            specular_transmittance
+        ),
+    ];
 
     /// Reads the plugin's parameters.
     fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {

@@ -10,12 +10,13 @@
 
 use super::{BsdfCtx, BsdfPlugin, BsdfSample};
 use crate::desc::props::Props;
-use crate::device_record;
 use crate::error::Result;
 use crate::math::warp::{cosine_hemisphere_pdf, square_to_cosine_hemisphere};
 use crate::math::{Color, Vec2, Vec3, INV_PI};
+use crate::plugin::patch::EditableKey;
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
+use crate::{device_record, editable_constant};
 
 /// The Lambertian BSDF record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -28,6 +29,11 @@ device_record!(Diffuse { reflectance });
 
 impl BsdfPlugin for Diffuse {
     type Record = Self;
+    const EDITABLE: &'static [EditableKey] = &[editable_constant!(
+        Diffuse,
+        "reflectance.value",
+        reflectance
+    )];
 
     /// Reads the plugin's parameters.
     fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {

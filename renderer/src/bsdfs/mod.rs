@@ -88,9 +88,10 @@ use crate::desc::props::Props;
 use crate::desc::ObjectDesc;
 use crate::error::Result;
 use crate::math::{Color, Vec2, Vec3};
+use crate::plugin::patch::EditableKey;
 use crate::plugin::record::{DeviceRecord, RecordRef};
 use crate::plugin::registry::register_plugins;
-use crate::plugin::BuildContext;
+use crate::plugin::{BuildContext, TexRef};
 use crate::textures::{SurfacePoint, TextureStore};
 use registry::BsdfEntry;
 
@@ -141,9 +142,17 @@ pub trait BsdfPlugin: Copy + std::fmt::Debug + PartialEq {
     /// (`template <int L>`, calling `bsdf_nested_*<L>` for what it wraps), its twin also
     /// defines `<name>_is_delta`, and it names what it wraps in [`Self::nested`].
     const ADAPTER: bool = false;
+    /// The parameters an update writes in place, with where each lives; the others
+    /// rebuild the plugin from its edited description.
+    const EDITABLE: &'static [EditableKey] = &[];
 
     /// Reads the plugin's properties (every one must be read: the registry checks).
     fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self>;
+
+    /// After an update wrote some of its [`Self::EDITABLE`] parameters in place:
+    /// recomputes what the record derives from them, given the textures' means
+    /// (`mean`), as [`Self::build`] computes it. The default: nothing derives.
+    fn parameters_changed(&mut self, _mean: &dyn Fn(TexRef) -> Color) {}
 
     /// The record the kernels read; `refs` locates the records of lower handles (the
     /// BSDFs this one may wrap).
@@ -189,6 +198,12 @@ pub trait BsdfPlugin: Copy + std::fmt::Debug + PartialEq {
 }
 
 impl AnyBsdf {
+    /// Recomputes what the record derives from its editable parameters
+    /// ([`BsdfPlugin::parameters_changed`]).
+    pub fn parameters_changed(&mut self, mean: &dyn Fn(TexRef) -> Color) {
+        any_bsdf!(self, b => b.parameters_changed(mean))
+    }
+
     /// The plugin's registry entry.
     pub fn entry(&self) -> &'static BsdfEntry {
         &REGISTRY[self.tag() as usize]

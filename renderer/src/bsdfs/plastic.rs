@@ -20,12 +20,13 @@ use super::dielectric::read_eta;
 use super::fresnel::{fresnel_dielectric, fresnel_diffuse_reflectance};
 use super::{BsdfCtx, BsdfPlugin, BsdfSample};
 use crate::desc::props::Props;
-use crate::device_record;
 use crate::error::Result;
 use crate::math::warp::{cosine_hemisphere_pdf, square_to_cosine_hemisphere};
 use crate::math::{reflect_local, Color, Vec2, Vec3};
+use crate::plugin::patch::EditableKey;
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
+use crate::{device_record, editable_constant};
 
 /// The smooth plastic record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -58,9 +59,10 @@ device_record!(Plastic {
 
 /// `s / (s + d)` of the textures' means over space and channels, as Mitsuba
 /// (0.5 when both are black).
-pub fn sampling_weight(ctx: &dyn BuildContext, spec: TexRef, diff: TexRef) -> f32 {
-    let mean = |t| ctx.texture_mean(t).element_sum().max(0.0) / 3.0;
-    let (s, d) = (mean(spec), mean(diff));
+/// `mean` gives a texture's mean colour.
+pub fn sampling_weight(mean: &dyn Fn(TexRef) -> Color, spec: TexRef, diff: TexRef) -> f32 {
+    let grey = |t| mean(t).element_sum().max(0.0) / 3.0;
+    let (s, d) = (grey(spec), grey(diff));
     if s + d > 0.0 {
         s / (s + d)
     } else {
@@ -93,6 +95,10 @@ impl Plastic {
 impl BsdfPlugin for Plastic {
     type Record = Self;
     const READS_TEXTURE_MEANS: bool = true;
+    const EDITABLE: &'static [EditableKey] = &[
+        editable_constant!(Plastic, "diffuse_reflectance.value", diffuse_reflectance),
+        editable_constant!(Plastic, "specular_reflectance.value", specular_reflectance),
+    ];
 
     /// Reads the plugin's parameters.
     fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {
@@ -106,12 +112,18 @@ impl BsdfPlugin for Plastic {
             inv_eta2: 1.0 / (eta * eta),
             fdr_int: fresnel_diffuse_reflectance(1.0 / eta),
             specular_sampling_weight: sampling_weight(
-                ctx,
+                &|t| ctx.texture_mean(t),
                 specular_reflectance,
                 diffuse_reflectance,
             ),
             nonlinear: p.bool("nonlinear", false)? as u32,
         })
+    }
+
+    /// The specular sampling weight follows the reflectances' means.
+    fn parameters_changed(&mut self, mean: &dyn Fn(TexRef) -> Color) {
+        self.specular_sampling_weight =
+            sampling_weight(mean, self.specular_reflectance, self.diffuse_reflectance);
     }
 
     fn record(&self, _refs: &[RecordRef]) -> Self {

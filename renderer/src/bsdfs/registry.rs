@@ -9,6 +9,7 @@ use std::mem::size_of;
 use std::sync::OnceLock;
 
 use super::{AnyBsdf, BsdfPlugin, REGISTRY};
+use crate::plugin::patch::EditableKey;
 use crate::plugin::record::{
     flatten_records, slot_words, unique_layout, write_layout_macro, DeviceRecord, LayoutEntry,
     RecordBlob, RecordRef,
@@ -37,6 +38,8 @@ pub struct BsdfEntry {
     pub reads_texture_means: bool,
     /// [`BsdfPlugin::ADAPTER`].
     pub adapter: bool,
+    /// [`BsdfPlugin::EDITABLE`].
+    pub editable: &'static [EditableKey],
     /// Its CUDA twin (`renderer/kernels/bsdfs/<name>.cuh`).
     pub cuda: &'static str,
 }
@@ -64,6 +67,7 @@ impl BsdfEntry {
             transmission: T::TRANSMISSION,
             reads_texture_means: T::READS_TEXTURE_MEANS,
             adapter: T::ADAPTER,
+            editable: T::EDITABLE,
             cuda,
         }
     }

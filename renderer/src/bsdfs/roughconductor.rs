@@ -26,11 +26,12 @@ use super::fresnel::fresnel_conductor_rgb;
 use super::microfacet::{Microfacet, MicrofacetParams};
 use super::{BsdfCtx, BsdfPlugin, BsdfSample};
 use crate::desc::props::Props;
-use crate::device_record;
 use crate::error::Result;
 use crate::math::{reflect, Color, Vec2, Vec3};
+use crate::plugin::patch::EditableKey;
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
+use crate::{device_record, editable_constant};
 
 /// The rough conductor record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -63,6 +64,15 @@ impl RoughConductor {
 impl BsdfPlugin for RoughConductor {
     type Record = Self;
     const READS_TEXTURE_MEANS: bool = true;
+    const EDITABLE: &'static [EditableKey] = &[
+        editable_constant!(RoughConductor, "eta.value", eta),
+        editable_constant!(RoughConductor, "k.value", k),
+        editable_constant!(
+            RoughConductor,
+            "specular_reflectance.value",
+            specular_reflectance
+        ),
+    ];
 
     /// Reads the plugin's parameters.
     fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {

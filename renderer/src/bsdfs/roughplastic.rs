@@ -44,13 +44,14 @@ use super::plastic::{internal_scattering, sampling_weight};
 use super::{BsdfCtx, BsdfPlugin, BsdfSample};
 use crate::desc::params::{ParamValue, Range, Target};
 use crate::desc::props::Props;
-use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::warp::{cosine_hemisphere_pdf, square_to_cosine_hemisphere};
 use crate::math::{reflect, Color, Vec2, Vec3};
 use crate::parallel::on_process_pool;
+use crate::plugin::patch::EditableKey;
 use crate::plugin::record::RecordRef;
 use crate::plugin::{BuildContext, TexRef};
+use crate::{device_record, editable_constant};
 
 /// Entries of the transmittance table (cos θ = 0 … 1), as Mitsuba.
 pub const TABLE_RES: usize = 64;
@@ -206,6 +207,18 @@ impl RoughPlastic {
 impl BsdfPlugin for RoughPlastic {
     type Record = Self;
     const READS_TEXTURE_MEANS: bool = true;
+    const EDITABLE: &'static [EditableKey] = &[
+        editable_constant!(
+            RoughPlastic,
+            "diffuse_reflectance.value",
+            diffuse_reflectance
+        ),
+        editable_constant!(
+            RoughPlastic,
+            "specular_reflectance.value",
+            specular_reflectance
+        ),
+    ];
 
     /// Reads the plugin's parameters and precomputes the coating's transmittance.
     fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {
@@ -246,7 +259,7 @@ impl BsdfPlugin for RoughPlastic {
             eta,
             inv_eta2: 1.0 / (eta * eta),
             specular_sampling_weight: sampling_weight(
-                ctx,
+                &|t| ctx.texture_mean(t),
                 specular_reflectance,
                 diffuse_reflectance,
             ),
@@ -257,6 +270,12 @@ impl BsdfPlugin for RoughPlastic {
         (b.transmittance, b.internal_reflectance) =
             precompute(b.kind, b.alpha, b.sample_visible != 0, eta)?;
         Ok(b)
+    }
+
+    /// The specular sampling weight follows the reflectances' means.
+    fn parameters_changed(&mut self, mean: &dyn Fn(TexRef) -> Color) {
+        self.specular_sampling_weight =
+            sampling_weight(mean, self.specular_reflectance, self.diffuse_reflectance);
     }
 
     fn record(&self, _refs: &[RecordRef]) -> Self {

@@ -19,14 +19,15 @@ use super::registry::RecordCtx;
 use super::{EmitterCtx, EmitterPlugin, EmitterRay, EmitterSample};
 use crate::desc::params::Range;
 use crate::desc::props::Props;
-use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::spectrum::SpectrumUse;
 use crate::math::warp::square_to_cosine_hemisphere;
 use crate::math::{Color, Frame, Vec2, Vec3, PI};
+use crate::plugin::patch::EditableKey;
 use crate::plugin::{BuildContext, TexRef};
 use crate::shapes::{Hit, PositionSample};
 use crate::textures::SurfacePoint;
+use crate::{device_record, editable_constant};
 
 /// The area light record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -57,6 +58,8 @@ impl AreaEmitter {
 impl EmitterPlugin for AreaEmitter {
     type Record = Self;
     const SURFACE: bool = true;
+    const EDITABLE: &'static [EditableKey] =
+        &[editable_constant!(AreaEmitter, "radiance.value", radiance)];
 
     /// Reads the plugin's parameters for the emitter of `shape`.
     fn build(p: &Props, shape: u32, ctx: &mut dyn BuildContext) -> Result<Self> {

@@ -13,12 +13,13 @@
 use super::registry::RecordCtx;
 use super::{constant_color, EmitterCtx, EmitterPlugin, EmitterSample};
 use crate::desc::props::Props;
-use crate::device_record;
 use crate::error::Result;
 use crate::math::warp::{square_to_uniform_sphere, UNIFORM_SPHERE_PDF};
 use crate::math::{Color, Vec2, Vec3};
+use crate::plugin::patch::EditableKey;
 use crate::plugin::{BuildContext, TexRef};
 use crate::textures::SurfacePoint;
+use crate::{device_record, editable_constant};
 
 /// The constant environment record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -33,6 +34,11 @@ impl EmitterPlugin for ConstantEmitter {
     type Record = Self;
     const ENVIRONMENT: bool = true;
     const INFINITE: bool = true;
+    const EDITABLE: &'static [EditableKey] = &[editable_constant!(
+        ConstantEmitter,
+        "radiance.value",
+        radiance
+    )];
 
     /// Reads the plugin's parameters.
     fn build(p: &Props, _shape: u32, ctx: &mut dyn BuildContext) -> Result<Self> {

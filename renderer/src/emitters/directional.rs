@@ -17,11 +17,12 @@
 use super::registry::RecordCtx;
 use super::{constant_color, exclusive, EmitterCtx, EmitterPlugin, EmitterSample};
 use crate::desc::props::Props;
-use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::{Color, Vec2, Vec3};
+use crate::plugin::patch::EditableKey;
 use crate::plugin::{BuildContext, TexRef};
 use crate::textures::SurfacePoint;
+use crate::{device_record, editable_constant};
 
 /// The directional light record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -41,6 +42,11 @@ impl EmitterPlugin for DirectionalEmitter {
     type Record = Self;
     const DELTA: bool = true;
     const INFINITE: bool = true;
+    const EDITABLE: &'static [EditableKey] = &[editable_constant!(
+        DirectionalEmitter,
+        "irradiance.value",
+        irradiance
+    )];
 
     /// Reads the plugin's parameters.
     fn build(p: &Props, _shape: u32, ctx: &mut dyn BuildContext) -> Result<Self> {

@@ -83,6 +83,7 @@ use crate::desc::ObjectDesc;
 use crate::error::{Error, Result};
 use crate::math::spectrum::SpectrumUse;
 use crate::math::{Color, Distribution2D, Vec2, Vec3};
+use crate::plugin::patch::EditableKey;
 use crate::plugin::record::DeviceRecord;
 use crate::plugin::registry::register_plugins;
 use crate::plugin::{BuildContext, TexRef};
@@ -187,6 +188,9 @@ pub trait EmitterPlugin: Copy + std::fmt::Debug + PartialEq {
     /// Infinitely distant: light tracing starts its rays on the disk of the scene's
     /// bounding sphere that faces the sampled direction (no [`Self::sample_ray`]).
     const INFINITE: bool = false;
+    /// The parameters an update writes in place, with where each lives; the others
+    /// rebuild the plugin from its edited description.
+    const EDITABLE: &'static [EditableKey] = &[];
 
     /// Reads the plugin's properties (every one must be read: the registry checks);
     /// `shape` is the shape a surface emitter is nested in ([`NO_SHAPE`] otherwise).

@@ -16,12 +16,13 @@
 use super::registry::RecordCtx;
 use super::{constant_color, exclusive, EmitterCtx, EmitterPlugin, EmitterRay, EmitterSample};
 use crate::desc::props::Props;
-use crate::device_record;
 use crate::error::{Error, Result};
 use crate::math::warp::{square_to_uniform_sphere, UNIFORM_SPHERE_PDF};
 use crate::math::{Color, Vec2, Vec3};
+use crate::plugin::patch::EditableKey;
 use crate::plugin::{BuildContext, TexRef};
 use crate::textures::SurfacePoint;
+use crate::{device_record, editable_constant};
 
 /// The point light record.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -40,6 +41,11 @@ device_record!(PointEmitter {
 impl EmitterPlugin for PointEmitter {
     type Record = Self;
     const DELTA: bool = true;
+    const EDITABLE: &'static [EditableKey] = &[editable_constant!(
+        PointEmitter,
+        "intensity.value",
+        intensity
+    )];
 
     /// Reads the plugin's parameters.
     fn build(p: &Props, _shape: u32, ctx: &mut dyn BuildContext) -> Result<Self> {

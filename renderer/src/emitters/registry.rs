@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 
 use super::{AnyEmitter, EmitterPlugin, REGISTRY};
 use crate::flat::materials::FlatDist2D;
+use crate::plugin::patch::EditableKey;
 use crate::plugin::record::{
     flatten_records, slot_words, unique_layout, write_layout_macro, DeviceRecord, LayoutEntry,
     RecordBlob, RecordRef,
@@ -39,6 +40,8 @@ pub struct EmitterEntry {
     pub environment: bool,
     /// [`EmitterPlugin::INFINITE`].
     pub infinite: bool,
+    /// [`EmitterPlugin::EDITABLE`].
+    pub editable: &'static [EditableKey],
     /// Its CUDA twin (`renderer/kernels/emitters/<name>.cuh`).
     pub cuda: &'static str,
 }
@@ -66,6 +69,7 @@ impl EmitterEntry {
             surface: T::SURFACE,
             environment: T::ENVIRONMENT,
             infinite: T::INFINITE,
+            editable: T::EDITABLE,
             cuda,
         }
     }

@@ -27,7 +27,7 @@ use crate::desc::props::Props;
 use crate::error::{Error, Result};
 use crate::math::{floor_i32, luminance, Color, Vec2};
 use crate::plugin::gradient::TexelGradient;
-use crate::plugin::patch::{Editable, EditableKey, Place};
+use crate::plugin::patch::{EditableKey, Place};
 use crate::plugin::BuildContext;
 
 /// How texels are reconstructed between their centres.
@@ -105,6 +105,10 @@ impl TexturePlugin for Bitmap {
     type Record = BitmapRecord;
     const GRADIENT: bool = true;
     const READS_UV: bool = true;
+    const EDITABLE: &'static [EditableKey] = &[EditableKey {
+        key: "data",
+        place: Place::Image,
+    }];
 
     /// Reads the plugin's parameters, adding the image to the scene's texture store.
     fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self> {
@@ -318,13 +322,6 @@ impl Bitmap {
     pub fn mean_luminance(&self, texels: &[f32]) -> f32 {
         luminance(self.mean_texels(texels))
     }
-}
-
-impl Editable for Bitmap {
-    const EDITABLE: &'static [EditableKey] = &[EditableKey {
-        key: "data",
-        place: Place::Image,
-    }];
 }
 
 impl TexelGradient for Bitmap {

@@ -78,6 +78,7 @@ use crate::desc::props::{PixelArray, Props};
 use crate::desc::ObjectDesc;
 use crate::error::{Error, Result};
 use crate::math::{luminance, Color, Frame, Vec2, Vec3};
+use crate::plugin::patch::EditableKey;
 use crate::plugin::record::DeviceRecord;
 use crate::plugin::registry::register_plugins;
 use crate::plugin::BuildContext;
@@ -201,6 +202,9 @@ pub trait TexturePlugin: Copy + std::fmt::Debug + PartialEq {
     /// hits' uv at zero instead of computing an `atan2` and an `acos` per hit, so a
     /// plugin that reads `uv` must say so. No default, for that reason.
     const READS_UV: bool;
+    /// The parameters an update writes in place, with where each lives; the others
+    /// rebuild the plugin from its edited description.
+    const EDITABLE: &'static [EditableKey] = &[];
 
     /// Reads the plugin's properties (every one must be read: the registry checks).
     fn build(p: &Props, ctx: &mut dyn BuildContext) -> Result<Self>;

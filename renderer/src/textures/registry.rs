@@ -9,6 +9,7 @@ use std::mem::size_of;
 use std::sync::OnceLock;
 
 use super::{TexturePlugin, TextureStore, REGISTRY};
+use crate::plugin::patch::EditableKey;
 use crate::plugin::record::{
     flatten_records, slot_words, unique_layout, write_layout_macro, DeviceRecord, LayoutEntry,
     RecordBlob, RecordRef,
@@ -33,6 +34,8 @@ pub struct TextureEntry {
     pub picks: bool,
     /// [`TexturePlugin::GRADIENT`].
     pub gradient: bool,
+    /// [`TexturePlugin::EDITABLE`].
+    pub editable: &'static [EditableKey],
     /// Its CUDA twin (`renderer/kernels/textures/<name>.cuh`).
     pub cuda: &'static str,
 }
@@ -58,6 +61,7 @@ impl TextureEntry {
             slot_words: slot_words(size_of::<T::Record>()),
             picks: T::PICKS,
             gradient: T::GRADIENT,
+            editable: T::EDITABLE,
             cuda,
         }
     }

@@ -12,8 +12,9 @@ use crate::desc::params::{ParamValue, TensorData, TensorValue};
 use crate::desc::props::PixelArray;
 use crate::desc::{Category, SceneDesc};
 use crate::error::{Error, Result};
-use crate::plugin::patch::{Editable, Place};
+use crate::plugin::patch::{place_of, Place};
 use crate::textures::bitmap::Bitmap;
+use crate::textures::TexturePlugin;
 
 impl LoadedScene {
     /// Adds the readers of `objects` to it, transitively.
@@ -42,12 +43,12 @@ impl LoadedScene {
         let rec = &self.log.objects[r];
         let name = key.rsplit('.').next().unwrap_or(key);
         let place = match (rec.category, rec.kind.as_str()) {
-            (Category::Texture, "bitmap") => Bitmap::place_of(name),
+            (Category::Texture, "bitmap") => place_of(Bitmap::EDITABLE, name),
             _ => None,
         };
         match place {
             Some(Place::Image) => self.image_of(r),
-            None => None,
+            _ => None,
         }
     }
 
