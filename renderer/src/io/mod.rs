@@ -154,6 +154,16 @@ pub fn check_output_path(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A linear value as an 8-bit sRGB code (rounded; outside 0..1 and NaN clamped).
+fn srgb8(x: f32) -> u8 {
+    linear8(linear_to_srgb(x))
+}
+
+/// A value in 0..1 as an 8-bit code, as it is (alpha; rounded, clamped).
+fn linear8(x: f32) -> u8 {
+    (x * 255.0 + 0.5).clamp(0.0, 255.0) as u8
+}
+
 /// Converts to an `image` crate buffer: float for EXR, sRGB 8-bit for PNG and JPEG
 /// (JPEG has no alpha: it is dropped).
 fn to_dynamic(img: &Image, format: ImageFormat) -> Result<DynamicImage> {
@@ -184,8 +194,7 @@ fn to_dynamic(img: &Image, format: ImageFormat) -> Result<DynamicImage> {
             )
         }
         (_, alpha) => {
-            let q = |x: f32| (linear_to_srgb(x) * 255.0 + 0.5).clamp(0.0, 255.0) as u8;
-            let qa = |x: f32| (x * 255.0 + 0.5).clamp(0.0, 255.0) as u8;
+            let (q, qa) = (srgb8, linear8);
             if alpha && format != ImageFormat::Jpeg {
                 let v = rgba
                     .iter()
@@ -225,12 +234,11 @@ pub fn encode_png(
         .iter()
         .enumerate()
         .map(|(i, &v)| {
-            let v = if c == 4 && i % 4 == 3 {
-                v.clamp(0.0, 1.0)
+            if c == 4 && i % 4 == 3 {
+                linear8(v)
             } else {
-                linear_to_srgb(v)
-            };
-            (v.clamp(0.0, 1.0) * 255.0 + 0.5) as u8
+                srgb8(v)
+            }
         })
         .collect();
     let color = match c {
