@@ -106,7 +106,7 @@ fn number(x: &Bound<'_, PyAny>) -> Option<Number> {
 
 /// The core's operations under the GIL: reads wait as [`read`] does, long work runs
 /// with the GIL released.
-struct Gil<'py>(Python<'py>);
+pub struct Gil<'py>(pub Python<'py>);
 
 impl Caller for Gil<'_> {
     type Error = PyErr;

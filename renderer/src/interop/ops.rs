@@ -60,7 +60,7 @@ impl Number {
     }
 
     /// The value the device computes with; `None` for an int beyond a double's range.
-    fn device(self) -> Option<f32> {
+    pub(crate) fn device(self) -> Option<f32> {
         match self {
             Number::Float(v) => Some(v as f32),
             Number::Int { double, .. } => double.map(|d| d as f32),
