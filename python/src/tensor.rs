@@ -27,7 +27,7 @@ use pyo3::types::{PyCapsule, PyDict};
 use crate::dlpack::{self, parse_export_args, Buffer, HostArray};
 use crate::errors::{self, RenderError};
 use crate::progress::{ProgressLine, PROGRESS, PROGRESS_DELAY_US};
-use heliograph::interop::import::{import_values, upload, HostTo, Imported};
+use heliograph::interop::import::{import_values, HostTo, Imported};
 
 /// A float32 tensor (`shape`, C order) on the host or a CUDA device.
 #[pyclass(module = "heliograph", frozen, weakref)]
@@ -73,27 +73,6 @@ impl TensorXf {
         self.storage.shape()
     }
 
-    /// A tensor of host `values` where `TensorXf(values)` puts them: on the variant's
-    /// device when its tensors live there, on the host otherwise.
-    pub fn from_host_values(
-        py: Python<'_>,
-        shape: Vec<usize>,
-        values: &[f32],
-    ) -> PyResult<TensorXf> {
-        match host_device()? {
-            Some(be) => {
-                let tensor = py.detach(|| upload(&be, values)).map_err(errors::to_py)?;
-                Ok(TensorXf::device(shape, tensor))
-            }
-            None => TensorXf::from_data(shape, values),
-        }
-    }
-
-    /// The finished host data, or `None` while the render runs.
-    fn try_finish(&self) -> Option<PyResult<Arc<Buffer>>> {
-        self.storage.try_finish(errors::to_py, RenderError::new_err)
-    }
-
     /// The whole developed film of a render that returns some of its channels (waits
     /// for the render); `None` for other tensors.
     pub fn film(&self, py: Python<'_>) -> PyResult<Option<TensorXf>> {
@@ -107,56 +86,9 @@ impl TensorXf {
         }
     }
 
-    /// The data on the host: waits (GIL released) for the render — Ctrl-C cancels a CPU
-    /// render — or, for a CUDA tensor, copies it after its ready event into a new host
-    /// buffer (the buffer is the caller's own: a CUDA tensor's host data is never
-    /// shared).
+    /// The data on the host ([`read`]).
     pub fn wait(&self, py: Python<'_>) -> PyResult<Arc<Buffer>> {
-        if let Some(d) = self.device_tensor() {
-            wait_device(py, &d)?;
-            let buf = py
-                .detach(|| d.to_buffer().map(Arc::new))
-                .map_err(errors::to_py)?;
-            return Ok(buf);
-        }
-        let start = Instant::now();
-        let delay = Duration::from_micros(PROGRESS_DELAY_US.load(Ordering::Relaxed));
-        let mut bar = ProgressLine::default();
-        let mut poll = Duration::from_micros(200);
-        loop {
-            if let Some(r) = self.try_finish() {
-                if r.is_ok() {
-                    bar.complete(py, start.elapsed());
-                }
-                bar.finish(py);
-                return r;
-            }
-            // wake as soon as the render ends (the poll only bounds the Ctrl-C latency)
-            match self.storage.completion() {
-                Some(c) => py.detach(|| c.wait_timeout(poll)),
-                None => py.detach(|| {
-                    std::thread::sleep(poll);
-                    false
-                }),
-            };
-            poll = (poll * 2).min(Duration::from_millis(20));
-            if let Err(e) = py.check_signals() {
-                self.cancel(py);
-                bar.finish(py);
-                return Err(e);
-            }
-            if PROGRESS.load(Ordering::Relaxed) && start.elapsed() >= delay {
-                let Some((done, total)) = self.storage.samples() else {
-                    continue;
-                };
-                bar.draw(py, done, total, start.elapsed());
-            }
-        }
-    }
-
-    /// Cancels a running render and waits (GIL released) for its threads to stop.
-    fn cancel(&self, py: Python<'_>) {
-        py.detach(|| self.storage.cancel("render cancelled by KeyboardInterrupt"));
+        read(py, &self.storage)
     }
 
     /// A NumPy array of the (finished) data: a view of the host buffer, or of a host
@@ -170,6 +102,53 @@ impl TensorXf {
         };
         py.import("numpy")?
             .call_method1("from_dlpack", (Bound::new(py, view)?,))
+    }
+}
+
+/// The data of `storage` on the host: waits (GIL released) for the render — Ctrl-C cancels a CPU
+/// render — or, for a CUDA tensor, copies it after its ready event into a new host
+/// buffer (the buffer is the caller's own: a CUDA tensor's host data is never
+/// shared).
+pub fn read(py: Python<'_>, storage: &Storage) -> PyResult<Arc<Buffer>> {
+    if let Some(d) = storage.device_tensor() {
+        wait_device(py, &d)?;
+        let buf = py
+            .detach(|| d.to_buffer().map(Arc::new))
+            .map_err(errors::to_py)?;
+        return Ok(buf);
+    }
+    let start = Instant::now();
+    let delay = Duration::from_micros(PROGRESS_DELAY_US.load(Ordering::Relaxed));
+    let mut bar = ProgressLine::default();
+    let mut poll = Duration::from_micros(200);
+    loop {
+        if let Some(r) = storage.try_finish(errors::to_py, RenderError::new_err) {
+            if r.is_ok() {
+                bar.complete(py, start.elapsed());
+            }
+            bar.finish(py);
+            return r;
+        }
+        // wake as soon as the render ends (the poll only bounds the Ctrl-C latency)
+        match storage.completion() {
+            Some(c) => py.detach(|| c.wait_timeout(poll)),
+            None => py.detach(|| {
+                std::thread::sleep(poll);
+                false
+            }),
+        };
+        poll = (poll * 2).min(Duration::from_millis(20));
+        if let Err(e) = py.check_signals() {
+            py.detach(|| storage.cancel("render cancelled by KeyboardInterrupt"));
+            bar.finish(py);
+            return Err(e);
+        }
+        if PROGRESS.load(Ordering::Relaxed) && start.elapsed() >= delay {
+            let Some((done, total)) = storage.samples() else {
+                continue;
+            };
+            bar.draw(py, done, total, start.elapsed());
+        }
     }
 }
 

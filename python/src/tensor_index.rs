@@ -1,6 +1,7 @@
 //! Indexing of CUDA tensors, on the device: Python index objects become the core's
-//! index items (`heliograph::tensor::index`), whose view the elementwise kernel
-//! gathers (`t[index]`) or writes into a copy of the tensor (`t[index] = value`).
+//! index items (`heliograph::tensor::index`), which the core gathers (`t[index]`) or
+//! writes into a copy of the tensor (`t[index] = value`, see
+//! `heliograph::interop::index`).
 //! `heliograph._ops` calls these for CUDA tensors; host tensors index with NumPy.
 //!
 //! Supported: ints, slices, `...`, `None` and tuples of these (NumPy's basic
@@ -10,16 +11,17 @@
 
 use std::sync::Arc;
 
-use heliograph::backend::cuda::elementwise::Operand;
 use heliograph::backend::cuda::DeviceTensor;
-use heliograph::interop::index::{assign, gather};
+use heliograph::interop::index::{getitem, setitem};
+use heliograph::interop::ops::{Number, Operand};
 use heliograph::tensor::index::{self, Index, Item, View};
-use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyList, PySlice, PyTuple};
 
 use crate::errors::to_py;
-use crate::tensor::TensorXf;
+use crate::tensor::{read, TensorXf};
+use crate::tensor_ops::Gil;
 
 /// Parses `index` (the object between the brackets).
 fn parse(index: &Bound<'_, PyAny>) -> PyResult<Index<Arc<DeviceTensor>>> {
@@ -121,70 +123,42 @@ fn refused(obj: &Bound<'_, PyAny>) -> PyErr {
     })
 }
 
-fn cuda_target(t: &TensorXf) -> PyResult<Arc<DeviceTensor>> {
-    t.device_tensor()
-        .ok_or_else(|| PyValueError::new_err("internal error: a CUDA index of a host tensor"))
-}
-
 /// `_cuda_getitem(t, index)`: `t[index]` of a CUDA tensor, gathered on the render stream
-/// into a new CUDA tensor; a float (a host read of that one element) when the index
-/// names one element.
+/// into a new CUDA tensor ([`index::getitem`]); a float (a host read of that one
+/// element) when the index names one element.
 #[pyfunction]
 pub fn _cuda_getitem<'py>(
     t: &Bound<'py, TensorXf>,
     index: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = t.py();
-    let d = cuda_target(t.get())?;
-    let Index::Basic(items) = parse(index)? else {
-        return Err(to_py(index::mask_read()));
-    };
-    let view = index::view(t.get().dims(), &items).map_err(to_py)?;
-    let be = crate::cuda::backend(py)?;
-    let (r, shape) = py.detach(|| gather(&be, &d, view)).map_err(to_py)?;
-    let r = TensorXf::device(shape, r);
-    if r.dims().is_empty() {
-        let v = r.wait(py)?.as_slice()[0];
+    let r = getitem(&Gil(py), &t.get().storage, &parse(index)?)?;
+    if r.shape().is_empty() {
+        let v = read(py, &r)?.as_slice()[0];
         return Ok(v.into_pyobject(py)?.into_any());
     }
-    Ok(Bound::new(py, r)?.into_any())
+    Ok(Bound::new(py, TensorXf::from(r))?.into_any())
 }
 
 /// `_cuda_setitem(t, index, value)`: the data of CUDA tensor `t` with `t[index] = value`
 /// applied, as a new CUDA tensor computed on the render stream (`value`: a number or a
-/// CUDA tensor). `TensorXf.__setitem__` makes it `t`'s data.
+/// CUDA tensor; [`index::setitem`]). `TensorXf.__setitem__` makes it `t`'s data.
 #[pyfunction]
 pub fn _cuda_setitem(
     t: &Bound<'_, TensorXf>,
     index: &Bound<'_, PyAny>,
     value: &Bound<'_, PyAny>,
 ) -> PyResult<TensorXf> {
-    let py = t.py();
-    let target = cuda_target(t.get())?;
-    let shape = t.get().dims().to_vec();
     let index = parse(index)?;
-    let v = match value.cast::<TensorXf>() {
-        Ok(v) => Some((
-            v.get().device_tensor().ok_or_else(|| {
-                PyValueError::new_err(
-                    "TensorXf assignment: the value is a host tensor and the target a CUDA tensor",
-                )
-            })?,
-            v.get().dims().to_vec(),
-        )),
-        Err(_) => None,
+    let tensor = value.cast::<TensorXf>().ok();
+    let value = match &tensor {
+        Some(v) => Operand::Tensor(&v.get().storage),
+        None => match value.extract::<f64>() {
+            Ok(x) => Operand::Number(Number::Float(x)),
+            Err(_) => Operand::Other(String::new()),
+        },
     };
-    let value = match &v {
-        Some((d, s)) => Operand::Tensor(d.as_ref(), s.clone()),
-        None => Operand::Scalar(value.extract::<f64>().map_err(|_| {
-            PyTypeError::new_err(
-                "TensorXf assignment: the value must be a number or a CUDA TensorXf",
-            )
-        })? as f32),
-    };
-    let be = crate::cuda::backend(py)?;
-    let r = py.detach(|| assign(&be, &target, &shape, &index, value));
-    Ok(TensorXf::device(shape, r.map_err(to_py)?))
+    Ok(setitem(&Gil(t.py()), &t.get().storage, &index, &value)?.into())
 }
 
 /// `_index_view(shape, index)`: the `(offset, shape, strides)` (in elements) that a

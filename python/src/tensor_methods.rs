@@ -49,11 +49,8 @@ impl TensorXf {
 
     /// `"cuda:N"` for a CUDA tensor, `"cpu"` otherwise.
     #[getter(device)]
-    pub fn device_name(&self) -> String {
-        match self.device_tensor() {
-            Some(d) => format!("cuda:{}", d.ordinal()),
-            None => "cpu".into(),
-        }
+    fn device_name(&self) -> String {
+        self.storage.device_name()
     }
 
     /// The shape, as a tuple.

@@ -151,6 +151,14 @@ impl Storage {
         }
     }
 
+    /// `"cuda:N"` for values in CUDA memory, `"cpu"` otherwise.
+    pub fn device_name(&self) -> String {
+        match self.device_tensor() {
+            Some(d) => format!("cuda:{}", d.ordinal()),
+            None => "cpu".into(),
+        }
+    }
+
     /// Whether the values are available without waiting.
     pub fn is_ready(&self) -> bool {
         match &*self.lock() {
