@@ -13,8 +13,6 @@ use crate::desc::props::PixelArray;
 use crate::desc::{Category, SceneDesc};
 use crate::error::{Error, Result};
 use crate::plugin::patch::{place_of, Place};
-use crate::textures::bitmap::Bitmap;
-use crate::textures::TexturePlugin;
 
 impl LoadedScene {
     /// Adds the readers of `objects` to it, transitively.
@@ -37,18 +35,26 @@ impl LoadedScene {
             && crate::bsdfs::registry::entry(&o.kind).is_some_and(|e| e.reads_texture_means)
     }
 
-    /// The image that parameter `key` of object `r` is written into in place, if its
-    /// plugin says it lives there ([`Editable`]): a bitmap's data.
-    fn image_in_place(&self, r: usize, key: &str) -> Option<u32> {
+    /// Where parameter `key` of object `r` lives, if its plugin writes it in place
+    /// (the `EDITABLE` table of the plugin's registry entry).
+    pub(super) fn place(&self, r: usize, key: &str) -> Option<Place> {
         let rec = &self.log.objects[r];
-        let name = key.rsplit('.').next().unwrap_or(key);
-        let place = match (rec.category, rec.kind.as_str()) {
-            (Category::Texture, "bitmap") => place_of(Bitmap::EDITABLE, name),
-            _ => None,
+        let name = key.strip_prefix(rec.key.as_str())?.strip_prefix('.')?;
+        let table = match rec.category {
+            Category::Texture => crate::textures::registry::entry(&rec.kind)?.editable,
+            Category::Bsdf => crate::bsdfs::registry::entry(&rec.kind)?.editable,
+            Category::Emitter => crate::emitters::registry::entry(&rec.kind)?.editable,
+            _ => return None,
         };
-        match place {
-            Some(Place::Image) => self.image_of(r),
-            _ => None,
+        place_of(table, name)
+    }
+
+    /// The image that parameter `key` of object `r` is written into in place, if its
+    /// plugin says it lives there: a bitmap's data.
+    fn image_in_place(&self, r: usize, key: &str) -> Option<u32> {
+        match self.place(r, key)? {
+            Place::Image => self.image_of(r),
+            Place::Constant { .. } => None,
         }
     }
 
