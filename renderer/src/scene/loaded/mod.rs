@@ -236,6 +236,8 @@ fn host_tensor(t: &TensorValue) -> Result<Arc<PixelArray>> {
 }
 
 #[cfg(test)]
+mod patch_tests;
+#[cfg(test)]
 mod positions_tests;
 #[cfg(test)]
 mod tests;

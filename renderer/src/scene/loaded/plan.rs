@@ -31,7 +31,7 @@ impl LoadedScene {
 
     /// Whether object `r` derives values from its textures' means on the host (a
     /// BSDF whose plugin says so: sampling weights, range checks).
-    fn reads_means(&self, r: usize) -> bool {
+    pub(super) fn reads_means(&self, r: usize) -> bool {
         let o = &self.log.objects[r];
         o.category == Category::Bsdf
             && crate::bsdfs::registry::entry(&o.kind).is_some_and(|e| e.reads_texture_means)
