@@ -137,6 +137,11 @@ pub trait BsdfPlugin: Copy + std::fmt::Debug + PartialEq {
     /// The record holds values derived from its textures' means (sampling weights,
     /// range checks): an update of such a texture rebuilds it on the host.
     const READS_TEXTURE_MEANS: bool = false;
+    /// [`Self::parameters_changed`] recomputes every value the record derives from its
+    /// textures' means: an update of those textures runs the hook instead of building
+    /// the plugin again (which it does for the others that read means, whose builds
+    /// also check the means).
+    const MEANS_IN_HOOK: bool = false;
     /// Wraps other BSDFs (`twosided`, `mask`): the kernels dispatch to it before the
     /// other kinds, its twin's functions are templates over the adapter levels below it
     /// (`template <int L>`, calling `bsdf_nested_*<L>` for what it wraps), its twin also

@@ -95,6 +95,7 @@ impl Plastic {
 impl BsdfPlugin for Plastic {
     type Record = Self;
     const READS_TEXTURE_MEANS: bool = true;
+    const MEANS_IN_HOOK: bool = true;
     const EDITABLE: &'static [EditableKey] = &[
         editable_constant!(Plastic, "diffuse_reflectance.value", diffuse_reflectance),
         editable_constant!(Plastic, "specular_reflectance.value", specular_reflectance),

@@ -36,6 +36,8 @@ pub struct BsdfEntry {
     pub transmission: bool,
     /// [`BsdfPlugin::READS_TEXTURE_MEANS`].
     pub reads_texture_means: bool,
+    /// [`BsdfPlugin::MEANS_IN_HOOK`].
+    pub means_in_hook: bool,
     /// [`BsdfPlugin::ADAPTER`].
     pub adapter: bool,
     /// [`BsdfPlugin::EDITABLE`].
@@ -66,6 +68,7 @@ impl BsdfEntry {
             delta: T::DELTA,
             transmission: T::TRANSMISSION,
             reads_texture_means: T::READS_TEXTURE_MEANS,
+            means_in_hook: T::MEANS_IN_HOOK,
             adapter: T::ADAPTER,
             editable: T::EDITABLE,
             cuda,

@@ -207,6 +207,7 @@ impl RoughPlastic {
 impl BsdfPlugin for RoughPlastic {
     type Record = Self;
     const READS_TEXTURE_MEANS: bool = true;
+    const MEANS_IN_HOOK: bool = true;
     const EDITABLE: &'static [EditableKey] = &[
         editable_constant!(
             RoughPlastic,

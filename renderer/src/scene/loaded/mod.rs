@@ -1,11 +1,18 @@
 //! A loaded scene: its description, the render-ready [`Scene`] built from it, and
 //! what parameter updates need (the build log, the declared parameters, the files
-//! it read). [`LoadedScene::update`] applies staged parameter values by rebuilding
-//! only what they change:
+//! it read). [`LoadedScene::update`] applies staged parameter values by writing them
+//! in place where their plugins say they live, and by rebuilding only what else they
+//! change:
 //!
-//! - a texture, BSDF or emitter parameter rebuilds its object by replaying its build
-//!   on the slots of the first build (see [`super::builder`]), then the objects that
-//!   read it (a plastic's sampling weight reads its textures' means), in build order;
+//! - a parameter that its plugin lists as editable ([`crate::plugin::patch`]: a
+//!   bitmap's data, the colour of a constant texture given in the description) is
+//!   written into the image or texture record it lives in; the objects that read it
+//!   and derive values from their textures' means (a plastic's sampling weight)
+//!   recompute them in their `parameters_changed` hook, or are rebuilt as below when
+//!   their plugin has none;
+//! - any other texture, BSDF or emitter parameter rebuilds its object by replaying its
+//!   build on the slots of the first build (see [`super::builder`]), then the objects
+//!   that read it, in build order;
 //! - a shape's `to_world` rebuilds the geometry (every shape, from the cached mesh
 //!   files, never from disk) and the BVH: the cost of a fresh build minus parsing and
 //!   file reads;
@@ -25,7 +32,8 @@
 //!
 //! The scene, its queries and the helpers its steps share stand here; each step of an
 //! update has a file: `plan` (what staged values need), `write` (writing them into the
-//! description), `records` (moving replayed records into the scene), `rebuild`
+//! description), `records` (writing values in place, running the hooks and moving the
+//! rewritten records into the scene), `rebuild`
 //! (geometry, BVH and sensor), `commit` (what committed parameters show after it) and
 //! `update` (the whole update and its errors).
 //!
@@ -227,6 +235,8 @@ fn host_tensor(t: &TensorValue) -> Result<Arc<PixelArray>> {
     }
 }
 
+#[cfg(test)]
+mod patch_tests;
 #[cfg(test)]
 mod positions_tests;
 #[cfg(test)]

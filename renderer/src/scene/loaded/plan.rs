@@ -1,20 +1,20 @@
-//! Update planning: what staged values need (the edited description, the objects to
-//! replay with their readers in build order, the images that stay in device memory,
-//! whether the geometry, a mesh's positions or the sensor change) and which device
-//! values can stay on the device.
+//! Update planning: what staged values need (the edited description, the values
+//! written in place with the objects whose hooks recompute what derives from them,
+//! the objects to replay with their readers in build order, the images that stay in
+//! device memory, whether the geometry, a mesh's positions or the sensor change) and
+//! which device values can stay on the device.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::write::write_desc;
 use super::{host_tensor, push_unique, LoadedScene};
-use crate::desc::params::{ParamValue, TensorData, TensorValue};
+use crate::desc::params::{ParamDecl, ParamValue, TensorData, TensorValue};
 use crate::desc::props::PixelArray;
 use crate::desc::{Category, SceneDesc};
 use crate::error::{Error, Result};
+use crate::math::Color;
 use crate::plugin::patch::{place_of, Place};
-use crate::textures::bitmap::Bitmap;
-use crate::textures::TexturePlugin;
 
 impl LoadedScene {
     /// Adds the readers of `objects` to it, transitively.
@@ -31,25 +31,57 @@ impl LoadedScene {
 
     /// Whether object `r` derives values from its textures' means on the host (a
     /// BSDF whose plugin says so: sampling weights, range checks).
-    fn reads_means(&self, r: usize) -> bool {
+    pub(super) fn reads_means(&self, r: usize) -> bool {
         let o = &self.log.objects[r];
         o.category == Category::Bsdf
             && crate::bsdfs::registry::entry(&o.kind).is_some_and(|e| e.reads_texture_means)
     }
 
-    /// The image that parameter `key` of object `r` is written into in place, if its
-    /// plugin says it lives there ([`Editable`]): a bitmap's data.
-    fn image_in_place(&self, r: usize, key: &str) -> Option<u32> {
+    /// Whether object `r` recomputes what it derives from its textures' means in its
+    /// plugin's `parameters_changed` hook.
+    fn means_in_hook(&self, r: usize) -> bool {
+        let o = &self.log.objects[r];
+        o.category == Category::Bsdf
+            && crate::bsdfs::registry::entry(&o.kind).is_some_and(|e| e.means_in_hook)
+    }
+
+    /// Where parameter `key` of object `r` lives, if its plugin writes it in place
+    /// (the `EDITABLE` table of the plugin's registry entry).
+    pub(super) fn place(&self, r: usize, key: &str) -> Option<Place> {
         let rec = &self.log.objects[r];
-        let name = key.rsplit('.').next().unwrap_or(key);
-        let place = match (rec.category, rec.kind.as_str()) {
-            (Category::Texture, "bitmap") => place_of(Bitmap::EDITABLE, name),
-            _ => None,
+        let name = key.strip_prefix(rec.key.as_str())?.strip_prefix('.')?;
+        let table = match rec.category {
+            Category::Texture => crate::textures::registry::entry(&rec.kind)?.editable,
+            Category::Bsdf => crate::bsdfs::registry::entry(&rec.kind)?.editable,
+            Category::Emitter => crate::emitters::registry::entry(&rec.kind)?.editable,
+            _ => return None,
         };
-        match place {
-            Some(Place::Image) => self.image_of(r),
-            _ => None,
+        place_of(table, name)
+    }
+
+    /// The image that parameter `key` of object `r` is written into in place, if its
+    /// plugin says it lives there: a bitmap's data.
+    fn image_in_place(&self, r: usize, key: &str) -> Option<u32> {
+        match self.place(r, key)? {
+            Place::Image => self.image_of(r),
+            Place::Constant { .. } => None,
         }
+    }
+
+    /// The constant texture that value `v` of declaration `d` is written into in place,
+    /// with its new colour, if the owner's plugin says the value lives there and the
+    /// colour is one the build accepts (a float beyond `f32` is refused by the build,
+    /// so it is rebuilt to report that).
+    fn constant_in_place(&self, d: &ParamDecl, v: &ParamValue) -> Option<(u32, Color)> {
+        let Place::Constant { .. } = self.place(d.owner, &d.key)? else {
+            return None;
+        };
+        let c = match v {
+            ParamValue::Float(x) => Color::splat(*x as f32),
+            ParamValue::Color(c) => *c,
+            _ => return None,
+        };
+        Some((d.texture?, c)).filter(|_| c.is_finite())
     }
 
     /// Whether a device value for parameter `key` would stay on the device at update
@@ -68,8 +100,9 @@ impl LoadedScene {
         !readers.iter().any(|&r| self.reads_means(r))
     }
 
-    /// What `staged` needs: the edited description, the objects to replay (owners and
-    /// their dependents, in build order), device images, geometry and sensor flags.
+    /// What `staged` needs: the edited description, the values written in place and
+    /// the hooks they call for, the objects to replay (owners and their dependents, in
+    /// build order), device images, geometry and sensor flags.
     pub(super) fn plan(&self, staged: &[(usize, ParamValue)]) -> Result<Plan> {
         let mut root = self.desc.root.clone();
         let mut owners = BTreeSet::new();
@@ -78,6 +111,8 @@ impl LoadedScene {
         let mut plan = Plan {
             desc: self.desc.clone(),
             replay: Vec::new(),
+            constants: Vec::new(),
+            hooks: Vec::new(),
             device_images: Vec::new(),
             images: Vec::new(),
             geometry: false,
@@ -122,6 +157,13 @@ impl LoadedScene {
                 patched.insert(d.owner);
                 continue;
             }
+            // a constant texture's colour: its record is rewritten in place
+            if let Some((t, c)) = self.constant_in_place(d, v) {
+                plan.constants.retain(|(u, _)| *u != t);
+                plan.constants.push((t, c));
+                patched.insert(d.owner);
+                continue;
+            }
             match rec.category {
                 // vertex positions (the only array parameters of a shape)
                 Category::Shape if matches!(d.value, ParamValue::Array(_)) => {
@@ -134,11 +176,18 @@ impl LoadedScene {
                 }
             }
         }
-        // the readers of what was written in place that derive values from it
+        // the readers of what was written in place that derive values from it: their
+        // hooks recompute those values, or, where the plugin has no such hook, they
+        // are rebuilt
         let mut readers = patched;
         self.add_readers(&mut readers);
-        owners.extend(readers.into_iter().filter(|&r| self.reads_means(r)));
+        let (hooked, rebuilt): (Vec<usize>, Vec<usize>) = (readers.into_iter())
+            .filter(|&r| self.reads_means(r))
+            .partition(|&r| self.means_in_hook(r));
+        owners.extend(rebuilt);
         self.add_readers(&mut owners);
+        let mut hooks: Vec<usize> = hooked.into_iter().filter(|r| !owners.contains(r)).collect();
+        hooks.sort_by_key(|&r| self.log.objects[r].order);
         let mut replay: Vec<usize> = owners
             .into_iter()
             .filter(|&r| {
@@ -149,7 +198,7 @@ impl LoadedScene {
         replay.sort_by_key(|&r| self.log.objects[r].order);
         // device data read by a BSDF that derives values from texture means: those
         // values need the data on the host
-        let needs_host = replay.iter().any(|&r| self.reads_means(r));
+        let needs_host = !hooks.is_empty() || replay.iter().any(|&r| self.reads_means(r));
         if needs_host {
             for (image, data) in std::mem::take(&mut plan.device_images) {
                 let owner = (0..self.log.objects.len()).find(|&r| {
@@ -191,13 +240,20 @@ impl LoadedScene {
             search_paths: self.desc.search_paths.clone(),
         };
         plan.replay = replay;
+        plan.hooks = hooks;
         Ok(plan)
     }
 }
 
 pub(super) struct Plan {
     pub(super) desc: SceneDesc,
+    /// Objects rebuilt by replaying their builds, in build order.
     pub(super) replay: Vec<usize>,
+    /// Constant textures written in place (record, new colour).
+    pub(super) constants: Vec<(u32, Color)>,
+    /// Objects whose `parameters_changed` hook runs after the writes and replays, in
+    /// build order.
+    pub(super) hooks: Vec<usize>,
     pub(super) device_images: Vec<(u32, Arc<dyn crate::desc::params::DeviceValues>)>,
     /// Images written in place with their host values, in their owners' build order.
     pub(super) images: Vec<ImagePatch>,

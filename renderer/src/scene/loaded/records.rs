@@ -1,25 +1,57 @@
-//! Record collection: the records replays rewrote and the images written in place move
-//! into the new scene, and the slots whose contents changed are listed in the update's
-//! [`Changes`].
+//! Record writes: the values an update writes in place, the hooks that recompute what
+//! derives from them, and the move of the rewritten records and images into the new
+//! scene, with the slots whose contents changed listed in the update's [`Changes`].
 
 use std::sync::Arc;
 
+use super::plan::Plan;
 use super::{push_unique, Changes, ImageChange, LoadedScene};
 use crate::desc::params::TensorData;
 use crate::scene::builder::{Alloc, BuildCtx};
 use crate::scene::Scene;
+use crate::textures::{AnyTexture, Constant};
 
 impl LoadedScene {
-    /// Moves the replayed records and the images written in place (`patched`) into
-    /// `scene` and lists the slots whose contents changed.
+    /// Writes the images and constant textures of `plan` into `ctx`'s records; returns
+    /// the slots written.
+    pub(super) fn write_in_place(plan: &Plan, ctx: &mut BuildCtx) -> Vec<Alloc> {
+        let mut written = Vec::new();
+        for p in &plan.images {
+            ctx.textures.images[p.image as usize] = p.px.clone();
+            written.push(Alloc::Image(p.image));
+        }
+        for &(t, c) in &plan.constants {
+            ctx.textures.records[t as usize] = AnyTexture::Constant(Constant::new(c));
+            written.push(Alloc::Texture(t));
+        }
+        written
+    }
+
+    /// Runs the `parameters_changed` hooks of `plan` on `ctx`'s records, with the
+    /// textures' means as they stand after the writes and replays; returns the records
+    /// rewritten.
+    pub(super) fn parameters_changed(&self, plan: &Plan, ctx: &mut BuildCtx) -> Vec<Alloc> {
+        let mut written = Vec::new();
+        for &r in &plan.hooks {
+            let h = self.log.objects[r].handle;
+            let mut b = ctx.bsdfs[h as usize];
+            b.parameters_changed(&|t| ctx.textures.mean(t));
+            ctx.bsdfs[h as usize] = b;
+            written.push(Alloc::Bsdf(h));
+        }
+        written
+    }
+
+    /// Moves the records and images written in place (`patched`) and the replayed ones
+    /// into `scene` and lists the slots whose contents changed.
     pub(super) fn collect_records(
         &self,
         ctx: &mut BuildCtx,
-        patched: &[u32],
+        patched: &[Alloc],
         scene: &mut Scene,
         changes: &mut Changes,
     ) {
-        let written: Vec<Alloc> = (patched.iter().map(|&i| Alloc::Image(i)))
+        let written: Vec<Alloc> = (patched.iter().copied())
             .chain(ctx.written().iter().copied())
             .collect();
         let old = &self.setup.scene;

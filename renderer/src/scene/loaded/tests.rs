@@ -122,7 +122,7 @@ fn edits(files: &Files) -> Vec<(&'static str, &'static str, String)> {
 #[derive(Clone)]
 pub(super) struct Files {
     sky: [String; 2],
-    tex: [String; 2],
+    pub(super) tex: [String; 2],
     torus: String,
 }
 

@@ -1,6 +1,6 @@
-//! The update itself: staged values replayed into their objects, the geometry and
-//! sensor rebuilt, the parameters committed, all or nothing; and its errors, which
-//! name the parameters that caused them.
+//! The update itself: staged values written in place or replayed into their objects,
+//! the geometry and sensor rebuilt, the parameters committed, all or nothing; and its
+//! errors, which name the parameters that caused them.
 
 use std::sync::Arc;
 
@@ -13,8 +13,15 @@ use crate::scene::builder::BuildCtx;
 use crate::scene::RenderSetup;
 
 impl LoadedScene {
-    /// Applies `staged` (declaration index, checked value: [`SceneParams::staged`]) and
-    /// rebuilds what they change. On error nothing changes.
+    /// Applies `staged` (declaration index, checked value: [`SceneParams::staged`]).
+    ///
+    /// One rule decides how: a value whose key the owner's plugin lists in its
+    /// `EDITABLE` table is written where the table says it lives (an image, or the
+    /// record of a constant texture), and each object that reads it and derives values
+    /// from its textures' means recomputes them in its `parameters_changed` hook. Every
+    /// other value (a key no table lists, a shape's, the sensor's), and a reader whose
+    /// plugin has no such hook, rebuilds what it changes as the module docs say. On
+    /// error nothing changes.
     ///
     /// [`SceneParams::staged`]: crate::desc::params::SceneParams::staged
     pub fn update(&mut self, staged: &[(usize, ParamValue)]) -> Result<Changes> {
@@ -24,9 +31,7 @@ impl LoadedScene {
         let plan = self.plan(staged)?;
         let mut ctx = BuildCtx::for_replay(&plan.desc.root, self.cache.clone(), &self.setup.scene)?;
         // values written in place, before the objects that read them are rebuilt
-        for p in &plan.images {
-            ctx.textures.images[p.image as usize] = p.px.clone();
-        }
+        let mut patched = Self::write_in_place(&plan, &mut ctx);
         for &r in &plan.replay {
             let rec = &self.log.objects[r];
             let obj = keys::find(&plan.desc.root, &rec.path).ok_or_else(|| {
@@ -38,10 +43,10 @@ impl LoadedScene {
             ctx.replay(&self.log, r, obj)
                 .map_err(|e| self.refused(staged, r, e))?;
         }
+        patched.extend(self.parameters_changed(&plan, &mut ctx));
         // device-only images: the host slot keeps its old (stale) values
         let mut setup = RenderSetup::clone(&self.setup);
         let mut changes = Changes::default();
-        let patched: Vec<u32> = plan.images.iter().map(|p| p.image).collect();
         self.collect_records(&mut ctx, &patched, &mut setup.scene, &mut changes);
         if plan.geometry {
             self.rebuild_geometry(&plan.desc.root, &mut setup.scene)
