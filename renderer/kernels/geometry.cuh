@@ -20,7 +20,7 @@ struct SceneGeom {
     const FlatShape* shapes;
 };
 
-// Woop et al. 2013 watertight test, as shapes/mesh.rs (TriRay + intersect_tri_watertight).
+// Woop et al. 2013 watertight test, as math/triangle.rs (TriRay + intersect_tri_watertight).
 struct TriRay {
     V3 o;
     int kx, ky, kz;
