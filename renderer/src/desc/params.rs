@@ -2,7 +2,7 @@
 //! `SceneParameters.update()`, shared by the Python package and the CLI.
 //!
 //! Plugins declare their editable parameters while they are built (through
-//! [`super::builder::BuildCtx`]): each declaration names the key (the object's key
+//! the scene builder): each declaration names the key (the object's key
 //! prefix, see [`super::keys`], plus the parameter's name), its current value, the
 //! object that owns it and how a new value is written back into the description
 //! ([`Target`]). [`ParamTable`] holds the declarations of one built scene.
