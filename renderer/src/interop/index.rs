@@ -53,28 +53,22 @@ pub fn setitem<C: Caller>(
     let d = cuda_target(target).map_err(|e| c.error(e))?;
     let shape = target.shape().to_vec();
     let refused = |problem, msg: &str| c.error(Error::array(problem, msg));
-    let held = match value {
+    let not_a_number = || {
+        let msg = "TensorXf assignment: the value must be a number or a CUDA TensorXf";
+        refused(ArrayProblem::Dtype, msg)
+    };
+    let held;
+    let value = match value {
         Operand::Tensor(v) => {
-            let tensor = v.device_tensor().ok_or_else(|| {
+            held = v.device_tensor().ok_or_else(|| {
                 let msg =
                     "TensorXf assignment: the value is a host tensor and the target a CUDA tensor";
                 refused(ArrayProblem::Argument, msg)
             })?;
-            Some((tensor, v.shape().to_vec()))
+            DeviceOperand::Tensor(held.as_ref(), v.shape().to_vec())
         }
-        _ => None,
-    };
-    let scalar = match value {
-        Operand::Number(n) => n.device(),
-        _ => None,
-    };
-    let value = match (&held, scalar) {
-        (Some((v, s)), _) => DeviceOperand::Tensor(v.as_ref(), s.clone()),
-        (None, Some(x)) => DeviceOperand::Scalar(x),
-        (None, None) => {
-            let msg = "TensorXf assignment: the value must be a number or a CUDA TensorXf";
-            return Err(refused(ArrayProblem::Dtype, msg));
-        }
+        Operand::Number(n) => DeviceOperand::Scalar(n.device().ok_or_else(not_a_number)?),
+        Operand::Other(_) => return Err(not_a_number()),
     };
     let be = c.cuda()?;
     let r = c.detach(|| assign(&be, &d, &shape, index, value));

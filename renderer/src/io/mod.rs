@@ -194,17 +194,16 @@ fn to_dynamic(img: &Image, format: ImageFormat) -> Result<DynamicImage> {
             )
         }
         (_, alpha) => {
-            let (q, qa) = (srgb8, linear8);
             if alpha && format != ImageFormat::Jpeg {
                 let v = rgba
                     .iter()
-                    .flat_map(|p| [q(p[0]), q(p[1]), q(p[2]), qa(p[3])])
+                    .flat_map(|p| [srgb8(p[0]), srgb8(p[1]), srgb8(p[2]), linear8(p[3])])
                     .collect();
                 DynamicImage::ImageRgba8(ImageBuffer::from_raw(w, h, v).ok_or_else(bad)?)
             } else {
                 let v = rgba
                     .iter()
-                    .flat_map(|p| [q(p[0]), q(p[1]), q(p[2])])
+                    .flat_map(|p| [srgb8(p[0]), srgb8(p[1]), srgb8(p[2])])
                     .collect();
                 DynamicImage::ImageRgb8(ImageBuffer::from_raw(w, h, v).ok_or_else(bad)?)
             }

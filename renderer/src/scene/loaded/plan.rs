@@ -32,17 +32,21 @@ impl LoadedScene {
     /// Whether object `r` derives values from its textures' means on the host (a
     /// BSDF whose plugin says so: sampling weights, range checks).
     pub(super) fn reads_means(&self, r: usize) -> bool {
-        let o = &self.log.objects[r];
-        o.category == Category::Bsdf
-            && crate::bsdfs::registry::entry(&o.kind).is_some_and(|e| e.reads_texture_means)
+        self.bsdf_entry(r).is_some_and(|e| e.reads_texture_means)
     }
 
     /// Whether object `r` recomputes what it derives from its textures' means in its
     /// plugin's `parameters_changed` hook.
     fn means_in_hook(&self, r: usize) -> bool {
+        self.bsdf_entry(r).is_some_and(|e| e.means_in_hook)
+    }
+
+    /// The registry entry of object `r`'s plugin, if `r` is a BSDF.
+    fn bsdf_entry(&self, r: usize) -> Option<&'static crate::bsdfs::registry::BsdfEntry> {
         let o = &self.log.objects[r];
-        o.category == Category::Bsdf
-            && crate::bsdfs::registry::entry(&o.kind).is_some_and(|e| e.means_in_hook)
+        (o.category == Category::Bsdf)
+            .then(|| crate::bsdfs::registry::entry(&o.kind))
+            .flatten()
     }
 
     /// Where parameter `key` of object `r` lives, if its plugin writes it in place
