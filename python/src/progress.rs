@@ -1,5 +1,5 @@
 //! The progress line drawn while a read waits for a CPU render (`TensorXf::wait`), and
-//! its settings (`set_progress`).
+//! `set_progress` (the settings are [`heliograph::session::progress`]'s).
 //!
 //! Where it goes is decided when it first draws, as tqdm users expect:
 //! - in a Jupyter kernel: one display (`IPython.display.display(..., display_id=True)`)
@@ -11,19 +11,13 @@
 //!
 //! IPython is never imported here: a kernel is recognised from `sys.modules`.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use heliograph::session::progress::{ProgressFrame, ProgressText};
+use heliograph::session::progress::{self as settings, ProgressFrame, ProgressText};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-/// Whether waits may draw a progress line (`set_progress(False)` clears it).
-pub static PROGRESS: AtomicBool = AtomicBool::new(true);
-/// Whether to draw even where nobody watches (`set_progress(True)`).
-pub static PROGRESS_FORCED: AtomicBool = AtomicBool::new(false);
-/// Renders shorter than this many microseconds draw no progress line (`set_progress`).
-pub static PROGRESS_DELAY_US: AtomicU64 = AtomicU64::new(500_000);
+use crate::errors::to_py;
 
 /// Sets where the progress line shows while a read waits for a render: `None`
 /// (the default) on a terminal or in a notebook only, `True` also when stderr is a
@@ -31,28 +25,13 @@ pub static PROGRESS_DELAY_US: AtomicU64 = AtomicU64::new(500_000);
 #[pyfunction]
 #[pyo3(signature = (enabled, delay=0.5))]
 pub fn set_progress(enabled: Option<bool>, delay: f64) -> PyResult<()> {
-    if !(delay >= 0.0 && delay.is_finite()) {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "set_progress: delay must be a finite number of seconds >= 0, got {delay}"
-        )));
-    }
-    PROGRESS.store(enabled != Some(false), Ordering::Relaxed);
-    PROGRESS_FORCED.store(enabled == Some(true), Ordering::Relaxed);
-    PROGRESS_DELAY_US.store((delay * 1e6) as u64, Ordering::Relaxed);
-    Ok(())
+    settings::set(enabled, delay).map_err(to_py)
 }
 
 /// The progress setting: `None` automatic (terminal or notebook), `True` forced, `False` off.
 #[pyfunction]
 pub fn progress() -> Option<bool> {
-    match (
-        PROGRESS.load(Ordering::Relaxed),
-        PROGRESS_FORCED.load(Ordering::Relaxed),
-    ) {
-        (false, _) => Some(false),
-        (true, true) => Some(true),
-        (true, false) => None,
-    }
+    settings::setting()
 }
 
 /// Where the line goes, decided at its first draw.
@@ -130,7 +109,7 @@ fn choose_sink(py: Python<'_>) -> Sink {
         .and_then(|e| e.call_method0("isatty"))
         .and_then(|t| t.extract::<bool>())
         .unwrap_or(false);
-    match (tty, PROGRESS_FORCED.load(Ordering::Relaxed)) {
+    match (tty, settings::forced()) {
         (true, _) => Sink::Terminal,
         (false, true) => Sink::Plain,
         (false, false) => Sink::Silent,

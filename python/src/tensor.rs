@@ -13,7 +13,6 @@
 //! A tensor lives where its data came from: a render on the variant's device, a
 //! `TensorXf(x)` where `x` lives (a CUDA array of any framework gives a CUDA tensor).
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,8 +25,9 @@ use pyo3::types::{PyCapsule, PyDict};
 
 use crate::dlpack::{self, parse_export_args, Buffer, HostArray};
 use crate::errors::{self, RenderError};
-use crate::progress::{ProgressLine, PROGRESS, PROGRESS_DELAY_US};
+use crate::progress::ProgressLine;
 use heliograph::interop::import::{import_values, HostTo, Imported};
+use heliograph::session::progress as settings;
 
 /// A float32 tensor (`shape`, C order) on the host or a CUDA device.
 #[pyclass(module = "heliograph", frozen, weakref)]
@@ -118,7 +118,7 @@ pub fn read(py: Python<'_>, storage: &Storage) -> PyResult<Arc<Buffer>> {
         return Ok(buf);
     }
     let start = Instant::now();
-    let delay = Duration::from_micros(PROGRESS_DELAY_US.load(Ordering::Relaxed));
+    let delay = settings::delay();
     let mut bar = ProgressLine::default();
     let mut poll = Duration::from_micros(200);
     loop {
@@ -143,7 +143,7 @@ pub fn read(py: Python<'_>, storage: &Storage) -> PyResult<Arc<Buffer>> {
             bar.finish(py);
             return Err(e);
         }
-        if PROGRESS.load(Ordering::Relaxed) && start.elapsed() >= delay {
+        if settings::enabled() && start.elapsed() >= delay {
             let Some((done, total)) = storage.samples() else {
                 continue;
             };

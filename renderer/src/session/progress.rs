@@ -1,13 +1,64 @@
 //! What the progress line of a render being waited on says, and when it redraws: a
 //! 30-character bar, the percentage and the seconds so far, at most every 100 ms, and
-//! 100 % only once. Where the line goes (a terminal, a notebook) is the caller's.
+//! 100 % only once; and the settings of whether and when it shows (`set_progress`).
+//! Where the line goes (a terminal, a notebook) is the caller's.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+use crate::{ArrayProblem, Error, Result};
 
 /// Width of the bar in characters.
 const BAR: usize = 30;
 /// Redraws at most this often.
 const REDRAW: Duration = Duration::from_millis(100);
+
+/// Whether waits may draw a progress line (`set(Some(false), ..)` clears it).
+static ENABLED: AtomicBool = AtomicBool::new(true);
+/// Whether to draw even where nobody watches (`set(Some(true), ..)`).
+static FORCED: AtomicBool = AtomicBool::new(false);
+/// Renders shorter than this many microseconds draw no progress line.
+static DELAY_US: AtomicU64 = AtomicU64::new(500_000);
+
+/// Sets where the progress line shows while a read waits for a render: `None` (the
+/// default) where somebody watches (a terminal, a notebook), `Some(true)` also on a pipe
+/// or a file, `Some(false)` never; `delay`: seconds a wait lasts before it appears.
+pub fn set(enabled: Option<bool>, delay: f64) -> Result<()> {
+    if !(delay >= 0.0 && delay.is_finite()) {
+        return Err(Error::array(
+            ArrayProblem::Argument,
+            format!("set_progress: delay must be a finite number of seconds >= 0, got {delay}"),
+        ));
+    }
+    ENABLED.store(enabled != Some(false), Ordering::Relaxed);
+    FORCED.store(enabled == Some(true), Ordering::Relaxed);
+    DELAY_US.store((delay * 1e6) as u64, Ordering::Relaxed);
+    Ok(())
+}
+
+/// The setting [`set`] made: `None` automatic, `Some(true)` forced, `Some(false)` off.
+pub fn setting() -> Option<bool> {
+    match (enabled(), forced()) {
+        (false, _) => Some(false),
+        (true, true) => Some(true),
+        (true, false) => None,
+    }
+}
+
+/// Whether waits may draw a progress line at all.
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+/// Whether the line draws even where nobody watches (a pipe, a file).
+pub fn forced() -> bool {
+    FORCED.load(Ordering::Relaxed)
+}
+
+/// How long a wait lasts before its line appears.
+pub fn delay() -> Duration {
+    Duration::from_micros(DELAY_US.load(Ordering::Relaxed))
+}
 
 /// The text of one progress line, redrawn as the render advances.
 #[derive(Debug, Default)]
@@ -86,5 +137,15 @@ mod tests {
         );
         assert!(t.complete(Duration::ZERO).unwrap().line.contains("100.0%"));
         assert!(t.complete(Duration::ZERO).is_none());
+    }
+
+    #[test]
+    fn a_negative_or_infinite_delay_is_refused_and_changes_nothing() {
+        let before = (setting(), delay());
+        for bad in [-1.0, f64::INFINITY, f64::NAN] {
+            let e = set(None, bad).unwrap_err().to_string();
+            assert!(e.starts_with("set_progress: delay must be"), "{e}");
+        }
+        assert_eq!((setting(), delay()), before);
     }
 }
