@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::{Changes, ImageChange, LoadedScene};
 use crate::desc::keys;
-use crate::desc::params::{ParamTable, ParamValue, TensorData};
+use crate::desc::params::{ParamDecl, ParamTable, ParamValue, TensorData};
 use crate::desc::Category;
 use crate::error::{Error, Loc, Result};
 use crate::scene::builder::BuildCtx;
@@ -41,7 +41,7 @@ impl LoadedScene {
                 ))
             })?;
             ctx.replay(&self.log, r, obj)
-                .map_err(|e| self.refused(staged, r, e))?;
+                .map_err(|e| self.refused(staged, |d| d.owner == r, e))?;
         }
         patched.extend(self.parameters_changed(&plan, &mut ctx));
         // device-only images: the host slot keeps its old (stale) values
@@ -50,19 +50,19 @@ impl LoadedScene {
         self.collect_records(&mut ctx, &patched, &mut setup.scene, &mut changes);
         if plan.geometry {
             self.rebuild_geometry(&plan.desc.root, &mut setup.scene)
-                .map_err(|e| self.refused_kind(staged, Category::Shape, e))?;
+                .map_err(|e| self.refused(staged, |d| self.is(d, Category::Shape), e))?;
             changes.geometry = true;
         } else if !plan.moved.is_empty() {
             let refit = self
                 .move_meshes(&plan.desc.root, &mut setup.scene, &plan.moved)
-                .map_err(|e| self.refused_kind(staged, Category::Shape, e))?;
+                .map_err(|e| self.refused(staged, |d| self.is(d, Category::Shape), e))?;
             changes.refit = refit;
             changes.geometry = !refit;
         }
         if plan.sensor {
             setup.sensor = self
                 .rebuild_sensor(&plan.desc.root)
-                .map_err(|e| self.refused_kind(staged, Category::Sensor, e))?;
+                .map_err(|e| self.refused(staged, |d| self.is(d, Category::Sensor), e))?;
             changes.sensor = true;
         }
         for (image, data) in &plan.device_images {
@@ -94,25 +94,26 @@ impl LoadedScene {
         Ok(changes)
     }
 
-    /// `e`, from rebuilding object `r`, as an error of the parameters that caused it.
-    fn refused(&self, staged: &[(usize, ParamValue)], r: usize, e: Error) -> Error {
+    /// `e`, from rebuilding what the staged declarations `by` selects, as an error of
+    /// those parameters (of every staged one when `by` selects none).
+    fn refused(
+        &self,
+        staged: &[(usize, ParamValue)],
+        by: impl Fn(&ParamDecl) -> bool,
+        e: Error,
+    ) -> Error {
         let keys: Vec<&str> = staged
             .iter()
             .map(|(i, _)| &self.params.decls()[*i])
-            .filter(|d| d.owner == r)
+            .filter(|d| by(d))
             .map(|d| d.key.as_str())
             .collect();
         self.wrap(staged, keys, e)
     }
 
-    fn refused_kind(&self, staged: &[(usize, ParamValue)], c: Category, e: Error) -> Error {
-        let keys: Vec<&str> = staged
-            .iter()
-            .map(|(i, _)| &self.params.decls()[*i])
-            .filter(|d| self.log.objects[d.owner].category == c)
-            .map(|d| d.key.as_str())
-            .collect();
-        self.wrap(staged, keys, e)
+    /// Whether declaration `d` belongs to an object of category `c`.
+    fn is(&self, d: &ParamDecl, c: Category) -> bool {
+        self.log.objects[d.owner].category == c
     }
 
     fn wrap<'a>(
