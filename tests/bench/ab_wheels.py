@@ -7,7 +7,10 @@ turns. A program, not a test: it prints a table and asserts nothing.
 
 SITE_A and SITE_B are folders a wheel was installed into (`pip install --target`).
 Compare rows of one run only: heliograph against itself, never against Mitsuba (that is
-tests/bench/seed_loop.py and tests/bench_cpu.py).
+tests/bench/seed_loop.py and tests/bench_cpu.py). A process's median can differ from the
+next process's by 2x on a sub-millisecond row (the GPU's clock state at start-up), so
+each side also prints the range of its per-process medians: a B/A inside the ranges'
+overlap is no difference; run more rounds to narrow it.
 """
 
 import argparse
@@ -75,18 +78,23 @@ def main():
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--reps", type=int, default=20)
     args = ap.parse_args()
-    print(f"{'scene':6} {'A median ms':>12} {'B median ms':>12} {'B/A':>6}  image means A, B")
+    print(f"{'scene':6} {'A median ms':>12} {'B median ms':>12} {'B/A':>6}  "
+          f"{'A process medians':>18} {'B process medians':>18}  image means A, B")
     for name, scene, res, spp, loop in SCENES:
         a, b, means = [], [], set()
+        per = {args.site_a: [], args.site_b: []}
         for r in range(args.rounds):
             order = [(args.site_a, a), (args.site_b, b)]
             for site, acc in order if r % 2 == 0 else order[::-1]:
                 res_ = run(site, args.variant, scene, res, spp, args.reps, loop)
                 acc.extend(res_["times"])
+                per[site].append(statistics.median(res_["times"]) * 1e3)
                 means.add((site, round(res_["mean"], 5)))
         ma, mb = statistics.median(a) * 1e3, statistics.median(b) * 1e3
         ms = sorted(means)
-        print(f"{name:6} {ma:12.3f} {mb:12.3f} {mb / ma:6.3f}  {[m for _, m in ms]}")
+        span = lambda v: f"{min(v):8.3f}..{max(v):<8.3f}"
+        print(f"{name:6} {ma:12.3f} {mb:12.3f} {mb / ma:6.3f}  {span(per[args.site_a]):>18} "
+              f"{span(per[args.site_b]):>18}  {[m for _, m in ms]}")
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ if ls "$BUNDLE"/base-wheel/heliograph-*.whl >/dev/null 2>&1; then
   { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u;
     echo "A = base-wheel, B = this bundle's wheel"
     timeout -k 5 "${HG_AB_SECONDS:-150}" "$PY" "$HERE/../bench/ab_wheels.py" "$BASE" "$SITE" \
-      --rounds "${HG_AB_ROUNDS:-3}" --reps "${HG_AB_REPS:-30}"; } > "$OUT/ab.txt" 2>&1
+      --rounds "${HG_AB_ROUNDS:-6}" --reps "${HG_AB_REPS:-15}"; } > "$OUT/ab.txt" 2>&1
   rc_ab=$?
 fi
 [ $rc_rust = 0 ] && [ $rc_py = 0 ] && [ $rc_ab = 0 ]
