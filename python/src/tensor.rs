@@ -26,7 +26,7 @@ use pyo3::types::{PyCapsule, PyDict};
 use crate::dlpack::{self, parse_export_args, Buffer, HostArray};
 use crate::errors::{self, RenderError};
 use crate::progress::ProgressLine;
-use heliograph::interop::import::{import_values, HostTo, Imported};
+use heliograph::interop::import::{import_values, shared_device, HostTo, Imported};
 use heliograph::session::progress as settings;
 
 /// A float32 tensor (`shape`, C order) on the host or a CUDA device.
@@ -227,17 +227,11 @@ pub fn import_any(
 ) -> PyResult<Imported> {
     if let Ok(t) = obj.cast::<TensorXf>() {
         let t = t.get();
-        let shape = t.dims().to_vec();
-        let dtype = dlpack::DLDataType::F32;
-        if let Some(d) = t.device_tensor() {
-            return Ok(Imported::Device {
-                tensor: d,
-                shape,
-                dtype,
-                non_finite: None,
-            });
+        if let Some(shared) = shared_device(&t.storage) {
+            return Ok(shared);
         }
         let buf = t.wait(py)?;
+        let shape = t.dims().to_vec();
         return py
             .detach(|| import_values(buf.as_slice(), shape, host_to))
             .map_err(errors::to_py);

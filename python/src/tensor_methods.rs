@@ -14,7 +14,7 @@ use crate::dlpack::{self, parse_export_args, Buffer};
 use crate::errors;
 use crate::tensor::{host_device, import_any, to_host_array, wait_device, TensorXf};
 use crate::tensor_ops;
-use heliograph::interop::import::{HostTo, Imported};
+use heliograph::interop::import::HostTo;
 
 #[pymethods]
 impl TensorXf {
@@ -24,21 +24,15 @@ impl TensorXf {
     #[new]
     fn py_new(py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<TensorXf> {
         if let Ok(t) = array.cast::<TensorXf>() {
-            if let Some(d) = t.get().device_tensor() {
-                let copy = py.detach(|| d.duplicate()).map_err(errors::to_py)?;
-                return Ok(TensorXf::device(t.get().dims().to_vec(), copy));
+            let storage = &t.get().storage;
+            if let Some(copy) = py.detach(|| storage.device_copy()) {
+                return Ok(copy.map_err(errors::to_py)?.into());
             }
         }
         let cuda = host_device()?;
         let host_to = cuda.as_ref().map_or(HostTo::Buffer, HostTo::Device);
-        match import_any(py, array, host_to, None)? {
-            Imported::Host(a) => {
-                let buf = Buffer::from_slice(&a.data).map_err(errors::to_py)?;
-                Ok(TensorXf::from_buffer(a.shape, buf))
-            }
-            Imported::Buffer { buf, shape, .. } => Ok(TensorXf::from_buffer(shape, buf)),
-            Imported::Device { tensor, shape, .. } => Ok(TensorXf::device_shared(shape, tensor)),
-        }
+        let imported = import_any(py, array, host_to, None)?;
+        Ok(imported.into_storage().map_err(errors::to_py)?.into())
     }
 
     /// The whole film of an `aov` render (all its channels; the tensor holds those that

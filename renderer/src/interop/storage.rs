@@ -70,6 +70,17 @@ impl Storage {
         Self::new(shape, State::Ready(buf))
     }
 
+    /// Finished values holding a copy of `data`.
+    pub fn from_values(shape: Vec<usize>, data: &[f32]) -> Result<Storage> {
+        Ok(Self::from_buffer(shape, Buffer::from_slice(data)?))
+    }
+
+    /// Finished values holding a copy of `image`, of shape (height, width, channels).
+    pub fn of_image(image: &Image) -> Result<Storage> {
+        let shape = vec![image.height, image.width, image.channels];
+        Self::from_values(shape, &image.data)
+    }
+
     /// Values that a background render will fill.
     fn pending(shape: Vec<usize>, job: RenderJob) -> Storage {
         Self::new(shape, State::Pending(job))
@@ -105,13 +116,7 @@ impl Storage {
                 };
                 Ok((storage, Some((setup, opts))))
             }
-            Film::Host(image) => {
-                let shape = vec![image.height, image.width, image.channels];
-                Ok((
-                    Self::from_buffer(shape, Buffer::from_slice(&image.data)?),
-                    None,
-                ))
-            }
+            Film::Host(image) => Ok((Self::of_image(&image)?, None)),
             Film::Device(film) => {
                 let (w, h, c) = film.shape();
                 Ok((
@@ -132,6 +137,16 @@ impl Storage {
     /// Values in CUDA memory sharing `tensor`.
     pub fn device(shape: Vec<usize>, tensor: Arc<DeviceTensor>) -> Storage {
         Self::new(shape, State::Device(tensor))
+    }
+
+    /// A copy on the device of values in CUDA memory (the copy is queued on the render
+    /// stream: the host does not wait); `None` for host values.
+    pub fn device_copy(&self) -> Option<Result<Storage>> {
+        let d = self.device_tensor()?;
+        Some(
+            d.duplicate()
+                .map(|c| Storage::device(self.shape.clone(), Arc::new(c))),
+        )
     }
 
     /// The shape.
