@@ -2,8 +2,9 @@
 //! of a tensor's values, rendering, on the host or on a device ([`storage`]), the
 //! rules and records of a DLPack export ([`export`]), what an import accepts
 //! ([`import`]), the consumed tensors it keeps until their copy has run
-//! ([`consumed`]), indexing on the device ([`index`]), and elementwise arithmetic of
-//! tensors and numbers on either backend ([`ops`]). The host buffers, DLPack
+//! ([`consumed`]), indexing on the device ([`index`]), elementwise arithmetic of
+//! tensors and numbers on either backend ([`ops`]), and scene parameters read as
+//! tensors and written from imports ([`param`]). The host buffers, DLPack
 //! structs, strided reads and index rules they build on are [`crate::tensor`]'s.
 
 pub mod consumed;
@@ -11,6 +12,7 @@ pub mod export;
 pub mod import;
 pub mod index;
 pub mod ops;
+pub mod param;
 pub mod storage;
 
 pub use storage::Storage;
