@@ -3,10 +3,12 @@
 //! rules and records of a DLPack export ([`export`]), what an import accepts
 //! ([`import`]), the consumed tensors it keeps until their copy has run
 //! ([`consumed`]), indexing on the device ([`index`]), elementwise arithmetic of
-//! tensors and numbers on either backend ([`ops`]), and scene parameters read as
-//! tensors and written from imports ([`param`]). The host buffers, DLPack
+//! tensors and numbers on either backend ([`ops`]), scene parameters read as tensors
+//! and written from imports ([`param`]), and a backward pass's image gradient and
+//! parameter gradients ([`backward`]). The host buffers, DLPack
 //! structs, strided reads and index rules they build on are [`crate::tensor`]'s.
 
+pub mod backward;
 pub mod consumed;
 pub mod export;
 pub mod import;
