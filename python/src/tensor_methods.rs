@@ -2,9 +2,7 @@
 //! render or kernel, see [`crate::tensor`]), exports, indexing and the arithmetic
 //! operators (see [`crate::tensor_ops`]).
 
-use std::sync::Arc;
-
-use heliograph::interop::export::{Fence, Owner};
+use heliograph::interop::export::export_owner;
 use heliograph::io::{encode_png, image_dims};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
@@ -12,8 +10,8 @@ use pyo3::types::{PyBytes, PyCapsule, PyDict, PyTuple};
 
 use crate::dlpack::{self, parse_export_args, Buffer};
 use crate::errors;
-use crate::tensor::{host_device, import_any, to_host_array, wait_device, TensorXf};
-use crate::tensor_ops;
+use crate::tensor::{host_device, import_any, to_host_array, TensorXf};
+use crate::tensor_ops::{self, Gil};
 use heliograph::interop::import::HostTo;
 
 #[pymethods]
@@ -312,37 +310,9 @@ impl TensorXf {
         copy: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let args = parse_export_args(stream, max_version, dl_device, copy)?;
-        let py = slf.py();
         let t = slf.get();
-        let Some(d) = t.device_tensor() else {
-            args.check_host().map_err(errors::to_py)?;
-            let mut buf = t.wait(py)?;
-            let copied = args.copy == Some(true);
-            if copied {
-                buf = Buffer::from_slice(buf.as_slice()).map_err(errors::to_py)?;
-            }
-            return dlpack::export(py, Owner::Host(buf), t.dims(), args.versioned, copied);
-        };
-        if args.check_cuda(d.ordinal()).map_err(errors::to_py)? {
-            // dl_device=(1, 0): a host copy, finished before the consumer gets it.
-            let owner = Owner::Host(t.wait(py)?);
-            return dlpack::export(py, owner, t.dims(), args.versioned, true);
-        }
-        let copied = args.copy == Some(true);
-        let d = if copied {
-            Arc::new(d.duplicate().map_err(errors::to_py)?)
-        } else {
-            d
-        };
-        let fence = match args.order_consumer(&d).map_err(errors::to_py)? {
-            Some(fence) => fence,
-            None => {
-                wait_device(py, &d)?;
-                Fence::Unknown
-            }
-        };
-        let owner = Owner::Device { tensor: d, fence };
-        dlpack::export(py, owner, t.dims(), args.versioned, copied)
+        let (owner, copied) = export_owner(&Gil(slf.py()), &t.storage, &args)?;
+        dlpack::export(slf.py(), owner, t.dims(), args.versioned, copied)
     }
 
     /// `(2, ordinal)` for a CUDA tensor, `(1, 0)` for a CPU tensor.

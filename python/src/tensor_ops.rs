@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use heliograph::backend::cuda::CudaBackend;
+use heliograph::backend::cuda::{CudaBackend, DeviceTensor};
 use heliograph::interop::ops::{self, Caller, Number, Operand};
 use heliograph::interop::Storage;
 use heliograph::tensor::Buffer;
@@ -16,7 +16,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyTuple};
 
 use crate::errors::to_py;
-use crate::tensor::{host_device, read, TensorXf};
+use crate::tensor::{host_device, read, wait_device, TensorXf};
 
 /// `heliograph._ops.<func>(*args)`.
 pub fn call<'py>(
@@ -117,6 +117,10 @@ impl Caller for Gil<'_> {
 
     fn read(&self, t: &Storage) -> PyResult<Arc<Buffer>> {
         read(self.0, t)
+    }
+
+    fn wait(&self, d: &Arc<DeviceTensor>) -> PyResult<()> {
+        wait_device(self.0, d)
     }
 
     fn cuda(&self) -> PyResult<Arc<CudaBackend>> {
