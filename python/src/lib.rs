@@ -24,6 +24,7 @@ pub mod variant;
 pub mod xla;
 
 use heliograph::backend::cuda::nvrtc_lib;
+use heliograph::interop::Storage;
 use heliograph::io::exr_channels::{read_exr_channels, write_exr_channels, NamedChannels};
 use heliograph::io::{write_image, Image};
 use heliograph::Loc;
@@ -38,7 +39,8 @@ use crate::tensor::{to_host_array, TensorXf};
 fn _pixels(py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<TensorXf> {
     let a = to_host_array(py, array)?;
     let p = dict::pixels(a, &Loc::unknown("Bitmap"))?;
-    TensorXf::from_data(vec![p.height, p.width, p.channels], &p.data)
+    let storage = Storage::from_values(vec![p.height, p.width, p.channels], &p.data);
+    Ok(storage.map_err(to_py)?.into())
 }
 
 /// Reads an image file (EXR linear; PNG/JPEG decoded from sRGB, or as stored when
@@ -49,7 +51,7 @@ fn _read_image(py: Python<'_>, path: std::path::PathBuf, raw: bool) -> PyResult<
     let img = py
         .detach(|| heliograph::io::read_image_with(&path, raw))
         .map_err(to_py)?;
-    TensorXf::from_data(vec![img.height, img.width, img.channels], &img.data)
+    Ok(Storage::of_image(&img).map_err(to_py)?.into())
 }
 
 /// Reads every channel of an EXR file: an (H, W, C) tensor and the C channel names.
@@ -59,8 +61,9 @@ fn _read_exr_channels(
     path: std::path::PathBuf,
 ) -> PyResult<(TensorXf, Vec<String>)> {
     let img = py.detach(|| read_exr_channels(&path)).map_err(to_py)?;
-    let t = TensorXf::from_data(vec![img.height, img.width, img.names.len()], &img.data)?;
-    Ok((t, img.names))
+    let shape = vec![img.height, img.width, img.names.len()];
+    let t = Storage::from_values(shape, &img.data).map_err(to_py)?;
+    Ok((t.into(), img.names))
 }
 
 /// Writes an (H, W, C) image as a float32 EXR whose channels have the C `names`.

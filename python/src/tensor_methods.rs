@@ -8,11 +8,13 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyDict, PyTuple};
 
-use crate::dlpack::{self, parse_export_args, Buffer};
+use crate::dlpack::{self, parse_export_args};
 use crate::errors;
 use crate::tensor::{host_device, import_any, to_host_array, TensorXf};
 use crate::tensor_ops::{self, Gil};
 use heliograph::interop::import::HostTo;
+use heliograph::tensor::dlpack::{DEVICE_CPU, DEVICE_CUDA};
+use heliograph::tensor::Buffer;
 
 #[pymethods]
 impl TensorXf {
@@ -318,8 +320,8 @@ impl TensorXf {
     /// `(2, ordinal)` for a CUDA tensor, `(1, 0)` for a CPU tensor.
     fn __dlpack_device__(&self) -> (i32, i32) {
         match self.device_tensor() {
-            Some(d) => (dlpack::DEVICE_CUDA, d.ordinal() as i32),
-            None => (dlpack::DEVICE_CPU, 0),
+            Some(d) => (DEVICE_CUDA, d.ordinal() as i32),
+            None => (DEVICE_CPU, 0),
         }
     }
 
