@@ -10,11 +10,10 @@ use pyo3::types::{PyBytes, PyCapsule, PyDict, PyTuple};
 
 use crate::dlpack::{self, parse_export_args};
 use crate::errors;
-use crate::tensor::{host_device, import_any, to_host_array, TensorXf};
+use crate::tensor::{host_device, import_any, TensorXf};
 use crate::tensor_ops::{self, Gil};
 use heliograph::interop::import::HostTo;
 use heliograph::tensor::dlpack::{DEVICE_CPU, DEVICE_CUDA};
-use heliograph::tensor::Buffer;
 
 #[pymethods]
 impl TensorXf {
@@ -126,19 +125,9 @@ impl TensorXf {
         value: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let py = slf.py();
-        let t = slf.get();
         let data = tensor_ops::call(py, "setitem", (slf, index, value))?;
-        if let Ok(new) = data.cast::<TensorXf>() {
-            let d = new.get().device_tensor().ok_or_else(|| {
-                PyRuntimeError::new_err("internal error: a CUDA assignment gave a host tensor")
-            })?;
-            t.storage.set_device(d);
-            return Ok(());
-        }
-        let a = to_host_array(py, &data)?;
-        let buf = Buffer::from_slice(&a.data).map_err(errors::to_py)?;
-        t.storage.set_buffer(buf);
-        Ok(())
+        let new = import_any(py, &data, HostTo::Vec, None)?;
+        new.assign_to(&slf.get().storage).map_err(errors::to_py)
     }
 
     /// NumPy functions (`np.exp(t)`, `np.maximum(t, 0)`, ...) on tensors.

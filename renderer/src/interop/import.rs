@@ -68,6 +68,17 @@ impl Imported {
         })
     }
 
+    /// Makes the imported values `target`'s (an assignment's result; exports of the
+    /// old values keep them): host values in a new buffer, device values shared.
+    pub fn assign_to(self, target: &Storage) -> Result<()> {
+        match self {
+            Imported::Host(a) => target.set_buffer(Buffer::from_slice(&a.data)?),
+            Imported::Buffer { buf, .. } => target.set_buffer(buf),
+            Imported::Device { tensor, .. } => target.set_device(tensor),
+        }
+        Ok(())
+    }
+
     /// The values in host memory: a device copy is read (waiting for it).
     pub fn into_host(self) -> Result<HostArray> {
         match self {
