@@ -24,9 +24,10 @@ pub mod variant;
 pub mod xla;
 
 use heliograph::backend::cuda::nvrtc_lib;
+use heliograph::interop::image::{channels_of, image_of};
 use heliograph::interop::Storage;
-use heliograph::io::exr_channels::{read_exr_channels, write_exr_channels, NamedChannels};
-use heliograph::io::{write_image, Image};
+use heliograph::io::exr_channels::{read_exr_channels, write_exr_channels};
+use heliograph::io::write_image;
 use heliograph::Loc;
 use pyo3::prelude::*;
 
@@ -75,24 +76,7 @@ fn _write_exr_channels(
     names: Vec<String>,
 ) -> PyResult<()> {
     let a = to_host_array(py, image)?;
-    let [h, w, c] = a.shape[..] else {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "Bitmap.write: expected an image of shape (H, W, C), got {}",
-            heliograph::desc::params::shape_str(&a.shape)
-        )));
-    };
-    if names.len() != c {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "Bitmap.write: {} channel names for {c} channels",
-            names.len()
-        )));
-    }
-    let img = NamedChannels {
-        width: w,
-        height: h,
-        names,
-        data: a.data,
-    };
+    let img = channels_of(a, names, "Bitmap.write").map_err(to_py)?;
     py.detach(|| write_exr_channels(&path, &img)).map_err(to_py)
 }
 
@@ -104,22 +88,7 @@ fn _write_image(
     image: &Bound<'_, PyAny>,
 ) -> PyResult<()> {
     let a = to_host_array(py, image)?;
-    let (h, w, c) = match a.shape[..] {
-        [h, w] => (h, w, 1),
-        [h, w, c] if matches!(c, 1 | 3 | 4) => (h, w, c),
-        _ => {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "write_bitmap: expected an image of shape (H, W) or (H, W, 1|3|4), got {}",
-                heliograph::desc::params::shape_str(&a.shape)
-            )))
-        }
-    };
-    let img = Image {
-        width: w,
-        height: h,
-        channels: c,
-        data: a.data,
-    };
+    let img = image_of(a, "write_bitmap").map_err(to_py)?;
     py.detach(|| write_image(&path, &img)).map_err(to_py)
 }
 
