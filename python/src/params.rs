@@ -18,7 +18,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyList};
 
 use crate::dict::transform_of;
-use crate::errors::to_py;
+use crate::errors::{to_py, type_name};
 use crate::scene::PyScene;
 use crate::tensor::{import_any, TensorXf};
 use heliograph::interop::import::HostTo;
@@ -243,10 +243,7 @@ impl SceneParameters {
             let items = v.call_method0("items").map_err(|_| {
                 PyTypeError::new_err(format!(
                     "SceneParameters.update(): 'values' must be a dict or have items(), got {}",
-                    v.get_type()
-                        .name()
-                        .map(|n| n.to_string())
-                        .unwrap_or_default()
+                    type_name(v)
                 ))
             })?;
             for kv in items.try_iter()? {

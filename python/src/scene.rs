@@ -15,7 +15,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString};
 
-use crate::errors::to_py;
+use crate::errors::{to_py, type_name};
 
 /// A loaded scene (see the module docs).
 #[pyclass(module = "heliograph", name = "Scene", frozen, weakref)]
@@ -178,13 +178,7 @@ pub fn load_string(
 #[pyfunction]
 pub fn load_dict(py: Python<'_>, dict: &Bound<'_, PyAny>) -> PyResult<PyScene> {
     let d = dict.cast::<PyDict>().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "load_dict() takes a dict, got {}",
-            dict.get_type()
-                .name()
-                .map(|n| n.to_string())
-                .unwrap_or_default()
-        ))
+        PyTypeError::new_err(format!("load_dict() takes a dict, got {}", type_name(dict)))
     })?;
     let desc = crate::dict::load_dict(py, d)?;
     PyScene::build(py, desc)

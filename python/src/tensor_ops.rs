@@ -15,7 +15,7 @@ use pyo3::call::PyCallArgs;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyTuple};
 
-use crate::errors::to_py;
+use crate::errors::{to_py, type_name};
 use crate::tensor::{host_device, read, wait_device, TensorXf};
 
 /// `heliograph._ops.<func>(*args)`.
@@ -177,12 +177,7 @@ pub fn _elementwise(py: Python<'_>, op: &str, args: Vec<Bound<'_, PyAny>>) -> Py
             Some(t) => Operand::Tensor(&t.get().storage),
             None => match a.extract::<f64>() {
                 Ok(x) => Operand::Number(Number::Float(x)),
-                Err(_) => Operand::Other(
-                    a.get_type()
-                        .name()
-                        .map(|n| n.to_string())
-                        .unwrap_or_default(),
-                ),
+                Err(_) => Operand::Other(type_name(a)),
             },
         })
         .collect();
