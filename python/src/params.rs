@@ -12,7 +12,7 @@
 use std::sync::Mutex;
 
 use heliograph::desc::{ParamValue, SceneParams};
-use heliograph::interop::param::{tensor_of, value_of};
+use heliograph::interop::param::{import_target, tensor_of, value_of};
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyList};
@@ -38,6 +38,12 @@ impl SceneParameters {
         let mut p = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         p.refresh(&table);
         p
+    }
+
+    /// The current value of `key`; a KeyError naming the keys there are otherwise.
+    fn current(&self, py: Python<'_>, key: &str) -> PyResult<ParamValue> {
+        let p = self.lock(py);
+        p.get(key).cloned().map_err(|_| key_error(&p, key))
     }
 }
 
@@ -156,35 +162,16 @@ impl SceneParameters {
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyAny>> {
-        let v = {
-            let p = self.lock(py);
-            match p.get(key) {
-                Ok(v) => v.clone(),
-                Err(_) => return Err(key_error(&p, key)),
-            }
-        };
-        to_python(py, key, &v)
+        to_python(py, key, &self.current(py, key)?)
     }
 
     /// Checks and stages a new value; it takes effect at `update()`.
     fn __setitem__(&self, py: Python<'_>, key: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let current = {
-            let p = self.lock(py);
-            match p.get(key) {
-                Ok(v) => v.clone(),
-                Err(_) => return Err(key_error(&p, key)),
-            }
-        };
-        // a texture of a scene the GPU holds goes straight to the device (one host copy,
-        // into page-locked staging), unless a reader needs its values on the host
-        let upload = match &current {
-            ParamValue::Tensor(_) => self.scene.bind(py).get().upload_target(py, key),
-            _ => None,
-        };
-        let len = current.shape().iter().product();
-        let host_to = upload
-            .as_ref()
-            .map_or(HostTo::Vec, |be| HostTo::Param(be, len));
+        let current = self.current(py, key)?;
+        // a texture of a scene the GPU holds goes straight to the device, unless a
+        // reader needs its values on the host
+        let upload = self.scene.bind(py).get().upload_target(py, key);
+        let host_to = import_target(&current, upload.as_ref());
         let new = from_python(py, key, &current, value, host_to)?;
         // the finiteness scan of a large texture runs without the GIL
         let mut staged = self.lock(py).clone();

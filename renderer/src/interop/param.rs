@@ -1,14 +1,14 @@
 //! Scene parameters and tensors: a parameter's array value read as a new tensor
-//! ([`tensor_of`]), and an imported array made a parameter's new value
-//! ([`value_of`]), each where the values live.
+//! ([`tensor_of`]), and an imported array made a parameter's new value (imported
+//! where [`import_target`] says, then [`value_of`]), each where the values live.
 
 use std::sync::Arc;
 
-use crate::backend::cuda::DeviceTensor;
+use crate::backend::cuda::{CudaBackend, DeviceTensor};
 use crate::desc::params::DeviceValues;
 use crate::desc::{ParamValue, TensorData};
 use crate::error::{ArrayProblem, Error, Result};
-use crate::interop::import::Imported;
+use crate::interop::import::{HostTo, Imported};
 use crate::interop::Storage;
 use crate::session::values::{from_device, from_host};
 use crate::tensor::HostArray;
@@ -41,6 +41,16 @@ fn device_tensor(d: &dyn DeviceValues) -> Result<&DeviceTensor> {
     d.as_any()
         .downcast_ref::<DeviceTensor>()
         .ok_or_else(|| Error::array(ArrayProblem::Dtype, "device values of an unknown backend"))
+}
+
+/// Where the import of a new value for parameter `current` puts a host array: onto
+/// `upload`, the GPU whose copy of the scene keeps the value there
+/// ([`upload_target`](crate::session::Session::upload_target): one host copy, into
+/// page-locked staging, scanned for non-finite values on the way), or else into a
+/// `Vec`.
+pub fn import_target<'a>(current: &ParamValue, upload: Option<&'a Arc<CudaBackend>>) -> HostTo<'a> {
+    let len = current.shape().iter().product();
+    upload.map_or(HostTo::Vec, |be| HostTo::Param(be, len))
 }
 
 /// An imported array as the new value of parameter `key` (of the kind `current`
