@@ -91,12 +91,9 @@ pub fn _render_backward(
     let py = scene.py();
     let s = scene_of(scene, "backward")?;
     let then = &snapshot.get().0;
-    s.get()
-        .with_state(py, |st| st.check_snapshot(then))
-        .map_err(to_py)?;
     let params = s
         .get()
-        .with_state(py, |st| resolve(st.loaded(), &keys))
+        .with_state(py, |st| st.backward_params(then, &keys))
         .map_err(to_py)?;
     let opts = RenderOptions { spp, seed };
     let renderer = renderer(py)?;
