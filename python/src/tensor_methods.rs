@@ -13,7 +13,6 @@ use crate::errors;
 use crate::tensor::{host_device, import_any, TensorXf};
 use crate::tensor_ops::{self, Gil};
 use heliograph::interop::import::HostTo;
-use heliograph::tensor::dlpack::{DEVICE_CPU, DEVICE_CUDA};
 
 #[pymethods]
 impl TensorXf {
@@ -308,10 +307,7 @@ impl TensorXf {
 
     /// `(2, ordinal)` for a CUDA tensor, `(1, 0)` for a CPU tensor.
     fn __dlpack_device__(&self) -> (i32, i32) {
-        match self.device_tensor() {
-            Some(d) => (DEVICE_CUDA, d.ordinal() as i32),
-            None => (DEVICE_CPU, 0),
-        }
+        self.storage.dlpack_device()
     }
 
     /// A PyTorch tensor sharing this memory (`torch.from_dlpack`).

@@ -19,6 +19,7 @@ use crate::render::RenderOptions;
 use crate::scene::RenderSetup;
 use crate::session::film::Film;
 use crate::tensor::buffer::Buffer;
+use crate::tensor::dlpack::{DEVICE_CPU, DEVICE_CUDA};
 
 /// A CPU render's scene snapshot and options: rendering them again develops the same
 /// film, bit for bit.
@@ -163,6 +164,15 @@ impl Storage {
         match &*self.lock() {
             State::Device(d) => Some(d.clone()),
             _ => None,
+        }
+    }
+
+    /// The DLPack device of the values: `(2, ordinal)` in CUDA memory, `(1, 0)` on
+    /// the host.
+    pub fn dlpack_device(&self) -> (i32, i32) {
+        match self.device_tensor() {
+            Some(d) => (DEVICE_CUDA, d.ordinal() as i32),
+            None => (DEVICE_CPU, 0),
         }
     }
 
