@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use heliograph::catalog::category_of;
-use heliograph::desc::dict::{self, loc_of, Nesting, SpectrumSource, Texels, ValueDict};
+use heliograph::desc::dict::{self, loc_of, Nesting, SpectrumSource, ValueDict};
 use heliograph::desc::{Category, ObjectDesc, PixelArray, Props, SceneDesc, Value};
 use heliograph::math::spectrum::Spectrum;
 use heliograph::math::Transform;
@@ -170,7 +170,7 @@ impl<'py> Walk<'py> {
             )));
         }
         let a = to_host_array(self.py, v).map_err(|e| err(loc, e.to_string()))?;
-        let texels = texels(&a);
+        let texels = a.texels();
         dict::array_value(&a.shape, a.data, texels, loc).map_err(to_py)
     }
 
@@ -248,19 +248,8 @@ pub fn transform_of(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<Transfo
     dict::transform(rows, what).map(Some).map_err(to_py)
 }
 
-/// How an array's elements are read as texels.
-fn texels(a: &HostArray) -> Texels {
-    if a.is_u8() {
-        Texels::Srgb8
-    } else if a.is_float() {
-        Texels::Linear
-    } else {
-        Texels::Other(a.dtype_name())
-    }
-}
-
 /// An image array, validated (see [`dict::pixels`]).
 pub fn pixels(a: HostArray, loc: &Loc) -> PyResult<PixelArray> {
-    let texels = texels(&a);
+    let texels = a.texels();
     dict::pixels(&a.shape, a.data, texels, loc).map_err(to_py)
 }

@@ -2,16 +2,16 @@
 //! differentiated, and the backward pass of a render (see `heliograph::diff`).
 
 use heliograph::diff::resolve;
+use heliograph::interop::backward::{gradient_tensors, ImageGradient};
 use heliograph::render::RenderOptions;
-use heliograph::session::gradients::{Adjoint, Gradients, Snapshot};
+use heliograph::session::gradients::Snapshot;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
-use crate::errors::{to_py, RenderError};
+use crate::errors::to_py;
 use crate::scene::PyScene;
-use crate::tensor::{import_any, to_host_array, TensorXf};
+use crate::tensor::{import_any, TensorXf};
 use crate::variant::{current_backend, renderer};
-use heliograph::interop::import::{HostTo, Imported};
 
 fn scene_of<'a, 'py>(
     scene: &'a Bound<'py, PyAny>,
@@ -91,58 +91,25 @@ pub fn _render_backward(
     let py = scene.py();
     let s = scene_of(scene, "backward")?;
     let then = &snapshot.get().0;
-    s.get()
-        .with_state(py, |st| st.check_snapshot(then))
-        .map_err(to_py)?;
-    let check_shape = |got: &[usize]| {
-        s.get()
-            .with_state(py, |st| st.check_adjoint_shape(got))
-            .map_err(to_py)
-    };
     let params = s
         .get()
-        .with_state(py, |st| resolve(st.loaded(), &keys))
+        .with_state(py, |st| st.backward_params(then, &keys))
         .map_err(to_py)?;
     let opts = RenderOptions { spp, seed };
     let renderer = renderer(py)?;
     // the image's gradient where the renderer reads it
-    let device;
-    let adjoint = match renderer.device_backend() {
-        Some(be) => {
-            let imported = import_any(py, grad, HostTo::Device(be), stream)?;
-            let Imported::Device { tensor, shape, .. } = imported else {
-                return Err(RenderError::new_err(
-                    "the image's gradient could not be placed on the GPU",
-                ));
-            };
-            check_shape(&shape)?;
-            device = tensor;
-            Adjoint::Device(&device)
-        }
-        None => {
-            let host = to_host_array(py, grad)?;
-            check_shape(&host.shape)?;
-            Adjoint::Host(host.data)
-        }
-    };
+    let (host_to, after) = ImageGradient::target(&*renderer, stream);
+    let imported = import_any(py, grad, host_to, after)?;
+    let mut image = py
+        .detach(|| ImageGradient::new(imported, &*renderer))
+        .map_err(to_py)?;
     let grads = s
         .get()
-        .with_state(py, |st| st.backward(&*renderer, &params, adjoint, opts))
+        .with_state(py, |st| image.backward(st, &*renderer, &params, opts))
         .map_err(to_py)?;
-    match grads {
-        Gradients::Device(grads) => Ok(params
-            .iter()
-            .zip(grads)
-            .map(|(p, g)| TensorXf::device(p.shape(), g))
-            .collect()),
-        Gradients::Host(pass) => {
-            // the CPU's pass reads a snapshot: it runs without the scene's lock
-            let grads = py.detach(|| pass.run()).map_err(to_py)?;
-            params
-                .iter()
-                .zip(grads)
-                .map(|(p, g)| TensorXf::from_data(p.shape(), &g))
-                .collect()
-        }
-    }
+    // the CPU's pass reads a snapshot: it runs without the scene's lock
+    let tensors = py
+        .detach(|| gradient_tensors(grads, &params))
+        .map_err(to_py)?;
+    Ok(tensors.into_iter().map(TensorXf::from).collect())
 }

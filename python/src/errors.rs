@@ -60,6 +60,14 @@ pub fn to_py(e: heliograph::Error) -> PyErr {
     }
 }
 
+/// The name of `obj`'s type, for messages (empty if Python cannot say).
+pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_default()
+}
+
 /// Adds the exception classes to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();

@@ -24,8 +24,10 @@ pub mod variant;
 pub mod xla;
 
 use heliograph::backend::cuda::nvrtc_lib;
-use heliograph::io::exr_channels::{read_exr_channels, write_exr_channels, NamedChannels};
-use heliograph::io::{write_image, Image};
+use heliograph::interop::image::{channels_of, image_of};
+use heliograph::interop::Storage;
+use heliograph::io::exr_channels::{read_exr_channels, write_exr_channels};
+use heliograph::io::write_image;
 use heliograph::Loc;
 use pyo3::prelude::*;
 
@@ -38,7 +40,8 @@ use crate::tensor::{to_host_array, TensorXf};
 fn _pixels(py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<TensorXf> {
     let a = to_host_array(py, array)?;
     let p = dict::pixels(a, &Loc::unknown("Bitmap"))?;
-    TensorXf::from_data(vec![p.height, p.width, p.channels], &p.data)
+    let storage = Storage::from_values(vec![p.height, p.width, p.channels], &p.data);
+    Ok(storage.map_err(to_py)?.into())
 }
 
 /// Reads an image file (EXR linear; PNG/JPEG decoded from sRGB, or as stored when
@@ -49,7 +52,7 @@ fn _read_image(py: Python<'_>, path: std::path::PathBuf, raw: bool) -> PyResult<
     let img = py
         .detach(|| heliograph::io::read_image_with(&path, raw))
         .map_err(to_py)?;
-    TensorXf::from_data(vec![img.height, img.width, img.channels], &img.data)
+    Ok(Storage::of_image(&img).map_err(to_py)?.into())
 }
 
 /// Reads every channel of an EXR file: an (H, W, C) tensor and the C channel names.
@@ -59,8 +62,9 @@ fn _read_exr_channels(
     path: std::path::PathBuf,
 ) -> PyResult<(TensorXf, Vec<String>)> {
     let img = py.detach(|| read_exr_channels(&path)).map_err(to_py)?;
-    let t = TensorXf::from_data(vec![img.height, img.width, img.names.len()], &img.data)?;
-    Ok((t, img.names))
+    let shape = vec![img.height, img.width, img.names.len()];
+    let t = Storage::from_values(shape, &img.data).map_err(to_py)?;
+    Ok((t.into(), img.names))
 }
 
 /// Writes an (H, W, C) image as a float32 EXR whose channels have the C `names`.
@@ -72,24 +76,7 @@ fn _write_exr_channels(
     names: Vec<String>,
 ) -> PyResult<()> {
     let a = to_host_array(py, image)?;
-    let [h, w, c] = a.shape[..] else {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "Bitmap.write: expected an image of shape (H, W, C), got {}",
-            heliograph::desc::params::shape_str(&a.shape)
-        )));
-    };
-    if names.len() != c {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "Bitmap.write: {} channel names for {c} channels",
-            names.len()
-        )));
-    }
-    let img = NamedChannels {
-        width: w,
-        height: h,
-        names,
-        data: a.data,
-    };
+    let img = channels_of(a, names, "Bitmap.write").map_err(to_py)?;
     py.detach(|| write_exr_channels(&path, &img)).map_err(to_py)
 }
 
@@ -101,22 +88,7 @@ fn _write_image(
     image: &Bound<'_, PyAny>,
 ) -> PyResult<()> {
     let a = to_host_array(py, image)?;
-    let (h, w, c) = match a.shape[..] {
-        [h, w] => (h, w, 1),
-        [h, w, c] if matches!(c, 1 | 3 | 4) => (h, w, c),
-        _ => {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "write_bitmap: expected an image of shape (H, W) or (H, W, 1|3|4), got {}",
-                heliograph::desc::params::shape_str(&a.shape)
-            )))
-        }
-    };
-    let img = Image {
-        width: w,
-        height: h,
-        channels: c,
-        data: a.data,
-    };
+    let img = image_of(a, "write_bitmap").map_err(to_py)?;
     py.detach(|| write_image(&path, &img)).map_err(to_py)
 }
 

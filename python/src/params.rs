@@ -9,21 +9,19 @@
 //! A mesh's vertex positions take an array of their exact shape (a CUDA array is
 //! read to the host: the BVH is refit there).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
-use heliograph::desc::params::DeviceValues;
-use heliograph::desc::{ParamValue, SceneParams, TensorData};
-use heliograph::session::values::{from_device, from_host};
+use heliograph::desc::{ParamValue, SceneParams};
+use heliograph::interop::param::{import_target, tensor_of, value_of};
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyList};
 
 use crate::dict::transform_of;
-use crate::dlpack::HostArray;
-use crate::errors::to_py;
+use crate::errors::{to_py, type_name};
 use crate::scene::PyScene;
 use crate::tensor::{import_any, TensorXf};
-use heliograph::interop::import::{HostTo, Imported};
+use heliograph::interop::import::HostTo;
 
 /// The editable parameters of a scene, under Mitsuba's key names.
 #[pyclass(module = "heliograph", frozen)]
@@ -40,6 +38,12 @@ impl SceneParameters {
         let mut p = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         p.refresh(&table);
         p
+    }
+
+    /// The current value of `key`; a KeyError naming the keys there are otherwise.
+    fn current(&self, py: Python<'_>, key: &str) -> PyResult<ParamValue> {
+        let p = self.lock(py);
+        p.get(key).cloned().map_err(|_| key_error(&p, key))
     }
 }
 
@@ -84,30 +88,11 @@ fn to_python<'py>(py: Python<'py>, key: &str, v: &ParamValue) -> PyResult<Bound<
             let cls = py.import("heliograph")?.getattr("ScalarTransform4f")?;
             cls.call1((rows,))
         }
-        ParamValue::Tensor(t) => {
-            let shape = t.shape.to_vec();
-            let tensor = match &t.data {
-                TensorData::Host(p) => TensorXf::from_data(shape, &p.data)?,
-                TensorData::Device(d) => {
-                    // a copy on the device, so that writes to it do not touch the scene's
-                    let d = device_tensor(d.as_ref())?;
-                    let copy = py.detach(|| d.duplicate()).map_err(to_py)?;
-                    TensorXf::device(shape, copy)
-                }
-            };
-            Ok(Bound::new(py, tensor)?.into_any())
-        }
-        ParamValue::Array(a) => {
-            let tensor = TensorXf::from_data(a.shape.clone(), &a.data)?;
-            Ok(Bound::new(py, tensor)?.into_any())
+        ParamValue::Tensor(_) | ParamValue::Array(_) => {
+            let storage = py.detach(|| tensor_of(v)).map_err(to_py)?;
+            Ok(Bound::new(py, TensorXf::from(storage))?.into_any())
         }
     }
-}
-
-fn device_tensor(d: &dyn DeviceValues) -> PyResult<&heliograph::backend::cuda::DeviceTensor> {
-    d.as_any()
-        .downcast_ref::<heliograph::backend::cuda::DeviceTensor>()
-        .ok_or_else(|| PyTypeError::new_err("device values of an unknown backend"))
 }
 
 /// Converts a Python value to the kind `current` has; a shape the core cannot even
@@ -137,32 +122,9 @@ fn from_python(
         let msg = format!("<parameters>: parameter \"{key}\": {}", e.value(py));
         PyErr::from_type(e.get_type(py), msg)
     })?;
-    match imported {
-        Imported::Host(a) => from_host(key, current, a).map_err(to_py),
-        Imported::Buffer { buf, shape, dtype } => {
-            let data = buf.as_slice().to_vec();
-            from_host(key, current, HostArray { shape, data, dtype }).map_err(to_py)
-        }
-        Imported::Device {
-            tensor,
-            shape,
-            dtype,
-            non_finite,
-        } => {
-            if !matches!(current, ParamValue::Tensor(_)) {
-                // a small value on the device: read it (a few floats)
-                let data = py.detach(|| tensor.to_host()).map_err(to_py)?;
-                return from_host(key, current, HostArray { shape, data, dtype }).map_err(to_py);
-            }
-            // a TensorXf stays the caller's: the scene keeps its own copy (on the device)
-            let tensor = if v.cast::<TensorXf>().is_ok() {
-                Arc::new(py.detach(|| tensor.duplicate()).map_err(to_py)?)
-            } else {
-                tensor
-            };
-            from_device(key, current, tensor, &shape, dtype, non_finite).map_err(to_py)
-        }
-    }
+    let shared = v.cast::<TensorXf>().is_ok();
+    py.detach(|| value_of(key, current, imported, shared))
+        .map_err(to_py)
 }
 
 #[pymethods]
@@ -200,35 +162,16 @@ impl SceneParameters {
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyAny>> {
-        let v = {
-            let p = self.lock(py);
-            match p.get(key) {
-                Ok(v) => v.clone(),
-                Err(_) => return Err(key_error(&p, key)),
-            }
-        };
-        to_python(py, key, &v)
+        to_python(py, key, &self.current(py, key)?)
     }
 
     /// Checks and stages a new value; it takes effect at `update()`.
     fn __setitem__(&self, py: Python<'_>, key: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let current = {
-            let p = self.lock(py);
-            match p.get(key) {
-                Ok(v) => v.clone(),
-                Err(_) => return Err(key_error(&p, key)),
-            }
-        };
-        // a texture of a scene the GPU holds goes straight to the device (one host copy,
-        // into page-locked staging), unless a reader needs its values on the host
-        let upload = match &current {
-            ParamValue::Tensor(_) => self.scene.bind(py).get().upload_target(py, key),
-            _ => None,
-        };
-        let len = current.shape().iter().product();
-        let host_to = upload
-            .as_ref()
-            .map_or(HostTo::Vec, |be| HostTo::Param(be, len));
+        let current = self.current(py, key)?;
+        // a texture of a scene the GPU holds goes straight to the device, unless a
+        // reader needs its values on the host
+        let upload = self.scene.bind(py).get().upload_target(py, key);
+        let host_to = import_target(&current, upload.as_ref());
         let new = from_python(py, key, &current, value, host_to)?;
         // the finiteness scan of a large texture runs without the GIL
         let mut staged = self.lock(py).clone();
@@ -287,10 +230,7 @@ impl SceneParameters {
             let items = v.call_method0("items").map_err(|_| {
                 PyTypeError::new_err(format!(
                     "SceneParameters.update(): 'values' must be a dict or have items(), got {}",
-                    v.get_type()
-                        .name()
-                        .map(|n| n.to_string())
-                        .unwrap_or_default()
+                    type_name(v)
                 ))
             })?;
             for kv in items.try_iter()? {

@@ -8,7 +8,7 @@ use pyo3::types::PyBool;
 use heliograph::render::{RenderArg, RenderOptions};
 use heliograph::session::swap::Swap;
 
-use crate::errors::to_py;
+use crate::errors::{to_py, type_name};
 use crate::film::{tensor_of, RenderedFilm};
 use crate::params::SceneParameters;
 use crate::scene::PyScene;
@@ -89,11 +89,7 @@ fn int_arg(v: &Bound<'_, PyAny>, arg: RenderArg) -> PyResult<u64> {
         )));
     }
     let x = v.extract::<i128>().map_err(|_| {
-        let ty = v
-            .get_type()
-            .name()
-            .map(|n| n.to_string())
-            .unwrap_or_default();
+        let ty = type_name(v);
         PyTypeError::new_err(format!("render(): '{name}' must be an int, got {ty}"))
     })?;
     arg.check(x)
@@ -132,11 +128,7 @@ fn parse_swap(
 
 /// The scene that a `load_dict` object of class `class` was checked in.
 fn holder<'py>(obj: &Bound<'py, PyAny>, arg: &str, class: &str) -> PyResult<Bound<'py, PyScene>> {
-    let given = obj
-        .get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_default();
+    let given = type_name(obj);
     let wrong = || {
         PyTypeError::new_err(format!(
             "render(): '{arg}' must be {} {class} from load_dict(){}, got {given}",

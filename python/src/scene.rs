@@ -15,7 +15,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString};
 
-use crate::errors::to_py;
+use crate::errors::{to_py, type_name};
 
 /// A loaded scene (see the module docs).
 #[pyclass(module = "heliograph", name = "Scene", frozen, weakref)]
@@ -80,31 +80,18 @@ impl PyScene {
 impl PyScene {
     /// What the package's scene methods report (`sensors()`, `bbox()`, ...): a dict.
     fn _info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = self.with_state(py, |st| st.loaded().setup().clone());
+        let s = self.with_state(py, |st| st.summary());
         let d = PyDict::new(py);
-        let f = &s.sensor.film;
-        d.set_item("film_size", (f.width, f.height))?;
-        d.set_item("crop_size", (f.crop_size[0], f.crop_size[1]))?;
-        d.set_item("crop_offset", (f.crop_offset[0], f.crop_offset[1]))?;
-        let rows = s
-            .sensor
-            .camera
-            .to_world
-            .to_rows()
-            .map(|r| r.map(|x| x as f64));
-        d.set_item("sensor_to_world", rows)?;
-        d.set_item("x_fov", s.sensor.camera.x_fov)?;
-        d.set_item("sample_count", s.sensor.sampler.sample_count)?;
-        d.set_item("shapes", s.scene.geom.shape_count())?;
-        let emitters: Vec<String> = s.scene.emitters.iter().map(|e| format!("{e:?}")).collect();
-        d.set_item("emitters", emitters)?;
-        let integrator = match &s.aov {
-            Some(aov) => format!("Aov({:?}, {:?})", aov, s.integrator),
-            None => format!("{:?}", s.integrator),
-        };
-        d.set_item("integrator", integrator)?;
-        let b = s.scene.bvh.bounds();
-        d.set_item("bbox", (b.min.to_array(), b.max.to_array()))?;
+        d.set_item("film_size", s.film_size)?;
+        d.set_item("crop_size", s.crop_size)?;
+        d.set_item("crop_offset", s.crop_offset)?;
+        d.set_item("sensor_to_world", s.sensor_to_world)?;
+        d.set_item("x_fov", s.x_fov)?;
+        d.set_item("sample_count", s.sample_count)?;
+        d.set_item("shapes", s.shapes)?;
+        d.set_item("emitters", s.emitters)?;
+        d.set_item("integrator", s.integrator)?;
+        d.set_item("bbox", s.bbox)?;
         Ok(d)
     }
 
@@ -134,16 +121,7 @@ impl PyScene {
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
-        let s = self.with_state(py, |st| st.loaded().setup().clone());
-        let f = &s.sensor.film;
-        format!(
-            "Scene(shapes={}, emitters={}, bsdfs={}, film={}x{})",
-            s.scene.geom.shape_count(),
-            s.scene.emitters.len(),
-            s.scene.bsdfs.len(),
-            f.width,
-            f.height
-        )
+        self.with_state(py, |st| st.summary()).to_string()
     }
 }
 
@@ -200,13 +178,7 @@ pub fn load_string(
 #[pyfunction]
 pub fn load_dict(py: Python<'_>, dict: &Bound<'_, PyAny>) -> PyResult<PyScene> {
     let d = dict.cast::<PyDict>().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "load_dict() takes a dict, got {}",
-            dict.get_type()
-                .name()
-                .map(|n| n.to_string())
-                .unwrap_or_default()
-        ))
+        PyTypeError::new_err(format!("load_dict() takes a dict, got {}", type_name(dict)))
     })?;
     let desc = crate::dict::load_dict(py, d)?;
     PyScene::build(py, desc)

@@ -19,14 +19,16 @@ use std::time::{Duration, Instant};
 use heliograph::backend::cuda::DeviceTensor;
 use heliograph::interop::export::Owner;
 use heliograph::interop::Storage;
+use heliograph::tensor::dlpack::{DEVICE_CPU, DEVICE_CUDA};
+use heliograph::tensor::{Buffer, HostArray};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict};
 
-use crate::dlpack::{self, parse_export_args, Buffer, HostArray};
+use crate::dlpack::{self, parse_export_args};
 use crate::errors::{self, RenderError};
 use crate::progress::ProgressLine;
-use heliograph::interop::import::{import_values, HostTo, Imported};
+use heliograph::interop::import::{import_values, shared_device, HostTo, Imported};
 use heliograph::session::progress as settings;
 
 /// A float32 tensor (`shape`, C order) on the host or a CUDA device.
@@ -42,27 +44,6 @@ impl From<Storage> for TensorXf {
 }
 
 impl TensorXf {
-    /// A finished tensor holding a copy of `data`.
-    pub fn from_data(shape: Vec<usize>, data: &[f32]) -> PyResult<TensorXf> {
-        let buf = Buffer::from_slice(data).map_err(errors::to_py)?;
-        Ok(Self::from_buffer(shape, buf))
-    }
-
-    /// A finished tensor sharing `buf`.
-    pub fn from_buffer(shape: Vec<usize>, buf: Arc<Buffer>) -> TensorXf {
-        Storage::from_buffer(shape, buf).into()
-    }
-
-    /// A CUDA tensor (a render's film or an imported array).
-    pub fn device(shape: Vec<usize>, tensor: DeviceTensor) -> TensorXf {
-        Self::device_shared(shape, Arc::new(tensor))
-    }
-
-    /// A CUDA tensor sharing `tensor`.
-    pub fn device_shared(shape: Vec<usize>, tensor: Arc<DeviceTensor>) -> TensorXf {
-        Storage::device(shape, tensor).into()
-    }
-
     /// The device tensor, for CUDA tensors.
     pub fn device_tensor(&self) -> Option<Arc<DeviceTensor>> {
         self.storage.device_tensor()
@@ -202,7 +183,7 @@ pub fn on_cuda(obj: &Bound<'_, PyAny>) -> bool {
     }
     obj.call_method0("__dlpack_device__")
         .and_then(|d| d.extract::<(i32, i32)>())
-        .is_ok_and(|(kind, _)| kind == dlpack::DEVICE_CUDA)
+        .is_ok_and(|(kind, _)| kind == DEVICE_CUDA)
 }
 
 /// Converts anything array-like to a host array: a TensorXf (waits), a DLPack
@@ -227,17 +208,11 @@ pub fn import_any(
 ) -> PyResult<Imported> {
     if let Ok(t) = obj.cast::<TensorXf>() {
         let t = t.get();
-        let shape = t.dims().to_vec();
-        let dtype = dlpack::DLDataType::F32;
-        if let Some(d) = t.device_tensor() {
-            return Ok(Imported::Device {
-                tensor: d,
-                shape,
-                dtype,
-                non_finite: None,
-            });
+        if let Some(shared) = shared_device(&t.storage) {
+            return Ok(shared);
         }
         let buf = t.wait(py)?;
+        let shape = t.dims().to_vec();
         return py
             .detach(|| import_values(buf.as_slice(), shape, host_to))
             .map_err(errors::to_py);
@@ -323,6 +298,6 @@ impl HostView {
     }
 
     fn __dlpack_device__(&self) -> (i32, i32) {
-        (dlpack::DEVICE_CPU, 0)
+        (DEVICE_CPU, 0)
     }
 }

@@ -19,7 +19,7 @@ use pyo3::exceptions::{PyIndexError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyList, PySlice, PyTuple};
 
-use crate::errors::to_py;
+use crate::errors::{to_py, type_name};
 use crate::tensor::{read, TensorXf};
 use crate::tensor_ops::Gil;
 
@@ -100,11 +100,7 @@ fn integer(obj: &Bound<'_, PyAny>) -> Option<i64> {
 
 /// The error for an index item that is no basic index.
 fn refused(obj: &Bound<'_, PyAny>) -> PyErr {
-    let kind = obj
-        .get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_default();
+    let kind = type_name(obj);
     let dtype_kind: Option<String> = obj
         .getattr("dtype")
         .and_then(|d| d.getattr("kind"))

@@ -2,19 +2,17 @@
 //! render or kernel, see [`crate::tensor`]), exports, indexing and the arithmetic
 //! operators (see [`crate::tensor_ops`]).
 
-use std::sync::Arc;
-
-use heliograph::interop::export::{Fence, Owner};
+use heliograph::interop::export::export_owner;
 use heliograph::io::{encode_png, image_dims};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyDict, PyTuple};
 
-use crate::dlpack::{self, parse_export_args, Buffer};
+use crate::dlpack::{self, parse_export_args};
 use crate::errors;
-use crate::tensor::{host_device, import_any, to_host_array, wait_device, TensorXf};
-use crate::tensor_ops;
-use heliograph::interop::import::{HostTo, Imported};
+use crate::tensor::{host_device, import_any, TensorXf};
+use crate::tensor_ops::{self, Gil};
+use heliograph::interop::import::HostTo;
 
 #[pymethods]
 impl TensorXf {
@@ -24,21 +22,15 @@ impl TensorXf {
     #[new]
     fn py_new(py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<TensorXf> {
         if let Ok(t) = array.cast::<TensorXf>() {
-            if let Some(d) = t.get().device_tensor() {
-                let copy = py.detach(|| d.duplicate()).map_err(errors::to_py)?;
-                return Ok(TensorXf::device(t.get().dims().to_vec(), copy));
+            let storage = &t.get().storage;
+            if let Some(copy) = py.detach(|| storage.device_copy()) {
+                return Ok(copy.map_err(errors::to_py)?.into());
             }
         }
         let cuda = host_device()?;
         let host_to = cuda.as_ref().map_or(HostTo::Buffer, HostTo::Device);
-        match import_any(py, array, host_to, None)? {
-            Imported::Host(a) => {
-                let buf = Buffer::from_slice(&a.data).map_err(errors::to_py)?;
-                Ok(TensorXf::from_buffer(a.shape, buf))
-            }
-            Imported::Buffer { buf, shape, .. } => Ok(TensorXf::from_buffer(shape, buf)),
-            Imported::Device { tensor, shape, .. } => Ok(TensorXf::device_shared(shape, tensor)),
-        }
+        let imported = import_any(py, array, host_to, None)?;
+        Ok(imported.into_storage().map_err(errors::to_py)?.into())
     }
 
     /// The whole film of an `aov` render (all its channels; the tensor holds those that
@@ -132,19 +124,9 @@ impl TensorXf {
         value: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let py = slf.py();
-        let t = slf.get();
         let data = tensor_ops::call(py, "setitem", (slf, index, value))?;
-        if let Ok(new) = data.cast::<TensorXf>() {
-            let d = new.get().device_tensor().ok_or_else(|| {
-                PyRuntimeError::new_err("internal error: a CUDA assignment gave a host tensor")
-            })?;
-            t.storage.set_device(d);
-            return Ok(());
-        }
-        let a = to_host_array(py, &data)?;
-        let buf = Buffer::from_slice(&a.data).map_err(errors::to_py)?;
-        t.storage.set_buffer(buf);
-        Ok(())
+        let new = import_any(py, &data, HostTo::Vec, None)?;
+        new.assign_to(&slf.get().storage).map_err(errors::to_py)
     }
 
     /// NumPy functions (`np.exp(t)`, `np.maximum(t, 0)`, ...) on tensors.
@@ -318,45 +300,14 @@ impl TensorXf {
         copy: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let args = parse_export_args(stream, max_version, dl_device, copy)?;
-        let py = slf.py();
         let t = slf.get();
-        let Some(d) = t.device_tensor() else {
-            args.check_host().map_err(errors::to_py)?;
-            let mut buf = t.wait(py)?;
-            let copied = args.copy == Some(true);
-            if copied {
-                buf = Buffer::from_slice(buf.as_slice()).map_err(errors::to_py)?;
-            }
-            return dlpack::export(py, Owner::Host(buf), t.dims(), args.versioned, copied);
-        };
-        if args.check_cuda(d.ordinal()).map_err(errors::to_py)? {
-            // dl_device=(1, 0): a host copy, finished before the consumer gets it.
-            let owner = Owner::Host(t.wait(py)?);
-            return dlpack::export(py, owner, t.dims(), args.versioned, true);
-        }
-        let copied = args.copy == Some(true);
-        let d = if copied {
-            Arc::new(d.duplicate().map_err(errors::to_py)?)
-        } else {
-            d
-        };
-        let fence = match args.order_consumer(&d).map_err(errors::to_py)? {
-            Some(fence) => fence,
-            None => {
-                wait_device(py, &d)?;
-                Fence::Unknown
-            }
-        };
-        let owner = Owner::Device { tensor: d, fence };
-        dlpack::export(py, owner, t.dims(), args.versioned, copied)
+        let (owner, copied) = export_owner(&Gil(slf.py()), &t.storage, &args)?;
+        dlpack::export(slf.py(), owner, t.dims(), args.versioned, copied)
     }
 
     /// `(2, ordinal)` for a CUDA tensor, `(1, 0)` for a CPU tensor.
     fn __dlpack_device__(&self) -> (i32, i32) {
-        match self.device_tensor() {
-            Some(d) => (dlpack::DEVICE_CUDA, d.ordinal() as i32),
-            None => (dlpack::DEVICE_CPU, 0),
-        }
+        self.storage.dlpack_device()
     }
 
     /// A PyTorch tensor sharing this memory (`torch.from_dlpack`).

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use heliograph::backend::cuda::CudaBackend;
+use heliograph::backend::cuda::{CudaBackend, DeviceTensor};
 use heliograph::interop::ops::{self, Caller, Number, Operand};
 use heliograph::interop::Storage;
 use heliograph::tensor::Buffer;
@@ -15,8 +15,8 @@ use pyo3::call::PyCallArgs;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyTuple};
 
-use crate::errors::to_py;
-use crate::tensor::{host_device, read, TensorXf};
+use crate::errors::{to_py, type_name};
+use crate::tensor::{host_device, read, wait_device, TensorXf};
 
 /// `heliograph._ops.<func>(*args)`.
 pub fn call<'py>(
@@ -66,25 +66,27 @@ fn native<'py>(op: &str, args: &[Bound<'py, PyAny>]) -> PyResult<Option<Bound<'p
     let Some(py) = args.first().map(|a| a.py()) else {
         return Ok(None);
     };
-    let tensors: Vec<Option<Bound<'py, TensorXf>>> = args
-        .iter()
-        .map(|a| a.cast::<TensorXf>().ok().cloned())
-        .collect();
-    let operands: Option<Vec<Operand<'_>>> = args
-        .iter()
-        .zip(&tensors)
-        .map(|(a, t)| match t {
-            Some(t) => Some(Operand::Tensor(&t.get().storage)),
-            None => number(a).map(Operand::Number),
-        })
-        .collect();
-    let Some(operands) = operands else {
+    let Some(operands) = operands(args, |a| number(a).map(Operand::Number)) else {
         return Ok(None);
     };
     match ops::apply(&Gil(py), op, &operands) {
         Some(r) => Ok(Some(Bound::new(py, TensorXf::from(r?))?.into_any())),
         None => Ok(None),
     }
+}
+
+/// `args` as the core's operands: a tensor as its storage, any other value as `other`
+/// makes it (`None`: not an operand, and then no list).
+fn operands<'a>(
+    args: &'a [Bound<'_, PyAny>],
+    other: impl Fn(&Bound<'_, PyAny>) -> Option<Operand<'a>>,
+) -> Option<Vec<Operand<'a>>> {
+    args.iter()
+        .map(|a| match a.cast::<TensorXf>() {
+            Ok(t) => Some(Operand::Tensor(&t.get().storage)),
+            Err(_) => other(a),
+        })
+        .collect()
 }
 
 /// A Python float, int or bool (exactly those types) as the core's number.
@@ -117,6 +119,10 @@ impl Caller for Gil<'_> {
 
     fn read(&self, t: &Storage) -> PyResult<Arc<Buffer>> {
         read(self.0, t)
+    }
+
+    fn wait(&self, d: &Arc<DeviceTensor>) -> PyResult<()> {
+        wait_device(self.0, d)
     }
 
     fn cuda(&self) -> PyResult<Arc<CudaBackend>> {
@@ -162,25 +168,10 @@ pub fn array_ufunc<'py>(
 /// as a new CUDA tensor computed on the render stream (see `heliograph._ops`).
 #[pyfunction]
 pub fn _elementwise(py: Python<'_>, op: &str, args: Vec<Bound<'_, PyAny>>) -> PyResult<TensorXf> {
-    let tensors: Vec<Option<Bound<'_, TensorXf>>> = args
-        .iter()
-        .map(|a| a.cast::<TensorXf>().ok().cloned())
-        .collect();
-    let operands: Vec<Operand<'_>> = args
-        .iter()
-        .zip(&tensors)
-        .map(|(a, t)| match t {
-            Some(t) => Operand::Tensor(&t.get().storage),
-            None => match a.extract::<f64>() {
-                Ok(x) => Operand::Number(Number::Float(x)),
-                Err(_) => Operand::Other(
-                    a.get_type()
-                        .name()
-                        .map(|n| n.to_string())
-                        .unwrap_or_default(),
-                ),
-            },
-        })
-        .collect();
+    let float = |a: &Bound<'_, PyAny>| match a.extract::<f64>() {
+        Ok(x) => Some(Operand::Number(Number::Float(x))),
+        Err(_) => Some(Operand::Other(type_name(a))),
+    };
+    let operands = operands(&args, float).unwrap_or_default();
     Ok(ops::on_device(&Gil(py), op, &operands)?.into())
 }

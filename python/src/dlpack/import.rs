@@ -25,17 +25,9 @@ use heliograph::interop::import::{
 };
 
 use heliograph::interop::export::{NAME_LEGACY, NAME_VERSIONED, USED_LEGACY, USED_VERSIONED};
+use heliograph::tensor::dlpack::DLTensor;
 
-use super::{DLTensor, HostArray};
 use crate::errors::to_py;
-
-/// Imports `obj` into host memory: a host array is read, a CUDA array is copied on the
-/// device and then read (this waits for the copy: for callers that need the values on
-/// the host, such as image files and bitmaps).
-pub fn import(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArray> {
-    let imported = import_device(py, obj, HostTo::Vec, None)?;
-    py.detach(|| imported.into_host()).map_err(to_py)
-}
 
 /// Imports `obj`, keeping a CUDA array on the device (see the module docs); a host
 /// array goes where `host_to` says. `after`: the CUDA stream whose queued work writes

@@ -15,11 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
 use heliograph::interop::export::{delete, new_record, Managed, Owner};
-pub use heliograph::tensor::dlpack::{
-    DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor,
-    CODE_FLOAT, DEVICE_CPU, DEVICE_CUDA, DEVICE_CUDA_HOST, FLAG_IS_COPIED,
-};
-pub use heliograph::tensor::{Buffer, HostArray};
+use heliograph::tensor::dlpack::{DLManagedTensor, DLManagedTensorVersioned};
 
 /// The capsule destructor: calls the deleter only while the capsule still has its
 /// unconsumed name (a consumer renames it and calls the deleter itself).
@@ -80,4 +76,4 @@ pub use args::parse_export_args;
 
 mod import;
 
-pub use import::{import, import_device, sweep_parked};
+pub use import::{import_device, sweep_parked};

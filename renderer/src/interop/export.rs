@@ -15,6 +15,8 @@ use std::thread::ThreadId;
 
 use crate::backend::cuda::DeviceTensor;
 use crate::error::{ArrayProblem, Error, Result};
+use crate::interop::ops::Caller;
+use crate::interop::Storage;
 use crate::tensor::buffer::Buffer;
 use crate::tensor::dlpack::{
     DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor,
@@ -180,6 +182,43 @@ impl ExportArgs {
             }
         }
     }
+}
+
+/// What exporting tensor `t` under `args` shares, and whether it is a copy: a host
+/// tensor's buffer once its render has finished (a new buffer for `copy=True`); for a
+/// CUDA tensor, a host copy when `dl_device` asks for the host, else its device memory
+/// (a device copy for `copy=True`), which the consumer's stream waits for, or, for
+/// `stream=None`, the host waits for first.
+pub fn export_owner<C: Caller>(
+    c: &C,
+    t: &Storage,
+    args: &ExportArgs,
+) -> Result<(Owner, bool), C::Error> {
+    let copied = args.copy == Some(true);
+    let Some(d) = t.device_tensor() else {
+        args.check_host().map_err(|e| c.error(e))?;
+        let mut buf = c.read(t)?;
+        if copied {
+            buf = Buffer::from_slice(buf.as_slice()).map_err(|e| c.error(e))?;
+        }
+        return Ok((Owner::Host(buf), copied));
+    };
+    if args.check_cuda(d.ordinal()).map_err(|e| c.error(e))? {
+        // dl_device=(1, 0): a host copy, finished before the consumer gets it.
+        return Ok((Owner::Host(c.read(t)?), true));
+    }
+    let d = match copied {
+        true => Arc::new(d.duplicate().map_err(|e| c.error(e))?),
+        false => d,
+    };
+    let fence = match args.order_consumer(&d).map_err(|e| c.error(e))? {
+        Some(fence) => fence,
+        None => {
+            c.wait(&d)?;
+            Fence::Unknown
+        }
+    };
+    Ok((Owner::Device { tensor: d, fence }, copied))
 }
 
 /// How the memory of a CUDA export is made safe to reuse once the consumer lets go

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::backend::cuda::{CudaBackend, DeviceTensor, ForeignArray, MAX_DIMS};
 use crate::error::{ArrayProblem, Error, Result};
+use crate::interop::Storage;
 use crate::math::all_finite;
 use crate::tensor::dlpack::{DLDataType, DLTensor, DEVICE_CPU, DEVICE_CUDA, DEVICE_CUDA_HOST};
 use crate::tensor::strided::{check_dtype, layout};
@@ -58,6 +59,26 @@ pub enum Imported {
 }
 
 impl Imported {
+    /// The storage of a new tensor holding the imported values, where they are.
+    pub fn into_storage(self) -> Result<Storage> {
+        Ok(match self {
+            Imported::Host(a) => Storage::from_values(a.shape, &a.data)?,
+            Imported::Buffer { buf, shape, .. } => Storage::from_buffer(shape, buf),
+            Imported::Device { tensor, shape, .. } => Storage::device(shape, tensor),
+        })
+    }
+
+    /// Makes the imported values `target`'s (an assignment's result; exports of the
+    /// old values keep them): host values in a new buffer, device values shared.
+    pub fn assign_to(self, target: &Storage) -> Result<()> {
+        match self {
+            Imported::Host(a) => target.set_buffer(Buffer::from_slice(&a.data)?),
+            Imported::Buffer { buf, .. } => target.set_buffer(buf),
+            Imported::Device { tensor, .. } => target.set_device(tensor),
+        }
+        Ok(())
+    }
+
     /// The values in host memory: a device copy is read (waiting for it).
     pub fn into_host(self) -> Result<HostArray> {
         match self {
@@ -78,6 +99,18 @@ impl Imported {
             }
         }
     }
+}
+
+/// The values of tensor `t` in CUDA memory, shared as they are (a tensor of
+/// heliograph's own is ordered on the render stream already); `None` for host values,
+/// which are read once their render has finished ([`import_values`]).
+pub fn shared_device(t: &Storage) -> Option<Imported> {
+    Some(Imported::Device {
+        tensor: t.device_tensor()?,
+        shape: t.shape().to_vec(),
+        dtype: DLDataType::F32,
+        non_finite: None,
+    })
 }
 
 /// A host tensor's values (of `shape`) where `host_to` says; into a new buffer they

@@ -5,8 +5,9 @@
 //! holds, so the caller computes the operation its own way (the Python package with
 //! NumPy).
 //!
-//! The caller ([`Caller`]) reads host tensors (waiting for their render its own way),
-//! opens the CUDA backend, and says where host results go.
+//! The caller ([`Caller`]) reads tensors and waits for them (for their render or
+//! their ready event, its own way), opens the CUDA backend, and says where host
+//! results go.
 
 use std::sync::Arc;
 
@@ -75,8 +76,11 @@ pub trait Caller {
     type Error;
     /// A core error as the caller's.
     fn error(&self, e: Error) -> Self::Error;
-    /// The host values of a host tensor, once its render has finished.
+    /// The host values of a tensor: a host tensor's once its render has finished, a
+    /// host copy of a CUDA tensor's once its ready event has fired.
     fn read(&self, t: &Storage) -> Result<Arc<Buffer>, Self::Error>;
+    /// Waits on the host for a CUDA tensor's ready event.
+    fn wait(&self, d: &Arc<DeviceTensor>) -> Result<(), Self::Error>;
     /// The CUDA backend, opened on first use.
     fn cuda(&self) -> Result<Arc<CudaBackend>, Self::Error>;
     /// The device that host results go to (where the caller's tensors live), if any.

@@ -19,6 +19,7 @@ use crate::render::RenderOptions;
 use crate::scene::RenderSetup;
 use crate::session::film::Film;
 use crate::tensor::buffer::Buffer;
+use crate::tensor::dlpack::{DEVICE_CPU, DEVICE_CUDA};
 
 /// A CPU render's scene snapshot and options: rendering them again develops the same
 /// film, bit for bit.
@@ -70,6 +71,17 @@ impl Storage {
         Self::new(shape, State::Ready(buf))
     }
 
+    /// Finished values holding a copy of `data`.
+    pub fn from_values(shape: Vec<usize>, data: &[f32]) -> Result<Storage> {
+        Ok(Self::from_buffer(shape, Buffer::from_slice(data)?))
+    }
+
+    /// Finished values holding a copy of `image`, of shape (height, width, channels).
+    pub fn of_image(image: &Image) -> Result<Storage> {
+        let shape = vec![image.height, image.width, image.channels];
+        Self::from_values(shape, &image.data)
+    }
+
     /// Values that a background render will fill.
     fn pending(shape: Vec<usize>, job: RenderJob) -> Storage {
         Self::new(shape, State::Pending(job))
@@ -105,13 +117,7 @@ impl Storage {
                 };
                 Ok((storage, Some((setup, opts))))
             }
-            Film::Host(image) => {
-                let shape = vec![image.height, image.width, image.channels];
-                Ok((
-                    Self::from_buffer(shape, Buffer::from_slice(&image.data)?),
-                    None,
-                ))
-            }
+            Film::Host(image) => Ok((Self::of_image(&image)?, None)),
             Film::Device(film) => {
                 let (w, h, c) = film.shape();
                 Ok((
@@ -134,6 +140,16 @@ impl Storage {
         Self::new(shape, State::Device(tensor))
     }
 
+    /// A copy on the device of values in CUDA memory (the copy is queued on the render
+    /// stream: the host does not wait); `None` for host values.
+    pub fn device_copy(&self) -> Option<Result<Storage>> {
+        let d = self.device_tensor()?;
+        Some(
+            d.duplicate()
+                .map(|c| Storage::device(self.shape.clone(), Arc::new(c))),
+        )
+    }
+
     /// The shape.
     pub fn shape(&self) -> &[usize] {
         &self.shape
@@ -148,6 +164,15 @@ impl Storage {
         match &*self.lock() {
             State::Device(d) => Some(d.clone()),
             _ => None,
+        }
+    }
+
+    /// The DLPack device of the values: `(2, ordinal)` in CUDA memory, `(1, 0)` on
+    /// the host.
+    pub fn dlpack_device(&self) -> (i32, i32) {
+        match self.device_tensor() {
+            Some(d) => (DEVICE_CUDA, d.ordinal() as i32),
+            None => (DEVICE_CPU, 0),
         }
     }
 

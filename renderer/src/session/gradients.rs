@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::backend::cpu::backward::backward;
 use crate::backend::cuda::DeviceTensor;
 use crate::desc::params::{shape_str, ParamTable};
-use crate::diff::DiffParam;
+use crate::diff::{resolve, DiffParam};
 use crate::error::{Error, Result};
 use crate::render::{Progress, RenderOptions};
 use crate::scene::RenderSetup;
@@ -55,6 +55,14 @@ impl Session {
             ))),
             None => Ok(()),
         }
+    }
+
+    /// The parameters `keys` of a backward pass of the render that `then` was taken
+    /// for: an error if the scene changed since ([`Self::check_snapshot`]) or a key
+    /// cannot be differentiated.
+    pub fn backward_params(&self, then: &Snapshot, keys: &[String]) -> Result<Vec<DiffParam>> {
+        self.check_snapshot(then)?;
+        resolve(&self.loaded, keys)
     }
 
     /// That the image's gradient has the image's shape.

@@ -10,6 +10,7 @@ pub mod device;
 pub mod film;
 pub mod gradients;
 pub mod progress;
+pub mod summary;
 pub mod swap;
 pub mod values;
 mod verbs;

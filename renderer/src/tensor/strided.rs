@@ -10,6 +10,7 @@
 
 use super::dlpack::{DLDataType, DLTensor, CODE_BOOL, CODE_FLOAT, CODE_INT, CODE_UINT};
 use super::Buffer;
+use crate::desc::dict::Texels;
 use crate::error::{ArrayProblem, Error, Result};
 
 /// Most dimensions a host array may have.
@@ -44,6 +45,18 @@ impl HostArray {
     /// Whether the producer's elements were 8-bit unsigned.
     pub fn is_u8(&self) -> bool {
         self.dtype.code == CODE_UINT && self.dtype.bits == 8
+    }
+
+    /// How a scene dict reads the elements as texels: 8-bit unsigned as sRGB, floating
+    /// point as linear values, any other type refused by name.
+    pub fn texels(&self) -> Texels {
+        if self.is_u8() {
+            Texels::Srgb8
+        } else if self.is_float() {
+            Texels::Linear
+        } else {
+            Texels::Other(self.dtype_name())
+        }
     }
 }
 
