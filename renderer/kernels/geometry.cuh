@@ -103,7 +103,7 @@ __device__ inline ShapeTest load_shape_test(const FlatShape* sh) {
 }
 
 // shapes/sphere.rs Sphere::intersect
-__device__ inline float intersect_sphere(const ShapeTest& s, const Ray& r, float tmax) {
+__device__ inline float sphere_intersect(const ShapeTest& s, const Ray& r, float tmax) {
     V3 oc = r.o - v3a(s.center);
     float a = dot(r.d, r.d);
     float b = dot(oc, r.d);
@@ -209,8 +209,8 @@ __device__ inline float intersect_slot(const SceneGeom& g, hg_u32 slot, const Ra
         }
     }
 #endif
-    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_SPHERE) && s.kind == HG_SHAPE_SPHERE) return intersect_sphere(s, r, tmax);
-    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_CYLINDER) && s.kind == HG_SHAPE_CYLINDER) return intersect_cylinder(s.to_local, r, tmax);
+    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_SPHERE) && s.kind == HG_SHAPE_SPHERE) return sphere_intersect(s, r, tmax);
+    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_CYLINDER) && s.kind == HG_SHAPE_CYLINDER) return cylinder_intersect(s.to_local, r, tmax);
 #if HG_INSTANCES
     if (!HG_HAS(HG_SHAPE_SET, HG_SHAPE_RECTANGLE) && !HG_HAS(HG_SHAPE_SET, HG_SHAPE_DISK)) return HG_INF;
 #endif
@@ -245,7 +245,7 @@ __device__ inline float intersect_unit(const FlatUnitPrim& u, const Ray& r, floa
         st.radius = u.rows[3];
         st.center[0] = u.rows[0], st.center[1] = u.rows[1], st.center[2] = u.rows[2];
         *x = *y = 0.0f;
-        return intersect_sphere(st, r, tmax);
+        return sphere_intersect(st, r, tmax);
     }
     float t = -hg_affine_row(u.rows + 8, r.o) * hg_rcp_approx(hg_linear_row(u.rows + 8, r.d));
     *x = fmaf(t, hg_linear_row(u.rows, r.d), hg_affine_row(u.rows, r.o));

@@ -22,7 +22,7 @@ __device__ inline bool cylinder_solve_quadratic(double a, double b, double c, do
 }
 
 // Cylinder::intersect with the record's world-to-unit map: t, or HG_INF on a miss.
-__device__ inline float intersect_cylinder(const float* to_local, const Ray& r, float tmax) {
+__device__ inline float cylinder_intersect(const float* to_local, const Ray& r, float tmax) {
     V3 o = affine_point(to_local, r.o);
     V3 d = affine_vector(to_local, r.d);
     double ox = o.x, oy = o.y, oz = o.z, dx = d.x, dy = d.y, dz = d.z;
@@ -60,7 +60,7 @@ __device__ inline void cylinder_hit(const FlatShape& sh, V3 world, V3* p, V3* n,
 }
 
 // Cylinder::sample_position: uniform in (angle, height); u.x is the height.
-__device__ inline void cylinder_sample(const FlatShape& sh, V2 u, V3* p, V3* n, V2* uv) {
+__device__ inline void cylinder_sample_position(const FlatShape& sh, V2 u, V3* p, V3* n, V2* uv) {
     float s = sinf(2.0f * HG_PI * u.y), c = cosf(2.0f * HG_PI * u.y);
     V3 dpdu;
     cylinder_eval(sh, v3(c, s, u.x), p, n, uv, &dpdu);

@@ -43,7 +43,7 @@ __device__ inline PositionSample sample_position(const SceneData& s, hg_u32 shap
         ps.p = v3a(sh.center) + dir * sh.radius;
         ps.pdf = 1.0f / sh.area;
     } else if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_CYLINDER) && kind == HG_SHAPE_CYLINDER) {
-        cylinder_sample(sh, u, &ps.p, &ps.n, &ps.uv);
+        cylinder_sample_position(sh, u, &ps.p, &ps.n, &ps.uv);
         ps.pdf = 1.0f / sh.area;
     } else if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_DISK) && kind == HG_SHAPE_DISK) {
         V2 xy = square_to_uniform_disk_concentric(u);
