@@ -430,18 +430,18 @@ pub(crate) fn add_geometry(geom: &mut Geometry, built: Built, flip: bool, bsdf: 
 }
 
 // The registry: the record kinds (`TAG = module::Record`, each a `ShapeRecord`:
-// the `AnyShape` enum and its dispatch) and the plugins (`"<type>" => module`: the
-// scene `type`, its manual and its `build`). The kernels' side of a record is written
-// by hand: a new record kind needs its CUDA twin.
+// the `AnyShape` enum and its dispatch; `(cuda)`: its CUDA twin `kernels/shapes/<module>.cuh`
+// is in the kernels' generated dispatch, `shapes/registry.cuh`) and the plugins
+// (`"<type>" => module`: the scene `type`, its manual and its `build`).
 register_plugins! {
     /// Every kind of shape record, one variant per line of the registry's records.
     #[derive(Clone, Copy, Debug)]
-    pub enum AnyShape, dispatch any_shape;
+    pub enum AnyShape in "shapes", dispatch any_shape;
     MESH = mesh::Mesh,
-    SPHERE = sphere::Sphere,
+    SPHERE = sphere::Sphere (cuda),
     RECTANGLE = rectangle::Rectangle,
     DISK = disk::Disk,
-    CYLINDER = cylinder::Cylinder,
+    CYLINDER = cylinder::Cylinder (cuda),
     INSTANCE = instance::Instance,
 }
 
@@ -449,7 +449,7 @@ register_plugins! {
     category "shape" in "shapes";
     fn build_geometry(&Props, ctx: &dyn BuildContext, to_world: &Transform, flip: bool) -> Built;
     "cube" => cube,
-    "cylinder" => cylinder (cuda),
+    "cylinder" => cylinder,
     "disk" => disk,
     "instance" => instance,
     "obj" => obj,
@@ -457,7 +457,7 @@ register_plugins! {
     "rectangle" => rectangle,
     "serialized" => serialized,
     "shapegroup" => shapegroup,
-    "sphere" => sphere (cuda),
+    "sphere" => sphere,
 }
 
 impl AnyShape {
