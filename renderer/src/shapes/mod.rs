@@ -36,11 +36,15 @@
 //! 2. **One line** `"<name>" => <module>` in the plugin list.
 //!
 //! A plugin that makes triangles needs nothing else. A new analytic record kind is a
-//! line `TAG = module::Record` in the `AnyShape` records list, whose type implements
-//! [`ShapeRecord`] in its own file (bounds, intersection, interaction, sampling, area,
-//! its fields of the GPU's [`record::FlatShape`], whether its scenes walk the BVH),
-//! plus its CUDA twin (`kernels/geometry.cuh`, `kernels/shapes/`), which the registry
-//! does not generate.
+//! line `TAG = module::Record (cuda)` at the end of the `AnyShape` records list, whose
+//! type implements [`ShapeRecord`] in its own file (bounds, intersection, interaction,
+//! sampling, area, its fields of the GPU's [`record::FlatShape`], whether its scenes
+//! walk the BVH), plus its CUDA twin `kernels/shapes/<module>.cuh`, which defines
+//! `<module>_intersect(const ShapeTest& s, const Ray& r, float tmax)` (t, or `HG_INF`),
+//! `<module>_hit(sh, ray, t, &p, &n, &uv, &dpdu, &dpdv)` (the geometric normal is the
+//! shading normal) and `<module>_sample_position(sh, u, &p, &n, &uv)` (uniform by area).
+//! The registry generates the twin's `#include` and its arms in the kernels'
+//! intersection, hit and position-sampling dispatch (`shapes/registry.cuh`).
 //!
 //! From the lists, [`registry`] derives the [`AnyShape`] enum and its dispatch (the
 //! [`Geometry`] queries), [`KNOWN`] (an unknown `type` gets a "did you mean"),

@@ -510,7 +510,7 @@ mod tests {
         let every_but_instances = (1u32 << (SHAPE_INSTANCE + 1)) - 1 - (1 << SHAPE_INSTANCE);
         let want = format!("#define HG_SHAPE_SET 0x{every_but_instances:x}u\n");
         assert_eq!(depth_prelude(false), want);
-        // the kinds of the registry as the kernels know them (flat.cuh HG_SHAPE_*)
+        // the kinds of the registry as the kernels know them (shapes/registry.cuh HG_SHAPE_*)
         assert_eq!(depth_prelude(false), "#define HG_SHAPE_SET 0x1fu\n");
         assert_eq!(depth_prelude(true), "");
     }
