@@ -429,16 +429,34 @@ pub fn unknown_plugin(obj: &ObjectDesc, category: &'static str, known: &[&str]) 
     }
 }
 
+/// The default of a category's kernel set `HG_<prefix>_SET` (bit `HG_<prefix>_<name>`: the
+/// kinds a module compiles), for a module whose prelude names none.
+#[derive(Clone, Copy, Debug)]
+pub enum SetDefault {
+    /// `HG_<prefix>_ALL`, defined beside the tags: every kind (the plugin registries).
+    All,
+    /// These kinds.
+    Kinds(u32),
+}
+
 /// The kernels' `#define`s of a category's tags, as generated `registry.cuh` files hold
 /// them: `HG_<prefix>_<name> <tag>u` for each of `names` (in tag order), then the
-/// default of the set `HG_<prefix>_SET`, `set`, for a module whose prelude names none.
-pub fn cuda_tags(prefix: &str, names: &[&str], set: u32) -> String {
+/// default of the set `HG_<prefix>_SET`, `set`.
+pub fn cuda_tags(prefix: &str, names: &[&str], set: SetDefault) -> String {
     let mut s = String::new();
     for (tag, name) in names.iter().enumerate() {
         s.push_str(&format!("#define HG_{prefix}_{name} {tag}u\n"));
     }
+    let set = match set {
+        SetDefault::All => {
+            let every = (1u64 << names.len()) - 1;
+            s.push_str(&format!("#define HG_{prefix}_ALL 0x{every:x}u\n"));
+            format!("HG_{prefix}_ALL")
+        }
+        SetDefault::Kinds(kinds) => format!("0x{kinds:x}u"),
+    };
     s.push_str(&format!(
-        "#ifndef HG_{prefix}_SET\n#define HG_{prefix}_SET 0x{set:x}u\n#endif\n"
+        "#ifndef HG_{prefix}_SET\n#define HG_{prefix}_SET {set}\n#endif\n"
     ));
     s
 }

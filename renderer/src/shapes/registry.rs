@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use super::record::FlatShape;
 use super::{Geometry, Hit, PositionSample, Prim};
 use crate::math::{Aabb, Ray, Vec2};
-use crate::plugin::registry::cuda_tags;
+use crate::plugin::registry::{cuda_tags, SetDefault};
 
 /// What a shape record does for the scene's BVH and the integrators. `g` is the
 /// geometry the record belongs to, `pr` the primitive (a mesh triangle, or the whole
@@ -98,7 +98,7 @@ fn generate_cuda(names: &[&str], twins: &[(&str, &str)]) -> String {
          #pragma once\n\n",
     );
     let every = (1u64 << names.len()) - 1;
-    s.push_str(&cuda_tags("SHAPE", names, every as u32));
+    s.push_str(&cuda_tags("SHAPE", names, SetDefault::Kinds(every as u32)));
     s.push('\n');
     for (_, twin) in twins {
         let _ = writeln!(s, "#include \"{twin}.cuh\"");
