@@ -68,7 +68,6 @@ struct Prim {
     hg_u32 index;
 };
 
-#include "shapes/registry.cuh"
 #define HG_FLAG_FLIP 1u
 #define HG_FLAG_NORMALS 2u
 #define HG_FLAG_UVS 4u

@@ -1,12 +1,11 @@
 // Ray intersection with the flat scene: watertight triangles, analytic spheres,
-// rectangles, disks and cylinders (shapes/cylinder.cuh), and the BVH walk. Mirrors renderer/src/shapes/*.rs and
+// rectangles, disks and cylinders (the twins in shapes/), and the BVH walk. Mirrors renderer/src/shapes/*.rs and
 // renderer/src/accel/mod.rs operation by operation (same near-child-first order,
 // same conservative box test), so CPU and GPU find the same closest hits. The GPU walks
 // two-box nodes (FlatBvhNode, flat/bvh.rs) derived from the CPU's tree; instances of
 // shapegroups in two levels (shapes/instance.rs, flat/instances.rs; HG_INSTANCES).
 #pragma once
 #include "common.cuh"
-#include "shapes/cylinder.cuh"
 
 #define HG_SHAPE_KIND(sh) HG_KIND(HG_SHAPE_SET, (sh).kind)
 #define HG_ANALYTIC_SHAPES (HG_SHAPE_SET & ~(1u << HG_SHAPE_MESH))
@@ -84,6 +83,10 @@ struct ShapeTest {
     float to_local[12];
 };
 
+// The shape tags, the twins of the record kinds that have one (their tests read a
+// ShapeTest) and the dispatch arms over them (HG_SHAPE_*_ARMS).
+#include "shapes/registry.cuh"
+
 __device__ inline ShapeTest load_shape_test(const FlatShape* sh) {
     const float4* q = reinterpret_cast<const float4*>(sh);
     ShapeTest t;
@@ -100,24 +103,6 @@ __device__ inline ShapeTest load_shape_test(const FlatShape* sh) {
     t.to_local[8] = m2.x, t.to_local[9] = m2.y, t.to_local[10] = m2.z, t.to_local[11] = m2.w;
     t.kind = HG_KIND(HG_ANALYTIC_SHAPES, __float_as_uint(__ldg(q).x));
     return t;
-}
-
-// shapes/sphere.rs Sphere::intersect
-__device__ inline float intersect_sphere(const ShapeTest& s, const Ray& r, float tmax) {
-    V3 oc = r.o - v3a(s.center);
-    float a = dot(r.d, r.d);
-    float b = dot(oc, r.d);
-    float rr = s.radius * s.radius;
-    float c = dot(oc, oc) - rr;
-    V3 l = oc - (b / a) * r.d;
-    float disc = a * (rr - dot(l, l));
-    if (disc != disc || disc < 0.0f) return HG_INF;  // NaN or negative
-    float q = -(b + copysignf(sqrtf(disc), b));
-    float t0 = c / q, t1 = q / a;
-    float near = t0 <= t1 ? t0 : t1, far = t0 <= t1 ? t1 : t0;
-    if (near > HG_RAY_TMIN && near < tmax) return near;
-    if (far > HG_RAY_TMIN && far < tmax) return far;
-    return HG_INF;
 }
 
 // shapes/rectangle.rs and disk.rs: Planar::cross_plane, then the square / unit-disk test.
@@ -209,8 +194,8 @@ __device__ inline float intersect_slot(const SceneGeom& g, hg_u32 slot, const Ra
         }
     }
 #endif
-    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_SPHERE) && s.kind == HG_SHAPE_SPHERE) return intersect_sphere(s, r, tmax);
-    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_CYLINDER) && s.kind == HG_SHAPE_CYLINDER) return intersect_cylinder(s.to_local, r, tmax);
+    // the record kinds with a twin: arms generated in shapes/registry.cuh
+    HG_SHAPE_INTERSECT_ARMS(s, r, tmax)
 #if HG_INSTANCES
     if (!HG_HAS(HG_SHAPE_SET, HG_SHAPE_RECTANGLE) && !HG_HAS(HG_SHAPE_SET, HG_SHAPE_DISK)) return HG_INF;
 #endif
@@ -245,7 +230,7 @@ __device__ inline float intersect_unit(const FlatUnitPrim& u, const Ray& r, floa
         st.radius = u.rows[3];
         st.center[0] = u.rows[0], st.center[1] = u.rows[1], st.center[2] = u.rows[2];
         *x = *y = 0.0f;
-        return intersect_sphere(st, r, tmax);
+        return sphere_intersect(st, r, tmax);
     }
     float t = -hg_affine_row(u.rows + 8, r.o) * hg_rcp_approx(hg_linear_row(u.rows + 8, r.d));
     *x = fmaf(t, hg_linear_row(u.rows, r.d), hg_affine_row(u.rows, r.o));

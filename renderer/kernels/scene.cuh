@@ -3,8 +3,6 @@
 #pragma once
 #include "geometry.cuh"
 #include "math.cuh"
-#include "shapes/sphere.cuh"
-#include "shapes/cylinder.cuh"
 
 struct SceneData {
     SceneGeom g;
@@ -185,19 +183,8 @@ __device__ inline Hit make_hit(const SceneData& s, hg_u32 prim, const Ray& ray, 
         mesh_eval(s, sh, pr.index, h.bary, &h.p, &h.ng, &h.n, &h.uv, &h.dpdu, &h.dpdv);
         return h;
     }
-    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_SPHERE) && kind == HG_SHAPE_SPHERE) {
-        V3 dir = normalize_or((ray.o + ray.d * t) - v3a(sh.center), v3(0.0f, 0.0f, 1.0f));
-        sphere_eval(sh, dir, &h.n, &h.uv, &h.dpdu, &h.dpdv);
-        h.p = v3a(sh.center) + dir * sh.radius;
-        h.ng = h.n;
-        return h;
-    }
-    if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_CYLINDER) && kind == HG_SHAPE_CYLINDER) {
-        cylinder_hit(sh, ray.o + ray.d * t, &h.p, &h.n, &h.uv, &h.dpdu);
-        h.dpdv = affine_vector(sh.to_world, v3(0.0f, 0.0f, 1.0f));
-        h.ng = h.n;
-        return h;
-    }
+    // the record kinds with a twin: arms generated in shapes/registry.cuh
+    HG_SHAPE_HIT_ARMS(sh, kind, ray, t, h)
     h.p = ray.o + ray.d * t;
     h.ng = v3a(sh.normal);
     h.n = h.ng;

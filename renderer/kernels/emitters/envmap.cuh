@@ -20,8 +20,9 @@ struct EnvmapRecord {
 
 __device__ inline float env_half_texel(const EnvmapRecord& e) { return 0.5f / (float)e.width; }
 
-// EnvmapEmitter::lookup
-__device__ inline V3 env_lookup(const SceneData& s, const EnvmapRecord& e, V2 uv) {
+// EnvmapEmitter::cell: the texel (ix, iy) at the top left of the 2x2 block a lookup at
+// uv interpolates, and the fractions (fx, fy) within it.
+__device__ inline void env_cell(const EnvmapRecord& e, V2 uv, hg_u32* ix_out, hg_u32* iy_out, float* fx, float* fy) {
     hg_u32 w = e.width, h = e.height;
     float u = uv.x - env_half_texel(e);
     u = u - floorf(u);
@@ -30,8 +31,17 @@ __device__ inline V3 env_lookup(const SceneData& s, const EnvmapRecord& e, V2 uv
     hg_u32 ix = x == x && x > 0.0f ? (hg_u32)x : 0u, iy = y == y && y > 0.0f ? (hg_u32)y : 0u;
     if (ix > w - 1) ix = w - 1;
     if (iy > h - 2) iy = h - 2;
-    float fx = x - (float)ix, fy = y - (float)iy;
-    hg_u32 row = w + 1;
+    *fx = x - (float)ix, *fy = y - (float)iy;
+    *ix_out = ix;
+    *iy_out = iy;
+}
+
+// EnvmapEmitter::lookup
+__device__ inline V3 env_lookup(const SceneData& s, const EnvmapRecord& e, V2 uv) {
+    hg_u32 ix, iy;
+    float fx, fy;
+    env_cell(e, uv, &ix, &iy, &fx, &fy);
+    hg_u32 row = e.width + 1;
     const float* t = s.texels + e.offset;
     const float* a = t + 3 * (iy * row + ix);
     const float* b = t + 3 * ((iy + 1) * row + ix);

@@ -8,15 +8,9 @@
 // interpolates with their weights times the scale.
 __device__ inline V3 envmap_derivatives(const SceneData& s, const EnvmapRecord& e, V3 d, hg_u32* texel, float* w) {
     V2 uv = direction_to_uv(normalize_or_zero(mat3_mul(e.to_local, d)));
-    hg_u32 width = e.width, h = e.height;
-    float u = uv.x - env_half_texel(e);
-    u = u - floorf(u);
-    float x = u * (float)width;
-    float y = fminf(fmaxf(uv.y, 0.0f), 1.0f) * (float)(h - 1);
-    hg_u32 ix = x == x && x > 0.0f ? (hg_u32)x : 0u, iy = y == y && y > 0.0f ? (hg_u32)y : 0u;
-    if (ix > width - 1) ix = width - 1;
-    if (iy > h - 2) iy = h - 2;
-    float fx = x - (float)ix, fy = y - (float)iy;
+    hg_u32 width = e.width, ix, iy;
+    float fx, fy;
+    env_cell(e, uv, &ix, &iy, &fx, &fy);
     hg_u32 ix1 = (ix + 1u) % width;  // the padded column `width` repeats column 0
     float k = e.scale;
     texel[0] = iy * width + ix, w[0] = (1.0f - fx) * (1.0f - fy) * k;

@@ -1,7 +1,7 @@
 // `cylinder` (renderer/src/shapes/cylinder.rs): the intersection, hit record and uniform
 // area sampling of an open tube, the unit cylinder (radius 1, z in [0, 1]) placed by the
 // record's to_world. Same operations in the same order as the CPU (the quadratic in
-// double precision).
+// double precision). Included by shapes/registry.cuh, after geometry.cuh declares ShapeTest.
 #pragma once
 #include "../math.cuh"
 
@@ -22,9 +22,9 @@ __device__ inline bool cylinder_solve_quadratic(double a, double b, double c, do
 }
 
 // Cylinder::intersect with the record's world-to-unit map: t, or HG_INF on a miss.
-__device__ inline float intersect_cylinder(const float* to_local, const Ray& r, float tmax) {
-    V3 o = affine_point(to_local, r.o);
-    V3 d = affine_vector(to_local, r.d);
+__device__ inline float cylinder_intersect(const ShapeTest& s, const Ray& r, float tmax) {
+    V3 o = affine_point(s.to_local, r.o);
+    V3 d = affine_vector(s.to_local, r.d);
     double ox = o.x, oy = o.y, oz = o.z, dx = d.x, dy = d.y, dz = d.z;
     double a = dx * dx + dy * dy;
     double b = 2.0 * (dx * ox + dy * oy);
@@ -51,16 +51,18 @@ __device__ inline void cylinder_eval(const FlatShape& sh, V3 local, V3* p, V3* n
     *uv = v2(phi * HG_INV_TWO_PI, local.z);
 }
 
-// Cylinder::interaction: the hit point re-projected onto the tube.
-__device__ inline void cylinder_hit(const FlatShape& sh, V3 world, V3* p, V3* n, V2* uv, V3* dpdu) {
-    V3 q = affine_point(sh.to_local, world);
+// Cylinder::interaction: the hit at t along ray, re-projected onto the tube.
+__device__ inline void cylinder_hit(const FlatShape& sh, const Ray& ray, float t, V3* p, V3* n, V2* uv, V3* dpdu,
+                                    V3* dpdv) {
+    V3 q = affine_point(sh.to_local, ray.o + ray.d * t);
     float r = sqrtf(q.x * q.x + q.y * q.y);
     V3 local = r > 0.0f ? v3(q.x / r, q.y / r, q.z) : v3(1.0f, 0.0f, q.z);
     cylinder_eval(sh, local, p, n, uv, dpdu);
+    *dpdv = affine_vector(sh.to_world, v3(0.0f, 0.0f, 1.0f));
 }
 
 // Cylinder::sample_position: uniform in (angle, height); u.x is the height.
-__device__ inline void cylinder_sample(const FlatShape& sh, V2 u, V3* p, V3* n, V2* uv) {
+__device__ inline void cylinder_sample_position(const FlatShape& sh, V2 u, V3* p, V3* n, V2* uv) {
     float s = sinf(2.0f * HG_PI * u.y), c = cosf(2.0f * HG_PI * u.y);
     V3 dpdu;
     cylinder_eval(sh, v3(c, s, u.x), p, n, uv, &dpdu);

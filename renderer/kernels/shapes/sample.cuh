@@ -36,16 +36,10 @@ __device__ inline PositionSample sample_position(const SceneData& s, hg_u32 shap
         ps.n = v3a(sh.normal);
         ps.uv = u;
         ps.pdf = 1.0f / sh.area;
-    } else if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_SPHERE) && kind == HG_SHAPE_SPHERE) {
-        V3 dir = square_to_uniform_sphere(u);
-        V3 dpdu, dpdv;
-        sphere_eval(sh, dir, &ps.n, &ps.uv, &dpdu, &dpdv);
-        ps.p = v3a(sh.center) + dir * sh.radius;
-        ps.pdf = 1.0f / sh.area;
-    } else if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_CYLINDER) && kind == HG_SHAPE_CYLINDER) {
-        cylinder_sample(sh, u, &ps.p, &ps.n, &ps.uv);
-        ps.pdf = 1.0f / sh.area;
-    } else if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_DISK) && kind == HG_SHAPE_DISK) {
+    }
+    // the record kinds with a twin: `else if` arms generated in registry.cuh
+    HG_SHAPE_SAMPLE_POSITION_ARMS(sh, kind, u, ps)
+    else if (HG_HAS(HG_SHAPE_SET, HG_SHAPE_DISK) && kind == HG_SHAPE_DISK) {
         V2 xy = square_to_uniform_disk_concentric(u);
         V3 dpdu;
         V3 dpdv;

@@ -14,6 +14,7 @@ use crate::plugin::record::{
     flatten_records, slot_words, unique_layout, write_layout_macro, DeviceRecord, LayoutEntry,
     RecordBlob, RecordRef,
 };
+use crate::plugin::registry::{cuda_tags, SetDefault};
 use crate::plugin::PluginInfo;
 
 /// A registered BSDF: what listings, the flattening and the CUDA generator need.
@@ -179,16 +180,13 @@ fn generate_cuda(entries: &[BsdfEntry], layout: &[LayoutEntry]) -> String {
          // plugin's record lies in bsdf_data at its RecordRef's offset (16-byte slots).\n\
          #pragma once\n#include \"bsdf.cuh\"\n\n"
     );
-    for e in entries {
-        let _ = writeln!(s, "#define HG_BSDF_{} {}u", e.tag_name, e.tag);
-    }
+    let names: Vec<&str> = entries.iter().map(|e| e.tag_name).collect();
+    s.push_str(&cuda_tags("BSDF", &names, SetDefault::All));
     let _ = write!(
         s,
-        "#define HG_BSDF_ALL 0x{:x}u\n#ifndef HG_BSDF_SET\n#define HG_BSDF_SET HG_BSDF_ALL\n#endif\n\
-         // every lobe a delta (no _eval, _pdf); adapters (wrap the others, dispatched first)\n\
+        "// every lobe a delta (no _eval, _pdf); adapters (wrap the others, dispatched first)\n\
          #define HG_DELTA_BSDFS 0x{:x}u\n#define HG_ADAPTER_BSDFS 0x{:x}u\n\
          #define HG_BASE_BSDFS (HG_BSDF_SET & ~HG_ADAPTER_BSDFS)\n\n",
-        set(&|_| true),
         set(&|e| e.delta),
         set(&|e| e.adapter)
     );

@@ -16,6 +16,7 @@ use crate::plugin::record::{
     flatten_records, slot_words, unique_layout, write_layout_macro, DeviceRecord, LayoutEntry,
     RecordBlob, RecordRef,
 };
+use crate::plugin::registry::{cuda_tags, SetDefault};
 use crate::plugin::PluginInfo;
 
 /// A registered emitter: what listings, the flattening and the CUDA generator need.
@@ -233,18 +234,15 @@ fn generate_cuda(entries: &[EmitterEntry], layout: &[LayoutEntry]) -> String {
          // the dispatch. Each plugin's record lies in emitter_data at its RecordRef's offset\n\
          // (16-byte slots).\n#pragma once\n#include \"emitter.cuh\"\n\n",
     );
-    for e in entries {
-        let _ = writeln!(s, "#define HG_EMITTER_{} {}u", e.tag_name, e.tag);
-    }
+    let names: Vec<&str> = entries.iter().map(|e| e.tag_name).collect();
+    s.push_str(&cuda_tags("EMITTER", &names, SetDefault::All));
     let _ = write!(
         s,
-        "#define HG_EMITTER_ALL 0x{:x}u\n#ifndef HG_EMITTER_SET\n#define HG_EMITTER_SET HG_EMITTER_ALL\n#endif\n\
-         // delta lights; surface emitters (nested in shapes: _sample_position, _pdf_hit,\n\
+        "// delta lights; surface emitters (nested in shapes: _sample_position, _pdf_hit,\n\
          // _eval_hit); environments (seen by escaping rays: _eval_env); infinitely distant\n\
          // ones (light tracing starts on the bounding sphere's disk: no _sample_ray)\n\
          #define HG_DELTA_EMITTERS 0x{:x}u\n#define HG_SURFACE_EMITTERS 0x{:x}u\n\
          #define HG_ENV_EMITTERS 0x{:x}u\n#define HG_INFINITE_EMITTERS 0x{:x}u\n\n",
-        set(&|_| true),
         set(&|e| e.delta),
         set(&|e| e.surface),
         set(&|e| e.environment),

@@ -82,11 +82,16 @@ use crate::error::Error;
 /// ```ignore
 /// register_plugins! {
 ///     #[derive(Clone, Copy, Debug)]
-///     pub enum AnyShape, dispatch any_shape;
+///     pub enum AnyShape in "shapes", dispatch any_shape;
 ///     MESH = mesh::Mesh,
-///     SPHERE = sphere::Sphere,
+///     SPHERE = sphere::Sphere (cuda),
 /// }
 /// ```
+///
+/// With `in "<folder>"`, a record kind with a CUDA twin `kernels/<folder>/<module>.cuh`
+/// is listed `(cuda)`: the macro embeds the twin in `CUDA_TWINS` (as a plugin list does)
+/// and names the kind in `CUDA_KINDS` (its tag name and the twin's file stem), from which
+/// the category generates the kernels' dispatch over the twins.
 macro_rules! register_plugins {
     (
         category $category:literal in $dir:literal;
@@ -95,11 +100,9 @@ macro_rules! register_plugins {
     ) => {
         $(pub mod $module;)+
 
-        #[doc = concat!("The CUDA twins of the ", $category, " plugins that have one: the path")]
-        /// under `kernels/` and the text.
-        pub static CUDA_TWINS: &[(&str, &str)] = &[$($(
-            $crate::plugin::registry::register_plugins!(@twin $cuda $dir, $name),
-        )?)+];
+        $crate::plugin::registry::register_plugins!(
+            @plugin_twins $category in $dir; $($name $(($cuda))?),+
+        );
 
         #[doc = concat!("Names of the ", $category, " plugins (the scene `type` strings).")]
         pub const KNOWN: &[&str] = &[$($name),+];
@@ -218,10 +221,30 @@ macro_rules! register_plugins {
             concat!("at most 32 ", $category, " plugins (features.cuh sets)")
         );
     };
+    // A list without CUDA twins has no `CUDA_TWINS`.
+    (@plugin_twins $category:literal in $dir:literal; $($name:literal),+) => {};
+    (@plugin_twins $category:literal in $dir:literal; $($name:literal $(($cuda:ident))?),+) => {
+        #[doc = concat!("The CUDA twins of the ", $category, " plugins that have one: the path")]
+        /// under `kernels/` and the text.
+        pub static CUDA_TWINS: &[(&str, &str)] = &[$($(
+            $crate::plugin::registry::register_plugins!(@twin $cuda $dir, $name),
+        )?)+];
+    };
     (@twin cuda $dir:literal, $name:literal) => {
         (
             concat!($dir, "/", $name, ".cuh"),
             include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/", $dir, "/", $name, ".cuh")),
+        )
+    };
+    (@record_kind cuda $tag:ident, $module:ident) => {
+        (stringify!($tag), stringify!($module))
+    };
+    (@record_twin cuda $dir:literal, $module:ident) => {
+        (
+            concat!($dir, "/", stringify!($module), ".cuh"),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"), "/kernels/", $dir, "/", stringify!($module), ".cuh"
+            )),
         )
     };
     (
@@ -233,6 +256,28 @@ macro_rules! register_plugins {
             @union ($) $(#[$attr])* pub enum $any, dispatch $dispatch;
             $($tag = $module::$record),+
         }
+    };
+    (
+        $(#[$attr:meta])*
+        pub enum $any:ident in $dir:literal, dispatch $dispatch:ident;
+        $($tag:ident = $module:ident :: $record:ident $(($cuda:ident))?),+ $(,)?
+    ) => {
+        $crate::plugin::registry::register_plugins! {
+            @union ($) $(#[$attr])* pub enum $any, dispatch $dispatch;
+            $($tag = $module::$record),+
+        }
+
+        /// The record kinds with a CUDA twin (listed `(cuda)`), in tag order: the tag name
+        /// and the twin's file stem, which prefixes its functions.
+        pub const CUDA_KINDS: &[(&str, &str)] = &[$($(
+            $crate::plugin::registry::register_plugins!(@record_kind $cuda $tag, $module),
+        )?)+];
+
+        /// The CUDA twins of the record kinds that have one: the path under `kernels/` and
+        /// the text.
+        pub static CUDA_TWINS: &[(&str, &str)] = &[$($(
+            $crate::plugin::registry::register_plugins!(@record_twin $cuda $dir, $module),
+        )?)+];
     };
     (
         @union ($d:tt) $(#[$attr:meta])* pub enum $any:ident, dispatch $dispatch:ident;
@@ -384,16 +429,34 @@ pub fn unknown_plugin(obj: &ObjectDesc, category: &'static str, known: &[&str]) 
     }
 }
 
+/// The default of a category's kernel set `HG_<prefix>_SET` (bit `HG_<prefix>_<name>`: the
+/// kinds a module compiles), for a module whose prelude names none.
+#[derive(Clone, Copy, Debug)]
+pub enum SetDefault {
+    /// `HG_<prefix>_ALL`, defined beside the tags: every kind (the plugin registries).
+    All,
+    /// These kinds.
+    Kinds(u32),
+}
+
 /// The kernels' `#define`s of a category's tags, as generated `registry.cuh` files hold
 /// them: `HG_<prefix>_<name> <tag>u` for each of `names` (in tag order), then the
-/// default of the set `HG_<prefix>_SET`, `set`, for a module whose prelude names none.
-pub fn cuda_tags(prefix: &str, names: &[&str], set: u32) -> String {
+/// default of the set `HG_<prefix>_SET`, `set`.
+pub fn cuda_tags(prefix: &str, names: &[&str], set: SetDefault) -> String {
     let mut s = String::new();
     for (tag, name) in names.iter().enumerate() {
         s.push_str(&format!("#define HG_{prefix}_{name} {tag}u\n"));
     }
+    let set = match set {
+        SetDefault::All => {
+            let every = (1u64 << names.len()) - 1;
+            s.push_str(&format!("#define HG_{prefix}_ALL 0x{every:x}u\n"));
+            format!("HG_{prefix}_ALL")
+        }
+        SetDefault::Kinds(kinds) => format!("0x{kinds:x}u"),
+    };
     s.push_str(&format!(
-        "#ifndef HG_{prefix}_SET\n#define HG_{prefix}_SET 0x{set:x}u\n#endif\n"
+        "#ifndef HG_{prefix}_SET\n#define HG_{prefix}_SET {set}\n#endif\n"
     ));
     s
 }

@@ -36,11 +36,15 @@
 //! 2. **One line** `"<name>" => <module>` in the plugin list.
 //!
 //! A plugin that makes triangles needs nothing else. A new analytic record kind is a
-//! line `TAG = module::Record` in the `AnyShape` records list, whose type implements
-//! [`ShapeRecord`] in its own file (bounds, intersection, interaction, sampling, area,
-//! its fields of the GPU's [`record::FlatShape`], whether its scenes walk the BVH),
-//! plus its CUDA twin (`kernels/geometry.cuh`, `kernels/shapes/`), which the registry
-//! does not generate.
+//! line `TAG = module::Record (cuda)` at the end of the `AnyShape` records list, whose
+//! type implements [`ShapeRecord`] in its own file (bounds, intersection, interaction,
+//! sampling, area, its fields of the GPU's [`record::FlatShape`], whether its scenes
+//! walk the BVH), plus its CUDA twin `kernels/shapes/<module>.cuh`, which defines
+//! `<module>_intersect(const ShapeTest& s, const Ray& r, float tmax)` (t, or `HG_INF`),
+//! `<module>_hit(sh, ray, t, &p, &n, &uv, &dpdu, &dpdv)` (the geometric normal is the
+//! shading normal) and `<module>_sample_position(sh, u, &p, &n, &uv)` (uniform by area).
+//! The registry generates the twin's `#include` and its arms in the kernels'
+//! intersection, hit and position-sampling dispatch (`shapes/registry.cuh`).
 //!
 //! From the lists, [`registry`] derives the [`AnyShape`] enum and its dispatch (the
 //! [`Geometry`] queries), [`KNOWN`] (an unknown `type` gets a "did you mean"),
@@ -430,18 +434,18 @@ pub(crate) fn add_geometry(geom: &mut Geometry, built: Built, flip: bool, bsdf: 
 }
 
 // The registry: the record kinds (`TAG = module::Record`, each a `ShapeRecord`:
-// the `AnyShape` enum and its dispatch) and the plugins (`"<type>" => module`: the
-// scene `type`, its manual and its `build`). The kernels' side of a record is written
-// by hand: a new record kind needs its CUDA twin.
+// the `AnyShape` enum and its dispatch; `(cuda)`: its CUDA twin `kernels/shapes/<module>.cuh`
+// is in the kernels' generated dispatch, `shapes/registry.cuh`) and the plugins
+// (`"<type>" => module`: the scene `type`, its manual and its `build`).
 register_plugins! {
     /// Every kind of shape record, one variant per line of the registry's records.
     #[derive(Clone, Copy, Debug)]
-    pub enum AnyShape, dispatch any_shape;
+    pub enum AnyShape in "shapes", dispatch any_shape;
     MESH = mesh::Mesh,
-    SPHERE = sphere::Sphere,
+    SPHERE = sphere::Sphere (cuda),
     RECTANGLE = rectangle::Rectangle,
     DISK = disk::Disk,
-    CYLINDER = cylinder::Cylinder,
+    CYLINDER = cylinder::Cylinder (cuda),
     INSTANCE = instance::Instance,
 }
 
@@ -449,7 +453,7 @@ register_plugins! {
     category "shape" in "shapes";
     fn build_geometry(&Props, ctx: &dyn BuildContext, to_world: &Transform, flip: bool) -> Built;
     "cube" => cube,
-    "cylinder" => cylinder (cuda),
+    "cylinder" => cylinder,
     "disk" => disk,
     "instance" => instance,
     "obj" => obj,
@@ -457,7 +461,7 @@ register_plugins! {
     "rectangle" => rectangle,
     "serialized" => serialized,
     "shapegroup" => shapegroup,
-    "sphere" => sphere (cuda),
+    "sphere" => sphere,
 }
 
 impl AnyShape {

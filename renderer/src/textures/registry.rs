@@ -14,6 +14,7 @@ use crate::plugin::record::{
     flatten_records, slot_words, unique_layout, write_layout_macro, DeviceRecord, LayoutEntry,
     RecordBlob, RecordRef,
 };
+use crate::plugin::registry::{cuda_tags, SetDefault};
 use crate::plugin::PluginInfo;
 
 /// A registered texture: what listings, the flattening and the CUDA generator need.
@@ -153,17 +154,14 @@ fn generate_cuda(entries: &[TextureEntry], layout: &[LayoutEntry]) -> String {
          // the dispatch. Each texture's record lies in tex_data at its RecordRef's offset\n\
          // (16-byte slots).\n#pragma once\n#include \"texture.cuh\"\n\n",
     );
-    for e in entries {
-        let _ = writeln!(s, "#define HG_TEX_{} {}u", e.tag_name, e.tag);
-    }
+    let names: Vec<&str> = entries.iter().map(|e| e.tag_name).collect();
+    s.push_str(&cuda_tags("TEX", &names, SetDefault::All));
     let _ = write!(
         s,
-        "#define HG_TEX_ALL 0x{:x}u\n#ifndef HG_TEX_SET\n#define HG_TEX_SET HG_TEX_ALL\n#endif\n\
-         // kinds that pick another texture per point (_pick, _pick_1), kinds with a uv\n\
+        "// kinds that pick another texture per point (_pick, _pick_1), kinds with a uv\n\
          // gradient (_eval_1_grad), and the kinds that produce values\n\
          #define HG_PICK_TEXTURES 0x{:x}u\n#define HG_GRADIENT_TEXTURES 0x{:x}u\n\
          #define HG_LEAF_TEXTURES (HG_TEX_SET & ~HG_PICK_TEXTURES)\n\n",
-        set(&|_| true),
         set(&|e| e.picks),
         set(&|e| e.gradient)
     );

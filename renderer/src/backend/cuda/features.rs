@@ -27,7 +27,7 @@ use crate::integrators::tag::{
     DEPTH as INTEGRATOR_DEPTH, DIRECT as INTEGRATOR_DIRECT, PATH as INTEGRATOR_PATH,
     PTRACER as INTEGRATOR_PTRACER,
 };
-use crate::plugin::registry::cuda_tags;
+use crate::plugin::registry::{cuda_tags, SetDefault};
 use crate::shapes::tag::INSTANCE as SHAPE_INSTANCE;
 
 /// The `#define` that compiles the fixed `depth` module for scenes without instances:
@@ -95,7 +95,7 @@ pub fn cuda_sources() -> &'static [(&'static str, String); 3] {
                     "the tags of the integrator kinds (FlatIntegrator::kind) and the default\n\
                      // set (bit HG_INTEGRATOR_*): direct and path; ptracer only when a module names\n\
                      // it, depth has a module of its own",
-                    cuda_tags("INTEGRATOR", crate::integrators::tag::NAMES, GENERIC_INTEGRATORS),
+                    cuda_tags("INTEGRATOR", crate::integrators::tag::NAMES, SetDefault::Kinds(GENERIC_INTEGRATORS)),
                 ),
             ),
             (
@@ -108,7 +108,7 @@ pub fn cuda_sources() -> &'static [(&'static str, String); 3] {
                      // the window (weight 1), a tent by its CDF inverted over the window (weight 1),\n\
                      // a gaussian by Box-Muller with rejection outside the window (weight f / pdf).\n\
                      // The default set (bit HG_FILM_*) has every placement",
-                    cuda_tags("FILM", &placements, (1 << placements.len()) - 1),
+                    cuda_tags("FILM", &placements, SetDefault::Kinds((1 << placements.len()) - 1)),
                 ),
             ),
             (
@@ -117,7 +117,7 @@ pub fn cuda_sources() -> &'static [(&'static str, String); 3] {
                     "the sampler registry (renderer/src/samplers/mod.rs)",
                     "the tags of the samplers (FlatSampler::kind) and the default set (bit\n\
                      // HG_SAMPLER_*: every sampler)",
-                    cuda_tags("SAMPLER", samplers, (1 << samplers.len()) - 1),
+                    cuda_tags("SAMPLER", samplers, SetDefault::Kinds((1 << samplers.len()) - 1)),
                 ),
             ),
         ]
@@ -510,7 +510,7 @@ mod tests {
         let every_but_instances = (1u32 << (SHAPE_INSTANCE + 1)) - 1 - (1 << SHAPE_INSTANCE);
         let want = format!("#define HG_SHAPE_SET 0x{every_but_instances:x}u\n");
         assert_eq!(depth_prelude(false), want);
-        // the kinds of the registry as the kernels know them (flat.cuh HG_SHAPE_*)
+        // the kinds of the registry as the kernels know them (shapes/registry.cuh HG_SHAPE_*)
         assert_eq!(depth_prelude(false), "#define HG_SHAPE_SET 0x1fu\n");
         assert_eq!(depth_prelude(true), "");
     }

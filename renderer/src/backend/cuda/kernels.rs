@@ -5,11 +5,11 @@
 //! files and generates one more, its dispatch (`bsdfs/registry.cuh`, from
 //! [`crate::bsdfs::registry`]; `textures/registry.cuh`, from
 //! [`crate::textures::registry`]; `emitters/registry.cuh`, from
-//! [`crate::emitters::registry`]; `shapes/registry.cuh`, the shape records' tags, from
-//! [`crate::shapes::registry`]; the integrator, film-placement and sampler tags, from
-//! [`super::features::cuda_sources`]); [`file()`] finds them, and the twins of the shape and
-//! integrator plugins that have one ([`crate::shapes::CUDA_TWINS`],
-//! [`crate::integrators::CUDA_TWINS`]).
+//! [`crate::emitters::registry`]; `shapes/registry.cuh`, the shape records' tags, their
+//! twins' includes and the dispatch over them, from [`crate::shapes::registry`]; the
+//! integrator, film-placement and sampler tags, from [`super::features::cuda_sources`]);
+//! [`file()`] finds them, and the twins of the shape records and of the integrator
+//! plugins that have one ([`crate::shapes::CUDA_TWINS`], [`crate::integrators::CUDA_TWINS`]).
 //!
 //! NVRTC gets no file system access from us: each `#include "x.cuh"` is replaced by
 //! the embedded file (once per module, as `#pragma once`), wrapped in `#line`
