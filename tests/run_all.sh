@@ -19,6 +19,8 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --release -- -D warnings
 echo "== cargo clippy without the cuda feature (the stub backend mirrors the CUDA API)"
 CARGO_TARGET_DIR=target/nocuda cargo clippy -p heliograph --no-default-features -- -D warnings
+echo "== cargo doc (every link in the API docs resolves)"
+RUSTDOCFLAGS="-D warnings" cargo doc -p heliograph --no-deps
 echo "== cargo test (release: the regression renders need optimised code)"
 cargo test --workspace --release
 

@@ -23,7 +23,7 @@
 //!    `` `<name>`: ... ``, a `| parameter | type | default | meaning |` table, an XML
 //!    example; `heliograph plugins <name>` prints it). The file defines the plugin's
 //!    record, a `#[repr(C)]` struct of `u32`/`f32` fields (texture handles are
-//!    [`TexRef`](crate::plugin::TexRef)s) declared with
+//!    [`TexRef`]s) declared with
 //!    [`device_record!`](crate::device_record), and implements [`BsdfPlugin`]: `build`
 //!    reads the properties through a [`BuildContext`] (textures, nested BSDFs, parameter
 //!    declarations — never the scene builder itself), `sample`/`eval`/`pdf` evaluate it
@@ -36,7 +36,7 @@
 //!    compile and on the GPU), and `<name>_sample`, `<name>_eval`, `<name>_pdf` with the
 //!    signatures of [`registry`]'s dispatch (`eval`/`pdf` only when not `DELTA`),
 //!    repeating the Rust float operations in the same order.
-//! 3. **One line** in [`register_plugins!`](crate::plugin::registry::register_plugins) below, `TAG = module::Plugin`,
+//! 3. **One line** in `register_plugins!` below, `TAG = module::Plugin`,
 //!    appended at the end (a line's position is its tag), next to the module's
 //!    `pub mod` line.
 //!

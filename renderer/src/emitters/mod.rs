@@ -37,7 +37,7 @@
 //!    `<name>_sample_position`, `<name>_pdf_hit`, `<name>_eval_hit` when `SURFACE`,
 //!    `<name>_eval_env` when `ENVIRONMENT` — with the signatures of [`registry`]'s
 //!    dispatch, repeating the Rust float operations in the same order.
-//! 3. **One line** in [`register_plugins!`](crate::plugin::registry::register_plugins) below, `TAG = module::Plugin`,
+//! 3. **One line** in `register_plugins!` below, `TAG = module::Plugin`,
 //!    appended at the end (a line's position is its tag), next to the module's
 //!    `pub mod` line.
 //!

@@ -19,7 +19,7 @@
 //!   (normals and texture coordinates stay parallel to the positions, zero-filled where
 //!   a part has none, as in [`crate::shapes::MeshStore`]).
 //!
-//! An instance's [`FlatShape`](super::FlatShape) (kind [`SHAPE_INSTANCE`](super::SHAPE_INSTANCE)) holds its group-to-world map
+//! An instance's [`FlatShape`](super::FlatShape) (kind [`INSTANCE`](crate::shapes::tag::INSTANCE)) holds its group-to-world map
 //! and inverse in `to_world` / `to_local`, the index of its group's header node in
 //! `first_tri` and the group's index in `tri_count` (kernels/geometry.cuh
 //! `intersect_instance`, kernels/scene.cuh `make_instance_hit`).

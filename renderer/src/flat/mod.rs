@@ -24,7 +24,7 @@
 //! * Primitives ([`Prim`]: shape, triangle) are POD: uploaded as-is.
 //! * Shape groups ([`instances`]): each group's tree, primitives and mesh data are
 //!   appended once after the scene's own, in the same arrays; an instance is a shape
-//!   record of kind [`SHAPE_INSTANCE`](crate::shapes::record::SHAPE_INSTANCE) naming its group's tree (two-level traversal).
+//!   record of kind [`INSTANCE`](crate::shapes::tag::INSTANCE) naming its group's tree (two-level traversal).
 //! * Shapes: each shape's [`FlatShape`] ([`crate::shapes::record`]).
 //! * Mesh attributes: `glam::Vec3` is `#[repr(C)]` 12 bytes, but flattened to
 //!   `[f32; 3]` / `[f32; 2]` / `[u32; 3]` so the layout does not depend on glam.

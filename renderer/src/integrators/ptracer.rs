@@ -330,7 +330,7 @@ fn splat(block: &mut Block, table: &FilterTable, pos: Vec2, l: Color, alpha: f32
 }
 
 /// Renders `scene` through `sensor` with the `ptracer` integrator `pt` on the CPU: `spp` × (crop pixels)
-/// light paths in chunks of [`CHUNK`]; chunk `k` goes to film buffer `k mod B` (`B`
+/// light paths in chunks of `CHUNK`; chunk `k` goes to film buffer `k mod B` (`B`
 /// depends on the film size only), whose chunks run in order on one thread, and the
 /// buffers are summed in order: the image depends on the seed, not on the thread count.
 pub fn render(

@@ -1,7 +1,7 @@
 //! What an import of another producer's DLPack tensor accepts, checked before any of
 //! its memory is read: the memory lives where the producer's `__dlpack_device__()`
 //! said ([`check_device`]), and a CUDA tensor has an element type, a number of
-//! dimensions and a layout the device copy reads ([`cuda_array`]). Host tensors are
+//! dimensions and a layout the device copy reads (`cuda_array`). Host tensors are
 //! checked by the strided reader ([`crate::tensor::strided`]).
 
 use std::sync::Arc;

@@ -281,7 +281,7 @@ impl Storage {
         }
     }
 
-    /// Whether these values are some of a film's channels ([`Self::pending_part`]).
+    /// Whether these values are some of a film's channels (`Storage::pending_part`).
     pub fn is_film_part(&self) -> bool {
         self.film.is_some()
     }

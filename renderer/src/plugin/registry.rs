@@ -1,5 +1,5 @@
 //! The registry macro of every plugin category:
-//! [`register_plugins!`](crate::plugin::registry::register_plugins).
+//! `register_plugins!`.
 //!
 //! A category's registry is one list of plugin lines; the macro derives the `pub mod`
 //! of each plugin (the file `<name>.rs` of the category's folder, whose module doc is

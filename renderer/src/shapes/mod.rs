@@ -22,7 +22,7 @@
 //! # Adding a shape plugin
 //!
 //! One file per plugin (the file stem is the scene `type`), listed once in the
-//! plugin list of [`register_plugins!`] at the bottom of this file:
+//! plugin list of `register_plugins!` at the bottom of this file:
 //!
 //! 1. **`src/shapes/<name>.rs`**: the module doc is the plugin's manual (a first
 //!    sentence `` `<name>`: ... ``, a `| parameter | type | default | meaning |` table,

@@ -31,7 +31,7 @@ pub struct FlatShape {
     /// Emitter handle or `NO_EMITTER`.
     pub emitter: u32,
     /// Meshes: first triangle in `FlatScene::tris`. Instances: the header node of
-    /// their group's BVH in `FlatScene::nodes` ([`instances`]).
+    /// their group's BVH in `FlatScene::nodes` (`flat/instances.rs`).
     pub first_tri: u32,
     /// Meshes: triangle count. Instances: their group's index.
     pub tri_count: u32,

@@ -32,7 +32,7 @@
 //!    `<name>_eval`, `<name>_eval_1` (or, for a plugin that `PICKS`, `<name>_pick`,
 //!    `<name>_pick_1`) and with `GRADIENT` `<name>_eval_1_grad`, with the signatures
 //!    of [`registry`]'s dispatch, repeating the Rust float operations in the same order.
-//! 3. **One line** in [`register_plugins!`](crate::plugin::registry::register_plugins) below, `TAG = module::Plugin`,
+//! 3. **One line** in `register_plugins!` below, `TAG = module::Plugin`,
 //!    appended at the end (a line's position is its tag), next to the module's
 //!    `pub mod` line.
 //!

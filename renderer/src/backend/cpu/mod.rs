@@ -8,7 +8,7 @@
 //!
 //! Fork: a process forked from one that rendered inherits the parent's memory but only
 //! the thread that called `fork`. Renders run on a pool of this process's own
-//! ([`on_process_pool`](crate::parallel::on_process_pool): a child builds a new one), and a render the parent started
+//! ([`on_process_pool`]: a child builds a new one), and a render the parent started
 //! before the fork, whose thread the child does not have, is an error in the child
 //! ([`RenderJob::wait`]), never a wait that cannot end.
 

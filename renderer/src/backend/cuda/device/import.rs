@@ -55,7 +55,7 @@ const _: () = assert!(std::mem::size_of::<Strided>() == 136);
 
 impl ForeignArray {
     /// The number of elements, checked: non-negative extents, at most [`MAX_DIMS`]
-    /// dimensions and [`MAX_ELEMENTS`] elements, strides for every dimension.
+    /// dimensions and `MAX_ELEMENTS` elements, strides for every dimension.
     pub fn count(&self) -> Result<u64> {
         check_dtype(self.dtype)?;
         if self.shape.len() > MAX_DIMS {

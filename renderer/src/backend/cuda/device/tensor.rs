@@ -142,7 +142,7 @@ impl DeviceTensor {
     }
 
     /// Returns once the tensor's writes are done: polls its ready event, spinning and
-    /// then napping (see [`super::event`]). Waits for this event only, never the stream
+    /// then napping (see the device's `event` module). Waits for this event only, never the stream
     /// or the device.
     pub fn wait(&self) -> Result<()> {
         guarded("waiting for a tensor", || {
