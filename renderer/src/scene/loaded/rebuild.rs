@@ -1,6 +1,6 @@
 //! The rebuilds that are not replays: every shape's geometry and the BVH (unless the
 //! primitives' bounds are unchanged), meshes moved in place with a refit BVH, and
-//! the sensor, all from one build context of the edited description.
+//! the sensor, all in one build context, a fresh copy of the replays' one.
 
 use std::sync::Arc;
 
@@ -16,19 +16,20 @@ use crate::shapes::{self, Geometry};
 
 impl LoadedScene {
     /// Rebuilds the geometry (or moves the meshes) and the sensor that `plan` changes
-    /// into `setup`, and says so in `changes`; an error names the shape or sensor
-    /// parameters that caused it.
+    /// into `setup`, in a fresh copy of the replays' context `replays` (same
+    /// description and files), and says so in `changes`; an error names the shape or
+    /// sensor parameters that caused it.
     pub(super) fn rebuild(
         &self,
         plan: &Plan,
+        replays: &BuildCtx,
         setup: &mut RenderSetup,
         changes: &mut Changes,
     ) -> Result<()> {
         if !plan.geometry && plan.moved.is_empty() && plan.sensor.is_none() {
             return Ok(());
         }
-        // cannot fail: the replay context was made from the same description
-        let mut ctx = BuildCtx::with_cache(&plan.desc.root, self.cache.clone())?;
+        let mut ctx = replays.fresh();
         if plan.geometry || !plan.moved.is_empty() {
             let refit = (self.rebuild_geometry(plan, &ctx, &mut setup.scene))
                 .map_err(|e| self.refused(plan, |d| self.is(d, Category::Shape), e))?;

@@ -41,7 +41,7 @@ impl LoadedScene {
         let mut setup = RenderSetup::clone(&self.setup);
         let mut changes = Changes::default();
         self.collect_records(&mut ctx, &patched, &mut setup.scene, &mut changes);
-        self.rebuild(&plan, &mut setup, &mut changes)?;
+        self.rebuild(&plan, &ctx, &mut setup, &mut changes)?;
         for (image, data) in &plan.device_images {
             changes.images.retain(|c| c.image != *image);
             changes.images.push(ImageChange {
