@@ -65,21 +65,26 @@ impl LoadedScene {
         place_of(table, name)
     }
 
-    /// The image that parameter `key` of object `r` is written into in place, if its
-    /// plugin says it lives there: a bitmap's data.
-    fn image_in_place(&self, r: usize, key: &str) -> Option<u32> {
-        match self.place(r, key)? {
+    /// The image that a parameter of object `r` is written into in place, if its
+    /// plugin says it lives there (`place`, from [`Self::place`]): a bitmap's data.
+    fn image_in_place(&self, r: usize, place: Option<Place>) -> Option<u32> {
+        match place? {
             Place::Image => self.image_of(r),
             Place::Constant { .. } => None,
         }
     }
 
     /// The constant texture that value `v` of declaration `d` is written into in place,
-    /// with its new colour, if the owner's plugin says the value lives there and the
-    /// colour is one the build accepts (a float beyond `f32` is refused by the build,
-    /// so it is rebuilt to report that).
-    fn constant_in_place(&self, d: &ParamDecl, v: &ParamValue) -> Option<(u32, Color)> {
-        let Place::Constant { .. } = self.place(d.owner, &d.key)? else {
+    /// with its new colour, if the owner's plugin says the value lives there (`place`,
+    /// from [`Self::place`]) and the colour is one the build accepts (a float beyond
+    /// `f32` is refused by the build, so it is rebuilt to report that).
+    fn constant_in_place(
+        &self,
+        d: &ParamDecl,
+        place: Option<Place>,
+        v: &ParamValue,
+    ) -> Option<(u32, Color)> {
+        let Place::Constant { .. } = place? else {
             return None;
         };
         let c = match v {
@@ -97,8 +102,8 @@ impl LoadedScene {
         let Some(d) = self.params.decls().iter().find(|d| d.key == key) else {
             return false;
         };
-        if self.image_in_place(d.owner, key).is_none() || !matches!(d.value, ParamValue::Tensor(_))
-        {
+        let image = self.image_in_place(d.owner, self.place(d.owner, key));
+        if image.is_none() || !matches!(d.value, ParamValue::Tensor(_)) {
             return false;
         }
         let mut readers = BTreeSet::from([d.owner]);
@@ -139,13 +144,14 @@ impl LoadedScene {
                 }) => Some(data.clone()),
                 _ => None,
             };
-            let in_place = self.image_in_place(d.owner, &d.key);
+            let place = self.place(d.owner, &d.key);
+            let in_place = self.image_in_place(d.owner, place);
             match (device, in_place) {
                 // a bitmap's data in device memory: no description or host change, only
                 // its readers that derive values from it are rebuilt (below)
                 (Some(data), Some(image)) => {
-                    plan.device_images.retain(|(im, _)| *im != image);
-                    plan.device_images.push((image, data));
+                    plan.device_images.retain(|(im, ..)| *im != image);
+                    plan.device_images.push((image, *i, data));
                     patched.insert(d.owner);
                     continue;
                 }
@@ -168,7 +174,7 @@ impl LoadedScene {
                 continue;
             }
             // a constant texture's colour: its record is rewritten in place
-            if let Some((t, c)) = self.constant_in_place(d, v) {
+            if let Some((t, c)) = self.constant_in_place(d, place, v) {
                 plan.constants.retain(|(u, _)| *u != t);
                 plan.constants.push((t, c));
                 patched.insert(d.owner);
@@ -212,38 +218,16 @@ impl LoadedScene {
         // values need the data on the host
         let needs_host = !hooks.is_empty() || replay.iter().any(|&r| self.reads_means(r));
         if needs_host {
-            for (image, data) in std::mem::take(&mut plan.device_images) {
-                let owner = (0..self.log.objects.len()).find(|&r| {
-                    self.log.objects[r].kind == "bitmap" && self.image_of(r) == Some(image)
-                });
-                let Some(owner) = owner else { continue };
-                let (i, d) = self
-                    .params
-                    .decls()
-                    .iter()
-                    .enumerate()
-                    .find(|(_, d)| d.owner == owner && matches!(d.value, ParamValue::Tensor(_)))
-                    .ok_or_else(|| {
-                        Error::Render("internal error: an image without its parameter".into())
-                    })?;
-                let shape = match &d.value {
-                    ParamValue::Tensor(t) => t.shape,
-                    _ => unreachable!("matched above"),
-                };
+            for (image, i, data) in std::mem::take(&mut plan.device_images) {
+                let d = &self.params.decls()[i];
                 let t = TensorValue {
-                    shape,
+                    shape: v_shape(&d.value),
                     data: TensorData::Device(data),
                 };
                 let px = host_tensor(&t)?;
                 let host = ParamValue::Tensor(TensorValue::host(px.clone()));
-                let rec = &self.log.objects[owner];
-                write_desc(
-                    &mut root,
-                    &rec.path,
-                    &self.params.decls()[i].target,
-                    &host,
-                    &d.key,
-                )?;
+                let rec = &self.log.objects[d.owner];
+                write_desc(&mut root, &rec.path, &d.target, &host, &d.key)?;
                 plan.patch_image(rec.order, image, px);
             }
         }
@@ -321,7 +305,9 @@ pub(super) struct Plan<'a> {
     /// Objects whose `parameters_changed` hook runs after the writes and replays, in
     /// build order.
     pub(super) hooks: Vec<usize>,
-    pub(super) device_images: Vec<(u32, Arc<dyn crate::desc::params::DeviceValues>)>,
+    /// Images whose new values stay in device memory (image, staged declaration,
+    /// values); empty when a reader needs them on the host.
+    pub(super) device_images: Vec<(u32, usize, Arc<dyn crate::desc::params::DeviceValues>)>,
     /// Images written in place with their host values, in their owners' build order.
     pub(super) images: Vec<ImagePatch>,
     pub(super) geometry: bool,

@@ -42,7 +42,7 @@ impl LoadedScene {
         let mut changes = Changes::default();
         self.collect_records(&mut ctx, &patched, &mut setup.scene, &mut changes);
         self.rebuild(&plan, &ctx, &mut setup, &mut changes)?;
-        for (image, data) in &plan.device_images {
+        for (image, _, data) in &plan.device_images {
             changes.images.retain(|c| c.image != *image);
             changes.images.push(ImageChange {
                 image: *image,
