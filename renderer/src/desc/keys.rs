@@ -13,6 +13,7 @@
 //! finds the object again in an edited copy of the description.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::props::Value;
 use super::ObjectDesc;
@@ -85,7 +86,7 @@ fn addr(obj: &ObjectDesc) -> usize {
 }
 
 /// The object at `path` below `root`, if the description still has it.
-pub fn find<'a>(root: &'a ObjectDesc, path: &[String]) -> Option<&'a ObjectDesc> {
+pub fn find<'a>(root: &'a Arc<ObjectDesc>, path: &[String]) -> Option<&'a Arc<ObjectDesc>> {
     let mut node = root;
     for name in path {
         node = match &node.props.get(name)?.value {

@@ -124,6 +124,18 @@ impl BuildCtx {
         Ok(ctx)
     }
 
+    /// A context over the same description and files as this one (its ids and object
+    /// names, found when it was made), with nothing built: for the builds of an update
+    /// that are not replays.
+    pub(crate) fn fresh(&self) -> BuildCtx {
+        BuildCtx {
+            ids: self.ids.clone(),
+            keys: self.keys.clone(),
+            cache: self.cache.clone(),
+            ..BuildCtx::default()
+        }
+    }
+
     /// The slots replays have overwritten so far.
     pub(crate) fn written(&self) -> &[Alloc] {
         &self.written

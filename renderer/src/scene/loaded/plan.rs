@@ -2,16 +2,18 @@
 //! written in place with the objects whose hooks recompute what derives from them,
 //! the objects to replay with their readers in build order, the images that stay in
 //! device memory, whether the geometry, a mesh's positions or the sensor change) and
-//! which device values can stay on the device.
+//! which device values can stay on the device. The plan finds each object that the
+//! later steps rebuild in the edited description once, so they search nothing.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::write::write_desc;
-use super::{host_tensor, push_unique, LoadedScene};
+use super::{host_tensor, LoadedScene};
+use crate::desc::keys;
 use crate::desc::params::{ParamDecl, ParamValue, TensorData, TensorValue};
 use crate::desc::props::PixelArray;
-use crate::desc::{Category, SceneDesc};
+use crate::desc::{Category, ObjectDesc, SceneDesc};
 use crate::error::{Error, Result};
 use crate::math::Color;
 use crate::plugin::patch::{place_of, Place};
@@ -63,21 +65,26 @@ impl LoadedScene {
         place_of(table, name)
     }
 
-    /// The image that parameter `key` of object `r` is written into in place, if its
-    /// plugin says it lives there: a bitmap's data.
-    fn image_in_place(&self, r: usize, key: &str) -> Option<u32> {
-        match self.place(r, key)? {
+    /// The image that a parameter of object `r` is written into in place, if its
+    /// plugin says it lives there (`place`, from [`Self::place`]): a bitmap's data.
+    fn image_in_place(&self, r: usize, place: Option<Place>) -> Option<u32> {
+        match place? {
             Place::Image => self.image_of(r),
             Place::Constant { .. } => None,
         }
     }
 
     /// The constant texture that value `v` of declaration `d` is written into in place,
-    /// with its new colour, if the owner's plugin says the value lives there and the
-    /// colour is one the build accepts (a float beyond `f32` is refused by the build,
-    /// so it is rebuilt to report that).
-    fn constant_in_place(&self, d: &ParamDecl, v: &ParamValue) -> Option<(u32, Color)> {
-        let Place::Constant { .. } = self.place(d.owner, &d.key)? else {
+    /// with its new colour, if the owner's plugin says the value lives there (`place`,
+    /// from [`Self::place`]) and the colour is one the build accepts (a float beyond
+    /// `f32` is refused by the build, so it is rebuilt to report that).
+    fn constant_in_place(
+        &self,
+        d: &ParamDecl,
+        place: Option<Place>,
+        v: &ParamValue,
+    ) -> Option<(u32, Color)> {
+        let Place::Constant { .. } = place? else {
             return None;
         };
         let c = match v {
@@ -95,8 +102,8 @@ impl LoadedScene {
         let Some(d) = self.params.decls().iter().find(|d| d.key == key) else {
             return false;
         };
-        if self.image_in_place(d.owner, key).is_none() || !matches!(d.value, ParamValue::Tensor(_))
-        {
+        let image = self.image_in_place(d.owner, self.place(d.owner, key));
+        if image.is_none() || !matches!(d.value, ParamValue::Tensor(_)) {
             return false;
         }
         let mut readers = BTreeSet::from([d.owner]);
@@ -107,12 +114,15 @@ impl LoadedScene {
     /// What `staged` needs: the edited description, the values written in place and
     /// the hooks they call for, the objects to replay (owners and their dependents, in
     /// build order), device images, geometry and sensor flags.
-    pub(super) fn plan(&self, staged: &[(usize, ParamValue)]) -> Result<Plan> {
+    pub(super) fn plan<'a>(&self, staged: &'a [(usize, ParamValue)]) -> Result<Plan<'a>> {
         let mut root = self.desc.root.clone();
         let mut owners = BTreeSet::new();
         // objects whose parameters are written in place, not rebuilt
         let mut patched = BTreeSet::new();
+        let mut moved = Vec::new();
+        let mut sensor = false;
         let mut plan = Plan {
+            staged,
             desc: self.desc.clone(),
             replay: Vec::new(),
             constants: Vec::new(),
@@ -120,8 +130,9 @@ impl LoadedScene {
             device_images: Vec::new(),
             images: Vec::new(),
             geometry: false,
+            shapes: Vec::new(),
             moved: Vec::new(),
-            sensor: false,
+            sensor: None,
         };
         for (i, v) in staged {
             let d = &self.params.decls()[*i];
@@ -133,13 +144,14 @@ impl LoadedScene {
                 }) => Some(data.clone()),
                 _ => None,
             };
-            let in_place = self.image_in_place(d.owner, &d.key);
+            let place = self.place(d.owner, &d.key);
+            let in_place = self.image_in_place(d.owner, place);
             match (device, in_place) {
                 // a bitmap's data in device memory: no description or host change, only
                 // its readers that derive values from it are rebuilt (below)
                 (Some(data), Some(image)) => {
-                    plan.device_images.retain(|(im, _)| *im != image);
-                    plan.device_images.push((image, data));
+                    plan.device_images.retain(|(im, ..)| *im != image);
+                    plan.device_images.push((image, *i, data));
                     patched.insert(d.owner);
                     continue;
                 }
@@ -162,7 +174,7 @@ impl LoadedScene {
                 continue;
             }
             // a constant texture's colour: its record is rewritten in place
-            if let Some((t, c)) = self.constant_in_place(d, v) {
+            if let Some((t, c)) = self.constant_in_place(d, place, v) {
                 plan.constants.retain(|(u, _)| *u != t);
                 plan.constants.push((t, c));
                 patched.insert(d.owner);
@@ -171,10 +183,12 @@ impl LoadedScene {
             match rec.category {
                 // vertex positions (the only array parameters of a shape)
                 Category::Shape if matches!(d.value, ParamValue::Array(_)) => {
-                    push_unique(&mut plan.moved, rec.handle)
+                    if !moved.contains(&d.owner) {
+                        moved.push(d.owner)
+                    }
                 }
                 Category::Shape => plan.geometry = true,
-                Category::Sensor => plan.sensor = true,
+                Category::Sensor => sensor = true,
                 _ => {
                     owners.insert(d.owner);
                 }
@@ -204,38 +218,16 @@ impl LoadedScene {
         // values need the data on the host
         let needs_host = !hooks.is_empty() || replay.iter().any(|&r| self.reads_means(r));
         if needs_host {
-            for (image, data) in std::mem::take(&mut plan.device_images) {
-                let owner = (0..self.log.objects.len()).find(|&r| {
-                    self.log.objects[r].kind == "bitmap" && self.image_of(r) == Some(image)
-                });
-                let Some(owner) = owner else { continue };
-                let (i, d) = self
-                    .params
-                    .decls()
-                    .iter()
-                    .enumerate()
-                    .find(|(_, d)| d.owner == owner && matches!(d.value, ParamValue::Tensor(_)))
-                    .ok_or_else(|| {
-                        Error::Render("internal error: an image without its parameter".into())
-                    })?;
-                let shape = match &d.value {
-                    ParamValue::Tensor(t) => t.shape,
-                    _ => unreachable!("matched above"),
-                };
+            for (image, i, data) in std::mem::take(&mut plan.device_images) {
+                let d = &self.params.decls()[i];
                 let t = TensorValue {
-                    shape,
+                    shape: v_shape(&d.value),
                     data: TensorData::Device(data),
                 };
                 let px = host_tensor(&t)?;
                 let host = ParamValue::Tensor(TensorValue::host(px.clone()));
-                let rec = &self.log.objects[owner];
-                write_desc(
-                    &mut root,
-                    &rec.path,
-                    &self.params.decls()[i].target,
-                    &host,
-                    &d.key,
-                )?;
+                let rec = &self.log.objects[d.owner];
+                write_desc(&mut root, &rec.path, &d.target, &host, &d.key)?;
                 plan.patch_image(rec.order, image, px);
             }
         }
@@ -243,31 +235,93 @@ impl LoadedScene {
             root,
             search_paths: self.desc.search_paths.clone(),
         };
-        plan.replay = replay;
         plan.hooks = hooks;
+        self.find_nodes(&mut plan, replay, &moved, sensor)?;
         Ok(plan)
+    }
+
+    /// Finds in `plan`'s edited description the objects that the update rebuilds: the
+    /// objects `replay`, every shape when the geometry changes or meshes (the shapes
+    /// `moved`) move, since a mesh that no longer fits in place rebuilds it, and the
+    /// sensor if `sensor`. Runs after every write, so the nodes are the final ones.
+    fn find_nodes(
+        &self,
+        plan: &mut Plan,
+        replay: Vec<usize>,
+        moved: &[usize],
+        sensor: bool,
+    ) -> Result<()> {
+        let root = plan.desc.root.clone();
+        let node = |r: usize| keys::find(&root, &self.log.objects[r].path).cloned();
+        for r in replay {
+            let obj = node(r).ok_or_else(|| {
+                Error::Render(format!(
+                    "internal error: object \"{}\" is missing from the edited description",
+                    self.log.objects[r].key
+                ))
+            })?;
+            plan.replay.push((r, obj));
+        }
+        let objects = &self.log.objects;
+        if plan.geometry || !moved.is_empty() {
+            for r in (0..objects.len()).filter(|&r| objects[r].category == Category::Shape) {
+                let Some(obj) = node(r) else {
+                    let key = &objects[r].key;
+                    let e = Error::Render(format!("internal error: shape \"{key}\" is missing"));
+                    return Err(self.refused(plan, |d| self.is(d, Category::Shape), e));
+                };
+                plan.shapes.push((r, obj));
+            }
+            for &r in moved {
+                let found = plan.shapes.iter().find(|(s, _)| *s == r);
+                (plan.moved).extend(found.map(|(_, obj)| (objects[r].handle, obj.clone())));
+            }
+        }
+        if sensor {
+            let obj = (0..objects.len())
+                .find(|&r| objects[r].category == Category::Sensor)
+                .ok_or_else(|| Error::Render("internal error: no sensor in the log".into()))
+                .and_then(|r| {
+                    node(r).ok_or_else(|| {
+                        Error::Render("internal error: the sensor is missing".into())
+                    })
+                })
+                .map_err(|e| self.refused(plan, |d| self.is(d, Category::Sensor), e))?;
+            plan.sensor = Some(obj);
+        }
+        Ok(())
     }
 }
 
-pub(super) struct Plan {
+/// What an update does, with the objects it rebuilds found in its edited description.
+pub(super) struct Plan<'a> {
+    /// The staged values (declaration index, checked value).
+    pub(super) staged: &'a [(usize, ParamValue)],
     pub(super) desc: SceneDesc,
-    /// Objects rebuilt by replaying their builds, in build order.
-    pub(super) replay: Vec<usize>,
+    /// Objects rebuilt by replaying their builds, in build order, with their nodes.
+    pub(super) replay: Vec<(usize, Arc<ObjectDesc>)>,
     /// Constant textures written in place (record, new colour).
     pub(super) constants: Vec<(u32, Color)>,
     /// Objects whose `parameters_changed` hook runs after the writes and replays, in
     /// build order.
     pub(super) hooks: Vec<usize>,
-    pub(super) device_images: Vec<(u32, Arc<dyn crate::desc::params::DeviceValues>)>,
+    /// Images whose new values stay in device memory (image, staged declaration,
+    /// values); empty when a reader needs them on the host.
+    pub(super) device_images: Vec<(u32, usize, Arc<dyn crate::desc::params::DeviceValues>)>,
     /// Images written in place with their host values, in their owners' build order.
     pub(super) images: Vec<ImagePatch>,
     pub(super) geometry: bool,
-    /// Meshes whose vertex positions were written (shape handles).
-    pub(super) moved: Vec<u32>,
-    pub(super) sensor: bool,
+    /// Every shape's log record with its node, when the geometry changes or meshes
+    /// move; empty otherwise.
+    pub(super) shapes: Vec<(usize, Arc<ObjectDesc>)>,
+    /// Meshes whose vertex positions were written, in the order they were staged
+    /// (shape handle, node).
+    pub(super) moved: Vec<(u32, Arc<ObjectDesc>)>,
+    /// The sensor's node, when a sensor parameter changes.
+    pub(super) sensor: Option<Arc<ObjectDesc>>,
 }
 
-impl Plan {
+impl Plan<'_> {
     /// Writes `px` in place as image `image`, whose owner finished its build at
     /// `order` (the images keep their owners' build order, as rebuilds wrote them).
     fn patch_image(&mut self, order: usize, image: u32, px: Arc<PixelArray>) {

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
+use super::plan::Plan;
 use super::{Changes, ImageChange, LoadedScene};
-use crate::desc::keys;
 use crate::desc::params::{ParamDecl, ParamTable, ParamValue, TensorData};
 use crate::desc::Category;
 use crate::error::{Error, Loc, Result};
@@ -32,40 +32,17 @@ impl LoadedScene {
         let mut ctx = BuildCtx::for_replay(&plan.desc.root, self.cache.clone(), &self.setup.scene)?;
         // values written in place, before the objects that read them are rebuilt
         let mut patched = Self::write_in_place(&plan, &mut ctx);
-        for &r in &plan.replay {
-            let rec = &self.log.objects[r];
-            let obj = keys::find(&plan.desc.root, &rec.path).ok_or_else(|| {
-                Error::Render(format!(
-                    "internal error: object \"{}\" is missing from the edited description",
-                    rec.key
-                ))
-            })?;
-            ctx.replay(&self.log, r, obj)
-                .map_err(|e| self.refused(staged, |d| d.owner == r, e))?;
+        for (r, obj) in &plan.replay {
+            ctx.replay(&self.log, *r, obj)
+                .map_err(|e| self.refused(&plan, |d| d.owner == *r, e))?;
         }
         patched.extend(self.parameters_changed(&plan, &mut ctx));
         // device-only images: the host slot keeps its old (stale) values
         let mut setup = RenderSetup::clone(&self.setup);
         let mut changes = Changes::default();
         self.collect_records(&mut ctx, &patched, &mut setup.scene, &mut changes);
-        if plan.geometry {
-            self.rebuild_geometry(&plan.desc.root, &mut setup.scene)
-                .map_err(|e| self.refused(staged, |d| self.is(d, Category::Shape), e))?;
-            changes.geometry = true;
-        } else if !plan.moved.is_empty() {
-            let refit = self
-                .move_meshes(&plan.desc.root, &mut setup.scene, &plan.moved)
-                .map_err(|e| self.refused(staged, |d| self.is(d, Category::Shape), e))?;
-            changes.refit = refit;
-            changes.geometry = !refit;
-        }
-        if plan.sensor {
-            setup.sensor = self
-                .rebuild_sensor(&plan.desc.root)
-                .map_err(|e| self.refused(staged, |d| self.is(d, Category::Sensor), e))?;
-            changes.sensor = true;
-        }
-        for (image, data) in &plan.device_images {
+        self.rebuild(&plan, &ctx, &mut setup, &mut changes)?;
+        for (image, _, data) in &plan.device_images {
             changes.images.retain(|c| c.image != *image);
             changes.images.push(ImageChange {
                 image: *image,
@@ -94,14 +71,11 @@ impl LoadedScene {
         Ok(changes)
     }
 
-    /// `e`, from rebuilding what the staged declarations `by` selects, as an error of
-    /// those parameters (of every staged one when `by` selects none).
-    fn refused(
-        &self,
-        staged: &[(usize, ParamValue)],
-        by: impl Fn(&ParamDecl) -> bool,
-        e: Error,
-    ) -> Error {
+    /// `e`, from rebuilding what the staged declarations of `plan` that `by` selects
+    /// change, as an error of those parameters (of every staged one when `by` selects
+    /// none).
+    pub(super) fn refused(&self, plan: &Plan, by: impl Fn(&ParamDecl) -> bool, e: Error) -> Error {
+        let staged = plan.staged;
         let keys: Vec<&str> = staged
             .iter()
             .map(|(i, _)| &self.params.decls()[*i])
@@ -112,7 +86,7 @@ impl LoadedScene {
     }
 
     /// Whether declaration `d` belongs to an object of category `c`.
-    fn is(&self, d: &ParamDecl, c: Category) -> bool {
+    pub(super) fn is(&self, d: &ParamDecl, c: Category) -> bool {
         self.log.objects[d.owner].category == c
     }
 
