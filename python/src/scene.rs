@@ -121,7 +121,7 @@ impl PyScene {
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
-        self.with_state(py, |st| st.summary()).to_string()
+        self.with_state(py, |st| st.headline())
     }
 }
 

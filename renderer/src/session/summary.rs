@@ -1,7 +1,5 @@
-//! What a built scene holds, in a few figures ([`Summary`]): the Python package's
-//! scene methods report them and `Scene`'s repr prints them.
-
-use std::fmt;
+//! What a built scene holds, in a few figures ([`Summary`]), which the Python package's
+//! scene methods report, and the one line `Scene`'s repr prints ([`Session::headline`]).
 
 use crate::scene::RenderSetup;
 use crate::session::Session;
@@ -57,24 +55,23 @@ impl Summary {
     }
 }
 
-/// `Scene(shapes=.., emitters=.., bsdfs=.., film=WxH)`.
-impl fmt::Display for Summary {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "Scene(shapes={}, emitters={}, bsdfs={}, film={}x{})",
-            self.shapes,
-            self.emitters.len(),
-            self.bsdfs,
-            self.film_size.0,
-            self.film_size.1
-        )
-    }
-}
-
 impl Session {
     /// The built scene in figures.
     pub fn summary(&self) -> Summary {
         Summary::of(self.loaded.setup())
+    }
+
+    /// `Scene(shapes=.., emitters=.., bsdfs=.., film=WxH)`: the counts only, so that a
+    /// repr costs nothing on a scene of many emitters (no record is formatted).
+    pub fn headline(&self) -> String {
+        let s = self.loaded.setup();
+        format!(
+            "Scene(shapes={}, emitters={}, bsdfs={}, film={}x{})",
+            s.scene.geom.shape_count(),
+            s.scene.emitters.len(),
+            s.scene.bsdfs.len(),
+            s.sensor.film.width,
+            s.sensor.film.height
+        )
     }
 }
