@@ -3,7 +3,8 @@
 A bitmap keeps its values as stored: an 8-bit file stays 8-bit sRGB-encoded
 (``component_format() == Struct.Type.UInt8``, ``srgb_gamma() == True``) until
 ``convert`` changes that; a float array is float32 and linear. Used as a texture in a
-dict scene, its values are decoded to linear first, as Mitsuba does.
+dict scene, its values are decoded to linear first, as Mitsuba does. The core makes
+every conversion (sRGB, channel layouts, resampling); this class keeps the values.
 """
 
 from __future__ import annotations
@@ -59,16 +60,6 @@ _NAMES = {
     _PixelFormat.RGBA: ["R", "G", "B", "A"],
 }
 _BY_COUNT = {1: _PixelFormat.Y, 2: _PixelFormat.YA, 3: _PixelFormat.RGB, 4: _PixelFormat.RGBA}
-_LUMINANCE = np.array([0.212671, 0.715160, 0.072169])
-
-
-def _srgb_to_linear(x: np.ndarray) -> np.ndarray:
-    return np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4)
-
-
-def _linear_to_srgb(x: np.ndarray) -> np.ndarray:
-    x = np.maximum(x, 0.0)
-    return np.where(x <= 0.0031308, x * 12.92, 1.055 * x ** (1.0 / 2.4) - 0.055)
 
 
 def _type_of(dtype: np.dtype) -> Struct.Type:
@@ -184,15 +175,20 @@ class Bitmap:
         return tuple(self._data.shape)
 
     # --- conversions
-    def _linear(self) -> np.ndarray:
-        """float64 linear values (alpha and non-colour channels are never sRGB)."""
-        a = self._data.astype(np.float64)
+    def _floats(self) -> np.ndarray:
+        """The stored values as float32, integer codes scaled to 0..1."""
         if self._data.dtype.kind == "u":
-            a /= np.iinfo(self._data.dtype).max
-        if self._srgb:
-            colour = [i for i, n in enumerate(self._names) if n != "A"]
-            a[..., colour] = _srgb_to_linear(a[..., colour])
-        return a
+            return (self._data / np.iinfo(self._data.dtype).max).astype(np.float32)
+        return self._data.astype(np.float32)
+
+    def _converted(self, fmt: _PixelFormat, srgb: bool) -> Tuple[np.ndarray, List[str]]:
+        """float32 values in layout ``fmt``, sRGB-encoded when ``srgb``, and their names."""
+        t, names = _native._bitmap_convert(self._floats(), self._names, self._format.name, self._srgb, fmt.name, srgb)
+        return np.array(t.numpy()), names
+
+    def _linear(self) -> np.ndarray:
+        """float32 linear values (alpha and non-colour channels are never sRGB)."""
+        return self._converted(self._format, False)[0]
 
     def convert(
         self,
@@ -211,11 +207,8 @@ class Bitmap:
         fmt = self._format if pixel_format is None else pixel_format
         ctype = self.component_format() if component_format is None else component_format
         srgb = self._srgb if srgb_gamma is None else bool(srgb_gamma)
-        a = self._channels(self._linear(), fmt)
-        names = _NAMES.get(fmt, self._names)
-        if srgb:
-            colour = [i for i, n in enumerate(names) if n != "A"]
-            a[..., colour] = _linear_to_srgb(a[..., colour])
+        values, names = self._converted(fmt, srgb)
+        a = values.astype(np.float64)
         dtype = np.dtype(_DTYPE[ctype])
         if dtype.kind == "u":
             top = np.iinfo(dtype.type).max  # type: ignore[type-var]
@@ -224,23 +217,6 @@ class Bitmap:
         out._metadata = dict(self._metadata)
         out._set(a.astype(dtype), names, srgb, fmt)
         return out
-
-    def _channels(self, a: np.ndarray, fmt: _PixelFormat) -> np.ndarray:
-        src = self._format
-        if fmt == src or fmt == _PixelFormat.MultiChannel:
-            return a
-        if src == _PixelFormat.MultiChannel:
-            raise ValueError(f"Bitmap.convert: cannot convert a multi-channel bitmap to {fmt.name}; use split()")
-        if _PixelFormat.XYZ in (src, fmt):
-            raise ValueError(f"Bitmap.convert: cannot convert {src.name} to {fmt.name} (XYZ bitmaps hold vectors)")
-        h, w = a.shape[:2]
-        alpha = a[..., -1:] if src in (_PixelFormat.YA, _PixelFormat.RGBA) else np.ones((h, w, 1))
-        colour = a[..., : 3 if src in (_PixelFormat.RGB, _PixelFormat.RGBA) else 1]
-        if fmt in (_PixelFormat.Y, _PixelFormat.YA):
-            colour = colour @ _LUMINANCE[:, None] if colour.shape[2] == 3 else colour
-        elif colour.shape[2] == 1:
-            colour = np.repeat(colour, 3, axis=2)
-        return np.concatenate([colour, alpha], axis=2) if fmt in (_PixelFormat.YA, _PixelFormat.RGBA) else colour
 
     def split(self) -> List[Tuple[str, Bitmap]]:
         """The channels grouped by the prefix of their names (``'image.R'`` goes to
@@ -266,10 +242,13 @@ class Bitmap:
         w, h = (int(x) for x in res)
         if w < 1 or h < 1:
             raise ValueError(f"Bitmap.resample: 'res' must be 2 positive sizes, got {list(res)!r}")
-        kind = rfilter._dict["type"] if rfilter is not None else "box"
-        a = self._data.astype(np.float64)
-        a = _resample_axis(a, h, 0, kind)
-        a = _resample_axis(a, w, 1, kind)
+        spec = getattr(rfilter, "_dict", None)
+        if rfilter is not None and not isinstance(spec, dict):
+            raise TypeError(
+                "Bitmap.resample: 'rfilter' must be a filter made by "
+                f"load_dict({{'type': 'box' | 'tent' | 'gaussian', ...}}), got {type(rfilter).__name__}"
+            )
+        a = np.array(_native._bitmap_resample(self._data.astype(np.float32), [w, h], spec).numpy())
         if self._data.dtype.kind == "u":
             top = np.iinfo(self._data.dtype).max
             a = np.clip(np.rint(a), 0, top)
@@ -281,7 +260,7 @@ class Bitmap:
     # --- use and output
     @property
     def __heliograph_pixels__(self) -> Any:
-        return _native._pixels(self._linear().astype(np.float32))
+        return _native._pixels(self._linear())
 
     def write(self, path: Union[str, os.PathLike[str]], write_async: bool = False) -> None:
         """Writes the image: ``.exr`` linear float, ``.png``/``.jpg`` sRGB 8-bit."""
@@ -289,14 +268,14 @@ class Bitmap:
         path = os.fspath(path)
         c = self.channel_count()
         if path.lower().endswith(".exr"):
-            _native._write_exr_channels(path, self._linear().astype(np.float32), self._names)
+            _native._write_exr_channels(path, self._linear(), self._names)
             return
         if self._format == _PixelFormat.MultiChannel or c not in (1, 2, 3, 4):
             raise ValueError(
                 f"Bitmap.write: a bitmap of {c} channels ({', '.join(self._names)}) can only be written as .exr; "
                 "split() it first for PNG or JPEG"
             )
-        _native._write_image(path, self._linear().astype(np.float32))
+        _native._write_image(path, self._linear())
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         return np.array(self._data, dtype=dtype)
@@ -349,29 +328,3 @@ def _mem(n: int) -> str:
     while x >= 1024 and i < len(units) - 1:
         x, i = x / 1024, i + 1
     return f"{x:.3g} {units[i]}" if i else f"{n} B"
-
-
-def _filter_weight(kind: str, x: np.ndarray) -> np.ndarray:
-    if kind == "box":
-        return (np.abs(x) <= 0.5).astype(np.float64)
-    if kind == "tent":
-        return np.maximum(0.0, 1.0 - np.abs(x))
-    if kind == "gaussian":
-        return np.where(np.abs(x) <= 2.0, np.exp(-2.0 * x * x), 0.0)
-    raise ValueError(f"Bitmap.resample: unsupported filter '{kind}' (box, tent, gaussian)")
-
-
-def _resample_axis(a: np.ndarray, n: int, axis: int, kind: str) -> np.ndarray:
-    """Resamples ``a`` to ``n`` samples along ``axis`` (the filter widened by the
-    downscaling factor, so that every source pixel contributes)."""
-    m = a.shape[axis]
-    scale = max(m / n, 1.0)
-    centres = (np.arange(n) + 0.5) * (m / n)
-    src = np.arange(m) + 0.5
-    w = _filter_weight(kind, (src[None, :] - centres[:, None]) / scale)
-    sums = w.sum(axis=1, keepdims=True)
-    nearest = np.clip((centres - 0.5).round().astype(int), 0, m - 1)
-    empty = sums[:, 0] == 0
-    w[empty, nearest[empty]] = 1.0
-    w /= w.sum(axis=1, keepdims=True)
-    return np.moveaxis(np.tensordot(w, np.moveaxis(a, axis, 0), axes=1), 0, axis)

@@ -1,7 +1,7 @@
 """Type stubs for the compiled module ``heliograph._native``."""
 
 import os
-from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from typing_extensions import final
@@ -17,6 +17,8 @@ __all__ = [
     "TensorXf",
     "VariantError",
     "__version__",
+    "_bitmap_convert",
+    "_bitmap_resample",
     "_cli_main",
     "_cuda_fence_count",
     "_cuda_getitem",
@@ -39,6 +41,13 @@ __all__ = [
     "_render",
     "_render_backward",
     "_set_nvrtc_search_paths",
+    "_transform_apply",
+    "_transform_compose",
+    "_transform_inverse",
+    "_transform_look_at",
+    "_transform_rotate",
+    "_transform_scale",
+    "_transform_translate",
     "_write_image",
     "_xla_calls",
     "_xla_handlers",
@@ -207,6 +216,21 @@ def _cuda_getitem(t: TensorXf, index: Any) -> Any: ...
 def _cuda_setitem(t: TensorXf, index: Any, value: Any) -> TensorXf: ...
 def _index_view(shape: Sequence[int], index: Any) -> Tuple[int, List[int], List[int]]: ...
 def _write_image(path: Union[str, os.PathLike[str]], image: Any) -> None: ...
+def _bitmap_convert(
+    data: Any, names: List[str], layout: str, srgb: bool, to: str, to_srgb: bool
+) -> Tuple[TensorXf, List[str]]: ...
+def _bitmap_resample(data: Any, res: Sequence[int], rfilter: Optional[Dict[str, Any]] = None) -> TensorXf: ...
+
+_Rows = List[List[float]]
+_Vec = Sequence[float]
+
+def _transform_translate(v: _Vec) -> _Rows: ...
+def _transform_scale(v: _Vec) -> Optional[_Rows]: ...
+def _transform_rotate(axis: _Vec, angle: float) -> Optional[_Rows]: ...
+def _transform_look_at(origin: _Vec, target: _Vec, up: _Vec) -> Optional[_Rows]: ...
+def _transform_compose(a: _Rows, b: _Rows) -> _Rows: ...
+def _transform_inverse(a: _Rows) -> Optional[_Rows]: ...
+def _transform_apply(a: _Rows, kind: str, points: List[List[float]]) -> Optional[List[List[float]]]: ...
 def _live_exports() -> int: ...
 def _cuda_live_buffers() -> Tuple[int, int]: ...
 def _cuda_held_bytes() -> Tuple[int, int]: ...

@@ -2,16 +2,18 @@
 
 Both call styles work: the instance form ``T().translate(v).rotate(axis, angle)``
 (each call multiplies on the right, so the last one acts first) and the older
-static form ``T.look_at(origin=..., target=..., up=...)``.
+static form ``T.look_at(origin=..., target=..., up=...)``. The matrices are kept in
+double precision; the core's transforms build, compose, invert and apply them.
 """
 
 from __future__ import annotations
 
 import inspect
-import math
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
+
+from . import _native
 
 
 def _vec3(v: Any, name: str) -> np.ndarray:
@@ -40,7 +42,7 @@ class _dual:
             m = fn(*args, **kwargs)
             if obj is None:
                 return owner(m)
-            return owner(obj.matrix @ m)
+            return owner(_native._transform_compose(obj.matrix.tolist(), m.tolist()))
 
         bound.__doc__ = fn.__doc__
         bound.__name__ = self.name
@@ -48,54 +50,41 @@ class _dual:
         return bound
 
 
+def _matrix(rows: Optional[list], refused: str) -> np.ndarray:
+    """The core's matrix, or ``refused`` as a ``ValueError`` when it gave none."""
+    if rows is None:
+        raise ValueError(refused)
+    return np.array(rows, dtype=np.float64)
+
+
 def _translate(v: Sequence[float]) -> np.ndarray:
     """Translation by ``v``."""
-    m = np.eye(4)
-    m[:3, 3] = _vec3(v, "v")
-    return m
+    return _matrix(_native._transform_translate(_vec3(v, "v").tolist()), "")
 
 
 def _scale(v: Any) -> np.ndarray:
     """Scale by ``v`` (3 factors or one)."""
-    s = _vec3(v, "v")
-    if np.any(s == 0):
-        raise ValueError("ScalarTransform4f.scale: a scale factor is zero (singular transform)")
-    return np.diag([s[0], s[1], s[2], 1.0])
+    rows = _native._transform_scale(_vec3(v, "v").tolist())
+    return _matrix(rows, "ScalarTransform4f.scale: a scale factor is zero (singular transform)")
 
 
 def _rotate(axis: Sequence[float], angle: float) -> np.ndarray:
     """Right-handed rotation by ``angle`` degrees about ``axis``."""
-    a = _vec3(axis, "axis")
-    n = np.linalg.norm(a)
-    if n == 0 or not math.isfinite(angle):
-        raise ValueError("ScalarTransform4f.rotate: the axis must be non-zero and the angle finite")
-    x, y, z = a / n
-    t = math.radians(angle)
-    c, s = math.cos(t), math.sin(t)
-    m = np.eye(4)
-    m[:3, :3] = [
-        [c + x * x * (1 - c), x * y * (1 - c) - z * s, x * z * (1 - c) + y * s],
-        [y * x * (1 - c) + z * s, c + y * y * (1 - c), y * z * (1 - c) - x * s],
-        [z * x * (1 - c) - y * s, z * y * (1 - c) + x * s, c + z * z * (1 - c)],
-    ]
-    return m
+    rows = _native._transform_rotate(_vec3(axis, "axis").tolist(), float(angle))
+    return _matrix(rows, "ScalarTransform4f.rotate: the axis must be non-zero and the angle finite")
 
 
 def _look_at(origin: Sequence[float], target: Sequence[float], up: Sequence[float]) -> np.ndarray:
     """Camera-to-world: looks from ``origin`` at ``target``; +z forward, +x left (Mitsuba)."""
     o, t, u = _vec3(origin, "origin"), _vec3(target, "target"), _vec3(up, "up")
-    d = t - o
-    if np.linalg.norm(d) == 0:
+    if np.array_equal(o, t):
         raise ValueError("ScalarTransform4f.look_at: origin and target coincide")
-    d = d / np.linalg.norm(d)
-    left = np.cross(u, d)
-    if np.linalg.norm(left) < 1e-12:
-        raise ValueError("ScalarTransform4f.look_at: 'up' is parallel to the viewing direction")
-    left = left / np.linalg.norm(left)
-    new_up = np.cross(d, left)
-    m = np.eye(4)
-    m[:3, 0], m[:3, 1], m[:3, 2], m[:3, 3] = left, new_up, d, o
-    return m
+    with np.errstate(over="ignore"):
+        apart = np.all(np.isfinite(t - o))
+    if not apart:
+        raise ValueError("ScalarTransform4f.look_at: origin and target are too far apart (target - origin overflows)")
+    rows = _native._transform_look_at(o.tolist(), t.tolist(), u.tolist())
+    return _matrix(rows, "ScalarTransform4f.look_at: 'up' is parallel to the viewing direction")
 
 
 class ScalarTransform4f:
@@ -127,7 +116,8 @@ class ScalarTransform4f:
 
     def inverse(self) -> ScalarTransform4f:
         """The inverse transform."""
-        return type(self)(np.linalg.inv(self.matrix))
+        rows = _native._transform_inverse(self.matrix.tolist())
+        return type(self)(_matrix(rows, "ScalarTransform4f.inverse: the matrix is singular"))
 
     def __matmul__(self, other: Any) -> Any:
         """Composition with a transform; applied to a point (``ScalarPoint3f``, or any
@@ -136,21 +126,21 @@ class ScalarTransform4f:
         from . import _types
 
         if isinstance(other, ScalarTransform4f):
-            return type(self)(self.matrix @ other.matrix)
+            return type(self)(_native._transform_compose(self.matrix.tolist(), other.matrix.tolist()))
         p = np.asarray(other, dtype=np.float64)
         if p.shape[:1] != (3,) or p.ndim > 2:
             raise ValueError(
                 f"{type(self).__name__} @ x: 'x' must be a transform or 3 coordinates (shape (3,) or (3, N)), "
                 f"got shape {p.shape}"
             )
-        m = self.matrix
         if isinstance(other, _types.ScalarNormal3f):
-            r = np.linalg.inv(m[:3, :3]).T @ p
+            kind = "normal"
         elif isinstance(other, _types._Vector3) and not isinstance(other, _types._PointBase):
-            r = m[:3, :3] @ p
+            kind = "vector"
         else:
-            h = m @ np.concatenate([p, np.ones((1,) + p.shape[1:])])
-            r = h[:3] / h[3]
+            kind = "point"
+        mapped = _native._transform_apply(self.matrix.tolist(), kind, p.reshape(3, -1).T.tolist())
+        r = _matrix(mapped, f"{type(self).__name__} @ normal: the matrix is singular").T.reshape(p.shape)
         cls = type(other) if isinstance(other, _types._Vector3) else _types.ScalarPoint3f
         if r.ndim == 2 and cls.__name__.startswith("Scalar"):
             cls = _types.Point3f

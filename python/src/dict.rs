@@ -37,12 +37,33 @@ pub fn load_dict(py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<SceneDesc> {
             format!("load_dict() takes a scene dict ('type': 'scene'), got type \"{kind}\""),
         ));
     }
+    let root = object_of(py, d, Category::Scene, "scene", true)?;
+    Ok(SceneDesc::new(Arc::new(root)))
+}
+
+/// Converts the dict of one plugin of `category` (the filter of `Bitmap.resample`).
+pub fn load_plugin(
+    py: Python<'_>,
+    d: &Bound<'_, PyDict>,
+    category: Category,
+) -> PyResult<ObjectDesc> {
+    let kind = type_of(d, "")?;
+    object_of(py, d, category, &kind, false)
+}
+
+/// Converts dict `d`, an object of `category` and type `kind` (`top`: the scene).
+fn object_of(
+    py: Python<'_>,
+    d: &Bound<'_, PyDict>,
+    category: Category,
+    kind: &str,
+    top: bool,
+) -> PyResult<ObjectDesc> {
     let mut walk = Walk {
         py,
         open: Nesting::default(),
     };
-    let root = walk.enter(d, "", |w| w.object(d, Category::Scene, "scene", "", true))?;
-    Ok(SceneDesc::new(Arc::new(root)))
+    walk.enter(d, "", |w| w.object(d, category, kind, "", top))
 }
 
 fn type_of(d: &Bound<'_, PyDict>, path: &str) -> PyResult<String> {

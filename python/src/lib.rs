@@ -2,10 +2,12 @@
 //! `heliograph._native` and re-exported by the `heliograph` package
 //! (`python/heliograph/__init__.py`). The files mirror the core's modules:
 //! `scene` (variants, loaders, render), `film` (what a render left on the film), `dict`
-//! (Mitsuba dicts), `params` (traverse/update), `tensor` (asynchronous TensorXf),
+//! (Mitsuba dicts), `params` (traverse/update), `transform` and `bitmap` (the package's
+//! `ScalarTransform4f` and `Bitmap`), `tensor` (asynchronous TensorXf),
 //! `tensor_ops` and `tensor_index` (its arithmetic and indexing), `progress` (the
 //! progress line while a read waits) and `dlpack` (export/import).
 
+pub mod bitmap;
 pub mod cuda;
 pub mod dict;
 pub mod diff;
@@ -20,6 +22,7 @@ pub mod tensor;
 pub mod tensor_index;
 pub mod tensor_methods;
 pub mod tensor_ops;
+pub mod transform;
 pub mod variant;
 pub mod xla;
 
@@ -169,6 +172,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tensor::_cuda_fence_count, m)?)?;
     m.add_function(wrap_pyfunction!(cuda::_parked_imports, m)?)?;
     xla::register(m)?;
+    transform::register(m)?;
+    m.add_function(wrap_pyfunction!(bitmap::_bitmap_convert, m)?)?;
+    m.add_function(wrap_pyfunction!(bitmap::_bitmap_resample, m)?)?;
     m.add_function(wrap_pyfunction!(_cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(_set_nvrtc_search_paths, m)?)?;
     m.add_function(wrap_pyfunction!(_nvrtc_path, m)?)?;

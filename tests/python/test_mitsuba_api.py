@@ -316,6 +316,52 @@ def test_resample_with_a_box_filter_averages_pixel_blocks():
     np.testing.assert_allclose(np.array(small), a.reshape(4, 2, 3, 2, 3).mean(axis=(1, 3)), rtol=1e-5)
 
 
+def _filtered(a, n, weight, reach):
+    """``a`` (one row) resampled to ``n`` samples, as Mitsuba's filters define the weights
+    (the filter widened by the downscaling factor)."""
+    m = a.size
+    scale = max(m / n, 1.0)
+    out = []
+    for i in range(n):
+        c = (i + 0.5) * m / n
+        x = (np.arange(m) + 0.5 - c) / scale
+        w = np.where(np.abs(x) <= reach, weight(x), 0.0)
+        out.append(np.dot(w, a) / w.sum())
+    return np.array(out)
+
+
+@pytest.mark.parametrize("rfilter,weight,reach", [
+    ({"type": "tent", "radius": 2.0}, lambda x: np.maximum(0.0, 1 - np.abs(x) / 2), 2.0),
+    ({"type": "gaussian"}, lambda x: np.maximum(0.0, np.exp(-2 * x * x) - np.exp(-8.0)), 2.0),
+    ({"type": "box", "radius": 1.5}, lambda x: np.ones_like(x), 1.5),
+])
+def test_resample_weights_follow_the_filter_the_dict_describes(rfilter, weight, reach):
+    row = RNG.uniform(0, 1, 23)
+    for n in (5, 40):
+        got = np.array(hg.Bitmap(row[None, :, None].astype(np.float32)).resample([n, 1], hg.load_dict(rfilter)))
+        np.testing.assert_allclose(got[0, :, 0], _filtered(row.astype(np.float32), n, weight, reach), rtol=2e-6)
+
+
+def test_an_8bit_bitmap_texture_decodes_as_the_same_array_given_directly():
+    u8 = RNG.integers(0, 256, (5, 7, 3)).astype(np.uint8)
+
+    def render(data):
+        d = _scene()
+        d["sphere"]["bsdf"]["reflectance"] = {"type": "bitmap", "data": data}
+        return np.array(hg.render(hg.load_dict(d), spp=2, seed=1))
+
+    np.testing.assert_array_equal(render(hg.Bitmap(u8)), render(u8))
+    lin = np.array(hg.Bitmap(u8).convert(component_format=hg.Struct.Type.Float32, srgb_gamma=False))
+    np.testing.assert_allclose(lin, np.where(u8 <= 10, u8 / 255 / 12.92, ((u8 / 255 + 0.055) / 1.055) ** 2.4), rtol=1e-6)
+
+
+def test_transform_inverse_of_a_singular_matrix_is_refused():
+    with pytest.raises(ValueError, match="inverse: the matrix is singular"):
+        hg.ScalarTransform4f(np.diag([1.0, 0.0, 1.0, 1.0])).inverse()
+    with pytest.raises(ValueError, match="normal: the matrix is singular"):
+        hg.ScalarTransform4f(np.diag([1.0, 0.0, 1.0, 1.0])) @ hg.ScalarNormal3f([0, 0, 1])
+
+
 def test_dict_to_xml_round_trips_to_the_same_render(tmp_path):
     d = _scene()
     hg.xml.dict_to_xml(d, tmp_path / "s.xml")

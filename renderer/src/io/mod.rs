@@ -2,8 +2,10 @@
 //! 8-bit), chosen by the file extension; reads what Mitsuba reads: OpenEXR and Radiance
 //! HDR as linear floats; PNG, JPEG, BMP, TGA and PPM decoded from sRGB. Writes go to a
 //! temporary file that is renamed into place, so a failed write never leaves a partial
-//! image. EXR files with any named channels are in [`exr_channels`].
+//! image. EXR files with any named channels are in [`exr_channels`], conversions of an
+//! image in memory (sRGB, channel layouts, resampling) in [`bitmap`].
 
+pub mod bitmap;
 pub mod exr_channels;
 
 use std::path::Path;
@@ -95,12 +97,13 @@ pub fn gib(bytes: f64) -> f64 {
     bytes / (1u64 << 30) as f64
 }
 
-/// Linear → sRGB transfer function (IEC 61966-2-1).
+/// Linear → sRGB transfer function (IEC 61966-2-1); negative values encode to 0,
+/// values over 1 beyond 1.
 pub fn linear_to_srgb(x: f32) -> f32 {
     if x <= 0.0031308 {
         12.92 * x.max(0.0)
     } else {
-        1.055 * x.min(1.0).powf(1.0 / 2.4) - 0.055
+        1.055 * x.powf(1.0 / 2.4) - 0.055
     }
 }
 
@@ -154,9 +157,9 @@ pub fn check_output_path(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// A linear value as an 8-bit sRGB code (rounded; outside 0..1 and NaN clamped).
+/// A linear value as an 8-bit sRGB code (rounded; outside 0..1 clamped, NaN to 255).
 fn srgb8(x: f32) -> u8 {
-    linear8(linear_to_srgb(x))
+    linear8(linear_to_srgb(x.min(1.0)))
 }
 
 /// A value in 0..1 as an 8-bit code, as it is (alpha; rounded, clamped).

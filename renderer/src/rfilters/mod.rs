@@ -87,6 +87,16 @@ impl AnyFilter {
     }
 }
 
+impl crate::io::bitmap::Filter1D for AnyFilter {
+    fn radius(&self) -> f32 {
+        AnyFilter::radius(self)
+    }
+
+    fn eval(&self, x: f32) -> f32 {
+        AnyFilter::eval(self, x)
+    }
+}
+
 // The registry: one line per plugin, `"<type>" => module` (the file `<type>.rs`).
 register_plugins! {
     category "rfilter" in "rfilters";
