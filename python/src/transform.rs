@@ -4,20 +4,12 @@
 //! `None` says the core refused it (a zero scale or axis, a singular matrix), and the
 //! package words the error.
 
-use glam::{DMat4, DVec3};
-use heliograph::math::transform::double;
+use glam::DVec3;
+use heliograph::math::transform::double::{self, from_rows as matrix, to_rows as rows};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 type Rows = [[f64; 4]; 4];
-
-fn matrix(r: Rows) -> DMat4 {
-    DMat4::from_cols_array_2d(&r).transpose()
-}
-
-fn rows(m: DMat4) -> Rows {
-    m.transpose().to_cols_array_2d()
-}
 
 /// A translation by `v`.
 #[pyfunction]

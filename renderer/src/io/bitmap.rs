@@ -5,7 +5,7 @@
 
 use crate::error::{ArrayProblem, Error, Result};
 use crate::io::exr_channels::NamedChannels;
-use crate::io::{gib, linear_to_srgb, srgb_to_linear};
+use crate::io::{linear_to_srgb, srgb_to_linear, try_filled_or};
 use crate::math::{luminance, Color};
 
 /// A reconstruction filter as a resampling uses it: the support radius (pixels) and the
@@ -255,15 +255,11 @@ pub fn resample(
             .checked_mul(h)
             .and_then(|n| n.checked_mul(channels))
             .ok_or_else(|| argument(format!("Bitmap.resample: a {w} x {h} image is too large")))?;
-        let mut v = Vec::new();
-        v.try_reserve_exact(n).map_err(|_| {
+        try_filled_or(n, 0.0f32, |size| {
             argument(format!(
-                "Bitmap.resample: cannot allocate {:.1} GiB for a {w} x {h} image (ask for a smaller 'res')",
-                gib(n as f64 * 4.0)
+                "Bitmap.resample: cannot allocate {size:.1} GiB for a {w} x {h} image (ask for a smaller 'res')"
             ))
-        })?;
-        v.resize(n, 0.0f32);
-        Ok(v)
+        })
     };
     let row = width * channels;
     // along the columns: height rows become to_height

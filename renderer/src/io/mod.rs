@@ -78,15 +78,25 @@ impl Image {
 /// `n` copies of `v`, or an error naming `what` and its size in GiB when the memory
 /// cannot be reserved (instead of aborting the process).
 pub fn try_filled<T: Clone>(n: usize, v: T, what: impl Fn() -> String) -> Result<Vec<T>> {
+    try_filled_or(n, v, |size| {
+        Error::Render(format!(
+            "cannot allocate {size:.1} GiB for {}: not enough memory (render a smaller film \
+             or crop window)",
+            what()
+        ))
+    })
+}
+
+/// `n` copies of `v`, or the error `refused` makes of their size in GiB when the
+/// memory cannot be reserved.
+pub fn try_filled_or<T: Clone>(
+    n: usize,
+    v: T,
+    refused: impl FnOnce(f64) -> Error,
+) -> Result<Vec<T>> {
     let mut data = Vec::new();
     if data.try_reserve_exact(n).is_err() {
-        let bytes = n as f64 * std::mem::size_of::<T>() as f64;
-        return Err(Error::Render(format!(
-            "cannot allocate {:.1} GiB for {}: not enough memory (render a smaller film \
-             or crop window)",
-            gib(bytes),
-            what()
-        )));
+        return Err(refused(gib(n as f64 * std::mem::size_of::<T>() as f64)));
     }
     data.resize(n, v);
     Ok(data)

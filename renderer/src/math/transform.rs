@@ -6,7 +6,7 @@
 //! [`Transform`]; [`double`] (f64) serves the Python package's `ScalarTransform4f`,
 //! which keeps its matrices in double precision until a scene takes them.
 
-use glam::{Mat3, Mat4, Vec3, Vec4};
+use glam::{Mat3, Mat4, Vec3};
 
 /// The builders and maps over one precision's glam types.
 macro_rules! affine {
@@ -23,6 +23,16 @@ macro_rules! affine {
             /// A double-precision vector in this precision (rounded).
             fn narrow(v: DVec3) -> $V {
                 <$V>::new(v.x as $s, v.y as $s, v.z as $s)
+            }
+
+            /// The matrix of 4 rows of 4 values, as scene files and Python write it.
+            pub fn from_rows(rows: [[$s; 4]; 4]) -> $M {
+                <$M>::from_cols_array_2d(&rows).transpose()
+            }
+
+            /// The 4 rows of `m`.
+            pub fn to_rows(m: $M) -> [[$s; 4]; 4] {
+                m.transpose().to_cols_array_2d()
             }
 
             /// A translation by `v`.
@@ -209,25 +219,12 @@ impl Transform {
 
     /// Row-major 4×4 values, as written in scene files.
     pub fn to_rows(&self) -> [[f32; 4]; 4] {
-        let t = self.m.transpose();
-        [
-            t.x_axis.into(),
-            t.y_axis.into(),
-            t.z_axis.into(),
-            t.w_axis.into(),
-        ]
+        single::to_rows(self.m)
     }
 
     /// From row-major 4×4 values; `None` if singular.
     pub fn from_rows(r: [[f32; 4]; 4]) -> Option<Self> {
-        let m = Mat4::from_cols(
-            Vec4::from(r[0]),
-            Vec4::from(r[1]),
-            Vec4::from(r[2]),
-            Vec4::from(r[3]),
-        )
-        .transpose();
-        Transform::from_matrix(m)
+        Transform::from_matrix(single::from_rows(r))
     }
 
     /// Whether the transform flips orientation (negative determinant of the linear part).
